@@ -1,0 +1,48 @@
+# rackfence — see README.md. Targets: build test bench lint demo fuzz clean.
+GO      ?= go
+BIN     := bin
+BINS    := rackfence-coordinator rackfence-agent rackfencectl rackfence-bmcsim
+PKGS    := ./...
+FUZZTIME ?= 5s
+
+.PHONY: all build test vet fmtcheck bench lint demo fuzz clean
+
+all: build
+
+build:
+	@mkdir -p $(BIN)
+	@for d in $$(ls -d */cmd/* 2>/dev/null); do \
+	  n=$$(basename $$d); echo "go build $$n"; \
+	  $(GO) build -o $(BIN)/$$n ./$$d || exit 1; done
+
+fmtcheck:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet $(PKGS)
+
+# test: formatting, vet, the race-enabled test suite (which builds the
+# binaries the process-level tests start), then a short fuzz of each
+# request decoder.
+test: fmtcheck vet build
+	RACKFENCE_BIN=$(CURDIR)/$(BIN) $(GO) test -race -count=1 -timeout 40m $(PKGS)
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME)
+
+fuzz:
+	@grep -rl --include='*_test.go' '^func Fuzz' . | while read f; do \
+	  d=$$(dirname $$f); for fz in $$(grep -o '^func Fuzz[A-Za-z0-9_]*' $$f | sed 's/func //'); do \
+	    echo "fuzz $$d $$fz ($(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$fz$$" -fuzztime $(FUZZTIME) ./$$d || exit 1; done; done
+
+bench: build
+	RACKFENCE_BIN=$(CURDIR)/$(BIN) ./deploy/bench.sh
+
+lint:
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@2025.1.1 $(PKGS)
+
+demo: build
+	./deploy/demo/run.sh
+
+clean:
+	rm -rf $(BIN) .demo

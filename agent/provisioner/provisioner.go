@@ -1,0 +1,102 @@
+// Package provisioner is the one interface the rack agent drives a host's
+// lifecycle through. Two implementations: direct/ (BMC only, over bmclib)
+// and ironic/ (OpenStack Ironic over gophercloud).
+//
+// Every method that changes a BMC or a provisioner's record must reach the
+// outside world only through the agent's bmc.Guard.
+package provisioner
+
+import (
+	"context"
+	"errors"
+
+	"github.com/rackfence/rackfence/shared/api"
+)
+
+// Error classes. A provisioner wraps every error it returns in exactly one of
+// these (fmt.Errorf("%w: …", ErrX)) so the state machine can act on it:
+// errors.Is(err, provisioner.ErrTransient) and so on. An error wrapping none
+// is treated as ErrFailed.
+var (
+	// ErrTransient: unreachable, timeout, 5xx, Ironic down. Retried, not
+	// counted as a host error.
+	ErrTransient = errors.New("transient")
+	// ErrAuth: the BMC refused the credentials.
+	ErrAuth = errors.New("bad credentials")
+	// ErrFailed: the operation failed (BMC refused it, Ironic reached a
+	// failure state such as "adopt failed" or "deploy failed").
+	ErrFailed = errors.New("failed")
+	// ErrNotFound: the provisioner no longer knows the host (Ironic lost the
+	// node, e.g. after losing its database). The state machine re-registers.
+	ErrNotFound = errors.New("node not found")
+	// ErrUnsupported: the BMC or driver cannot do this.
+	ErrUnsupported = errors.New("unsupported")
+	// ErrFenced (from bmc.ErrFenced) is also passed through unchanged: the
+	// agent lost its lease or the host is blocked.
+)
+
+// Host is what a provisioner needs to know about one host.
+type Host struct {
+	Name           string
+	BMC            api.BMC
+	Username       string // BMC credentials, revealed to the agent
+	Password       string
+	BootMACAddress string
+	Image          *api.Image
+	Online         bool
+	// ProvisioningID is the provisioner's own ID for the host (Ironic node
+	// UUID), from the last status; empty before registration.
+	ProvisioningID string
+	// HardwareDetails from the last status (pivoted-in hosts carry them, so
+	// inspection is skipped).
+	HardwareDetails *api.HardwareDetails
+}
+
+// Result is what a call learnt about the host.
+type Result struct {
+	ProvisioningID  string
+	PoweredOn       *bool
+	HardwareDetails *api.HardwareDetails
+	// InProgress is true when the operation was started but has not finished
+	// (e.g. Ironic is still deploying): call the same method again later.
+	InProgress bool
+	// Message is a human-readable note for the host's events.
+	Message string
+}
+
+// Provisioner drives one kind of back end. Implementations are safe for
+// concurrent use on different hosts; the agent never calls two methods for
+// the same host at once.
+type Provisioner interface {
+	// Name is "direct" or "ironic".
+	Name() string
+	// Register makes the back end know the host and checks its BMC
+	// credentials (no power change). ErrAuth on bad credentials.
+	Register(ctx context.Context, h Host) (Result, error)
+	// Inspect reads hardware details.
+	Inspect(ctx context.Context, h Host) (Result, error)
+	// Provide makes a registered, inspected host available (Ironic: provide
+	// and cleaning; direct: nothing).
+	Provide(ctx context.Context, h Host) (Result, error)
+	// Provision writes h.Image and boots the host from it.
+	Provision(ctx context.Context, h Host) (Result, error)
+	// Deprovision removes the image and powers the host off.
+	Deprovision(ctx context.Context, h Host) (Result, error)
+	// Adopt takes over a host already running (externally provisioned)
+	// without any power change.
+	Adopt(ctx context.Context, h Host) (Result, error)
+	// Detach stops all management without deprovisioning: Ironic sets
+	// maintenance and deletes the node; direct has nothing to delete. No
+	// BMC command may be sent.
+	Detach(ctx context.Context, h Host) (Result, error)
+	// Delete removes the host from the back end (after deprovisioning or
+	// power-off, or straight away for a detached host).
+	Delete(ctx context.Context, h Host) (Result, error)
+	// SetMaintenance turns the back end's maintenance flag on or off (drain
+	// maintenance); no power change.
+	SetMaintenance(ctx context.Context, h Host, on bool) (Result, error)
+	// SetPower powers the host on or off.
+	SetPower(ctx context.Context, h Host, on bool) (Result, error)
+	// PowerState reads the power state (read-only, not guarded).
+	PowerState(ctx context.Context, h Host) (Result, error)
+}

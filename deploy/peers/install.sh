@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs the Debian packages of the real peers rackfence is tested
+# against: ipmitool, IPMI simulators (openipmi's ipmi_sim, pyghmi's fakebmc),
+# Ironic's Redfish client (python3-sushy) and a standalone Ironic
+# (python3-ironic, run as one process by deploy/peers/ironic.sh), and
+# systemd-analyze for the unit files. Idempotent, non-interactive, and it
+# starts no services. Needs root (or sudo).
+set -euo pipefail
+pkgs=(ipmitool openipmi python3-pyghmi python3-sushy python3-ironic ironic-common
+      python3-ironicclient sqlite3 curl systemd)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "peers: all packages already installed"
+  exit 0
+fi
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+# Keep post-install scripts from starting services.
+created_policy=0
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+  printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
+  $SUDO chmod +x /usr/sbin/policy-rc.d
+  created_policy=1
+fi
+echo "peers: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/tmp/rackfence-apt.log 2>&1 || {
+  tail -30 /tmp/rackfence-apt.log; exit 1; }
+[ $created_policy -eq 0 ] || $SUDO rm -f /usr/sbin/policy-rc.d
+echo "peers: installed"

@@ -1,0 +1,86 @@
+package api
+
+// Provisioning states (DESIGN.md, "The host state machine").
+const (
+	StateNone                    = ""
+	StateUnmanaged               = "unmanaged"
+	StateRegistering             = "registering"
+	StateInspecting              = "inspecting"
+	StateAvailable               = "available"
+	StateProvisioning            = "provisioning"
+	StateProvisioned             = "provisioned"
+	StateExternallyProvisioned   = "externally-provisioned"
+	StateDeprovisioning          = "deprovisioning"
+	StatePoweringOffBeforeDelete = "powering-off-before-delete"
+	StateDeleting                = "deleting"
+)
+
+// ProvisioningStates lists every provisioning state, in lifecycle order.
+var ProvisioningStates = []string{
+	StateUnmanaged, StateRegistering, StateInspecting, StateAvailable,
+	StateProvisioning, StateProvisioned, StateExternallyProvisioned,
+	StateDeprovisioning, StatePoweringOffBeforeDelete, StateDeleting,
+}
+
+// Operational statuses.
+const (
+	OpOK              = "ok"
+	OpDiscovered      = "discovered"
+	OpError           = "error"
+	OpDelayed         = "delayed"
+	OpDetached        = "detached"
+	OpMaintenance     = "maintenance"
+	OpRemoving        = "removing"
+	OpAwaitingHandoff = "awaiting-handoff"
+)
+
+// Error types (seed 001).
+const (
+	ErrRegistration            = "registration error"
+	ErrInspection              = "inspection error"
+	ErrProvisioning            = "provisioning error"
+	ErrDeprovisioning          = "deprovisioning error"
+	ErrPowerManagement         = "power management error"
+	ErrDetach                  = "detach error"
+	ErrProvisionedRegistration = "provisioned registration error"
+)
+
+// Intent kinds.
+const (
+	IntentDetach = "detach"
+	IntentDrain  = "drain"
+	IntentResume = "resume"
+)
+
+// Drain modes.
+const (
+	DrainRemoval     = "removal"
+	DrainMaintenance = "maintenance"
+)
+
+// Roles, weakest first; agent is scoped to one rack.
+const (
+	RoleViewer   = "viewer"
+	RoleOperator = "operator"
+	RoleAdmin    = "admin"
+	RoleAgent    = "agent"
+)
+
+// Event types.
+const (
+	EventNormal  = "Normal"
+	EventWarning = "Warning"
+)
+
+// Error codes of ErrorDetail.Code.
+const (
+	CodeBadRequest   = "bad_request"
+	CodeUnauthorized = "unauthorized"
+	CodeForbidden    = "forbidden"
+	CodeNotFound     = "not_found"
+	CodeConflict     = "conflict"
+	CodeStaleEpoch   = "stale_epoch"
+	CodeTooLarge     = "too_large"
+	CodeNoLeader     = "no_leader"
+	CodeInternal     = "internal"
+)

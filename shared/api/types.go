@@ -1,0 +1,303 @@
+// Package api holds the wire types of rackfence's HTTP API v1. Every binary
+// (coordinator, agent, ctl) speaks these; nothing here does I/O.
+//
+// JSON field names are part of the public contract (../../CONTRACT.md in the
+// handbook): add fields freely, never rename or remove one.
+package api
+
+import "time"
+
+// Host is one bare-metal host: the operator's spec plus, on reads, the
+// coordinator's bookkeeping, the agent's last reported status and the
+// operator's intents. PUT ignores Status, Intents and the index fields, so the
+// output of a GET can be applied back unchanged.
+type Host struct {
+	Name                  string `json:"name"`
+	Rack                  string `json:"rack"`
+	BMC                   BMC    `json:"bmc"`
+	BootMACAddress        string `json:"bootMACAddress,omitempty"`
+	Online                bool   `json:"online"`
+	ExternallyProvisioned bool   `json:"externallyProvisioned,omitempty"`
+	Image                 *Image `json:"image,omitempty"`
+	// Consumer names who uses the host; a drain waits for it to be empty.
+	Consumer string `json:"consumer"`
+
+	// Handoff is set on a host pivoted in from another tier. Until the
+	// source tier confirms the detach, the host is awaiting-handoff and no
+	// agent may touch it.
+	Handoff *Handoff `json:"handoff,omitempty"`
+
+	// Read-only fields (ignored by PUT).
+	Status            *HostStatus `json:"status,omitempty"`
+	Intents           *Intents    `json:"intents,omitempty"`
+	CreatedIndex      uint64      `json:"createdIndex,omitempty"`
+	ModifiedIndex     uint64      `json:"modifiedIndex,omitempty"`
+	SpecIndex         uint64      `json:"specIndex,omitempty"`
+	DeletionRequested bool        `json:"deletionRequested,omitempty"`
+	// PivotedTo names the tier this host was handed to; it stays detached here.
+	PivotedTo string `json:"pivotedTo,omitempty"`
+}
+
+// BMC says how to reach a host's baseboard management controller.
+// Address schemes: redfish:// (HTTPS), redfish+http://, ipmi://host:port.
+type BMC struct {
+	Address string `json:"address,omitempty"`
+	// Credentials names a credentials record (PUT /v1/credentials/{name}).
+	Credentials string `json:"credentials,omitempty"`
+	// DisableCertificateVerification skips TLS verification for redfish://.
+	DisableCertificateVerification bool `json:"disableCertificateVerification,omitempty"`
+}
+
+// Image is what provisioning writes to the host.
+type Image struct {
+	URL      string `json:"url"`
+	Checksum string `json:"checksum,omitempty"`
+}
+
+// Handoff records where a pivoted host came from.
+type Handoff struct {
+	SourceTier      string `json:"sourceTier"`
+	SourceClusterID string `json:"sourceClusterID"`
+	// DetachIndex is the source's createdIndex of the detach intent.
+	DetachIndex uint64 `json:"detachIndex"`
+	// Confirmed is set by the destination coordinator once the source
+	// confirmed the detach; agents act on the host only after that.
+	Confirmed bool `json:"confirmed,omitempty"`
+}
+
+// HostStatus is what the rack agent last reported.
+type HostStatus struct {
+	ProvisioningState string           `json:"provisioningState"`
+	OperationalStatus string           `json:"operationalStatus"`
+	ErrorType         string           `json:"errorType,omitempty"`
+	ErrorMessage      string           `json:"errorMessage,omitempty"`
+	ErrorCount        int              `json:"errorCount"`
+	PoweredOn         bool             `json:"poweredOn"`
+	ProvisioningID    string           `json:"provisioningID,omitempty"`
+	HardwareDetails   *HardwareDetails `json:"hardwareDetails,omitempty"`
+	LastUpdated       time.Time        `json:"lastUpdated"`
+	// Epoch of the lease under which the agent reported this status.
+	Epoch uint64 `json:"epoch"`
+	// Extra is state-machine bookkeeping that must survive an agent restart
+	// (for example the spec index it last acted on, retry counters). Keys are
+	// owned by agent/hoststate.
+	Extra map[string]string `json:"extra,omitempty"`
+}
+
+// HardwareDetails is the inventory read during inspection.
+type HardwareDetails struct {
+	Manufacturer string     `json:"manufacturer,omitempty"`
+	Model        string     `json:"model,omitempty"`
+	SerialNumber string     `json:"serialNumber,omitempty"`
+	BIOSVersion  string     `json:"biosVersion,omitempty"`
+	CPUs         []CPU      `json:"cpus,omitempty"`
+	MemoryMiB    int        `json:"memoryMiB,omitempty"`
+	NICs         []NIC      `json:"nics,omitempty"`
+	Disks        []Disk     `json:"disks,omitempty"`
+	Firmware     []Firmware `json:"firmware,omitempty"`
+}
+
+// CPU is one processor socket.
+type CPU struct {
+	Model   string `json:"model,omitempty"`
+	Cores   int    `json:"cores,omitempty"`
+	Threads int    `json:"threads,omitempty"`
+}
+
+// NIC is one network interface.
+type NIC struct {
+	Name      string `json:"name,omitempty"`
+	MAC       string `json:"mac,omitempty"`
+	SpeedMbps int    `json:"speedMbps,omitempty"`
+}
+
+// Disk is one storage device.
+type Disk struct {
+	Name      string `json:"name,omitempty"`
+	Model     string `json:"model,omitempty"`
+	SizeBytes int64  `json:"sizeBytes,omitempty"`
+	Type      string `json:"type,omitempty"`
+}
+
+// Firmware is one firmware component and its version.
+type Firmware struct {
+	Name    string `json:"name,omitempty"`
+	Version string `json:"version,omitempty"`
+}
+
+// Intents are the operator's standing requests for a host.
+type Intents struct {
+	Detach *Intent `json:"detach,omitempty"`
+	Drain  *Intent `json:"drain,omitempty"`
+	Resume *Intent `json:"resume,omitempty"`
+}
+
+// Intent is one operator request.
+type Intent struct {
+	Reason       string `json:"reason,omitempty"`
+	Actor        string `json:"actor,omitempty"`
+	CreatedIndex uint64 `json:"createdIndex"`
+	Acknowledged bool   `json:"acknowledged"`
+	AckEpoch     uint64 `json:"ackEpoch,omitempty"`
+	// Mode is the drain mode: removal or maintenance.
+	Mode  string `json:"mode,omitempty"`
+	Force bool   `json:"force,omitempty"`
+	// Wipe asks a removal drain to deprovision (erase) before removing.
+	Wipe bool `json:"wipe,omitempty"`
+}
+
+// IntentRequest is the body of POST …/intents/{detach,drain,resume}.
+type IntentRequest struct {
+	Reason string `json:"reason,omitempty"`
+	Force  bool   `json:"force,omitempty"`
+	Mode   string `json:"mode,omitempty"`
+	Wipe   bool   `json:"wipe,omitempty"`
+}
+
+// StatusReport is the body of PUT /v1/hosts/{name}/status: one atomic
+// write of an agent's view of one host, fenced by its lease epoch.
+type StatusReport struct {
+	Epoch  uint64     `json:"epoch"`
+	Status HostStatus `json:"status"`
+	// Acks acknowledges intents, each by kind and createdIndex (so an ack
+	// never confirms a newer intent of the same kind).
+	Acks []IntentAck `json:"acks,omitempty"`
+	// Events to append to the host's event log.
+	Events []Event `json:"events,omitempty"`
+	// Remove deletes the host record (deletion or removal drain complete).
+	Remove bool `json:"remove,omitempty"`
+}
+
+// IntentAck acknowledges one intent.
+type IntentAck struct {
+	Kind         string `json:"kind"`
+	CreatedIndex uint64 `json:"createdIndex"`
+	// Drop removes the intent once handled (resume is one-shot).
+	Drop bool `json:"drop,omitempty"`
+}
+
+// Event is one entry of a host's bounded event log.
+type Event struct {
+	Index   uint64    `json:"index,omitempty"`
+	Time    time.Time `json:"time"`
+	Type    string    `json:"type"` // Normal or Warning
+	Reason  string    `json:"reason"`
+	Message string    `json:"message"`
+	Source  string    `json:"source,omitempty"`
+}
+
+// Credentials is the body of PUT /v1/credentials/{name}; reads omit the
+// password unless revealed to an agent of a rack that uses them.
+type Credentials struct {
+	Name     string `json:"name,omitempty"`
+	Username string `json:"username"`
+	Password string `json:"password,omitempty"`
+}
+
+// TokenRequest is the body of POST /v1/tokens.
+type TokenRequest struct {
+	Role string `json:"role"`
+	Rack string `json:"rack,omitempty"`
+}
+
+// TokenResponse answers POST /v1/tokens.
+type TokenResponse struct {
+	Token string `json:"token"`
+	Role  string `json:"role"`
+	Rack  string `json:"rack,omitempty"`
+}
+
+// LeaseRequest is the body of POST/PUT/DELETE /v1/racks/{rack}/lease.
+type LeaseRequest struct {
+	Holder string   `json:"holder"`
+	TTL    Duration `json:"ttl,omitempty"`
+	// Epoch is required to renew or release.
+	Epoch uint64 `json:"epoch,omitempty"`
+}
+
+// Lease answers lease calls: who holds the rack, under which epoch.
+type Lease struct {
+	Rack   string   `json:"rack"`
+	Holder string   `json:"holder"`
+	Epoch  uint64   `json:"epoch"`
+	TTL    Duration `json:"ttl"`
+}
+
+// LeaseRecord is one entry of a rack's lease history.
+type LeaseRecord struct {
+	Epoch     uint64     `json:"epoch"`
+	Holder    string     `json:"holder"`
+	GrantedAt time.Time  `json:"grantedAt"`
+	EndedAt   *time.Time `json:"endedAt,omitempty"`
+	End       string     `json:"end,omitempty"` // released or expired
+}
+
+// Rack is one entry of GET /v1/racks.
+type Rack struct {
+	Name   string   `json:"name"`
+	Holder string   `json:"holder"`
+	Epoch  uint64   `json:"epoch"`
+	TTL    Duration `json:"ttl"`
+	Hosts  int      `json:"hosts"`
+}
+
+// ClusterStatus answers GET /v1/status.
+type ClusterStatus struct {
+	Tier         string   `json:"tier"`
+	ClusterID    string   `json:"clusterID"`
+	NodeID       string   `json:"nodeID"`
+	State        string   `json:"state"`
+	Leader       string   `json:"leader"`
+	Members      []Member `json:"members"`
+	CommitIndex  uint64   `json:"commitIndex"`
+	AppliedIndex uint64   `json:"appliedIndex"`
+}
+
+// Member is one Raft server.
+type Member struct {
+	ID       string `json:"id"`
+	RaftAddr string `json:"raftAddr"`
+	HTTPAddr string `json:"httpAddr"`
+	Suffrage string `json:"suffrage"`
+	Leader   bool   `json:"leader"`
+}
+
+// JoinRequest is the body of POST /v1/cluster/join.
+type JoinRequest struct {
+	ID       string `json:"id"`
+	RaftAddr string `json:"raftAddr"`
+	HTTPAddr string `json:"httpAddr"`
+}
+
+// List is the envelope of every list answer. Index is the Raft index the
+// answer reflects: a watch from it sees everything after.
+type List[T any] struct {
+	Items []T    `json:"items"`
+	Index uint64 `json:"index"`
+}
+
+// WatchResponse answers GET /v1/watch?rack=&index=. Hosts holds the full
+// current form of every host of the rack changed after the requested index
+// (spec, status or intents); Deleted the names removed since. When the
+// requested index is older than the coordinator remembers deletions for,
+// Reset is true and Hosts holds every host of the rack: drop all others.
+type WatchResponse struct {
+	Index   uint64   `json:"index"`
+	Hosts   []Host   `json:"hosts"`
+	Deleted []string `json:"deleted,omitempty"`
+	Reset   bool     `json:"reset,omitempty"`
+	// Lease is the rack's current lease (nil when free).
+	Lease *Lease `json:"lease,omitempty"`
+}
+
+// ErrorBody is every error answer: {"error": {"code", "message", "field"}}.
+type ErrorBody struct {
+	Error ErrorDetail `json:"error"`
+}
+
+// ErrorDetail names what went wrong and, for bad input, which field.
+type ErrorDetail struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Field   string `json:"field,omitempty"`
+}

@@ -1,0 +1,197 @@
+package api
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// FieldError is bad input: it names the field and what was wrong with it.
+type FieldError struct {
+	Field   string
+	Message string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Message }
+
+func fieldErr(field, format string, a ...any) error {
+	return &FieldError{Field: field, Message: fmt.Sprintf(format, a...)}
+}
+
+var nameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
+
+// ValidateName checks a DNS-label-like name: lower-case letters, digits and
+// '-', starting and ending with a letter or digit, at most 63 characters.
+func ValidateName(field, v string) error {
+	switch {
+	case v == "":
+		return fieldErr(field, "is required")
+	case len(v) > 63:
+		return fieldErr(field, "is %d characters long; at most 63 are allowed", len(v))
+	case !nameRE.MatchString(v):
+		return fieldErr(field, "%q is not a valid name: use lower-case letters, digits and '-', starting and ending with a letter or digit", v)
+	}
+	return nil
+}
+
+// BMCScheme is a parsed BMC address.
+type BMCScheme struct {
+	Protocol string // "redfish" or "ipmi"
+	Insecure bool   // redfish+http
+	Host     string // host or IP
+	Port     int    // 0 = protocol default
+	Path     string // redfish system path, e.g. /redfish/v1/Systems/1
+}
+
+// ParseBMCAddress parses redfish://, redfish+http:// and ipmi://host:port.
+func ParseBMCAddress(addr string) (BMCScheme, error) {
+	var b BMCScheme
+	u, err := url.Parse(addr)
+	if err != nil {
+		return b, fieldErr("bmc.address", "%q is not a URL: %v", addr, err)
+	}
+	switch u.Scheme {
+	case "redfish", "redfish+https":
+		b.Protocol = "redfish"
+	case "redfish+http":
+		b.Protocol, b.Insecure = "redfish", true
+	case "ipmi":
+		b.Protocol = "ipmi"
+	default:
+		return b, fieldErr("bmc.address", "scheme %q is not supported; use redfish://, redfish+http:// or ipmi://", u.Scheme)
+	}
+	b.Host = u.Hostname()
+	if b.Host == "" {
+		return b, fieldErr("bmc.address", "%q has no host", addr)
+	}
+	if p := u.Port(); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 || n > 65535 {
+			return b, fieldErr("bmc.address", "port %q is not a number from 1 to 65535", p)
+		}
+		b.Port = n
+	}
+	b.Path = u.Path
+	return b, nil
+}
+
+// HostPort is host:port with the protocol's default port when none was given.
+func (b BMCScheme) HostPort() string {
+	p := b.Port
+	if p == 0 {
+		switch {
+		case b.Protocol == "ipmi":
+			p = 623
+		case b.Insecure:
+			p = 80
+		default:
+			p = 443
+		}
+	}
+	return net.JoinHostPort(b.Host, strconv.Itoa(p))
+}
+
+// ValidateHost checks a host spec as PUT receives it. name is the path's
+// name; an empty body name takes it, a different one is an error.
+func ValidateHost(h *Host, name string) error {
+	if h.Name == "" {
+		h.Name = name
+	}
+	if err := ValidateName("name", h.Name); err != nil {
+		return err
+	}
+	if name != "" && h.Name != name {
+		return fieldErr("name", "%q does not match the name in the path (%q)", h.Name, name)
+	}
+	if err := ValidateName("rack", h.Rack); err != nil {
+		return err
+	}
+	if h.BMC.Address != "" {
+		if _, err := ParseBMCAddress(h.BMC.Address); err != nil {
+			return err
+		}
+	}
+	if h.BMC.Credentials != "" {
+		if err := ValidateName("bmc.credentials", h.BMC.Credentials); err != nil {
+			return err
+		}
+	}
+	if h.BootMACAddress != "" {
+		if _, err := net.ParseMAC(h.BootMACAddress); err != nil || len(h.BootMACAddress) != 17 {
+			return fieldErr("bootMACAddress", "%q is not a MAC address like 52:54:00:00:01:07", h.BootMACAddress)
+		}
+		h.BootMACAddress = strings.ToLower(h.BootMACAddress)
+	}
+	if h.Image != nil {
+		if h.Image.URL == "" {
+			return fieldErr("image.url", "is required when image is given")
+		}
+		u, err := url.Parse(h.Image.URL)
+		if err != nil || u.Scheme == "" || u.Host == "" {
+			return fieldErr("image.url", "%q is not an absolute URL", h.Image.URL)
+		}
+		if c := h.Image.Checksum; c != "" {
+			algo, sum, ok := strings.Cut(c, ":")
+			if !ok || sum == "" || (algo != "sha256" && algo != "sha512" && algo != "md5") {
+				return fieldErr("image.checksum", "%q must be sha256:HEX, sha512:HEX or md5:HEX", c)
+			}
+		}
+	}
+	if len(h.Consumer) > 253 {
+		return fieldErr("consumer", "is %d characters long; at most 253 are allowed", len(h.Consumer))
+	}
+	if h.Handoff != nil {
+		if err := ValidateName("handoff.sourceTier", h.Handoff.SourceTier); err != nil {
+			return err
+		}
+		if h.Handoff.SourceClusterID == "" {
+			return fieldErr("handoff.sourceClusterID", "is required")
+		}
+		if h.Handoff.DetachIndex == 0 {
+			return fieldErr("handoff.detachIndex", "is required")
+		}
+	}
+	return nil
+}
+
+// ValidateIntent checks the body of an intent POST for kind.
+func ValidateIntent(kind string, r *IntentRequest) error {
+	if len(r.Reason) > 1024 {
+		return fieldErr("reason", "is %d characters long; at most 1024 are allowed", len(r.Reason))
+	}
+	switch kind {
+	case IntentDrain:
+		if r.Mode != DrainRemoval && r.Mode != DrainMaintenance {
+			if r.Mode == "" {
+				return fieldErr("mode", "is required: removal or maintenance")
+			}
+			return fieldErr("mode", "%q is not a drain mode: use removal or maintenance", r.Mode)
+		}
+		if r.Wipe && r.Mode != DrainRemoval {
+			return fieldErr("wipe", "only applies to mode removal")
+		}
+	default:
+		if r.Mode != "" {
+			return fieldErr("mode", "only applies to drain")
+		}
+		if r.Wipe {
+			return fieldErr("wipe", "only applies to drain")
+		}
+		if kind == IntentResume && r.Force {
+			return fieldErr("force", "does not apply to resume")
+		}
+	}
+	return nil
+}
+
+// ValidRole reports whether role is one of the four roles.
+func ValidRole(role string) bool {
+	switch role {
+	case RoleViewer, RoleOperator, RoleAdmin, RoleAgent:
+		return true
+	}
+	return false
+}
