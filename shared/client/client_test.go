@@ -1,0 +1,244 @@
+package client
+
+// These tests drive the client's transport rules (failover, redirects that
+// keep the Authorization header, 503 retries, error decoding) against
+// small net/http servers: the coordinator cannot be made to produce each of
+// these faults on demand. The tests against the real coordinator process
+// are in coordinator_test.go.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rackfence/rackfence/shared/api"
+)
+
+func newTestClient(t *testing.T, urls string) *Client {
+	t.Helper()
+	c, err := New(Config{Coordinator: urls, Token: "secret-token", Timeout: 10 * time.Second, RetryFor: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// closedURL returns the URL of a loopback port nothing listens on.
+func closedURL(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := "http://" + l.Addr().String()
+	l.Close()
+	return u
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func TestFailoverToNextMember(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, 200, api.ClusterStatus{NodeID: "n2", State: "leader"})
+	}))
+	defer srv.Close()
+	dead := closedURL(t)
+	c := newTestClient(t, dead+","+srv.URL)
+	st, err := c.Status(context.Background())
+	if err != nil {
+		t.Fatalf("status: %v", err)
+	}
+	if st.NodeID != "n2" {
+		t.Fatalf("nodeID = %q, want n2", st.NodeID)
+	}
+	// The member that answered is now tried first.
+	if got := c.cur.Load(); got != 1 {
+		t.Fatalf("current member = %d, want 1", got)
+	}
+}
+
+func TestUnreachableNamesURLs(t *testing.T) {
+	a, b := closedURL(t), closedURL(t)
+	c, err := New(Config{Coordinator: a + "," + b, RetryFor: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Status(context.Background())
+	if !errors.Is(err, ErrUnreachable) || !IsUnreachable(err) {
+		t.Fatalf("err = %v, want ErrUnreachable", err)
+	}
+	for _, u := range []string{a, b} {
+		if !strings.Contains(err.Error(), u) {
+			t.Errorf("error %q does not name %s", err, u)
+		}
+	}
+}
+
+func TestRedirectKeepsAuthorizationAcrossHosts(t *testing.T) {
+	// The leader listens on 127.0.0.2, the follower on 127.0.0.1: Go's
+	// http.Client would drop the Authorization header on this redirect.
+	l, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		t.Skipf("127.0.0.2 not usable here: %v", err)
+	}
+	var gotAuth atomic.Value
+	leader := &httptest.Server{Listener: l, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotAuth.Store(r.Header.Get("Authorization"))
+		var h api.Host
+		if err := json.NewDecoder(r.Body).Decode(&h); err != nil {
+			writeJSON(w, 400, api.ErrorBody{Error: api.ErrorDetail{Code: "bad_request", Message: err.Error()}})
+			return
+		}
+		writeJSON(w, 201, h)
+	})}}
+	leader.Start()
+	defer leader.Close()
+	follower := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, leader.URL+r.URL.RequestURI(), http.StatusTemporaryRedirect)
+	}))
+	defer follower.Close()
+
+	c := newTestClient(t, follower.URL)
+	h, created, err := c.ApplyHost(context.Background(), &api.Host{Name: "r1-h01", Rack: "r1"})
+	if err != nil {
+		t.Fatalf("apply: %v", err)
+	}
+	if !created || h.Name != "r1-h01" {
+		t.Fatalf("created=%v host=%+v", created, h)
+	}
+	if got, _ := gotAuth.Load().(string); got != "Bearer secret-token" {
+		t.Fatalf("leader saw Authorization %q", got)
+	}
+}
+
+func TestRetryOn503HonoursRetryAfter(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) < 3 {
+			w.Header().Set("Retry-After", "0")
+			writeJSON(w, 503, api.ErrorBody{Error: api.ErrorDetail{Code: api.CodeNoLeader, Message: "no leader"}})
+			return
+		}
+		writeJSON(w, 200, api.List[api.Rack]{Items: []api.Rack{{Name: "r1"}}, Index: 7})
+	}))
+	defer srv.Close()
+	c := newTestClient(t, srv.URL)
+	l, err := c.Racks(context.Background())
+	if err != nil {
+		t.Fatalf("racks: %v", err)
+	}
+	if calls.Load() != 3 || len(l.Items) != 1 || l.Index != 7 {
+		t.Fatalf("calls=%d list=%+v", calls.Load(), l)
+	}
+}
+
+func TestRetryOn503GivesUpWithinBound(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "1")
+		writeJSON(w, 503, api.ErrorBody{Error: api.ErrorDetail{Code: api.CodeNoLeader, Message: "no leader elected"}})
+	}))
+	defer srv.Close()
+	c, _ := New(Config{Coordinator: srv.URL, RetryFor: 1500 * time.Millisecond})
+	_, err := c.Racks(context.Background())
+	if !IsNoLeader(err) {
+		t.Fatalf("err = %v, want a 503", err)
+	}
+}
+
+func TestErrorDecoding(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/missing"):
+			writeJSON(w, 404, api.ErrorBody{Error: api.ErrorDetail{Code: api.CodeNotFound, Message: `host "missing" not found`}})
+		case strings.HasSuffix(r.URL.Path, "/status"):
+			writeJSON(w, 409, api.ErrorBody{Error: api.ErrorDetail{Code: api.CodeStaleEpoch, Message: "epoch 3 is stale; current 5"}})
+		case strings.HasSuffix(r.URL.Path, "/bad"):
+			writeJSON(w, 400, api.ErrorBody{Error: api.ErrorDetail{Code: api.CodeBadRequest, Message: "rack is required", Field: "rack"}})
+		default:
+			w.WriteHeader(401)
+			fmt.Fprint(w, "<html>nope</html>")
+		}
+	}))
+	defer srv.Close()
+	c := newTestClient(t, srv.URL)
+	ctx := context.Background()
+	if _, err := c.GetHost(ctx, "missing"); !IsNotFound(err) || IsConflict(err) {
+		t.Errorf("get missing: %v", err)
+	}
+	err := c.ReportStatus(ctx, "h1", api.StatusReport{Epoch: 3})
+	if !IsStaleEpoch(err) || !IsConflict(err) {
+		t.Errorf("report: %v", err)
+	}
+	_, _, err = c.ApplyHost(ctx, &api.Host{Name: "bad"})
+	if e, ok := AsError(err); !ok || e.Field != "rack" || e.Status != 400 {
+		t.Errorf("apply bad: %#v", err)
+	}
+	_, err = c.Racks(ctx)
+	if !IsUnauthorized(err) {
+		t.Errorf("racks: %v", err)
+	}
+	if strings.Contains(err.Error(), "secret-token") {
+		t.Errorf("error leaks the token: %v", err)
+	}
+}
+
+func TestListAcceptsBareArray(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("stale") != "true" {
+			writeJSON(w, 400, api.ErrorBody{Error: api.ErrorDetail{Code: "bad_request", Message: "want stale"}})
+			return
+		}
+		writeJSON(w, 200, []api.Member{{ID: "n1"}, {ID: "n2"}})
+	}))
+	defer srv.Close()
+	c := newTestClient(t, srv.URL).WithStale(true)
+	l, err := c.Members(context.Background())
+	if err != nil || len(l.Items) != 2 {
+		t.Fatalf("members: %v %+v", err, l)
+	}
+}
+
+func TestWatchOutlivesRequestTimeout(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		if q.Get("rack") != "r1" || q.Get("index") != "42" || q.Get("timeout") != "1.5s" {
+			writeJSON(w, 400, api.ErrorBody{Error: api.ErrorDetail{Code: "bad_request", Message: "query " + r.URL.RawQuery}})
+			return
+		}
+		time.Sleep(1500 * time.Millisecond)
+		writeJSON(w, 200, api.WatchResponse{Index: 43, Hosts: []api.Host{{Name: "r1-h01", Rack: "r1"}}})
+	}))
+	defer srv.Close()
+	c, _ := New(Config{Coordinator: srv.URL, Timeout: 500 * time.Millisecond})
+	wr, err := c.Watch(context.Background(), "r1", 42, 1500*time.Millisecond)
+	if err != nil {
+		t.Fatalf("watch: %v", err)
+	}
+	if wr.Index != 43 || len(wr.Hosts) != 1 {
+		t.Fatalf("watch = %+v", wr)
+	}
+}
+
+func TestParseURLs(t *testing.T) {
+	us, err := ParseURLs(" http://a:1/ , b:2,https://c")
+	if err != nil || len(us) != 3 || us[1].String() != "http://b:2" || us[0].String() != "http://a:1" {
+		t.Fatalf("ParseURLs = %v, %v", us, err)
+	}
+	for _, bad := range []string{"", " , ", "ftp://x", "http://"} {
+		if _, err := ParseURLs(bad); err == nil {
+			t.Errorf("ParseURLs(%q) accepted", bad)
+		}
+	}
+}

@@ -1,0 +1,71 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+
+	"github.com/rackfence/rackfence/shared/api"
+)
+
+// HostFilter narrows ListHosts; empty fields match everything.
+type HostFilter struct {
+	Rack  string
+	State string // provisioning state
+}
+
+// ListHosts lists hosts: GET /v1/hosts?rack=&state=.
+func (c *Client) ListHosts(ctx context.Context, f HostFilter) (*api.List[api.Host], error) {
+	q := url.Values{}
+	if f.Rack != "" {
+		q.Set("rack", f.Rack)
+	}
+	if f.State != "" {
+		q.Set("state", f.State)
+	}
+	return getList[api.Host](ctx, c, "/v1/hosts", q)
+}
+
+// GetHost reads one host: GET /v1/hosts/{name}.
+func (c *Client) GetHost(ctx context.Context, name string) (*api.Host, error) {
+	var h api.Host
+	if _, err := c.call(ctx, http.MethodGet, "/v1/hosts/"+seg(name), nil, nil, &h); err != nil {
+		return nil, err
+	}
+	return &h, nil
+}
+
+// ApplyHost creates or updates a host's spec: PUT /v1/hosts/{h.Name}. It
+// returns the stored host and whether it was created (201) rather than
+// updated (200). Status and intents in h are ignored by the coordinator.
+func (c *Client) ApplyHost(ctx context.Context, h *api.Host) (*api.Host, bool, error) {
+	var out api.Host
+	st, err := c.call(ctx, http.MethodPut, "/v1/hosts/"+seg(h.Name), nil, h, &out)
+	if err != nil {
+		return nil, false, err
+	}
+	return &out, st == http.StatusCreated, nil
+}
+
+// DeleteHost asks for a host's deletion: DELETE /v1/hosts/{name}. done is
+// true when the record is already gone (200); false when the deletion was
+// requested and the rack agent will finish it (202).
+func (c *Client) DeleteHost(ctx context.Context, name string) (done bool, err error) {
+	st, err := c.call(ctx, http.MethodDelete, "/v1/hosts/"+seg(name), nil, nil, nil)
+	if err != nil {
+		return false, err
+	}
+	return st != http.StatusAccepted, nil
+}
+
+// ReportStatus writes an agent's status report for a host: PUT
+// /v1/hosts/{name}/status. A stale epoch answers 409 (IsStaleEpoch).
+func (c *Client) ReportStatus(ctx context.Context, name string, r api.StatusReport) error {
+	_, err := c.call(ctx, http.MethodPut, "/v1/hosts/"+seg(name)+"/status", nil, r, nil)
+	return err
+}
+
+// Events lists a host's events, newest last: GET /v1/hosts/{name}/events.
+func (c *Client) Events(ctx context.Context, name string) (*api.List[api.Event], error) {
+	return getList[api.Event](ctx, c, "/v1/hosts/"+seg(name)+"/events", nil)
+}
