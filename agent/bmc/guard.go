@@ -79,11 +79,16 @@ func (g *Guard) Do(ctx context.Context, host, op string, timeout time.Duration, 
 	g.mu.Unlock()
 
 	lctx := g.lease.Context()
-	cctx, cancel := context.WithDeadline(ctx, minTime(start.Add(timeout), l.Deadline))
+	cctx, cancel := context.WithDeadline(WithEpoch(ctx, l.Epoch), minTime(start.Add(timeout), l.Deadline))
 	stop := context.AfterFunc(lctx, cancel)
 	err := fn(cctx)
 	stop()
 	cancel()
+	if err != nil && lctx.Err() != nil && !errors.Is(err, ErrFenced) {
+		// The lease was cleared or replaced while the call ran: the call
+		// was cancelled, and the caller must treat it as fenced.
+		err = fmt.Errorf("%w: %s %s: lease (epoch %d) lost during the call: %w", ErrFenced, op, host, l.Epoch, err)
+	}
 
 	g.mu.Lock()
 	g.inflight[host]--

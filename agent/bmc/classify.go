@@ -1,0 +1,63 @@
+package bmc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// classify turns a bmclib error into one wrapping exactly one error class.
+// For Redfish it trusts what the transport saw on the wire; for IPMI (and
+// for failures with no HTTP answer) it reads ipmitool's and bmclib's text.
+// The password never appears: bmclib does not put it in errors, ipmitool
+// gets it through the environment, and scrub removes it defensively.
+func (c *Conn) classify(op string, ctx context.Context, err error, seen observed) error {
+	if err == nil {
+		return nil
+	}
+	msg := c.scrub(err.Error())
+	where := fmt.Sprintf("bmc %s on %s (%s)", op, c.addr, c.proto)
+	low := strings.ToLower(msg)
+	switch {
+	case seen.authFailed:
+		return fmt.Errorf("%w: %s: the BMC answered %d: check the host's credentials record (%s)", ErrAuth, where, seen.lastStatus, msg)
+	case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
+		return fmt.Errorf("%w: %s: no answer within the call's deadline (%v); the BMC may be down or overloaded, retry later", ErrTransient, where, ctx.Err())
+	case seen.lastStatus >= 500 && seen.lastStatus != 501:
+		return fmt.Errorf("%w: %s: the BMC answered %d; retry later (%s)", ErrTransient, where, seen.lastStatus, msg)
+	case seen.lastStatus == 404 || seen.lastStatus == 405 || seen.lastStatus == 501:
+		return fmt.Errorf("%w: %s: the BMC answered %d: it does not offer this (%s)", ErrUnsupported, where, seen.lastStatus, msg)
+	case seen.lastStatus >= 400:
+		return fmt.Errorf("%w: %s: the BMC refused the operation with %d (%s)", ErrFailed, where, seen.lastStatus, msg)
+	case seen.netErr != nil:
+		return fmt.Errorf("%w: %s: cannot reach the BMC: %s; check the address and network, retry later", ErrTransient, where, msg)
+	}
+	// No HTTP evidence: IPMI, or a failure bmclib detected itself.
+	switch {
+	case containsAny(low, "rakp", "unauthorized name", "insufficient privilege", "invalid user name", "password", "authentication"):
+		return fmt.Errorf("%w: %s: the BMC refused the credentials: check the host's credentials record (%s)", ErrAuth, where, msg)
+	case containsAny(low, "not supported", "not implemented", "no provider", "invalid media type", "unsupported", "invalid command"):
+		return fmt.Errorf("%w: %s: %s", ErrUnsupported, where, msg)
+	case containsAny(low, "unable to establish", "connection refused", "timeout", "timed out", "no route", "i/o timeout", "no such host", "eof", "connection reset"):
+		return fmt.Errorf("%w: %s: cannot reach the BMC: %s; check the address and network, retry later", ErrTransient, where, msg)
+	}
+	return fmt.Errorf("%w: %s: %s", ErrFailed, where, msg)
+}
+
+func containsAny(s string, subs ...string) bool {
+	for _, x := range subs {
+		if strings.Contains(s, x) {
+			return true
+		}
+	}
+	return false
+}
+
+// scrub removes the password from a message, in case anything echoed it.
+func (c *Conn) scrub(s string) string {
+	if c.target.Password != "" {
+		s = strings.ReplaceAll(s, c.target.Password, "<redacted>")
+	}
+	return s
+}

@@ -1,0 +1,375 @@
+package bmc
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	bmclib "github.com/bmc-toolbox/bmclib/v2"
+	"github.com/bmc-toolbox/bmclib/v2/providers/ipmitool"
+	"github.com/bmc-toolbox/bmclib/v2/providers/redfish"
+	"github.com/jacobweinstock/registrar"
+
+	"github.com/rackfence/rackfence/shared/api"
+)
+
+// Target says which BMC to talk to and how to log in.
+type Target struct {
+	// Address is a CONTRACT.md BMC address: redfish://host[:port][/path]
+	// (HTTPS), redfish+http://host[:port][/path], or ipmi://host[:port].
+	Address string
+	// Username and Password log in to the BMC. The password is never put in
+	// an error, a log line or an event.
+	Username string
+	Password string
+	// Insecure skips TLS certificate verification for redfish:// (the
+	// host's bmc.disableCertificateVerification).
+	Insecure bool
+}
+
+// Options tune every Conn. The zero value is usable.
+type Options struct {
+	// Timeout bounds each call (login included) when the caller's context
+	// has no earlier deadline. Default 30s.
+	Timeout time.Duration
+	// UserAgent returns the User-Agent of each HTTP request of a call; it
+	// gets the call's context (Guard.Do puts the verified epoch in it, see
+	// EpochFromContext). Use AgentUserAgent. Nil: "rackfence-agent/dev".
+	UserAgent func(ctx context.Context) string
+	// IPMICipherSuite is ipmitool's -C for ipmi:// targets. Default "3"
+	// (other suites stall ~10s on several BMCs and simulators).
+	IPMICipherSuite string
+	// Logger receives debug lines (never a password). Nil: slog.Default().
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.Timeout <= 0 {
+		o.Timeout = 30 * time.Second
+	}
+	if o.UserAgent == nil {
+		o.UserAgent = func(context.Context) string { return "rackfence-agent/dev" }
+	}
+	if o.IPMICipherSuite == "" {
+		o.IPMICipherSuite = "3"
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+// Conn is an open session to one BMC through bmclib, with the registry
+// filtered to the address's protocol. It is safe for concurrent use; calls
+// on one Conn run one at a time (a BMC is one machine; bmclib's clients are
+// not meant for concurrent calls). Read-only methods take no guard; every
+// mutating method requires one and runs the bmclib call inside Guard.Do.
+type Conn struct {
+	target Target
+	opts   Options
+	proto  string // "redfish" or "ipmi"
+	addr   string // host:port, for messages
+	scheme api.BMCScheme
+
+	mu     sync.Mutex
+	client *bmclib.Client
+	tr     *callTransport
+	closed bool
+}
+
+// Dial parses t.Address, builds a bmclib client restricted to its protocol
+// and opens a session (Redfish login, or an IPMI power query), bounded by
+// opts.Timeout. Errors wrap ErrAuth, ErrTransient, ErrFailed or
+// ErrUnsupported; a malformed address wraps ErrFailed.
+func Dial(ctx context.Context, t Target, opts Options) (*Conn, error) {
+	s, err := api.ParseBMCAddress(t.Address)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrFailed, err)
+	}
+	c := &Conn{target: t, opts: opts.withDefaults(), proto: s.Protocol, addr: s.HostPort(), scheme: s}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.open(ctx); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Protocol is "redfish" or "ipmi".
+func (c *Conn) Protocol() string { return c.proto }
+
+// newClient builds the bmclib client with exactly one provider registered.
+func (c *Conn) newClient() (*bmclib.Client, *callTransport, error) {
+	s := c.scheme
+	port := strconv.Itoa(portOf(s))
+	reg := registrar.NewRegistry()
+	tr := &callTransport{base: baseTransport(c.target.Insecure)}
+	switch s.Protocol {
+	case "redfish":
+		host := "https://" + s.Host
+		if s.Insecure {
+			host = "http://" + s.Host
+		}
+		hc := &http.Client{Transport: tr}
+		drv := redfish.New(host, c.target.Username, c.target.Password, logrDiscard(), redfish.WithHttpClient(hc), redfish.WithPort(port))
+		reg.Register(redfish.ProviderName, redfish.ProviderProtocol, redfish.Features, nil, drv)
+		cl := bmclib.NewClient(host, c.target.Username, c.target.Password,
+			bmclib.WithRegistry(reg), bmclib.WithPerProviderTimeout(c.opts.Timeout))
+		return cl, tr, nil
+	case "ipmi":
+		drv, err := ipmitool.New(s.Host, c.target.Username, c.target.Password,
+			ipmitool.WithPort(port), ipmitool.WithCipherSuite(c.opts.IPMICipherSuite))
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: ipmitool is needed for %s and was not found: %v", ErrUnsupported, c.addr, err)
+		}
+		reg.Register(ipmitool.ProviderName, ipmitool.ProviderProtocol, ipmitool.Features, nil, drv)
+		cl := bmclib.NewClient(s.Host, c.target.Username, c.target.Password,
+			bmclib.WithRegistry(reg), bmclib.WithPerProviderTimeout(c.opts.Timeout))
+		return cl, tr, nil
+	}
+	return nil, nil, fmt.Errorf("%w: protocol %q", ErrUnsupported, s.Protocol)
+}
+
+func portOf(s api.BMCScheme) int {
+	_, p, err := net.SplitHostPort(s.HostPort())
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(p)
+	return n
+}
+
+// open logs in. c.mu must be held.
+func (c *Conn) open(ctx context.Context) error {
+	if c.closed {
+		return fmt.Errorf("%w: bmc connection to %s is closed", ErrFailed, c.addr)
+	}
+	cl, tr, err := c.newClient()
+	if err != nil {
+		return err
+	}
+	cctx, cancel := c.callContext(ctx)
+	defer cancel()
+	tr.begin(cctx, c.opts.UserAgent(cctx))
+	err = cl.Open(cctx)
+	seen := tr.end()
+	if err != nil {
+		return c.classify("login", cctx, err, seen)
+	}
+	c.client, c.tr = cl, tr
+	return nil
+}
+
+func (c *Conn) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if d, ok := ctx.Deadline(); ok && time.Until(d) <= c.opts.Timeout {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, c.opts.Timeout)
+}
+
+// call runs fn on the session with the call's context installed in the
+// transport; on an authentication failure of a reused session (expired,
+// BMC rebooted) it logs in again once and retries: a 401 means the BMC did
+// not act, so the retry cannot repeat a mutation.
+func (c *Conn) call(ctx context.Context, op string, fn func(ctx context.Context, cl *bmclib.Client) error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cctx, cancel := c.callContext(ctx)
+	defer cancel()
+	for attempt := 0; ; attempt++ {
+		if c.client == nil {
+			if err := c.open(cctx); err != nil {
+				return err
+			}
+		}
+		c.tr.begin(cctx, c.opts.UserAgent(cctx))
+		err := fn(cctx, c.client)
+		seen := c.tr.end()
+		if err == nil {
+			return nil
+		}
+		cerr := c.classify(op, cctx, err, seen)
+		if attempt == 0 && seen.authFailed && cctx.Err() == nil {
+			c.opts.Logger.Debug("bmc session refused, logging in again", "bmc", c.addr, "op", op)
+			c.dropSession()
+			continue
+		}
+		return cerr
+	}
+}
+
+// dropSession forgets the client without a logout round trip. c.mu held.
+func (c *Conn) dropSession() {
+	c.client, c.tr = nil, nil
+}
+
+// Close logs out (Redfish DELETE of the session) and releases the Conn.
+func (c *Conn) Close(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	if c.client == nil {
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	c.tr.begin(cctx, c.opts.UserAgent(cctx))
+	err := c.client.Close(cctx)
+	c.tr.end()
+	c.client, c.tr = nil, nil
+	if err != nil {
+		return fmt.Errorf("%w: bmc logout on %s: %s", ErrTransient, c.addr, c.scrub(err.Error()))
+	}
+	return nil
+}
+
+// PowerState reads the host's power: true when on (Redfish On/PoweringOff,
+// ipmitool "Chassis Power is on").
+func (c *Conn) PowerState(ctx context.Context) (bool, error) {
+	var on bool
+	err := c.call(ctx, "power get", func(ctx context.Context, cl *bmclib.Client) error {
+		s, err := cl.GetPowerState(ctx)
+		if err != nil {
+			return err
+		}
+		v, err := normalisePower(s)
+		on = v
+		return err
+	})
+	return on, err
+}
+
+func normalisePower(s string) (bool, error) {
+	v := strings.ToLower(strings.TrimSpace(s))
+	v = strings.TrimPrefix(v, "chassis power is ")
+	switch v {
+	case "on", "poweringoff", "powering off":
+		return true, nil
+	case "off", "poweringon", "powering on":
+		return false, nil
+	}
+	return false, fmt.Errorf("unknown power state %q", s)
+}
+
+// SetPower powers the host on or off (hard off: Redfish ForceOff), under
+// the guard: refused with ErrFenced when the lease does not cover the call.
+func (c *Conn) SetPower(ctx context.Context, g *Guard, host string, on bool) error {
+	state, op := "off", "power off"
+	if on {
+		state, op = "on", "power on"
+	}
+	return g.Do(ctx, host, op, c.opts.Timeout, func(ctx context.Context) error {
+		return c.call(ctx, op, func(ctx context.Context, cl *bmclib.Client) error {
+			ok, err := cl.SetPowerState(ctx, state)
+			if err == nil && !ok {
+				return fmt.Errorf("BMC did not confirm power %s", state)
+			}
+			return err
+		})
+	})
+}
+
+// Boot devices accepted by SetBootDevice.
+var bootDevices = map[string]bool{"pxe": true, "disk": true, "cdrom": true, "bios": true, "none": true}
+
+// SetBootDevice sets the next boot (persistent=false: once) to dev, one of
+// pxe, disk, cdrom, bios, none, in UEFI mode, under the guard.
+func (c *Conn) SetBootDevice(ctx context.Context, g *Guard, host, dev string, persistent bool) error {
+	if !bootDevices[dev] {
+		return fmt.Errorf("%w: boot device %q is not one of pxe, disk, cdrom, bios, none", ErrUnsupported, dev)
+	}
+	op := "boot " + dev
+	if persistent {
+		op += " persistent"
+	}
+	return g.Do(ctx, host, op, c.opts.Timeout, func(ctx context.Context) error {
+		return c.call(ctx, op, func(ctx context.Context, cl *bmclib.Client) error {
+			ok, err := cl.SetBootDevice(ctx, dev, persistent, true)
+			if err == nil && !ok {
+				return fmt.Errorf("BMC did not confirm boot device %s", dev)
+			}
+			return err
+		})
+	})
+}
+
+// InsertMedia ejects whatever is inserted and inserts the CD image at url
+// (Redfish only), under the guard.
+func (c *Conn) InsertMedia(ctx context.Context, g *Guard, host, url string) error {
+	if url == "" {
+		return fmt.Errorf("%w: virtual media URL is empty; use EjectMedia to eject", ErrFailed)
+	}
+	return c.media(ctx, g, host, "media insert", url)
+}
+
+// EjectMedia ejects all inserted virtual media (Redfish only), under the
+// guard.
+func (c *Conn) EjectMedia(ctx context.Context, g *Guard, host string) error {
+	return c.media(ctx, g, host, "media eject", "")
+}
+
+func (c *Conn) media(ctx context.Context, g *Guard, host, op, url string) error {
+	if c.proto != "redfish" {
+		return fmt.Errorf("%w: virtual media needs a Redfish BMC; %s is %s", ErrUnsupported, c.addr, c.proto)
+	}
+	return g.Do(ctx, host, op, c.opts.Timeout, func(ctx context.Context) error {
+		return c.call(ctx, op, func(ctx context.Context, cl *bmclib.Client) error {
+			ok, err := cl.SetVirtualMedia(ctx, "CD", url)
+			if err == nil && !ok {
+				return fmt.Errorf("BMC did not confirm %s", op)
+			}
+			return err
+		})
+	})
+}
+
+// ResetBMC restarts the BMC itself (Redfish Manager.Reset GracefulRestart,
+// IPMI "mc reset cold"), under the guard. The session is dropped after it.
+func (c *Conn) ResetBMC(ctx context.Context, g *Guard, host string) error {
+	typ := "GracefulRestart"
+	if c.proto == "ipmi" {
+		typ = "cold"
+	}
+	return g.Do(ctx, host, "bmc reset", c.opts.Timeout, func(ctx context.Context) error {
+		err := c.call(ctx, "bmc reset", func(ctx context.Context, cl *bmclib.Client) error {
+			ok, err := cl.ResetBMC(ctx, typ)
+			if err == nil && !ok {
+				return fmt.Errorf("BMC did not confirm the reset")
+			}
+			return err
+		})
+		if err == nil {
+			c.mu.Lock()
+			c.dropSession()
+			c.mu.Unlock()
+		}
+		return err
+	})
+}
+
+var (
+	transportsMu sync.Mutex
+	transports   = map[bool]*http.Transport{}
+)
+
+// baseTransport is shared by all Conns (one per TLS-verification mode).
+func baseTransport(insecure bool) *http.Transport {
+	transportsMu.Lock()
+	defer transportsMu.Unlock()
+	if t, ok := transports[insecure]; ok {
+		return t
+	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.TLSClientConfig = &tls.Config{InsecureSkipVerify: insecure} //nolint:gosec // per-host opt-in
+	t.MaxIdleConnsPerHost = 4
+	t.TLSHandshakeTimeout = 10 * time.Second
+	transports[insecure] = t
+	return t
+}
