@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# make bench: rackfence's performance figures, each beside its baseline
+# measured in the same run on the same machine.
+#   1. Host writes: a 3-member rackfence coordinator cluster vs a 3-member
+#      etcd 3.4 (Debian etcd-server, default settings, writes through its JSON
+#      gateway to the leader), same load generator (rackfence-load), 200-byte
+#      bodies, 1/16/64 clients.
+#   2. Failover: kill -9 of the leader → next accepted write.
+#   3. Memory: 100,000 hosts with hardware details → coordinator RSS per
+#      host; restart → serving again.
+#   4. The Go benchmarks of the packages (bmcsim, agent) where present.
+# Knobs: BENCH_DURATION (10s), BENCH_CLIENTS (1,16,64), BENCH_FILL_HOSTS
+# (100000), BENCH_SKIP (space-separated: etcd writes failover memory go).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=${RACKFENCE_BIN:-$PWD/bin}
+DUR=${BENCH_DURATION:-10s}
+CLIENTS=${BENCH_CLIENTS:-1,16,64}
+FILL=${BENCH_FILL_HOSTS:-100000}
+SKIP=" ${BENCH_SKIP:-} "
+W=$(mktemp -d /tmp/rackfence-bench.XXXX)
+PIDS=()
+cleanup() { for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done; rm -rf "$W"; }
+trap cleanup EXIT
+skip() { [[ "$SKIP" == *" $1 "* ]]; }
+say() { printf '\n== %s\n' "$*"; }
+
+wait_http() { # URL [tries]
+  for _ in $(seq 1 ${2:-200}); do curl -fsS -o /dev/null "$1" 2>/dev/null && return 0; sleep 0.1; done
+  echo "not serving: $1" >&2; return 1
+}
+
+start_etcd() {
+  if ! command -v etcd >/dev/null; then
+    echo "etcd not installed: installing Debian etcd-server (baseline only)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends etcd-server etcd-client >/dev/null
+  fi
+  local cluster="e1=http://127.0.0.1:23801,e2=http://127.0.0.1:23802,e3=http://127.0.0.1:23803"
+  for i in 1 2 3; do
+    etcd --name e$i --data-dir "$W/etcd$i" --listen-client-urls http://127.0.0.1:2379$i \
+      --advertise-client-urls http://127.0.0.1:2379$i --listen-peer-urls http://127.0.0.1:2380$i \
+      --initial-advertise-peer-urls http://127.0.0.1:2380$i --initial-cluster "$cluster" \
+      --initial-cluster-state new --log-level error >"$W/etcd$i.log" 2>&1 &
+    PIDS+=($!); eval "ETCD_PID$i=$!"
+  done
+  for i in 1 2 3; do wait_http http://127.0.0.1:2379$i/health; done
+  # The leader's client URL.
+  ETCD_LEADER=""
+  for i in 1 2 3; do
+    st=$(ETCDCTL_API=3 etcdctl --endpoints http://127.0.0.1:2379$i endpoint status -w json 2>/dev/null || true)
+    mid=$(echo "$st" | grep -o '"member_id":[0-9]*' | cut -d: -f2); lid=$(echo "$st" | grep -o '"leader":[0-9]*' | cut -d: -f2)
+    if [ -n "$mid" ] && [ "$mid" = "$lid" ]; then ETCD_LEADER=http://127.0.0.1:2379$i; fi
+  done
+  [ -n "$ETCD_LEADER" ] || ETCD_LEADER=http://127.0.0.1:23791
+}
+
+start_rf() { # start a 3-node rackfence cluster on 127.0.0.1..3
+  for i in 1 2 3; do
+    local args=(--node-id n$i --data-dir "$W/rf$i" --http-addr 127.0.0.$i:7580 --raft-addr 127.0.0.$i:7581)
+    if [ $i -gt 1 ]; then args+=(--join http://127.0.0.1:7580 --token-file "$W/rf1/admin.token"); fi
+    RACKFENCE_TOKEN_FILE="$W/rf1/admin.token" "$BIN/rackfence-coordinator" "${args[@]}" >"$W/rf$i.log" 2>&1 &
+    PIDS+=($!); eval "RF_PID$i=$!"
+    wait_http http://127.0.0.$i:7580/v1/health
+    if [ $i -eq 1 ]; then for _ in $(seq 1 100); do [ -s "$W/rf1/admin.token" ] && break; sleep 0.1; done; fi
+  done
+  TOKEN_FILE="$W/rf1/admin.token"
+  for _ in $(seq 1 100); do
+    n=$(curl -fsS -H "Authorization: Bearer $(cat $TOKEN_FILE)" http://127.0.0.1:7580/v1/status 2>/dev/null | grep -o '"id"' | wc -l || true)
+    [ "${n:-0}" -ge 3 ] && break; sleep 0.2
+  done
+  RF_LEADER=$(curl -fsS -H "Authorization: Bearer $(cat $TOKEN_FILE)" http://127.0.0.1:7580/v1/status | sed -n 's/.*"leader":"\([^"]*\)".*/\1/p')
+}
+
+rss_kib() { awk '/VmRSS/{print $2}' /proc/$1/status; }
+
+if ! skip writes; then
+  say "host writes, 200-byte bodies, to the leader (closed loop, ${DUR} per point)"
+  if ! skip etcd; then
+    start_etcd
+    "$BIN/rackfence-load" write --target etcd --url "$ETCD_LEADER" --clients "$CLIENTS" --duration "$DUR" | tee "$W/etcd.txt"
+    for p in ${ETCD_PID1:-} ${ETCD_PID2:-} ${ETCD_PID3:-}; do kill -9 $p 2>/dev/null || true; done
+  fi
+  start_rf
+  "$BIN/rackfence-load" write --target rackfence --url "$RF_LEADER" --token-file "$TOKEN_FILE" --clients "$CLIENTS" --duration "$DUR" | tee "$W/rf.txt"
+  if [ -s "$W/etcd.txt" ]; then
+    echo "ratio rackfence/etcd (writes/s):"
+    paste <(grep -o 'clients=[0-9]*' "$W/rf.txt") <(grep -o 'writes/s= *[0-9]*' "$W/rf.txt" | tr -dc '0-9\n') <(grep -o 'writes/s= *[0-9]*' "$W/etcd.txt" | tr -dc '0-9\n') |
+      awk '{printf "  %s  rackfence=%s etcd=%s  ratio=%.2fx\n", $1, $2, $3, ($3>0?$2/$3:0)}'
+  fi
+  if ! skip failover; then
+    say "failover: kill -9 of the leader → next accepted write"
+    "$BIN/rackfence-load" failover --urls http://127.0.0.1:7580,http://127.0.0.2:7580,http://127.0.0.3:7580 \
+      --pids "http://127.0.0.1:7580=$RF_PID1,http://127.0.0.2:7580=$RF_PID2,http://127.0.0.3:7580=$RF_PID3" --token-file "$TOKEN_FILE"
+  fi
+  for p in $RF_PID1 $RF_PID2 $RF_PID3; do kill -9 $p 2>/dev/null || true; done
+fi
+
+if ! skip memory; then
+  say "memory: $FILL hosts with hardware details in one coordinator"
+  rm -rf "$W/mem"
+  "$BIN/rackfence-coordinator" --node-id m1 --data-dir "$W/mem" --http-addr 127.0.0.1:7680 --raft-addr 127.0.0.1:7681 >"$W/mem.log" 2>&1 &
+  MPID=$!; PIDS+=($MPID)
+  wait_http http://127.0.0.1:7680/v1/health
+  for _ in $(seq 1 100); do [ -s "$W/mem/admin.token" ] && break; sleep 0.1; done
+  base=$(rss_kib $MPID)
+  "$BIN/rackfence-load" fill --url http://127.0.0.1:7680 --token-file "$W/mem/admin.token" --hosts "$FILL"
+  sleep 2
+  rss=$(rss_kib $MPID)
+  echo "coordinator RSS: empty ${base} KiB, with $FILL hosts ${rss} KiB → $(( (rss) * 1024 / FILL )) bytes/host (goal ≤ 8192)"
+  kill -TERM $MPID; wait $MPID 2>/dev/null || true
+  t0=$(date +%s.%N)
+  "$BIN/rackfence-coordinator" --node-id m1 --data-dir "$W/mem" --http-addr 127.0.0.1:7680 --raft-addr 127.0.0.1:7681 >>"$W/mem.log" 2>&1 &
+  MPID=$!; PIDS+=($MPID)
+  for _ in $(seq 1 600); do
+    curl -fsS -o /dev/null -H "Authorization: Bearer $(cat $W/mem/admin.token)" "http://127.0.0.1:7680/v1/hosts/fill-000001" 2>/dev/null && break; sleep 0.05
+  done
+  t1=$(date +%s.%N)
+  echo "restart with $FILL hosts → serving a linearizable read in $(awk -v a=$t0 -v b=$t1 'BEGIN{printf "%.2f", b-a}') s (goal ≤ 10); RSS after restart $(rss_kib $MPID) KiB"
+  kill -9 $MPID 2>/dev/null || true
+fi
+
+if ! skip go; then
+  say "Go benchmarks (bmcsim, agent, provisioners)"
+  pkgs=$(grep -rl --include='*_test.go' '^func Benchmark' . | xargs -r -n1 dirname | sort -u | sed 's#^\./#./#')
+  for p in $pkgs; do
+    case $p in ./coordinator/bench*) continue;; esac
+    RACKFENCE_BIN="$BIN" go test -run '^$' -bench . -benchtime 1x -timeout 20m "$p" | grep -v '^goos\|^goarch\|^pkg\|^cpu' || true
+  done
+fi
