@@ -1,0 +1,110 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rackfence/rackfence/agent/bmc"
+	"github.com/rackfence/rackfence/agent/hoststate"
+	"github.com/rackfence/rackfence/agent/provisioner"
+	"github.com/rackfence/rackfence/shared/api"
+)
+
+// runAction runs one state-machine action through the provisioner and
+// turns its result into the Outcome the next Step reads.
+func (s *session) runAction(name string, h api.Host, st *api.HostStatus, act hoststate.Action) hoststate.Outcome {
+	out := hoststate.Outcome{Action: act}
+	// A paused or partitioned agent finds out here, before any call: read
+	// calls are skipped too, mutations are refused again by the guard.
+	if _, ok := s.a.cfg.Holder.Valid(0); !ok {
+		out.Err, out.Message = hoststate.ErrClassFenced, "the rack lease is no longer valid"
+		return out
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, s.a.cfg.ActionTimeout)
+	defer cancel()
+
+	ph := provisioner.Host{Name: h.Name, BMC: h.BMC, BootMACAddress: h.BootMACAddress,
+		Image: h.Image, Online: h.Online}
+	if st != nil {
+		ph.ProvisioningID = st.ProvisioningID
+		ph.HardwareDetails = st.HardwareDetails
+	}
+	if h.BMC.Credentials != "" {
+		u, p, err := s.a.creds.get(ctx, h.BMC.Credentials)
+		if err != nil {
+			out.Err, out.Message = classify(err), err.Error()
+			return out
+		}
+		ph.Username, ph.Password = u, p
+	}
+
+	p := s.a.cfg.Provisioner
+	start := time.Now()
+	var res provisioner.Result
+	var err error
+	switch act {
+	case hoststate.ActionRegister:
+		res, err = p.Register(ctx, ph)
+	case hoststate.ActionInspect:
+		res, err = p.Inspect(ctx, ph)
+	case hoststate.ActionProvide:
+		res, err = p.Provide(ctx, ph)
+	case hoststate.ActionProvision:
+		res, err = p.Provision(ctx, ph)
+	case hoststate.ActionDeprovision:
+		res, err = p.Deprovision(ctx, ph)
+	case hoststate.ActionAdopt:
+		res, err = p.Adopt(ctx, ph)
+	case hoststate.ActionDetach:
+		res, err = p.Detach(ctx, ph)
+	case hoststate.ActionDelete:
+		res, err = p.Delete(ctx, ph)
+	case hoststate.ActionMaintenanceOn:
+		res, err = p.SetMaintenance(ctx, ph, true)
+	case hoststate.ActionMaintenanceOff:
+		res, err = p.SetMaintenance(ctx, ph, false)
+	case hoststate.ActionPowerOn:
+		res, err = p.SetPower(ctx, ph, true)
+	case hoststate.ActionPowerOff:
+		res, err = p.SetPower(ctx, ph, false)
+	default:
+		err = fmt.Errorf("%w: the agent does not know action %q (state machine newer than the agent?)", provisioner.ErrUnsupported, act)
+	}
+	s.a.cfg.Metrics.observeAction(string(act), time.Since(start), err)
+
+	out.ProvisioningID = res.ProvisioningID
+	out.PoweredOn = res.PoweredOn
+	out.HardwareDetails = res.HardwareDetails
+	out.InProgress = res.InProgress
+	out.Message = res.Message
+	if err != nil {
+		out.Err = classify(err)
+		out.Message = err.Error()
+		if out.Err == hoststate.ErrClassAuth && h.BMC.Credentials != "" {
+			s.a.creds.forget(h.BMC.Credentials)
+		}
+		s.log.Debug("action failed", "host", name, "action", act, "class", out.Err, "err", out.Message)
+	}
+	return out
+}
+
+// classify maps a provisioner or guard error to the state machine's class.
+func classify(err error) hoststate.ErrClass {
+	switch {
+	case err == nil:
+		return hoststate.ErrNone
+	case errors.Is(err, bmc.ErrFenced):
+		return hoststate.ErrClassFenced
+	case errors.Is(err, provisioner.ErrAuth):
+		return hoststate.ErrClassAuth
+	case errors.Is(err, provisioner.ErrNotFound):
+		return hoststate.ErrClassNotFound
+	case errors.Is(err, provisioner.ErrTransient),
+		errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return hoststate.ErrClassTransient
+	default: // ErrFailed, ErrUnsupported, anything unclassified
+		return hoststate.ErrClassFailed
+	}
+}

@@ -1,0 +1,191 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/rackfence/rackfence/agent/hoststate"
+	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/client"
+)
+
+// maxStepsPerReconcile bounds the Step → action → Step chain one worker
+// runs for one host before putting it back in the queue, so one host
+// cannot hold a worker for ever.
+const maxStepsPerReconcile = 16
+
+// reconcile runs the host's state machine: Step, write the status if it
+// changed, run the action, Step again with its outcome, until the state
+// machine asks for nothing more (or only later).
+func (s *session) reconcile(name string) {
+	result := "ok"
+	defer func() { s.a.cfg.Metrics.reconciles.WithLabelValues(result).Inc() }()
+	inProgress := false
+	for step := 0; step < maxStepsPerReconcile; step++ {
+		if s.ctx.Err() != nil {
+			result = "cancelled"
+			return
+		}
+		var (
+			h    api.Host
+			st   *api.HostStatus
+			last *hoststate.Outcome
+		)
+		known := s.store.with(name, func(e *hostEntry) {
+			h, st, last = e.host, e.status, e.last
+			e.last = nil
+		})
+		if !known {
+			// Deleted on the coordinator (or removed by us): forget it.
+			s.a.cfg.Guard.Unblock(name)
+			s.queue.forget(name)
+			result = "gone"
+			return
+		}
+		h.Status = st
+		d := hoststate.Step(hoststate.Input{Host: h, Now: time.Now(), Jitter: rand.Float64(),
+			Last: last, Config: s.a.cfg.StateMachine})
+
+		// A blocked host is blocked before any ack goes out: Block returns
+		// once the last in-flight mutation of the host has finished, and
+		// the guard refuses every further one.
+		if d.Blocked {
+			s.a.cfg.Guard.Block(name)
+		} else if s.a.cfg.Guard.Blocked(name) {
+			s.a.cfg.Guard.Unblock(name)
+		}
+
+		err := s.report(name, &d)
+		switch {
+		case err == nil:
+		case errors.Is(err, ErrLeaseLost):
+			s.log.Warn("status write refused: this agent's epoch is stale; dropping all host state", "host", name, "err", err.Error())
+			s.fenced(err)
+			result = "fenced"
+			return
+		case errors.Is(err, errHostGone):
+			s.store.remove(name)
+			s.a.cfg.Guard.Unblock(name)
+			result = "gone"
+			return
+		default:
+			// The status is kept and written with the next attempt; no
+			// action runs before the coordinator knows what we do.
+			var n int
+			s.store.with(name, func(e *hostEntry) { e.writeFailures++; n = e.writeFailures })
+			wait := min(time.Duration(1<<min(n, 6))*100*time.Millisecond, 5*time.Second)
+			s.log.Warn("status write failed; retrying", "host", name, "err", err.Error(), "retryIn", wait)
+			s.queue.addAfter(name, jitter(wait, 0.5))
+			result = "write-error"
+			return
+		}
+		if d.Remove {
+			s.store.remove(name)
+			s.a.cfg.Guard.Unblock(name)
+			s.queue.forget(name)
+			result = "removed"
+			return
+		}
+		if d.Action == hoststate.ActionNone || s.stopping.Load() ||
+			(inProgress && last != nil && last.Action == d.Action) {
+			s.requeue(name, d.RequeueAfter)
+			return
+		}
+		out := s.runAction(name, h, &d.Status, d.Action)
+		inProgress = out.InProgress
+		s.store.with(name, func(e *hostEntry) { e.last = &out })
+		if out.Err == hoststate.ErrClassFenced {
+			if _, ok := s.a.cfg.Holder.Valid(0); !ok {
+				result = "fenced"
+				return
+			}
+		}
+	}
+	s.queue.add(name)
+}
+
+// requeue schedules the next look at name: when the state machine asked,
+// and at the latest when the status is due for its periodic refresh.
+func (s *session) requeue(name string, after time.Duration) {
+	var lastWrite time.Time
+	s.store.with(name, func(e *hostEntry) { lastWrite = e.lastWrite })
+	refresh := s.a.cfg.StatusRefresh - time.Since(lastWrite)
+	if refresh < time.Second {
+		refresh = time.Second
+	}
+	if after <= 0 || after > refresh {
+		after = refresh
+	}
+	s.queue.addAfter(name, after)
+}
+
+// errHostGone: the coordinator no longer has the host (404 on write).
+var errHostGone = errors.New("host is gone from the coordinator")
+
+// report writes the decision's status, acks, events and removal, stamped
+// with the session's epoch: only when the status changed (LastUpdated and
+// Epoch aside), when something else must go out, or when the periodic
+// refresh is due.
+func (s *session) report(name string, d *hoststate.Decision) error {
+	var rep api.StatusReport
+	need := false
+	s.store.with(name, func(e *hostEntry) {
+		st := d.Status
+		e.status = &st
+		e.pendingAcks = append(e.pendingAcks, d.Acks...)
+		e.pendingEvents = append(e.pendingEvents, d.Events...)
+		e.pendingRemove = e.pendingRemove || d.Remove
+		need = !sameStatus(e.written, e.status) || len(e.pendingAcks) > 0 ||
+			len(e.pendingEvents) > 0 || e.pendingRemove ||
+			time.Since(e.lastWrite) >= s.a.cfg.StatusRefresh
+		rep = api.StatusReport{Epoch: s.lease.Epoch, Status: st, Acks: e.pendingAcks,
+			Events: e.pendingEvents, Remove: e.pendingRemove}
+	})
+	if !need {
+		return nil
+	}
+	// Never write under a lease this agent cannot vouch for (after a pause
+	// the coordinator would refuse it as stale anyway).
+	if _, ok := s.a.cfg.Holder.Valid(0); !ok {
+		return fmt.Errorf("%w: lease deadline passed before writing the status of %s", ErrLeaseLost, name)
+	}
+	rep.Status.Epoch = s.lease.Epoch
+	ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
+	err := s.a.cfg.Client.ReportStatus(ctx, name, rep)
+	cancel()
+	switch {
+	case err == nil:
+		s.a.cfg.Metrics.statusWrites.WithLabelValues("ok").Inc()
+	case client.IsStaleEpoch(err):
+		s.a.cfg.Metrics.statusWrites.WithLabelValues("stale").Inc()
+		return fmt.Errorf("%w: %v", ErrLeaseLost, err)
+	case client.IsNotFound(err):
+		s.a.cfg.Metrics.statusWrites.WithLabelValues("gone").Inc()
+		return fmt.Errorf("%w: %v", errHostGone, err)
+	default:
+		s.a.cfg.Metrics.statusWrites.WithLabelValues("error").Inc()
+		return err
+	}
+	s.store.with(name, func(e *hostEntry) {
+		w := rep.Status
+		e.written = &w
+		e.lastWrite = time.Now()
+		e.pendingAcks, e.pendingEvents, e.pendingRemove = nil, nil, false
+		e.writeFailures = 0
+	})
+	if len(rep.Acks) > 0 {
+		s.log.Info("intents acknowledged", "host", name, "acks", ackKinds(rep.Acks), "state", rep.Status.ProvisioningState, "operational", rep.Status.OperationalStatus)
+	}
+	return nil
+}
+
+func ackKinds(acks []api.IntentAck) []string {
+	out := make([]string, len(acks))
+	for i, a := range acks {
+		out[i] = a.Kind
+	}
+	return out
+}

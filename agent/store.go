@@ -1,0 +1,144 @@
+package agent
+
+import (
+	"reflect"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/rackfence/rackfence/agent/hoststate"
+	"github.com/rackfence/rackfence/shared/api"
+)
+
+// store holds what one session knows about its rack's hosts. It lives only
+// as long as the lease it was built under: losing the lease drops it whole.
+type store struct {
+	mu    sync.Mutex
+	hosts map[string]*hostEntry
+}
+
+// hostEntry is one host. Within a session the agent is the only writer of
+// the host's status, so its own status (decided by the state machine) is
+// authoritative; the coordinator's copy is taken once, when the session
+// first sees the host.
+type hostEntry struct {
+	// host is the latest spec, intents and flags from the coordinator.
+	host api.Host
+	// status is the status the state machine last decided (nil: new host).
+	status *api.HostStatus
+	// written is the status last written to the coordinator in this
+	// session (nil: none yet); lastWrite when.
+	written   *api.HostStatus
+	lastWrite time.Time
+	// last is the outcome of the action run since the last Step.
+	last *hoststate.Outcome
+	// pending holds acks, events and removal not yet written (the write
+	// failed); they go out with the next write.
+	pendingAcks   []api.IntentAck
+	pendingEvents []api.Event
+	pendingRemove bool
+	// writeFailures counts consecutive failed status writes (for backoff).
+	writeFailures int
+}
+
+func newStore() *store { return &store{hosts: map[string]*hostEntry{}} }
+
+// upsert records h as seen by the watch. It reports whether the change
+// matters to the state machine (a new host, or a change of spec, intents,
+// deletion or handoff); a change of the status alone (our own writes
+// coming back) does not.
+func (s *store) upsert(h api.Host) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.hosts[h.Name]
+	if !ok {
+		e = &hostEntry{host: h}
+		if h.Status != nil {
+			st := *h.Status
+			e.status = &st
+		}
+		s.hosts[h.Name] = e
+		return true
+	}
+	changed := !sameInput(e.host, h)
+	e.host = h
+	return changed
+}
+
+// sameInput compares what the state machine reads from the coordinator's
+// copy, ignoring status and bookkeeping indexes.
+func sameInput(a, b api.Host) bool {
+	a.Status, b.Status = nil, nil
+	a.ModifiedIndex, b.ModifiedIndex = 0, 0
+	return reflect.DeepEqual(a, b)
+}
+
+func (s *store) remove(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.hosts, name)
+}
+
+// names returns every host name, sorted.
+func (s *store) names() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.hosts))
+	for n := range s.hosts {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// with runs fn on the entry of name under the lock; ok is false (and fn
+// not called) when the host is unknown.
+func (s *store) with(name string, fn func(e *hostEntry)) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.hosts[name]
+	if ok {
+		fn(e)
+	}
+	return ok
+}
+
+// countByState counts hosts by provisioning state and by operational status.
+func (s *store) countByState() (prov, op map[string]int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	prov, op = map[string]int{}, map[string]int{}
+	for _, e := range s.hosts {
+		if e.status == nil {
+			prov["new"]++
+			continue
+		}
+		prov[e.status.ProvisioningState]++
+		op[e.status.OperationalStatus]++
+	}
+	return prov, op
+}
+
+func (s *store) len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.hosts)
+}
+
+// sameStatus compares two statuses ignoring LastUpdated and Epoch, which
+// the coordinator stamps.
+func sameStatus(a, b *api.HostStatus) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	x, y := *a, *b
+	x.LastUpdated, y.LastUpdated = time.Time{}, time.Time{}
+	x.Epoch, y.Epoch = 0, 0
+	if len(x.Extra) == 0 {
+		x.Extra = nil
+	}
+	if len(y.Extra) == 0 {
+		y.Extra = nil
+	}
+	return reflect.DeepEqual(x, y)
+}
