@@ -6,7 +6,7 @@ package agent
 
 import (
 	"context"
-		"log/slog"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -141,4 +141,3 @@ func (a *Agent) Synced() bool {
 		return false
 	}
 }
-
