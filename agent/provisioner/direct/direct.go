@@ -1,0 +1,191 @@
+// Package direct is the provisioner without Ironic: it drives each host's
+// BMC directly through agent/bmc (bmclib). Register opens the BMC and
+// reads the power; inspect reads the inventory; provision inserts the image
+// as virtual media, sets a one-time boot from CD and powers on; deprovision
+// ejects and powers off; adopt reads the power and changes nothing. Detach,
+// maintenance and delete have no back-end record to change. Every mutating
+// call goes through the agent's bmc.Guard (the Conn methods require it).
+package direct
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/rackfence/rackfence/agent/bmc"
+	"github.com/rackfence/rackfence/agent/provisioner"
+)
+
+// Config configures the direct provisioner.
+type Config struct {
+	// Guard is the agent's mutation guard (required).
+	Guard *bmc.Guard
+	// BMC are the options of every BMC session (timeout, User-Agent).
+	BMC bmc.Options
+	// Logger receives debug logs; nil discards them.
+	Logger *slog.Logger
+}
+
+// Provisioner implements provisioner.Provisioner over BMCs only.
+type Provisioner struct {
+	guard *bmc.Guard
+	pool  *bmc.Pool
+	log   *slog.Logger
+}
+
+var _ provisioner.Provisioner = (*Provisioner)(nil)
+
+// New returns a direct provisioner. Close it to log out of every BMC.
+func New(cfg Config) (*Provisioner, error) {
+	if cfg.Guard == nil {
+		return nil, errors.New("direct provisioner: Guard is required (every mutating BMC call goes through it)")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.BMC.Logger == nil {
+		cfg.BMC.Logger = cfg.Logger
+	}
+	return &Provisioner{guard: cfg.Guard, pool: bmc.NewPool(cfg.BMC), log: cfg.Logger}, nil
+}
+
+// Close logs out of every open BMC session.
+func (p *Provisioner) Close(ctx context.Context) error { return p.pool.Close(ctx) }
+
+// Name is "direct".
+func (p *Provisioner) Name() string { return "direct" }
+
+// conn returns the host's (reused) BMC session.
+func (p *Provisioner) conn(ctx context.Context, h provisioner.Host) (*bmc.Conn, error) {
+	if h.BMC.Address == "" {
+		return nil, fmt.Errorf("%w: host %s has no BMC address", provisioner.ErrFailed, h.Name)
+	}
+	return p.pool.Get(ctx, h.Name, bmc.Target{Address: h.BMC.Address, Username: h.Username,
+		Password: h.Password, Insecure: h.BMC.DisableCertificateVerification})
+}
+
+// done drops the host's session after a failure that may mean it is stale
+// (bad credentials, BMC restarted, unreachable), so the next call logs in
+// again with the current credentials. A guard refusal says nothing about
+// the session and keeps it.
+func (p *Provisioner) done(h provisioner.Host, err error) error {
+	if err != nil && !errors.Is(err, bmc.ErrFenced) {
+		p.pool.Forget(context.Background(), h.Name)
+	}
+	return err
+}
+
+func boolp(b bool) *bool { return &b }
+
+// Register opens the BMC (bad credentials → ErrAuth) and reads its power.
+func (p *Provisioner) Register(ctx context.Context, h provisioner.Host) (provisioner.Result, error) {
+	return p.readPower(ctx, h, "registered: BMC reachable, credentials accepted")
+}
+
+func (p *Provisioner) readPower(ctx context.Context, h provisioner.Host, msg string) (provisioner.Result, error) {
+	c, err := p.conn(ctx, h)
+	if err != nil {
+		return provisioner.Result{}, p.done(h, err)
+	}
+	on, err := c.PowerState(ctx)
+	if err != nil {
+		return provisioner.Result{}, p.done(h, err)
+	}
+	return provisioner.Result{PoweredOn: boolp(on), Message: msg}, nil
+}
+
+// Inspect reads the BMC's inventory into hardware details.
+func (p *Provisioner) Inspect(ctx context.Context, h provisioner.Host) (provisioner.Result, error) {
+	c, err := p.conn(ctx, h)
+	if err != nil {
+		return provisioner.Result{}, p.done(h, err)
+	}
+	hw, err := c.Inventory(ctx)
+	if err != nil {
+		return provisioner.Result{}, p.done(h, err)
+	}
+	return provisioner.Result{HardwareDetails: hw, Message: "inspected through the BMC inventory"}, nil
+}
+
+// Provide has nothing to do without Ironic (no cleaning).
+func (p *Provisioner) Provide(ctx context.Context, h provisioner.Host) (provisioner.Result, error) {
+	return provisioner.Result{}, nil
+}
+
+// Provision inserts h.Image as virtual media, sets a one-time boot from
+// CD and powers the host on.
+func (p *Provisioner) Provision(ctx context.Context, h provisioner.Host) (provisioner.Result, error) {
+	if h.Image == nil || h.Image.URL == "" {
+		return provisioner.Result{}, fmt.Errorf("%w: host %s has no image to provision: set image.url in its spec", provisioner.ErrFailed, h.Name)
+	}
+	c, err := p.conn(ctx, h)
+	if err != nil {
+		return provisioner.Result{}, p.done(h, err)
+	}
+	if err := c.InsertMedia(ctx, p.guard, h.Name, h.Image.URL); err != nil {
+		return provisioner.Result{}, p.done(h, fmt.Errorf("insert image as virtual media: %w", err))
+	}
+	if err := c.SetBootDevice(ctx, p.guard, h.Name, "cdrom", false); err != nil {
+		return provisioner.Result{}, p.done(h, fmt.Errorf("one-time boot from CD: %w", err))
+	}
+	if err := c.SetPower(ctx, p.guard, h.Name, true); err != nil {
+		return provisioner.Result{}, p.done(h, fmt.Errorf("power on: %w", err))
+	}
+	return provisioner.Result{PoweredOn: boolp(true), Message: "image inserted as virtual media, booting once from CD"}, nil
+}
+
+// Deprovision ejects the virtual media and powers the host off.
+func (p *Provisioner) Deprovision(ctx context.Context, h provisioner.Host) (provisioner.Result, error) {
+	c, err := p.conn(ctx, h)
+	if err != nil {
+		return provisioner.Result{}, p.done(h, err)
+	}
+	if err := c.EjectMedia(ctx, p.guard, h.Name); err != nil {
+		return provisioner.Result{}, p.done(h, fmt.Errorf("eject virtual media: %w", err))
+	}
+	if err := c.SetPower(ctx, p.guard, h.Name, false); err != nil {
+		return provisioner.Result{}, p.done(h, fmt.Errorf("power off: %w", err))
+	}
+	return provisioner.Result{PoweredOn: boolp(false), Message: "virtual media ejected, powered off"}, nil
+}
+
+// Adopt reads the power of a running host and changes nothing.
+func (p *Provisioner) Adopt(ctx context.Context, h provisioner.Host) (provisioner.Result, error) {
+	return p.readPower(ctx, h, "adopted: running host taken over without a power change")
+}
+
+// Detach has no back-end record to delete and sends nothing to the BMC
+// (not even a session logout: the session is simply left to expire).
+func (p *Provisioner) Detach(ctx context.Context, h provisioner.Host) (provisioner.Result, error) {
+	return provisioner.Result{Message: "detached: nothing to delete without Ironic"}, nil
+}
+
+// Delete logs out of the host's BMC; there is no back-end record.
+func (p *Provisioner) Delete(ctx context.Context, h provisioner.Host) (provisioner.Result, error) {
+	p.pool.Forget(ctx, h.Name)
+	return provisioner.Result{}, nil
+}
+
+// SetMaintenance has no back-end flag without Ironic; the state machine
+// stops asserting power while the host is in maintenance.
+func (p *Provisioner) SetMaintenance(ctx context.Context, h provisioner.Host, on bool) (provisioner.Result, error) {
+	return provisioner.Result{}, nil
+}
+
+// SetPower powers the host on or off.
+func (p *Provisioner) SetPower(ctx context.Context, h provisioner.Host, on bool) (provisioner.Result, error) {
+	c, err := p.conn(ctx, h)
+	if err != nil {
+		return provisioner.Result{}, p.done(h, err)
+	}
+	if err := c.SetPower(ctx, p.guard, h.Name, on); err != nil {
+		return provisioner.Result{}, p.done(h, err)
+	}
+	return provisioner.Result{PoweredOn: boolp(on)}, nil
+}
+
+// PowerState reads the power (read-only, not guarded).
+func (p *Provisioner) PowerState(ctx context.Context, h provisioner.Host) (provisioner.Result, error) {
+	return p.readPower(ctx, h, "")
+}
