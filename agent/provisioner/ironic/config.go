@@ -1,0 +1,71 @@
+package ironic
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/rackfence/rackfence/agent/bmc"
+	"github.com/rackfence/rackfence/agent/provisioner"
+	"github.com/rackfence/rackfence/shared/api"
+)
+
+// Config configures the Ironic provisioner.
+type Config struct {
+	// URL is Ironic's API endpoint, e.g. http://127.0.0.1:6385 (with or
+	// without the /v1 suffix). Required.
+	URL string
+	// Token is sent as X-Auth-Token when not empty (Keystone or a static
+	// token in front of Ironic); empty means Ironic runs with noauth. Never
+	// logged.
+	Token string
+	// Guard is the one path to every mutating Ironic call. Required.
+	Guard *bmc.Guard
+	// Timeout bounds each single Ironic API call, and is the timeout the
+	// guard checks the lease against. Default 30s.
+	Timeout time.Duration
+	// WaitTimeout bounds how long one method waits for Ironic to reach the
+	// target state before it returns Result.InProgress (call it again later).
+	// Default 5m.
+	WaitTimeout time.Duration
+	// PollInterval is how often a wait reads the node. Default 500ms.
+	PollInterval time.Duration
+	// Logger receives structured logs; default slog.Default().
+	Logger *slog.Logger
+	// Inventory reads hardware details from the host's BMC; used by Inspect
+	// when the node's inspect interface cannot inspect (no-inspect) or
+	// inspection found nothing. Optional: without it such hosts get the
+	// details Ironic's node properties hold.
+	Inventory func(ctx context.Context, h provisioner.Host) (*api.HardwareDetails, error)
+	// Driver overrides the hardware type chosen from the BMC address
+	// (redfish:// → "redfish", ipmi:// → "ipmi"). "fake-hardware" is for
+	// tests and labs: Ironic then talks to no BMC at all. Default "".
+	Driver string
+	// Interfaces sets node interfaces at creation, keyed by Ironic's field
+	// name without the suffix ("boot", "deploy", "inspect", "management",
+	// "power", ...). Unset ones take Ironic's defaults for the hardware type.
+	Interfaces map[string]string
+	// ResourceClass is set on created nodes when not empty.
+	ResourceClass string
+}
+
+const (
+	defaultTimeout      = 30 * time.Second
+	defaultWaitTimeout  = 5 * time.Minute
+	defaultPollInterval = 500 * time.Millisecond
+)
+
+func (c *Config) setDefaults() {
+	if c.Timeout <= 0 {
+		c.Timeout = defaultTimeout
+	}
+	if c.WaitTimeout <= 0 {
+		c.WaitTimeout = defaultWaitTimeout
+	}
+	if c.PollInterval <= 0 {
+		c.PollInterval = defaultPollInterval
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+}

@@ -1,0 +1,122 @@
+package ironic
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
+
+	"github.com/rackfence/rackfence/agent/provisioner"
+	"github.com/rackfence/rackfence/shared/api"
+)
+
+// Inspect reads hardware details. Hosts that carry details already (pivoted
+// in) are not inspected again. When the node's inspect interface can
+// inspect, a manageable node goes manageable → inspecting → manageable and
+// the details come from Ironic's inventory (or its node properties);
+// otherwise (no-inspect) from Config.Inventory, the BMC's own inventory.
+func (p *Provisioner) Inspect(ctx context.Context, h provisioner.Host) (provisioner.Result, error) {
+	n, err := p.node(ctx, h)
+	if err != nil {
+		return provisioner.Result{}, err
+	}
+	res := provisioner.Result{ProvisioningID: n.UUID, PoweredOn: poweredOn(n)}
+	if h.HardwareDetails != nil {
+		res.HardwareDetails = h.HardwareDetails
+		res.Message = "hardware details carried over; not inspected again"
+		return res, nil
+	}
+	if n.InspectInterface != "" && n.InspectInterface != "no-inspect" {
+		switch {
+		case n.ProvisionState == string(nodes.Manageable) || n.ProvisionState == string(nodes.InspectFail):
+			if err := p.changeProvisionState(ctx, h, n.UUID, nodes.TargetInspect); err != nil {
+				return res, err
+			}
+			fallthrough
+		case n.ProvisionState == string(nodes.Inspecting) || n.ProvisionState == string(nodes.InspectWait):
+			n2, inProgress, err := p.waitFor(ctx, h, n.UUID, "inspect", inState(nodes.Manageable), nil)
+			if err != nil || inProgress {
+				res.InProgress = inProgress
+				return res, err
+			}
+			n = n2
+		}
+		res.HardwareDetails = p.ironicDetails(ctx, n)
+	}
+	if res.HardwareDetails == nil && p.cfg.Inventory != nil {
+		d, err := p.cfg.Inventory(ctx, h)
+		if err != nil {
+			return res, fmt.Errorf("%w: inspect host %s through its BMC inventory: %v", provisioner.ErrFailed, h.Name, err)
+		}
+		res.HardwareDetails = d
+		res.Message = "hardware details from the BMC inventory"
+		return res, nil
+	}
+	if res.HardwareDetails == nil {
+		res.HardwareDetails = detailsFromProperties(n.Properties)
+	}
+	res.Message = "hardware details from Ironic"
+	return res, nil
+}
+
+// ironicDetails reads GET /v1/nodes/{id}/inventory (microversion 1.81),
+// falling back to the node's properties; nil when both are empty.
+func (p *Provisioner) ironicDetails(ctx context.Context, n *nodes.Node) *api.HardwareDetails {
+	cctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
+	defer cancel()
+	if inv, err := nodes.GetInventory(cctx, p.client, n.UUID).Extract(); err == nil {
+		i := inv.Inventory
+		d := &api.HardwareDetails{
+			Manufacturer: i.SystemVendor.Manufacturer,
+			Model:        i.SystemVendor.ProductName,
+			SerialNumber: i.SystemVendor.SerialNumber,
+			BIOSVersion:  i.SystemVendor.Firmware.Version,
+			MemoryMiB:    i.Memory.PhysicalMb,
+		}
+		if i.CPU.Count > 0 {
+			d.CPUs = []api.CPU{{Model: i.CPU.ModelName, Threads: i.CPU.Count}}
+		}
+		for _, nic := range i.Interfaces {
+			d.NICs = append(d.NICs, api.NIC{Name: nic.Name, MAC: nic.MACAddress, SpeedMbps: nic.SpeedMbps})
+		}
+		for _, disk := range i.Disks {
+			t := "SSD"
+			if disk.Rotational {
+				t = "HDD"
+			}
+			d.Disks = append(d.Disks, api.Disk{Name: disk.Name, Model: disk.Model, SizeBytes: disk.Size, Type: t})
+		}
+		if d.Manufacturer != "" || d.MemoryMiB > 0 || len(d.CPUs) > 0 {
+			return d
+		}
+	}
+	return detailsFromProperties(n.Properties)
+}
+
+// detailsFromProperties maps Ironic's scheduling properties (cpus,
+// memory_mb, local_gb, cpu_arch); nil when none is set.
+func detailsFromProperties(props map[string]any) *api.HardwareDetails {
+	num := func(k string) int {
+		switch v := props[k].(type) {
+		case float64:
+			return int(v)
+		case string:
+			var x int
+			fmt.Sscan(v, &x)
+			return x
+		}
+		return 0
+	}
+	d := &api.HardwareDetails{MemoryMiB: num("memory_mb")}
+	if c := num("cpus"); c > 0 {
+		arch, _ := props["cpu_arch"].(string)
+		d.CPUs = []api.CPU{{Model: arch, Threads: c}}
+	}
+	if gb := num("local_gb"); gb > 0 {
+		d.Disks = []api.Disk{{Name: "root", SizeBytes: int64(gb) << 30}}
+	}
+	if d.MemoryMiB == 0 && d.CPUs == nil && d.Disks == nil {
+		return nil
+	}
+	return d
+}

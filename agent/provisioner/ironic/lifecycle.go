@@ -1,0 +1,147 @@
+package ironic
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
+
+	"github.com/rackfence/rackfence/agent/provisioner"
+)
+
+// Every method below reads the node first and acts from the state Ironic
+// reports, so calling it again after InProgress, a transient error or an
+// agent restart picks up where Ironic is. Each blocks until the target
+// state, a failure state (an ErrStateFailed error with Ironic's last_error)
+// or Config.WaitTimeout (Result.InProgress), always bounded by ctx.
+
+// Provide moves a manageable node to available (Ironic: provide, then
+// cleaning when automated cleaning is on).
+func (p *Provisioner) Provide(ctx context.Context, h provisioner.Host) (provisioner.Result, error) {
+	return p.transition(ctx, h, "provide", nodes.TargetProvide,
+		[]nodes.ProvisionState{nodes.Manageable, nodes.CleanFail},
+		[]nodes.ProvisionState{nodes.Available})
+}
+
+// Provision writes h.Image into instance_info and deploys: available →
+// deploying → active.
+func (p *Provisioner) Provision(ctx context.Context, h provisioner.Host) (provisioner.Result, error) {
+	if h.Image == nil || h.Image.URL == "" {
+		return provisioner.Result{}, fmt.Errorf("%w: host %s has no image.url to provision", provisioner.ErrFailed, h.Name)
+	}
+	n, err := p.node(ctx, h)
+	if err != nil {
+		return provisioner.Result{}, err
+	}
+	switch n.ProvisionState {
+	case string(nodes.Available), string(nodes.DeployFail):
+		if err := p.updateNode(ctx, h, n.UUID, "set instance_info", instanceInfo(h)); err != nil {
+			return provisioner.Result{ProvisioningID: n.UUID}, err
+		}
+	}
+	return p.transitionFrom(ctx, h, n, "deploy", nodes.TargetActive,
+		[]nodes.ProvisionState{nodes.Available, nodes.DeployFail},
+		[]nodes.ProvisionState{nodes.Active})
+}
+
+// Deprovision undeploys: active → deleting → cleaning → available.
+func (p *Provisioner) Deprovision(ctx context.Context, h provisioner.Host) (provisioner.Result, error) {
+	return p.transition(ctx, h, "undeploy", nodes.TargetDeleted,
+		[]nodes.ProvisionState{nodes.Active, nodes.DeployFail, nodes.Error},
+		[]nodes.ProvisionState{nodes.Available})
+}
+
+// Adopt takes over a running host with no power change: manageable →
+// adopting → active. "adopt failed" is an ErrStateFailed error with Ironic's
+// last_error; calling Adopt again retries the adoption (the agent backs
+// off). An unknown node is ErrNotFound: register again, then adopt.
+func (p *Provisioner) Adopt(ctx context.Context, h provisioner.Host) (provisioner.Result, error) {
+	n, err := p.node(ctx, h)
+	if err != nil {
+		return provisioner.Result{}, err
+	}
+	if h.Image != nil && h.Image.URL != "" && n.ProvisionState == string(nodes.Manageable) {
+		if err := p.updateNode(ctx, h, n.UUID, "set instance_info", instanceInfo(h)); err != nil {
+			return provisioner.Result{ProvisioningID: n.UUID}, err
+		}
+	}
+	return p.transitionFrom(ctx, h, n, "adopt", nodes.TargetAdopt,
+		[]nodes.ProvisionState{nodes.Manageable, nodes.AdoptFail},
+		[]nodes.ProvisionState{nodes.Active})
+}
+
+// transition reads the node, then runs transitionFrom.
+func (p *Provisioner) transition(ctx context.Context, h provisioner.Host, what string, target nodes.TargetProvisionState,
+	from, to []nodes.ProvisionState) (provisioner.Result, error) {
+	n, err := p.node(ctx, h)
+	if err != nil {
+		return provisioner.Result{}, err
+	}
+	return p.transitionFrom(ctx, h, n, what, target, from, to)
+}
+
+// transitionFrom: already in a to state → done; in a from state → request
+// target and wait; in a transitional state → wait; else ErrWrongState.
+func (p *Provisioner) transitionFrom(ctx context.Context, h provisioner.Host, n *nodes.Node, what string,
+	target nodes.TargetProvisionState, from, to []nodes.ProvisionState) (provisioner.Result, error) {
+	res := provisioner.Result{ProvisioningID: n.UUID}
+	done := inState(to...)
+	switch {
+	case done(n):
+		res.PoweredOn = poweredOn(n)
+		return res, nil
+	case hasState(from, n.ProvisionState) && n.TargetProvisionState == "":
+		if err := p.changeProvisionState(ctx, h, n.UUID, target); err != nil {
+			return res, err
+		}
+		p.log.host(h.Name, n.UUID).Info("ironic "+what+" requested", "from", n.ProvisionState)
+	case n.TargetProvisionState != "":
+		// Ironic is busy with a transition: wait for where it lands.
+	default:
+		return res, fmt.Errorf("%w: cannot %s host %s: node %s is %q (%s needs one of %s)",
+			ErrWrongState, what, h.Name, n.UUID, n.ProvisionState, what, joinStates(from))
+	}
+	n2, inProgress, err := p.waitFor(ctx, h, n.UUID, what, done, nil)
+	if n2 != nil {
+		res.PoweredOn = poweredOn(n2)
+	}
+	res.InProgress = inProgress
+	if err == nil && !inProgress {
+		res.Message = fmt.Sprintf("Ironic %s: node %s is %s", what, n.UUID, n2.ProvisionState)
+	}
+	return res, err
+}
+
+func hasState(states []nodes.ProvisionState, s string) bool {
+	for _, x := range states {
+		if string(x) == s {
+			return true
+		}
+	}
+	return false
+}
+
+func joinStates(states []nodes.ProvisionState) string {
+	s := make([]string, len(states))
+	for i, x := range states {
+		s[i] = string(x)
+	}
+	return strings.Join(s, ", ")
+}
+
+// instanceInfo is the patch writing the host's image into instance_info.
+func instanceInfo(h provisioner.Host) nodes.UpdateOpts {
+	ii := map[string]any{"image_source": h.Image.URL}
+	if c := h.Image.Checksum; c != "" {
+		if algo, sum, ok := strings.Cut(c, ":"); ok {
+			if algo == "md5" {
+				ii["image_checksum"] = sum
+			} else {
+				ii["image_os_hash_algo"] = algo
+				ii["image_os_hash_value"] = sum
+			}
+		}
+	}
+	return nodes.UpdateOpts{nodes.UpdateOperation{Op: nodes.AddOp, Path: "/instance_info", Value: ii}}
+}

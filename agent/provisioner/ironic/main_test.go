@@ -1,0 +1,196 @@
+package ironic_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/noauth"
+	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
+
+	"github.com/rackfence/rackfence/agent/bmc"
+	"github.com/rackfence/rackfence/agent/provisioner"
+	"github.com/rackfence/rackfence/agent/provisioner/ironic"
+	"github.com/rackfence/rackfence/shared/fence"
+	"github.com/rackfence/rackfence/shared/testenv"
+)
+
+// One real Ironic for the package (deploy/peers/ironic.sh, like CI and
+// people use it); tests that wipe its database start their own.
+var (
+	sharedIronic   string // URL, empty when it could not start
+	sharedIronicErr string
+)
+
+func TestMain(m *testing.M) {
+	var stop func()
+	sharedIronic, stop, sharedIronicErr = startIronic("shared")
+	code := m.Run()
+	if stop != nil {
+		stop()
+	}
+	os.Exit(code)
+}
+
+func scriptPath() string {
+	wd, _ := os.Getwd()
+	return filepath.Join(wd, "..", "..", "..", "deploy", "peers", "ironic.sh")
+}
+
+// startIronic runs deploy/peers/ironic.sh start in a fresh temp dir on a
+// free port. It returns the URL and a stop func, or an error text.
+func startIronic(tag string) (string, func(), string) {
+	if _, err := os.Stat("/usr/bin/ironic"); err != nil {
+		return "", nil, "/usr/bin/ironic (python3-ironic)"
+	}
+	dir, err := os.MkdirTemp("", "rackfence-ironic-"+tag+"-")
+	if err != nil {
+		return "", nil, err.Error()
+	}
+	port := freePort()
+	out, err := exec.Command(scriptPath(), "start", dir, fmt.Sprint(port)).CombinedOutput()
+	if err != nil {
+		return "", nil, fmt.Sprintf("deploy/peers/ironic.sh start failed: %v\n%s", err, out)
+	}
+	stop := func() {
+		exec.Command(scriptPath(), "stop", dir).Run()
+		os.RemoveAll(dir)
+	}
+	return fmt.Sprintf("http://127.0.0.1:%d", port), stop, ""
+}
+
+func freePort() int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// needIronic returns the shared Ironic's URL: a missing Ironic fails in CI
+// and skips loudly elsewhere.
+func needIronic(t testing.TB) string {
+	t.Helper()
+	if sharedIronic == "" && strings.HasPrefix(sharedIronicErr, "/usr/bin/ironic") {
+		testenv.RequirePeer(t, false, sharedIronicErr)
+	}
+	if sharedIronic == "" {
+		t.Fatal(sharedIronicErr)
+	}
+	return sharedIronic
+}
+
+// recorder is an Auditor keeping every guarded call.
+type recorder struct {
+	n   atomic.Int64
+	ops chan bmc.AuditRecord
+}
+
+func (r *recorder) Audit(a bmc.AuditRecord) {
+	r.n.Add(1)
+	select {
+	case r.ops <- a:
+	default:
+	}
+}
+
+// newGuard returns a guard holding a valid one-hour lease.
+func newGuard(rec *recorder) *bmc.Guard {
+	h := fence.NewHolder(nil)
+	h.Set(fence.Lease{Rack: "r1", Epoch: 1, TTL: time.Hour, Deadline: time.Now().Add(time.Hour)})
+	if rec == nil {
+		return bmc.NewGuard(h, nil)
+	}
+	return bmc.NewGuard(h, rec)
+}
+
+// newProv connects a provisioner to url; mod adjusts the config.
+func newProv(t testing.TB, url string, mod func(*ironic.Config)) *ironic.Provisioner {
+	t.Helper()
+	cfg := ironic.Config{URL: url, Guard: newGuard(nil), PollInterval: 100 * time.Millisecond,
+		WaitTimeout: 2 * time.Minute}
+	if mod != nil {
+		mod(&cfg)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p, err := ironic.New(ctx, cfg)
+	if err != nil {
+		t.Fatalf("ironic.New(%s): %v", url, err)
+	}
+	return p
+}
+
+func fakeHW(c *ironic.Config) { c.Driver = "fake-hardware" }
+
+var hostSeq atomic.Int64
+
+// fakeHost is a host for the fake-hardware driver (Ironic talks to no BMC).
+func fakeHost(prefix string) provisioner.Host {
+	i := hostSeq.Add(1)
+	return provisioner.Host{
+		Name:           fmt.Sprintf("%s-%d-%d", prefix, os.Getpid()%10000, i),
+		BMC:            apiBMC("redfish+http://127.0.0.1:9/redfish/v1/Systems/1"),
+		Username:       "admin",
+		Password:       "password",
+		BootMACAddress: fmt.Sprintf("52:54:%02x:%02x:%02x:%02x", (os.Getpid()>>8)&0xff, os.Getpid()&0xff, (i>>8)&0xff, i&0xff),
+	}
+}
+
+// rawNode reads a node straight from Ironic (test-side checks).
+func rawNode(t testing.TB, url, id string) (*nodes.Node, error) {
+	t.Helper()
+	sc, err := noauth.NewBareMetalNoAuth(noauth.EndpointOpts{IronicEndpoint: url + "/v1/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Microversion = ironic.Microversion
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	n, err := nodes.Get(ctx, sc, id).Extract()
+	if gophercloud.ResponseCodeIs(err, 404) {
+		return nil, nil
+	}
+	return n, err
+}
+
+func ctxT(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// must returns a checker of one provisioner call: must(t, "x")(p.X(ctx, h)).
+func must(t testing.TB, what string) func(provisioner.Result, error) provisioner.Result {
+	return func(r provisioner.Result, err error) provisioner.Result {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if r.InProgress {
+			t.Fatalf("%s: still in progress after the wait timeout: %+v", what, r)
+		}
+		return r
+	}
+}
+
+func wantState(t testing.TB, url, id, state string) *nodes.Node {
+	t.Helper()
+	n, err := rawNode(t, url, id)
+	if err != nil || n == nil {
+		t.Fatalf("read node %s: %v (node %v)", id, err, n)
+	}
+	if n.ProvisionState != state {
+		t.Fatalf("node %s is %q, want %q (last_error %q)", id, n.ProvisionState, state, n.LastError)
+	}
+	return n
+}

@@ -1,0 +1,76 @@
+package ironic
+
+import (
+	"context"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
+	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/ports"
+
+	"github.com/rackfence/rackfence/agent/provisioner"
+)
+
+// Every mutating Ironic call is here, each lexically inside the func literal
+// passed to Guard.Do (agent/bmc's go/ast test checks that). The guard checks
+// the rack lease right before the call and bounds it by Config.Timeout.
+
+func (p *Provisioner) createNode(ctx context.Context, h provisioner.Host, opts nodes.CreateOpts) (*nodes.Node, error) {
+	var n *nodes.Node
+	err := p.cfg.Guard.Do(ctx, h.Name, "ironic.create-node", p.cfg.Timeout, func(ctx context.Context) error {
+		var err error
+		n, err = nodes.Create(ctx, p.client, opts).Extract()
+		return err
+	})
+	return n, classify(err, "create Ironic node for host "+h.Name)
+}
+
+func (p *Provisioner) createPort(ctx context.Context, h provisioner.Host, nodeUUID, mac string) error {
+	pxe := true
+	err := p.cfg.Guard.Do(ctx, h.Name, "ironic.create-port", p.cfg.Timeout, func(ctx context.Context) error {
+		_, err := ports.Create(ctx, p.client, ports.CreateOpts{NodeUUID: nodeUUID, Address: mac, PXEEnabled: &pxe}).Extract()
+		return err
+	})
+	return classify(err, "create port "+mac+" on node "+nodeUUID)
+}
+
+func (p *Provisioner) updateNode(ctx context.Context, h provisioner.Host, uuid, what string, patch nodes.UpdateOpts) error {
+	err := p.cfg.Guard.Do(ctx, h.Name, "ironic.update-node", p.cfg.Timeout, func(ctx context.Context) error {
+		_, err := nodes.Update(ctx, p.client, uuid, patch).Extract()
+		return err
+	})
+	return classify(err, what+" of node "+uuid)
+}
+
+func (p *Provisioner) changeProvisionState(ctx context.Context, h provisioner.Host, uuid string, target nodes.TargetProvisionState) error {
+	err := p.cfg.Guard.Do(ctx, h.Name, "ironic.provision-"+string(target), p.cfg.Timeout, func(ctx context.Context) error {
+		return nodes.ChangeProvisionState(ctx, p.client, uuid, nodes.ProvisionStateOpts{Target: target}).ExtractErr()
+	})
+	return classify(err, "provision target "+string(target)+" for node "+uuid)
+}
+
+func (p *Provisioner) changePowerState(ctx context.Context, h provisioner.Host, uuid string, target nodes.TargetPowerState) error {
+	err := p.cfg.Guard.Do(ctx, h.Name, "ironic.power", p.cfg.Timeout, func(ctx context.Context) error {
+		return nodes.ChangePowerState(ctx, p.client, uuid, nodes.PowerStateOpts{Target: target}).ExtractErr()
+	})
+	return classify(err, string(target)+" for node "+uuid)
+}
+
+func (p *Provisioner) setMaintenance(ctx context.Context, h provisioner.Host, uuid, reason string) error {
+	err := p.cfg.Guard.Do(ctx, h.Name, "ironic.maintenance-on", p.cfg.Timeout, func(ctx context.Context) error {
+		return nodes.SetMaintenance(ctx, p.client, uuid, nodes.MaintenanceOpts{Reason: reason}).ExtractErr()
+	})
+	return classify(err, "set maintenance on node "+uuid)
+}
+
+func (p *Provisioner) unsetMaintenance(ctx context.Context, h provisioner.Host, uuid string) error {
+	err := p.cfg.Guard.Do(ctx, h.Name, "ironic.maintenance-off", p.cfg.Timeout, func(ctx context.Context) error {
+		return nodes.UnsetMaintenance(ctx, p.client, uuid).ExtractErr()
+	})
+	return classify(err, "unset maintenance on node "+uuid)
+}
+
+func (p *Provisioner) deleteNode(ctx context.Context, h provisioner.Host, uuid string) error {
+	err := p.cfg.Guard.Do(ctx, h.Name, "ironic.delete-node", p.cfg.Timeout, func(ctx context.Context) error {
+		return nodes.Delete(ctx, p.client, uuid).ExtractErr()
+	})
+	return classify(err, "delete node "+uuid)
+}
