@@ -26,7 +26,7 @@ import (
 // One real Ironic for the package (deploy/peers/ironic.sh, like CI and
 // people use it); tests that wipe its database start their own.
 var (
-	sharedIronic   string // URL, empty when it could not start
+	sharedIronic    string // URL, empty when it could not start
 	sharedIronicErr string
 )
 
