@@ -1,0 +1,85 @@
+// Package bmcsim is a Redfish BMC simulator: N BMCs on consecutive loopback
+// ports in one process, each with one system (Systems/1), one manager
+// (Managers/1, with virtual media) and one chassis (Chassis/1). It serves
+// what bmclib v2.3.0 and Ironic's sushy send (see DESIGN.md), checks
+// sessions and basic auth, honours ETags on PATCH, injects faults on
+// demand, and writes one audit JSON line per mutating call.
+package bmcsim
+
+import (
+	"errors"
+	"time"
+)
+
+// Config describes a simulator. The zero value plus Hosts is usable.
+type Config struct {
+	// Hosts is the number of BMCs (1 to 10000).
+	Hosts int
+	// Host is the listen address of every BMC. Default 127.0.0.1.
+	Host string
+	// BasePort is the port of BMC 0; BMC i listens on BasePort+i. 0 picks a
+	// free range.
+	BasePort int
+	// Latency is added to every Redfish request before it is answered
+	// (not to /sim/*). Jitter adds a uniform random 0..Jitter on top.
+	Latency time.Duration
+	Jitter  time.Duration
+	// AuditPath, when set, gets one JSON line per mutating Redfish call
+	// (CONTRACT.md fields: time, port, remote, userAgent, method, path,
+	// body; plus status). Session login and logout are not audited: they
+	// change nothing on the host, and a login body holds the password.
+	AuditPath string
+	// Username and Password every BMC accepts. Default admin / password.
+	Username string
+	Password string
+	// MACPrefix is the first four bytes of each host's boot MAC; the last
+	// two are the BMC's index: PREFIX:HH:LL. Default 52:54:00:00.
+	MACPrefix string
+	// PowerOn starts every host powered on (default off).
+	PowerOn bool
+	// TLS serves HTTPS with a self-signed certificate (clients must skip
+	// verification: redfish:// with disableCertificateVerification).
+	TLS bool
+	// MaxSessions per BMC; the oldest session is dropped beyond it, as
+	// real BMCs do. Default 32.
+	MaxSessions int
+}
+
+// Errors returned by Start and the Sim methods.
+var (
+	// ErrConfig: a Config field is out of range; the message names it.
+	ErrConfig = errors.New("bmcsim: bad config")
+	// ErrNoPorts: BasePort..BasePort+Hosts-1 could not all be bound.
+	ErrNoPorts = errors.New("bmcsim: ports not available")
+	// ErrIndex: a BMC index outside 0..Hosts-1.
+	ErrIndex = errors.New("bmcsim: no such BMC index")
+	// ErrFaultMode: a fault mode other than none, http500, hang, refuse-auth.
+	ErrFaultMode = errors.New("bmcsim: unknown fault mode")
+)
+
+// Fault modes for PUT /sim/fault and Sim.SetFault.
+const (
+	FaultNone       = "none"
+	FaultHTTP500    = "http500"
+	FaultHang       = "hang"
+	FaultRefuseAuth = "refuse-auth"
+)
+
+func (c Config) withDefaults() Config {
+	if c.Host == "" {
+		c.Host = "127.0.0.1"
+	}
+	if c.Username == "" {
+		c.Username = "admin"
+	}
+	if c.Password == "" {
+		c.Password = "password"
+	}
+	if c.MACPrefix == "" {
+		c.MACPrefix = "52:54:00:00"
+	}
+	if c.MaxSessions <= 0 {
+		c.MaxSessions = 32
+	}
+	return c
+}
