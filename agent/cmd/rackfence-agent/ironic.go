@@ -1,14 +1,53 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/rackfence/rackfence/agent/bmc"
 	"github.com/rackfence/rackfence/agent/provisioner"
+	"github.com/rackfence/rackfence/agent/provisioner/ironic"
+	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/client"
 )
 
-// newIronic builds the Ironic provisioner (--provisioner ironic).
+// newIronic builds the Ironic provisioner (--provisioner ironic). Hosts
+// whose hardware type cannot inspect get their details from the BMC
+// inventory (read-only, through a session pool of their own).
 func newIronic(o options, guard *bmc.Guard, bmcOpts bmc.Options, log *slog.Logger) (provisioner.Provisioner, func(), error) {
-	return nil, nil, errors.New("--provisioner ironic is not wired into this build yet")
+	if o.ironicURL == "" {
+		return nil, nil, errors.New("--provisioner ironic needs --ironic-url (or RACKFENCE_IRONIC_URL), e.g. http://127.0.0.1:6385")
+	}
+	var token string
+	if o.ironicTokenFile != "" {
+		t, err := client.ReadTokenFile(o.ironicTokenFile)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--ironic-token-file: %w", err)
+		}
+		token = t
+	}
+	pool := bmc.NewPool(bmcOpts)
+	inventory := func(ctx context.Context, h provisioner.Host) (*api.HardwareDetails, error) {
+		c, err := pool.Get(ctx, h.Name, bmc.Target{Address: h.BMC.Address, Username: h.Username,
+			Password: h.Password, Insecure: h.BMC.DisableCertificateVerification})
+		if err != nil {
+			return nil, err
+		}
+		return c.Inventory(ctx)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := ironic.New(ctx, ironic.Config{URL: o.ironicURL, Token: token, Guard: guard,
+		Timeout: o.bmcTimeout, Logger: log, Inventory: inventory})
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = pool.Close(ctx)
+	}, nil
 }
