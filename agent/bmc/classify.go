@@ -56,8 +56,13 @@ func containsAny(s string, subs ...string) bool {
 
 // scrub removes the password from a message, in case anything echoed it.
 func (c *Conn) scrub(s string) string {
-	if c.target.Password != "" {
+	if len(c.target.Password) >= 3 {
 		s = strings.ReplaceAll(s, c.target.Password, "<redacted>")
+	}
+	// bmclib joins provider errors over several lines; keep one line.
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 400 {
+		s = s[:397] + "..."
 	}
 	return s
 }

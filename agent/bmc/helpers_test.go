@@ -1,0 +1,34 @@
+package bmc
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/rackfence/rackfence/shared/bmcsim"
+	"github.com/rackfence/rackfence/shared/fence"
+)
+
+// startSim starts an in-process bmcsim with n BMCs, closed on cleanup.
+func startSim(t testing.TB, cfg bmcsim.Config) *bmcsim.Sim {
+	t.Helper()
+	s, err := bmcsim.Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// leasedGuard returns a guard over a lease of epoch 7 valid for ttl.
+func leasedGuard(ttl time.Duration, audit Auditor) (*Guard, *fence.Holder) {
+	h := fence.NewHolder(nil)
+	h.Set(fence.Lease{Rack: "r1", Holder: "agent-test", Epoch: 7, TTL: ttl, Deadline: time.Now().Add(ttl)})
+	return NewGuard(h, audit), h
+}
+
+func testCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
