@@ -2,21 +2,54 @@ package hoststate
 
 import "time"
 
+// Defaults of Config. The backoff constants are BMO's: retry n waits
+// 2^n minutes minus up to half of it, with n capped at 9 (512 minutes).
+const (
+	DefaultBackoffBase        = time.Minute
+	DefaultBackoffMaxExponent = 9
+	DefaultTransientRetry     = 15 * time.Second
+	DefaultPollInterval       = 10 * time.Second
+	DefaultMaxDeleteTries     = 3
+)
+
 // Config holds the state machine's tunables. The zero value of every field
 // means its default.
 type Config struct {
-	// BackoffBase is the unit of the error backoff: the wait before retry n
-	// is BackoffBase * 2^n minus up to half of it (default 1 minute, BMO).
+	// BackoffBase is the unit of the error backoff: after the n-th counted
+	// error the retry waits BackoffBase * 2^n minus up to half of it
+	// (default 1 minute).
 	BackoffBase time.Duration
-	// BackoffMaxExponent caps the exponent n (default 9: 512 minutes).
+	// BackoffMaxExponent caps the exponent n (default 9: at most 512
+	// minutes with the default base).
 	BackoffMaxExponent int
-	// TransientRetry is the wait after a transient (uncounted) failure
-	// (default 15 seconds).
+	// TransientRetry is the wait after a transient or fenced failure, which
+	// is not counted as a host error (default 15 seconds).
 	TransientRetry time.Duration
-	// PollInterval is the wait before asking again about an action still in
-	// progress (default 10 seconds).
+	// PollInterval is the wait before asking again about an action that is
+	// still in progress (default 10 seconds).
 	PollInterval time.Duration
-	// MaxDeleteTries bounds the failed power-off/deprovision attempts during
-	// deletion before giving up and deleting anyway (default 3).
+	// MaxDeleteTries bounds the failed power-off or deprovision attempts of
+	// a deletion; after that many the deletion continues anyway, with a
+	// Warning event (default 3).
 	MaxDeleteTries int
+}
+
+// withDefaults returns c with every zero field set to its default.
+func (c Config) withDefaults() Config {
+	if c.BackoffBase <= 0 {
+		c.BackoffBase = DefaultBackoffBase
+	}
+	if c.BackoffMaxExponent <= 0 {
+		c.BackoffMaxExponent = DefaultBackoffMaxExponent
+	}
+	if c.TransientRetry <= 0 {
+		c.TransientRetry = DefaultTransientRetry
+	}
+	if c.PollInterval <= 0 {
+		c.PollInterval = DefaultPollInterval
+	}
+	if c.MaxDeleteTries <= 0 {
+		c.MaxDeleteTries = DefaultMaxDeleteTries
+	}
+	return c
 }

@@ -1,11 +1,108 @@
 package hoststate
 
-// Step decides, for one host, what happens next. It is pure and idempotent.
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rackfence/rackfence/shared/api"
+)
+
+// Step decides, for one host, what happens next. It is pure (it reads
+// nothing but in) and idempotent: called again with the returned status and
+// Last = nil it decides the same and re-runs no finished action.
+//
+// It applies the first outcome row matching in.Last, then the decision rows
+// in order until one that does not fall through matches.
 func Step(in Input) Decision {
-	st := in.Host.Status
-	var d Decision
-	if st != nil {
-		d.Status = *st
+	r := newRun(in)
+	var fired []string
+	if in.Last != nil {
+		r.learn(in.Last)
+		if r.res == resOK {
+			r.clearError()
+		}
+		for i := range table {
+			w := &table[i]
+			if w.on == "" || !w.matches(r) {
+				continue
+			}
+			r.apply(w)
+			fired = append(fired, w.name)
+			break
+		}
 	}
-	return d
+	for i := range table {
+		w := &table[i]
+		if w.on != "" || !w.matches(r) {
+			continue
+		}
+		r.apply(w)
+		fired = append(fired, w.name)
+		if !w.next {
+			break
+		}
+	}
+	r.d.Rule = strings.Join(fired, " > ")
+	return r.finish()
+}
+
+// apply runs one row: state change (with an event), effect, removal.
+func (r *run) apply(w *row) {
+	if w.to != "" && w.to != r.state() {
+		from := r.state()
+		if from == "" {
+			from = "new"
+		}
+		r.st.ProvisioningState = w.to
+		r.event(api.EventNormal, w.name, "%s → %s: %s", from, w.to, w.why)
+	}
+	if w.do != nil {
+		w.do(r)
+	}
+	if w.remove {
+		r.d.Remove = true
+	}
+}
+
+// finish derives the operational status and the blocked flag from the
+// bookkeeping, so they can never disagree with it.
+func (r *run) finish() Decision {
+	r.st.OperationalStatus = r.operationalStatus()
+	if len(r.st.Extra) == 0 {
+		r.st.Extra = nil
+	}
+	if r.d.Remove {
+		r.d.Action = ActionNone
+	}
+	r.d.Blocked = (r.blockedNow() || r.d.Remove) && r.d.Action == ActionNone
+	if r.d.Action != ActionNone {
+		r.d.RequeueAfter = 0
+	}
+	r.d.Status = r.st
+	return r.d
+}
+
+func (r *run) operationalStatus() string {
+	switch {
+	case r.handoffPending():
+		return api.OpAwaitingHandoff
+	case r.flag(keyDetached):
+		return api.OpDetached
+	case r.flag(keyMaintenance):
+		return api.OpMaintenance
+	case r.removalStarted() || r.flag(keyRemovalCommitted):
+		return api.OpRemoving
+	case r.st.ErrorType != "":
+		return api.OpError
+	case r.state() == api.StateUnmanaged:
+		return api.OpDiscovered
+	}
+	return api.OpOK
+}
+
+// String renders a decision for logs and test failures.
+func (d Decision) String() string {
+	return fmt.Sprintf("state=%s op=%s action=%q requeue=%s blocked=%t remove=%t err=%q/%d rule=%s",
+		d.Status.ProvisioningState, d.Status.OperationalStatus, d.Action, d.RequeueAfter, d.Blocked, d.Remove,
+		d.Status.ErrorType, d.Status.ErrorCount, d.Rule)
 }

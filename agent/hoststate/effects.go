@@ -1,0 +1,134 @@
+package hoststate
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/rackfence/rackfence/shared/api"
+)
+
+// Effects shared by several rows of the table.
+
+func (r *run) lastMessage() string {
+	if r.in.Last.Message != "" {
+		return r.in.Last.Message
+	}
+	if r.in.Last.Err == ErrNone {
+		return "done"
+	}
+	return "failed (" + string(r.in.Last.Err) + ")"
+}
+
+// nodeLost forgets the provisioner's node; the Register row follows.
+func (r *run) nodeLost() {
+	r.setNode(nodeNone)
+	r.st.ProvisioningID = ""
+	r.event(api.EventWarning, "NodeLost", "%s: the provisioner no longer knows the host (%s); registering it again without any power change",
+		r.in.Last.Action, r.lastMessage())
+}
+
+// failForDelete counts one failed try of a deletion step.
+func (r *run) failForDelete() {
+	r.set(keyDeleteTries, strconv.Itoa(r.deleteTries()+1))
+	r.fail(errorTypeFor(r.in.Last.Action, r.state(), r.in.Last.Err), string(r.in.Last.Action)+": "+r.lastMessage())
+}
+
+// abandonForDelete gives up a deletion step that keeps failing.
+func (r *run) abandonForDelete() {
+	n := r.deleteTries() + 1
+	r.set(keyDeleteTries, strconv.Itoa(n))
+	r.clearError()
+	r.event(api.EventWarning, "DeleteStepAbandoned", "%s failed %d times (%s); continuing the deletion without it",
+		r.in.Last.Action, n, r.lastMessage())
+}
+
+func (r *run) deprovisioned() {
+	r.setNode(nodeReady)
+	r.powered(false)
+}
+
+// powered records the power state an action implies, unless the outcome
+// reported it.
+func (r *run) powered(on bool) {
+	if r.in.Last == nil || r.in.Last.PoweredOn == nil {
+		r.st.PoweredOn = on
+	}
+}
+
+// markDetached: the node is gone, nothing may touch the host.
+func (r *run) markDetached() {
+	r.setFlag(keyDetached, true)
+	r.setNode(nodeNone)
+	r.st.ProvisioningID = ""
+	r.clearError()
+	r.ack(api.IntentDetach, r.detach(), false)
+	r.event(api.EventNormal, "Detached", "host detached: removed from the provisioner without deprovisioning; no BMC or provisioner action until re-attached")
+}
+
+// reattach ends a detach: the host is registered (and adopted) again.
+func (r *run) reattach() {
+	r.setFlag(keyDetached, false)
+	r.set(keyNotePrefix+"detachWait", "")
+	r.event(api.EventNormal, "Reattached", "detach removed: registering the host again")
+}
+
+// commitRemoval: the provisioner's node is gone; the removal can no longer
+// be cancelled and the record may be deleted.
+func (r *run) commitRemoval() {
+	r.setFlag(keyRemovalCommitted, true)
+	r.setNode(nodeNone)
+	r.st.ProvisioningID = ""
+	r.clearError()
+	r.ack(api.IntentDrain, r.drain(), false)
+	r.event(api.EventNormal, "RemovalCommitted", "removed from the provisioner: the removal can no longer be cancelled; the record may be deleted")
+}
+
+// takeOver starts a pivoted-in host afresh once its handoff is confirmed,
+// keeping what the source tier learnt (hardware details, power).
+func (r *run) takeOver() {
+	for k := range r.st.Extra {
+		if k == keyHandoff || strings.HasPrefix(k, keyNotePrefix) {
+			continue
+		}
+		delete(r.st.Extra, k)
+	}
+	r.set(keyHandoff, strconv.FormatUint(r.h.Handoff.DetachIndex, 10))
+	r.st.ProvisioningID = ""
+	r.clearError()
+	r.event(api.EventNormal, "HandoffConfirmed", "handoff from %s confirmed: taking over the host", r.h.Handoff.SourceTier)
+}
+
+// drainCause identifies the drain intent for one-shot notes and keyRemoval.
+func (r *run) drainCause() string {
+	it := r.drain()
+	if it == nil {
+		return ""
+	}
+	return strconv.FormatUint(it.CreatedIndex, 10) + ":" + it.Mode
+}
+
+// removalGo: a removal drain may proceed (consumer gone, forced, or it has
+// already started).
+func (r *run) removalGo() bool {
+	return r.drainMode() == api.DrainRemoval && (r.consumerClear() || r.removalStarted())
+}
+
+// wipeNeeded: the removal asks for a wipe and the host carries an image
+// that this tier may erase.
+func (r *run) wipeNeeded() bool {
+	if !r.removalGo() || !r.drain().Wipe || r.flag(keyDetached) {
+		return false
+	}
+	switch r.state() {
+	case api.StateProvisioning, api.StateProvisioned, api.StateExternallyProvisioned:
+		return true
+	}
+	return false
+}
+
+func (r *run) registrationErrorType() string {
+	if r.state() == api.StateProvisioned || r.state() == api.StateExternallyProvisioned {
+		return api.ErrProvisionedRegistration
+	}
+	return api.ErrRegistration
+}

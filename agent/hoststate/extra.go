@@ -1,0 +1,48 @@
+package hoststate
+
+// Keys of api.HostStatus.Extra owned by this package: the bookkeeping that
+// must survive an agent restart. Values are plain strings.
+const (
+	// keyNode is how far the provisioner knows the host: "" not registered,
+	// nodeEnrolled (registered, not yet in the state the provisioning state
+	// implies: needs provide or adopt), nodeReady.
+	keyNode = "node"
+	// keyRetryAt is when a counted error's backoff ends (RFC 3339, UTC).
+	keyRetryAt = "retryAt"
+	// keyRetryGen is the spec/intent generation the backoff applies to; an
+	// edit or a new intent lifts the backoff (a fix is worth trying now).
+	keyRetryGen = "retryGen"
+	// keyDetached is "true" once the host is detached (seed 000).
+	keyDetached = "detached"
+	// keyMaintenance is "true" while the host is drained for maintenance.
+	keyMaintenance = "maintenance"
+	// keyRemoval holds the createdIndex of the removal drain under way.
+	keyRemoval = "removal"
+	// keyRemovalCommitted is "true" once the provisioner's node is gone for
+	// a removal: the point of no return.
+	keyRemovalCommitted = "removalCommitted"
+	// keyDeleteTries counts failed power-off/deprovision tries of a deletion.
+	keyDeleteTries = "deleteTries"
+	// keyResumed is the createdIndex of the last resume intent applied, so a
+	// resume seen twice resets the backoff once.
+	keyResumed = "resumed"
+	// keyHandoff is the handoff DetachIndex already taken over.
+	keyHandoff = "handoff"
+	// keyNotePrefix prefixes one-shot notes: an event recorded once per
+	// cause (e.g. "note.detachWait" = the intent's createdIndex).
+	keyNotePrefix = "note."
+)
+
+// Values of keyNode.
+const (
+	nodeNone     = ""
+	nodeEnrolled = "enrolled"
+	nodeReady    = "ready"
+)
+
+// ExtraKeys lists every Extra key this package writes (one-shot notes use
+// the "note." prefix).
+var ExtraKeys = []string{
+	keyNode, keyRetryAt, keyRetryGen, keyDetached, keyMaintenance, keyRemoval,
+	keyRemovalCommitted, keyDeleteTries, keyResumed, keyHandoff,
+}

@@ -1,0 +1,80 @@
+package hoststate
+
+import "github.com/rackfence/rackfence/shared/api"
+
+// result is what an Outcome means to the table.
+type result string
+
+const (
+	resOK        result = "ok"
+	resProgress  result = "in-progress"
+	resTransient result = "transient" // not counted: transient or fenced
+	resFailed    result = "failed"    // counted: failed, auth or unknown
+	resNotFound  result = "not-found" // the provisioner lost the node
+)
+
+// classify maps an Outcome to a result. Not-found is success for detach and
+// delete (the node is gone, which is what they want) and a plain failure for
+// register (it creates the node). An unknown class counts as failed.
+func classify(o *Outcome) result {
+	switch o.Err {
+	case ErrNone:
+		if o.InProgress {
+			return resProgress
+		}
+		return resOK
+	case ErrClassTransient, ErrClassFenced:
+		return resTransient
+	case ErrClassNotFound:
+		switch o.Action {
+		case ActionDetach, ActionDelete:
+			return resOK
+		case ActionRegister:
+			return resFailed
+		}
+		return resNotFound
+	default:
+		return resFailed
+	}
+}
+
+// errorTypeFor is the seed-001 error type of a failed action in a state.
+// Maintenance on/off count as detach errors: both stop or restart
+// management without touching the workload.
+func errorTypeFor(a Action, state string, class ErrClass) string {
+	provisioned := state == api.StateProvisioned || state == api.StateExternallyProvisioned
+	switch {
+	case a == ActionAdopt:
+		return api.ErrProvisionedRegistration
+	case (class == ErrClassAuth || a == ActionRegister) && provisioned:
+		return api.ErrProvisionedRegistration
+	case class == ErrClassAuth || a == ActionRegister:
+		return api.ErrRegistration
+	}
+	switch a {
+	case ActionInspect:
+		return api.ErrInspection
+	case ActionProvide, ActionProvision:
+		return api.ErrProvisioning
+	case ActionDeprovision, ActionDelete:
+		return api.ErrDeprovisioning
+	case ActionDetach, ActionMaintenanceOn, ActionMaintenanceOff:
+		return api.ErrDetach
+	case ActionPowerOn, ActionPowerOff:
+		return api.ErrPowerManagement
+	}
+	return api.ErrRegistration
+}
+
+// learn copies the facts an outcome carries into the status.
+func (r *run) learn(o *Outcome) {
+	if o.ProvisioningID != "" {
+		r.st.ProvisioningID = o.ProvisioningID
+	}
+	if o.PoweredOn != nil {
+		r.st.PoweredOn = *o.PoweredOn
+	}
+	if o.HardwareDetails != nil {
+		r.st.HardwareDetails = o.HardwareDetails
+	}
+}

@@ -1,0 +1,395 @@
+package hoststate
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/rackfence/rackfence/shared/api"
+)
+
+// Shorthands for the table.
+const (
+	sNew         = api.StateNone
+	sUnmanaged   = api.StateUnmanaged
+	sRegistering = api.StateRegistering
+	sInspecting  = api.StateInspecting
+	sAvailable   = api.StateAvailable
+	sProvisionin = api.StateProvisioning
+	sProvisioned = api.StateProvisioned
+	sExternal    = api.StateExternallyProvisioned
+	sDeprovision = api.StateDeprovisioning
+	sPowerOffDel = api.StatePoweringOffBeforeDelete
+	sDeleting    = api.StateDeleting
+)
+
+// table is the state machine: every transition is one row. Outcome rows
+// come first (the first match handles Input.Last), then decision rows in
+// priority order: handoff, removal past no return, resume, deletion,
+// removal, detach, maintenance, BMC details, lifecycle, power.
+var table = []row{
+	// ---- Outcomes of the last action ----------------------------------
+	{name: "ActionInProgress", on: anyAction, res: resProgress,
+		why: "An action started but not finished is asked about again after the poll interval.",
+		do:  func(r *run) { r.hold = r.cfg.PollInterval }},
+	{name: "TransientFailure", on: anyAction, res: resTransient,
+		why: "Seed 001: a transient failure (timeout, fenced) is retried soon and not counted.",
+		do: func(r *run) {
+			r.hold = r.cfg.TransientRetry
+			if r.in.Last.Err == ErrClassTransient {
+				r.event(api.EventWarning, "TransientFailure", "%s: %s (retry in %s, not counted)", r.in.Last.Action, r.lastMessage(), r.hold)
+			}
+		}},
+	{name: "NodeLostDuringDeletion", on: anyAction, res: resNotFound, from: states(sPowerOffDel, sDeleting), to: sDeleting,
+		why: "The provisioner lost the node during deletion: nothing left to delete.", do: (*run).nodeLost},
+	{name: "NodeLostDuringDeprovisionForDelete", on: anyAction, res: resNotFound, from: states(sDeprovision), to: sDeleting,
+		when: func(r *run) bool { return r.h.DeletionRequested },
+		why:  "The provisioner lost the node while deprovisioning for deletion: nothing left to delete.", do: (*run).nodeLost},
+	{name: "NodeLostInSteadyState", on: anyAction, res: resNotFound, from: states(sAvailable, sProvisioned, sExternal),
+		why: "Seed 004: the provisioner lost the node (e.g. Ironic lost its database): re-register and, if provisioned, re-adopt, with no power change.",
+		do:  (*run).nodeLost},
+	{name: "NodeLostMidOperation", on: anyAction, res: resNotFound, from: states(sRegistering, sInspecting, sProvisionin, sDeprovision), to: sRegistering,
+		why: "The provisioner lost the node mid-operation: start again from registration (hardware details are kept, so no re-inspection).",
+		do:  (*run).nodeLost},
+	{name: "NodeLost", on: anyAction, res: resNotFound,
+		why: "The provisioner lost the node: forget it.", do: (*run).nodeLost},
+	{name: "PowerOffBeforeDeleteAbandoned", on: ActionPowerOff, res: resFailed, from: states(sPowerOffDel), to: sDeleting,
+		when: func(r *run) bool { return r.deleteTries()+1 >= r.cfg.MaxDeleteTries },
+		why:  "BMO: a power-off before delete that keeps failing is given up after MaxDeleteTries; the deletion continues.",
+		do:   (*run).abandonForDelete},
+	{name: "PowerOffBeforeDeleteFailed", on: ActionPowerOff, res: resFailed, from: states(sPowerOffDel),
+		why: "A failed power-off before delete is counted and retried with backoff.", do: (*run).failForDelete},
+	{name: "DeprovisionBeforeDeleteAbandoned", on: ActionDeprovision, res: resFailed, from: states(sDeprovision), to: sDeleting,
+		when: func(r *run) bool { return r.h.DeletionRequested && r.deleteTries()+1 >= r.cfg.MaxDeleteTries },
+		why:  "BMO: a deprovision before delete that keeps failing is given up after MaxDeleteTries; the deletion continues.",
+		do:   (*run).abandonForDelete},
+	{name: "DeprovisionBeforeDeleteFailed", on: ActionDeprovision, res: resFailed, from: states(sDeprovision),
+		when: func(r *run) bool { return r.h.DeletionRequested },
+		why:  "A failed deprovision before delete is counted and retried with backoff.", do: (*run).failForDelete},
+	{name: "ActionFailed", on: anyAction, res: resFailed,
+		why: "Seed 001: a failed action sets errorType, errorMessage and errorCount and waits an exponential backoff with jitter.",
+		do: func(r *run) {
+			r.fail(errorTypeFor(r.in.Last.Action, r.state(), r.in.Last.Err), fmt.Sprintf("%s: %s", r.in.Last.Action, r.lastMessage()))
+		}},
+	{name: "RegisteredExternallyProvisioned", on: ActionRegister, res: resOK, from: states(sRegistering), to: sExternal,
+		when: func(r *run) bool { return r.h.ExternallyProvisioned },
+		why:  "Seed 004: an externally provisioned host is registered, then adopted (never inspected).",
+		do:   func(r *run) { r.setNode(nodeEnrolled) }},
+	{name: "RegisteredWithHardwareDetails", on: ActionRegister, res: resOK, from: states(sRegistering), to: sAvailable,
+		when: func(r *run) bool { return r.st.HardwareDetails != nil },
+		why:  "A host that arrives with hardware details (pivoted in) is not re-inspected.",
+		do:   func(r *run) { r.setNode(nodeEnrolled) }},
+	{name: "Registered", on: ActionRegister, res: resOK, from: states(sRegistering), to: sInspecting,
+		why: "Lifecycle: registering → inspecting.", do: func(r *run) { r.setNode(nodeEnrolled) }},
+	{name: "Reregistered", on: ActionRegister, res: resOK,
+		why: "A host re-registered in place (node lost, re-attach) keeps its state; provide or adopt follows.",
+		do:  func(r *run) { r.setNode(nodeEnrolled) }},
+	{name: "Inspected", on: ActionInspect, res: resOK, from: states(sInspecting), to: sAvailable,
+		why: "Lifecycle: inspecting → available (provide follows)."},
+	{name: "Provided", on: ActionProvide, res: resOK,
+		why: "The provisioner made the node available.", do: func(r *run) { r.setNode(nodeReady) }},
+	{name: "ProvisioningDone", on: ActionProvision, res: resOK, from: states(sProvisionin), to: sProvisioned,
+		why: "Lifecycle: provisioning → provisioned.",
+		do: func(r *run) {
+			r.setNode(nodeReady)
+			if r.in.Last.PoweredOn == nil {
+				r.st.PoweredOn = true
+			}
+		}},
+	{name: "DeprovisionedForDelete", on: ActionDeprovision, res: resOK, from: states(sDeprovision), to: sDeleting,
+		when: func(r *run) bool { return r.h.DeletionRequested },
+		why:  "BMO: a deleted host, once deprovisioned, is deleted.", do: (*run).deprovisioned},
+	{name: "Deprovisioned", on: ActionDeprovision, res: resOK, from: states(sDeprovision), to: sAvailable,
+		why: "Lifecycle: deprovisioning → available.", do: (*run).deprovisioned},
+	{name: "Adopted", on: ActionAdopt, res: resOK,
+		why: "Seed 004: adoption took over the running host without redeploying it.",
+		do:  func(r *run) { r.setNode(nodeReady) }},
+	{name: "RemovedFromProvisioner", on: ActionDetach, res: resOK, remove: true,
+		when: func(r *run) bool { return r.removalStarted() },
+		why:  "Seed 002: the removal drain removed the node from the provisioner: past the point of no return, the record may be deleted.",
+		do:   (*run).commitRemoval},
+	{name: "DetachDone", on: ActionDetach, res: resOK,
+		why: "Seed 000: the node is removed from the provisioner without deprovisioning; the host is detached and the intent acknowledged.",
+		do:  (*run).markDetached},
+	{name: "Deleted", on: ActionDelete, res: resOK, from: states(sDeleting), remove: true,
+		why: "Deletion complete: the record may be deleted.",
+		do:  func(r *run) { r.setNode(nodeNone); r.st.ProvisioningID = "" }},
+	{name: "MaintenanceOnDone", on: ActionMaintenanceOn, res: resOK,
+		why: "Seed 002: maintenance on; operational status maintenance; intent acknowledged.",
+		do: func(r *run) {
+			r.setFlag(keyMaintenance, true)
+			r.ack(api.IntentDrain, r.drain(), false)
+			r.event(api.EventNormal, "MaintenanceOn", "host is in maintenance: no power or provisioning actions until restored")
+		}},
+	{name: "MaintenanceOffDone", on: ActionMaintenanceOff, res: resOK,
+		why: "Seed 002 restore: maintenance off, back to management.",
+		do: func(r *run) {
+			r.setFlag(keyMaintenance, false)
+			r.event(api.EventNormal, "Restored", "maintenance off: host is managed again")
+		}},
+	{name: "PoweredOffForDelete", on: ActionPowerOff, res: resOK, from: states(sPowerOffDel), to: sDeleting,
+		why: "BMO: powered off before delete; delete next.", do: func(r *run) { r.powered(false) }},
+	{name: "PoweredOn", on: ActionPowerOn, res: resOK,
+		why: "Power asserted on.", do: func(r *run) { r.powered(true) }},
+	{name: "PoweredOff", on: ActionPowerOff, res: resOK,
+		why: "Power asserted off.", do: func(r *run) { r.powered(false) }},
+	{name: "ActionSucceeded", on: anyAction, res: resOK,
+		why: "Any other success: its facts are recorded and the error cleared."},
+
+	// ---- Pivot handoff --------------------------------------------------
+	{name: "AwaitingHandoffDeleted", remove: true,
+		when: func(r *run) bool { return r.handoffPending() && r.h.DeletionRequested },
+		why:  "A pivoted host not yet handed over was never touched here: delete the record, nothing else."},
+	{name: "AwaitingHandoff",
+		when: func(r *run) bool { return r.handoffPending() },
+		why:  "A pivoted host is not touched until the source tier confirms its detach."},
+	{name: "HandoffConfirmed", to: sRegistering, next: true,
+		when: func(r *run) bool {
+			return r.h.Handoff != nil && r.h.Handoff.Confirmed && r.get(keyHandoff) != strconv.FormatUint(r.h.Handoff.DetachIndex, 10)
+		},
+		why: "Pivot: once confirmed, the host starts here from registration, keeping its hardware details (then adopt).",
+		do:  (*run).takeOver},
+
+	// ---- Removal past its point of no return ----------------------------
+	{name: "RemovalIrreversible", remove: true,
+		when: func(r *run) bool { return r.flag(keyRemovalCommitted) },
+		why:  "Seed 002 ISSUE-2: once the node is gone a removal cannot be cancelled; the record is deleted.",
+		do: func(r *run) {
+			if it := r.drain(); it == nil || it.Mode != api.DrainRemoval {
+				r.note("removalCancel", "refused", api.EventWarning, "RemovalNotCancellable",
+					"the removal cannot be cancelled: the provisioner's node is already gone; re-create the host to manage it again")
+			}
+		}},
+
+	// ---- Resume (one-shot) ----------------------------------------------
+	{name: "Resume", next: true,
+		when: func(r *run) bool {
+			it := r.resume()
+			return it != nil && r.st.ErrorCount > 0 && r.get(keyResumed) != strconv.FormatUint(it.CreatedIndex, 10)
+		},
+		why: "Seed 001: resume sets errorCount to 1 and retries now; the intent is dropped.",
+		do: func(r *run) {
+			it := r.resume()
+			r.st.ErrorCount = 1
+			r.set(keyRetryAt, "")
+			r.set(keyRetryGen, "")
+			r.set(keyResumed, strconv.FormatUint(it.CreatedIndex, 10))
+			r.ack(api.IntentResume, it, true)
+			r.event(api.EventNormal, "Resumed", "resume: errorCount set to 1, retrying %s now", r.st.ErrorType)
+		}},
+	{name: "ResumeAlreadyApplied", next: true,
+		when: func(r *run) bool { return r.resume() != nil && r.st.ErrorCount > 0 },
+		why:  "A resume seen again before it is dropped changes nothing.",
+		do:   func(r *run) { r.ack(api.IntentResume, r.resume(), true) }},
+	{name: "ResumeWithoutError", next: true,
+		when: func(r *run) bool { return r.resume() != nil },
+		why:  "Seed 001: resume on a host not in error is dropped with an event and changes nothing.",
+		do: func(r *run) {
+			r.ack(api.IntentResume, r.resume(), true)
+			r.event(api.EventNormal, "ResumeIgnored", "resume: the host is not in error; nothing to do")
+		}},
+
+	// ---- Deletion -------------------------------------------------------
+	{name: "DeleteUnregistered", from: states(sNew, sUnmanaged, sRegistering), to: sDeleting, next: true,
+		when: func(r *run) bool { return r.h.DeletionRequested },
+		why:  "BMO: a new, unmanaged or registering host goes straight to deleting."},
+	{name: "DeleteDetached", from: states(sInspecting, sAvailable, sProvisionin, sProvisioned, sExternal, sDeprovision, sPowerOffDel), to: sDeleting, next: true,
+		when: func(r *run) bool { return r.h.DeletionRequested && r.flag(keyDetached) },
+		why:  "Seed 000: deleting a detached host goes straight to deleting: no power-off, no deprovisioning."},
+	{name: "DeleteInMaintenance", from: states(sInspecting, sAvailable, sProvisionin, sProvisioned, sExternal, sDeprovision, sPowerOffDel), to: sDeleting, next: true,
+		when: func(r *run) bool { return r.h.DeletionRequested && r.flag(keyMaintenance) },
+		why:  "A host in maintenance gets no power action: deleting it removes the node as it is."},
+	{name: "DeleteWithoutBMC", from: states(sInspecting, sAvailable, sProvisionin, sProvisioned, sExternal, sDeprovision, sPowerOffDel), to: sDeleting, next: true,
+		when: func(r *run) bool { return r.h.DeletionRequested && r.detach() == nil && !r.bmcComplete() },
+		why:  "Without BMC details no power-off or deprovision can work: delete as is, with a warning.",
+		do: func(r *run) {
+			r.event(api.EventWarning, "DeleteWithoutBMC", "deleting without power-off or deprovisioning: %s", r.bmcProblem())
+		}},
+	{name: "DeleteProvisioned", from: states(sProvisionin, sProvisioned), to: sDeprovision, next: true,
+		when: func(r *run) bool { return r.h.DeletionRequested && r.detach() == nil },
+		why:  "BMO: a provisioned host is deprovisioned before it is deleted (a pending detach is finished first)."},
+	{name: "DeleteUnprovisioned", from: states(sInspecting, sAvailable, sExternal), to: sPowerOffDel, next: true,
+		when: func(r *run) bool { return r.h.DeletionRequested && r.detach() == nil },
+		why:  "BMO: other hosts are powered off before they are deleted."},
+	{name: "PowerOffBeforeDeleteWithoutNode", from: states(sPowerOffDel), to: sDeleting, next: true,
+		when: func(r *run) bool { return r.node() == nodeNone },
+		why:  "No node to power off through: delete."},
+	{name: "PowerOffBeforeDelete", from: states(sPowerOffDel),
+		why: "BMO: power off before delete.", do: func(r *run) { r.emit(ActionPowerOff) }},
+	{name: "DeprovisionBeforeDelete", from: states(sDeprovision),
+		when: func(r *run) bool { return r.h.DeletionRequested },
+		why:  "BMO: deprovision before delete.", do: func(r *run) { r.emit(ActionDeprovision) }},
+	{name: "DeleteFromProvisioner", from: states(sDeleting),
+		when: func(r *run) bool { return r.node() != nodeNone },
+		why:  "Remove the node from the provisioner.", do: func(r *run) { r.emit(ActionDelete) }},
+	{name: "DeletionComplete", from: states(sDeleting), remove: true,
+		why: "Nothing registered any more: the record may be deleted."},
+
+	// ---- Removal drain (seed 002) ---------------------------------------
+	{name: "RemovalCancelled", next: true,
+		when: func(r *run) bool { return r.removalStarted() && r.drainMode() != api.DrainRemoval },
+		why:  "Seed 002: a removal is cancelled while the provisioner's node still exists; management resumes.",
+		do: func(r *run) {
+			r.set(keyRemoval, "")
+			r.event(api.EventNormal, "RemovalCancelled", "removal cancelled before the node was removed: host is managed again")
+		}},
+	{name: "RemovalWaitsForConsumer", next: true,
+		when: func(r *run) bool { return r.drainMode() == api.DrainRemoval && !r.removalGo() },
+		why:  "Seed 002: a removal waits until the host has no consumer (or force).",
+		do: func(r *run) {
+			r.note("drainWait", r.drainCause(), api.EventNormal, "DrainWaiting", "removal waits for consumer %q to release the host (or use force)", r.h.Consumer)
+		}},
+	{name: "RemovalLeavesMaintenanceToWipe",
+		when: func(r *run) bool {
+			return r.wipeNeeded() && r.flag(keyMaintenance)
+		},
+		why: "A wipe cannot run in maintenance: maintenance off first.", do: func(r *run) { r.emit(ActionMaintenanceOff) }},
+	{name: "RemovalWipe", from: states(sProvisionin, sProvisioned, sExternal), to: sDeprovision, next: true,
+		when: func(r *run) bool { return r.wipeNeeded() },
+		why:  "Seed 002 + Intent.Wipe: a removal that asks for a wipe deprovisions first.",
+		do:   func(r *run) { r.set(keyRemoval, r.drainCause()) }},
+	{name: "RemovalDeprovisions", from: states(sDeprovision),
+		when: func(r *run) bool { return r.removalStarted() },
+		why:  "The wipe of a removal runs to completion.", do: func(r *run) { r.emit(ActionDeprovision) }},
+	{name: "RemovalWithoutNode", remove: true,
+		when: func(r *run) bool { return r.drainMode() == api.DrainRemoval && r.removalGo() && r.node() == nodeNone },
+		why:  "Seed 002: nothing registered: the removal is complete at once.",
+		do: func(r *run) {
+			if r.drain().Wipe && r.flag(keyDetached) {
+				r.event(api.EventWarning, "WipeSkipped", "removal of a detached host: no wipe, another tier manages it")
+			}
+			r.set(keyRemoval, r.drainCause())
+			r.commitRemoval()
+		}},
+	{name: "Removal",
+		when: func(r *run) bool { return r.drainMode() == api.DrainRemoval && r.removalGo() },
+		why:  "Seed 002: stop management and remove the node from the provisioner, never deprovisioning unless asked.",
+		do: func(r *run) {
+			r.set(keyRemoval, r.drainCause())
+			r.emit(ActionDetach)
+		}},
+
+	// ---- Detach (seed 000) ----------------------------------------------
+	{name: "Detached",
+		when: func(r *run) bool { return r.flag(keyDetached) && r.detach() != nil },
+		why:  "Seed 000: while detached nothing touches the BMC or the provisioner.",
+		do:   func(r *run) { r.ack(api.IntentDetach, r.detach(), false) }},
+	{name: "ReattachInPlace", from: states(sNew, sUnmanaged, sAvailable, sProvisioned, sExternal), next: true,
+		when: func(r *run) bool { return r.flag(keyDetached) && r.detach() == nil },
+		why:  "Seed 000: removing the detach intent re-registers the host and, if it was provisioned, re-adopts it.",
+		do:   (*run).reattach},
+	{name: "ReattachRestart", to: sRegistering, next: true,
+		when: func(r *run) bool { return r.flag(keyDetached) && r.detach() == nil },
+		why:  "A host force-detached mid-operation starts again from registration when re-attached.",
+		do:   (*run).reattach},
+	{name: "DetachWithoutNode",
+		when: func(r *run) bool { return r.detachHonoured() && r.node() == nodeNone },
+		why:  "Nothing registered: the host is detached at once.", do: (*run).markDetached},
+	{name: "Detach",
+		when: func(r *run) bool { return r.detachHonoured() },
+		why:  "Seed 000: detach in provisioned, externally-provisioned or available (or forced): the provisioner's detach, never deprovision.",
+		do:   func(r *run) { r.emit(ActionDetach) }},
+	{name: "DetachWaits", next: true,
+		when: func(r *run) bool { return r.detach() != nil },
+		why:  "Seed 000: in other states the detach waits for the current operation to finish (unless forced).",
+		do: func(r *run) {
+			r.note("detachWait", strconv.FormatUint(r.detach().CreatedIndex, 10), api.EventNormal, "DetachWaiting",
+				"detach waits for %s to finish (or use force)", r.state())
+		}},
+
+	// ---- Maintenance drain (seed 002) -----------------------------------
+	{name: "InMaintenance",
+		when: func(r *run) bool { return r.flag(keyMaintenance) && r.drainMode() == api.DrainMaintenance },
+		why:  "Seed 002: in maintenance nothing is asserted.",
+		do:   func(r *run) { r.ack(api.IntentDrain, r.drain(), false) }},
+	{name: "RestoreWithoutNode", next: true,
+		when: func(r *run) bool { return r.flag(keyMaintenance) && r.node() == nodeNone },
+		why:  "Restore with nothing registered: back to management at once.",
+		do: func(r *run) {
+			r.setFlag(keyMaintenance, false)
+			r.event(api.EventNormal, "Restored", "maintenance ended: host is managed again")
+		}},
+	{name: "Restore",
+		when: func(r *run) bool { return r.flag(keyMaintenance) },
+		why:  "Seed 002 restore: removing the drain intent turns maintenance off.",
+		do:   func(r *run) { r.emit(ActionMaintenanceOff) }},
+	{name: "MaintenanceWaitsForConsumer", next: true,
+		when: func(r *run) bool { return r.drainMode() == api.DrainMaintenance && !r.consumerClear() },
+		why:  "Seed 002: maintenance waits until the host has no consumer (or force).",
+		do: func(r *run) {
+			r.note("drainWait", r.drainCause(), api.EventNormal, "DrainWaiting", "maintenance waits for consumer %q to release the host (or use force)", r.h.Consumer)
+		}},
+	{name: "MaintenanceWithoutNode",
+		when: func(r *run) bool {
+			return r.drainMode() == api.DrainMaintenance && r.consumerClear() && r.node() == nodeNone
+		},
+		why: "Nothing registered: the host is in maintenance at once.",
+		do: func(r *run) {
+			r.setFlag(keyMaintenance, true)
+			r.ack(api.IntentDrain, r.drain(), false)
+			r.event(api.EventNormal, "MaintenanceOn", "host is in maintenance")
+		}},
+	{name: "MaintenanceOn",
+		when: func(r *run) bool { return r.drainMode() == api.DrainMaintenance && r.consumerClear() },
+		why:  "Seed 002: the provisioner's maintenance on; no power assertion while in maintenance.",
+		do:   func(r *run) { r.emit(ActionMaintenanceOn) }},
+
+	// ---- BMC details (seed 003) -----------------------------------------
+	{name: "Unmanaged", from: states(sNew, sUnmanaged), to: sUnmanaged,
+		when: func(r *run) bool { return r.bmcNone() },
+		why:  "Seed 003: no BMC address and no credentials: unmanaged, discovered, no BMC action."},
+	{name: "StartManaging", from: states(sNew, sUnmanaged), to: sRegistering, next: true,
+		why: "Seed 003: BMC details given (even partial): register."},
+	{name: "BMCDetailsIncomplete", from: states(sRegistering),
+		when: func(r *run) bool { return !r.bmcComplete() },
+		why:  "Seed 003: partial BMC details: a registration error naming what is missing.",
+		do:   func(r *run) { r.condError(api.ErrRegistration, r.bmcProblem()) }},
+	{name: "BMCDetailsRemoved", from: states(sInspecting, sAvailable, sProvisionin, sProvisioned, sExternal, sDeprovision),
+		when: func(r *run) bool { return !r.bmcComplete() },
+		why:  "Seed 003: BMC details removed after registration: an error, not unmanaged.",
+		do: func(r *run) {
+			r.condError(r.registrationErrorType(), "BMC details removed after registration: "+r.bmcProblem())
+		}},
+
+	// ---- Lifecycle ------------------------------------------------------
+	{name: "Register", from: states(sRegistering, sInspecting, sAvailable, sProvisionin, sProvisioned, sExternal, sDeprovision),
+		when: func(r *run) bool { return r.node() == nodeNone },
+		why:  "Make the provisioner know the host (first time, after a lost node, after re-attach).",
+		do:   func(r *run) { r.emit(ActionRegister) }},
+	{name: "InspectionSkipped", from: states(sInspecting), to: sAvailable, next: true,
+		when: func(r *run) bool { return r.st.HardwareDetails != nil },
+		why:  "Hardware details already known: no re-inspection."},
+	{name: "Inspect", from: states(sInspecting),
+		why: "Read hardware details.", do: func(r *run) { r.emit(ActionInspect) }},
+	{name: "BecomeExternallyProvisioned", from: states(sAvailable), to: sExternal, next: true,
+		when: func(r *run) bool { return r.h.ExternallyProvisioned },
+		why:  "Seed 004: externallyProvisioned set on an available host: adopt it.",
+		do:   func(r *run) { r.setNode(nodeEnrolled) }},
+	{name: "Provide", from: states(sAvailable, sProvisionin),
+		when: func(r *run) bool { return r.node() == nodeEnrolled },
+		why:  "Make the registered node available (Ironic: provide).", do: func(r *run) { r.emit(ActionProvide) }},
+	{name: "ProvisionRequested", from: states(sAvailable), to: sProvisionin, next: true,
+		when: func(r *run) bool { return r.h.Image != nil && r.h.Image.URL != "" },
+		why:  "Lifecycle: an image set on an available host provisions it."},
+	{name: "ImageRemovedWhileProvisioning", from: states(sProvisionin), to: sDeprovision, next: true,
+		when: func(r *run) bool { return r.h.Image == nil || r.h.Image.URL == "" },
+		why:  "BMO: image removed while provisioning: deprovision."},
+	{name: "Provision", from: states(sProvisionin),
+		why: "Write the image and boot it.", do: func(r *run) { r.emit(ActionProvision) }},
+	{name: "ImageRemoved", from: states(sProvisioned), to: sDeprovision, next: true,
+		when: func(r *run) bool { return r.h.Image == nil || r.h.Image.URL == "" },
+		why:  "Lifecycle: image removed while provisioned: deprovision (an image change alone waits until deprovisioned)."},
+	{name: "Deprovision", from: states(sDeprovision),
+		why: "Remove the image and power off.", do: func(r *run) { r.emit(ActionDeprovision) }},
+	{name: "Adopt", from: states(sProvisioned, sExternal),
+		when: func(r *run) bool { return r.node() == nodeEnrolled },
+		why:  "Seed 004: adopt the running host (manageable → adopting → active), no power change.",
+		do:   func(r *run) { r.emit(ActionAdopt) }},
+
+	// ---- Power ----------------------------------------------------------
+	{name: "PowerOn", from: states(sAvailable, sProvisioned, sExternal),
+		when: func(r *run) bool { return r.node() == nodeReady && r.h.Online && !r.st.PoweredOn },
+		why:  "online is asserted in steady states.", do: func(r *run) { r.emit(ActionPowerOn) }},
+	{name: "PowerOff", from: states(sAvailable, sProvisioned, sExternal),
+		when: func(r *run) bool { return r.node() == nodeReady && !r.h.Online && r.st.PoweredOn },
+		why:  "online is asserted in steady states.", do: func(r *run) { r.emit(ActionPowerOff) }},
+}
