@@ -1,0 +1,346 @@
+package agent_test
+
+import (
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/testenv"
+)
+
+// These tests run real processes: rackfence-coordinator, rackfence-bmcsim
+// and one or two rackfence-agent, talking over loopback.
+
+// TestLifecycle: 20 hosts register and become available; a host without
+// BMC details rests unmanaged; a host whose BMC refuses the credentials is
+// in error with a growing errorCount; provisioning and deprovisioning
+// through virtual media work.
+func TestLifecycle(t *testing.T) {
+	e := newEnv(t, envOpts{bmcs: 21})
+	if err := e.admin.SetCredentials(ctx(t), "wrong", api.Credentials{Username: "admin", Password: "nope"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20; i++ {
+		e.apply(e.hostSpec(fmt.Sprintf("h%02d", i), "r1", i))
+	}
+	e.apply(&api.Host{Name: "bare", Rack: "r1"})
+	bad := e.hostSpec("badcreds", "r1", 20)
+	bad.BMC.Credentials = "wrong"
+	e.apply(bad)
+
+	e.startAgent("r1", "a1", "--error-backoff-base", "200ms")
+
+	for i := 0; i < 20; i++ {
+		h := e.waitHost(fmt.Sprintf("h%02d", i), 90*time.Second, "available", stateIs(api.StateAvailable, api.OpOK))
+		if h.Status.HardwareDetails == nil || len(h.Status.HardwareDetails.NICs) == 0 {
+			t.Errorf("%s is available without hardware details from inspection: %+v", h.Name, h.Status.HardwareDetails)
+		}
+		if h.Status.Epoch == 0 {
+			t.Errorf("%s status carries no epoch", h.Name)
+		}
+	}
+	e.waitHost("bare", 30*time.Second, "unmanaged", stateIs(api.StateUnmanaged, api.OpDiscovered))
+	first := e.waitHost("badcreds", 30*time.Second, "registration error", func(h *api.Host) error {
+		if h.Status == nil || h.Status.ErrorType != api.ErrRegistration || h.Status.ErrorCount < 1 {
+			return fmt.Errorf("status %+v", h.Status)
+		}
+		return nil
+	})
+	if strings.Contains(first.Status.ErrorMessage, "nope") {
+		t.Errorf("the error message leaks the password: %q", first.Status.ErrorMessage)
+	}
+	e.waitHost("badcreds", 60*time.Second, "a growing errorCount", func(h *api.Host) error {
+		if h.Status.ErrorCount <= first.Status.ErrorCount {
+			return fmt.Errorf("errorCount still %d", h.Status.ErrorCount)
+		}
+		return nil
+	})
+
+	// Provision h00 through virtual media, then deprovision it.
+	h := e.host("h00")
+	h.Image = &api.Image{URL: "http://images.example/ubuntu.iso", Checksum: "sha256:00"}
+	e.apply(h)
+	e.waitHost("h00", 60*time.Second, "provisioned", stateIs(api.StateProvisioned, api.OpOK))
+	st, err := e.simState(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Media.Inserted || st.Media.Image != h.Image.URL || st.Power != "On" {
+		t.Fatalf("after provisioning, BMC 0 is %+v; want the image inserted and power on", st)
+	}
+	if st.LastBoot != "Cd" && !(st.BootOverride.Target == "Cd") {
+		t.Errorf("after provisioning BMC 0 did not boot once from CD: %+v", st)
+	}
+	h = e.host("h00")
+	h.Image = nil
+	e.apply(h)
+	e.waitHost("h00", 60*time.Second, "available again", stateIs(api.StateAvailable, api.OpOK))
+	st, _ = e.simState(0)
+	if st.Media.Inserted || st.Power != "Off" {
+		t.Fatalf("after deprovisioning, BMC 0 is %+v; want media ejected and power off", st)
+	}
+	for _, l := range e.auditLines(0) {
+		if !strings.HasPrefix(l.UserAgent, "rackfence-agent/") || !strings.Contains(l.UserAgent, "rack=r1") || strings.Contains(l.UserAgent, "epoch=0") {
+			t.Errorf("mutating BMC call without the contract's User-Agent: %+v", l)
+		}
+	}
+}
+
+// TestDetachAttach: a detach is acknowledged with the epoch, the host shows
+// detached, and the BMC sees no mutating call for it afterwards even when
+// its spec changes; attach brings it back under management.
+func TestDetachAttach(t *testing.T) {
+	e := newEnv(t, envOpts{bmcs: 2})
+	e.apply(e.hostSpec("d0", "r1", 0))
+	e.apply(e.hostSpec("d1", "r1", 1))
+	e.startAgent("r1", "a1")
+	e.waitHost("d0", 60*time.Second, "available", stateIs(api.StateAvailable, api.OpOK))
+	e.waitHost("d1", 60*time.Second, "available", stateIs(api.StateAvailable, api.OpOK))
+
+	if _, err := e.admin.Detach(ctx(t), "d0", api.IntentRequest{Reason: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	h := e.waitHost("d0", 30*time.Second, "detach acknowledged", func(h *api.Host) error {
+		if h.Intents == nil || h.Intents.Detach == nil || !h.Intents.Detach.Acknowledged {
+			return fmt.Errorf("intents %+v", h.Intents)
+		}
+		return nil
+	})
+	if h.Intents.Detach.AckEpoch == 0 {
+		t.Errorf("the ack carries no epoch: %+v", h.Intents.Detach)
+	}
+	e.waitHost("d0", 30*time.Second, "operational status detached", stateIs(api.StateAvailable, api.OpDetached))
+	before := len(e.auditLines(0))
+
+	// Spec changes while detached: power off, then an image. Nothing may
+	// reach BMC 0; the same change on d1 proves the agent is acting.
+	for _, n := range []string{"d0", "d1"} {
+		h := e.host(n)
+		h.Online = false
+		h.Image = &api.Image{URL: "http://images.example/x.iso"}
+		e.apply(h)
+	}
+	e.waitHost("d1", 60*time.Second, "provisioned", stateIs(api.StateProvisioned, ""))
+	time.Sleep(2 * time.Second)
+	if after := e.auditLines(0); len(after) != before {
+		t.Fatalf("BMC 0 saw %d mutating calls while its host was detached: %+v", len(after)-before, after[before:])
+	}
+	if h := e.host("d0"); h.Status.OperationalStatus != api.OpDetached {
+		t.Fatalf("d0 left detached by itself: %+v", h.Status)
+	}
+
+	if err := e.admin.Attach(ctx(t), "d0"); err != nil {
+		t.Fatal(err)
+	}
+	e.waitHost("d0", 60*time.Second, "back under management", func(h *api.Host) error {
+		if h.Status == nil || h.Status.OperationalStatus == api.OpDetached {
+			return fmt.Errorf("still %+v", h.Status)
+		}
+		if h.Intents != nil && h.Intents.Detach != nil {
+			return fmt.Errorf("detach intent still there")
+		}
+		return nil
+	})
+	e.waitHost("d0", 60*time.Second, "provisioned after attach", stateIs(api.StateProvisioned, api.OpOK))
+}
+
+// TestResumeRetriesAtOnce: a BMC refusing the credentials puts the host in
+// error with the default (minutes-long) backoff; the BMC heals with no
+// event; resume retries at once.
+func TestResumeRetriesAtOnce(t *testing.T) {
+	e := newEnv(t, envOpts{bmcs: 1})
+	e.simFault(0, "refuse-auth")
+	e.apply(e.hostSpec("r0", "r1", 0))
+	e.startAgent("r1", "a1")
+	e.waitHost("r0", 60*time.Second, "in error", func(h *api.Host) error {
+		if h.Status == nil || h.Status.ErrorCount < 1 {
+			return fmt.Errorf("status %+v", h.Status)
+		}
+		return nil
+	})
+	e.simFault(0, "none")
+	time.Sleep(time.Second)
+	if h := e.host("r0"); h.Status.ErrorCount < 1 {
+		t.Fatalf("the host left error with no resume, before its backoff: %+v", h.Status)
+	}
+	if _, err := e.admin.Resume(ctx(t), "r0", api.IntentRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	// The default backoff after the first error is at least 30 s; resume
+	// must retry right away.
+	start := time.Now()
+	e.waitHost("r0", 25*time.Second, "available after resume", stateIs(api.StateAvailable, api.OpOK))
+	t.Logf("available %s after resume", time.Since(start).Round(time.Millisecond))
+	if h := e.host("r0"); h.Intents != nil && h.Intents.Resume != nil {
+		t.Errorf("resume intent not dropped: %+v", h.Intents.Resume)
+	}
+}
+
+// TestDrain: maintenance → acknowledged → restore; removal ends with the
+// record gone.
+func TestDrain(t *testing.T) {
+	e := newEnv(t, envOpts{bmcs: 2})
+	e.apply(e.hostSpec("m0", "r1", 0))
+	e.apply(e.hostSpec("m1", "r1", 1))
+	e.startAgent("r1", "a1")
+	e.waitHost("m0", 60*time.Second, "available", stateIs(api.StateAvailable, api.OpOK))
+	e.waitHost("m1", 60*time.Second, "available", stateIs(api.StateAvailable, api.OpOK))
+
+	if _, err := e.admin.Drain(ctx(t), "m0", api.IntentRequest{Mode: api.DrainMaintenance, Reason: "disk swap"}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitHost("m0", 30*time.Second, "maintenance acknowledged", func(h *api.Host) error {
+		if h.Intents == nil || h.Intents.Drain == nil || !h.Intents.Drain.Acknowledged {
+			return fmt.Errorf("intents %+v", h.Intents)
+		}
+		return stateIs(api.StateAvailable, api.OpMaintenance)(h)
+	})
+	if err := e.admin.Restore(ctx(t), "m0"); err != nil {
+		t.Fatal(err)
+	}
+	e.waitHost("m0", 30*time.Second, "restored", stateIs(api.StateAvailable, api.OpOK))
+
+	if _, err := e.admin.Drain(ctx(t), "m1", api.IntentRequest{Mode: api.DrainRemoval, Reason: "decommission"}); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 60*time.Second, "m1's record removed", func() error {
+		h, err := e.admin.GetHost(ctx(t), "m1")
+		if client.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return fmt.Errorf("still there: %+v", h.Status)
+	})
+}
+
+// TestTwoAgentsFencing: the second agent stands by; SIGSTOP the first and
+// the second takes over after TTL + margin; SIGCONT the first: it makes no
+// BMC call and writes no status, then stands by. SIGTERM of the holder
+// releases the lease and the standby takes over at once.
+func TestTwoAgentsFencing(t *testing.T) {
+	e := newEnv(t, envOpts{bmcs: 4})
+	for i := 0; i < 4; i++ {
+		e.apply(e.hostSpec(fmt.Sprintf("f%d", i), "r1", i))
+	}
+	a1 := e.startAgent("r1", "a1")
+	for i := 0; i < 4; i++ {
+		e.waitHost(fmt.Sprintf("f%d", i), 60*time.Second, "available", stateIs(api.StateAvailable, api.OpOK))
+	}
+	a2 := e.startAgent("r1", "a2")
+	lease := func() *api.Rack {
+		l, err := e.admin.Racks(ctx(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range l.Items {
+			if r.Name == "r1" {
+				return &r
+			}
+		}
+		return &api.Rack{}
+	}
+	time.Sleep(2 * time.Second)
+	if r := lease(); r.Holder != "a1" {
+		t.Fatalf("rack held by %q, want a1 (a2 must stand by)", r.Holder)
+	}
+	epoch1 := lease().Epoch
+
+	// Pause a1; a2 takes over after TTL + margin.
+	if err := a1.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	stopped := time.Now()
+	testenv.Eventually(t, 60*time.Second, "a2 holds the rack", func() error {
+		if r := lease(); r.Holder != "a2" {
+			return fmt.Errorf("holder %q epoch %d", r.Holder, r.Epoch)
+		}
+		return nil
+	})
+	t.Logf("a2 took over %s after SIGSTOP of a1", time.Since(stopped).Round(time.Millisecond))
+	epoch2 := lease().Epoch
+	if epoch2 <= epoch1 {
+		t.Fatalf("new epoch %d not above %d", epoch2, epoch1)
+	}
+	// Give a2 work, so a1 would have something to act on if it were not
+	// fenced: a spec change on every host.
+	for i := 0; i < 4; i++ {
+		h := e.host(fmt.Sprintf("f%d", i))
+		h.Online = false
+		e.apply(h)
+	}
+	countA1 := func() int {
+		n := 0
+		for i := 0; i < 4; i++ {
+			for _, l := range e.auditLines(i) {
+				if strings.Contains(l.UserAgent, "(a1;") {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	before := countA1()
+	if err := a1.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(6 * time.Second)
+	if n := countA1(); n != before {
+		t.Fatalf("a1 made %d mutating BMC calls after waking up fenced", n-before)
+	}
+	for i := 0; i < 4; i++ {
+		h := e.host(fmt.Sprintf("f%d", i))
+		if h.Status.Epoch != epoch2 && h.Status.Epoch != 0 {
+			t.Errorf("%s status written under epoch %d after takeover (a2 has %d)", h.Name, h.Status.Epoch, epoch2)
+		}
+	}
+	if a1.Exited() {
+		t.Fatalf("a1 exited instead of standing by:\n%s", a1.Output())
+	}
+	if !strings.Contains(a1.Output(), "standing by") {
+		t.Errorf("a1 did not report standing by after waking up")
+	}
+	if r := lease(); r.Holder != "a2" {
+		t.Fatalf("holder %q after a1 woke up, want a2", r.Holder)
+	}
+
+	// SIGTERM a2: it releases, a1 takes over within a second or two.
+	if err := a2.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err, ok := a2.Wait(30 * time.Second); !ok || err != nil {
+		t.Fatalf("a2 did not exit cleanly on SIGTERM: %v (exited %v)", err, ok)
+	}
+	released := time.Now()
+	testenv.Eventually(t, 30*time.Second, "a1 holds the rack again", func() error {
+		if r := lease(); r.Holder != "a1" {
+			return fmt.Errorf("holder %q", r.Holder)
+		}
+		return nil
+	})
+	took := time.Since(released)
+	t.Logf("a1 took over %s after a2 exited", took.Round(time.Millisecond))
+	hist, err := e.admin.LeaseHistory(ctx(t), "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range hist.Items {
+		if r.Epoch == epoch2 && r.End != "released" {
+			t.Errorf("a2's lease (epoch %d) ended %q, want released", epoch2, r.End)
+		}
+	}
+	for i := 0; i < 4; i++ {
+		e.waitHost(fmt.Sprintf("f%d", i), 60*time.Second, "still managed after the handovers",
+			func(h *api.Host) error {
+				if h.Status == nil || h.Status.Epoch <= epoch2 {
+					return fmt.Errorf("status %+v", h.Status)
+				}
+				return nil
+			})
+	}
+}
