@@ -58,6 +58,9 @@ func NewGuard(lease *fence.Holder, audit Auditor) *Guard {
 // only if the lease is valid for the whole timeout and the host is not
 // blocked. It returns an error wrapping ErrFenced when it refuses.
 func (g *Guard) Do(ctx context.Context, host, op string, timeout time.Duration, fn func(ctx context.Context) error) error {
+	if g == nil || g.lease == nil {
+		return fmt.Errorf("%w: %s %s: no guard given; every mutating call needs the agent's Guard", ErrFenced, op, host)
+	}
 	start := g.now()
 	g.mu.Lock()
 	l, ok := g.lease.Valid(timeout)

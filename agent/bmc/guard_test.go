@@ -1,0 +1,158 @@
+package bmc
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rackfence/rackfence/shared/bmcsim"
+	"github.com/rackfence/rackfence/shared/fence"
+)
+
+func dialSim(t *testing.T, sim *bmcsim.Sim, i int, timeout time.Duration) *Conn {
+	t.Helper()
+	c, err := Dial(testCtx(t), Target{Address: sim.Address(i), Username: "admin", Password: "password"}, Options{Timeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close(context.Background()) })
+	return c
+}
+
+// A mutating call after the lease's deadline is refused, never reaches the
+// BMC, and is audited as refused (in the guard's file audit).
+func TestGuardRefusesAfterLeaseDeadline(t *testing.T) {
+	sim := startSim(t, bmcsim.Config{Hosts: 1})
+	c := dialSim(t, sim, 0, 10*time.Second)
+	path := filepath.Join(t.TempDir(), "guard-audit.jsonl")
+	fa, err := NewFileAudit(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	clock := now
+	h := fence.NewHolder(func() time.Time { return clock })
+	h.Set(fence.Lease{Rack: "r1", Holder: "a", Epoch: 3, TTL: 10 * time.Second, Deadline: now.Add(8 * time.Second)})
+	g := NewGuard(h, fa)
+	g.now = func() time.Time { return clock }
+	ctx := testCtx(t)
+
+	// Valid for the call's 10s timeout? No: only 8s left. Refused.
+	err = c.SetPower(ctx, g, "h0", true)
+	if !errors.Is(err, ErrFenced) {
+		t.Fatalf("call needing more time than the lease has: %v; want ErrFenced", err)
+	}
+	// Past the deadline: refused.
+	clock = now.Add(9 * time.Second)
+	if err := c.SetBootDevice(ctx, g, "h0", "pxe", false); !errors.Is(err, ErrFenced) {
+		t.Fatalf("call after the deadline: %v; want ErrFenced", err)
+	}
+	// A longer lease lets it through.
+	clock = now
+	h.Set(fence.Lease{Rack: "r1", Holder: "a", Epoch: 3, TTL: 60 * time.Second, Deadline: now.Add(60 * time.Second)})
+	if err := c.SetPower(ctx, g, "h0", true); err != nil {
+		t.Fatalf("call within the lease: %v", err)
+	}
+	if err := fa.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st := sim.State(0); st.Mutations != 1 || st.Power != "On" || st.BootOverride.Target != "None" {
+		t.Fatalf("BMC state %+v: refused calls must not reach it", st)
+	}
+
+	var recs []AuditRecord
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var r AuditRecord
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, r)
+	}
+	if len(recs) != 3 {
+		t.Fatalf("audit has %d records: %+v", len(recs), recs)
+	}
+	for i, want := range []string{"refused: ", "refused: ", "ok"} {
+		if !strings.HasPrefix(recs[i].Outcome, want) || recs[i].Host != "h0" || recs[i].Epoch != 3 {
+			t.Fatalf("audit record %d = %+v; want outcome %q…", i, recs[i], want)
+		}
+	}
+	if recs[0].Op != "power on" || recs[1].Op != "boot pxe" {
+		t.Fatalf("audit ops: %q, %q", recs[0].Op, recs[1].Op)
+	}
+}
+
+func TestGuardRefusesWithoutLeaseOrWhenBlocked(t *testing.T) {
+	sim := startSim(t, bmcsim.Config{Hosts: 1})
+	c := dialSim(t, sim, 0, 10*time.Second)
+	ctx := testCtx(t)
+	mem := &MemoryAudit{}
+	g := NewGuard(fence.NewHolder(nil), mem)
+	if err := c.InsertMedia(ctx, g, "h0", "http://x/y.iso"); !errors.Is(err, ErrFenced) {
+		t.Fatalf("no lease: %v", err)
+	}
+	if err := c.SetPower(ctx, nil, "h0", true); !errors.Is(err, ErrFenced) {
+		t.Fatalf("nil guard: %v", err)
+	}
+	g2, _ := leasedGuard(time.Minute, mem)
+	g2.Block("h0")
+	if err := c.ResetBMC(ctx, g2, "h0"); !errors.Is(err, ErrFenced) {
+		t.Fatalf("blocked host: %v", err)
+	}
+	g2.Unblock("h0")
+	if err := c.SetBootDevice(ctx, g2, "h0", "cdrom", false); err != nil {
+		t.Fatalf("unblocked: %v", err)
+	}
+	if st := sim.State(0); st.Mutations != 1 || st.BMCResets != 0 {
+		t.Fatalf("BMC state %+v", st)
+	}
+	recs := mem.Records()
+	if len(recs) != 3 || !strings.HasPrefix(recs[0].Outcome, "refused: no rack lease") ||
+		!strings.HasPrefix(recs[1].Outcome, "refused: host is blocked") || recs[2].Outcome != "ok" {
+		t.Fatalf("audit = %+v", recs)
+	}
+}
+
+// Losing the lease while a call hangs on the BMC cancels the call: the
+// request is aborted (not left running under a lease that is gone) and the
+// error is ErrFenced.
+func TestLeaseLossAbortsInFlightCall(t *testing.T) {
+	sim := startSim(t, bmcsim.Config{Hosts: 1})
+	c := dialSim(t, sim, 0, 120*time.Second)
+	g, h := leasedGuard(10*time.Minute, nil)
+	if err := sim.SetFault(0, bmcsim.FaultHang); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() { done <- c.SetPower(context.Background(), g, "h0", true) }()
+	time.Sleep(300 * time.Millisecond)
+	h.Clear()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the call did not stop within 60s of losing the lease")
+	}
+	if !errors.Is(err, ErrFenced) {
+		t.Fatalf("call cut by lease loss: %v; want ErrFenced", err)
+	}
+	if time.Since(start) > 60*time.Second {
+		t.Fatalf("call ran into its own 120s timeout instead of being cancelled")
+	}
+	_ = sim.SetFault(0, bmcsim.FaultNone)
+	if sim.State(0).Power != "Off" {
+		t.Fatal("the aborted power-on reached the host")
+	}
+}
