@@ -1,0 +1,249 @@
+package ctl
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/client"
+)
+
+func init() {
+	register(&command{
+		path:  "host list",
+		usage: "[--rack R] [--state S] [--watch [--interval D]]",
+		short: "List hosts with their state, status, intents and error",
+		long: `Columns: STATE is the provisioning state, STATUS the operational status,
+INTENTS the operator's standing requests (a * marks one the rack's lease
+holder has not acknowledged yet), ERROR the error type and count.
+
+--watch redraws the list (and the racks' lease holders) every --interval
+until Ctrl-C or --timeout (0: no limit); when not on a terminal it prints the
+list again only when it changed.
+
+Examples:
+  rackfencectl host list --rack r1
+  rackfencectl host list --state available -o json`,
+		setup: hostList,
+	})
+	register(&command{
+		path:  "host get",
+		usage: "NAME",
+		short: "Show one host: spec, reported status, intents",
+		long: `-o yaml or -o json print exactly the API's object; it can be applied back
+unchanged:
+  rackfencectl host get r1-h07 -o yaml | rackfencectl host apply -f -`,
+		setup: hostGet,
+	})
+	register(&command{
+		path:  "host apply",
+		usage: "-f FILE [-f FILE...]",
+		short: "Create or update hosts from YAML or JSON (one or many)",
+		long: `FILE holds one host, several YAML documents separated by '---', a JSON
+array, or a list object {"items": [...]}; '-' reads standard input. Every
+host is checked before anything is sent (a bad file exits 2). Read-only
+fields (status, intents, indexes) are ignored, so 'host get -o yaml' output
+applies unchanged.
+
+Example host:
+  name: r1-h07
+  rack: r1
+  bmc: {address: "redfish+http://10.1.0.7/redfish/v1/Systems/1", credentials: r1-bmc}
+  bootMACAddress: "52:54:00:00:01:07"
+  online: true`,
+		setup: hostApply,
+	})
+	register(&command{
+		path:  "host delete",
+		usage: "NAME [--wait]",
+		short: "Delete a host (the rack agent deprovisions it first)",
+		long: `A host the rack agent manages is deprovisioned and removed by the agent:
+the answer is "deletion requested" and --wait blocks until the record is
+gone. A detached or never-registered host is removed at once.`,
+		setup: hostDelete,
+	})
+}
+
+func hostList(fs *pflag.FlagSet) func(*Ctx, []string) error {
+	rack := fs.String("rack", "", "only hosts of this rack")
+	state := fs.String("state", "", "only hosts in this provisioning state ("+strings.Join(api.ProvisioningStates, ", ")+")")
+	watch := fs.Bool("watch", false, "redraw until Ctrl-C or --timeout")
+	interval := fs.Duration("interval", defaultInterval, "refresh interval of --watch")
+	return func(x *Ctx, args []string) error {
+		if len(args) > 0 {
+			return usagef("host list takes no arguments (got %q); filter with --rack or --state", args)
+		}
+		if *rack != "" {
+			if err := api.ValidateName("--rack", *rack); err != nil {
+				return usagef("%v", err)
+			}
+		}
+		if *state != "" && !slices.Contains(api.ProvisioningStates, *state) {
+			return usagef("--state %q is not a provisioning state: use one of %s", *state, strings.Join(api.ProvisioningStates, ", "))
+		}
+		if *interval <= 0 {
+			return usagef("--interval must be positive")
+		}
+		cl, err := x.Client()
+		if err != nil {
+			return err
+		}
+		f := client.HostFilter{Rack: *rack, State: *state}
+		if *watch {
+			return x.watchHosts(cl, f, *interval)
+		}
+		l, err := cl.ListHosts(x.ctx, f)
+		if err != nil {
+			return err
+		}
+		sortHosts(l.Items)
+		return x.print(l, func(w io.Writer) { hostTable(w, l.Items, x.tableWidth()) })
+	}
+}
+
+func hostGet(fs *pflag.FlagSet) func(*Ctx, []string) error {
+	return func(x *Ctx, args []string) error {
+		name, err := oneName(args, "host get NAME")
+		if err != nil {
+			return err
+		}
+		cl, err := x.Client()
+		if err != nil {
+			return err
+		}
+		h, err := cl.GetHost(x.ctx, name)
+		if err != nil {
+			return notFoundHint(err, name)
+		}
+		return x.print(h, func(w io.Writer) { hostDetail(w, h) })
+	}
+}
+
+func hostApply(fs *pflag.FlagSet) func(*Ctx, []string) error {
+	files := fs.StringArrayP("filename", "f", nil, "YAML or JSON file of hosts; '-' for standard input (repeatable)")
+	return func(x *Ctx, args []string) error {
+		if len(args) > 0 {
+			return usagef("host apply takes files with -f, not arguments (got %q)", args)
+		}
+		if len(*files) == 0 {
+			return usagef("-f FILE is required ('-' reads standard input)")
+		}
+		var hosts []api.Host
+		for _, f := range *files {
+			hs, err := readHostFile(x, f)
+			if err != nil {
+				return err
+			}
+			hosts = append(hosts, hs...)
+		}
+		if len(hosts) == 0 {
+			return usagef("no hosts found in %s", strings.Join(*files, ", "))
+		}
+		cl, err := x.Client()
+		if err != nil {
+			return err
+		}
+		var stored []api.Host
+		var firstErr error
+		failed := 0
+		for i := range hosts {
+			h := specOnly(hosts[i])
+			out, created, err := cl.ApplyHost(x.ctx, &h)
+			if err != nil {
+				if client.IsUnreachable(err) {
+					return err
+				}
+				failed++
+				fmt.Fprintf(x.io.Stderr, "host/%s: %v\n", h.Name, err)
+				if firstErr == nil {
+					firstErr = err
+				}
+				continue
+			}
+			stored = append(stored, *out)
+			if !x.structured() {
+				verb := "configured"
+				if created {
+					verb = "created"
+				}
+				fmt.Fprintf(x.io.Stdout, "host/%s %s\n", h.Name, verb)
+			}
+		}
+		if x.structured() {
+			var v any = api.List[api.Host]{Items: stored}
+			if len(hosts) == 1 && len(stored) == 1 {
+				v = stored[0]
+			}
+			if err := x.print(v, nil); err != nil {
+				return err
+			}
+		}
+		if firstErr != nil {
+			return withHints(fmt.Errorf("%d of %d hosts not applied; first error: %w", failed, len(hosts), firstErr))
+		}
+		return nil
+	}
+}
+
+// specOnly drops the fields PUT ignores.
+func specOnly(h api.Host) api.Host {
+	h.Status, h.Intents = nil, nil
+	h.CreatedIndex, h.ModifiedIndex, h.SpecIndex = 0, 0, 0
+	h.DeletionRequested, h.PivotedTo = false, ""
+	return h
+}
+
+func hostDelete(fs *pflag.FlagSet) func(*Ctx, []string) error {
+	wait := fs.Bool("wait", false, "block until the host record is gone (bounded by --timeout)")
+	return func(x *Ctx, args []string) error {
+		name, err := oneName(args, "host delete NAME")
+		if err != nil {
+			return err
+		}
+		cl, err := x.Client()
+		if err != nil {
+			return err
+		}
+		var before *api.Host
+		if *wait {
+			if before, err = cl.GetHost(x.ctx, name); err != nil {
+				return notFoundHint(err, name)
+			}
+		}
+		done, err := cl.DeleteHost(x.ctx, name)
+		if err != nil {
+			return x.conflictHint(notFoundHint(err, name), name)
+		}
+		if done {
+			fmt.Fprintf(x.io.Stdout, "host/%s deleted\n", name)
+			return nil
+		}
+		fmt.Fprintf(x.io.Stdout, "host/%s deletion requested; the rack agent deprovisions and removes it\n", name)
+		if !*wait {
+			return nil
+		}
+		return x.wait(cl, goalDeleted, map[string]*api.Host{name: before}, "")
+	}
+}
+
+// oneName checks that args is exactly one valid name.
+func oneName(args []string, usage string) (string, error) {
+	if len(args) != 1 {
+		return "", usagef("expected exactly one NAME (%s), got %d arguments", usage, len(args))
+	}
+	if err := api.ValidateName("NAME", args[0]); err != nil {
+		return "", usagef("%v", err)
+	}
+	return args[0], nil
+}
+
+func notFoundHint(err error, name string) error {
+	if client.IsNotFound(err) {
+		return withHints(err, fmt.Sprintf("no host %q here; 'rackfencectl host list' shows the hosts this coordinator knows", name))
+	}
+	return err
+}

@@ -1,0 +1,145 @@
+package ctl
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/rackfence/rackfence/shared/api"
+)
+
+// maxHostFile bounds an input file (a few thousand hosts fit easily).
+const maxHostFile = 64 << 20
+
+var docSep = regexp.MustCompile(`(?m)^---[ \t]*(#.*)?$`)
+
+// readHostFile reads hosts from path ('-' = stdin): YAML documents, a JSON
+// array or object, or a list {"items": [...]}. Every host is validated; a
+// bad one is a usage error naming the file, the document and the field.
+func readHostFile(x *Ctx, path string) ([]api.Host, error) {
+	var r io.Reader
+	name := path
+	if path == "-" {
+		r, name = x.io.Stdin, "standard input"
+	} else {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, usagef("cannot read -f %s: %v", path, err)
+		}
+		defer f.Close()
+		r = f
+	}
+	data, err := io.ReadAll(io.LimitReader(r, maxHostFile+1))
+	if err != nil {
+		return nil, usagef("cannot read %s: %v", name, err)
+	}
+	if len(data) > maxHostFile {
+		return nil, usagef("%s is larger than %d MiB", name, maxHostFile>>20)
+	}
+	hosts, err := parseHosts(data, func(msg string) { fmt.Fprintf(x.io.Stderr, "warning: %s: %s\n", name, msg) })
+	if err != nil {
+		return nil, usagef("%s: %v", name, err)
+	}
+	return hosts, nil
+}
+
+// parseHosts decodes and validates the hosts of one file. warn receives
+// non-fatal remarks (unknown fields).
+func parseHosts(data []byte, warn func(string)) ([]api.Host, error) {
+	var out []api.Host
+	docs := docSep.Split(string(data), -1)
+	for i, doc := range docs {
+		if isBlankYAML(doc) {
+			continue
+		}
+		where := ""
+		if len(docs) > 1 {
+			where = fmt.Sprintf("document %d: ", i+1)
+		}
+		js, err := yaml.YAMLToJSON([]byte(doc))
+		if err != nil {
+			return nil, fmt.Errorf("%sis not valid YAML or JSON: %v", where, err)
+		}
+		js = bytes.TrimSpace(js)
+		var raws []json.RawMessage
+		switch {
+		case len(js) > 0 && js[0] == '[':
+			if err := json.Unmarshal(js, &raws); err != nil {
+				return nil, fmt.Errorf("%s%v", where, err)
+			}
+		case len(js) > 0 && js[0] == '{':
+			var probe struct {
+				Items []json.RawMessage `json:"items"`
+			}
+			if err := json.Unmarshal(js, &probe); err == nil && probe.Items != nil {
+				raws = probe.Items
+			} else {
+				raws = []json.RawMessage{js}
+			}
+		case string(js) == "null":
+			continue
+		default:
+			return nil, fmt.Errorf("%sexpected a host object, a list of hosts or {\"items\": [...]}", where)
+		}
+		for j, raw := range raws {
+			w := where
+			if len(raws) > 1 {
+				w += fmt.Sprintf("item %d: ", j+1)
+			}
+			h, err := decodeHost(raw, func(m string) { warn(w + m) })
+			if err != nil {
+				return nil, fmt.Errorf("%s%v", w, err)
+			}
+			if h.Name != "" {
+				w += "host " + h.Name + ": "
+			}
+			if err := api.ValidateHost(&h, h.Name); err != nil {
+				var fe *api.FieldError
+				if errors.As(err, &fe) {
+					return nil, fmt.Errorf("%sfield %s %s", w, fe.Field, fe.Message)
+				}
+				return nil, fmt.Errorf("%s%v", w, err)
+			}
+			out = append(out, h)
+		}
+	}
+	return out, nil
+}
+
+// decodeHost decodes strictly first, so a misspelt field is reported; an
+// unknown field is only a warning (a newer coordinator may add fields).
+func decodeHost(raw []byte, warn func(string)) (api.Host, error) {
+	var h api.Host
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&h)
+	if err == nil {
+		return h, nil
+	}
+	if strings.Contains(err.Error(), "unknown field") {
+		warn(strings.TrimPrefix(err.Error(), "json: ") + " (ignored; check its spelling)")
+		h = api.Host{}
+		err = json.Unmarshal(raw, &h)
+	}
+	if err != nil {
+		return h, fmt.Errorf("not a host: %v", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return h, nil
+}
+
+func isBlankYAML(doc string) bool {
+	for _, l := range strings.Split(doc, "\n") {
+		l = strings.TrimSpace(l)
+		if l != "" && !strings.HasPrefix(l, "#") {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,230 @@
+package ctl
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/rackfence/rackfence/shared/api"
+)
+
+// hostState is a host's provisioning state for display.
+func hostState(h *api.Host) string {
+	if h.Status == nil || h.Status.ProvisioningState == "" {
+		if h.DeletionRequested {
+			return "deleting"
+		}
+		return "pending"
+	}
+	return h.Status.ProvisioningState
+}
+
+func hostOpStatus(h *api.Host) string {
+	if h.Status == nil {
+		return ""
+	}
+	return h.Status.OperationalStatus
+}
+
+func hostPower(h *api.Host) string {
+	if h.Status == nil || h.Status.LastUpdated.IsZero() {
+		return ""
+	}
+	if h.Status.PoweredOn {
+		return "on"
+	}
+	return "off"
+}
+
+// hostError is "TYPE xCOUNT" for the list, or "" without an error.
+func hostError(h *api.Host) string {
+	if h.Status == nil || h.Status.ErrorType == "" {
+		return ""
+	}
+	if h.Status.ErrorCount > 1 {
+		return fmt.Sprintf("%s x%d", h.Status.ErrorType, h.Status.ErrorCount)
+	}
+	return h.Status.ErrorType
+}
+
+// hostIntents is the short intents cell: "detach", "drain-maintenance*"; a
+// star marks an intent the lease holder has not acknowledged yet.
+func hostIntents(h *api.Host) (string, bool) {
+	if h.Intents == nil {
+		return "", false
+	}
+	var parts []string
+	pending := false
+	add := func(name string, in *api.Intent) {
+		if in == nil {
+			return
+		}
+		if !in.Acknowledged {
+			name += "*"
+			pending = true
+		}
+		parts = append(parts, name)
+	}
+	add("detach", h.Intents.Detach)
+	if d := h.Intents.Drain; d != nil {
+		add("drain-"+d.Mode, d)
+	}
+	add("resume", h.Intents.Resume)
+	if h.DeletionRequested {
+		parts = append(parts, "delete")
+	}
+	return strings.Join(parts, ","), pending
+}
+
+func hostTable(w io.Writer, hosts []api.Host, width int) {
+	t := &table{header: []string{"NAME", "RACK", "STATE", "STATUS", "POWER", "INTENTS", "ERROR"}}
+	anyPending := false
+	for i := range hosts {
+		h := &hosts[i]
+		in, p := hostIntents(h)
+		anyPending = anyPending || p
+		t.add(h.Name, h.Rack, hostState(h), hostOpStatus(h), hostPower(h), in, hostError(h))
+	}
+	if len(hosts) == 0 {
+		fmt.Fprintln(w, "No hosts.")
+		return
+	}
+	t.write(w, width)
+	if anyPending {
+		fmt.Fprintln(w, "* not yet acknowledged by the rack's lease holder")
+	}
+}
+
+// hostDetail is "host get" as a table.
+func hostDetail(w io.Writer, h *api.Host) {
+	k := &kv{}
+	k.add("Name", h.Name)
+	k.add("Rack", h.Rack)
+	bmc := h.BMC.Address
+	if bmc == "" {
+		bmc = "none (the host rests unmanaged until BMC details are added)"
+	} else if h.BMC.Credentials != "" {
+		bmc += " (credentials " + h.BMC.Credentials + ")"
+	}
+	k.add("BMC", bmc)
+	k.add("Boot MAC", h.BootMACAddress)
+	k.add("Online", fmt.Sprint(h.Online))
+	if h.ExternallyProvisioned {
+		k.add("Externally provisioned", "true (adopted, not deployed)")
+	}
+	if h.Image != nil {
+		img := h.Image.URL
+		if h.Image.Checksum != "" {
+			img += " (" + h.Image.Checksum + ")"
+		}
+		k.add("Image", img)
+	}
+	k.add("Consumer", h.Consumer)
+	if h.Handoff != nil {
+		conf := "awaiting confirmation from the source tier"
+		if h.Handoff.Confirmed {
+			conf = "confirmed"
+		}
+		k.add("Handoff", fmt.Sprintf("from tier %s (cluster %s), detach index %d, %s", h.Handoff.SourceTier, h.Handoff.SourceClusterID, h.Handoff.DetachIndex, conf))
+	}
+	if h.PivotedTo != "" {
+		k.add("Pivoted to", h.PivotedTo)
+	}
+	if h.DeletionRequested {
+		k.add("Deletion", "requested; the rack agent finishes it")
+	}
+	k.add("State", hostState(h))
+	if s := h.Status; s != nil {
+		k.add("Status", s.OperationalStatus)
+		k.add("Power", hostPower(h))
+		if s.ErrorType != "" {
+			k.add("Error", fmt.Sprintf("%s (count %d): %s", s.ErrorType, s.ErrorCount, s.ErrorMessage))
+		}
+		if s.ProvisioningID != "" {
+			k.add("Provisioning ID", s.ProvisioningID)
+		}
+		if !s.LastUpdated.IsZero() {
+			k.add("Reported", fmt.Sprintf("%s under lease epoch %d", s.LastUpdated.UTC().Format(time.RFC3339), s.Epoch))
+		}
+		if hw := s.HardwareDetails; hw != nil {
+			k.add("Hardware", hardwareSummary(hw))
+		}
+	} else {
+		k.add("Status", "not reported yet (no rack agent has acted on it)")
+	}
+	lines := intentLines(h)
+	if len(lines) == 0 {
+		k.add("Intents", "")
+	}
+	for i, l := range lines {
+		if i == 0 {
+			k.add("Intents", l)
+		} else {
+			k.more(l)
+		}
+	}
+	k.write(w)
+}
+
+func intentLines(h *api.Host) []string {
+	if h.Intents == nil {
+		return nil
+	}
+	var out []string
+	one := func(name string, in *api.Intent) {
+		if in == nil {
+			return
+		}
+		s := name
+		if in.Acknowledged {
+			s += fmt.Sprintf(", acknowledged under epoch %d", in.AckEpoch)
+		} else {
+			s += ", waiting for the lease holder's acknowledgement"
+		}
+		if in.Force {
+			s += ", forced"
+		}
+		if in.Actor != "" {
+			s += ", by " + in.Actor
+		}
+		if in.Reason != "" {
+			s += fmt.Sprintf(", reason %q", in.Reason)
+		}
+		out = append(out, s)
+	}
+	one("detach", h.Intents.Detach)
+	if d := h.Intents.Drain; d != nil {
+		one("drain "+d.Mode, d)
+	}
+	one("resume", h.Intents.Resume)
+	return out
+}
+
+func hardwareSummary(hw *api.HardwareDetails) string {
+	var p []string
+	if m := strings.TrimSpace(hw.Manufacturer + " " + hw.Model); m != "" {
+		p = append(p, m)
+	}
+	if n := len(hw.CPUs); n > 0 {
+		p = append(p, fmt.Sprintf("%d CPU", n))
+	}
+	if hw.MemoryMiB > 0 {
+		p = append(p, fmt.Sprintf("%d GiB", hw.MemoryMiB/1024))
+	}
+	if n := len(hw.NICs); n > 0 {
+		p = append(p, fmt.Sprintf("%d NIC", n))
+	}
+	if n := len(hw.Disks); n > 0 {
+		p = append(p, fmt.Sprintf("%d disk", n))
+	}
+	if hw.SerialNumber != "" {
+		p = append(p, "serial "+hw.SerialNumber)
+	}
+	return strings.Join(p, ", ")
+}
+
+func sortHosts(hs []api.Host) {
+	sort.Slice(hs, func(i, j int) bool { return hs[i].Name < hs[j].Name })
+}
