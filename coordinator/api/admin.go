@@ -1,0 +1,177 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/rackfence/rackfence/coordinator"
+	wire "github.com/rackfence/rackfence/shared/api"
+)
+
+func (s *Server) putCredentials(c echo.Context) error {
+	if err := need(c, wire.RoleAdmin, false, ""); err != nil {
+		return err
+	}
+	name, err := pathName(c, "name", "name")
+	if err != nil {
+		return err
+	}
+	var cr wire.Credentials
+	if err := bind(c, &cr, false); err != nil {
+		return err
+	}
+	if err := validateCredentials(&cr, name); err != nil {
+		return err
+	}
+	ctx, cancel := applyCtx(c)
+	defer cancel()
+	v, err := s.store.Apply(ctx, coordinator.PutCredentialsCmd{Name: name, Username: cr.Username, Password: cr.Password})
+	if err != nil {
+		return err
+	}
+	code := http.StatusOK
+	if v == true {
+		code = http.StatusCreated
+	}
+	return c.JSON(code, wire.Credentials{Name: name, Username: cr.Username})
+}
+
+// getCredentials never returns the password, except with ?reveal=true to
+// an agent whose rack has a host naming these credentials.
+func (s *Server) getCredentials(c echo.Context) error {
+	name, err := pathName(c, "name", "name")
+	if err != nil {
+		return err
+	}
+	reveal := c.QueryParam("reveal") == "true"
+	id := who(c)
+	if reveal {
+		if id.Role != wire.RoleAgent {
+			return forbidden("only an agent of a rack with a host naming credentials %s may reveal the password", name)
+		}
+	} else if err := need(c, wire.RoleViewer, true, ""); err != nil {
+		return err
+	}
+	if err := s.readBarrier(c); err != nil {
+		return err
+	}
+	user, pass, ok := s.store.FSM().Credentials(name)
+	if !ok {
+		return notFound("credentials %s do not exist", name)
+	}
+	out := wire.Credentials{Name: name, Username: user}
+	if reveal {
+		if !s.store.FSM().RackUsesCredentials(id.Rack, name) {
+			return forbidden("no host of rack %s names credentials %s, so this agent may not reveal them", id.Rack, name)
+		}
+		out.Password = pass
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (s *Server) listCredentials(c echo.Context) error {
+	if err := need(c, wire.RoleViewer, false, ""); err != nil {
+		return err
+	}
+	if err := s.readBarrier(c); err != nil {
+		return err
+	}
+	names, idx := s.store.FSM().CredentialNames()
+	items := make([]wire.Credentials, 0, len(names))
+	for _, n := range names {
+		u, _, _ := s.store.FSM().Credentials(n)
+		items = append(items, wire.Credentials{Name: n, Username: u})
+	}
+	return c.JSON(http.StatusOK, wire.List[wire.Credentials]{Items: items, Index: idx})
+}
+
+// createToken makes a token: random on this (leader's) handler, stored
+// hashed in the FSM, returned once.
+func (s *Server) createToken(c echo.Context) error {
+	if err := need(c, wire.RoleAdmin, false, ""); err != nil {
+		return err
+	}
+	var req wire.TokenRequest
+	if err := bind(c, &req, false); err != nil {
+		return err
+	}
+	if !wire.ValidRole(req.Role) {
+		return badField("role", "%q is not a role: use viewer, operator, admin or agent", req.Role)
+	}
+	if req.Role == wire.RoleAgent {
+		if err := wire.ValidateName("rack", req.Rack); err != nil {
+			return badField("rack", "is required for role agent and must be a valid rack name")
+		}
+	} else if req.Rack != "" {
+		return badField("rack", "only applies to role agent")
+	}
+	tok, hash := coordinator.NewToken()
+	ctx, cancel := applyCtx(c)
+	defer cancel()
+	if _, err := s.store.Apply(ctx, coordinator.PutTokenCmd{Hash: hash, Name: req.Role + "-" + hash[:8], Role: req.Role, Rack: req.Rack}); err != nil {
+		return err
+	}
+	s.log.Info("token created", "role", req.Role, "rack", req.Rack, "name", req.Role+"-"+hash[:8], "by", actor(c))
+	return c.JSON(http.StatusCreated, wire.TokenResponse{Token: tok, Role: req.Role, Rack: req.Rack})
+}
+
+func (s *Server) status(c echo.Context) error {
+	if err := need(c, wire.RoleViewer, true, ""); err != nil {
+		return err
+	}
+	st := s.store.Status()
+	st.Tier = s.cfg.Tier
+	return c.JSON(http.StatusOK, st)
+}
+
+func (s *Server) members(c echo.Context) error {
+	if err := need(c, wire.RoleViewer, false, ""); err != nil {
+		return err
+	}
+	ms, err := s.store.Members()
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, wire.List[wire.Member]{Items: ms, Index: s.store.FSM().AppliedIndex()})
+}
+
+func (s *Server) join(c echo.Context) error {
+	if err := need(c, wire.RoleAdmin, false, ""); err != nil {
+		return err
+	}
+	var req wire.JoinRequest
+	if err := bind(c, &req, false); err != nil {
+		return err
+	}
+	if req.ID == "" || len(req.ID) > 253 {
+		return badField("id", "is required (the joining node's --node-id), at most 253 bytes")
+	}
+	if _, _, err := splitHostPort(req.RaftAddr); err != nil {
+		return badField("raftAddr", "%q is not host:port", req.RaftAddr)
+	}
+	if req.HTTPAddr == "" {
+		return badField("httpAddr", "is required (the joining node's API URL)")
+	}
+	ctx, cancel := context.WithTimeout(c.Request().Context(), 30*time.Second)
+	defer cancel()
+	if err := s.store.Join(ctx, req); err != nil {
+		return err
+	}
+	ms, _ := s.store.Members()
+	return c.JSON(http.StatusOK, wire.List[wire.Member]{Items: ms, Index: s.store.FSM().AppliedIndex()})
+}
+
+func (s *Server) removeMember(c echo.Context) error {
+	if err := need(c, wire.RoleAdmin, false, ""); err != nil {
+		return err
+	}
+	id := c.Param("id")
+	ctx, cancel := context.WithTimeout(c.Request().Context(), 30*time.Second)
+	defer cancel()
+	if err := s.store.RemoveMember(ctx, id); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]string{"removed": id})
+}

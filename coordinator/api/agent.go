@@ -1,0 +1,220 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/rackfence/rackfence/coordinator"
+	wire "github.com/rackfence/rackfence/shared/api"
+)
+
+// putStatus is an agent's status report: status, intent acks, events and
+// removal of one host, fenced by the rack lease epoch inside the FSM.
+func (s *Server) putStatus(c echo.Context) error {
+	name, err := pathName(c, "name", "name")
+	if err != nil {
+		return err
+	}
+	id := who(c)
+	if id.Role != wire.RoleAgent && id.Role != wire.RoleAdmin {
+		return forbidden("only an agent token (or admin) may report status; this token has role %s", id.Role)
+	}
+	var rep wire.StatusReport
+	if err := bind(c, &rep, false); err != nil {
+		return err
+	}
+	if err := validateReport(&rep); err != nil {
+		return err
+	}
+	rack := id.Rack
+	if id.Role == wire.RoleAdmin {
+		h, ok := s.store.FSM().Host(name)
+		if !ok {
+			return notFound("host %s does not exist", name)
+		}
+		rack = h.Rack
+	}
+	ctx, cancel := applyCtx(c)
+	defer cancel()
+	v, err := s.store.Apply(ctx, coordinator.StatusCmd{Rack: rack, Name: name, Report: rep, Time: time.Now().UTC()})
+	if err != nil {
+		return err
+	}
+	switch r := v.(type) {
+	case coordinator.DeleteHostResult:
+		return c.JSON(http.StatusOK, r.Host)
+	default:
+		return c.JSON(http.StatusOK, r)
+	}
+}
+
+func (s *Server) rackParam(c echo.Context, agentOK bool, role string) (string, error) {
+	rack, err := pathName(c, "rack", "rack")
+	if err != nil {
+		return "", err
+	}
+	if err := need(c, role, agentOK, rack); err != nil {
+		return "", err
+	}
+	return rack, nil
+}
+
+// leaseWriter checks who may acquire/renew/release: the rack's agent, or admin.
+func (s *Server) leaseWriter(c echo.Context) (string, wire.LeaseRequest, error) {
+	var req wire.LeaseRequest
+	rack, err := s.rackParam(c, true, wire.RoleAdmin)
+	if err != nil {
+		return "", req, err
+	}
+	err = bind(c, &req, false)
+	return rack, req, err
+}
+
+func (s *Server) acquireLease(c echo.Context) error {
+	rack, req, err := s.leaseWriter(c)
+	if err != nil {
+		return err
+	}
+	if err := validateLease(&req, true); err != nil {
+		return err
+	}
+	ctx, cancel := applyCtx(c)
+	defer cancel()
+	v, err := s.store.Apply(ctx, coordinator.LeaseAcquireCmd{Rack: rack, Holder: req.Holder, TTL: req.TTL.D(), Time: time.Now().UTC()})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, v.(wire.Lease))
+}
+
+func (s *Server) renewLease(c echo.Context) error {
+	rack, req, err := s.leaseWriter(c)
+	if err != nil {
+		return err
+	}
+	if err := validateLease(&req, false); err != nil {
+		return err
+	}
+	ctx, cancel := applyCtx(c)
+	defer cancel()
+	v, err := s.store.Apply(ctx, coordinator.LeaseRenewCmd{Rack: rack, Holder: req.Holder, Epoch: req.Epoch, TTL: req.TTL.D(), Time: time.Now().UTC()})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, v.(wire.Lease))
+}
+
+func (s *Server) releaseLease(c echo.Context) error {
+	rack, req, err := s.leaseWriter(c)
+	if err != nil {
+		return err
+	}
+	if err := validateLease(&req, false); err != nil {
+		return err
+	}
+	ctx, cancel := applyCtx(c)
+	defer cancel()
+	v, err := s.store.Apply(ctx, coordinator.LeaseReleaseCmd{Rack: rack, Holder: req.Holder, Epoch: req.Epoch, Time: time.Now().UTC()})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, v.(wire.Lease))
+}
+
+func (s *Server) getLease(c echo.Context) error {
+	rack, err := s.rackParam(c, true, wire.RoleViewer)
+	if err != nil {
+		return err
+	}
+	if err := s.readBarrier(c); err != nil {
+		return err
+	}
+	l := s.store.FSM().Lease(rack)
+	if l == nil {
+		return notFound("rack %s has no lease", rack)
+	}
+	return c.JSON(http.StatusOK, l)
+}
+
+func (s *Server) leaseHistory(c echo.Context) error {
+	rack, err := s.rackParam(c, true, wire.RoleViewer)
+	if err != nil {
+		return err
+	}
+	if err := s.readBarrier(c); err != nil {
+		return err
+	}
+	recs, idx := s.store.FSM().LeaseHistory(rack)
+	return c.JSON(http.StatusOK, wire.List[wire.LeaseRecord]{Items: recs, Index: idx})
+}
+
+func (s *Server) listRacks(c echo.Context) error {
+	if err := need(c, wire.RoleViewer, false, ""); err != nil {
+		return err
+	}
+	if err := s.readBarrier(c); err != nil {
+		return err
+	}
+	racks, idx := s.store.FSM().Racks()
+	return c.JSON(http.StatusOK, wire.List[wire.Rack]{Items: racks, Index: idx})
+}
+
+// watch is the long poll: it answers as soon as something about the rack
+// changed after ?index=, or after the timeout with no hosts and the
+// current index.
+func (s *Server) watch(c echo.Context) error {
+	rack := c.QueryParam("rack")
+	if err := wire.ValidateName("rack", rack); err != nil {
+		return err
+	}
+	if err := need(c, wire.RoleViewer, true, rack); err != nil {
+		return err
+	}
+	var after uint64
+	if v := c.QueryParam("index"); v != "" {
+		n, err := parseUint(v)
+		if err != nil {
+			return badField("index", "%q is not a non-negative integer", v)
+		}
+		after = n
+	}
+	timeout := s.cfg.WatchTimeout
+	if v := c.QueryParam("timeout"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return badField("timeout", "%q is not a positive duration like 5s", v)
+		}
+		if d < timeout {
+			timeout = d
+		}
+	}
+	if err := s.readBarrier(c); err != nil {
+		return err
+	}
+	resp, err := s.store.FSM().Watch(c.Request().Context(), rack, after, timeout)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, resp)
+}
+
+func parseUint(s string) (uint64, error) {
+	if s == "" || len(s) > 20 {
+		return 0, errBadUint
+	}
+	var n uint64
+	for _, ch := range s {
+		if ch < '0' || ch > '9' {
+			return 0, errBadUint
+		}
+		d := uint64(ch - '0')
+		if n > (^uint64(0)-d)/10 {
+			return 0, errBadUint
+		}
+		n = n*10 + d
+	}
+	return n, nil
+}
+
+var errBadUint = fe("index", "not a number")

@@ -1,0 +1,83 @@
+package api
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+	"github.com/rackfence/rackfence/coordinator"
+	wire "github.com/rackfence/rackfence/shared/api"
+)
+
+// identity is who a bearer token names.
+type identity struct {
+	Name string
+	Role string
+	Rack string // agent tokens only
+}
+
+const identityKey = "rackfence.identity"
+
+var rank = map[string]int{wire.RoleViewer: 1, wire.RoleOperator: 2, wire.RoleAdmin: 3}
+
+// authenticate resolves the bearer token (never logged) to an identity.
+func (s *Server) authenticate(c echo.Context) (identity, error) {
+	h := c.Request().Header.Get("Authorization")
+	tok, ok := strings.CutPrefix(h, "Bearer ")
+	tok = strings.TrimSpace(tok)
+	if !ok || tok == "" {
+		return identity{}, errf(http.StatusUnauthorized, wire.CodeUnauthorized, "missing bearer token: send Authorization: Bearer TOKEN (rackfencectl --token-file)")
+	}
+	info, ok := s.store.FSM().Token(coordinator.HashToken(tok))
+	if !ok {
+		return identity{}, errf(http.StatusUnauthorized, wire.CodeUnauthorized, "the bearer token is not known to this cluster")
+	}
+	return identity{Name: info.Name, Role: info.Role, Rack: info.Rack}, nil
+}
+
+// who returns the caller's identity (set by the auth middleware).
+func who(c echo.Context) identity {
+	id, _ := c.Get(identityKey).(identity)
+	return id
+}
+
+// authMiddleware authenticates every /v1 route except health.
+func (s *Server) authMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id, err := s.authenticate(c)
+		if err != nil {
+			return err
+		}
+		c.Set(identityKey, id)
+		return next(c)
+	}
+}
+
+// need checks that the caller has at least role (viewer < operator <
+// admin). Agents pass only where allowAgent is set and rack (when not
+// empty) is their own.
+func need(c echo.Context, role string, allowAgent bool, rack string) error {
+	id := who(c)
+	if id.Role == wire.RoleAgent {
+		if !allowAgent {
+			return forbidden("an agent token may not %s %s; this needs role %s", c.Request().Method, c.Request().URL.Path, role)
+		}
+		if rack != "" && rack != id.Rack {
+			return forbidden("this agent token is scoped to rack %s, not rack %s", id.Rack, rack)
+		}
+		return nil
+	}
+	if rank[id.Role] < rank[role] {
+		return forbidden("role %s may not %s %s; this needs role %s", id.Role, c.Request().Method, c.Request().URL.Path, role)
+	}
+	return nil
+}
+
+// actor names the caller in intents and logs.
+func actor(c echo.Context) string {
+	id := who(c)
+	if id.Name == "" {
+		return id.Role
+	}
+	return id.Name
+}

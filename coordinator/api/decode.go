@@ -1,0 +1,82 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+	wire "github.com/rackfence/rackfence/shared/api"
+)
+
+// MaxBody is the largest request body accepted (413 above).
+const MaxBody = 1 << 20
+
+// readBody reads the request body, refusing more than MaxBody bytes.
+func readBody(c echo.Context) ([]byte, error) {
+	r := http.MaxBytesReader(c.Response(), c.Request().Body, MaxBody)
+	b, err := io.ReadAll(r)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, errf(http.StatusRequestEntityTooLarge, wire.CodeTooLarge, "request body is larger than 1 MiB")
+		}
+		return nil, errf(http.StatusBadRequest, wire.CodeBadRequest, "could not read the request body: %v", err)
+	}
+	return b, nil
+}
+
+// decodeJSON decodes one JSON object into v, rejecting unknown fields by
+// name and trailing data. An empty body is allowed when optional.
+func decodeJSON(b []byte, v any, optional bool) error {
+	if len(bytes.TrimSpace(b)) == 0 {
+		if optional {
+			return nil
+		}
+		return badField("", "a JSON body is required")
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return jsonError(err)
+	}
+	if dec.More() {
+		return badField("", "the body has data after its JSON object; send exactly one object")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return badField("", "the body has data after its JSON object; send exactly one object")
+	}
+	return nil
+}
+
+// jsonError turns a decoding error into a field error.
+func jsonError(err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	msg := err.Error()
+	switch {
+	case strings.HasPrefix(msg, "json: unknown field "):
+		f := strings.Trim(strings.TrimPrefix(msg, "json: unknown field "), `"`)
+		return badField(f, "unknown field %q", f)
+	case errors.As(err, &se):
+		return badField("", "the body is not valid JSON (at byte %d): %s", se.Offset, se.Error())
+	case errors.As(err, &te):
+		f := te.Field
+		return badField(f, "must be a JSON %s, not %s", te.Type.String(), te.Value)
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return badField("", "the body ends in the middle of its JSON object")
+	}
+	return badField("", "the body could not be decoded: %s", strings.TrimPrefix(msg, "json: "))
+}
+
+// bind reads and decodes the body of c into v.
+func bind(c echo.Context, v any, optional bool) error {
+	b, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	return decodeJSON(b, v, optional)
+}

@@ -1,0 +1,104 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+	"github.com/rackfence/rackfence/coordinator"
+	wire "github.com/rackfence/rackfence/shared/api"
+)
+
+// apiError is an error answer: status, code, field and message.
+type apiError struct {
+	Status int
+	Detail wire.ErrorDetail
+}
+
+func (e *apiError) Error() string { return e.Detail.Message }
+
+func errf(status int, code, format string, a ...any) *apiError {
+	return &apiError{Status: status, Detail: wire.ErrorDetail{Code: code, Message: fmt.Sprintf(format, a...)}}
+}
+
+func badField(field, format string, a ...any) *apiError {
+	e := errf(http.StatusBadRequest, wire.CodeBadRequest, format, a...)
+	e.Detail.Field = field
+	return e
+}
+
+func forbidden(format string, a ...any) *apiError {
+	return errf(http.StatusForbidden, wire.CodeForbidden, format, a...)
+}
+
+func notFound(format string, a ...any) *apiError {
+	return errf(http.StatusNotFound, wire.CodeNotFound, format, a...)
+}
+
+var codeStatus = map[string]int{
+	wire.CodeBadRequest:   http.StatusBadRequest,
+	wire.CodeUnauthorized: http.StatusUnauthorized,
+	wire.CodeForbidden:    http.StatusForbidden,
+	wire.CodeNotFound:     http.StatusNotFound,
+	wire.CodeConflict:     http.StatusConflict,
+	wire.CodeStaleEpoch:   http.StatusConflict,
+	wire.CodeTooLarge:     http.StatusRequestEntityTooLarge,
+	wire.CodeNoLeader:     http.StatusServiceUnavailable,
+}
+
+// toAPIError maps any error a handler returns to an answer. Unknown errors
+// become 500 "internal" with a generic message (the detail is logged).
+func toAPIError(err error, log *slog.Logger, c echo.Context) *apiError {
+	var ae *apiError
+	var ce *coordinator.Error
+	var fe *wire.FieldError
+	var he *echo.HTTPError
+	switch {
+	case errors.As(err, &ae):
+		return ae
+	case errors.As(err, &ce):
+		st, ok := codeStatus[ce.Code]
+		if !ok {
+			st = http.StatusInternalServerError
+		}
+		return &apiError{Status: st, Detail: wire.ErrorDetail{Code: ce.Code, Message: ce.Message, Field: ce.Field}}
+	case errors.As(err, &fe):
+		return badField(fe.Field, "%s", fe.Message)
+	case errors.Is(err, coordinator.ErrNotLeader), errors.Is(err, coordinator.ErrNoLeader), errors.Is(err, coordinator.ErrShutdown):
+		return errf(http.StatusServiceUnavailable, wire.CodeNoLeader, "%s", noLeaderMsg)
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return errf(http.StatusServiceUnavailable, wire.CodeNoLeader, "the request timed out waiting for the cluster; retry in a second")
+	case errors.As(err, &he):
+		switch he.Code {
+		case http.StatusNotFound:
+			return notFound("no such endpoint: %s %s (see the API table in CONTRACT.md)", c.Request().Method, c.Request().URL.Path)
+		case http.StatusMethodNotAllowed:
+			return errf(http.StatusMethodNotAllowed, wire.CodeBadRequest, "method %s is not allowed on %s", c.Request().Method, c.Request().URL.Path)
+		case http.StatusRequestEntityTooLarge:
+			return errf(http.StatusRequestEntityTooLarge, wire.CodeTooLarge, "request body is larger than 1 MiB")
+		}
+		if he.Code >= 400 && he.Code < 500 {
+			return errf(he.Code, wire.CodeBadRequest, "%v", he.Message)
+		}
+	}
+	log.Error("internal error", "method", c.Request().Method, "path", c.Path(), "err", err)
+	return errf(http.StatusInternalServerError, wire.CodeInternal, "internal error; the coordinator's log has the details")
+}
+
+const noLeaderMsg = "the cluster has no leader right now (election in progress or quorum lost); retry in a second"
+
+// errorHandler is echo's HTTPErrorHandler: every error becomes the
+// contract's JSON error body; never a stack trace, never a secret.
+func (s *Server) errorHandler(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	ae := toAPIError(err, s.log, c)
+	if ae.Status == http.StatusServiceUnavailable {
+		c.Response().Header().Set("Retry-After", "1")
+	}
+	_ = c.JSON(ae.Status, wire.ErrorBody{Error: ae.Detail})
+}

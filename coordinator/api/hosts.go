@@ -1,0 +1,211 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/rackfence/rackfence/coordinator"
+	wire "github.com/rackfence/rackfence/shared/api"
+)
+
+func (s *Server) health(c echo.Context) error {
+	return c.JSON(http.StatusOK, map[string]string{"status": "ok", "node": s.store.NodeID(), "state": s.store.State()})
+}
+
+func pathName(c echo.Context, param, field string) (string, error) {
+	v := c.Param(param)
+	if err := wire.ValidateName(field, v); err != nil {
+		return "", err
+	}
+	return v, nil
+}
+
+func (s *Server) listHosts(c echo.Context) error {
+	rack, pstate := c.QueryParam("rack"), c.QueryParam("state")
+	if rack != "" {
+		if err := wire.ValidateName("rack", rack); err != nil {
+			return err
+		}
+	}
+	id := who(c)
+	if id.Role == wire.RoleAgent {
+		if rack == "" {
+			rack = id.Rack
+		}
+	}
+	if err := need(c, wire.RoleViewer, true, rack); err != nil {
+		return err
+	}
+	if pstate != "" && pstate != "none" && !validState(pstate) {
+		return badField("state", "%q is not a provisioning state (or none)", pstate)
+	}
+	if err := s.readBarrier(c); err != nil {
+		return err
+	}
+	hosts, idx := s.store.FSM().Hosts(rack, pstate)
+	return c.JSON(http.StatusOK, wire.List[wire.Host]{Items: hosts, Index: idx})
+}
+
+func validState(st string) bool {
+	for _, v := range wire.ProvisioningStates {
+		if v == st {
+			return true
+		}
+	}
+	return false
+}
+
+// hostForRead loads a host after the read barrier, enforcing an agent's rack.
+func (s *Server) hostForRead(c echo.Context) (wire.Host, error) {
+	name, err := pathName(c, "name", "name")
+	if err != nil {
+		return wire.Host{}, err
+	}
+	if err := need(c, wire.RoleViewer, true, ""); err != nil {
+		return wire.Host{}, err
+	}
+	if err := s.readBarrier(c); err != nil {
+		return wire.Host{}, err
+	}
+	h, ok := s.store.FSM().Host(name)
+	if !ok {
+		return wire.Host{}, notFound("host %s does not exist", name)
+	}
+	if err := need(c, wire.RoleViewer, true, h.Rack); err != nil {
+		return wire.Host{}, err
+	}
+	return h, nil
+}
+
+func (s *Server) getHost(c echo.Context) error {
+	h, err := s.hostForRead(c)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, h)
+}
+
+func (s *Server) events(c echo.Context) error {
+	h, err := s.hostForRead(c)
+	if err != nil {
+		return err
+	}
+	evs, idx, ok := s.store.FSM().Events(h.Name)
+	if !ok {
+		return notFound("host %s does not exist", h.Name)
+	}
+	return c.JSON(http.StatusOK, wire.List[wire.Event]{Items: evs, Index: idx})
+}
+
+func (s *Server) putHost(c echo.Context) error {
+	if err := need(c, wire.RoleOperator, false, ""); err != nil {
+		return err
+	}
+	name, err := pathName(c, "name", "name")
+	if err != nil {
+		return err
+	}
+	var h wire.Host
+	if err := bind(c, &h, false); err != nil {
+		return err
+	}
+	if err := wire.ValidateHost(&h, name); err != nil {
+		return err
+	}
+	ctx, cancel := applyCtx(c)
+	defer cancel()
+	v, err := s.store.Apply(ctx, coordinator.PutHostCmd{Host: h, Time: time.Now().UTC()})
+	if err != nil {
+		return err
+	}
+	r := v.(coordinator.PutHostResult)
+	code := http.StatusOK
+	if r.Created {
+		code = http.StatusCreated
+	}
+	return c.JSON(code, r.Host)
+}
+
+func (s *Server) deleteHost(c echo.Context) error {
+	if err := need(c, wire.RoleOperator, false, ""); err != nil {
+		return err
+	}
+	name, err := pathName(c, "name", "name")
+	if err != nil {
+		return err
+	}
+	ctx, cancel := applyCtx(c)
+	defer cancel()
+	v, err := s.store.Apply(ctx, coordinator.DeleteHostCmd{Name: name})
+	if err != nil {
+		return err
+	}
+	r := v.(coordinator.DeleteHostResult)
+	if r.Deleted {
+		return c.JSON(http.StatusOK, r.Host)
+	}
+	return c.JSON(http.StatusAccepted, r.Host)
+}
+
+func intentKind(c echo.Context) (string, error) {
+	k := c.Param("kind")
+	switch k {
+	case wire.IntentDetach, wire.IntentDrain, wire.IntentResume:
+		return k, nil
+	}
+	return "", badField("kind", "%q is not an intent: use detach, drain or resume", k)
+}
+
+func (s *Server) postIntent(c echo.Context) error {
+	if err := need(c, wire.RoleOperator, false, ""); err != nil {
+		return err
+	}
+	name, err := pathName(c, "name", "name")
+	if err != nil {
+		return err
+	}
+	kind, err := intentKind(c)
+	if err != nil {
+		return err
+	}
+	var req wire.IntentRequest
+	if err := bind(c, &req, true); err != nil {
+		return err
+	}
+	if err := wire.ValidateIntent(kind, &req); err != nil {
+		return err
+	}
+	in := wire.Intent{Reason: req.Reason, Actor: actor(c), Mode: req.Mode, Force: req.Force, Wipe: req.Wipe}
+	ctx, cancel := applyCtx(c)
+	defer cancel()
+	v, err := s.store.Apply(ctx, coordinator.PutIntentCmd{Name: name, Kind: kind, Intent: in})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, v.(wire.Intent))
+}
+
+func (s *Server) deleteIntent(c echo.Context) error {
+	if err := need(c, wire.RoleOperator, false, ""); err != nil {
+		return err
+	}
+	name, err := pathName(c, "name", "name")
+	if err != nil {
+		return err
+	}
+	kind, err := intentKind(c)
+	if err != nil {
+		return err
+	}
+	if kind == wire.IntentResume {
+		return badField("kind", "resume is one-shot and cannot be withdrawn; the agent drops it once handled")
+	}
+	ctx, cancel := applyCtx(c)
+	defer cancel()
+	v, err := s.store.Apply(ctx, coordinator.DeleteIntentCmd{Name: name, Kind: kind})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, v.(wire.Host))
+}

@@ -1,0 +1,62 @@
+package api
+
+import (
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+
+	"github.com/labstack/echo/v4"
+	wire "github.com/rackfence/rackfence/shared/api"
+)
+
+// ForwardedHeader marks a request a follower forwarded to the leader; a
+// node that receives one and does not lead answers 503 instead of
+// forwarding again (no loops while leadership moves).
+const ForwardedHeader = "X-Rackfence-Forwarded"
+
+// stale reports whether the caller asked for a local (possibly stale) read.
+func stale(c echo.Context) bool {
+	if c.Request().Method != http.MethodGet {
+		return false
+	}
+	v := c.QueryParam("stale")
+	return v == "true" || v == "1"
+}
+
+// forward sends writes and linearizable reads to the leader when this node
+// does not lead. The leader authenticates and answers; we relay.
+func (s *Server) forward(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if s.store.IsLeader() || stale(c) {
+			return next(c)
+		}
+		if c.Request().Header.Get(ForwardedHeader) != "" {
+			return errf(http.StatusServiceUnavailable, wire.CodeNoLeader, "%s", noLeaderMsg)
+		}
+		_, leader := s.store.Leader()
+		if leader == "" {
+			return errf(http.StatusServiceUnavailable, wire.CodeNoLeader, "%s", noLeaderMsg)
+		}
+		u, err := url.Parse(leader)
+		if err != nil {
+			return errf(http.StatusServiceUnavailable, wire.CodeNoLeader, "%s", noLeaderMsg)
+		}
+		p := &httputil.ReverseProxy{
+			Rewrite: func(r *httputil.ProxyRequest) {
+				r.SetURL(u)
+				r.Out.Host = u.Host
+				r.Out.Header.Set(ForwardedHeader, s.store.NodeID())
+			},
+			Transport: s.transport,
+			ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+				s.log.Warn("forwarding to the leader failed", "leader", leader, "path", r.URL.Path, "err", err)
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("Retry-After", "1")
+				w.WriteHeader(http.StatusServiceUnavailable)
+				_, _ = w.Write([]byte(`{"error":{"code":"no_leader","message":"the leader could not be reached; retry in a second"}}` + "\n"))
+			},
+		}
+		p.ServeHTTP(c.Response(), c.Request())
+		return nil
+	}
+}

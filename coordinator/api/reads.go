@@ -1,0 +1,24 @@
+package api
+
+import (
+	"context"
+	"time"
+
+	"github.com/labstack/echo/v4"
+)
+
+// readBarrier makes a read linearizable unless the caller asked for
+// ?stale=true (then it answers from this member's state as it is).
+func (s *Server) readBarrier(c echo.Context) error {
+	if stale(c) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(c.Request().Context(), 10*time.Second)
+	defer cancel()
+	return s.store.ReadBarrier(ctx)
+}
+
+// applyCtx bounds a write.
+func applyCtx(c echo.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(c.Request().Context(), 15*time.Second)
+}

@@ -1,0 +1,119 @@
+package coordinator
+
+import (
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// The batcher packs concurrent writes into one Raft log entry: it takes
+// the first waiting command, then every other one already queued (up to
+// MaxBatch, at most one per key), and submits them as one CmdBatch entry.
+// While raft is busy committing, new writes queue up and form the next,
+// larger batch; a lone writer still goes straight through.
+
+type pending struct {
+	key  string
+	data []byte
+	done chan Result
+}
+
+type batcher struct {
+	r       *raft.Raft
+	in      chan *pending
+	max     int
+	timeout time.Duration
+	stop    chan struct{}
+	m       *Metrics
+}
+
+func newBatcher(r *raft.Raft, max int, timeout time.Duration, m *Metrics) *batcher {
+	b := &batcher{r: r, in: make(chan *pending, 8192), max: max, timeout: timeout, stop: make(chan struct{}), m: m}
+	go b.run()
+	return b
+}
+
+func (b *batcher) run() {
+	var carry *pending
+	for {
+		first := carry
+		carry = nil
+		if first == nil {
+			select {
+			case first = <-b.in:
+			case <-b.stop:
+				return
+			}
+		}
+		batch := []*pending{first}
+		keys := map[string]struct{}{first.key: {}}
+	collect:
+		for len(batch) < b.max {
+			select {
+			case p := <-b.in:
+				if _, dup := keys[p.key]; dup {
+					carry = p
+					break collect
+				}
+				keys[p.key] = struct{}{}
+				batch = append(batch, p)
+			default:
+				break collect
+			}
+		}
+		b.submit(batch)
+	}
+}
+
+func (b *batcher) submit(batch []*pending) {
+	var data []byte
+	if len(batch) == 1 {
+		data = batch[0].data
+	} else {
+		parts := make([][]byte, len(batch))
+		for i, p := range batch {
+			parts[i] = p.data
+		}
+		data = EncodeBatch(parts)
+	}
+	if b.m != nil {
+		b.m.batchSize.Observe(float64(len(batch)))
+	}
+	f := b.r.Apply(data, b.timeout)
+	go func() {
+		if err := f.Error(); err != nil {
+			for _, p := range batch {
+				p.done <- Result{Err: mapRaftErr(err)}
+			}
+			return
+		}
+		switch resp := f.Response().(type) {
+		case []Result:
+			for i, p := range batch {
+				if i < len(resp) {
+					p.done <- resp[i]
+				} else {
+					p.done <- Result{Err: ErrUnknownCommand}
+				}
+			}
+		case Result:
+			for _, p := range batch {
+				p.done <- resp
+			}
+		default:
+			for _, p := range batch {
+				p.done <- Result{}
+			}
+		}
+	}()
+}
+
+func mapRaftErr(err error) error {
+	switch err {
+	case raft.ErrNotLeader, raft.ErrLeadershipLost, raft.ErrLeadershipTransferInProgress:
+		return ErrNotLeader
+	case raft.ErrRaftShutdown:
+		return ErrShutdown
+	}
+	return err
+}

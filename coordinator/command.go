@@ -1,0 +1,284 @@
+package coordinator
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/rackfence/rackfence/shared/api"
+)
+
+// CmdType is the first byte of every Raft log entry the coordinator writes.
+// The second byte is the body's format version; the rest is the body.
+type CmdType uint8
+
+// Command types. Never renumber: they are in every stored log.
+const (
+	CmdInit           CmdType = 1
+	CmdPutHost        CmdType = 2
+	CmdDeleteHost     CmdType = 3
+	CmdPutIntent      CmdType = 4
+	CmdDeleteIntent   CmdType = 5
+	CmdStatus         CmdType = 6
+	CmdLeaseAcquire   CmdType = 7
+	CmdLeaseRenew     CmdType = 8
+	CmdLeaseRelease   CmdType = 9
+	CmdLeaseExpire    CmdType = 10
+	CmdPutCredentials CmdType = 11
+	CmdPutToken       CmdType = 12
+	CmdSetMember      CmdType = 13
+	CmdRemoveMember   CmdType = 14
+	// CmdBatch carries many commands in one log entry (leader-side batching).
+	CmdBatch CmdType = 15
+)
+
+// bodyVersion is the version of every JSON body this binary writes.
+const bodyVersion = 1
+
+// Command is one state change. Every field the FSM needs that is not
+// deterministic (time, random IDs, token hashes) is filled in before the
+// command enters the log.
+type Command interface {
+	Type() CmdType
+	// Key names what the command touches; a batch holds at most one
+	// command per key, so two writes of one host never share a Raft index.
+	Key() string
+}
+
+// InitCmd is applied once by the first leader of a new cluster.
+type InitCmd struct {
+	ClusterID      string `json:"clusterID"`
+	AdminTokenHash string `json:"adminTokenHash"`
+}
+
+// PutHostCmd creates or updates a host's spec.
+type PutHostCmd struct {
+	Host api.Host  `json:"host"`
+	Time time.Time `json:"time"`
+}
+
+// DeleteHostCmd asks for a host's deletion.
+type DeleteHostCmd struct {
+	Name string `json:"name"`
+}
+
+// PutIntentCmd sets (or replaces) one intent of a host.
+type PutIntentCmd struct {
+	Name   string     `json:"name"`
+	Kind   string     `json:"kind"`
+	Intent api.Intent `json:"intent"`
+}
+
+// DeleteIntentCmd removes one intent (attach, restore).
+type DeleteIntentCmd struct {
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+}
+
+// StatusCmd is an agent's status report for one host of its rack.
+type StatusCmd struct {
+	Rack   string           `json:"rack"`
+	Name   string           `json:"name"`
+	Report api.StatusReport `json:"report"`
+	Time   time.Time        `json:"time"`
+}
+
+// LeaseAcquireCmd asks for a rack's lease (compare-and-set).
+type LeaseAcquireCmd struct {
+	Rack   string        `json:"rack"`
+	Holder string        `json:"holder"`
+	TTL    time.Duration `json:"ttl"`
+	Time   time.Time     `json:"time"`
+}
+
+// LeaseRenewCmd renews the current lease; TTL 0 keeps the old TTL.
+type LeaseRenewCmd struct {
+	Rack   string        `json:"rack"`
+	Holder string        `json:"holder"`
+	Epoch  uint64        `json:"epoch"`
+	TTL    time.Duration `json:"ttl,omitempty"`
+	Time   time.Time     `json:"time"`
+}
+
+// LeaseReleaseCmd gives the lease up.
+type LeaseReleaseCmd struct {
+	Rack   string    `json:"rack"`
+	Holder string    `json:"holder"`
+	Epoch  uint64    `json:"epoch"`
+	Time   time.Time `json:"time"`
+}
+
+// LeaseExpireCmd is applied by the leader's timer. It is a compare-and-set:
+// it expires the lease only if it is still the grant or renewal the timer
+// was armed for (RenewIndex).
+type LeaseExpireCmd struct {
+	Rack       string    `json:"rack"`
+	Epoch      uint64    `json:"epoch"`
+	RenewIndex uint64    `json:"renewIndex"`
+	Time       time.Time `json:"time"`
+}
+
+// PutCredentialsCmd stores BMC credentials.
+type PutCredentialsCmd struct {
+	Name     string `json:"name"`
+	Username string `json:"username"`
+	Password string `json:"password"`
+}
+
+// PutTokenCmd stores an API token by its SHA-256 hash.
+type PutTokenCmd struct {
+	Hash string `json:"hash"`
+	Name string `json:"name"`
+	Role string `json:"role"`
+	Rack string `json:"rack,omitempty"`
+}
+
+// SetMemberCmd records a member's HTTP address.
+type SetMemberCmd struct {
+	ID       string `json:"id"`
+	HTTPAddr string `json:"httpAddr"`
+}
+
+// RemoveMemberCmd forgets a member's HTTP address.
+type RemoveMemberCmd struct {
+	ID string `json:"id"`
+}
+
+func (InitCmd) Type() CmdType           { return CmdInit }
+func (PutHostCmd) Type() CmdType        { return CmdPutHost }
+func (DeleteHostCmd) Type() CmdType     { return CmdDeleteHost }
+func (PutIntentCmd) Type() CmdType      { return CmdPutIntent }
+func (DeleteIntentCmd) Type() CmdType   { return CmdDeleteIntent }
+func (StatusCmd) Type() CmdType         { return CmdStatus }
+func (LeaseAcquireCmd) Type() CmdType   { return CmdLeaseAcquire }
+func (LeaseRenewCmd) Type() CmdType     { return CmdLeaseRenew }
+func (LeaseReleaseCmd) Type() CmdType   { return CmdLeaseRelease }
+func (LeaseExpireCmd) Type() CmdType    { return CmdLeaseExpire }
+func (PutCredentialsCmd) Type() CmdType { return CmdPutCredentials }
+func (PutTokenCmd) Type() CmdType       { return CmdPutToken }
+func (SetMemberCmd) Type() CmdType      { return CmdSetMember }
+func (RemoveMemberCmd) Type() CmdType   { return CmdRemoveMember }
+
+func (InitCmd) Key() string             { return "init" }
+func (c PutHostCmd) Key() string        { return "h/" + c.Host.Name }
+func (c DeleteHostCmd) Key() string     { return "h/" + c.Name }
+func (c PutIntentCmd) Key() string      { return "h/" + c.Name }
+func (c DeleteIntentCmd) Key() string   { return "h/" + c.Name }
+func (c StatusCmd) Key() string         { return "h/" + c.Name }
+func (c LeaseAcquireCmd) Key() string   { return "r/" + c.Rack }
+func (c LeaseRenewCmd) Key() string     { return "r/" + c.Rack }
+func (c LeaseReleaseCmd) Key() string   { return "r/" + c.Rack }
+func (c LeaseExpireCmd) Key() string    { return "r/" + c.Rack }
+func (c PutCredentialsCmd) Key() string { return "c/" + c.Name }
+func (c PutTokenCmd) Key() string       { return "t/" + c.Hash }
+func (c SetMemberCmd) Key() string      { return "m/" + c.ID }
+func (c RemoveMemberCmd) Key() string   { return "m/" + c.ID }
+
+// Encode writes a command as type byte, version byte, JSON body.
+func Encode(c Command) ([]byte, error) {
+	body, err := json.Marshal(c)
+	if err != nil {
+		return nil, fmt.Errorf("encode command %d: %w", c.Type(), err)
+	}
+	out := make([]byte, 0, len(body)+2)
+	out = append(out, byte(c.Type()), bodyVersion)
+	return append(out, body...), nil
+}
+
+// EncodeBatch joins already encoded commands into one CmdBatch entry:
+// type, version, uvarint count, then uvarint length + bytes for each.
+func EncodeBatch(parts [][]byte) []byte {
+	n := 2 + binary.MaxVarintLen64
+	for _, p := range parts {
+		n += binary.MaxVarintLen64 + len(p)
+	}
+	out := make([]byte, 0, n)
+	out = append(out, byte(CmdBatch), bodyVersion)
+	out = binary.AppendUvarint(out, uint64(len(parts)))
+	for _, p := range parts {
+		out = binary.AppendUvarint(out, uint64(len(p)))
+		out = append(out, p...)
+	}
+	return out
+}
+
+// DecodeBatch splits a CmdBatch entry into its encoded commands.
+func DecodeBatch(b []byte) ([][]byte, error) {
+	if len(b) < 2 || CmdType(b[0]) != CmdBatch || b[1] != bodyVersion {
+		return nil, ErrUnknownCommand
+	}
+	b = b[2:]
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)) {
+		return nil, fmt.Errorf("batch: bad count")
+	}
+	b = b[k:]
+	parts := make([][]byte, 0, n)
+	for i := uint64(0); i < n; i++ {
+		l, k := binary.Uvarint(b)
+		if k <= 0 || l > uint64(len(b)-k) {
+			return nil, fmt.Errorf("batch: part %d truncated", i)
+		}
+		parts = append(parts, b[k:k+int(l)])
+		b = b[k+int(l):]
+	}
+	return parts, nil
+}
+
+// Decode reads one (non-batch) command.
+func Decode(b []byte) (Command, error) {
+	if len(b) < 2 {
+		return nil, fmt.Errorf("command too short (%d bytes)", len(b))
+	}
+	if b[1] != bodyVersion {
+		return nil, fmt.Errorf("%w: type %d version %d", ErrUnknownCommand, b[0], b[1])
+	}
+	body := b[2:]
+	var c Command
+	var err error
+	switch CmdType(b[0]) {
+	case CmdInit:
+		c, err = dec[InitCmd](body)
+	case CmdPutHost:
+		c, err = dec[PutHostCmd](body)
+	case CmdDeleteHost:
+		c, err = dec[DeleteHostCmd](body)
+	case CmdPutIntent:
+		c, err = dec[PutIntentCmd](body)
+	case CmdDeleteIntent:
+		c, err = dec[DeleteIntentCmd](body)
+	case CmdStatus:
+		c, err = dec[StatusCmd](body)
+	case CmdLeaseAcquire:
+		c, err = dec[LeaseAcquireCmd](body)
+	case CmdLeaseRenew:
+		c, err = dec[LeaseRenewCmd](body)
+	case CmdLeaseRelease:
+		c, err = dec[LeaseReleaseCmd](body)
+	case CmdLeaseExpire:
+		c, err = dec[LeaseExpireCmd](body)
+	case CmdPutCredentials:
+		c, err = dec[PutCredentialsCmd](body)
+	case CmdPutToken:
+		c, err = dec[PutTokenCmd](body)
+	case CmdSetMember:
+		c, err = dec[SetMemberCmd](body)
+	case CmdRemoveMember:
+		c, err = dec[RemoveMemberCmd](body)
+	default:
+		return nil, fmt.Errorf("%w: type %d", ErrUnknownCommand, b[0])
+	}
+	if err != nil {
+		return nil, fmt.Errorf("decode command type %d: %w", b[0], err)
+	}
+	return c, nil
+}
+
+func dec[T Command](body []byte) (Command, error) {
+	var v T
+	if err := json.Unmarshal(body, &v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}

@@ -1,0 +1,64 @@
+package coordinator
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Config configures a Store. Zero values take the documented defaults.
+type Config struct {
+	// NodeID is this member's Raft server ID (unique in the cluster).
+	NodeID string
+	// DataDir holds raft.db (bolt log and stable store), snapshots/ and,
+	// on the bootstrapping node, admin.token.
+	DataDir string
+	// HTTPURL is this member's API URL as other members and clients reach
+	// it, e.g. http://127.0.0.1:7480; it is stored in the FSM so any
+	// member can name the leader's API.
+	HTTPURL string
+	// RaftAddr is the TCP address the Raft transport binds and advertises.
+	RaftAddr string
+	// Bootstrap starts a new cluster of one when the data dir holds no
+	// Raft state. Ignored when state exists.
+	Bootstrap bool
+	// Logger receives structured logs; nil = slog.Default().
+	Logger *slog.Logger
+	// RaftLogLevel is hashicorp/raft's log level (hclog names); "" = warn.
+	RaftLogLevel string
+
+	// HeartbeatTimeout, ElectionTimeout and LeaderLeaseTimeout override
+	// hashicorp/raft's defaults (1s, 1s, 500ms) when > 0. On a loaded
+	// 2-core machine keep them at the defaults or above.
+	HeartbeatTimeout   time.Duration
+	ElectionTimeout    time.Duration
+	LeaderLeaseTimeout time.Duration
+	// SnapshotThreshold is how many log entries trigger a snapshot
+	// (default 8192); SnapshotInterval how often raft checks (default 2m).
+	SnapshotThreshold uint64
+	SnapshotInterval  time.Duration
+	// TrailingLogs is how many log entries a snapshot leaves behind
+	// (default 10240) so slow followers can catch up without a snapshot.
+	TrailingLogs uint64
+	// ApplyTimeout bounds how long a write waits for commit (default 10s).
+	ApplyTimeout time.Duration
+	// MaxBatch is the most commands the leader packs into one Raft log
+	// entry (default 512; 1 disables batching).
+	MaxBatch int
+	// Metrics receives the store's figures; nil = none.
+	Metrics *Metrics
+}
+
+func (c *Config) applyDefaults() {
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.ApplyTimeout <= 0 {
+		c.ApplyTimeout = 10 * time.Second
+	}
+	if c.MaxBatch <= 0 {
+		c.MaxBatch = 512
+	}
+	if c.RaftLogLevel == "" {
+		c.RaftLogLevel = "warn"
+	}
+}

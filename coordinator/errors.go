@@ -1,0 +1,47 @@
+package coordinator
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/rackfence/rackfence/shared/api"
+)
+
+// Error is a refusal decided by the FSM or the store: it carries the API
+// error code (shared/api Code*) so the HTTP layer can answer it unchanged.
+type Error struct {
+	Code    string
+	Field   string
+	Message string
+}
+
+func (e *Error) Error() string {
+	if e.Field != "" {
+		return e.Field + ": " + e.Message
+	}
+	return e.Message
+}
+
+func newErr(code, format string, a ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, a...)}
+}
+
+func notFound(format string, a ...any) *Error { return newErr(api.CodeNotFound, format, a...) }
+func conflict(format string, a ...any) *Error { return newErr(api.CodeConflict, format, a...) }
+
+// Errors the store returns.
+var (
+	// ErrNotLeader means this node cannot accept the request because it is
+	// not the Raft leader (or not yet ready to serve as one): forward it to
+	// the leader, or retry after a short delay.
+	ErrNotLeader = errors.New("this node is not the leader; retry against the leader")
+	// ErrNoLeader means the cluster has no known leader right now.
+	ErrNoLeader = errors.New("the cluster has no leader right now; retry in a second")
+	// ErrShutdown means the store is shutting down.
+	ErrShutdown = errors.New("the coordinator is shutting down")
+	// ErrUnknownCommand means a log entry carries a command type or
+	// version this binary does not know: upgrade this node.
+	ErrUnknownCommand = errors.New("unknown command type or version in the Raft log; this binary is older than the cluster")
+	// ErrSnapshotVersion means a snapshot was written by an unknown version.
+	ErrSnapshotVersion = errors.New("snapshot has an unknown format version; this binary is older than the cluster")
+)

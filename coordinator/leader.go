@@ -1,0 +1,114 @@
+package coordinator
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+)
+
+// AdminTokenFile is the file, in the data dir, where the first bootstrap
+// writes the admin token (mode 0600).
+const AdminTokenFile = "admin.token"
+
+// NewToken returns a random API token (32 bytes, hex) and its stored hash.
+func NewToken() (token, hash string) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand never fails on Linux
+	}
+	token = hex.EncodeToString(b)
+	return token, HashToken(token)
+}
+
+// HashToken is how tokens are stored: SHA-256, hex.
+func HashToken(token string) string {
+	h := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(h[:])
+}
+
+func (s *Store) leaderLoop() {
+	for {
+		select {
+		case isLeader := <-s.notifyCh:
+			g := s.gen.Add(1)
+			s.ready.Store(false)
+			s.timers.stopAll()
+			if isLeader {
+				s.log.Info("this node became the leader", "node", s.cfg.NodeID)
+				go s.takeOver(g)
+			} else {
+				s.log.Info("this node is no longer the leader", "node", s.cfg.NodeID)
+			}
+		case <-s.closing:
+			return
+		}
+	}
+}
+
+// takeOver runs once per leadership: barrier (so the FSM has everything
+// the previous leader committed), record our HTTP URL, initialise a new
+// cluster, re-arm every lease with a full TTL + margin, then serve reads.
+func (s *Store) takeOver(g uint64) {
+	current := func() bool { return s.gen.Load() == g && s.IsLeader() }
+	for current() {
+		if err := s.raft.Barrier(30 * time.Second).Error(); err == nil {
+			break
+		} else {
+			s.log.Warn("leader barrier failed; retrying", "err", err)
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	if !current() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if s.fsm.MemberHTTP(s.cfg.NodeID) != s.cfg.HTTPURL {
+		if _, err := s.Apply(ctx, SetMemberCmd{ID: s.cfg.NodeID, HTTPAddr: s.cfg.HTTPURL}); err != nil {
+			s.log.Warn("could not record this node's HTTP URL", "err", err)
+		}
+	}
+	if s.fsm.ClusterID() == "" {
+		if err := s.initCluster(ctx); err != nil {
+			s.log.Error("could not initialise the new cluster", "err", err)
+		}
+	}
+	if !current() {
+		return
+	}
+	s.timers.armAll(s.fsm.leases())
+	s.ready.Store(true)
+	s.log.Info("leader ready", "node", s.cfg.NodeID, "appliedIndex", s.fsm.AppliedIndex())
+}
+
+// initCluster generates the cluster ID and the admin token, writes the
+// token to DATA/admin.token (0600) and applies both.
+func (s *Store) initCluster(ctx context.Context) error {
+	idb := make([]byte, 8)
+	if _, err := rand.Read(idb); err != nil {
+		return err
+	}
+	token, hash := NewToken()
+	path := filepath.Join(s.cfg.DataDir, AdminTokenFile)
+	if err := os.WriteFile(path, []byte(token+"\n"), 0o600); err != nil {
+		return fmt.Errorf("write admin token to %s: %w", path, err)
+	}
+	v, err := s.Apply(ctx, InitCmd{ClusterID: hex.EncodeToString(idb), AdminTokenHash: hash})
+	if err != nil || v != true {
+		os.Remove(path)
+		if err == nil {
+			err = errors.New("cluster was already initialised")
+		}
+		return err
+	}
+	s.log.Info("new cluster initialised; admin token written", "clusterID", s.fsm.ClusterID(), "path", path)
+	return nil
+}
+

@@ -1,0 +1,104 @@
+package coordinator
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/hashicorp/raft"
+	"github.com/rackfence/rackfence/shared/api"
+)
+
+// Join adds a voter on the leader. The same ID at a new address, or a new
+// ID at an address already in use, is removed first; the same ID at the
+// same address is already a member and only its HTTP URL is refreshed.
+func (s *Store) Join(ctx context.Context, req api.JoinRequest) error {
+	if !s.IsLeader() {
+		return ErrNotLeader
+	}
+	cf := s.raft.GetConfiguration()
+	if err := cf.Error(); err != nil {
+		return mapRaftErr(err)
+	}
+	id, addr := raft.ServerID(req.ID), raft.ServerAddress(req.RaftAddr)
+	member := false
+	for _, srv := range cf.Configuration().Servers {
+		switch {
+		case srv.ID == id && srv.Address == addr:
+			member = true
+		case srv.ID == id || srv.Address == addr:
+			s.log.Info("removing a stale member before the join", "id", srv.ID, "raft", srv.Address)
+			if err := s.raft.RemoveServer(srv.ID, 0, 0).Error(); err != nil {
+				return fmt.Errorf("remove stale member %s: %w", srv.ID, mapRaftErr(err))
+			}
+		}
+	}
+	if !member {
+		if err := s.raft.AddVoter(id, addr, 0, 0).Error(); err != nil {
+			return fmt.Errorf("add voter %s at %s: %w", req.ID, req.RaftAddr, mapRaftErr(err))
+		}
+		s.log.Info("member joined", "id", req.ID, "raft", req.RaftAddr, "http", req.HTTPAddr)
+	}
+	_, err := s.Apply(ctx, SetMemberCmd{ID: req.ID, HTTPAddr: req.HTTPAddr})
+	return err
+}
+
+// RemoveMember removes a server from the cluster.
+func (s *Store) RemoveMember(ctx context.Context, id string) error {
+	if !s.IsLeader() {
+		return ErrNotLeader
+	}
+	cf := s.raft.GetConfiguration()
+	if err := cf.Error(); err != nil {
+		return mapRaftErr(err)
+	}
+	found := false
+	for _, srv := range cf.Configuration().Servers {
+		if string(srv.ID) == id {
+			found = true
+		}
+	}
+	if !found {
+		return notFound("no member with ID %s", id)
+	}
+	if err := s.raft.RemoveServer(raft.ServerID(id), 0, 0).Error(); err != nil {
+		return fmt.Errorf("remove member %s: %w", id, mapRaftErr(err))
+	}
+	s.log.Info("member removed", "id", id)
+	if id == s.cfg.NodeID {
+		return nil
+	}
+	_, err := s.Apply(ctx, RemoveMemberCmd{ID: id})
+	return err
+}
+
+// Members lists the Raft configuration with each member's HTTP URL.
+func (s *Store) Members() ([]api.Member, error) {
+	cf := s.raft.GetConfiguration()
+	if err := cf.Error(); err != nil {
+		return nil, mapRaftErr(err)
+	}
+	_, lid := s.raft.LeaderWithID()
+	out := []api.Member{}
+	for _, srv := range cf.Configuration().Servers {
+		m := api.Member{ID: string(srv.ID), RaftAddr: string(srv.Address), Suffrage: srv.Suffrage.String(), Leader: srv.ID == lid}
+		m.HTTPAddr = s.fsm.MemberHTTP(m.ID)
+		if m.ID == s.cfg.NodeID {
+			m.HTTPAddr = s.cfg.HTTPURL
+		}
+		out = append(out, m)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+// Status answers GET /v1/status (tier is filled in by the caller).
+func (s *Store) Status() api.ClusterStatus {
+	ms, _ := s.Members()
+	_, leader := s.Leader()
+	st := s.State()
+	return api.ClusterStatus{
+		ClusterID: s.fsm.ClusterID(), NodeID: s.cfg.NodeID, State: st, Leader: leader,
+		Members: ms, CommitIndex: s.raft.CommitIndex(), AppliedIndex: s.fsm.AppliedIndex(),
+	}
+}

@@ -1,0 +1,83 @@
+package coordinator
+
+import (
+	"strconv"
+
+	"github.com/hashicorp/raft"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the store's Prometheus figures. Create with NewMetrics,
+// pass in Config.Metrics, then Register once the store is open.
+type Metrics struct {
+	applyLatency prometheus.Histogram
+	batchSize    prometheus.Histogram
+	applied      *prometheus.CounterVec
+}
+
+// NewMetrics creates the store's collectors.
+func NewMetrics() *Metrics {
+	return &Metrics{
+		applyLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "rackfence_apply_seconds",
+			Help:    "Time from a write entering the leader's queue to its result from the FSM.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14),
+		}),
+		batchSize: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "rackfence_batch_commands",
+			Help:    "Commands per Raft log entry written by this leader.",
+			Buckets: prometheus.ExponentialBuckets(1, 2, 10),
+		}),
+		applied: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rackfence_fsm_commands_total",
+			Help: "Commands applied by this node's FSM, by command type.",
+		}, []string{"type"}),
+	}
+}
+
+// Register registers the collectors and the store's gauges.
+func (m *Metrics) Register(reg prometheus.Registerer, s *Store) {
+	reg.MustRegister(m.applyLatency, m.batchSize, m.applied)
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "rackfence_raft_state",
+		Help: "Raft state: 0 follower, 1 candidate, 2 leader, 3 shutdown.",
+	}, func() float64 { return float64(s.raft.State()) }))
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "rackfence_raft_commit_index", Help: "Raft commit index known to this node.",
+	}, func() float64 { return float64(s.raft.CommitIndex()) }))
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "rackfence_raft_applied_index", Help: "Index of the last entry this node's FSM applied.",
+	}, func() float64 { return float64(s.fsm.AppliedIndex()) }))
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "rackfence_raft_leader", Help: "1 when this node is the leader.",
+	}, func() float64 {
+		if s.raft.State() == raft.Leader {
+			return 1
+		}
+		return 0
+	}))
+	reg.MustRegister(&fsmCollector{f: s.fsm})
+}
+
+func (m *Metrics) observeApply(t CmdType) {
+	m.applied.WithLabelValues(strconv.Itoa(int(t))).Inc()
+}
+
+// fsmCollector reports hosts by provisioning state and held leases at
+// scrape time.
+type fsmCollector struct{ f *FSM }
+
+var (
+	hostsDesc  = prometheus.NewDesc("rackfence_hosts", "Hosts by provisioning state (none = no status reported yet).", []string{"state"}, nil)
+	leasesDesc = prometheus.NewDesc("rackfence_leases_held", "Racks whose lease is held.", nil, nil)
+)
+
+func (c *fsmCollector) Describe(ch chan<- *prometheus.Desc) { ch <- hostsDesc; ch <- leasesDesc }
+
+func (c *fsmCollector) Collect(ch chan<- prometheus.Metric) {
+	by, leases := c.f.Counts()
+	for st, n := range by {
+		ch <- prometheus.MustNewConstMetric(hostsDesc, prometheus.GaugeValue, float64(n), st)
+	}
+	ch <- prometheus.MustNewConstMetric(leasesDesc, prometheus.GaugeValue, float64(leases))
+}

@@ -1,0 +1,111 @@
+package coordinator
+
+import (
+	"time"
+
+	"github.com/rackfence/rackfence/shared/api"
+)
+
+// Bounds of the FSM's per-key histories.
+const (
+	// MaxEvents is how many events a host keeps (oldest dropped first).
+	MaxEvents = 100
+	// MaxLeaseHistory is how many lease records a rack keeps.
+	MaxLeaseHistory = 100
+	// MaxTombstones is how many deleted host names a rack remembers for
+	// watchers; a watcher further behind gets Reset.
+	MaxTombstones = 1000
+)
+
+// hostRec is one host as the FSM keeps it. Records are immutable once
+// stored: every change stores a new record (copy-on-write), so snapshots
+// and readers can hold a pointer without locks.
+type hostRec struct {
+	api.Host
+	Events []api.Event `json:"events,omitempty"`
+}
+
+// leaseRec is a rack's current lease.
+type leaseRec struct {
+	Holder     string        `json:"holder"`
+	Epoch      uint64        `json:"epoch"`
+	TTL        time.Duration `json:"ttl"`
+	RenewIndex uint64        `json:"renewIndex"`
+	GrantedAt  time.Time     `json:"grantedAt"`
+}
+
+func (l *leaseRec) wire(rack string) *api.Lease {
+	if l == nil {
+		return nil
+	}
+	return &api.Lease{Rack: rack, Holder: l.Holder, Epoch: l.Epoch, TTL: api.Duration(l.TTL)}
+}
+
+// credRec is one stored BMC credential.
+type credRec struct {
+	Username string `json:"username"`
+	Password string `json:"password"`
+}
+
+// TokenInfo is what a token grants.
+type TokenInfo struct {
+	Name string `json:"name"`
+	Role string `json:"role"`
+	Rack string `json:"rack,omitempty"`
+}
+
+type tombstone struct {
+	Name  string `json:"name"`
+	Index uint64 `json:"index"`
+}
+
+// rackRec is the per-rack bookkeeping.
+type rackRec struct {
+	Hosts map[string]*hostRec `json:"-"`
+	Lease *leaseRec           `json:"lease,omitempty"`
+	// History of leases, oldest first, at most MaxLeaseHistory.
+	History []api.LeaseRecord `json:"history,omitempty"`
+	// Index is the Raft index of the last change of anything in the rack.
+	Index uint64 `json:"index"`
+	// Tombs are deletions, oldest first; TombFloor is the index of the
+	// newest tombstone dropped (a watcher from before it must reset).
+	Tombs     []tombstone `json:"tombs,omitempty"`
+	TombFloor uint64      `json:"tombFloor,omitempty"`
+}
+
+// state is everything the FSM holds.
+type state struct {
+	ClusterID string
+	Members   map[string]string // node ID -> HTTP URL
+	Hosts     map[string]*hostRec
+	Racks     map[string]*rackRec
+	Creds     map[string]credRec
+	Tokens    map[string]TokenInfo // sha256 hex -> info
+}
+
+func newState() *state {
+	return &state{
+		Members: map[string]string{},
+		Hosts:   map[string]*hostRec{},
+		Racks:   map[string]*rackRec{},
+		Creds:   map[string]credRec{},
+		Tokens:  map[string]TokenInfo{},
+	}
+}
+
+func (s *state) rack(name string) *rackRec {
+	r := s.Racks[name]
+	if r == nil {
+		r = &rackRec{Hosts: map[string]*hostRec{}}
+		s.Racks[name] = r
+	}
+	return r
+}
+
+// dropRackIfEmpty forgets a rack with no hosts, no lease and no history.
+func (s *state) dropRackIfEmpty(name string) {
+	r := s.Racks[name]
+	if r != nil && len(r.Hosts) == 0 && r.Lease == nil && len(r.History) == 0 && len(r.Tombs) == 0 {
+		delete(s.Racks, name)
+	}
+}

@@ -1,0 +1,258 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+)
+
+// Store is one coordinator member: Raft, the FSM, the write batcher and the
+// leader's lease timers.
+type Store struct {
+	cfg    Config
+	log    *slog.Logger
+	fsm    *FSM
+	raft   *raft.Raft
+	trans  *raft.NetworkTransport
+	bolt   *raftboltdb.BoltStore
+	batch  *batcher
+	timers *leaseTimers
+
+	notifyCh chan bool
+	closing  chan struct{}
+	closed   sync.Once
+	// ready is set once this node, as leader, passed its barrier and
+	// re-armed the lease timers; reads wait for it.
+	ready atomic.Bool
+	gen   atomic.Uint64
+}
+
+// Open starts a member from cfg.DataDir, bootstrapping a cluster of one when
+// cfg.Bootstrap is set and the data dir holds no Raft state.
+func Open(cfg Config) (*Store, error) {
+	cfg.applyDefaults()
+	if cfg.NodeID == "" {
+		return nil, errors.New("node ID is empty: set --node-id")
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data dir %s: %w", cfg.DataDir, err)
+	}
+	s := &Store{cfg: cfg, log: cfg.Logger, fsm: NewFSM(), notifyCh: make(chan bool, 16), closing: make(chan struct{})}
+	s.timers = newLeaseTimers(s)
+	s.fsm.onLease = s.timers.changed
+	if cfg.Metrics != nil {
+		s.fsm.onApply = cfg.Metrics.observeApply
+	}
+
+	rc := raft.DefaultConfig()
+	rc.LocalID = raft.ServerID(cfg.NodeID)
+	rc.NotifyCh = s.notifyCh
+	rc.Logger = hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.LevelFromString(cfg.RaftLogLevel), Output: os.Stderr, JSONFormat: true})
+	if cfg.HeartbeatTimeout > 0 {
+		rc.HeartbeatTimeout = cfg.HeartbeatTimeout
+	}
+	if cfg.ElectionTimeout > 0 {
+		rc.ElectionTimeout = cfg.ElectionTimeout
+	}
+	if cfg.LeaderLeaseTimeout > 0 {
+		rc.LeaderLeaseTimeout = cfg.LeaderLeaseTimeout
+	}
+	if cfg.SnapshotThreshold > 0 {
+		rc.SnapshotThreshold = cfg.SnapshotThreshold
+	}
+	if cfg.SnapshotInterval > 0 {
+		rc.SnapshotInterval = cfg.SnapshotInterval
+	}
+	if cfg.TrailingLogs > 0 {
+		rc.TrailingLogs = cfg.TrailingLogs
+	}
+
+	bolt, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(cfg.DataDir, "raft.db")})
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", filepath.Join(cfg.DataDir, "raft.db"), err)
+	}
+	s.bolt = bolt
+	logs, err := raft.NewLogCache(1024, bolt)
+	if err != nil {
+		bolt.Close()
+		return nil, err
+	}
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(filepath.Join(cfg.DataDir), 2, rc.Logger)
+	if err != nil {
+		bolt.Close()
+		return nil, fmt.Errorf("snapshot store in %s: %w", cfg.DataDir, err)
+	}
+	addr, err := net.ResolveTCPAddr("tcp", cfg.RaftAddr)
+	if err != nil {
+		bolt.Close()
+		return nil, fmt.Errorf("raft address %q: %w", cfg.RaftAddr, err)
+	}
+	trans, err := raft.NewTCPTransportWithLogger(cfg.RaftAddr, addr, 8, 10*time.Second, rc.Logger)
+	if err != nil {
+		bolt.Close()
+		return nil, fmt.Errorf("listen for raft on %s: %w", cfg.RaftAddr, err)
+	}
+	s.trans = trans
+
+	existing, err := raft.HasExistingState(logs, bolt, snaps)
+	if err != nil {
+		trans.Close()
+		bolt.Close()
+		return nil, err
+	}
+	r, err := raft.NewRaft(rc, s.fsm, logs, bolt, snaps, trans)
+	if err != nil {
+		trans.Close()
+		bolt.Close()
+		return nil, fmt.Errorf("start raft: %w", err)
+	}
+	s.raft = r
+	if cfg.Bootstrap && !existing {
+		s.log.Info("bootstrapping a new cluster of one", "node", cfg.NodeID, "raft", cfg.RaftAddr)
+		f := r.BootstrapCluster(raft.Configuration{Servers: []raft.Server{{ID: rc.LocalID, Address: trans.LocalAddr()}}})
+		if err := f.Error(); err != nil && !errors.Is(err, raft.ErrCantBootstrap) {
+			s.Close()
+			return nil, fmt.Errorf("bootstrap: %w", err)
+		}
+	}
+	s.batch = newBatcher(r, cfg.MaxBatch, cfg.ApplyTimeout, cfg.Metrics)
+	go s.leaderLoop()
+	return s, nil
+}
+
+// HasState reports whether dataDir already holds Raft state (so a restarted
+// node neither bootstraps nor joins).
+func HasState(dataDir string) bool {
+	_, err := os.Stat(filepath.Join(dataDir, "raft.db"))
+	return err == nil
+}
+
+// FSM returns the state machine (for reads).
+func (s *Store) FSM() *FSM { return s.fsm }
+
+// NodeID is this member's ID.
+func (s *Store) NodeID() string { return s.cfg.NodeID }
+
+// HTTPURL is this member's API URL.
+func (s *Store) HTTPURL() string { return s.cfg.HTTPURL }
+
+// DataDir is this member's data directory.
+func (s *Store) DataDir() string { return s.cfg.DataDir }
+
+// IsLeader reports whether this node is the leader.
+func (s *Store) IsLeader() bool { return s.raft.State() == raft.Leader }
+
+// Ready reports whether this node leads and has finished taking over
+// (barrier passed, lease timers re-armed).
+func (s *Store) Ready() bool { return s.IsLeader() && s.ready.Load() }
+
+// State is the Raft state in lower case: leader, follower, candidate, shutdown.
+func (s *Store) State() string { return strings.ToLower(s.raft.State().String()) }
+
+// Leader returns the leader's ID and API URL ("" when unknown).
+func (s *Store) Leader() (id, httpURL string) {
+	_, lid := s.raft.LeaderWithID()
+	if lid == "" {
+		return "", ""
+	}
+	id = string(lid)
+	if id == s.cfg.NodeID {
+		return id, s.cfg.HTTPURL
+	}
+	return id, s.fsm.MemberHTTP(id)
+}
+
+// CommitIndex is the commit index known to this node.
+func (s *Store) CommitIndex() uint64 { return s.raft.CommitIndex() }
+
+// Apply submits one command on the leader and returns its result value or
+// its refusal (*Error), ErrNotLeader when this node does not lead.
+func (s *Store) Apply(ctx context.Context, c Command) (any, error) {
+	if !s.IsLeader() {
+		return nil, ErrNotLeader
+	}
+	data, err := Encode(c)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	p := &pending{key: c.Key(), data: data, done: make(chan Result, 1)}
+	select {
+	case s.batch.in <- p:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-s.closing:
+		return nil, ErrShutdown
+	}
+	select {
+	case r := <-p.done:
+		if s.cfg.Metrics != nil {
+			s.cfg.Metrics.applyLatency.Observe(time.Since(start).Seconds())
+		}
+		return r.Value, r.Err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// ReadBarrier makes the next read linearizable: this node must be the
+// leader (confirmed by a quorum) and its FSM must have applied everything
+// committed before the call.
+func (s *Store) ReadBarrier(ctx context.Context) error {
+	if !s.Ready() {
+		return ErrNotLeader
+	}
+	idx := s.raft.CommitIndex()
+	if err := s.raft.VerifyLeader().Error(); err != nil {
+		return mapRaftErr(err)
+	}
+	return s.fsm.WaitApplied(ctx, idx)
+}
+
+// WaitLeader waits until the cluster has a leader this node knows.
+func (s *Store) WaitLeader(ctx context.Context) error {
+	for {
+		if id, u := s.Leader(); id != "" && u != "" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// Close shuts Raft down and closes the stores.
+func (s *Store) Close() error {
+	var err error
+	s.closed.Do(func() {
+		close(s.closing)
+		s.timers.stopAll()
+		if s.raft != nil {
+			err = s.raft.Shutdown().Error()
+		}
+		if s.batch != nil {
+			close(s.batch.stop)
+		}
+		if s.trans != nil {
+			s.trans.Close()
+		}
+		if s.bolt != nil {
+			s.bolt.Close()
+		}
+	})
+	return err
+}
