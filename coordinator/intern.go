@@ -61,4 +61,3 @@ func internStatus(st api.HostStatus) api.HostStatus {
 	}
 	return st
 }
-

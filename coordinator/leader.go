@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"time"
-
 )
 
 // AdminTokenFile is the file, in the data dir, where the first bootstrap
@@ -111,4 +110,3 @@ func (s *Store) initCluster(ctx context.Context) error {
 	s.log.Info("new cluster initialised; admin token written", "clusterID", s.fsm.ClusterID(), "path", path)
 	return nil
 }
-
