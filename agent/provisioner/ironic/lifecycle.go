@@ -91,12 +91,12 @@ func (p *Provisioner) transitionFrom(ctx context.Context, h provisioner.Host, n 
 	case done(n):
 		res.PoweredOn = poweredOn(n)
 		return res, nil
-	case hasState(from, n.ProvisionState) && n.TargetProvisionState == "":
+	case hasState(from, n.ProvisionState) && (n.TargetProvisionState == "" || failureStates[n.ProvisionState]):
 		if err := p.changeProvisionState(ctx, h, n.UUID, target); err != nil {
 			return res, err
 		}
 		p.log.host(h.Name, n.UUID).Info("ironic "+what+" requested", "from", n.ProvisionState)
-	case n.TargetProvisionState != "":
+	case n.TargetProvisionState != "" && !failureStates[n.ProvisionState]:
 		// Ironic is busy with a transition: wait for where it lands.
 	default:
 		return res, fmt.Errorf("%w: cannot %s host %s: node %s is %q (%s needs one of %s)",

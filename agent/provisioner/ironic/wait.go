@@ -66,7 +66,9 @@ func failedState(n *nodes.Node, failed func(*nodes.Node) bool) bool {
 	if failed != nil {
 		return failed(n)
 	}
-	return failureStates[n.ProvisionState] && n.TargetProvisionState == ""
+	// Failure states are stable in Ironic's state machine (it may keep
+	// target_provision_state set in them): the node is no longer moving.
+	return failureStates[n.ProvisionState]
 }
 
 func lastError(n *nodes.Node) string {
