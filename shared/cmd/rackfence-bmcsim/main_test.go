@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rackfence/rackfence/shared/testenv"
+)
+
+func TestBinaryServesAndStopsOnSIGTERM(t *testing.T) {
+	bin := testenv.Binary(t, "rackfence-bmcsim")
+	base := testenv.FreePorts(t, "127.0.0.1", 3)
+	audit := filepath.Join(t.TempDir(), "audit.jsonl")
+	p := testenv.Start(t, "bmcsim", bin, []string{"RACKFENCE_LATENCY=10ms"},
+		"--hosts", "3", "--base-port", strconv.Itoa(base), "--audit", audit)
+	testenv.Eventually(t, 60*time.Second, "the listening line", func() error {
+		if !strings.Contains(p.Output(), fmt.Sprintf("listening on 127.0.0.1:%d-%d", base, base+2)) {
+			return fmt.Errorf("output so far: %q", p.Output())
+		}
+		return nil
+	})
+	r, err := http.NewRequest("POST", fmt.Sprintf("http://127.0.0.1:%d/redfish/v1/Systems/1/Actions/ComputerSystem.Reset", base+2), strings.NewReader(`{"ResetType":"On"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.SetBasicAuth("admin", "password")
+	r.Header.Set("User-Agent", "rackfence-agent/x (a; rack=r; epoch=9)")
+	resp, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 204 {
+		t.Fatalf("reset: %d", resp.StatusCode)
+	}
+	b, err := os.ReadFile(audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"userAgent":"rackfence-agent/x (a; rack=r; epoch=9)"`) || !strings.Contains(string(b), fmt.Sprintf(`"port":%d`, base+2)) {
+		t.Fatalf("audit: %s", b)
+	}
+	if err := p.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err, done := p.Wait(30 * time.Second)
+	if !done || err != nil {
+		t.Fatalf("after SIGTERM: exited %v, err %v", done, err)
+	}
+}
+
+func TestBadFlagsExit2(t *testing.T) {
+	if code := run([]string{"--hosts", "many"}); code != 2 {
+		t.Fatalf("bad --hosts: exit %d; want 2", code)
+	}
+	t.Setenv("RACKFENCE_LATENCY", "slow")
+	if code := run([]string{"--hosts", "1"}); code != 2 {
+		t.Fatalf("bad RACKFENCE_LATENCY: exit %d; want 2", code)
+	}
+}
+
+// TestRSSWith1000BMCs starts the simulator with 1,000 BMCs (a build without
+// -race, as the demo and benchmarks run it), logs in to every BMC and reads
+// its system, then reads VmRSS from /proc: it must stay under 200 MiB.
+// Reproduce the figure: go test -run RSS -v ./shared/cmd/rackfence-bmcsim/
+func TestRSSWith1000BMCs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skipping the 1,000-BMC memory test")
+	}
+	bin := filepath.Join(t.TempDir(), "rackfence-bmcsim")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	const n = 1000
+	// --base-port 0: the simulator finds a free range of 1,000 itself.
+	p := testenv.Start(t, "bmcsim", bin, nil, "--hosts", strconv.Itoa(n), "--base-port", "0")
+	var base int
+	testenv.Eventually(t, 60*time.Second, "the listening line", func() error {
+		_, rest, ok := strings.Cut(p.Output(), "listening on 127.0.0.1:")
+		if !ok {
+			return fmt.Errorf("output so far: %q", p.Output())
+		}
+		first, _, _ := strings.Cut(rest, "-")
+		var err error
+		base, err = strconv.Atoi(first)
+		return err
+	})
+	idle := rssMiB(t, p.Cmd.Process.Pid)
+
+	// Touch every BMC: a session login and a system read, 32 at a time.
+	client := &http.Client{Timeout: 60 * time.Second}
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	sem := make(chan struct{}, 32)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(port int) {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			u := fmt.Sprintf("http://127.0.0.1:%d/redfish/v1", port)
+			resp, err := client.Post(u+"/SessionService/Sessions", "application/json", strings.NewReader(`{"UserName":"admin","Password":"password"}`))
+			if err != nil {
+				errs <- err
+				return
+			}
+			resp.Body.Close()
+			req, _ := http.NewRequest("GET", u+"/Systems/1", nil)
+			req.Header.Set("X-Auth-Token", resp.Header.Get("X-Auth-Token"))
+			resp, err = client.Do(req)
+			if err != nil {
+				errs <- err
+				return
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				errs <- fmt.Errorf("port %d: %d", port, resp.StatusCode)
+			}
+		}(base + i)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	busy := rssMiB(t, p.Cmd.Process.Pid)
+	t.Logf("bmcsim RSS with %d BMCs: %.1f MiB idle, %.1f MiB after a login and a system read on every BMC", n, idle, busy)
+	fmt.Printf("FIGURE bmcsim_rss_1000_bmcs_mib idle=%.1f busy=%.1f\n", idle, busy)
+	if busy >= 200 {
+		t.Fatalf("RSS %.1f MiB with %d BMCs; the limit is 200 MiB", busy, n)
+	}
+}
+
+func rssMiB(t *testing.T, pid int) float64 {
+	t.Helper()
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			kb, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return float64(kb) / 1024
+		}
+	}
+	t.Fatal("no VmRSS in /proc status")
+	return 0
+}
