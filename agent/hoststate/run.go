@@ -19,6 +19,8 @@ type run struct {
 	d    Decision
 	res  result        // class of in.Last, when set
 	hold time.Duration // >0: suppress actions this step (in progress, transient)
+	// resumeSeen: a resume row handled the resume intent this step.
+	resumeSeen bool
 }
 
 func newRun(in Input) *run {
@@ -87,6 +89,11 @@ func (r *run) note(key, cause, typ, reason, format string, a ...any) {
 func (r *run) ack(kind string, it *api.Intent, drop bool) {
 	if it == nil || (it.Acknowledged && !drop) {
 		return
+	}
+	for _, a := range r.d.Acks {
+		if a.Kind == kind && a.CreatedIndex == it.CreatedIndex {
+			return
+		}
 	}
 	r.d.Acks = append(r.d.Acks, api.IntentAck{Kind: kind, CreatedIndex: it.CreatedIndex, Drop: drop})
 }

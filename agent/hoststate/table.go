@@ -164,11 +164,12 @@ var table = []row{
 	{name: "Resume", next: true,
 		when: func(r *run) bool {
 			it := r.resume()
-			return it != nil && r.st.ErrorCount > 0 && r.get(keyResumed) != strconv.FormatUint(it.CreatedIndex, 10)
+			return it != nil && !r.resumeSeen && r.st.ErrorCount > 0 && r.get(keyResumed) != strconv.FormatUint(it.CreatedIndex, 10)
 		},
 		why: "Seed 001: resume sets errorCount to 1 and retries now; the intent is dropped.",
 		do: func(r *run) {
 			it := r.resume()
+			r.resumeSeen = true
 			r.st.ErrorCount = 1
 			r.set(keyRetryAt, "")
 			r.set(keyRetryGen, "")
@@ -177,13 +178,14 @@ var table = []row{
 			r.event(api.EventNormal, "Resumed", "resume: errorCount set to 1, retrying %s now", r.st.ErrorType)
 		}},
 	{name: "ResumeAlreadyApplied", next: true,
-		when: func(r *run) bool { return r.resume() != nil && r.st.ErrorCount > 0 },
+		when: func(r *run) bool { return r.resume() != nil && !r.resumeSeen && r.st.ErrorCount > 0 },
 		why:  "A resume seen again before it is dropped changes nothing.",
-		do:   func(r *run) { r.ack(api.IntentResume, r.resume(), true) }},
+		do:   func(r *run) { r.resumeSeen = true; r.ack(api.IntentResume, r.resume(), true) }},
 	{name: "ResumeWithoutError", next: true,
-		when: func(r *run) bool { return r.resume() != nil },
+		when: func(r *run) bool { return r.resume() != nil && !r.resumeSeen },
 		why:  "Seed 001: resume on a host not in error is dropped with an event and changes nothing.",
 		do: func(r *run) {
+			r.resumeSeen = true
 			r.ack(api.IntentResume, r.resume(), true)
 			r.event(api.EventNormal, "ResumeIgnored", "resume: the host is not in error; nothing to do")
 		}},

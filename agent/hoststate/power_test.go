@@ -1,0 +1,48 @@
+package hoststate
+
+import (
+	"testing"
+
+	"github.com/rackfence/rackfence/shared/api"
+)
+
+func TestPowerAssertedInSteadyStates(t *testing.T) {
+	s := provisionedSim(t)
+	s.edit(func(h *api.Host) { h.Online = false })
+	s.expect(ActionPowerOff, api.StateProvisioned)
+	s.fail(ErrClassFailed)
+	if s.d.Status.ErrorType != api.ErrPowerManagement || s.d.Status.OperationalStatus != api.OpError {
+		t.Fatalf("want power management error: %s", s.d)
+	}
+	s.now = s.now.Add(DefaultBackoffBase * 2)
+	s.step(nil)
+	s.expect(ActionPowerOff, api.StateProvisioned)
+	s.step(&Outcome{Action: ActionPowerOff, PoweredOn: boolp(false)})
+	s.expect(ActionNone, api.StateProvisioned)
+	if s.d.Status.PoweredOn || s.d.Status.ErrorType != "" {
+		t.Fatalf("want off, no error: %s", s.d)
+	}
+	// Idempotent: nothing to re-run.
+	d := Step(Input{Host: s.h, Now: s.now})
+	if d.Action != ActionNone || len(d.Events) != 0 {
+		t.Fatalf("re-ran a finished action: %s", d)
+	}
+}
+
+func TestNoPowerWhileTransitioning(t *testing.T) {
+	s := newSim(t, fullHost())
+	s.ok()
+	s.expect(ActionInspect, api.StateInspecting)
+	s.edit(func(h *api.Host) { h.Online = false })
+	s.expect(ActionInspect, api.StateInspecting)
+}
+
+func TestOutcomeOfUnexpectedActionIsRecorded(t *testing.T) {
+	// A power-on outcome arriving after the host moved on is recorded
+	// (facts) without changing the provisioning state.
+	s := provisionedSim(t)
+	s.step(&Outcome{Action: ActionInspect, HardwareDetails: &api.HardwareDetails{Model: "late"}})
+	if s.d.Status.ProvisioningState != api.StateProvisioned || s.d.Status.HardwareDetails.Model != "late" {
+		t.Fatalf("want facts recorded, state kept: %s", s.d)
+	}
+}
