@@ -312,6 +312,9 @@ func TestTwoAgentsFencing(t *testing.T) {
 	if a1.Exited() {
 		t.Fatalf("a1 exited instead of standing by:\n%s", a1.Output())
 	}
+	if testing.Verbose() {
+		t.Logf("a1 after SIGCONT:\n%s", a1.Output())
+	}
 	if !strings.Contains(a1.Output(), "standing by") {
 		t.Errorf("a1 did not report standing by after waking up")
 	}
