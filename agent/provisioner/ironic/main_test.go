@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,7 +34,7 @@ var (
 
 func TestMain(m *testing.M) {
 	var stop func()
-	sharedIronic, stop, sharedIronicErr = startIronic("shared")
+	sharedIronic, _, stop, sharedIronicErr = startIronic("shared", 0)
 	code := m.Run()
 	if stop != nil {
 		stop()
@@ -48,25 +48,39 @@ func scriptPath() string {
 }
 
 // startIronic runs deploy/peers/ironic.sh start in a fresh temp dir on a
-// free port. It returns the URL and a stop func, or an error text.
-func startIronic(tag string) (string, func(), string) {
+// free port (or port, when not 0). It returns the URL, the state dir and a
+// stop func (which removes the dir), or an error text.
+func startIronic(tag string, port int) (url, dir string, stop func(), errText string) {
 	if _, err := os.Stat("/usr/bin/ironic"); err != nil {
-		return "", nil, "/usr/bin/ironic (python3-ironic)"
+		return "", "", nil, "/usr/bin/ironic (python3-ironic)"
 	}
 	dir, err := os.MkdirTemp("", "rackfence-ironic-"+tag+"-")
 	if err != nil {
-		return "", nil, err.Error()
+		return "", "", nil, err.Error()
 	}
-	port := freePort()
+	if port == 0 {
+		port = freePort()
+	}
 	out, err := exec.Command(scriptPath(), "start", dir, fmt.Sprint(port)).CombinedOutput()
 	if err != nil {
-		return "", nil, fmt.Sprintf("deploy/peers/ironic.sh start failed: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		return "", "", nil, fmt.Sprintf("deploy/peers/ironic.sh start failed: %v\n%s", err, out)
 	}
-	stop := func() {
+	stop = func() {
 		exec.Command(scriptPath(), "stop", dir).Run()
 		os.RemoveAll(dir)
 	}
-	return fmt.Sprintf("http://127.0.0.1:%d", port), stop, ""
+	return fmt.Sprintf("http://127.0.0.1:%d", port), dir, stop, ""
+}
+
+// ironicScript runs deploy/peers/ironic.sh CMD DIR [ARGS...].
+func ironicScript(t testing.TB, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(scriptPath(), args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ironic.sh %v: %v\n%s", args, err, out)
+	}
+	return string(out)
 }
 
 func freePort() int {
