@@ -50,7 +50,7 @@ func benchCalls(b *testing.B, latency time.Duration) {
 	conns := make([]*Conn, workers)
 	for i := range conns {
 		c, err := pool.Get(ctx, fmt.Sprintf("h%d", i), Target{
-			Address: fmt.Sprintf("redfish+http://127.0.0.1:%d/redfish/v1/Systems/1", base+i*(hosts/workers)),
+			Address:  fmt.Sprintf("redfish+http://127.0.0.1:%d/redfish/v1/Systems/1", base+i*(hosts/workers)),
 			Username: "admin", Password: "password"})
 		if err != nil {
 			b.Fatal(err)
