@@ -150,6 +150,11 @@ func fakeHW(c *ironic.Config) { c.Driver = "fake-hardware" }
 
 var hostSeq atomic.Int64
 
+// uniqName is a host name unique across test runs against one Ironic.
+func uniqName(prefix string) string {
+	return fmt.Sprintf("%s-%d-%d", prefix, os.Getpid()%10000, hostSeq.Add(1))
+}
+
 // fakeHost is a host for the fake-hardware driver (Ironic talks to no BMC).
 func fakeHost(prefix string) provisioner.Host {
 	i := hostSeq.Add(1)
