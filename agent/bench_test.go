@@ -22,7 +22,7 @@ import (
 //
 //	go test -run '^$' -bench 'BenchmarkThousandHosts/workers=256' -benchtime 1x ./agent/
 func BenchmarkThousandHosts(b *testing.B) {
-	for _, w := range []int{32, 128, 256} {
+	for _, w := range []int{32, 128, 256, 512} {
 		b.Run(fmt.Sprintf("workers=%d", w), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				e := newEnv(b, envOpts{bmcs: 1000, latency: 200 * time.Millisecond})

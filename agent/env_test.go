@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -82,17 +84,23 @@ func newEnv(t testing.TB, o envOpts) *env {
 	}
 	if o.bmcs > 0 {
 		simBin := testenv.Binary(t, "rackfence-bmcsim")
-		e.simBase = testenv.FreePorts(t, "127.0.0.1", o.bmcs)
 		e.audit = filepath.Join(e.dir, "bmc-audit.jsonl")
-		args := []string{"--hosts", fmt.Sprint(o.bmcs), "--base-port", fmt.Sprint(e.simBase), "--audit", e.audit}
+		// --base-port 0: the simulator picks a free range and says where.
+		args := []string{"--hosts", fmt.Sprint(o.bmcs), "--base-port", "0", "--audit", e.audit}
 		if o.latency > 0 {
 			args = append(args, "--latency", o.latency.String())
 		}
 		e.sim = testenv.Start(t, "bmcsim", simBin, nil, args...)
+		listening := regexp.MustCompile(`listening on 127\.0\.0\.1:(\d+)-`)
 		testenv.Eventually(t, 60*time.Second, "bmcsim serving", func() error {
 			if e.sim.Exited() {
 				t.Fatalf("bmcsim exited:\n%s", e.sim.Output())
 			}
+			m := listening.FindStringSubmatch(e.sim.Output())
+			if m == nil {
+				return fmt.Errorf("no listening line yet")
+			}
+			e.simBase, _ = strconv.Atoi(m[1])
 			_, err := e.simState(o.bmcs - 1)
 			return err
 		})
