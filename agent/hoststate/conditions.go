@@ -70,3 +70,10 @@ func (r *run) blockedNow() bool {
 	return r.handoffPending() || r.state() == api.StateUnmanaged ||
 		r.flag(keyDetached) || r.flag(keyMaintenance) || r.flag(keyRemovalCommitted)
 }
+
+// inError: the host was in error when this step began and still is. A
+// resume acts only then: an error the last outcome just produced is not
+// what the operator asked to resume from.
+func (r *run) inError() bool {
+	return r.in.Host.Status != nil && r.in.Host.Status.ErrorCount > 0 && r.st.ErrorCount > 0
+}

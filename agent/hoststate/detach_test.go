@@ -66,9 +66,10 @@ func TestDetachWaitsForCurrentOperation(t *testing.T) {
 	h := fullHost()
 	h.Image = &api.Image{URL: "http://i"}
 	s := newSim(t, h)
+	s.ok()
 	s.intents().Detach = intent(nil)
 	s.step(nil)
-	s.expect(ActionRegister, api.StateRegistering)
+	s.expect(ActionInspect, api.StateInspecting)
 	if !hasEvent(s.d, "DetachWaiting") {
 		t.Fatalf("no DetachWaiting event: %v", s.d.Events)
 	}
@@ -106,6 +107,16 @@ func TestForcedDetach(t *testing.T) {
 	s.h.Intents.Detach = nil
 	s.step(nil)
 	s.expect(ActionRegister, api.StateRegistering)
+}
+
+func TestDetachBeforeRegistration(t *testing.T) {
+	s := newSim(t, fullHost())
+	s.expect(ActionRegister, api.StateRegistering)
+	s.intents().Detach = intent(nil)
+	s.step(nil)
+	if s.d.Action != ActionNone || s.d.Status.OperationalStatus != api.OpDetached || len(s.d.Acks) != 1 {
+		t.Fatalf("nothing registered yet: want detached at once: %s", s.d)
+	}
 }
 
 func TestForcedDetachWithoutNode(t *testing.T) {

@@ -126,6 +126,16 @@ func (r *run) wipeNeeded() bool {
 	return false
 }
 
+// removalDeprovisions: the removal must deprovision before the node goes:
+// it asks for a wipe, or a deprovision is already under way. Never for a
+// detached host (another tier owns it).
+func (r *run) removalDeprovisions() bool {
+	if !r.removalGo() || r.flag(keyDetached) {
+		return false
+	}
+	return r.state() == api.StateDeprovisioning || r.wipeNeeded()
+}
+
 func (r *run) registrationErrorType() string {
 	if r.state() == api.StateProvisioned || r.state() == api.StateExternallyProvisioned {
 		return api.ErrProvisionedRegistration

@@ -34,6 +34,11 @@ func newRun(in Input) *run {
 		extra[k] = v
 	}
 	r.st.Extra = extra
+	// Nothing is registered for a new or unmanaged host, whatever a stale
+	// record says.
+	if r.st.ProvisioningState == api.StateNone || r.st.ProvisioningState == api.StateUnmanaged {
+		delete(r.st.Extra, keyNode)
+	}
 	if in.Last != nil {
 		r.res = classify(in.Last)
 	}

@@ -16,7 +16,9 @@ import (
 func Step(in Input) Decision {
 	r := newRun(in)
 	var fired []string
-	if in.Last != nil {
+	// No action is ever asked for a host awaiting handoff, so an outcome
+	// then is stray: ignore it.
+	if in.Last != nil && !r.handoffPending() {
 		r.learn(in.Last)
 		if r.res == resOK {
 			r.clearError()
@@ -31,15 +33,26 @@ func Step(in Input) Decision {
 			break
 		}
 	}
+	// Decision rows. A row that changes the provisioning state and falls
+	// through starts the scan again from the top (rows already applied are
+	// skipped), so rows above it see the new state: the result is then the
+	// same as a fresh Step on the new status would give.
+	done := make([]bool, len(table))
+scan:
 	for i := range table {
 		w := &table[i]
-		if w.on != "" || !w.matches(r) {
+		if w.on != "" || done[i] || !w.matches(r) {
 			continue
 		}
+		before := r.state()
 		r.apply(w)
+		done[i] = true
 		fired = append(fired, w.name)
 		if !w.next {
 			break
+		}
+		if r.state() != before {
+			goto scan
 		}
 	}
 	r.d.Rule = strings.Join(fired, " > ")
@@ -67,6 +80,11 @@ func (r *run) apply(w *row) {
 // finish derives the operational status and the blocked flag from the
 // bookkeeping, so they can never disagree with it.
 func (r *run) finish() Decision {
+	// Nothing is registered for a new, unmanaged or detached host, whatever
+	// a stray outcome said.
+	if r.state() == api.StateNone || r.state() == api.StateUnmanaged || r.flag(keyDetached) {
+		r.setNode(nodeNone)
+	}
 	r.st.OperationalStatus = r.operationalStatus()
 	if len(r.st.Extra) == 0 {
 		r.st.Extra = nil

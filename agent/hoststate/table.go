@@ -24,8 +24,8 @@ const (
 
 // table is the state machine: every transition is one row. Outcome rows
 // come first (the first match handles Input.Last), then decision rows in
-// priority order: handoff, removal past no return, resume, deletion,
-// removal, detach, maintenance, BMC details, lifecycle, power.
+// priority order: handoff, removal past no return, resume, unmanaged,
+// deletion, removal, detach, maintenance, BMC details, lifecycle, power.
 var table = []row{
 	// ---- Outcomes of the last action ----------------------------------
 	{name: "ActionInProgress", on: anyAction, res: resProgress,
@@ -164,7 +164,7 @@ var table = []row{
 	{name: "Resume", next: true,
 		when: func(r *run) bool {
 			it := r.resume()
-			return it != nil && !r.resumeSeen && r.st.ErrorCount > 0 && r.get(keyResumed) != strconv.FormatUint(it.CreatedIndex, 10)
+			return it != nil && !r.resumeSeen && r.inError() && r.get(keyResumed) != strconv.FormatUint(it.CreatedIndex, 10)
 		},
 		why: "Seed 001: resume sets errorCount to 1 and retries now; the intent is dropped.",
 		do: func(r *run) {
@@ -178,7 +178,7 @@ var table = []row{
 			r.event(api.EventNormal, "Resumed", "resume: errorCount set to 1, retrying %s now", r.st.ErrorType)
 		}},
 	{name: "ResumeAlreadyApplied", next: true,
-		when: func(r *run) bool { return r.resume() != nil && !r.resumeSeen && r.st.ErrorCount > 0 },
+		when: func(r *run) bool { return r.resume() != nil && !r.resumeSeen && r.inError() },
 		why:  "A resume seen again before it is dropped changes nothing.",
 		do:   func(r *run) { r.resumeSeen = true; r.ack(api.IntentResume, r.resume(), true) }},
 	{name: "ResumeWithoutError", next: true,
@@ -189,6 +189,14 @@ var table = []row{
 			r.ack(api.IntentResume, r.resume(), true)
 			r.event(api.EventNormal, "ResumeIgnored", "resume: the host is not in error; nothing to do")
 		}},
+
+	// ---- Unmanaged (seed 003) ------------------------------------------
+	{name: "Unmanaged", from: states(sNew, sUnmanaged), to: sUnmanaged, next: true,
+		when: func(r *run) bool { return r.bmcNone() },
+		why:  "Seed 003: no BMC address and no credentials: unmanaged, discovered, no BMC action (intents still apply: nothing to stop)."},
+	{name: "StartManaging", from: states(sNew, sUnmanaged), to: sRegistering, next: true,
+		when: func(r *run) bool { return !r.bmcNone() },
+		why:  "Seed 003: BMC details given (even partial): register."},
 
 	// ---- Deletion -------------------------------------------------------
 	{name: "DeleteUnregistered", from: states(sNew, sUnmanaged, sRegistering), to: sDeleting, next: true,
@@ -242,16 +250,20 @@ var table = []row{
 		}},
 	{name: "RemovalLeavesMaintenanceToWipe",
 		when: func(r *run) bool {
-			return r.wipeNeeded() && r.flag(keyMaintenance)
+			return r.removalDeprovisions() && r.flag(keyMaintenance)
 		},
 		why: "A wipe cannot run in maintenance: maintenance off first.", do: func(r *run) { r.emit(ActionMaintenanceOff) }},
 	{name: "RemovalWipe", from: states(sProvisionin, sProvisioned, sExternal), to: sDeprovision, next: true,
-		when: func(r *run) bool { return r.wipeNeeded() },
+		when: func(r *run) bool { return r.wipeNeeded() && !r.flag(keyMaintenance) },
 		why:  "Seed 002 + Intent.Wipe: a removal that asks for a wipe deprovisions first.",
 		do:   func(r *run) { r.set(keyRemoval, r.drainCause()) }},
 	{name: "RemovalDeprovisions", from: states(sDeprovision),
-		when: func(r *run) bool { return r.removalStarted() },
-		why:  "The wipe of a removal runs to completion.", do: func(r *run) { r.emit(ActionDeprovision) }},
+		when: func(r *run) bool { return r.removalDeprovisions() && !r.flag(keyMaintenance) },
+		why:  "A removal lets a deprovision (its wipe, or one already under way) finish first.",
+		do: func(r *run) {
+			r.set(keyRemoval, r.drainCause())
+			r.emit(ActionDeprovision)
+		}},
 	{name: "RemovalWithoutNode", remove: true,
 		when: func(r *run) bool { return r.drainMode() == api.DrainRemoval && r.removalGo() && r.node() == nodeNone },
 		why:  "Seed 002: nothing registered: the removal is complete at once.",
@@ -284,8 +296,10 @@ var table = []row{
 		why:  "A host force-detached mid-operation starts again from registration when re-attached.",
 		do:   (*run).reattach},
 	{name: "DetachWithoutNode",
-		when: func(r *run) bool { return r.detachHonoured() && r.node() == nodeNone },
-		why:  "Nothing registered: the host is detached at once.", do: (*run).markDetached},
+		when: func(r *run) bool {
+			return r.detach() != nil && r.node() == nodeNone && (r.detachHonoured() || r.state() == sRegistering)
+		},
+		why: "Nothing registered (yet): the host is detached at once.", do: (*run).markDetached},
 	{name: "Detach",
 		when: func(r *run) bool { return r.detachHonoured() },
 		why:  "Seed 000: detach in provisioned, externally-provisioned or available (or forced): the provisioner's detach, never deprovision.",
@@ -336,11 +350,6 @@ var table = []row{
 		do:   func(r *run) { r.emit(ActionMaintenanceOn) }},
 
 	// ---- BMC details (seed 003) -----------------------------------------
-	{name: "Unmanaged", from: states(sNew, sUnmanaged), to: sUnmanaged,
-		when: func(r *run) bool { return r.bmcNone() },
-		why:  "Seed 003: no BMC address and no credentials: unmanaged, discovered, no BMC action."},
-	{name: "StartManaging", from: states(sNew, sUnmanaged), to: sRegistering, next: true,
-		why: "Seed 003: BMC details given (even partial): register."},
 	{name: "BMCDetailsIncomplete", from: states(sRegistering),
 		when: func(r *run) bool { return !r.bmcComplete() },
 		why:  "Seed 003: partial BMC details: a registration error naming what is missing.",
