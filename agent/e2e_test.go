@@ -196,9 +196,34 @@ func TestDrain(t *testing.T) {
 	e := newEnv(t, envOpts{bmcs: 2})
 	e.apply(e.hostSpec("m0", "r1", 0))
 	e.apply(e.hostSpec("m1", "r1", 1))
-	e.startAgent("r1", "a1")
+	maddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, "127.0.0.1"))
+	e.startAgent("r1", "a1", "--metrics-addr", maddr)
 	e.waitHost("m0", 60*time.Second, "available", stateIs(api.StateAvailable, api.OpOK))
 	e.waitHost("m1", 60*time.Second, "available", stateIs(api.StateAvailable, api.OpOK))
+
+	// Metrics: hosts by state, lease, BMC call latency by operation.
+	testenv.Eventually(t, 30*time.Second, "metrics showing 2 available hosts", func() error {
+		if v := scrape(t, maddr, `rackfence_agent_hosts{state="available"}`); v != 2 {
+			return fmt.Errorf("rackfence_agent_hosts{state=available} = %v", v)
+		}
+		return nil
+	})
+	if v := scrape(t, maddr, "rackfence_agent_lease_state"); v != 2 {
+		t.Errorf("rackfence_agent_lease_state = %v, want 2 (held)", v)
+	}
+	if v := scrape(t, maddr, "rackfence_agent_lease_seconds_left"); v <= 0 || v > 3 {
+		t.Errorf("rackfence_agent_lease_seconds_left = %v, want in (0, 3]", v)
+	}
+	if v := scrape(t, maddr, `rackfence_agent_action_seconds_count{op="inspect"}`); v < 2 {
+		t.Errorf("inspect latency count = %v, want >= 2", v)
+	}
+	// Steady state: nothing changed, so nothing is written (the refresh
+	// is a minute away).
+	w0 := scrape(t, maddr, `rackfence_agent_status_writes_total{result="ok"}`)
+	time.Sleep(3 * time.Second)
+	if w1 := scrape(t, maddr, `rackfence_agent_status_writes_total{result="ok"}`); w1 != w0 {
+		t.Errorf("%v status writes in 3 s of steady state, want none", w1-w0)
+	}
 
 	if _, err := e.admin.Drain(ctx(t), "m0", api.IntentRequest{Mode: api.DrainMaintenance, Reason: "disk swap"}); err != nil {
 		t.Fatal(err)

@@ -246,3 +246,26 @@ func (e *env) auditLines(i int) []bmcsim.AuditLine {
 	}
 	return out
 }
+
+// scrape reads the agent's /metrics at addr and returns the value of the
+// sample whose line starts with prefix (name plus labels), or -1.
+func scrape(t testing.TB, addr, prefix string) float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatalf("scrape %s: %v", addr, err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, prefix+" ") {
+			v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimPrefix(line, prefix)), 64)
+			if err == nil {
+				return v
+			}
+		}
+	}
+	return -1
+}
