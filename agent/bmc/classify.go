@@ -34,8 +34,11 @@ func (c *Conn) classify(op string, ctx context.Context, err error, seen observed
 		return fmt.Errorf("%w: %s: cannot reach the BMC: %s; check the address and network, retry later", ErrTransient, where, msg)
 	}
 	// No HTTP evidence: IPMI, or a failure bmclib detected itself.
+	if c.proto == "ipmi" && strings.Contains(low, "unable to establish") && c.ipmiDiagnose(ctx) {
+		return fmt.Errorf("%w: %s: the BMC refused the user or password: check the host's credentials record (%s)", ErrAuth, where, msg)
+	}
 	switch {
-	case containsAny(low, "rakp", "unauthorized name", "insufficient privilege", "invalid user name", "password", "authentication"):
+	case containsAny(low, "rakp", "unauthorized name", "insufficient privilege", "invalid user name", "authentication"):
 		return fmt.Errorf("%w: %s: the BMC refused the credentials: check the host's credentials record (%s)", ErrAuth, where, msg)
 	case containsAny(low, "not supported", "not implemented", "no provider", "invalid media type", "unsupported", "invalid command"):
 		return fmt.Errorf("%w: %s: %s", ErrUnsupported, where, msg)
