@@ -57,8 +57,8 @@ start_etcd() {
 start_rf() { # start a 3-node rackfence cluster on 127.0.0.1..3
   for i in 1 2 3; do
     local args=(--node-id n$i --data-dir "$W/rf$i" --http-addr 127.0.0.$i:7580 --raft-addr 127.0.0.$i:7581)
-    if [ $i -gt 1 ]; then args+=(--join http://127.0.0.1:7580 --token-file "$W/rf1/admin.token"); fi
-    RACKFENCE_TOKEN_FILE="$W/rf1/admin.token" "$BIN/rackfence-coordinator" "${args[@]}" >"$W/rf$i.log" 2>&1 &
+    if [ $i -gt 1 ]; then args+=(--join http://127.0.0.1:7580 --join-token-file "$W/rf1/admin.token"); fi
+    "$BIN/rackfence-coordinator" "${args[@]}" >"$W/rf$i.log" 2>&1 &
     PIDS+=($!); eval "RF_PID$i=$!"
     wait_http http://127.0.0.$i:7580/v1/health
     if [ $i -eq 1 ]; then for _ in $(seq 1 100); do [ -s "$W/rf1/admin.token" ] && break; sleep 0.1; done; fi
