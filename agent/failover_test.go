@@ -1,0 +1,97 @@
+package agent_test
+
+import (
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/testenv"
+)
+
+// TestCoordinatorFailover: an agent given three member URLs keeps managing
+// its rack when the leader is killed -9: its watch moves to another member
+// and a detach made after the failover is acknowledged.
+func TestCoordinatorFailover(t *testing.T) {
+	e := newEnv(t, envOpts{bmcs: 2})
+	bin := testenv.Binary(t, "rackfence-coordinator")
+	tokFile := filepath.Join(e.dir, "coord", "admin.token")
+	urls := []string{e.url}
+	procs := []*testenv.Process{e.coord}
+	for i := 2; i <= 3; i++ {
+		hp, rp := testenv.FreePort(t, "127.0.0.1"), testenv.FreePort(t, "127.0.0.1")
+		u := fmt.Sprintf("http://127.0.0.1:%d", hp)
+		p := testenv.Start(t, fmt.Sprintf("coordinator n%d", i), bin, nil,
+			"--data-dir", filepath.Join(e.dir, fmt.Sprintf("coord%d", i)), "--node-id", fmt.Sprintf("n%d", i),
+			"--http-addr", fmt.Sprintf("127.0.0.1:%d", hp), "--raft-addr", fmt.Sprintf("127.0.0.1:%d", rp),
+			"--join", e.url, "--join-token-file", tokFile)
+		urls = append(urls, u)
+		procs = append(procs, p)
+	}
+	testenv.Eventually(t, 90*time.Second, "a cluster of three", func() error {
+		st, err := e.admin.Status(ctx(t))
+		if err != nil {
+			return err
+		}
+		if len(st.Members) != 3 {
+			return fmt.Errorf("%d members", len(st.Members))
+		}
+		for _, u := range urls[1:] {
+			r, err := http.Get(u + "/v1/health")
+			if err != nil {
+				return err
+			}
+			r.Body.Close()
+		}
+		return nil
+	})
+	all := strings.Join(urls, ",")
+	tok, _ := client.ReadTokenFile(tokFile)
+	admin, err := client.New(client.Config{Coordinator: all, Token: tok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.admin = admin
+
+	e.apply(e.hostSpec("c0", "r1", 0))
+	e.apply(e.hostSpec("c1", "r1", 1))
+	bin2 := testenv.Binary(t, "rackfence-agent")
+	a := testenv.Start(t, "agent", bin2, nil, "--coordinator", all, "--token-file", e.agentToken("r1"),
+		"--rack", "r1", "--agent-id", "a1", "--lease-ttl", "10s", "--log-level", "debug")
+	e.waitHost("c0", 60*time.Second, "available", stateIs(api.StateAvailable, api.OpOK))
+	e.waitHost("c1", 60*time.Second, "available", stateIs(api.StateAvailable, api.OpOK))
+
+	// Kill -9 the leader.
+	st, err := e.admin.Status(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	killed := -1
+	for i, u := range urls {
+		if u == st.Leader {
+			killed = i
+		}
+	}
+	if killed < 0 {
+		t.Fatalf("leader %q is none of %v", st.Leader, urls)
+	}
+	procs[killed].Kill()
+	t.Logf("killed the leader %s", urls[killed])
+
+	if _, err := e.admin.Detach(ctx(t), "c1", api.IntentRequest{Reason: "after failover"}); err != nil {
+		t.Fatalf("detach after failover: %v", err)
+	}
+	e.waitHost("c1", 90*time.Second, "detach acknowledged after failover", func(h *api.Host) error {
+		if h.Intents == nil || h.Intents.Detach == nil || !h.Intents.Detach.Acknowledged {
+			return fmt.Errorf("intents %+v", h.Intents)
+		}
+		return nil
+	})
+	if a.Exited() {
+		t.Fatalf("agent exited:\n%s", a.Output())
+	}
+}
