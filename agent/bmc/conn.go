@@ -36,9 +36,17 @@ type Target struct {
 
 // Options tune every Conn. The zero value is usable.
 type Options struct {
-	// Timeout bounds each call (login included) when the caller's context
-	// has no earlier deadline. Default 30s.
+	// Timeout bounds each read-only call (login included) when the
+	// caller's context has no earlier deadline. Default 30s.
 	Timeout time.Duration
+	// MutationTimeout bounds each mutating call, and is the room the guard
+	// demands on the lease before letting it start: the lease must stay
+	// valid for all of it. Keep it well under the lease TTL minus its margin
+	// minus the renewal period: with the default 10s TTL renewed every
+	// TTL/3, a held lease has between about 5.7s and 9s left, so the
+	// default 4s always fits. A power change against a BMC answering in
+	// 200ms takes about 0.6s, a virtual media insert about 2s.
+	MutationTimeout time.Duration
 	// UserAgent returns the User-Agent of each HTTP request of a call; it
 	// gets the call's context (Guard.Do puts the verified epoch in it, see
 	// EpochFromContext). Use AgentUserAgent. Nil: "rackfence-agent/dev".
@@ -53,6 +61,9 @@ type Options struct {
 func (o Options) withDefaults() Options {
 	if o.Timeout <= 0 {
 		o.Timeout = 30 * time.Second
+	}
+	if o.MutationTimeout <= 0 {
+		o.MutationTimeout = 4 * time.Second
 	}
 	if o.UserAgent == nil {
 		o.UserAgent = func(context.Context) string { return "rackfence-agent/dev" }
@@ -265,7 +276,7 @@ func (c *Conn) SetPower(ctx context.Context, g *Guard, host string, on bool) err
 	if on {
 		state, op = "on", "power on"
 	}
-	return g.Do(ctx, host, op, c.opts.Timeout, func(ctx context.Context) error {
+	return g.Do(ctx, host, op, c.opts.MutationTimeout, func(ctx context.Context) error {
 		return c.call(ctx, op, func(ctx context.Context, cl *bmclib.Client) error {
 			ok, err := cl.SetPowerState(ctx, state)
 			if err == nil && !ok {
@@ -289,7 +300,7 @@ func (c *Conn) SetBootDevice(ctx context.Context, g *Guard, host, dev string, pe
 	if persistent {
 		op += " persistent"
 	}
-	return g.Do(ctx, host, op, c.opts.Timeout, func(ctx context.Context) error {
+	return g.Do(ctx, host, op, c.opts.MutationTimeout, func(ctx context.Context) error {
 		return c.call(ctx, op, func(ctx context.Context, cl *bmclib.Client) error {
 			ok, err := cl.SetBootDevice(ctx, dev, persistent, true)
 			if err == nil && !ok {
@@ -319,7 +330,7 @@ func (c *Conn) media(ctx context.Context, g *Guard, host, op, url string) error 
 	if c.proto != "redfish" {
 		return fmt.Errorf("%w: virtual media needs a Redfish BMC; %s is %s", ErrUnsupported, c.addr, c.proto)
 	}
-	return g.Do(ctx, host, op, c.opts.Timeout, func(ctx context.Context) error {
+	return g.Do(ctx, host, op, c.opts.MutationTimeout, func(ctx context.Context) error {
 		return c.call(ctx, op, func(ctx context.Context, cl *bmclib.Client) error {
 			ok, err := cl.SetVirtualMedia(ctx, "CD", url)
 			if err == nil && !ok {
@@ -337,7 +348,7 @@ func (c *Conn) ResetBMC(ctx context.Context, g *Guard, host string) error {
 	if c.proto == "ipmi" {
 		typ = "cold"
 	}
-	return g.Do(ctx, host, "bmc reset", c.opts.Timeout, func(ctx context.Context) error {
+	return g.Do(ctx, host, "bmc reset", c.opts.MutationTimeout, func(ctx context.Context) error {
 		err := c.call(ctx, "bmc reset", func(ctx context.Context, cl *bmclib.Client) error {
 			ok, err := cl.ResetBMC(ctx, typ)
 			if err == nil && !ok {

@@ -17,7 +17,8 @@ import (
 
 func dialSim(t *testing.T, sim *bmcsim.Sim, i int, timeout time.Duration) *Conn {
 	t.Helper()
-	c, err := Dial(testCtx(t), Target{Address: sim.Address(i), Username: "admin", Password: "password"}, Options{Timeout: timeout})
+	c, err := Dial(testCtx(t), Target{Address: sim.Address(i), Username: "admin", Password: "password"},
+		Options{Timeout: timeout, MutationTimeout: timeout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,5 +155,31 @@ func TestLeaseLossAbortsInFlightCall(t *testing.T) {
 	_ = sim.SetFault(0, bmcsim.FaultNone)
 	if sim.State(0).Power != "Off" {
 		t.Fatal("the aborted power-on reached the host")
+	}
+}
+
+// With the agent's default 10s lease (deadline TTL minus margin, renewed
+// every TTL/3) the default MutationTimeout fits anywhere in the renewal
+// cycle, and a lease about to lapse refuses.
+func TestDefaultMutationTimeoutFitsDefaultLease(t *testing.T) {
+	sim := startSim(t, bmcsim.Config{Hosts: 1})
+	ctx := testCtx(t)
+	c, err := Dial(ctx, Target{Address: sim.Address(0), Username: "admin", Password: "password"}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	ttl := 10 * time.Second
+	h := fence.NewHolder(nil)
+	g := NewGuard(h, nil)
+	// Worst point of the cycle: a renewal sent TTL/3 ago.
+	sent := time.Now().Add(-ttl / 3)
+	h.Set(fence.Lease{Rack: "r1", Holder: "a", Epoch: 1, TTL: ttl, Deadline: fence.HolderDeadline(sent, ttl)})
+	if err := c.SetPower(ctx, g, "h0", true); err != nil {
+		t.Fatalf("default options under a default lease late in its renewal cycle: %v", err)
+	}
+	h.Set(fence.Lease{Rack: "r1", Holder: "a", Epoch: 1, TTL: ttl, Deadline: time.Now().Add(2 * time.Second)})
+	if err := c.SetPower(ctx, g, "h0", false); !errors.Is(err, ErrFenced) {
+		t.Fatalf("lease with 2s left: %v; want ErrFenced", err)
 	}
 }
