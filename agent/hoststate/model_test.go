@@ -443,3 +443,16 @@ func (m *model) check(in Input, d Decision) {
 		m.fail("events recorded again: %+v (%s)", d3.Events, d3)
 	}
 }
+
+// FuzzModel runs one random sequence per fuzz input, with the same
+// invariants (make fuzz).
+func FuzzModel(f *testing.F) {
+	for _, s := range modelSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, seed uint64) {
+		m := &model{t: t, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), now: t0, idx: 1000,
+			states: map[string]int{}, ops: map[string]int{}, rules: map[string]int{}}
+		m.sequence(seed, 0)
+	})
+}
