@@ -12,8 +12,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackfence/rackfence/shared/bmcsim"
 	"github.com/rackfence/rackfence/shared/testenv"
 )
+
+func bmcsimConfig(latency time.Duration) bmcsim.Config {
+	return bmcsim.Config{Hosts: 1, Latency: latency}
+}
 
 // BenchmarkAgentCalls64Hosts measures the BMC calls per second one agent
 // process (this one: a Pool of bmclib sessions, every mutation through the
@@ -108,4 +113,53 @@ func procRSSMiB(pid int) float64 {
 		}
 	}
 	return -1
+}
+
+// BenchmarkOpsLatency200ms: wall time and HTTP requests of each adapter
+// operation against one BMC answering every request in 200ms — what a
+// reconcile costs per host. Figures:
+//
+//	go test -run '^$' -bench OpsLatency200ms -benchtime 3x ./agent/bmc/
+func BenchmarkOpsLatency200ms(b *testing.B) {
+	sim := startSim(b, bmcsimConfig(200*time.Millisecond))
+	ctx := context.Background()
+	g, _ := leasedGuard(24*time.Hour, nil)
+	var c *Conn
+	ops := []struct {
+		name string
+		fn   func() error
+	}{
+		{"login", func() error {
+			var err error
+			c, err = Dial(ctx, Target{Address: sim.Address(0), Username: "admin", Password: "password"}, Options{MutationTimeout: 20 * time.Second})
+			return err
+		}},
+		{"power-get", func() error { _, err := c.PowerState(ctx); return err }},
+		{"power-on", func() error { return c.SetPower(ctx, g, "h0", true) }},
+		{"power-off", func() error { return c.SetPower(ctx, g, "h0", false) }},
+		{"boot-pxe", func() error { return c.SetBootDevice(ctx, g, "h0", "pxe", false) }},
+		{"media-insert", func() error { return c.InsertMedia(ctx, g, "h0", "http://i/x.iso") }},
+		{"media-eject", func() error { return c.EjectMedia(ctx, g, "h0") }},
+		{"inventory", func() error { _, err := c.Inventory(ctx); return err }},
+	}
+	for _, op := range ops {
+		b.Run(op.name, func(b *testing.B) {
+			reqs := 0
+			for i := 0; i < b.N; i++ {
+				if err := op.fn(); err != nil {
+					b.Fatal(err)
+				}
+				c.mu.Lock()
+				if c.tr != nil {
+					c.tr.mu.Lock()
+					reqs += c.tr.seen.requests
+					c.tr.mu.Unlock()
+				}
+				c.mu.Unlock()
+			}
+			b.ReportMetric(float64(reqs)/float64(b.N), "http-requests/op")
+			fmt.Printf("FIGURE op=%s latency=200ms time/op=%s http_requests/op=%.0f\n", op.name,
+				(b.Elapsed() / time.Duration(b.N)).Round(time.Millisecond), float64(reqs)/float64(b.N))
+		})
+	}
 }
