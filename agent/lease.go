@@ -75,6 +75,10 @@ func (k *leaseKeeper) acquire(ctx context.Context, onStandby func()) (fence.Leas
 			}
 			bo.reset()
 			wait = jitter(k.standbyInterval(), 0.3)
+		} else if client.IsUnauthorized(err) || client.IsForbidden(err) {
+			wait = bo.next()
+			k.log.Error("the coordinator refused this agent's token for the rack lease; create one with: rackfencectl token create --role agent --rack "+k.rack,
+				"rack", k.rack, "err", err.Error(), "retryIn", wait)
 		} else {
 			wait = bo.next()
 			k.log.Warn("cannot acquire the rack lease; retrying", "rack", k.rack, "err", err.Error(), "retryIn", wait)

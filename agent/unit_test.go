@@ -1,0 +1,75 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/rackfence/rackfence/agent/bmc"
+	"github.com/rackfence/rackfence/agent/hoststate"
+	"github.com/rackfence/rackfence/agent/provisioner"
+	"github.com/rackfence/rackfence/shared/api"
+)
+
+func TestClassify(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want hoststate.ErrClass
+	}{
+		{nil, hoststate.ErrNone},
+		{fmt.Errorf("power on: %w", bmc.ErrFenced), hoststate.ErrClassFenced},
+		{fmt.Errorf("%w: 401", provisioner.ErrAuth), hoststate.ErrClassAuth},
+		{fmt.Errorf("%w: timeout", provisioner.ErrTransient), hoststate.ErrClassTransient},
+		{fmt.Errorf("%w: gone", provisioner.ErrNotFound), hoststate.ErrClassNotFound},
+		{fmt.Errorf("%w: no media", provisioner.ErrUnsupported), hoststate.ErrClassFailed},
+		{fmt.Errorf("%w: refused", provisioner.ErrFailed), hoststate.ErrClassFailed},
+		{errors.New("something else"), hoststate.ErrClassFailed},
+	} {
+		if got := classify(c.err); got != c.want {
+			t.Errorf("classify(%v) = %q, want %q", c.err, got, c.want)
+		}
+	}
+}
+
+func TestSameStatusIgnoresStamps(t *testing.T) {
+	a := &api.HostStatus{ProvisioningState: "available", OperationalStatus: "ok", Epoch: 3, LastUpdated: time.Now()}
+	b := &api.HostStatus{ProvisioningState: "available", OperationalStatus: "ok", Epoch: 9, Extra: map[string]string{}}
+	if !sameStatus(a, b) {
+		t.Fatal("statuses differing only in epoch, lastUpdated and an empty Extra must compare equal")
+	}
+	b.ErrorCount = 1
+	if sameStatus(a, b) {
+		t.Fatal("a different errorCount must compare different")
+	}
+	if sameStatus(nil, a) || !sameStatus(nil, nil) {
+		t.Fatal("nil handling")
+	}
+}
+
+func TestStoreWakesOnlyOnInputChanges(t *testing.T) {
+	s := newStore()
+	h := api.Host{Name: "h", Rack: "r", Online: true, ModifiedIndex: 5,
+		Status: &api.HostStatus{ProvisioningState: "available"}}
+	if !s.upsert(h) {
+		t.Fatal("a new host must wake")
+	}
+	h.ModifiedIndex = 6
+	h.Status = &api.HostStatus{ProvisioningState: "available", ErrorCount: 2}
+	if s.upsert(h) {
+		t.Fatal("a status-only change (our own write coming back) must not wake the host")
+	}
+	s.with("h", func(e *hostEntry) {
+		if e.status.ErrorCount != 0 {
+			t.Fatal("the coordinator's status must not replace the session's own")
+		}
+	})
+	h.Intents = &api.Intents{Detach: &api.Intent{CreatedIndex: 7}}
+	if !s.upsert(h) {
+		t.Fatal("a new intent must wake the host")
+	}
+	h.Online = false
+	if !s.upsert(h) {
+		t.Fatal("a spec change must wake the host")
+	}
+}
