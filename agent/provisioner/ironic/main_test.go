@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -235,4 +236,8 @@ func operatorPatch(t testing.TB, url, id string, patch string) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("PATCH node %s: %d %s", id, resp.StatusCode, b)
 	}
+}
+
+func quietLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
