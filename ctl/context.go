@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"strings"
+	"time"
 
 	"golang.org/x/term"
 
@@ -38,6 +39,9 @@ func (x *Ctx) Client() (*client.Client, error) {
 		Coordinator: x.g.coordinator,
 		Token:       tok,
 		UserAgent:   "rackfencectl/" + Version,
+		// An operator waits a few seconds, not half a minute, to learn that
+		// no member answers (an election takes one to three seconds).
+		RetryFor: 8 * time.Second,
 	})
 	if err != nil {
 		return nil, usagef("%v", err)

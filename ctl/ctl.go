@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-
 )
 
 // Version is rackfencectl's version (set with -ldflags -X).

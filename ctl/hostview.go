@@ -52,9 +52,6 @@ func hostError(h *api.Host) string {
 // hostIntents is the short intents cell: "detach", "drain-maintenance*"; a
 // star marks an intent the lease holder has not acknowledged yet.
 func hostIntents(h *api.Host) (string, bool) {
-	if h.Intents == nil {
-		return "", false
-	}
 	var parts []string
 	pending := false
 	add := func(name string, in *api.Intent) {
@@ -67,11 +64,13 @@ func hostIntents(h *api.Host) (string, bool) {
 		}
 		parts = append(parts, name)
 	}
-	add("detach", h.Intents.Detach)
-	if d := h.Intents.Drain; d != nil {
-		add("drain-"+d.Mode, d)
+	if in := h.Intents; in != nil {
+		add("detach", in.Detach)
+		if d := in.Drain; d != nil {
+			add("drain-"+d.Mode, d)
+		}
+		add("resume", in.Resume)
 	}
-	add("resume", h.Intents.Resume)
 	if h.DeletionRequested {
 		parts = append(parts, "delete")
 	}

@@ -279,4 +279,3 @@ func (x *Ctx) conflictHint(err error, host string) error {
 	}
 	return err
 }
-

@@ -364,6 +364,6 @@ func timeoutError(g goal, ps []*hostProgress, timeout time.Duration) error {
 		left = append(left, s)
 	}
 	return &failure{code: ExitFailed,
-		err: fmt.Errorf("timed out after %s waiting for %s; %d of %d host(s) not done:\n  %s", timeout, g, len(left), len(ps), strings.Join(left, "\n  ")),
+		err:   fmt.Errorf("timed out after %s waiting for %s; %d of %d host(s) not done:\n  %s", timeout, g, len(left), len(ps), strings.Join(left, "\n  ")),
 		hints: []string{"the intents stay in place and the rack agent keeps working; is the rack's agent running ('rackfencectl rack list' shows its lease holder)? Wait longer with --timeout"}}
 }

@@ -47,3 +47,9 @@ func (c *Client) CreateToken(ctx context.Context, r api.TokenRequest) (*api.Toke
 	}
 	return &out, nil
 }
+
+// ListCredentials lists credentials records without passwords: GET
+// /v1/credentials.
+func (c *Client) ListCredentials(ctx context.Context) (*api.List[api.Credentials], error) {
+	return getList[api.Credentials](ctx, c, "/v1/credentials", nil)
+}

@@ -44,3 +44,13 @@ func (c *Client) ReleaseLease(ctx context.Context, rack string, r api.LeaseReque
 	_, err := c.call(ctx, http.MethodDelete, "/v1/racks/"+seg(rack)+"/lease", nil, r, nil)
 	return err
 }
+
+// GetLease reads a rack's current lease: GET /v1/racks/{rack}/lease (404
+// when nobody holds it).
+func (c *Client) GetLease(ctx context.Context, rack string) (*api.Lease, error) {
+	var out api.Lease
+	if _, err := c.call(ctx, http.MethodGet, "/v1/racks/"+seg(rack)+"/lease", nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

@@ -1,0 +1,379 @@
+package ctl
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/testenv"
+)
+
+// TestAgainstCoordinator runs rackfencectl against one real coordinator
+// process; a fake agent (the real API with an agent token) reports what
+// the tests need. Subtests run in order and build on each other.
+func TestAgainstCoordinator(t *testing.T) {
+	c := startCoordinator(t)
+	ctx := context.Background()
+
+	t.Run("apply", func(t *testing.T) {
+		r := c.mustCtl(t, "", "host", "apply", "-f", "testdata/hosts.yaml")
+		golden(t, "apply.txt", r.stdout)
+	})
+
+	ag := c.agent(t, "r1", "agent-r1-test")
+	ag.report(t, "r1-h01", api.HostStatus{ProvisioningState: api.StateProvisioned, OperationalStatus: api.OpOK, PoweredOn: true,
+		ProvisioningID: "p-1", HardwareDetails: &api.HardwareDetails{Manufacturer: "Sim", Model: "R1", MemoryMiB: 65536, CPUs: []api.CPU{{Cores: 8}}, NICs: []api.NIC{{MAC: "52:54:00:00:01:01"}}}}, false)
+	ag.report(t, "r1-h02", api.HostStatus{ProvisioningState: api.StateUnmanaged, OperationalStatus: api.OpDiscovered}, false)
+	ag.report(t, "r1-h03", api.HostStatus{ProvisioningState: api.StateRegistering, OperationalStatus: api.OpError,
+		ErrorType: api.ErrRegistration, ErrorMessage: "ipmi 127.0.0.1:9623: no answer", ErrorCount: 2}, false)
+
+	t.Run("golden", func(t *testing.T) {
+		golden(t, "host-list.txt", c.mustCtl(t, "", "host", "list").stdout)
+		golden(t, "host-list-r1-json.txt", c.mustCtl(t, "", "host", "list", "--rack", "r1", "-o", "json").stdout)
+		golden(t, "host-get.txt", c.mustCtl(t, "", "host", "get", "r1-h01").stdout)
+		golden(t, "host-get-error.txt", c.mustCtl(t, "", "host", "get", "r1-h03").stdout)
+		golden(t, "host-get-yaml.txt", c.mustCtl(t, "", "host", "get", "r1-h01", "-o", "yaml").stdout)
+		golden(t, "rack-list.txt", reRackEpoch.ReplaceAllString(c.mustCtl(t, "", "rack", "list").stdout, "${1}N${3}"))
+		golden(t, "host-list-available.txt", c.mustCtl(t, "", "host", "list", "--state", "available").stdout)
+	})
+
+	t.Run("apply round-trip", func(t *testing.T) {
+		for _, format := range []string{"yaml", "json"} {
+			before := c.mustCtl(t, "", "host", "get", "r1-h01", "-o", format).stdout
+			r := c.mustCtl(t, before, "host", "apply", "-f", "-")
+			if r.stdout != "host/r1-h01 configured\n" {
+				t.Errorf("%s apply printed %q", format, r.stdout)
+			}
+			after := c.mustCtl(t, "", "host", "get", "r1-h01", "-o", format).stdout
+			if before != after {
+				t.Errorf("%s round trip changed the host:\n--- before\n%s--- after\n%s", format, before, after)
+			}
+		}
+		// A list applies back too.
+		list := c.mustCtl(t, "", "host", "list", "--rack", "r1", "-o", "yaml").stdout
+		r := c.mustCtl(t, list, "host", "apply", "-f", "-")
+		if strings.Count(r.stdout, "configured") != 3 {
+			t.Errorf("list apply: %s", r)
+		}
+	})
+
+	t.Run("exit codes", func(t *testing.T) {
+		dead := "http://127.0.0.1:" + itoa(testenv.FreePort(t, "127.0.0.1"))
+		cases := []struct {
+			name string
+			env  map[string]string
+			args []string
+			code int
+			want []string // substrings of stderr
+		}{
+			{"ok", nil, []string{"host", "list"}, ExitOK, nil},
+			{"bad token", map[string]string{"RACKFENCE_TOKEN": "nope"}, []string{"host", "list"}, ExitFailed, []string{"401", "admin.token", "RACKFENCE_TOKEN"}},
+			{"no token", map[string]string{"RACKFENCE_TOKEN_FILE": ""}, []string{"host", "list"}, ExitFailed, []string{"no token was given", "--token-file"}},
+			{"mode outside its set, no request", map[string]string{"RACKFENCE_COORDINATOR": dead}, []string{"drain", "r1-h01", "--mode", "sideways"}, ExitUsage, []string{`"sideways" is not a drain mode`}},
+			{"unknown flag", nil, []string{"host", "list", "--colour"}, ExitUsage, []string{"unknown flag: --colour"}},
+			{"bad output", nil, []string{"host", "list", "-o", "xml"}, ExitUsage, []string{`-o "xml"`}},
+			{"unknown command", nil, []string{"frobnicate"}, ExitUsage, []string{"unknown command"}},
+			{"two names", nil, []string{"host", "get", "a", "b"}, ExitUsage, []string{"exactly one NAME"}},
+			{"bad state", nil, []string{"host", "list", "--state", "sleeping"}, ExitUsage, []string{"not a provisioning state"}},
+			{"bad role", nil, []string{"token", "create", "--role", "root"}, ExitUsage, []string{"not a role"}},
+			{"not found", nil, []string{"host", "get", "r9-h99"}, ExitNotFound, []string{"does not exist", "host list"}},
+			{"not found intent", nil, []string{"detach", "r9-h99"}, ExitNotFound, nil},
+			{"unreachable", map[string]string{"RACKFENCE_COORDINATOR": dead}, []string{"host", "list"}, ExitUnreachable, []string{dead, "--coordinator", "RACKFENCE_COORDINATOR"}},
+		}
+		for _, tc := range cases {
+			env := map[string]string{"RACKFENCE_COORDINATOR": c.url, "RACKFENCE_TOKEN_FILE": c.tokenFile}
+			for k, v := range tc.env {
+				env[k] = v
+			}
+			r := runCtl(t, env, "", nil, tc.args...)
+			if r.code != tc.code {
+				t.Errorf("%s: rackfencectl %v: want exit %d, got %s", tc.name, tc.args, tc.code, r)
+				continue
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("%s: stderr lacks %q:\n%s", tc.name, w, r.stderr)
+				}
+			}
+		}
+		// Conflict (4): a host cannot move to another rack.
+		moved := strings.Replace(c.mustCtl(t, "", "host", "get", "r1-h02", "-o", "yaml").stdout, "rack: r1", "rack: r2", 1)
+		if r := c.ctl(t, moved, "host", "apply", "-f", "-"); r.code != ExitConflict || !strings.Contains(r.stderr, "cannot move") {
+			t.Errorf("rack move: want exit 4, got %s", r)
+		}
+	})
+
+	t.Run("fencing refusal names the holder", func(t *testing.T) {
+		c.mustCtl(t, "", "drain", "r1-h03", "--mode", "removal", "--force")
+		ag.report(t, "r1-h03", api.HostStatus{ProvisioningState: api.StateDeleting, OperationalStatus: api.OpRemoving,
+			Extra: map[string]string{"removalCommitted": "true"}}, true)
+		r := c.ctl(t, "", "restore", "r1-h03")
+		if r.code != ExitConflict || !strings.Contains(r.stderr, "rack r1 is held by agent-r1-test") {
+			t.Fatalf("restore past the point of no return: want exit 4 naming the holder, got %s", r)
+		}
+	})
+
+	t.Run("drain removal --wait", func(t *testing.T) {
+		done := runAsync(t, c, "", "drain", "r1-h03", "--mode", "removal", "--force", "--wait", "--timeout", "2m")
+		ag.report(t, "r1-h03", api.HostStatus{ProvisioningState: api.StateDeleting, OperationalStatus: api.OpRemoving}, true,
+			func(r *api.StatusReport) { r.Remove = true })
+		r := <-done
+		if r.code != 0 || !strings.Contains(r.stdout, "drain (removal) done") {
+			t.Fatalf("removal wait: %s", r)
+		}
+	})
+
+	t.Run("detach and attach --wait", func(t *testing.T) {
+		done := runAsync(t, c, "", "detach", "r1-h01", "--reason", "move to site B", "--wait", "--timeout", "2m")
+		waitIntent(t, c, "r1-h01", func(in *api.Intents) bool { return in != nil && in.Detach != nil })
+		ag.report(t, "r1-h01", api.HostStatus{ProvisioningState: api.StateProvisioned, OperationalStatus: api.OpDetached, PoweredOn: true}, true)
+		r := <-done
+		if r.code != 0 || !strings.Contains(r.stdout, "detach done: 1 host(s) detached") || !strings.Contains(r.stdout, "r1-h01: detach requested") {
+			t.Fatalf("detach --wait: %s", r)
+		}
+		h, _ := c.admin.GetHost(ctx, "r1-h01")
+		if h.Intents.Detach.Reason != "move to site B" {
+			t.Errorf("reason not stored: %+v", h.Intents.Detach)
+		}
+
+		done = runAsync(t, c, "", "attach", "r1-h01", "--wait", "--timeout", "2m")
+		waitIntent(t, c, "r1-h01", func(in *api.Intents) bool { return in == nil || in.Detach == nil })
+		ag.report(t, "r1-h01", api.HostStatus{ProvisioningState: api.StateExternallyProvisioned, OperationalStatus: api.OpOK, PoweredOn: true}, false)
+		if r := <-done; r.code != 0 || !strings.Contains(r.stdout, "attach done") {
+			t.Fatalf("attach --wait: %s", r)
+		}
+	})
+
+	t.Run("drain --wait failure", func(t *testing.T) {
+		done := runAsync(t, c, "", "drain", "r1-h01", "--mode", "maintenance", "--wait", "--timeout", "2m")
+		waitIntent(t, c, "r1-h01", func(in *api.Intents) bool { return in != nil && in.Drain != nil })
+		ag.report(t, "r1-h01", api.HostStatus{ProvisioningState: api.StateExternallyProvisioned, OperationalStatus: api.OpError,
+			ErrorType: api.ErrPowerManagement, ErrorMessage: "BMC answered 500", ErrorCount: 1}, false)
+		r := <-done
+		if r.code != ExitFailed || !strings.Contains(r.stderr, "drain (maintenance) failed for 1 of 1") ||
+			!strings.Contains(r.stderr, "BMC answered 500") || !strings.Contains(r.stderr, "resume") {
+			t.Fatalf("drain failure: %s", r)
+		}
+		// The error appeared in the progress as it happened.
+		if !strings.Contains(r.stdout, "FAILED: power management error") {
+			t.Errorf("progress lacks the error:\n%s", r.stdout)
+		}
+		c.mustCtl(t, "", "restore", "r1-h01")
+	})
+
+	t.Run("wait timeout, plain and live", func(t *testing.T) {
+		r := c.ctl(t, "", "detach", "--rack", "r2", "--wait", "--timeout", "2s")
+		if r.code != ExitFailed || !strings.Contains(r.stderr, "timed out after 2s waiting for detach") ||
+			!strings.Contains(r.stderr, "r2-h01") || !strings.Contains(r.stdout, "] r2-h01: ") {
+			t.Fatalf("timeout: %s", r)
+		}
+		if strings.Contains(r.stdout, "\x1b[") {
+			t.Errorf("escape sequences when not on a terminal:\n%q", r.stdout)
+		}
+		env := map[string]string{"RACKFENCE_COORDINATOR": c.url, "RACKFENCE_TOKEN_FILE": c.tokenFile}
+		live := runCtl(t, env, "", func(io *IO) {
+			io.IsTerminal = func(any) bool { return true }
+			io.Width = func(any) int { return 80 }
+		}, "attach", "r2-h01", "--wait", "--timeout", "2500ms")
+		if live.code != ExitFailed || !strings.Contains(live.stdout, "\x1b[") || !strings.Contains(live.stdout, "attach: 0/1 done") {
+			t.Fatalf("live timeout: %q", live.stdout+live.stderr)
+		}
+		for _, l := range strings.Split(live.stdout, "\n") {
+			if n := len([]rune(stripANSI(l))); n > 80 {
+				t.Errorf("live line of %d columns: %q", n, l)
+			}
+		}
+	})
+
+	t.Run("rack forms", func(t *testing.T) {
+		r := c.mustCtl(t, "", "drain", "--rack", "r1", "--mode", "maintenance", "--reason", "power work")
+		if !strings.Contains(r.stdout, "r1-h01: drain (maintenance) requested") || !strings.Contains(r.stdout, "r1-h02: drain (maintenance) requested") {
+			t.Errorf("drain --rack: %s", r)
+		}
+		c.mustCtl(t, "", "restore", "--rack", "r1")
+		l, _ := c.admin.ListHosts(ctx, client.HostFilter{Rack: "r1"})
+		for _, h := range l.Items {
+			if h.Intents != nil && h.Intents.Drain != nil {
+				t.Errorf("%s still drained", h.Name)
+			}
+		}
+		if r := c.ctl(t, "", "detach", "r1-h01", "--rack", "r1"); r.code != ExitUsage {
+			t.Errorf("names and --rack: %s", r)
+		}
+	})
+
+	t.Run("events and follow", func(t *testing.T) {
+		ev := func(reason string) func(*api.StatusReport) {
+			return func(r *api.StatusReport) {
+				r.Events = []api.Event{{Time: time.Now().UTC(), Type: api.EventNormal, Reason: reason, Message: "from the test agent"}}
+			}
+		}
+		ag.report(t, "r1-h02", api.HostStatus{ProvisioningState: api.StateUnmanaged, OperationalStatus: api.OpDiscovered}, false, ev("Registered"))
+		r := c.mustCtl(t, "", "events", "r1-h02")
+		golden(t, "events.txt", r.stdout)
+		done := runAsync(t, c, "", "events", "r1-h02", "--follow", "--timeout", "8s")
+		time.Sleep(2 * time.Second)
+		ag.report(t, "r1-h02", api.HostStatus{ProvisioningState: api.StateUnmanaged, OperationalStatus: api.OpDiscovered}, false, ev("Followed"))
+		f := <-done
+		if f.code != 0 || !strings.Contains(f.stdout, "Registered") || !strings.Contains(f.stdout, "Followed") || strings.Count(f.stdout, "Registered") != 1 {
+			t.Fatalf("follow: %s", f)
+		}
+	})
+
+	t.Run("credentials and tokens", func(t *testing.T) {
+		r := c.mustCtl(t, "s3cret-pw\n", "credentials", "set", "r1-bmc", "--username", "admin", "--password-file", "-")
+		if strings.Contains(r.stdout+r.stderr, "s3cret-pw") {
+			t.Fatal("password echoed")
+		}
+		g := c.mustCtl(t, "", "credentials", "get", "r1-bmc", "-o", "json")
+		var cr api.Credentials
+		if err := json.Unmarshal([]byte(g.stdout), &cr); err != nil || cr.Username != "admin" || cr.Password != "" || strings.Contains(g.stdout, "s3cret") {
+			t.Fatalf("credentials get: %s (%v)", g, err)
+		}
+		if r := c.ctl(t, "", "credentials", "set", "r1-bmc", "--username", "admin"); r.code != ExitUsage || !strings.Contains(r.stderr, "--password-file") {
+			t.Errorf("no password source: %s", r)
+		}
+		tok := strings.TrimSpace(c.mustCtl(t, "", "token", "create", "--role", "viewer").stdout)
+		env := map[string]string{"RACKFENCE_COORDINATOR": c.url, "RACKFENCE_TOKEN": tok}
+		if r := runCtl(t, env, "", nil, "host", "list"); r.code != 0 {
+			t.Errorf("viewer list: %s", r)
+		}
+		if r := runCtl(t, env, "", nil, "detach", "r1-h01"); r.code != ExitFailed || !strings.Contains(r.stderr, "role") {
+			t.Errorf("viewer detach: want exit 1 naming the role, got %s", r)
+		}
+	})
+
+	t.Run("host delete --wait", func(t *testing.T) {
+		done := runAsync(t, c, "", "host", "delete", "r1-h02", "--wait", "--timeout", "2m")
+		testenv.Eventually(t, time.Minute, "r1-h02 deletion requested or done", func() error {
+			h, err := c.admin.GetHost(ctx, "r1-h02")
+			switch {
+			case client.IsNotFound(err) || (err == nil && h.DeletionRequested):
+				return nil
+			case err == nil:
+				return errNotYet
+			}
+			return err
+		})
+		if h, err := c.admin.GetHost(ctx, "r1-h02"); err == nil && h.DeletionRequested {
+			ag.report(t, "r1-h02", api.HostStatus{ProvisioningState: api.StateDeleting, OperationalStatus: api.OpOK}, false,
+				func(r *api.StatusReport) { r.Remove = true })
+		}
+		if r := <-done; r.code != 0 || !strings.Contains(r.stdout, "host/r1-h02 delet") {
+			t.Fatalf("delete --wait: %s", r)
+		}
+		if r := c.ctl(t, "", "host", "get", "r1-h02"); r.code != ExitNotFound {
+			t.Errorf("after delete: %s", r)
+		}
+	})
+
+	t.Run("cluster", func(t *testing.T) {
+		var st api.ClusterStatus
+		if err := json.Unmarshal([]byte(c.mustCtl(t, "", "cluster", "status", "-o", "json").stdout), &st); err != nil || st.NodeID != "n1" || st.Tier != "test" {
+			t.Fatalf("cluster status: %+v %v", st, err)
+		}
+		r := c.mustCtl(t, "", "cluster", "members")
+		if !strings.Contains(r.stdout, "n1") || !strings.Contains(r.stdout, "yes") {
+			t.Errorf("members: %s", r)
+		}
+		if r := c.ctl(t, "", "cluster", "remove", "n9"); r.code == 0 {
+			t.Errorf("removing an unknown member succeeded: %s", r)
+		}
+	})
+}
+
+// runAsync runs a command in the background; its result arrives on the
+// channel.
+func runAsync(t *testing.T, c *coord, stdin string, args ...string) <-chan result {
+	ch := make(chan result, 1)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		ch <- c.ctl(t, stdin, args...)
+	}()
+	t.Cleanup(wg.Wait)
+	return ch
+}
+
+func waitIntent(t *testing.T, c *coord, host string, ok func(*api.Intents) bool) {
+	t.Helper()
+	testenv.Eventually(t, time.Minute, "intent change on "+host, func() error {
+		h, err := c.admin.GetHost(context.Background(), host)
+		if err != nil {
+			return err
+		}
+		if !ok(h.Intents) {
+			return errNotYet
+		}
+		return nil
+	})
+}
+
+type notYet struct{}
+
+func (notYet) Error() string { return "not yet" }
+
+var errNotYet = notYet{}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// reRackEpoch matches the EPOCH column of "rack list".
+var reRackEpoch = regexp.MustCompile(`(?m)^(\S+\s+\d+\s+)(\d+)(\s)`)
+
+func stripANSI(s string) string { return reANSI.ReplaceAllString(s, "") }
+
+// TestBinaryExitCodes runs the built rackfencectl binary for the exit codes
+// a script sees, without a coordinator where none is needed.
+func TestBinaryExitCodes(t *testing.T) {
+	bin := testenv.Binary(t, "rackfencectl")
+	c := startCoordinator(t)
+	dead := "http://127.0.0.1:" + itoa(testenv.FreePort(t, "127.0.0.1"))
+	cases := []struct {
+		args []string
+		code int
+	}{
+		{[]string{"--help"}, 0},
+		{[]string{"host", "list", "--coordinator", c.url, "--token-file", c.tokenFile}, 0},
+		{[]string{"host", "get", "nope", "--coordinator", c.url, "--token-file", c.tokenFile}, 3},
+		{[]string{"host", "list", "--coordinator", c.url, "--token", "wrong"}, 1},
+		{[]string{"drain", "x", "--mode", "sideways", "--coordinator", dead}, 2},
+		{[]string{"host", "list", "--coordinator", dead}, 5},
+		{[]string{"completion", "bash"}, 0},
+	}
+	for _, tc := range cases {
+		cmd := exec.Command(bin, tc.args...)
+		cmd.Env = []string{"PATH=/usr/bin:/bin"}
+		out, _ := cmd.CombinedOutput()
+		if got := cmd.ProcessState.ExitCode(); got != tc.code {
+			t.Errorf("rackfencectl %v: exit %d, want %d\n%s", tc.args, got, tc.code, out)
+		}
+	}
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash not found: completion syntax not checked")
+	}
+	script, _ := exec.Command(bin, "completion", "bash").Output()
+	check := exec.Command(bash, "-n")
+	check.Stdin = strings.NewReader(string(script))
+	if out, err := check.CombinedOutput(); err != nil {
+		t.Errorf("bash -n on the completion script: %v\n%s", err, out)
+	}
+	// The script completes commands and flag values.
+	probe := exec.Command(bash, "-c", string(script)+`
+COMP_WORDS=(rackfencectl dr); COMP_CWORD=1; _rackfencectl; echo "${COMPREPLY[*]}"
+COMP_WORDS=(rackfencectl drain h1 --mode ""); COMP_CWORD=4; _rackfencectl; echo "${COMPREPLY[*]}"
+COMP_WORDS=(rackfencectl host ""); COMP_CWORD=2; _rackfencectl; echo "${COMPREPLY[*]}"`)
+	out, err := probe.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "drain\nremoval maintenance\napply delete get list") {
+		t.Errorf("completion probe: %v\n%s", err, out)
+	}
+}
