@@ -38,10 +38,10 @@ func Diagram() string {
 			if f == w.to {
 				continue
 			}
-			src := mermaidID(f, true, used)
+			src := mermaidID(f, used)
 			dst := "[*]"
 			if !w.remove {
-				dst = mermaidID(w.to, false, used)
+				dst = mermaidID(w.to, used)
 			}
 			edges = append(edges, fmt.Sprintf("    %s --> %s : %s\n", src, dst, label))
 		}
@@ -93,12 +93,11 @@ var diagramStates = []string{
 	sExternal, sDeprovision, sPowerOffDel, sDeleting, "any",
 }
 
-func mermaidID(s string, source bool, used map[string]bool) string {
+// mermaidID is a row's source or target in the diagram: the new state is
+// Mermaid's start [*] (no row leads back to it).
+func mermaidID(s string, used map[string]bool) string {
 	if s == "" {
-		if source {
-			return "[*]"
-		}
-		s = "new"
+		return "[*]"
 	}
 	used[s] = true
 	return mermaidAlias(s)

@@ -13,9 +13,6 @@ func (r *run) lastMessage() string {
 	if r.in.Last.Message != "" {
 		return r.in.Last.Message
 	}
-	if r.in.Last.Err == ErrNone {
-		return "done"
-	}
 	return "failed (" + string(r.in.Last.Err) + ")"
 }
 
