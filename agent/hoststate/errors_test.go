@@ -179,3 +179,24 @@ func TestStepDoesNotMutateInput(t *testing.T) {
 		t.Fatalf("Step mutated its input: %+v", h.Status)
 	}
 }
+
+func TestTransientEventRecordedOnce(t *testing.T) {
+	s := newSim(t, fullHost())
+	s.fail(ErrClassTransient)
+	if !hasEvent(s.d, "TransientFailure") {
+		t.Fatalf("want an event: %v", s.d.Events)
+	}
+	for i := 0; i < 3; i++ {
+		s.step(nil)
+		s.fail(ErrClassTransient)
+		if len(s.d.Events) != 0 {
+			t.Fatalf("transient failure %d recorded again: %v", i+2, s.d.Events)
+		}
+	}
+	s.step(nil)
+	s.ok()
+	s.fail(ErrClassTransient)
+	if !hasEvent(s.d, "TransientFailure") {
+		t.Fatalf("after a success the next transient failure is recorded: %v", s.d.Events)
+	}
+}

@@ -22,6 +22,7 @@ func Step(in Input) Decision {
 		r.learn(in.Last)
 		if r.res == resOK {
 			r.clearError()
+			r.set(keyNotePrefix+"transient", "")
 		}
 		for i := range table {
 			w := &table[i]

@@ -35,8 +35,11 @@ var table = []row{
 		why: "Seed 001: a transient failure (timeout, fenced) is retried soon and not counted.",
 		do: func(r *run) {
 			r.hold = r.cfg.TransientRetry
+			// Recorded once per failing action until one succeeds, so an
+			// unreachable BMC does not flood the bounded event log.
 			if r.in.Last.Err == ErrClassTransient {
-				r.event(api.EventWarning, "TransientFailure", "%s: %s (retry in %s, not counted)", r.in.Last.Action, r.lastMessage(), r.hold)
+				r.note("transient", string(r.in.Last.Action), api.EventWarning, "TransientFailure",
+					"%s: %s (retrying every %s, not counted; recorded once until an action succeeds)", r.in.Last.Action, r.lastMessage(), r.hold)
 			}
 		}},
 	{name: "NodeLostDuringDeletion", on: anyAction, res: resNotFound, from: states(sPowerOffDel, sDeleting), to: sDeleting,
