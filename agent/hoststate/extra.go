@@ -19,7 +19,8 @@ const (
 	// keyRemoval holds the createdIndex of the removal drain under way.
 	keyRemoval = "removal"
 	// keyRemovalCommitted is "true" once the provisioner's node is gone for
-	// a removal: the point of no return.
+	// a removal: the point of no return. The coordinator reads this key
+	// (coordinator/fsm_hosts.go refuses a restore then): never rename it.
 	keyRemovalCommitted = "removalCommitted"
 	// keyDeleteTries counts failed power-off/deprovision tries of a deletion.
 	keyDeleteTries = "deleteTries"
