@@ -46,3 +46,29 @@ func TestOutcomeOfUnexpectedActionIsRecorded(t *testing.T) {
 		t.Fatalf("want facts recorded, state kept: %s", s.d)
 	}
 }
+
+func TestStaleErrorClearedWhenNothingLeftToRetry(t *testing.T) {
+	s := provisionedSim(t)
+	s.edit(func(h *api.Host) { h.Online = false })
+	s.fail(ErrClassFailed)
+	if s.d.Status.ErrorType != api.ErrPowerManagement {
+		t.Fatalf("setup: %s", s.d)
+	}
+	// The operator gives up on powering it off: nothing to retry any more.
+	s.edit(func(h *api.Host) { h.Online = true })
+	if s.d.Status.ErrorType != "" || s.d.Status.OperationalStatus != api.OpOK || !hasEvent(s.d, "ErrorCleared") {
+		t.Fatalf("want the error cleared: %s", s.d)
+	}
+	// A removal cancelled after its detach failed leaves no error behind.
+	s.intents().Drain = removal(false, false)
+	s.step(nil)
+	s.fail(ErrClassFailed)
+	if s.d.Status.ErrorType != api.ErrDetach {
+		t.Fatalf("setup: %s", s.d)
+	}
+	s.h.Intents.Drain = nil
+	s.step(nil)
+	if s.d.Status.ErrorType != "" || s.d.Status.OperationalStatus != api.OpOK {
+		t.Fatalf("want ok after cancel: %s", s.d)
+	}
+}

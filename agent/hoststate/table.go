@@ -406,4 +406,13 @@ var table = []row{
 	{name: "PowerOff", from: states(sAvailable, sProvisioned, sExternal),
 		when: func(r *run) bool { return r.node() == nodeReady && !r.h.Online && r.st.PoweredOn },
 		why:  "online is asserted in steady states.", do: func(r *run) { r.emit(ActionPowerOff) }},
+
+	// ---- Nothing left to do ---------------------------------------------
+	{name: "StaleErrorCleared", from: states(sAvailable, sProvisioned, sExternal),
+		when: func(r *run) bool { return r.st.ErrorType != "" },
+		why:  "Steady and nothing left to retry (the operator withdrew what failed): the error is cleared.",
+		do: func(r *run) {
+			r.event(api.EventNormal, "ErrorCleared", "%s cleared: nothing left to retry", r.st.ErrorType)
+			r.clearError()
+		}},
 }
