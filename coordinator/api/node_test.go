@@ -1,0 +1,161 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rackfence/rackfence/coordinator"
+	wire "github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/testenv"
+)
+
+// node is one in-process coordinator member over real TCP: its Raft
+// transport and its HTTP API listen on ip.
+type node struct {
+	t        *testing.T
+	id, ip   string
+	dir      string
+	raftAddr string
+	url      string
+	store    *coordinator.Store
+	hs       *http.Server
+}
+
+func startNode(t *testing.T, id, ip, dir string, bootstrap bool, raftPort, httpPort int) *node {
+	t.Helper()
+	if raftPort == 0 {
+		raftPort = testenv.FreePort(t, ip)
+	}
+	if httpPort == 0 {
+		httpPort = testenv.FreePort(t, ip)
+	}
+	n := &node{t: t, id: id, ip: ip, dir: dir,
+		raftAddr: fmt.Sprintf("%s:%d", ip, raftPort), url: fmt.Sprintf("http://%s:%d", ip, httpPort)}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if testing.Verbose() {
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("node", id)
+	}
+	st, err := coordinator.Open(coordinator.Config{NodeID: id, DataDir: dir, HTTPURL: n.url, RaftAddr: n.raftAddr,
+		Bootstrap: bootstrap, Logger: log, RaftLogLevel: "error"})
+	if err != nil {
+		t.Fatalf("open %s: %v", id, err)
+	}
+	n.store = st
+	srv := New(Config{Store: st, Tier: "test", Logger: log, WatchTimeout: 30 * time.Second})
+	ln, err := net.Listen("tcp", fmt.Sprintf("%s:%d", ip, httpPort))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.hs = &http.Server{Handler: srv.Handler()}
+	go n.hs.Serve(ln)
+	t.Cleanup(n.stop)
+	return n
+}
+
+func (n *node) stop() {
+	if n.hs != nil {
+		n.hs.Close()
+		n.hs = nil
+	}
+	if n.store != nil {
+		n.store.Close()
+		n.store = nil
+	}
+}
+
+// startLeader bootstraps a one-node cluster and waits until it serves.
+func startLeader(t *testing.T, ip string) (*node, string) {
+	t.Helper()
+	n := startNode(t, "n1", ip, t.TempDir(), true, 0, 0)
+	testenv.Eventually(t, 30*time.Second, "bootstrap leader ready", func() error {
+		if !n.store.Ready() {
+			return fmt.Errorf("state %s", n.store.State())
+		}
+		return nil
+	})
+	tok, err := os.ReadFile(filepath.Join(n.dir, coordinator.AdminTokenFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n, strings.TrimSpace(string(tok))
+}
+
+var client = &http.Client{Timeout: 60 * time.Second}
+
+// call sends a JSON request and decodes a JSON answer into out (when not
+// nil); it returns the status code and the raw body.
+func call(t testing.TB, method, url, token string, body, out any) (int, []byte) {
+	t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		j, _ := json.Marshal(b)
+		rd = bytes.NewReader(j)
+	}
+	req, err := http.NewRequestWithContext(context.Background(), method, url, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, []byte(err.Error())
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if out != nil && resp.StatusCode < 300 {
+		if err := json.Unmarshal(raw, out); err != nil {
+			t.Fatalf("%s %s: decode %s: %v", method, url, raw, err)
+		}
+	}
+	return resp.StatusCode, raw
+}
+
+// must asserts the status code.
+func must(t testing.TB, want int, method, url, token string, body, out any) []byte {
+	t.Helper()
+	code, raw := call(t, method, url, token, body, out)
+	if code != want {
+		t.Fatalf("%s %s: want %d, got %d: %s", method, url, want, code, raw)
+	}
+	return raw
+}
+
+func errBody(t testing.TB, raw []byte) wire.ErrorDetail {
+	t.Helper()
+	var eb wire.ErrorBody
+	if err := json.Unmarshal(raw, &eb); err != nil || eb.Error.Code == "" {
+		t.Fatalf("not an error body: %s", raw)
+	}
+	return eb.Error
+}
+
+func newToken(t testing.TB, url, admin, role, rack string) string {
+	t.Helper()
+	var tr wire.TokenResponse
+	must(t, http.StatusCreated, "POST", url+"/v1/tokens", admin, wire.TokenRequest{Role: role, Rack: rack}, &tr)
+	return tr.Token
+}
+
+func testHost(name, rack string) wire.Host {
+	return wire.Host{Name: name, Rack: rack, BMC: wire.BMC{Address: "redfish+http://127.0.0.1:9001/redfish/v1/Systems/1", Credentials: "c1"},
+		BootMACAddress: "52:54:00:00:01:07", Online: true}
+}
