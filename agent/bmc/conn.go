@@ -56,6 +56,10 @@ type Options struct {
 	IPMICipherSuite string
 	// Logger receives debug lines (never a password). Nil: slog.Default().
 	Logger *slog.Logger
+	// BMCLibInventory makes Inventory use only bmclib's own sequential
+	// inventory walk, not the parallel reader (slower; for comparison and
+	// for BMCs where the two disagree).
+	BMCLibInventory bool
 }
 
 func (o Options) withDefaults() Options {

@@ -12,7 +12,10 @@ import (
 )
 
 // Inventory reads the hardware: vendor, model, serial, BIOS version, CPUs,
-// memory, NICs with their MACs, disks and firmware versions (Redfish).
+// memory, NICs with their MACs, disks and firmware versions (Redfish). It
+// reads the standard resources in parallel under bmclib's session (see
+// fastInventory) and falls back to bmclib's sequential Inventory when that
+// fails (unusual layouts), or always with Options.BMCLibInventory.
 // Over IPMI it answers ErrUnsupported: ipmitool has no inventory in bmclib.
 func (c *Conn) Inventory(ctx context.Context) (*api.HardwareDetails, error) {
 	if c.proto != "redfish" {
@@ -20,6 +23,17 @@ func (c *Conn) Inventory(ctx context.Context) (*api.HardwareDetails, error) {
 	}
 	var hd *api.HardwareDetails
 	err := c.call(ctx, "inventory", func(ctx context.Context, cl *bmclib.Client) error {
+		if !c.opts.BMCLibInventory {
+			fast, err := c.fastInventory(ctx)
+			if err == nil {
+				hd = fast
+				return nil
+			}
+			if c.tr.authRefused() || ctx.Err() != nil {
+				return err // re-login (in call) or give up; bmclib would fail too
+			}
+			c.opts.Logger.Debug("parallel inventory failed; using bmclib's", "bmc", c.addr, "err", c.scrub(err.Error()))
+		}
 		d, err := cl.Inventory(ctx)
 		if err != nil {
 			return err

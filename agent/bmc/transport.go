@@ -17,10 +17,11 @@ import (
 type callTransport struct {
 	base http.RoundTripper
 
-	mu   sync.Mutex
-	ctx  context.Context
-	ua   string
-	seen observed
+	mu    sync.Mutex
+	ctx   context.Context
+	ua    string
+	seen  observed
+	token string // the Redfish session token bmclib logged in with
 }
 
 // observed is what the transport saw during one call.
@@ -58,6 +59,14 @@ func (t *callTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp, err := t.base.RoundTrip(r)
 	t.mu.Lock()
+	if tok := req.Header.Get("X-Auth-Token"); tok != "" {
+		t.token = tok
+	}
+	if err == nil && resp.StatusCode == http.StatusCreated {
+		if tok := resp.Header.Get("X-Auth-Token"); tok != "" {
+			t.token = tok
+		}
+	}
 	t.seen.requests++
 	if err != nil {
 		t.seen.netErr = err
@@ -69,4 +78,19 @@ func (t *callTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	t.mu.Unlock()
 	return resp, err
+}
+
+// sessionToken is the token of bmclib's current Redfish session, "" if
+// none was seen (not logged in yet, or basic auth).
+func (t *callTransport) sessionToken() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.token
+}
+
+// authRefused reports whether the current call saw a 401/403.
+func (t *callTransport) authRefused() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.seen.authFailed
 }
