@@ -91,7 +91,33 @@ func (m *model) sequence(seed uint64, seq int) int {
 			return i + 1
 		}
 	}
-	return modelSteps
+	return modelSteps + m.settle(seed, seq)
+}
+
+// settle checks liveness: left alone with every action succeeding, the host
+// comes to rest (no action, nothing scheduled) or is removed, in a bounded
+// number of steps. It catches rows that undo each other.
+func (m *model) settle(seed uint64, seq int) int {
+	const limit = 40
+	for i := 0; i < limit; i++ {
+		m.where = fmt.Sprintf("seed %d sequence %d settle step %d", seed, seq, i)
+		switch {
+		case m.d.Remove:
+			return i
+		case m.d.Action != ActionNone:
+			m.last = &Outcome{Action: m.d.Action, PoweredOn: boolp(m.d.Action == ActionPowerOn || m.d.Action == ActionProvision)}
+		case m.d.RequeueAfter > 0:
+			m.now = m.now.Add(m.d.RequeueAfter)
+			m.last = nil
+		default:
+			return i
+		}
+		if !m.step() {
+			return i + 1
+		}
+	}
+	m.fail("does not come to rest in %d steps: %s", limit, m.d)
+	return limit
 }
 
 var allActions = []Action{
@@ -365,6 +391,9 @@ func (m *model) check(in Input, d Decision) {
 	st := d.Status
 	flag := func(s api.HostStatus, k string) bool { return s.Extra[k] == "true" }
 
+	if d.Remove && d.Action != ActionNone {
+		m.fail("remove with an action: %s", d)
+	}
 	if d.Blocked && d.Action != ActionNone {
 		m.fail("blocked but acting: %s", d)
 	}
