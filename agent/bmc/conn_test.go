@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -302,5 +303,51 @@ func TestPoolReusesSessions(t *testing.T) {
 	}
 	if _, err := p.Get(ctx, "h0", tg); !errors.Is(err, ErrTransient) {
 		t.Fatalf("Get after Close: %v", err)
+	}
+}
+
+// Many hosts driven at once through one Pool (run under -race in CI).
+func TestPoolConcurrentHosts(t *testing.T) {
+	const hosts = 16
+	sim := startSim(t, bmcsim.Config{Hosts: hosts})
+	ctx := testCtx(t)
+	g, _ := leasedGuard(time.Hour, nil)
+	p := NewPool(Options{Timeout: 30 * time.Second, MutationTimeout: 30 * time.Second})
+	defer p.Close(ctx)
+	errs := make(chan error, hosts)
+	for i := 0; i < hosts; i++ {
+		go func(i int) {
+			host := fmt.Sprintf("h%d", i)
+			tg := Target{Address: sim.Address(i), Username: "admin", Password: "password"}
+			for round := 0; round < 3; round++ {
+				c, err := p.Get(ctx, host, tg)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if err := c.SetPower(ctx, g, host, round%2 == 0); err != nil {
+					errs <- err
+					return
+				}
+				if _, err := c.PowerState(ctx); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}(i)
+	}
+	for i := 0; i < hosts; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if p.Len() != hosts {
+		t.Fatalf("pool holds %d Conns; want %d", p.Len(), hosts)
+	}
+	for i := 0; i < hosts; i++ {
+		if st := sim.State(i); st.Power != "On" || st.Sessions != 1 {
+			t.Fatalf("BMC %d: %+v; want On with one session", i, st)
+		}
 	}
 }

@@ -226,3 +226,22 @@ func TestConfigErrors(t *testing.T) {
 		t.Errorf("summarize = %s", buf.String())
 	}
 }
+
+// Latency is a floor on every Redfish answer (jitter only adds); /sim/* is
+// never delayed. Only lower bounds are asserted: sleeping cannot be faster.
+func TestLatencyFloor(t *testing.T) {
+	sim, err := Start(Config{Hosts: 1, Latency: 150 * time.Millisecond, Jitter: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sim.Close()
+	for i := 0; i < 3; i++ {
+		start := time.Now()
+		if r, _ := req(t, "GET", sim.URL(0)+"/redfish/v1/", "", nil); r.StatusCode != 200 {
+			t.Fatal(r.StatusCode)
+		}
+		if d := time.Since(start); d < 150*time.Millisecond {
+			t.Fatalf("answered in %s with 150ms latency", d)
+		}
+	}
+}
