@@ -31,6 +31,10 @@ const (
 	CmdRemoveMember   CmdType = 14
 	// CmdBatch carries many commands in one log entry (leader-side batching).
 	CmdBatch CmdType = 15
+	// CmdNoop changes nothing; a new leader applies one after its barrier
+	// so the FSM's applied index reaches the commit index (raft does not
+	// hand its own no-op and barrier entries to the FSM).
+	CmdNoop CmdType = 16
 )
 
 // bodyVersion is the version of every JSON body this binary writes.
@@ -134,6 +138,11 @@ type PutTokenCmd struct {
 	Rack string `json:"rack,omitempty"`
 }
 
+// NoopCmd changes nothing (see CmdNoop).
+type NoopCmd struct {
+	Node string `json:"node"`
+}
+
 // SetMemberCmd records a member's HTTP address.
 type SetMemberCmd struct {
 	ID       string `json:"id"`
@@ -158,6 +167,7 @@ func (LeaseExpireCmd) Type() CmdType    { return CmdLeaseExpire }
 func (PutCredentialsCmd) Type() CmdType { return CmdPutCredentials }
 func (PutTokenCmd) Type() CmdType       { return CmdPutToken }
 func (SetMemberCmd) Type() CmdType      { return CmdSetMember }
+func (NoopCmd) Type() CmdType           { return CmdNoop }
 func (RemoveMemberCmd) Type() CmdType   { return CmdRemoveMember }
 
 func (InitCmd) Key() string             { return "init" }
@@ -173,6 +183,7 @@ func (c LeaseExpireCmd) Key() string    { return "r/" + c.Rack }
 func (c PutCredentialsCmd) Key() string { return "c/" + c.Name }
 func (c PutTokenCmd) Key() string       { return "t/" + c.Hash }
 func (c SetMemberCmd) Key() string      { return "m/" + c.ID }
+func (NoopCmd) Key() string             { return "noop" }
 func (c RemoveMemberCmd) Key() string   { return "m/" + c.ID }
 
 // Encode writes a command as type byte, version byte, JSON body.
@@ -266,6 +277,8 @@ func Decode(b []byte) (Command, error) {
 		c, err = dec[SetMemberCmd](body)
 	case CmdRemoveMember:
 		c, err = dec[RemoveMemberCmd](body)
+	case CmdNoop:
+		c, err = dec[NoopCmd](body)
 	default:
 		return nil, fmt.Errorf("%w: type %d", ErrUnknownCommand, b[0])
 	}

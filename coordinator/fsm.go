@@ -142,6 +142,7 @@ func (f *FSM) applyCmd(t *tx, c Command) Result {
 		f.s.Members[c.ID] = c.HTTPAddr
 	case RemoveMemberCmd:
 		delete(f.s.Members, c.ID)
+	case NoopCmd:
 	default:
 		err = ErrUnknownCommand
 	}
@@ -196,6 +197,18 @@ func (f *FSM) rackWait(rack string) <-chan struct{} {
 		f.rackCh[rack] = ch
 	}
 	return ch
+}
+
+// StoreConfiguration is raft's ConfigurationStore hook: configuration
+// entries count as applied, so a read waiting for the commit index after a
+// membership change does not wait for the next write.
+func (f *FSM) StoreConfiguration(index uint64, _ raft.Configuration) {
+	f.mu.Lock()
+	if index > f.applied.Load() {
+		f.applied.Store(index)
+	}
+	f.mu.Unlock()
+	f.markApplied(index, nil)
 }
 
 // Snapshot captures the state for raft; see snapshot.go.

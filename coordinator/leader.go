@@ -69,6 +69,10 @@ func (s *Store) takeOver(g uint64) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	if _, err := s.Apply(ctx, NoopCmd{Node: s.cfg.NodeID}); err != nil {
+		s.log.Warn("leader no-op failed", "err", err)
+		return
+	}
 	if s.fsm.MemberHTTP(s.cfg.NodeID) != s.cfg.HTTPURL {
 		if _, err := s.Apply(ctx, SetMemberCmd{ID: s.cfg.NodeID, HTTPAddr: s.cfg.HTTPURL}); err != nil {
 			s.log.Warn("could not record this node's HTTP URL", "err", err)

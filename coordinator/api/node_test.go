@@ -47,7 +47,7 @@ func startNode(t *testing.T, id, ip, dir string, bootstrap bool, raftPort, httpP
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("node", id)
 	}
 	st, err := coordinator.Open(coordinator.Config{NodeID: id, DataDir: dir, HTTPURL: n.url, RaftAddr: n.raftAddr,
-		Bootstrap: bootstrap, Logger: log, RaftLogLevel: "error"})
+		Bootstrap: bootstrap, Logger: log, RaftLogLevel: raftLevel()})
 	if err != nil {
 		t.Fatalf("open %s: %v", id, err)
 	}
@@ -158,4 +158,11 @@ func newToken(t testing.TB, url, admin, role, rack string) string {
 func testHost(name, rack string) wire.Host {
 	return wire.Host{Name: name, Rack: rack, BMC: wire.BMC{Address: "redfish+http://127.0.0.1:9001/redfish/v1/Systems/1", Credentials: "c1"},
 		BootMACAddress: "52:54:00:00:01:07", Online: true}
+}
+
+func raftLevel() string {
+	if testing.Verbose() {
+		return "warn"
+	}
+	return "off"
 }
