@@ -1,0 +1,190 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/testenv"
+)
+
+type member struct {
+	id, ip, dir string
+	http, raft  int
+	args        []string
+	proc        *testenv.Process
+}
+
+func (m *member) url() string { return fmt.Sprintf("http://%s:%d", m.ip, m.http) }
+
+var hc = &http.Client{Timeout: 20 * time.Second}
+
+func do(method, url, token string, body any, out any) (int, error) {
+	var rd *bytes.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	} else {
+		rd = bytes.NewReader(nil)
+	}
+	req, _ := http.NewRequest(method, url, rd)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if out != nil && resp.StatusCode < 300 {
+		return resp.StatusCode, json.NewDecoder(resp.Body).Decode(out)
+	}
+	return resp.StatusCode, nil
+}
+
+// TestKillLeaderDuringWrites starts three rackfence-coordinator processes,
+// streams concurrent writes through all members, kills -9 the leader in the
+// middle, and checks that every acknowledged write is on the new leader and,
+// after a restart from its data dir, on the killed node.
+func TestKillLeaderDuringWrites(t *testing.T) {
+	bin := testenv.Binary(t, "rackfence-coordinator")
+	base := t.TempDir()
+	ms := make([]*member, 3)
+	for i := range ms {
+		ip := fmt.Sprintf("127.0.0.%d", i+1)
+		m := &member{id: fmt.Sprintf("n%d", i+1), ip: ip, dir: filepath.Join(base, fmt.Sprint(i+1)),
+			http: testenv.FreePort(t, ip), raft: testenv.FreePort(t, ip)}
+		m.args = []string{"--node-id", m.id, "--data-dir", m.dir, "--http-addr", fmt.Sprintf("%s:%d", ip, m.http),
+			"--raft-addr", fmt.Sprintf("%s:%d", ip, m.raft), "--raft-log-level", "error"}
+		if i > 0 {
+			m.args = append(m.args, "--join", fmt.Sprintf("http://127.0.0.1:%d", ms[0].http))
+		}
+		ms[i] = m
+	}
+	ms[0].proc = testenv.Start(t, "n1", bin, nil, ms[0].args...)
+	var token string
+	testenv.Eventually(t, 60*time.Second, "admin token written", func() error {
+		b, err := os.ReadFile(filepath.Join(ms[0].dir, "admin.token"))
+		token = strings.TrimSpace(string(b))
+		if err != nil || token == "" {
+			return fmt.Errorf("no token yet: %v", err)
+		}
+		return nil
+	})
+	for _, m := range ms[1:] {
+		m.proc = testenv.Start(t, m.id, bin, []string{"RACKFENCE_TOKEN=" + token}, m.args...)
+	}
+	testenv.Eventually(t, 90*time.Second, "three voters", func() error {
+		var st api.ClusterStatus
+		if _, err := do("GET", ms[2].url()+"/v1/status", token, nil, &st); err != nil {
+			return err
+		}
+		if len(st.Members) != 3 || st.Leader == "" {
+			return fmt.Errorf("status %+v", st)
+		}
+		return nil
+	})
+
+	// Stream writes through every member until told to stop.
+	var mu sync.Mutex
+	acked := map[string]bool{}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				name := fmt.Sprintf("w%d-%05d", w, i)
+				m := ms[(w+i)%3]
+				h := api.Host{Name: name, Rack: fmt.Sprintf("r%d", w), Online: true, Consumer: name}
+				code, err := do("PUT", m.url()+"/v1/hosts/"+name, token, h, nil)
+				if err == nil && (code == 200 || code == 201) {
+					mu.Lock()
+					acked[name] = true
+					mu.Unlock()
+				} else {
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+		}(w)
+	}
+	count := func() int { mu.Lock(); defer mu.Unlock(); return len(acked) }
+	testenv.Eventually(t, 60*time.Second, "writes flowing", func() error {
+		if n := count(); n < 200 {
+			return fmt.Errorf("%d acknowledged", n)
+		}
+		return nil
+	})
+	var st api.ClusterStatus
+	if _, err := do("GET", ms[1].url()+"/v1/status", token, nil, &st); err != nil {
+		t.Fatal(err)
+	}
+	var victim *member
+	for _, m := range ms {
+		if m.url() == st.Leader {
+			victim = m
+		}
+	}
+	if victim == nil {
+		t.Fatalf("leader %q is not one of ours", st.Leader)
+	}
+	before := count()
+	victim.proc.Kill()
+	t.Logf("killed leader %s with %d writes acknowledged", victim.id, before)
+	testenv.Eventually(t, 60*time.Second, "writes acknowledged after the kill", func() error {
+		if n := count(); n < before+200 {
+			return fmt.Errorf("%d acknowledged, %d before the kill", n, before)
+		}
+		return nil
+	})
+	close(stop)
+	wg.Wait()
+	mu.Lock()
+	want := acked
+	mu.Unlock()
+	t.Logf("%d writes acknowledged in total", len(want))
+
+	check := func(url, q string) error {
+		var l api.List[api.Host]
+		code, err := do("GET", url+"/v1/hosts"+q, token, nil, &l)
+		if err != nil || code != 200 {
+			return fmt.Errorf("list: %d %v", code, err)
+		}
+		have := map[string]bool{}
+		for _, h := range l.Items {
+			have[h.Name] = h.Consumer == h.Name
+		}
+		missing := 0
+		for n := range want {
+			if !have[n] {
+				missing++
+			}
+		}
+		if missing > 0 {
+			return fmt.Errorf("%d of %d acknowledged writes missing", missing, len(want))
+		}
+		return nil
+	}
+	var survivor *member
+	for _, m := range ms {
+		if m != victim {
+			survivor = m
+		}
+	}
+	testenv.Eventually(t, 60*time.Second, "acknowledged writes on the new leader", func() error { return check(survivor.url(), "") })
+
+	victim.proc = testenv.Start(t, victim.id+"-restarted", bin, []string{"RACKFENCE_TOKEN=" + token}, victim.args...)
+	testenv.Eventually(t, 90*time.Second, "acknowledged writes on the restarted node", func() error { return check(victim.url(), "?stale=true") })
+}
