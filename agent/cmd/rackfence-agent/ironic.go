@@ -41,7 +41,7 @@ func newIronic(o options, guard *bmc.Guard, bmcOpts bmc.Options, log *slog.Logge
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	p, err := ironic.New(ctx, ironic.Config{URL: o.ironicURL, Token: token, Guard: guard,
-		Timeout: o.bmcTimeout, Logger: log, Inventory: inventory})
+		Timeout: o.mutationTimeout, Logger: log, Inventory: inventory})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -47,6 +47,7 @@ type options struct {
 	auditFile       string
 	logLevel        string
 	bmcTimeout      time.Duration
+	mutationTimeout time.Duration
 	statusRefresh   time.Duration
 	shutdownGrace   time.Duration
 	backoffBase     time.Duration
@@ -73,7 +74,8 @@ func run(args []string) int {
 	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus /metrics on this address (e.g. 127.0.0.1:9490); empty: off")
 	fs.StringVar(&o.auditFile, "audit-file", "", "append one JSON line per guarded (mutating) call to this file; empty: off")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error")
-	fs.DurationVar(&o.bmcTimeout, "bmc-timeout", 0, "bound of one BMC or Ironic call; a mutating call runs only if the lease covers it (0: (lease TTL - margin)/2)")
+	fs.DurationVar(&o.bmcTimeout, "bmc-timeout", 20*time.Second, "bound of one read-only BMC call (login, power read, inventory)")
+	fs.DurationVar(&o.mutationTimeout, "mutation-timeout", 0, "bound of one mutating BMC or Ironic call; it runs only if the lease stays valid for all of it (0: (lease TTL - margin)/2, 4.5s at the default TTL)")
 	fs.DurationVar(&o.statusRefresh, "status-refresh", agent.DefaultStatusRefresh, "write an unchanged host status again this often, so a stale agent shows in lastUpdated")
 	fs.DurationVar(&o.shutdownGrace, "shutdown-grace", agent.DefaultShutdownGrace, "on SIGTERM, wait this long for in-flight calls before abandoning them and releasing the lease")
 	fs.DurationVar(&o.backoffBase, "error-backoff-base", 0, "unit of the error backoff: retry n waits base*2^n minus up to half (0: the state machine's default, 1m)")
@@ -145,8 +147,13 @@ func serve(o options, log *slog.Logger) error {
 	if o.leaseTTL < time.Second {
 		return fmt.Errorf("--lease-ttl %s is too short: use at least 1s", o.leaseTTL)
 	}
+	if o.mutationTimeout <= 0 {
+		// Renewals run every TTL/3, so the lease always has at least
+		// TTL - margin - TTL/3 left; half of TTL - margin fits in that.
+		o.mutationTimeout = (o.leaseTTL - fence.Margin(o.leaseTTL)) / 2
+	}
 	if o.bmcTimeout <= 0 {
-		o.bmcTimeout = (o.leaseTTL - fence.Margin(o.leaseTTL)) / 2
+		o.bmcTimeout = 20 * time.Second
 	}
 	c, err := client.New(client.Config{Coordinator: o.coordinator, Token: token,
 		UserAgent: "rackfence-agent/" + version + " (" + o.agentID + "; rack=" + o.rack + ")",
@@ -204,14 +211,14 @@ func serve(o options, log *slog.Logger) error {
 		log.Info("serving metrics", "addr", ln.Addr().String())
 	}
 	log.Info("rackfence-agent starting", "version", version, "rack", o.rack, "agentID", o.agentID,
-		"provisioner", prov.Name(), "workers", o.workers, "leaseTTL", o.leaseTTL, "bmcTimeout", o.bmcTimeout,
+		"provisioner", prov.Name(), "workers", o.workers, "leaseTTL", o.leaseTTL, "bmcTimeout", o.bmcTimeout, "mutationTimeout", o.mutationTimeout,
 		"coordinator", c.URLs())
 	return a.Run(ctx)
 }
 
 // newProvisioner builds the --provisioner back end and its closer.
 func newProvisioner(o options, holder *fence.Holder, guard *bmc.Guard, log *slog.Logger) (provisioner.Provisioner, func(), error) {
-	bmcOpts := bmc.Options{Timeout: o.bmcTimeout, Logger: log,
+	bmcOpts := bmc.Options{Timeout: o.bmcTimeout, MutationTimeout: o.mutationTimeout, Logger: log,
 		UserAgent: bmc.AgentUserAgent(version, o.agentID, o.rack, holder)}
 	switch o.provisioner {
 	case "direct":
