@@ -12,7 +12,7 @@ import (
 // for failures with no HTTP answer) it reads ipmitool's and bmclib's text.
 // The password never appears: bmclib does not put it in errors, ipmitool
 // gets it through the environment, and scrub removes it defensively.
-func (c *Conn) classify(op string, ctx context.Context, err error, seen observed) error {
+func (c *Conn) classify(ctx context.Context, op string, err error, seen observed) error {
 	if err == nil {
 		return nil
 	}

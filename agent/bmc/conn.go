@@ -176,7 +176,7 @@ func (c *Conn) open(ctx context.Context) error {
 	err = cl.Open(cctx)
 	seen := tr.end()
 	if err != nil {
-		return c.classify("login", cctx, err, seen)
+		return c.classify(cctx, "login", err, seen)
 	}
 	c.client, c.tr = cl, tr
 	return nil
@@ -210,7 +210,7 @@ func (c *Conn) call(ctx context.Context, op string, fn func(ctx context.Context,
 		if err == nil {
 			return nil
 		}
-		cerr := c.classify(op, cctx, err, seen)
+		cerr := c.classify(cctx, op, err, seen)
 		if attempt == 0 && seen.authFailed && cctx.Err() == nil {
 			c.opts.Logger.Debug("bmc session refused, logging in again", "bmc", c.addr, "op", op)
 			c.dropSession()

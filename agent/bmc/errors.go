@@ -1,6 +1,10 @@
 package bmc
 
-import "github.com/rackfence/rackfence/agent/provisioner"
+import (
+	"errors"
+
+	"github.com/rackfence/rackfence/agent/provisioner"
+)
 
 // Error classes. Every error this package returns wraps exactly one of them
 // (or ErrFenced, defined in guard.go), so the agent's state machine can act
@@ -20,3 +24,8 @@ var (
 	// virtual media over IPMI, no matching media slot).
 	ErrUnsupported = provisioner.ErrUnsupported
 )
+
+// ErrPoolClosed is returned by Pool.Get after Close; it wraps ErrTransient
+// (the agent is shutting down). ErrFenced, the guard's refusal, is in
+// guard.go.
+var ErrPoolClosed = errors.Join(ErrTransient, errors.New("bmc pool is closed"))

@@ -25,10 +25,6 @@ type pooled struct {
 	conn   *Conn
 }
 
-// ErrPoolClosed is returned by Pool.Get after Close; it wraps ErrTransient
-// (the agent is shutting down).
-var ErrPoolClosed = errors.Join(ErrTransient, errors.New("bmc pool is closed"))
-
 // NewPool returns an empty pool whose Conns use opts.
 func NewPool(opts Options) *Pool {
 	return &Pool{opts: opts, conns: map[string]*pooled{}, dialing: map[string]*sync.Mutex{}}

@@ -6,10 +6,7 @@
 // demand, and writes one audit JSON line per mutating call.
 package bmcsim
 
-import (
-	"errors"
-	"time"
-)
+import "time"
 
 // Config describes a simulator. The zero value plus Hosts is usable.
 type Config struct {
@@ -44,18 +41,6 @@ type Config struct {
 	// real BMCs do. Default 32.
 	MaxSessions int
 }
-
-// Errors returned by Start and the Sim methods.
-var (
-	// ErrConfig: a Config field is out of range; the message names it.
-	ErrConfig = errors.New("bmcsim: bad config")
-	// ErrNoPorts: BasePort..BasePort+Hosts-1 could not all be bound.
-	ErrNoPorts = errors.New("bmcsim: ports not available")
-	// ErrIndex: a BMC index outside 0..Hosts-1.
-	ErrIndex = errors.New("bmcsim: no such BMC index")
-	// ErrFaultMode: a fault mode other than none, http500, hang, refuse-auth.
-	ErrFaultMode = errors.New("bmcsim: unknown fault mode")
-)
 
 // Fault modes for PUT /sim/fault and Sim.SetFault.
 const (
