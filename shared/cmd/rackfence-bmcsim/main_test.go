@@ -77,10 +77,14 @@ func TestRSSWith1000BMCs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skipping the 1,000-BMC memory test")
 	}
-	bin := filepath.Join(t.TempDir(), "rackfence-bmcsim")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	// make test builds bin/ without -race; otherwise build it here.
+	bin := filepath.Join(os.Getenv("RACKFENCE_BIN"), "rackfence-bmcsim")
+	if _, err := os.Stat(bin); os.Getenv("RACKFENCE_BIN") == "" || err != nil {
+		bin = filepath.Join(t.TempDir(), "rackfence-bmcsim")
+		build := exec.Command("go", "build", "-o", bin, ".")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("go build: %v\n%s", err, out)
+		}
 	}
 	const n = 1000
 	// --base-port 0: the simulator finds a free range of 1,000 itself.
