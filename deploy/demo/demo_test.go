@@ -1,0 +1,120 @@
+// Package demo holds make demo's script and inventory; this test runs the
+// script non-interactively, as CI would.
+package demo
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/testenv"
+)
+
+var binaries = []string{"rackfence-coordinator", "rackfence-agent", "rackfence-bmcsim", "rackfencectl"}
+
+// TestDemo runs deploy/demo/run.sh with DEMO_DURATION, checks that every
+// host of hosts.yaml reaches its resting state (provisioned, available,
+// externally-provisioned, unmanaged), that the script ends by itself and
+// stops every process it started, and that a second run works at once.
+func TestDemo(t *testing.T) {
+	testenv.LookPath(t, "bash")
+	bin := t.TempDir()
+	for _, b := range binaries {
+		if err := os.Symlink(testenv.Binary(t, b), filepath.Join(bin, b)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "demo")
+	httpPort := testenv.FreePort(t, "127.0.0.1")
+	raftPort := testenv.FreePort(t, "127.0.0.1")
+	bmcPort := testenv.FreePorts(t, "127.0.0.1", 24)
+	metricsPort := testenv.FreePorts(t, "127.0.0.1", 2)
+	env := func(duration int) []string {
+		return []string{
+			"RACKFENCE_BIN=" + bin, "DEMO_DIR=" + dir, fmt.Sprintf("DEMO_DURATION=%d", duration),
+			fmt.Sprintf("DEMO_HTTP_PORT=%d", httpPort), fmt.Sprintf("DEMO_RAFT_PORT=%d", raftPort),
+			fmt.Sprintf("DEMO_BMC_PORT=%d", bmcPort), fmt.Sprintf("DEMO_METRICS_PORT=%d", metricsPort),
+		}
+	}
+	script := filepath.Join(testenv.RepoRoot(t), "deploy", "demo", "run.sh")
+
+	const duration = 45
+	p := testenv.Start(t, "demo", script, env(duration))
+	url := fmt.Sprintf("http://127.0.0.1:%d", httpPort)
+	want := map[string]string{"r2-h12": api.StateExternallyProvisioned, "r2-h13": api.StateUnmanaged}
+	for _, n := range []string{"r1-h01", "r1-h02", "r1-h03", "r1-h04"} {
+		want[n] = api.StateProvisioned
+	}
+	testenv.Eventually(t, 3*time.Minute, "every demo host at rest", func() error {
+		if p.Exited() {
+			t.Fatalf("the demo exited early:\n%s", p.Output())
+		}
+		tok, err := client.ReadTokenFile(filepath.Join(dir, "data", "admin.token"))
+		if err != nil {
+			return err
+		}
+		cl, err := client.New(client.Config{Coordinator: url, Token: tok, RetryFor: -1})
+		if err != nil {
+			return err
+		}
+		l, err := cl.ListHosts(context.Background(), client.HostFilter{})
+		if err != nil {
+			return err
+		}
+		if len(l.Items) != 25 {
+			return fmt.Errorf("%d hosts, want 25", len(l.Items))
+		}
+		for _, h := range l.Items {
+			st := ""
+			if h.Status != nil {
+				st = h.Status.ProvisioningState
+			}
+			w, ok := want[h.Name]
+			if !ok {
+				w = api.StateAvailable
+			}
+			if st != w {
+				return fmt.Errorf("%s is %q, want %q", h.Name, st, w)
+			}
+		}
+		return nil
+	})
+	err, exited := p.Wait(duration*time.Second + 2*time.Minute)
+	if !exited {
+		t.Fatalf("the demo did not end after DEMO_DURATION=%d:\n%s", duration, p.Output())
+	}
+	if err != nil {
+		t.Fatalf("the demo failed: %v\n%s", err, p.Output())
+	}
+	out := p.Output()
+	for _, w := range []string{"rackfencectl detach r1-h01", "RACKFENCE_TOKEN_FILE", "externally-provisioned", "stopping 4 processes", "demo done"} {
+		if !strings.Contains(out, w) && !strings.Contains(readFile(dir, "env")+readFile(dir, "TRY"), w) {
+			t.Errorf("demo output lacks %q", w)
+		}
+	}
+	for _, port := range []int{httpPort, raftPort, bmcPort, bmcPort + 23, metricsPort, metricsPort + 1} {
+		if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second); err == nil {
+			c.Close()
+			t.Errorf("port %d still answers after the demo ended: a process was left behind", port)
+		}
+	}
+
+	// A second run needs no cleanup.
+	p2 := testenv.Start(t, "demo-again", script, env(3))
+	err, exited = p2.Wait(3 * time.Minute)
+	if !exited || err != nil || !strings.Contains(p2.Output(), "demo done") {
+		t.Fatalf("second demo run: exited=%v err=%v\n%s", exited, err, p2.Output())
+	}
+}
+
+func readFile(dir, name string) string {
+	b, _ := os.ReadFile(filepath.Join(dir, name))
+	return string(b)
+}
