@@ -46,7 +46,8 @@ func BenchmarkDetachLatency(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		e := newEnv(b, envOpts{bmcs: 1000, latency: 200 * time.Millisecond})
 		e.applyMany(b, 1000)
-		_, agent := e.timeToAvailable(b, 1000, "")
+		maddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(b, "127.0.0.1"))
+		_, agent := e.timeToAvailable(b, 1000, "", "--metrics-addr", maddr)
 		time.Sleep(2 * time.Second) // let the first status writes settle
 
 		acked := make(chan string, 16)
@@ -76,6 +77,11 @@ func BenchmarkDetachLatency(b *testing.B) {
 		b.ReportMetric(float64(p99.Microseconds())/1000, "p99-ms")
 		rss := rssMiB(agent.Cmd.Process.Pid)
 		b.ReportMetric(rss, "agent-RSS-MiB")
+		sum := scrape(b, maddr, "rackfence_agent_intent_ack_seconds_sum")
+		cnt := scrape(b, maddr, "rackfence_agent_intent_ack_seconds_count")
+		if cnt > 0 {
+			fmt.Printf("agent side (watch delivery → ack written): mean %.2f ms over %.0f acks\n", sum/cnt*1000, cnt)
+		}
 		fmt.Printf("detach → ack over 200 detaches, 1000 hosts: p50 %s p99 %s max %s; agent RSS %.0f MiB\n",
 			p50.Round(10*time.Microsecond), p99.Round(10*time.Microsecond), lat[len(lat)-1].Round(10*time.Microsecond), rss)
 	}
@@ -105,8 +111,8 @@ func (e *env) applyMany(tb testing.TB, n int) {
 
 // timeToAvailable starts an agent (workers "" = its default) and returns
 // how long until n hosts of r1 are available.
-func (e *env) timeToAvailable(tb testing.TB, n int, workers string) (time.Duration, *testenv.Process) {
-	args := []string{"--log-level", "warn"}
+func (e *env) timeToAvailable(tb testing.TB, n int, workers string, extra ...string) (time.Duration, *testenv.Process) {
+	args := append([]string{"--log-level", "warn"}, extra...)
 	if workers != "" {
 		args = append(args, "--workers", workers)
 	}

@@ -30,6 +30,7 @@ type Metrics struct {
 	refusals     *prometheus.CounterVec
 	statusWrites *prometheus.CounterVec
 	watchErrors  prometheus.Counter
+	ackLatency   prometheus.Histogram
 	leaseState   prometheus.Gauge
 	leaseEpoch   prometheus.Gauge
 	src          atomic.Pointer[Agent]
@@ -55,12 +56,15 @@ func NewMetrics() *Metrics {
 		Help: "Status reports sent to the coordinator, by result (ok, stale, gone, error)."}, []string{"result"})
 	m.watchErrors = prometheus.NewCounter(prometheus.CounterOpts{Name: "rackfence_agent_watch_errors_total",
 		Help: "Failed watch requests."})
+	m.ackLatency = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rackfence_agent_intent_ack_seconds",
+		Help:    "From the watch delivering a host change to the status write carrying its intent acks.",
+		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 5, 30, 120}})
 	m.leaseState = prometheus.NewGauge(prometheus.GaugeOpts{Name: "rackfence_agent_lease_state",
 		Help: "Rack lease state: 0 none, 1 standby (another agent holds it), 2 held."})
 	m.leaseEpoch = prometheus.NewGauge(prometheus.GaugeOpts{Name: "rackfence_agent_lease_epoch",
 		Help: "Epoch of the last lease held."})
 	m.reg.MustRegister(m.reconciles, m.actions, m.actionErrors, m.guarded, m.refusals, m.statusWrites,
-		m.watchErrors, m.leaseState, m.leaseEpoch, hostCollector{m},
+		m.watchErrors, m.ackLatency, m.leaseState, m.leaseEpoch, hostCollector{m},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -170,6 +170,9 @@ func (s *session) report(name string, d *hoststate.Decision) error {
 		return err
 	}
 	s.store.with(name, func(e *hostEntry) {
+		if len(rep.Acks) > 0 && !e.changedAt.IsZero() {
+			s.a.cfg.Metrics.ackLatency.Observe(time.Since(e.changedAt).Seconds())
+		}
 		w := rep.Status
 		e.written = &w
 		e.lastWrite = time.Now()

@@ -39,6 +39,9 @@ type hostEntry struct {
 	pendingRemove bool
 	// writeFailures counts consecutive failed status writes (for backoff).
 	writeFailures int
+	// changedAt is when the watch last delivered a change the state
+	// machine reads (for the intent-ack latency metric).
+	changedAt time.Time
 }
 
 func newStore() *store { return &store{hosts: map[string]*hostEntry{}} }
@@ -52,7 +55,7 @@ func (s *store) upsert(h api.Host) bool {
 	defer s.mu.Unlock()
 	e, ok := s.hosts[h.Name]
 	if !ok {
-		e = &hostEntry{host: h}
+		e = &hostEntry{host: h, changedAt: time.Now()}
 		if h.Status != nil {
 			st := *h.Status
 			e.status = &st
@@ -62,6 +65,9 @@ func (s *store) upsert(h api.Host) bool {
 	}
 	changed := !sameInput(e.host, h)
 	e.host = h
+	if changed {
+		e.changedAt = time.Now()
+	}
 	return changed
 }
 

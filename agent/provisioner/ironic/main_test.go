@@ -62,7 +62,9 @@ func startIronic(tag string, port int) (url, dir string, stop func(), errText st
 	if port == 0 {
 		port = freePort()
 	}
-	out, err := exec.Command(scriptPath(), "start", dir, fmt.Sprint(port)).CombinedOutput()
+	cmd := exec.Command(scriptPath(), "start", dir, fmt.Sprint(port))
+	cmd.Env = append(os.Environ(), fmt.Sprintf("IRONIC_WATCH_PID=%d", os.Getpid()))
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		os.RemoveAll(dir)
 		return "", "", nil, fmt.Sprintf("deploy/peers/ironic.sh start failed: %v\n%s", err, out)
@@ -77,7 +79,9 @@ func startIronic(tag string, port int) (url, dir string, stop func(), errText st
 // ironicScript runs deploy/peers/ironic.sh CMD DIR [ARGS...].
 func ironicScript(t testing.TB, args ...string) string {
 	t.Helper()
-	out, err := exec.Command(scriptPath(), args...).CombinedOutput()
+	cmd := exec.Command(scriptPath(), args...)
+	cmd.Env = append(os.Environ(), fmt.Sprintf("IRONIC_WATCH_PID=%d", os.Getpid()))
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("ironic.sh %v: %v\n%s", args, err, out)
 	}
