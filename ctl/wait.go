@@ -135,6 +135,9 @@ func (p *hostProgress) summary(g goal) string {
 	if e := hostError(h); e != "" {
 		s += " error " + e
 	}
+	if d := h.Intents; (g == goalMaintenance || g == goalRemoved) && h.Consumer != "" && d != nil && d.Drain != nil && !d.Drain.Force && !d.Drain.Acknowledged {
+		s += fmt.Sprintf(" (waits for consumer %q to be cleared, or drain with --force)", h.Consumer)
+	}
 	return s
 }
 
