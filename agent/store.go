@@ -125,12 +125,6 @@ func (s *store) countByState() (prov, op map[string]int) {
 	return prov, op
 }
 
-func (s *store) len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.hosts)
-}
-
 // sameStatus compares two statuses ignoring LastUpdated and Epoch, which
 // the coordinator stamps.
 func sameStatus(a, b *api.HostStatus) bool {
