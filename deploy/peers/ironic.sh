@@ -17,7 +17,9 @@
 #       stop, then delete the database (the next start is an empty Ironic).
 #   deploy/peers/ironic.sh status STATEDIR
 #
-# Environment: IRONIC_START_TIMEOUT (seconds, default 90).
+# Environment: IRONIC_START_TIMEOUT (seconds, default 90); IRONIC_WATCH_PID:
+# when set, Ironic is stopped as soon as that process is gone (tests pass
+# their own pid, so a killed test binary leaves no Ironic behind).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 PY=/usr/bin/python3 # Debian's: a python3 earlier on PATH may not see ironic
@@ -81,6 +83,12 @@ start() {
     fi
     sleep 0.3
   done
+  if [ -n "${IRONIC_WATCH_PID:-}" ]; then
+    (
+      while kill -0 "$IRONIC_WATCH_PID" 2>/dev/null && kill -0 "$pid" 2>/dev/null; do sleep 2; done
+      kill -TERM "$pid" 2>/dev/null || true
+    ) </dev/null >/dev/null 2>&1 &
+  fi
   echo "ironic: listening on $url (pid $pid, state $d, log $d/ironic.log)"
 }
 
