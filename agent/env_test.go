@@ -31,7 +31,9 @@ type env struct {
 	simHosts int
 	audit    string
 	coord    *testenv.Process
-	sim      *testenv.Process
+	// coordArgs restart the coordinator on the same data dir and ports.
+	coordArgs []string
+	sim       *testenv.Process
 }
 
 type envOpts struct {
@@ -50,9 +52,9 @@ func newEnv(t testing.TB, o envOpts) *env {
 	raftPort := testenv.FreePort(t, "127.0.0.1")
 	data := filepath.Join(e.dir, "coord")
 	e.url = fmt.Sprintf("http://127.0.0.1:%d", httpPort)
-	e.coord = testenv.Start(t, "coordinator", coordBin, nil,
-		"--data-dir", data, "--http-addr", fmt.Sprintf("127.0.0.1:%d", httpPort),
-		"--raft-addr", fmt.Sprintf("127.0.0.1:%d", raftPort), "--node-id", "n1")
+	e.coordArgs = []string{"--data-dir", data, "--http-addr", fmt.Sprintf("127.0.0.1:%d", httpPort),
+		"--raft-addr", fmt.Sprintf("127.0.0.1:%d", raftPort), "--node-id", "n1"}
+	e.coord = testenv.Start(t, "coordinator", coordBin, nil, e.coordArgs...)
 	tokPath := filepath.Join(data, "admin.token")
 	testenv.Eventually(t, 60*time.Second, "the coordinator's admin token and health", func() error {
 		if e.coord.Exited() {

@@ -95,3 +95,41 @@ func TestCoordinatorFailover(t *testing.T) {
 		t.Fatalf("agent exited:\n%s", a.Output())
 	}
 }
+
+// TestCoordinatorOutage: with the only coordinator down the agent backs
+// off instead of spinning, and once it is back (same data dir) the agent
+// takes the rack again and acts on a change made after the restart.
+func TestCoordinatorOutage(t *testing.T) {
+	e := newEnv(t, envOpts{bmcs: 1})
+	e.apply(e.hostSpec("o0", "r1", 0))
+	a := e.startAgent("r1", "a1")
+	e.waitHost("o0", 60*time.Second, "available", stateIs(api.StateAvailable, api.OpOK))
+
+	e.coord.Kill()
+	killedAt := len(a.Output())
+	time.Sleep(10 * time.Second)
+	tail := a.Output()[killedAt:]
+	retries := strings.Count(tail, "retrying")
+	t.Logf("%d retry log lines in 10 s without a coordinator", retries)
+	if retries > 40 {
+		t.Fatalf("%d retries in 10 s without a coordinator: no backoff?\n%s", retries, tail)
+	}
+	if !strings.Contains(tail, "lost the rack lease") {
+		t.Errorf("the agent kept its lease with no coordinator for 10 s (TTL 3s):\n%s", tail)
+	}
+
+	e.coord = testenv.Start(t, "coordinator (restarted)", testenv.Binary(t, "rackfence-coordinator"), nil, e.coordArgs...)
+	testenv.Eventually(t, 60*time.Second, "the restarted coordinator serving", func() error {
+		_, err := e.admin.GetHost(ctx(t), "o0")
+		return err
+	})
+	if _, err := e.admin.Detach(ctx(t), "o0", api.IntentRequest{Reason: "after restart"}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitHost("o0", 60*time.Second, "detach acknowledged after the restart", func(h *api.Host) error {
+		if h.Intents == nil || h.Intents.Detach == nil || !h.Intents.Detach.Acknowledged {
+			return fmt.Errorf("intents %+v", h.Intents)
+		}
+		return nil
+	})
+}
