@@ -382,3 +382,35 @@ func TestTwoAgentsFencing(t *testing.T) {
 			})
 	}
 }
+
+// TestShutdownAbandonsHungCalls: SIGTERM while a BMC hangs: the agent
+// abandons the call after --shutdown-grace, releases the lease and exits.
+func TestShutdownAbandonsHungCalls(t *testing.T) {
+	e := newEnv(t, envOpts{bmcs: 1})
+	e.simFault(0, "hang")
+	e.apply(e.hostSpec("s0", "r1", 0))
+	a := e.startAgent("r1", "a1", "--shutdown-grace", "1s", "--bmc-timeout", "60s")
+	testenv.Eventually(t, 30*time.Second, "the agent calling the hung BMC", func() error {
+		if !strings.Contains(a.Output(), "rack lease acquired") {
+			return fmt.Errorf("no lease yet")
+		}
+		return nil
+	})
+	time.Sleep(time.Second) // the register call is now hanging
+	if err := a.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if _, ok := a.Wait(30 * time.Second); !ok {
+		t.Fatalf("the agent did not exit within 30 s of SIGTERM with a hung BMC call (grace 1s)")
+	}
+	t.Logf("exited %s after SIGTERM", time.Since(start).Round(time.Millisecond))
+	hist, err := e.admin.LeaseHistory(ctx(t), "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(hist.Items); n == 0 || hist.Items[n-1].End != "released" {
+		t.Fatalf("lease history %+v: the last lease was not released", hist.Items)
+	}
+	e.simFault(0, "none")
+}
