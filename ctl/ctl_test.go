@@ -83,6 +83,8 @@ func TestAgainstCoordinator(t *testing.T) {
 			{"unknown command", nil, []string{"frobnicate"}, ExitUsage, []string{"unknown command"}},
 			{"two names", nil, []string{"host", "get", "a", "b"}, ExitUsage, []string{"exactly one NAME"}},
 			{"bad state", nil, []string{"host", "list", "--state", "sleeping"}, ExitUsage, []string{"not a provisioning state"}},
+			{"pivot without --to", map[string]string{"RACKFENCE_COORDINATOR": dead}, []string{"pivot", "r1-h01"}, ExitUsage, []string{"--to"}},
+			{"pivot names and rack", map[string]string{"RACKFENCE_COORDINATOR": dead}, []string{"pivot", "r1-h01", "--rack", "r1", "--to", "b"}, ExitUsage, []string{"not both"}},
 			{"bad role", nil, []string{"token", "create", "--role", "root"}, ExitUsage, []string{"not a role"}},
 			{"not found", nil, []string{"host", "get", "r9-h99"}, ExitNotFound, []string{"does not exist", "host list"}},
 			{"not found intent", nil, []string{"detach", "r9-h99"}, ExitNotFound, nil},
