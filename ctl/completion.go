@@ -113,12 +113,10 @@ _rackfencectl() {
 				flags = append(flags, "-"+f.Shorthand)
 			}
 		})
-		key := p
-		if !strings.Contains(p, " ") {
-			key = p + " *"
-			fmt.Fprintf(w, "    \"%s \"*)", p)
+		if strings.Contains(p, " ") {
+			fmt.Fprintf(w, "    \"%s\")", p)
 		} else {
-			fmt.Fprintf(w, "    \"%s\")", key)
+			fmt.Fprintf(w, "    \"%s \"*)", p)
 		}
 		names := ""
 		switch {
