@@ -173,6 +173,7 @@ func (s *session) report(name string, d *hoststate.Decision) error {
 		if len(rep.Acks) > 0 && !e.changedAt.IsZero() {
 			s.a.cfg.Metrics.ackLatency.Observe(time.Since(e.changedAt).Seconds())
 		}
+		applyAcks(&e.host, rep.Acks, s.lease.Epoch)
 		w := rep.Status
 		e.written = &w
 		e.lastWrite = time.Now()
@@ -183,6 +184,39 @@ func (s *session) report(name string, d *hoststate.Decision) error {
 		s.log.Info("intents acknowledged", "host", name, "acks", ackKinds(rep.Acks), "state", rep.Status.ProvisioningState, "operational", rep.Status.OperationalStatus)
 	}
 	return nil
+}
+
+// applyAcks records written acks in our copy of the host's intents at once,
+// so the next Step sees them before the watch brings them back.
+func applyAcks(h *api.Host, acks []api.IntentAck, epoch uint64) {
+	if h.Intents == nil || len(acks) == 0 {
+		return
+	}
+	in := *h.Intents
+	for _, a := range acks {
+		var p **api.Intent
+		switch a.Kind {
+		case api.IntentDetach:
+			p = &in.Detach
+		case api.IntentDrain:
+			p = &in.Drain
+		case api.IntentResume:
+			p = &in.Resume
+		default:
+			continue
+		}
+		if *p == nil || (*p).CreatedIndex != a.CreatedIndex {
+			continue
+		}
+		if a.Drop {
+			*p = nil
+			continue
+		}
+		it := **p
+		it.Acknowledged, it.AckEpoch = true, epoch
+		*p = &it
+	}
+	h.Intents = &in
 }
 
 func ackKinds(acks []api.IntentAck) []string {

@@ -73,3 +73,26 @@ func TestStoreWakesOnlyOnInputChanges(t *testing.T) {
 		t.Fatal("a spec change must wake the host")
 	}
 }
+
+func TestApplyAcks(t *testing.T) {
+	h := api.Host{Intents: &api.Intents{
+		Detach: &api.Intent{CreatedIndex: 5},
+		Resume: &api.Intent{CreatedIndex: 6},
+		Drain:  &api.Intent{CreatedIndex: 9, Mode: api.DrainMaintenance},
+	}}
+	orig := h.Intents
+	applyAcks(&h, []api.IntentAck{{Kind: api.IntentDetach, CreatedIndex: 5}, {Kind: api.IntentResume, CreatedIndex: 6, Drop: true},
+		{Kind: api.IntentDrain, CreatedIndex: 8}}, 42)
+	if d := h.Intents.Detach; !d.Acknowledged || d.AckEpoch != 42 {
+		t.Errorf("detach %+v, want acknowledged under epoch 42", d)
+	}
+	if h.Intents.Resume != nil {
+		t.Errorf("resume not dropped")
+	}
+	if h.Intents.Drain.Acknowledged {
+		t.Errorf("an ack for an older drain (createdIndex 8) acknowledged the newer one (9)")
+	}
+	if orig.Detach.Acknowledged || orig.Resume == nil {
+		t.Errorf("applyAcks changed the watch's copy in place")
+	}
+}
