@@ -220,9 +220,10 @@ func (c *Client) do(ctx context.Context, r request, out any) (int, error) {
 	var tried []string
 	var lastErr error
 	n := len(c.urls)
-	for attempt := 0; ; attempt++ {
+	for {
 		// One pass over every member, starting at the last one that answered.
 		start := int(c.cur.Load())
+		var busy *answer // the last 503 (no leader) of this pass
 		for i := 0; i < n; i++ {
 			idx := (start + i) % n
 			base := c.urls[idx]
@@ -239,30 +240,39 @@ func (c *Client) do(ctx context.Context, r request, out any) (int, error) {
 				lastErr = err
 				continue
 			}
-			c.cur.Store(int32(idx))
-			if resp.StatusCode == http.StatusServiceUnavailable && c.retryFor > 0 {
-				wait := retryAfter(resp.Header.Get("Retry-After"), backoff)
-				if time.Now().Add(wait).Before(deadline) {
-					c.log.Debug("coordinator has no leader, retrying", "url", base.Redacted(), "wait", wait)
-					backoff = min(backoff*2, 2*time.Second)
-					if err := sleep(ctx, wait); err != nil {
-						return 0, err
-					}
-					// Retry on the same member: the whole cluster lacks a leader.
-					i--
-					continue
-				}
+			if resp.StatusCode == http.StatusServiceUnavailable {
+				// This member has no leader; another one may (it could be
+				// the one cut off from the majority).
+				c.log.Debug("coordinator member has no leader, trying the next", "url", base.Redacted())
+				busy = &answer{resp: resp, body: body, base: base}
+				continue
 			}
+			c.cur.Store(int32(idx))
 			return resp.StatusCode, decode(resp, body, base, r, out)
 		}
-		if c.retryFor < 0 || time.Now().Add(backoff).After(deadline) {
+		wait := backoff
+		if busy != nil {
+			wait = retryAfter(busy.resp.Header.Get("Retry-After"), backoff)
+		}
+		if c.retryFor < 0 || time.Now().Add(wait).After(deadline) {
+			if busy != nil {
+				// An answer says more than "unreachable".
+				return busy.resp.StatusCode, decode(busy.resp, busy.body, busy.base, r, out)
+			}
 			return 0, &UnreachableError{URLs: tried, Err: lastErr}
 		}
-		if err := sleep(ctx, backoff); err != nil {
+		if err := sleep(ctx, wait); err != nil {
 			return 0, err
 		}
 		backoff = min(backoff*2, 2*time.Second)
 	}
+}
+
+// answer is one member's HTTP answer, body already read.
+type answer struct {
+	resp *http.Response
+	body []byte
+	base *url.URL
 }
 
 // attempt sends r to one member, following redirects with the headers

@@ -242,3 +242,31 @@ func TestParseURLs(t *testing.T) {
 		}
 	}
 }
+
+func TestNoLeaderOnOneMemberFailsOver(t *testing.T) {
+	var cutCalls atomic.Int32
+	cut := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cutCalls.Add(1)
+		w.Header().Set("Retry-After", "5")
+		writeJSON(w, 503, api.ErrorBody{Error: api.ErrorDetail{Code: api.CodeNoLeader, Message: "no leader"}})
+	}))
+	defer cut.Close()
+	ok := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, 200, api.ClusterStatus{NodeID: "n2"})
+	}))
+	defer ok.Close()
+	c := newTestClient(t, cut.URL+","+ok.URL)
+	st, err := c.Status(context.Background())
+	if err != nil || st.NodeID != "n2" {
+		t.Fatalf("status: %+v %v", st, err)
+	}
+	// It moved on to the next member at once rather than retrying the
+	// cut-off one after its Retry-After.
+	if n := cutCalls.Load(); n != 1 {
+		t.Errorf("the member without a leader was asked %d times, want 1", n)
+	}
+	// And the next request starts at the member that answered.
+	if _, err := c.Status(context.Background()); err != nil || cutCalls.Load() != 1 {
+		t.Errorf("second request: %v, cut-off member asked %d times", err, cutCalls.Load())
+	}
+}
