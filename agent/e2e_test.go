@@ -414,3 +414,19 @@ func TestShutdownAbandonsHungCalls(t *testing.T) {
 	}
 	e.simFault(0, "none")
 }
+
+// TestStatusRefresh: an unchanged status is written again every
+// --status-refresh, so lastUpdated shows the agent is alive.
+func TestStatusRefresh(t *testing.T) {
+	e := newEnv(t, envOpts{bmcs: 1})
+	e.apply(e.hostSpec("u0", "r1", 0))
+	e.startAgent("r1", "a1", "--status-refresh", "2s")
+	h := e.waitHost("u0", 60*time.Second, "available", stateIs(api.StateAvailable, api.OpOK))
+	first := h.Status.LastUpdated
+	e.waitHost("u0", 30*time.Second, "a refreshed lastUpdated", func(h *api.Host) error {
+		if !h.Status.LastUpdated.After(first.Add(time.Second)) {
+			return fmt.Errorf("lastUpdated still %s", h.Status.LastUpdated)
+		}
+		return stateIs(api.StateAvailable, api.OpOK)(h)
+	})
+}

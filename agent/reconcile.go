@@ -109,10 +109,12 @@ func (s *session) reconcile(name string) {
 
 // requeue schedules the next look at name: when the state machine asked,
 // and at the latest when the status is due for its periodic refresh.
+// (A new session has refreshAt zero: every host is written once under the
+// new epoch.)
 func (s *session) requeue(name string, after time.Duration) {
-	var lastWrite time.Time
-	s.store.with(name, func(e *hostEntry) { lastWrite = e.lastWrite })
-	refresh := s.a.cfg.StatusRefresh - time.Since(lastWrite)
+	var due time.Time
+	s.store.with(name, func(e *hostEntry) { due = e.refreshAt })
+	refresh := time.Until(due)
 	if refresh < time.Second {
 		refresh = time.Second
 	}
@@ -140,7 +142,7 @@ func (s *session) report(name string, d *hoststate.Decision) error {
 		e.pendingRemove = e.pendingRemove || d.Remove
 		need = !sameStatus(e.written, e.status) || len(e.pendingAcks) > 0 ||
 			len(e.pendingEvents) > 0 || e.pendingRemove ||
-			time.Since(e.lastWrite) >= s.a.cfg.StatusRefresh
+			!time.Now().Before(e.refreshAt)
 		rep = api.StatusReport{Epoch: s.lease.Epoch, Status: st, Acks: e.pendingAcks,
 			Events: e.pendingEvents, Remove: e.pendingRemove}
 	})
@@ -176,7 +178,9 @@ func (s *session) report(name string, d *hoststate.Decision) error {
 		applyAcks(&e.host, rep.Acks, s.lease.Epoch)
 		w := rep.Status
 		e.written = &w
-		e.lastWrite = time.Now()
+		// Refreshes are spread over the last fifth of the period, so
+		// hosts written together do not all refresh together.
+		e.refreshAt = time.Now().Add(jitter(s.a.cfg.StatusRefresh, 0.2))
 		e.pendingAcks, e.pendingEvents, e.pendingRemove = nil, nil, false
 		e.writeFailures = 0
 	})

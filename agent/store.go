@@ -27,9 +27,10 @@ type hostEntry struct {
 	// status is the status the state machine last decided (nil: new host).
 	status *api.HostStatus
 	// written is the status last written to the coordinator in this
-	// session (nil: none yet); lastWrite when.
+	// session (nil: none yet); refreshAt is when it is due to be written
+	// again even if unchanged.
 	written   *api.HostStatus
-	lastWrite time.Time
+	refreshAt time.Time
 	// last is the outcome of the action run since the last Step.
 	last *hoststate.Outcome
 	// pending holds acks, events and removal not yet written (the write
