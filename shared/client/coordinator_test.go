@@ -23,7 +23,7 @@ type member struct {
 	proc               *testenv.Process
 }
 
-func startMember(t *testing.T, id, ip, join, token string) *member {
+func startMember(t testing.TB, id, ip, join, token string) *member {
 	t.Helper()
 	bin := testenv.Binary(t, "rackfence-coordinator")
 	m := &member{id: id, dir: t.TempDir()}
@@ -40,7 +40,7 @@ func startMember(t *testing.T, id, ip, join, token string) *member {
 	return m
 }
 
-func adminClient(t *testing.T, m *member, urls string) *client.Client {
+func adminClient(t testing.TB, m *member, urls string) *client.Client {
 	t.Helper()
 	var tok string
 	testenv.Eventually(t, time.Minute, "admin.token", func() error {
