@@ -126,7 +126,7 @@ func benchRegisterAdopt(b *testing.B, driver string, hosts, workers int) {
 	b.ReportMetric(per, "s-wall/run")
 	b.ReportMetric(per/float64(hosts), "s/host")
 	b.ReportMetric(float64(retries.Load())/float64(b.N), "retries/run")
-	b.Logf("%s driver, poll 250ms: %d hosts, %d workers: register+adopt wall %.1fs per run (%.3fs/host), %d transient retries",
+	b.Logf("%s driver, poll ≤250ms: %d hosts, %d workers: register+adopt wall %.1fs per run (%.3fs/host), %d transient retries",
 		driver, hosts, workers, per, per/float64(hosts), retries.Load())
 }
 

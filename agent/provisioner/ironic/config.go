@@ -28,7 +28,9 @@ type Config struct {
 	// target state before it returns Result.InProgress (call it again later).
 	// Default 5m.
 	WaitTimeout time.Duration
-	// PollInterval is how often a wait reads the node. Default 500ms.
+	// PollInterval is the longest pause between two reads of the node while
+	// waiting (the first read comes after 50ms, the pause doubling up to
+	// this). Default 500ms.
 	PollInterval time.Duration
 	// Logger receives structured logs; default slog.Default().
 	Logger *slog.Logger

@@ -33,6 +33,7 @@ func (p *Provisioner) SetPower(ctx context.Context, h provisioner.Host, on bool)
 		}
 	}
 	deadline := time.Now().Add(p.cfg.WaitTimeout)
+	delay := p.firstPoll()
 	for {
 		n, err = p.get(ctx, n.UUID)
 		if err != nil {
@@ -54,8 +55,9 @@ func (p *Provisioner) SetPower(ctx context.Context, h provisioner.Host, on bool)
 		select {
 		case <-ctx.Done():
 			return res, fmt.Errorf("%w: %s host %s: stopped waiting: %v", provisioner.ErrTransient, want, h.Name, ctx.Err())
-		case <-time.After(p.cfg.PollInterval):
+		case <-time.After(delay):
 		}
+		delay = p.nextPoll(delay)
 	}
 }
 

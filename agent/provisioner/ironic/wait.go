@@ -33,6 +33,7 @@ func (p *Provisioner) waitFor(ctx context.Context, h provisioner.Host, uuid, wha
 	done func(*nodes.Node) bool, failed func(*nodes.Node) bool) (n *nodes.Node, inProgress bool, err error) {
 	deadline := time.Now().Add(p.cfg.WaitTimeout)
 	log := p.log.host(h.Name, uuid)
+	delay := p.firstPoll()
 	for {
 		n, err = p.get(ctx, uuid)
 		if err != nil {
@@ -51,7 +52,7 @@ func (p *Provisioner) waitFor(ctx context.Context, h provisioner.Host, uuid, wha
 				"target", n.TargetProvisionState, "waited", p.cfg.WaitTimeout)
 			return n, true, nil
 		}
-		t := time.NewTimer(p.cfg.PollInterval)
+		t := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -59,7 +60,19 @@ func (p *Provisioner) waitFor(ctx context.Context, h provisioner.Host, uuid, wha
 				provisioner.ErrTransient, what, h.Name, uuid, n.ProvisionState, ctx.Err())
 		case <-t.C:
 		}
+		delay = p.nextPoll(delay)
 	}
+}
+
+// firstPoll and nextPoll space a wait's reads: 50 ms first (fast
+// transitions such as adopt take ~0.2 s), doubling up to PollInterval, so
+// short waits end quickly and long ones cost Ironic few reads.
+func (p *Provisioner) firstPoll() time.Duration {
+	return min(50*time.Millisecond, p.cfg.PollInterval)
+}
+
+func (p *Provisioner) nextPoll(d time.Duration) time.Duration {
+	return min(2*d, p.cfg.PollInterval)
 }
 
 func failedState(n *nodes.Node, failed func(*nodes.Node) bool) bool {
