@@ -33,7 +33,9 @@ type Config struct {
 	ElectionTimeout    time.Duration
 	LeaderLeaseTimeout time.Duration
 	// SnapshotThreshold is how many log entries trigger a snapshot
-	// (default 8192); SnapshotInterval how often raft checks (default 2m).
+	// (default 8192); SnapshotInterval how often raft checks (default 30s,
+	// raft's own is 2m: with batching an entry carries many writes, and a
+	// restart replays everything after the last snapshot).
 	SnapshotThreshold uint64
 	SnapshotInterval  time.Duration
 	// TrailingLogs is how many log entries a snapshot leaves behind
@@ -57,6 +59,9 @@ func (c *Config) applyDefaults() {
 	}
 	if c.MaxBatch <= 0 {
 		c.MaxBatch = 512
+	}
+	if c.SnapshotInterval <= 0 {
+		c.SnapshotInterval = 30 * time.Second
 	}
 	if c.RaftLogLevel == "" {
 		c.RaftLogLevel = "warn"

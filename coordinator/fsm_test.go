@@ -348,7 +348,7 @@ func TestSnapshotRestoreRoundTrip(t *testing.T) {
 		t.Fatalf("after restore: %+v vs %+v", a, b)
 	}
 	// Unknown version is refused.
-	bad := bytes.Replace(buf.Bytes(), []byte("rackfence-snapshot 1"), []byte("rackfence-snapshot 9"), 1)
+	bad := bytes.Replace(buf.Bytes(), []byte("rackfence-snapshot 2"), []byte("rackfence-snapshot 9"), 1)
 	if err := NewFSM().restore(bytes.NewReader(bad)); !errors.Is(err, ErrSnapshotVersion) {
 		t.Fatal(err)
 	}

@@ -2,22 +2,34 @@ package coordinator
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
+	"encoding/binary"
+	"encoding/gob"
 	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
+	"runtime"
+	"sync"
 
 	"github.com/hashicorp/raft"
 )
 
 // Snapshot format: one header line naming the format and its version, then
-// a gzip stream of JSON values: snapMeta, then snapMeta.HostCount host
-// records. Records are written one at a time so a snapshot of 100k hosts
-// never sits in memory twice.
+// a gzip stream.
+//
+//	version 1: JSON values: snapMeta, then snapMeta.HostCount host records.
+//	version 2 (written now): snapMeta as one JSON line, then chunks of at
+//	most snapChunk hosts, each a uvarint length and an independent gob
+//	stream, so a restore decodes chunks on every core.
+//
+// Hosts are written chunk by chunk so a snapshot of 100k hosts never sits
+// in memory twice. Restore reads both versions.
 const (
 	snapHeader  = "rackfence-snapshot"
-	snapVersion = 1
+	snapVersion = 2
+	snapChunk   = 2048
 )
 
 type snapMeta struct {
@@ -71,12 +83,25 @@ func (s *fsmSnapshot) writeTo(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	enc := json.NewEncoder(zw)
-	if err := enc.Encode(&s.meta); err != nil {
+	if err := json.NewEncoder(zw).Encode(&s.meta); err != nil {
 		return err
 	}
-	for _, h := range s.hosts {
-		if err := enc.Encode(h); err != nil {
+	var chunk bytes.Buffer
+	var lenBuf [binary.MaxVarintLen64]byte
+	for i := 0; i < len(s.hosts); i += snapChunk {
+		end := min(i+snapChunk, len(s.hosts))
+		chunk.Reset()
+		enc := gob.NewEncoder(&chunk)
+		for _, h := range s.hosts[i:end] {
+			if err := enc.Encode(h); err != nil {
+				return fmt.Errorf("encode host %s: %w", h.Name, err)
+			}
+		}
+		n := binary.PutUvarint(lenBuf[:], uint64(chunk.Len()))
+		if _, err := zw.Write(lenBuf[:n]); err != nil {
+			return err
+		}
+		if _, err := zw.Write(chunk.Bytes()); err != nil {
 			return err
 		}
 	}
@@ -110,17 +135,40 @@ func (f *FSM) restore(r io.Reader) error {
 	if _, err := fmt.Sscanf(line, "%s %d\n", &name, &ver); err != nil || name != snapHeader {
 		return fmt.Errorf("snapshot header %q is not %q", line, snapHeader)
 	}
-	if ver != snapVersion {
+	if ver != 1 && ver != 2 {
 		return fmt.Errorf("%w: version %d", ErrSnapshotVersion, ver)
 	}
 	zr, err := gzip.NewReader(br)
 	if err != nil {
 		return fmt.Errorf("snapshot body: %w", err)
 	}
-	dec := json.NewDecoder(zr)
+	zbr := bufio.NewReaderSize(zr, 256<<10)
 	var meta snapMeta
-	if err := dec.Decode(&meta); err != nil {
-		return fmt.Errorf("snapshot meta: %w", err)
+	var hosts []*hostRec
+	if ver == 1 {
+		dec := json.NewDecoder(zbr)
+		if err := dec.Decode(&meta); err != nil {
+			return fmt.Errorf("snapshot meta: %w", err)
+		}
+		hosts = make([]*hostRec, 0, meta.HostCount)
+		for i := 0; i < meta.HostCount; i++ {
+			h := &hostRec{}
+			if err := dec.Decode(h); err != nil {
+				return fmt.Errorf("snapshot host %d of %d: %w", i+1, meta.HostCount, err)
+			}
+			hosts = append(hosts, h)
+		}
+	} else {
+		line, err := zbr.ReadBytes('\n')
+		if err != nil {
+			return fmt.Errorf("snapshot meta: %w", err)
+		}
+		if err := json.Unmarshal(line, &meta); err != nil {
+			return fmt.Errorf("snapshot meta: %w", err)
+		}
+		if hosts, err = readChunks(zbr, meta.HostCount); err != nil {
+			return err
+		}
 	}
 	s := newState()
 	s.ClusterID = meta.ClusterID
@@ -138,12 +186,8 @@ func (f *FSM) restore(r io.Reader) error {
 		c.Hosts = map[string]*hostRec{}
 		s.Racks[n] = &c
 	}
-	for i := 0; i < meta.HostCount; i++ {
-		h := &hostRec{}
-		if err := dec.Decode(h); err != nil {
-			return fmt.Errorf("snapshot host %d of %d: %w", i+1, meta.HostCount, err)
-		}
-		if h.Status != nil {
+	for _, h := range hosts {
+		if h.Status != nil && ver == 1 {
 			st := internStatus(*h.Status)
 			h.Status = &st
 		}
@@ -156,4 +200,78 @@ func (f *FSM) restore(r io.Reader) error {
 	f.mu.Unlock()
 	f.wakeAll()
 	return nil
+}
+
+// readChunks reads the version 2 host chunks and decodes them on every
+// core; the order of hosts does not matter.
+func readChunks(r *bufio.Reader, count int) ([]*hostRec, error) {
+	type result struct {
+		hosts []*hostRec
+		err   error
+	}
+	work := make(chan []byte, runtime.GOMAXPROCS(0))
+	results := make(chan result, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range work {
+				dec := gob.NewDecoder(bytes.NewReader(b))
+				var out []*hostRec
+				var err error
+				for {
+					h := &hostRec{}
+					if e := dec.Decode(h); e == io.EOF {
+						break
+					} else if e != nil {
+						err = fmt.Errorf("snapshot chunk: %w", e)
+						break
+					}
+					if h.Status != nil {
+						st := internStatus(*h.Status)
+						h.Status = &st
+					}
+					out = append(out, h)
+				}
+				results <- result{out, err}
+			}
+		}()
+	}
+	var readErr error
+	go func() {
+		defer close(work)
+		for read := 0; ; read++ {
+			n, err := binary.ReadUvarint(r)
+			if err == io.EOF {
+				return
+			}
+			if err != nil || n > 1<<31 {
+				readErr = fmt.Errorf("snapshot chunk %d: bad length: %v", read, err)
+				return
+			}
+			b := make([]byte, n)
+			if _, err := io.ReadFull(r, b); err != nil {
+				readErr = fmt.Errorf("snapshot chunk %d truncated: %w", read, err)
+				return
+			}
+			work <- b
+		}
+	}()
+	go func() { wg.Wait(); close(results) }()
+	hosts := make([]*hostRec, 0, count)
+	var err error
+	for res := range results {
+		if res.err != nil && err == nil {
+			err = res.err
+		}
+		hosts = append(hosts, res.hosts...)
+	}
+	if err == nil {
+		err = readErr
+	}
+	if err == nil && len(hosts) != count {
+		err = fmt.Errorf("snapshot holds %d hosts, its header says %d", len(hosts), count)
+	}
+	return hosts, err
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -235,12 +236,34 @@ func (s *Store) WaitLeader(ctx context.Context) error {
 	}
 }
 
+// snapshotIfBehind takes a snapshot before a graceful shutdown when many
+// entries were applied since the last one, so the restart restores it
+// instead of replaying the log.
+func (s *Store) snapshotIfBehind() {
+	if s.raft == nil {
+		return
+	}
+	st := s.raft.Stats()
+	last, _ := strconv.ParseUint(st["last_snapshot_index"], 10, 64)
+	applied, _ := strconv.ParseUint(st["applied_index"], 10, 64)
+	if applied < last+256 {
+		return
+	}
+	start := time.Now()
+	if err := s.raft.Snapshot().Error(); err != nil {
+		s.log.Warn("snapshot before shutdown failed", "err", err)
+		return
+	}
+	s.log.Info("snapshot taken before shutdown", "index", applied, "took", time.Since(start).String())
+}
+
 // Close shuts Raft down and closes the stores.
 func (s *Store) Close() error {
 	var err error
 	s.closed.Do(func() {
 		close(s.closing)
 		s.timers.stopAll()
+		s.snapshotIfBehind()
 		if s.raft != nil {
 			err = s.raft.Shutdown().Error()
 		}
