@@ -263,11 +263,13 @@ func TestTwoAgentsFencing(t *testing.T) {
 	for i := 0; i < 4; i++ {
 		e.apply(e.hostSpec(fmt.Sprintf("f%d", i), "r1", i))
 	}
-	a1 := e.startAgent("r1", "a1")
+	// A 5 s TTL leaves room for slow renewals on a loaded machine, so only
+	// the SIGSTOP moves the lease.
+	a1 := e.startAgent("r1", "a1", "--lease-ttl", "5s")
 	for i := 0; i < 4; i++ {
 		e.waitHost(fmt.Sprintf("f%d", i), 60*time.Second, "available", stateIs(api.StateAvailable, api.OpOK))
 	}
-	a2 := e.startAgent("r1", "a2")
+	a2 := e.startAgent("r1", "a2", "--lease-ttl", "5s")
 	lease := func() *api.Rack {
 		l, err := e.admin.Racks(ctx(t))
 		if err != nil {
@@ -297,7 +299,13 @@ func TestTwoAgentsFencing(t *testing.T) {
 		}
 		return nil
 	})
-	t.Logf("a2 took over %s after SIGSTOP of a1", time.Since(stopped).Round(time.Millisecond))
+	took := time.Since(stopped)
+	t.Logf("a2 took over %s after SIGSTOP of a1", took.Round(time.Millisecond))
+	// The coordinator grants the rack only TTL + margin (5.5 s) after a1's
+	// last renewal, which was at most TTL/3 before the SIGSTOP.
+	if min := 5500*time.Millisecond - 5*time.Second/3; took < min {
+		t.Errorf("a2 took over %s after the SIGSTOP, before TTL + margin since a1's last renewal (at least %s)", took, min)
+	}
 	epoch2 := lease().Epoch
 	if epoch2 <= epoch1 {
 		t.Fatalf("new epoch %d not above %d", epoch2, epoch1)
@@ -324,7 +332,7 @@ func TestTwoAgentsFencing(t *testing.T) {
 	if err := a1.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(6 * time.Second)
+	time.Sleep(8 * time.Second)
 	if n := countA1(); n != before {
 		t.Fatalf("a1 made %d mutating BMC calls after waking up fenced", n-before)
 	}
@@ -361,7 +369,7 @@ func TestTwoAgentsFencing(t *testing.T) {
 		}
 		return nil
 	})
-	took := time.Since(released)
+	took = time.Since(released)
 	t.Logf("a1 took over %s after a2 exited", took.Round(time.Millisecond))
 	hist, err := e.admin.LeaseHistory(ctx(t), "r1")
 	if err != nil {
