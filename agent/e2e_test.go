@@ -303,8 +303,8 @@ func TestTwoAgentsFencing(t *testing.T) {
 	t.Logf("a2 took over %s after SIGSTOP of a1", took.Round(time.Millisecond))
 	// The coordinator grants the rack only TTL + margin (5.5 s) after a1's
 	// last renewal, which was at most TTL/3 before the SIGSTOP.
-	if min := 5500*time.Millisecond - 5*time.Second/3; took < min {
-		t.Errorf("a2 took over %s after the SIGSTOP, before TTL + margin since a1's last renewal (at least %s)", took, min)
+	if floor := 5500*time.Millisecond - 5*time.Second/3; took < floor {
+		t.Errorf("a2 took over %s after the SIGSTOP, before TTL + margin since a1's last renewal (at least %s)", took, floor)
 	}
 	epoch2 := lease().Epoch
 	if epoch2 <= epoch1 {
