@@ -43,9 +43,6 @@ type envOpts struct {
 
 func newEnv(t testing.TB, o envOpts) *env {
 	t.Helper()
-	if _, err := os.Stat(filepath.Join(testenv.RepoRoot(t), "coordinator", "cmd", "rackfence-coordinator", "main.go")); err != nil {
-		t.Skip("rackfence-coordinator is not in the tree yet (coordinator/cmd/rackfence-coordinator/main.go)")
-	}
 	e := &env{t: t, dir: t.TempDir(), simHosts: o.bmcs}
 	coordBin := testenv.Binary(t, "rackfence-coordinator")
 	httpPort := testenv.FreePort(t, "127.0.0.1")
