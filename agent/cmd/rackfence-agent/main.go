@@ -144,6 +144,12 @@ func serve(o options, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	if o.workers < 1 || o.workers > 10000 {
+		return fmt.Errorf("--workers %d is out of range: use 1 to 10000 (default %d)", o.workers, agent.DefaultWorkers)
+	}
+	if o.provisioner != "direct" && o.provisioner != "ironic" {
+		return fmt.Errorf("--provisioner %q is not one of direct, ironic", o.provisioner)
+	}
 	if o.leaseTTL < time.Second {
 		return fmt.Errorf("--lease-ttl %s is too short: use at least 1s", o.leaseTTL)
 	}

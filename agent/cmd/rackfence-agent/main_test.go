@@ -1,0 +1,67 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+func TestEnvFillsFlagsNotGiven(t *testing.T) {
+	fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
+	rack := fs.String("rack", "", "")
+	ttl := fs.Duration("lease-ttl", 10*time.Second, "")
+	workers := fs.Int("workers", 256, "")
+	t.Setenv("RACKFENCE_RACK", "from-env")
+	t.Setenv("RACKFENCE_LEASE_TTL", "4s")
+	t.Setenv("RACKFENCE_WORKERS", "64")
+	if err := fs.Parse([]string{"--workers", "8"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := applyEnv(fs); err != nil {
+		t.Fatal(err)
+	}
+	if *rack != "from-env" || *ttl != 4*time.Second {
+		t.Fatalf("env not applied: rack %q ttl %s", *rack, *ttl)
+	}
+	if *workers != 8 {
+		t.Fatalf("env overrode a flag given on the command line: workers %d", *workers)
+	}
+	t.Setenv("RACKFENCE_LEASE_TTL", "soon")
+	fs2 := pflag.NewFlagSet("y", pflag.ContinueOnError)
+	fs2.Duration("lease-ttl", time.Second, "")
+	if err := applyEnv(fs2); err == nil {
+		t.Fatal("a bad RACKFENCE_LEASE_TTL was accepted")
+	}
+}
+
+func TestBadFlagsFailBeforeAnyRequest(t *testing.T) {
+	tok := filepath.Join(t.TempDir(), "tok")
+	if err := os.WriteFile(tok, []byte("x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A coordinator URL nobody listens on: these must fail on the flags,
+	// not by trying to reach it.
+	base := []string{"--coordinator", "http://127.0.0.1:1", "--token-file", tok, "--rack", "r1"}
+	for _, c := range []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"no rack", []string{"--token-file", tok}, 1},
+		{"no token file", []string{"--rack", "r1"}, 1},
+		{"unknown flag", []string{"--sideways"}, 2},
+		{"bad provisioner", append(base, "--provisioner", "magic"), 1},
+		{"zero workers", append(base, "--workers", "0"), 1},
+		{"short ttl", append(base, "--lease-ttl", "100ms"), 1},
+		{"ironic without url", append(base, "--provisioner", "ironic"), 1},
+		{"bad log level", append(base, "--log-level", "loud"), 2},
+	} {
+		// Reaching for the coordinator would block in the lease loop.
+		if got := run(c.args); got != c.want {
+			t.Errorf("%s: exit %d, want %d", c.name, got, c.want)
+		}
+	}
+}
