@@ -238,6 +238,10 @@ func (c *Client) do(ctx context.Context, r request, out any) (int, error) {
 				c.log.Debug("coordinator member unreachable, trying the next", "url", base.Redacted(), "err", err)
 				tried = appendOnce(tried, base.Redacted())
 				lastErr = err
+				var ue *url.Error
+				if errors.As(err, &ue) {
+					lastErr = ue.Err // the URL is named already
+				}
 				continue
 			}
 			if resp.StatusCode == http.StatusServiceUnavailable {
