@@ -230,6 +230,20 @@ func TestAgainstCoordinator(t *testing.T) {
 		}
 	})
 
+	t.Run("follow json and watch", func(t *testing.T) {
+		done := runAsync(t, c, "", "events", "r1-h02", "--follow", "-o", "json", "--timeout", "3s")
+		f := <-done
+		lines := strings.Split(strings.TrimSpace(f.stdout), "\n")
+		var ev api.Event
+		if f.code != 0 || len(lines) < 2 || json.Unmarshal([]byte(lines[len(lines)-1]), &ev) != nil || ev.Reason != "Followed" {
+			t.Errorf("follow -o json (one event per line): %s", f)
+		}
+		w := c.mustCtl(t, "", "host", "list", "--watch", "--rack", "r1", "--timeout", "3s", "--interval", "500ms")
+		if strings.Count(w.stdout, "NAME    RACK") != 1 || !strings.Contains(w.stdout, "agent-r1-test") || !strings.Contains(w.stdout, "hosts:") {
+			t.Errorf("watch not on a terminal prints the view once while nothing changes: %s", w)
+		}
+	})
+
 	t.Run("credentials and tokens", func(t *testing.T) {
 		r := c.mustCtl(t, "s3cret-pw\n", "credentials", "set", "r1-bmc", "--username", "admin", "--password-file", "-")
 		if strings.Contains(r.stdout+r.stderr, "s3cret-pw") {
