@@ -134,7 +134,10 @@ ENV
 cat > "$DEMO/TRY" <<TRY
 In another terminal:
 
-  source $DEMO/env
+  source $DEMO/env      # that is:
+    export PATH="$BIN:\$PATH"
+    export RACKFENCE_COORDINATOR=$URL
+    export RACKFENCE_TOKEN_FILE=$DEMO/data/admin.token
 
   rackfencectl detach r1-h01 --reason "hand over" --wait    # stop managing it, keep it running
   rackfencectl attach r1-h01 --wait                         # take it back (re-register, adopt)
