@@ -127,12 +127,14 @@ func (e *env) agentToken(rack string) string {
 	return p
 }
 
-// startAgent runs rackfence-agent for rack with test-friendly timings.
+// startAgent runs rackfence-agent for rack with test-friendly timings: a
+// 5 s lease (short takeovers, yet room for slow renewals on a loaded
+// 2-core machine under -race).
 func (e *env) startAgent(rack, id string, extra ...string) *testenv.Process {
 	e.t.Helper()
 	bin := testenv.Binary(e.t, "rackfence-agent")
 	args := []string{"--coordinator", e.url, "--token-file", e.agentToken(rack), "--rack", rack,
-		"--agent-id", id, "--lease-ttl", "3s", "--transient-retry", "1s", "--log-level", "debug",
+		"--agent-id", id, "--lease-ttl", "5s", "--transient-retry", "1s", "--log-level", "debug",
 		"--audit-file", filepath.Join(e.dir, "guard-"+id+".jsonl")}
 	args = append(args, extra...)
 	return testenv.Start(e.t, "agent "+id, bin, nil, args...)
