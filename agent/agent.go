@@ -51,6 +51,9 @@ func (a *Agent) Run(ctx context.Context) error {
 			}
 		})
 	}
+	// Sessions that end quickly in a row (e.g. writes refused as stale
+	// right after each grant) back off instead of spinning.
+	churn := newBackoff(500*time.Millisecond, 10*time.Second)
 	for {
 		lease, err := a.keeper.acquire(ctx, running)
 		if err != nil {
@@ -61,12 +64,20 @@ func (a *Agent) Run(ctx context.Context) error {
 			return err
 		}
 		running()
+		began := time.Now()
 		err = a.runSession(ctx, lease)
 		if ctx.Err() != nil {
 			return nil
 		}
 		a.log.Warn("lost the rack lease; dropped all host state, standing by", "rack", a.cfg.Rack,
 			"epoch", lease.Epoch, "reason", err.Error())
+		if time.Since(began) > 30*time.Second {
+			churn.reset()
+			continue
+		}
+		if !sleepCtx(ctx, churn.next()) {
+			return nil
+		}
 	}
 }
 
