@@ -25,10 +25,19 @@ type batcher struct {
 	timeout time.Duration
 	stop    chan struct{}
 	m       *Metrics
+	// inflight bounds the batches submitted and not yet committed: while
+	// they are, new writes queue up and form a larger next batch.
+	inflight chan struct{}
 }
 
+// maxInflight batches may be in Raft at once: two keep the disk and the
+// network busy (one is written while the other is replicated) and let
+// batches grow with load.
+const maxInflight = 2
+
 func newBatcher(r *raft.Raft, max int, timeout time.Duration, m *Metrics) *batcher {
-	b := &batcher{r: r, in: make(chan *pending, 8192), max: max, timeout: timeout, stop: make(chan struct{}), m: m}
+	b := &batcher{r: r, in: make(chan *pending, 8192), max: max, timeout: timeout, stop: make(chan struct{}), m: m,
+		inflight: make(chan struct{}, maxInflight)}
 	go b.run()
 	return b
 }
@@ -44,6 +53,11 @@ func (b *batcher) run() {
 			case <-b.stop:
 				return
 			}
+		}
+		select {
+		case b.inflight <- struct{}{}:
+		case <-b.stop:
+			return
 		}
 		batch := []*pending{first}
 		keys := map[string]struct{}{first.key: {}}
@@ -81,6 +95,7 @@ func (b *batcher) submit(batch []*pending) {
 	}
 	f := b.r.Apply(data, b.timeout)
 	go func() {
+		defer func() { <-b.inflight }()
 		if err := f.Error(); err != nil {
 			for _, p := range batch {
 				p.done <- Result{Err: mapRaftErr(err)}

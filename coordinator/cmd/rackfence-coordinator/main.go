@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -41,6 +42,7 @@ type options struct {
 	logLevel, raftLogLevel                          string
 	joinTokenFile                                   string
 	maxBatch                                        int
+	pprofAddr                                       string
 }
 
 func main() {
@@ -68,6 +70,7 @@ func run() int {
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&o.raftLogLevel, "raft-log-level", "warn", "log level of the Raft library")
 	fs.IntVar(&o.maxBatch, "max-batch", 512, "most writes the leader packs into one Raft log entry (1 disables batching)")
+	fs.StringVar(&o.pprofAddr, "pprof-addr", "", "serve net/http/pprof on this address (off when empty; never expose it)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return 0
@@ -170,6 +173,12 @@ func serve(o options, fs *pflag.FlagSet, log *slog.Logger) error {
 		advertise = scheme + "://" + o.httpAddr
 	}
 
+	if o.pprofAddr != "" {
+		go func() {
+			log.Info("pprof listening", "addr", o.pprofAddr)
+			log.Warn("pprof stopped", "err", http.ListenAndServe(o.pprofAddr, pprofMux()))
+		}()
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := coordinator.NewMetrics()
@@ -309,4 +318,12 @@ func tlsConfigs(o options) (server, client *tls.Config, err error) {
 		client.RootCAs = pool
 	}
 	return server, client, nil
+}
+
+func pprofMux() *http.ServeMux {
+	m := http.NewServeMux()
+	m.HandleFunc("/debug/pprof/", pprof.Index)
+	m.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	m.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return m
 }
