@@ -33,7 +33,7 @@ type Config struct {
 	ElectionTimeout    time.Duration
 	LeaderLeaseTimeout time.Duration
 	// SnapshotThreshold is how many log entries trigger a snapshot
-	// (default 8192); SnapshotInterval how often raft checks (default 30s,
+	// (default 4096, raft's own is 8192); SnapshotInterval how often raft checks (default 30s,
 	// raft's own is 2m: with batching an entry carries many writes, and a
 	// restart replays everything after the last snapshot).
 	SnapshotThreshold uint64
@@ -59,6 +59,9 @@ func (c *Config) applyDefaults() {
 	}
 	if c.MaxBatch <= 0 {
 		c.MaxBatch = 512
+	}
+	if c.SnapshotThreshold == 0 {
+		c.SnapshotThreshold = 4096
 	}
 	if c.SnapshotInterval <= 0 {
 		c.SnapshotInterval = 30 * time.Second

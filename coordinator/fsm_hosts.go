@@ -53,7 +53,11 @@ func (f *FSM) removeHost(t *tx, h *hostRec) {
 
 func (f *FSM) applyPutHost(t *tx, c PutHostCmd) (any, error) {
 	spec := specOf(&c.Host)
+	spec.Rack, spec.BMC.Credentials, spec.Consumer = in(spec.Rack), in(spec.BMC.Credentials), in(spec.Consumer)
 	spec.Image = cloneImage(spec.Image)
+	if spec.Image != nil {
+		spec.Image.URL, spec.Image.Checksum = in(spec.Image.URL), in(spec.Image.Checksum)
+	}
 	spec.Handoff = cloneHandoff(spec.Handoff)
 	old := f.s.Hosts[spec.Name]
 	if old == nil {

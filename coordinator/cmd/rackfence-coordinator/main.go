@@ -152,6 +152,20 @@ func serve(o options, fs *pflag.FlagSet, log *slog.Logger) error {
 		return errors.New("--node-id is empty and the hostname is unknown: set --node-id")
 	}
 	existing := coordinator.HasState(o.dataDir)
+	// The node ID is kept in the data dir: a restarted node needs no
+	// --node-id, and a different one by mistake is refused.
+	idFile := filepath.Join(o.dataDir, "node-id")
+	if b, err := os.ReadFile(idFile); err == nil {
+		stored := strings.TrimSpace(string(b))
+		if fs.Changed("node-id") || os.Getenv("RACKFENCE_NODE_ID") != "" {
+			if stored != o.nodeID {
+				return fmt.Errorf("--node-id %q differs from %q stored in %s: a member keeps its ID; use the stored one or a new data dir", o.nodeID, stored, idFile)
+			}
+		}
+		o.nodeID = stored
+	} else if existing {
+		log.Warn("data dir has Raft state but no node-id file; using --node-id", "nodeID", o.nodeID)
+	}
 	bootstrap := o.bootstrap
 	if !fs.Changed("bootstrap") && os.Getenv("RACKFENCE_BOOTSTRAP") == "" {
 		bootstrap = !existing && o.join == ""
@@ -190,6 +204,9 @@ func serve(o options, fs *pflag.FlagSet, log *slog.Logger) error {
 		return err
 	}
 	defer store.Close()
+	if err := os.WriteFile(idFile, []byte(o.nodeID+"\n"), 0o600); err != nil {
+		return fmt.Errorf("write %s: %w", idFile, err)
+	}
 	m.Register(reg, store)
 
 	srv := capi.New(capi.Config{Store: store, Tier: o.tier, PeerTiers: peerTiers, PeerTokenFiles: peerTokens,
