@@ -27,7 +27,8 @@ func (p *Provisioner) Register(ctx context.Context, h provisioner.Host) (provisi
 		return provisioner.Result{}, err
 	}
 	log := p.log.With("host", h.Name)
-	if n == nil {
+	created := n == nil
+	if created {
 		opts := nodes.CreateOpts{Name: h.Name, Driver: driver, DriverInfo: info, ResourceClass: p.cfg.ResourceClass}
 		p.setInterfaces(&opts)
 		n, err = p.createNode(ctx, h, opts)
@@ -42,17 +43,24 @@ func (p *Provisioner) Register(ctx context.Context, h provisioner.Host) (provisi
 		}
 	}
 	res := provisioner.Result{ProvisioningID: n.UUID}
-	if err := p.ensurePort(ctx, h, n.UUID); err != nil {
+	if created && h.BootMACAddress != "" {
+		// find looked the MAC up and no port held it.
+		if err := p.createPort(ctx, h, n.UUID, strings.ToLower(h.BootMACAddress)); err != nil {
+			return res, err
+		}
+	} else if err := p.ensurePort(ctx, h, n.UUID); err != nil {
 		return res, err
 	}
 	switch n.ProvisionState {
 	case string(nodes.Enroll):
-		// Always rewrite driver_info here: the credentials may have been
-		// fixed since the last failed verify (Ironic masks passwords, so a
-		// change cannot be seen).
-		if err := p.updateNode(ctx, h, n.UUID, "set driver_info", nodes.UpdateOpts{
-			nodes.UpdateOperation{Op: nodes.AddOp, Path: "/driver_info", Value: info}}); err != nil {
-			return res, err
+		// Rewrite driver_info of an existing node: the credentials may have
+		// been fixed since the last failed verify (Ironic masks passwords,
+		// so a change cannot be seen).
+		if !created {
+			if err := p.updateNode(ctx, h, n.UUID, "set driver_info", nodes.UpdateOpts{
+				nodes.UpdateOperation{Op: nodes.AddOp, Path: "/driver_info", Value: info}}); err != nil {
+				return res, err
+			}
 		}
 		if err := p.changeProvisionState(ctx, h, n.UUID, nodes.TargetManage); err != nil {
 			return res, err
