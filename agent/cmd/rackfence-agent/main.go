@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"strconv"
@@ -52,6 +53,7 @@ type options struct {
 	shutdownGrace   time.Duration
 	backoffBase     time.Duration
 	transientRetry  time.Duration
+	pprof           bool
 }
 
 func main() {
@@ -80,6 +82,7 @@ func run(args []string) int {
 	fs.DurationVar(&o.shutdownGrace, "shutdown-grace", agent.DefaultShutdownGrace, "on SIGTERM, wait this long for in-flight calls before abandoning them and releasing the lease")
 	fs.DurationVar(&o.backoffBase, "error-backoff-base", 0, "unit of the error backoff: retry n waits base*2^n minus up to half (0: the state machine's default, 1m)")
 	fs.DurationVar(&o.transientRetry, "transient-retry", 0, "wait after a transient (uncounted) failure (0: the state machine's default, 15s)")
+	fs.BoolVar(&o.pprof, "pprof", false, "also serve Go's /debug/pprof/ on --metrics-addr (profiling)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return 0
@@ -216,6 +219,10 @@ func serve(o options, log *slog.Logger) error {
 		}
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", metrics.Handler())
+		if o.pprof {
+			mux.HandleFunc("/debug/pprof/", pprof.Index)
+			mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		}
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go func() { _ = srv.Serve(ln) }()
 		defer srv.Close()
