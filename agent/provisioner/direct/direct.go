@@ -5,6 +5,10 @@
 // ejects and powers off; adopt reads the power and changes nothing. Detach,
 // maintenance and delete have no back-end record to change. Every mutating
 // call goes through the agent's bmc.Guard (the Conn methods require it).
+//
+// IPMI BMCs (ipmi://) have neither inventory nor virtual media: inspection
+// records only the boot MAC, provisioning boots once from the network
+// (PXE) and powers on, deprovisioning powers off.
 package direct
 
 import (
@@ -12,9 +16,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/rackfence/rackfence/agent/bmc"
 	"github.com/rackfence/rackfence/agent/provisioner"
+	"github.com/rackfence/rackfence/shared/api"
 )
 
 // Config configures the direct provisioner.
@@ -101,6 +107,15 @@ func (p *Provisioner) Inspect(ctx context.Context, h provisioner.Host) (provisio
 	if err != nil {
 		return provisioner.Result{}, p.done(h, err)
 	}
+	if c.Protocol() == "ipmi" {
+		// IPMI has no inventory to speak of: record what the spec knows
+		// rather than failing inspection for ever.
+		hw := &api.HardwareDetails{}
+		if h.BootMACAddress != "" {
+			hw.NICs = []api.NIC{{Name: "boot", MAC: strings.ToLower(h.BootMACAddress)}}
+		}
+		return provisioner.Result{HardwareDetails: hw, Message: "IPMI BMC has no inventory: hardware details hold only the boot MAC"}, nil
+	}
 	hw, err := c.Inventory(ctx)
 	if err != nil {
 		return provisioner.Result{}, p.done(h, err)
@@ -123,6 +138,17 @@ func (p *Provisioner) Provision(ctx context.Context, h provisioner.Host) (provis
 	if err != nil {
 		return provisioner.Result{}, p.done(h, err)
 	}
+	if c.Protocol() == "ipmi" {
+		// No virtual media over IPMI: boot once from the network, where
+		// the image is served by PXE.
+		if err := c.SetBootDevice(ctx, p.guard, h.Name, "pxe", false); err != nil {
+			return provisioner.Result{}, p.done(h, fmt.Errorf("one-time boot from the network: %w", err))
+		}
+		if err := c.SetPower(ctx, p.guard, h.Name, true); err != nil {
+			return provisioner.Result{}, p.done(h, fmt.Errorf("power on: %w", err))
+		}
+		return provisioner.Result{PoweredOn: boolp(true), Message: "IPMI BMC has no virtual media: booting once from the network (PXE)"}, nil
+	}
 	if err := c.InsertMedia(ctx, p.guard, h.Name, h.Image.URL); err != nil {
 		return provisioner.Result{}, p.done(h, fmt.Errorf("insert image as virtual media: %w", err))
 	}
@@ -141,8 +167,10 @@ func (p *Provisioner) Deprovision(ctx context.Context, h provisioner.Host) (prov
 	if err != nil {
 		return provisioner.Result{}, p.done(h, err)
 	}
-	if err := c.EjectMedia(ctx, p.guard, h.Name); err != nil {
-		return provisioner.Result{}, p.done(h, fmt.Errorf("eject virtual media: %w", err))
+	if c.Protocol() != "ipmi" {
+		if err := c.EjectMedia(ctx, p.guard, h.Name); err != nil {
+			return provisioner.Result{}, p.done(h, fmt.Errorf("eject virtual media: %w", err))
+		}
 	}
 	if err := c.SetPower(ctx, p.guard, h.Name, false); err != nil {
 		return provisioner.Result{}, p.done(h, fmt.Errorf("power off: %w", err))

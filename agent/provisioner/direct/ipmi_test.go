@@ -1,0 +1,80 @@
+package direct_test
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rackfence/rackfence/agent/bmc"
+	"github.com/rackfence/rackfence/agent/provisioner"
+	"github.com/rackfence/rackfence/agent/provisioner/direct"
+	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/fence"
+	"github.com/rackfence/rackfence/shared/testenv"
+)
+
+// TestIPMIHost: an ipmi:// host through real ipmitool against Debian's
+// fakebmc (deploy/peers/ipmisim.sh): inspection records the boot MAC,
+// provisioning boots once from the network and powers on, deprovisioning
+// powers off.
+func TestIPMIHost(t *testing.T) {
+	_, err := exec.LookPath("ipmitool")
+	testenv.RequirePeer(t, err == nil, "ipmitool on PATH")
+	ok := exec.Command("/usr/bin/python3", "-c", "import pyghmi.cmd.fakebmc").Run() == nil
+	testenv.RequirePeer(t, ok, "python3-pyghmi (fakebmc) importable by /usr/bin/python3")
+	port := testenv.FreePort(t, "127.0.0.1")
+	sim := testenv.Start(t, "ipmisim", "/bin/sh", nil,
+		filepath.Join(testenv.RepoRoot(t), "deploy", "peers", "ipmisim.sh"), fmt.Sprint(port))
+
+	holder := fence.NewHolder(nil)
+	holder.Set(fence.Lease{Rack: "r1", Holder: "t", Epoch: 3, TTL: time.Hour, Deadline: time.Now().Add(time.Hour)})
+	audit := &bmc.MemoryAudit{}
+	p, err := direct.New(direct.Config{Guard: bmc.NewGuard(holder, audit), BMC: bmc.Options{Timeout: 30 * time.Second, MutationTimeout: 30 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(context.Background())
+	h := provisioner.Host{Name: "i0", BMC: api.BMC{Address: fmt.Sprintf("ipmi://127.0.0.1:%d", port)},
+		Username: "admin", Password: "password", BootMACAddress: "52:54:00:AA:00:01",
+		Image: &api.Image{URL: "http://images.example/os.img"}}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	testenv.Eventually(t, 60*time.Second, "fakebmc answering register", func() error {
+		if sim.Exited() {
+			t.Fatalf("ipmisim.sh exited:\n%s", sim.Output())
+		}
+		_, err := p.Register(ctx, h)
+		return err
+	})
+	res, err := p.Inspect(ctx, h)
+	if err != nil {
+		t.Fatalf("inspect over IPMI: %v", err)
+	}
+	if hw := res.HardwareDetails; hw == nil || len(hw.NICs) != 1 || hw.NICs[0].MAC != "52:54:00:aa:00:01" {
+		t.Fatalf("inspect over IPMI gave %+v, want the boot MAC", res.HardwareDetails)
+	}
+	if _, err := p.Provision(ctx, h); err != nil {
+		t.Fatalf("provision over IPMI: %v", err)
+	}
+	if r, err := p.PowerState(ctx, h); err != nil || r.PoweredOn == nil || !*r.PoweredOn {
+		t.Fatalf("after provisioning power is %v, %v; want on", r.PoweredOn, err)
+	}
+	if _, err := p.Deprovision(ctx, h); err != nil {
+		t.Fatalf("deprovision over IPMI: %v", err)
+	}
+	if r, err := p.PowerState(ctx, h); err != nil || r.PoweredOn == nil || *r.PoweredOn {
+		t.Fatalf("after deprovisioning power is %v, %v; want off", r.PoweredOn, err)
+	}
+	var ops []string
+	for _, r := range audit.Records() {
+		ops = append(ops, r.Op+"="+strings.SplitN(r.Outcome, ":", 2)[0])
+	}
+	if got := strings.Join(ops, ","); got != "boot pxe=ok,power on=ok,power off=ok" {
+		t.Fatalf("guarded calls %s, want boot pxe, power on, power off", got)
+	}
+}
