@@ -35,13 +35,19 @@ func TestClusterJoinForwardFailoverRestart(t *testing.T) {
 	n3 := startNode(t, "n3", "127.0.0.3", t.TempDir(), false, 0, 0)
 	must(t, 200, "POST", n1.url+"/v1/cluster/join", admin, wire.JoinRequest{ID: "n2", RaftAddr: n2.raftAddr, HTTPAddr: n2.url}, nil)
 	// n3 joins through n2, a follower: the request is forwarded to the leader.
-	testenv.Eventually(t, 30*time.Second, "n2 knows the leader", func() error {
-		if id, _ := n2.store.Leader(); id == "" {
+	testenv.Eventually(t, 30*time.Second, "n2 knows the leader's API", func() error {
+		if _, u := n2.store.Leader(); u == "" {
 			return fmt.Errorf("no leader yet")
 		}
 		return nil
 	})
 	must(t, 200, "POST", n2.url+"/v1/cluster/join", admin, wire.JoinRequest{ID: "n3", RaftAddr: n3.raftAddr, HTTPAddr: n3.url}, nil)
+	testenv.Eventually(t, 30*time.Second, "n3 knows the leader's API", func() error {
+		if _, u := n3.store.Leader(); u == "" {
+			return fmt.Errorf("no leader yet")
+		}
+		return nil
+	})
 	var ms wire.List[wire.Member]
 	must(t, 200, "GET", n3.url+"/v1/cluster/members", admin, nil, &ms)
 	if len(ms.Items) != 3 {

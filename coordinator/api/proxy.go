@@ -30,6 +30,13 @@ func (s *Server) forward(next echo.HandlerFunc) echo.HandlerFunc {
 		if s.store.IsLeader() || stale(c) {
 			return next(c)
 		}
+		return s.proxyToLeader(c)
+	}
+}
+
+// proxyToLeader relays the request to the leader's API.
+func (s *Server) proxyToLeader(c echo.Context) error {
+	{
 		if c.Request().Header.Get(ForwardedHeader) != "" {
 			return errf(http.StatusServiceUnavailable, wire.CodeNoLeader, "%s", noLeaderMsg)
 		}
@@ -58,5 +65,27 @@ func (s *Server) forward(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		p.ServeHTTP(c.Response(), c.Request())
 		return nil
+	}
+}
+
+// localAuth authenticates requests answered by this member. A token this
+// member does not know yet (it lags behind, e.g. just joined) is checked
+// by the leader instead, which answers.
+func (s *Server) localAuth(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id, err := s.authenticate(c)
+		if err != nil {
+			if !s.store.IsLeader() && c.Request().Header.Get(ForwardedHeader) == "" {
+				if _, leader := s.store.Leader(); leader != "" {
+					return s.proxyToLeader(c)
+				}
+				// No leader known: this member cannot tell a new token
+				// from a bad one yet.
+				return errf(http.StatusServiceUnavailable, wire.CodeNoLeader, "%s", noLeaderMsg)
+			}
+			return err
+		}
+		c.Set(identityKey, id)
+		return next(c)
 	}
 }

@@ -96,7 +96,7 @@ func (s *Server) routes() {
 	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.cfg.Registry, promhttp.HandlerOpts{})))
 
 	// Answered locally by every member.
-	local := e.Group("/v1", s.authMiddleware)
+	local := e.Group("/v1", s.localAuth)
 	local.GET("/status", s.status)
 	local.GET("/cluster/members", s.members)
 
