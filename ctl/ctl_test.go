@@ -121,15 +121,27 @@ func TestAgainstCoordinator(t *testing.T) {
 		if r.code != ExitConflict || !strings.Contains(r.stderr, "rack r1 is held by agent-r1-test") {
 			t.Fatalf("restore past the point of no return: want exit 4 naming the holder, got %s", r)
 		}
+		// Finish the removal as the agent would (unless the coordinator
+		// already did).
+		err := ag.cl.ReportStatus(ctx, "r1-h03", api.StatusReport{Epoch: ag.epoch, Remove: true,
+			Status: api.HostStatus{ProvisioningState: api.StateDeleting, OperationalStatus: api.OpRemoving}})
+		if err != nil && !client.IsNotFound(err) {
+			t.Fatal(err)
+		}
 	})
 
 	t.Run("drain removal --wait", func(t *testing.T) {
-		done := runAsync(t, c, "", "drain", "r1-h03", "--mode", "removal", "--force", "--wait", "--timeout", "2m")
-		ag.report(t, "r1-h03", api.HostStatus{ProvisioningState: api.StateDeleting, OperationalStatus: api.OpRemoving}, true,
+		c.mustCtl(t, "name: r1-h09\nrack: r1\n", "host", "apply", "-f", "-")
+		done := runAsync(t, c, "", "drain", "r1-h09", "--mode", "removal", "--force", "--wait", "--timeout", "2m")
+		waitIntent(t, c, "r1-h09", func(in *api.Intents) bool { return in != nil && in.Drain != nil })
+		ag.report(t, "r1-h09", api.HostStatus{ProvisioningState: api.StateDeleting, OperationalStatus: api.OpRemoving}, true,
 			func(r *api.StatusReport) { r.Remove = true })
 		r := <-done
 		if r.code != 0 || !strings.Contains(r.stdout, "drain (removal) done") {
 			t.Fatalf("removal wait: %s", r)
+		}
+		if _, err := c.admin.GetHost(ctx, "r1-h09"); !client.IsNotFound(err) {
+			t.Fatalf("removed host still there: %v", err)
 		}
 	})
 
@@ -172,7 +184,15 @@ func TestAgainstCoordinator(t *testing.T) {
 	})
 
 	t.Run("wait timeout, plain and live", func(t *testing.T) {
+		ag2 := c.agent(t, "r2", "agent-r2-test")
+		ag2.report(t, "r2-h01", api.HostStatus{ProvisioningState: api.StateRegistering, OperationalStatus: api.OpOK}, false)
 		r := c.ctl(t, "", "detach", "--rack", "r2", "--wait", "--timeout", "2s")
+		if !strings.Contains(r.stderr, "a detach waits for provisioned") {
+			t.Errorf("the timeout does not say why the detach waits: %s", r)
+		}
+		if err := ag2.cl.ReleaseLease(ctx, "r2", api.LeaseRequest{Holder: "agent-r2-test", Epoch: ag2.epoch}); err != nil {
+			t.Fatal(err)
+		}
 		if r.code != ExitFailed || !strings.Contains(r.stderr, "timed out after 2s waiting for detach") ||
 			!strings.Contains(r.stderr, "r2-h01") || !strings.Contains(r.stdout, "] r2-h01: ") {
 			t.Fatalf("timeout: %s", r)
@@ -184,8 +204,8 @@ func TestAgainstCoordinator(t *testing.T) {
 		live := runCtl(t, env, "", func(io *IO) {
 			io.IsTerminal = func(any) bool { return true }
 			io.Width = func(any) int { return 80 }
-		}, "attach", "r2-h01", "--wait", "--timeout", "2500ms")
-		if live.code != ExitFailed || !strings.Contains(live.stdout, "\x1b[") || !strings.Contains(live.stdout, "attach: 0/1 done") {
+		}, "detach", "r2-h01", "--wait", "--timeout", "2500ms")
+		if live.code != ExitFailed || !strings.Contains(live.stdout, "\x1b[") || !strings.Contains(live.stdout, "detach: 0/1 done") {
 			t.Fatalf("live timeout: %q", live.stdout+live.stderr)
 		}
 		for _, l := range strings.Split(live.stdout, "\n") {

@@ -113,6 +113,11 @@ func (p *hostProgress) judge(g goal) {
 	}
 }
 
+// detachable: the states where the agent honours a detach at once.
+func detachable(state string) bool {
+	return state == api.StateProvisioned || state == api.StateExternallyProvisioned || state == api.StateAvailable
+}
+
 func restful(op string) bool { return op == api.OpOK || op == api.OpDiscovered }
 
 func (p *hostProgress) summary(g goal) string {
@@ -134,6 +139,9 @@ func (p *hostProgress) summary(g goal) string {
 	}
 	if e := hostError(h); e != "" {
 		s += " error " + e
+	}
+	if d := h.Intents; g == goalDetached && d != nil && d.Detach != nil && !d.Detach.Force && !d.Detach.Acknowledged && h.Status != nil && !detachable(h.Status.ProvisioningState) {
+		s += " (a detach waits for provisioned, externally-provisioned or available; detach with --force to skip that)"
 	}
 	if d := h.Intents; (g == goalMaintenance || g == goalRemoved) && h.Consumer != "" && d != nil && d.Drain != nil && !d.Drain.Force && !d.Drain.Acknowledged {
 		s += fmt.Sprintf(" (waits for consumer %q to be cleared, or drain with --force)", h.Consumer)
