@@ -35,6 +35,8 @@ const (
 	// so the FSM's applied index reaches the commit index (raft does not
 	// hand its own no-op and barrier entries to the FSM).
 	CmdNoop CmdType = 16
+	// CmdSetPivoted records that a host was handed to another tier.
+	CmdSetPivoted CmdType = 17
 )
 
 // bodyVersion is the version of every JSON body this binary writes.
@@ -138,6 +140,14 @@ type PutTokenCmd struct {
 	Rack string `json:"rack,omitempty"`
 }
 
+// SetPivotedCmd records that a host now belongs to tier To (it stays
+// detached here), or requests its deletion when DeleteSource is set.
+type SetPivotedCmd struct {
+	Name         string `json:"name"`
+	To           string `json:"to"`
+	DeleteSource bool   `json:"deleteSource,omitempty"`
+}
+
 // NoopCmd changes nothing (see CmdNoop).
 type NoopCmd struct {
 	Node string `json:"node"`
@@ -168,6 +178,7 @@ func (PutCredentialsCmd) Type() CmdType { return CmdPutCredentials }
 func (PutTokenCmd) Type() CmdType       { return CmdPutToken }
 func (SetMemberCmd) Type() CmdType      { return CmdSetMember }
 func (NoopCmd) Type() CmdType           { return CmdNoop }
+func (SetPivotedCmd) Type() CmdType     { return CmdSetPivoted }
 func (RemoveMemberCmd) Type() CmdType   { return CmdRemoveMember }
 
 func (InitCmd) Key() string             { return "init" }
@@ -184,6 +195,7 @@ func (c PutCredentialsCmd) Key() string { return "c/" + c.Name }
 func (c PutTokenCmd) Key() string       { return "t/" + c.Hash }
 func (c SetMemberCmd) Key() string      { return "m/" + c.ID }
 func (NoopCmd) Key() string             { return "noop" }
+func (c SetPivotedCmd) Key() string     { return "h/" + c.Name }
 func (c RemoveMemberCmd) Key() string   { return "m/" + c.ID }
 
 // Encode writes a command as type byte, version byte, JSON body.
@@ -279,6 +291,8 @@ func Decode(b []byte) (Command, error) {
 		c, err = dec[RemoveMemberCmd](body)
 	case CmdNoop:
 		c, err = dec[NoopCmd](body)
+	case CmdSetPivoted:
+		c, err = dec[SetPivotedCmd](body)
 	default:
 		return nil, fmt.Errorf("%w: type %d", ErrUnknownCommand, b[0])
 	}

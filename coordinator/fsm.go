@@ -143,6 +143,8 @@ func (f *FSM) applyCmd(t *tx, c Command) Result {
 	case RemoveMemberCmd:
 		delete(f.s.Members, c.ID)
 	case NoopCmd:
+	case SetPivotedCmd:
+		v, err = f.applySetPivoted(t, c)
 	default:
 		err = ErrUnknownCommand
 	}

@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"reflect"
+	"time"
 
 	"github.com/rackfence/rackfence/shared/api"
 )
@@ -60,15 +61,31 @@ func (f *FSM) applyPutHost(t *tx, c PutHostCmd) (any, error) {
 	}
 	spec.Handoff = cloneHandoff(spec.Handoff)
 	old := f.s.Hosts[spec.Name]
+	handoff := spec.Handoff != nil && spec.Handoff.Confirmed
 	if old == nil {
 		rec := &hostRec{Host: spec}
 		rec.CreatedIndex, rec.SpecIndex = t.index, t.index
+		if handoff && c.Host.Status != nil {
+			rec.Status = carriedStatus(c.Host.Status, c.Time)
+		}
 		f.storeHost(t, rec)
 		return PutHostResult{Host: rec.Host, Created: true}, nil
 	}
 	if old.Rack != spec.Rack {
 		return nil, &Error{Code: api.CodeConflict, Field: "rack",
 			Message: "host " + spec.Name + " is in rack " + old.Rack + "; a host cannot move to rack " + spec.Rack + ": delete it and create it again"}
+	}
+	if handoff && old.PivotedTo != "" && old.PivotedTo == spec.Handoff.SourceTier {
+		// Handed back (admission confirmed it): re-attach here.
+		rec := *old
+		rec.Host = spec
+		rec.Status, rec.CreatedIndex, rec.DeletionRequested = old.Status, old.CreatedIndex, old.DeletionRequested
+		rec.Intents = cloneIntents(old.Intents)
+		rec.Intents.Detach = nil
+		rec.Intents = normIntents(rec.Intents)
+		rec.SpecIndex = t.index
+		f.storeHost(t, &rec)
+		return PutHostResult{Host: rec.Host}, nil
 	}
 	if reflect.DeepEqual(specOf(&old.Host), spec) {
 		return PutHostResult{Host: old.Host}, nil
@@ -100,6 +117,32 @@ func (f *FSM) applyDeleteHost(t *tx, c DeleteHostCmd) (any, error) {
 	rec.DeletionRequested = true
 	f.storeHost(t, &rec)
 	return DeleteHostResult{Host: rec.Host}, nil
+}
+
+// carriedStatus is the status a confirmed handoff brings from the source
+// tier (hardware details, power, provisioning state), so this tier does
+// not inspect again.
+func carriedStatus(src *api.HostStatus, at time.Time) *api.HostStatus {
+	st := internStatus(api.HostStatus{ProvisioningState: src.ProvisioningState, PoweredOn: src.PoweredOn, HardwareDetails: src.HardwareDetails})
+	st.LastUpdated = at
+	return &st
+}
+
+func (f *FSM) applySetPivoted(t *tx, c SetPivotedCmd) (any, error) {
+	old := f.s.Hosts[c.Name]
+	if old == nil {
+		return nil, notFound("host %s does not exist", c.Name)
+	}
+	if c.DeleteSource {
+		return f.applyDeleteHost(t, DeleteHostCmd{Name: c.Name})
+	}
+	if old.PivotedTo == c.To {
+		return old.Host, nil
+	}
+	rec := *old
+	rec.PivotedTo = c.To
+	f.storeHost(t, &rec)
+	return rec.Host, nil
 }
 
 func intentSlot(in *api.Intents, kind string) **api.Intent {

@@ -115,6 +115,14 @@ func (s *Server) putHost(c echo.Context) error {
 	}
 	ctx, cancel := applyCtx(c)
 	defer cancel()
+	if h.Handoff != nil {
+		if err := s.readBarrier(c); err != nil {
+			return err
+		}
+		if err := s.admitHandoff(ctx, &h); err != nil {
+			return err
+		}
+	}
 	v, err := s.store.Apply(ctx, coordinator.PutHostCmd{Host: h, Time: time.Now().UTC()})
 	if err != nil {
 		return err

@@ -34,6 +34,11 @@ type node struct {
 
 func startNode(t *testing.T, id, ip, dir string, bootstrap bool, raftPort, httpPort int) *node {
 	t.Helper()
+	return startNodeWith(t, id, ip, dir, bootstrap, raftPort, httpPort, nil)
+}
+
+func startNodeWith(t *testing.T, id, ip, dir string, bootstrap bool, raftPort, httpPort int, tweak func(*Config)) *node {
+	t.Helper()
 	if raftPort == 0 {
 		raftPort = testenv.FreePort(t, ip)
 	}
@@ -52,7 +57,11 @@ func startNode(t *testing.T, id, ip, dir string, bootstrap bool, raftPort, httpP
 		t.Fatalf("open %s: %v", id, err)
 	}
 	n.store = st
-	srv := New(Config{Store: st, Tier: "test", Logger: log, WatchTimeout: 30 * time.Second})
+	cfg := Config{Store: st, Tier: "test", Logger: log, WatchTimeout: 30 * time.Second}
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	srv := New(cfg)
 	ln, err := net.Listen("tcp", fmt.Sprintf("%s:%d", ip, httpPort))
 	if err != nil {
 		t.Fatal(err)

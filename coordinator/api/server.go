@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rackfence/rackfence/coordinator"
+	"github.com/rackfence/rackfence/coordinator/pivot"
 )
 
 // Config configures a Server.
@@ -37,6 +38,9 @@ type Config struct {
 	// ProxyTLS is the client TLS config used to forward to the leader when
 	// the cluster serves HTTPS; nil for plain HTTP.
 	ProxyTLS *tls.Config
+	// Pivot hands hosts to and admits them from peer tiers; nil when no
+	// --peer-tier is configured (handoffs are then refused).
+	Pivot *pivot.Peers
 	// WatchTimeout is the longest a watch blocks (default 30s); a
 	// ?timeout= shorter than this is honoured.
 	WatchTimeout time.Duration
@@ -110,6 +114,7 @@ func (s *Server) routes() {
 	v1.DELETE("/hosts/:name/intents/:kind", s.deleteIntent)
 	v1.GET("/hosts/:name/events", s.events)
 	v1.PUT("/hosts/:name/status", s.putStatus)
+	v1.POST("/hosts/:name/pivot", s.pivotHost)
 	v1.GET("/credentials", s.listCredentials)
 	v1.GET("/credentials/:name", s.getCredentials)
 	v1.PUT("/credentials/:name", s.putCredentials)

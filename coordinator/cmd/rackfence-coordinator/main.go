@@ -30,6 +30,7 @@ import (
 
 	"github.com/rackfence/rackfence/coordinator"
 	capi "github.com/rackfence/rackfence/coordinator/api"
+	"github.com/rackfence/rackfence/coordinator/pivot"
 	"github.com/rackfence/rackfence/shared/api"
 )
 
@@ -148,6 +149,12 @@ func serve(o options, fs *pflag.FlagSet, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	var peers *pivot.Peers
+	if len(o.peerTiers) > 0 {
+		if peers, err = pivot.ParsePeers(o.tier, o.peerTiers, o.peerTokenFiles); err != nil {
+			return err
+		}
+	}
 	if o.nodeID == "" {
 		return errors.New("--node-id is empty and the hostname is unknown: set --node-id")
 	}
@@ -210,7 +217,7 @@ func serve(o options, fs *pflag.FlagSet, log *slog.Logger) error {
 	m.Register(reg, store)
 
 	srv := capi.New(capi.Config{Store: store, Tier: o.tier, PeerTiers: peerTiers, PeerTokenFiles: peerTokens,
-		Logger: log, Registry: reg, ProxyTLS: tlsClient})
+		Logger: log, Registry: reg, ProxyTLS: tlsClient, Pivot: peers})
 	ln, err := net.Listen("tcp", o.httpAddr)
 	if err != nil {
 		return fmt.Errorf("listen on --http-addr %s: %w", o.httpAddr, err)
