@@ -353,3 +353,39 @@ func TestSnapshotRestoreRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestPivotedAndHandBack(t *testing.T) {
+	h := newFSMT(t)
+	h.ok(PutHostCmd{Host: host("h1", "r1")})
+	h.ok(PutIntentCmd{Name: "h1", Kind: api.IntentDetach, Intent: api.Intent{Reason: "pivot to b"}})
+	got := h.ok(SetPivotedCmd{Name: "h1", To: "b"}).(api.Host)
+	if got.PivotedTo != "b" {
+		t.Fatalf("pivoted: %+v", got)
+	}
+	// A spec PUT keeps PivotedTo.
+	up := host("h1", "r1")
+	up.Consumer = "x"
+	if r := h.ok(PutHostCmd{Host: up}).(PutHostResult); r.Host.PivotedTo != "b" {
+		t.Fatalf("put lost pivotedTo: %+v", r.Host)
+	}
+	// Handed back from b with a confirmed handoff: re-attached here.
+	back := host("h1", "r1")
+	back.Handoff = &api.Handoff{SourceTier: "b", SourceClusterID: "cb", DetachIndex: 9, Confirmed: true}
+	r := h.ok(PutHostCmd{Host: back}).(PutHostResult)
+	if r.Host.PivotedTo != "" || r.Host.Intents != nil {
+		t.Fatalf("hand back: %+v", r.Host)
+	}
+	// A new host arriving by a confirmed handoff keeps the carried status.
+	in := host("h2", "r1")
+	in.Handoff = &api.Handoff{SourceTier: "b", SourceClusterID: "cb", DetachIndex: 3, Confirmed: true}
+	in.Status = &api.HostStatus{ProvisioningState: api.StateProvisioned, ErrorMessage: "dropped", HardwareDetails: &api.HardwareDetails{Model: "m"}}
+	r = h.ok(PutHostCmd{Host: in, Time: t0}).(PutHostResult)
+	if r.Host.Status == nil || r.Host.Status.HardwareDetails.Model != "m" || r.Host.Status.ErrorMessage != "" || !r.Host.Status.LastUpdated.Equal(t0) {
+		t.Fatalf("carried status: %+v", r.Host.Status)
+	}
+	// deleteSource deletes (no status) at once.
+	if d := h.ok(SetPivotedCmd{Name: "h1", To: "b", DeleteSource: true}).(DeleteHostResult); !d.Deleted {
+		t.Fatal("deleteSource did not delete")
+	}
+	h.refused(SetPivotedCmd{Name: "nope", To: "b"}, api.CodeNotFound)
+}
