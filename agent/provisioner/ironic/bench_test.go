@@ -135,6 +135,7 @@ func BenchmarkRegisterAdoptRedfish1Host(b *testing.B) { benchRegisterAdopt(b, ""
 
 // 100 hosts on a pool of workers, redfish driver against bmcsim.
 func BenchmarkRegisterAdoptRedfish100Hosts1Worker(b *testing.B)  { benchRegisterAdopt(b, "", 100, 1) }
+func BenchmarkRegisterAdoptRedfish100Hosts4Workers(b *testing.B) { benchRegisterAdopt(b, "", 100, 4) }
 func BenchmarkRegisterAdoptRedfish100Hosts8Workers(b *testing.B) { benchRegisterAdopt(b, "", 100, 8) }
 func BenchmarkRegisterAdoptRedfish100Hosts32Workers(b *testing.B) {
 	benchRegisterAdopt(b, "", 100, 32)
