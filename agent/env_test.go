@@ -78,9 +78,11 @@ func newEnv(t testing.TB, o envOpts) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.admin.SetCredentials(ctx(t), "bmc", api.Credentials{Username: "admin", Password: "password"}); err != nil {
-		t.Fatal(err)
-	}
+	// The token file may appear a moment before the cluster knows the
+	// token: wait for an authenticated write to go through.
+	testenv.Eventually(t, 60*time.Second, "the admin token accepted", func() error {
+		return e.admin.SetCredentials(ctx(t), "bmc", api.Credentials{Username: "admin", Password: "password"})
+	})
 	if o.bmcs > 0 {
 		simBin := testenv.Binary(t, "rackfence-bmcsim")
 		e.audit = filepath.Join(e.dir, "bmc-audit.jsonl")
