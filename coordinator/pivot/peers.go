@@ -10,65 +10,57 @@ import (
 	"github.com/rackfence/rackfence/shared/client"
 )
 
-// Peers are the other tiers this one may hand hosts to or take them from,
-// each with the client (and operator token) used to call it.
+// Peers are the other tiers this one may hand hosts to or take them from
+// (--peer-tier NAME=URL), each called with an operator token read from a
+// file (--peer-token-file NAME=FILE). The file is read at each call, so a
+// token can be created in the other tier after this one started, and
+// rotated without a restart.
 type Peers struct {
-	self    string
-	clients map[string]*client.Client
+	self   string
+	urls   map[string]string
+	tokens map[string]string // tier → token file
 }
 
-// ParsePeers builds Peers from --peer-tier NAME=URL and --peer-token-file
-// NAME=FILE values. A tier without a token file gets no token (its API
-// must then accept the request anonymously, which ours does not).
-func ParsePeers(self string, tiers, tokenFiles []string) (*Peers, error) {
-	p := &Peers{self: self, clients: map[string]*client.Client{}}
-	tokens := map[string]string{}
-	for _, kv := range tokenFiles {
-		name, file, ok := strings.Cut(kv, "=")
-		if !ok || name == "" || file == "" {
-			return nil, fmt.Errorf("--peer-token-file: %q is not NAME=FILE", kv)
-		}
-		tok, err := client.ReadTokenFile(file)
-		if err != nil {
-			return nil, fmt.Errorf("--peer-token-file %s: %w", name, err)
-		}
-		tokens[name] = tok
-	}
-	for _, kv := range tiers {
-		name, url, ok := strings.Cut(kv, "=")
-		if !ok || url == "" {
-			return nil, fmt.Errorf("--peer-tier: %q is not NAME=URL", kv)
-		}
+// NewPeers checks the configured tiers and token files.
+func NewPeers(self string, tiers, tokenFiles map[string]string) (*Peers, error) {
+	p := &Peers{self: self, urls: map[string]string{}, tokens: map[string]string{}}
+	for name, url := range tiers {
 		if err := api.ValidateName("--peer-tier", name); err != nil {
 			return nil, err
 		}
 		if name == self {
 			return nil, fmt.Errorf("--peer-tier: %q is this tier's own name", name)
 		}
-		c, err := client.New(client.Config{Coordinator: url, Token: tokens[name],
-			UserAgent: "rackfence-coordinator/pivot (tier=" + self + ")", Timeout: 10 * time.Second, RetryFor: 5 * time.Second})
-		if err != nil {
+		if _, err := client.ParseURLs(url); err != nil {
 			return nil, fmt.Errorf("--peer-tier %s: %w", name, err)
 		}
-		p.clients[name] = c
+		p.urls[name] = url
 	}
-	for name := range tokens {
-		if _, ok := p.clients[name]; !ok {
+	for name, file := range tokenFiles {
+		if _, ok := p.urls[name]; !ok {
 			return nil, fmt.Errorf("--peer-token-file names tier %q, which has no --peer-tier", name)
 		}
+		p.tokens[name] = file
 	}
 	return p, nil
 }
 
-// Tier returns the client of a peer tier.
+// Tier returns a client of a peer tier, with its token read now.
 func (p *Peers) Tier(name string) (*client.Client, error) {
-	if p != nil {
-		if c, ok := p.clients[name]; ok {
-			return c, nil
-		}
+	if p == nil || p.urls[name] == "" {
+		return nil, fmt.Errorf("%w %q: configure it with --peer-tier %s=URL and --peer-token-file %s=FILE (known: %s)",
+			ErrUnknownTier, name, name, name, strings.Join(p.Names(), ", "))
 	}
-	return nil, fmt.Errorf("%w %q: configure it with --peer-tier %s=URL and --peer-token-file %s=FILE (known: %s)",
-		ErrUnknownTier, name, name, name, strings.Join(p.Names(), ", "))
+	tok := ""
+	if f := p.tokens[name]; f != "" {
+		t, err := client.ReadTokenFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("token of tier %s: %w", name, err)
+		}
+		tok = t
+	}
+	return client.New(client.Config{Coordinator: p.urls[name], Token: tok,
+		UserAgent: "rackfence-coordinator/pivot (tier=" + p.self + ")", Timeout: 10 * time.Second, RetryFor: 3 * time.Second})
 }
 
 // Names lists the configured peer tiers.
@@ -77,7 +69,7 @@ func (p *Peers) Names() []string {
 		return nil
 	}
 	var n []string
-	for k := range p.clients {
+	for k := range p.urls {
 		n = append(n, k)
 	}
 	sort.Strings(n)
