@@ -36,7 +36,7 @@ func TestDemo(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "demo")
 	httpPort := testenv.FreePort(t, "127.0.0.1")
 	raftPort := testenv.FreePort(t, "127.0.0.1")
-	bmcPort := testenv.FreePorts(t, "127.0.0.1", 24)
+	bmcPort := freeRange(t, 24)
 	metricsPort := testenv.FreePorts(t, "127.0.0.1", 2)
 	env := func(duration int) []string {
 		return []string{
@@ -118,4 +118,34 @@ func TestDemo(t *testing.T) {
 	if !exited || err != nil || !strings.Contains(p2.Output(), "demo done") {
 		t.Fatalf("second demo run: exited=%v err=%v\n%s", exited, err, p2.Output())
 	}
+}
+
+// freeRange finds n consecutive free loopback ports below the ephemeral
+// range (32768+ here), where client connections of busy parallel tests
+// rarely leave holes; testenv.FreePorts can fail to find 24 in a row there.
+func freeRange(t *testing.T, n int) int {
+	t.Helper()
+	start := 10000 + (os.Getpid()*131)%15000
+	for base := start; base < start+15000; base++ {
+		b := 10000 + (base-10000)%20000
+		ok := true
+		var ls []net.Listener
+		for i := 0; i < n && ok; i++ {
+			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", b+i))
+			if err != nil {
+				ok = false
+				base += i // skip past the busy port
+				break
+			}
+			ls = append(ls, l)
+		}
+		for _, l := range ls {
+			l.Close()
+		}
+		if ok {
+			return b
+		}
+	}
+	t.Fatalf("no %d consecutive free ports", n)
+	return 0
 }
