@@ -1,0 +1,237 @@
+// Package rig starts rackfence's real processes for process-level tests:
+// coordinators (one per tier), a rackfence-bmcsim, and rack agents, with
+// the helpers tests use to drive and observe them. Everything is a real
+// binary on loopback; nothing is faked.
+package rig
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/testenv"
+)
+
+// Ctx returns a context bounded by a generous deadline, cancelled at cleanup.
+func Ctx(t testing.TB) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+// Coordinator is one single-node rackfence-coordinator cluster (a tier).
+type Coordinator struct {
+	T     testing.TB
+	Tier  string
+	Dir   string
+	URL   string
+	Admin *client.Client
+	Proc  *testenv.Process
+	args  []string
+}
+
+// CoordOpts configure StartCoordinator.
+type CoordOpts struct {
+	Tier string // --tier (default "default")
+	// Peers maps peer tier names to their API URLs; PeerTokens to token
+	// files (which may be written after the start: they are read per call).
+	Peers      map[string]string
+	PeerTokens map[string]string
+	// HTTPPort fixes the API port (0 = a free one), so a test can name this
+	// tier's URL to another tier before starting it.
+	HTTPPort int
+}
+
+// StartCoordinator starts a coordinator in dir and waits until it accepts
+// an authenticated write (credentials "bmc" = admin/password are set).
+func StartCoordinator(t testing.TB, dir string, o CoordOpts) *Coordinator {
+	t.Helper()
+	if o.Tier == "" {
+		o.Tier = "default"
+	}
+	c := &Coordinator{T: t, Tier: o.Tier, Dir: dir}
+	hp := o.HTTPPort
+	if hp == 0 {
+		hp = testenv.FreePort(t, "127.0.0.1")
+	}
+	rp := testenv.FreePort(t, "127.0.0.1")
+	c.URL = fmt.Sprintf("http://127.0.0.1:%d", hp)
+	c.args = []string{"--data-dir", filepath.Join(dir, "data"), "--http-addr", fmt.Sprintf("127.0.0.1:%d", hp),
+		"--raft-addr", fmt.Sprintf("127.0.0.1:%d", rp), "--node-id", o.Tier + "-1", "--tier", o.Tier}
+	for n, u := range o.Peers {
+		c.args = append(c.args, "--peer-tier", n+"="+u)
+	}
+	for n, f := range o.PeerTokens {
+		c.args = append(c.args, "--peer-token-file", n+"="+f)
+	}
+	c.Start()
+	tok, err := client.ReadTokenFile(filepath.Join(dir, "data", "admin.token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Admin, err = client.New(client.Config{Coordinator: c.URL, Token: tok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 60*time.Second, "the admin token accepted by "+o.Tier, func() error {
+		return c.Admin.SetCredentials(Ctx(t), "bmc", api.Credentials{Username: "admin", Password: "password"})
+	})
+	return c
+}
+
+// Start (re)starts the process on the same data dir and ports and waits
+// for /v1/health.
+func (c *Coordinator) Start() {
+	t := c.T
+	t.Helper()
+	c.Proc = testenv.Start(t, "coordinator "+c.Tier, testenv.Binary(t, "rackfence-coordinator"), nil, c.args...)
+	tok := filepath.Join(c.Dir, "data", "admin.token")
+	testenv.Eventually(t, 60*time.Second, "coordinator "+c.Tier+" serving", func() error {
+		if c.Proc.Exited() {
+			t.Fatalf("coordinator %s exited:\n%s", c.Tier, c.Proc.Output())
+		}
+		if _, err := os.Stat(tok); err != nil {
+			return err
+		}
+		resp, err := http.Get(c.URL + "/v1/health")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			return fmt.Errorf("health %d", resp.StatusCode)
+		}
+		return nil
+	})
+}
+
+// Token creates a token of role (and rack for agents) and writes it to a
+// file in the coordinator's directory, returning the path.
+func (c *Coordinator) Token(role, rack, file string) string {
+	c.T.Helper()
+	tr, err := c.Admin.CreateToken(Ctx(c.T), api.TokenRequest{Role: role, Rack: rack})
+	if err != nil {
+		c.T.Fatal(err)
+	}
+	p := filepath.Join(c.Dir, file)
+	if err := os.WriteFile(p, []byte(tr.Token+"\n"), 0o600); err != nil {
+		c.T.Fatal(err)
+	}
+	return p
+}
+
+// StartAgent runs rackfence-agent for rack with test-friendly timings (a
+// 5 s lease) and a guard audit file in the coordinator's directory.
+func (c *Coordinator) StartAgent(rack, id string, extra ...string) *testenv.Process {
+	c.T.Helper()
+	args := []string{"--coordinator", c.URL, "--token-file", c.Token(api.RoleAgent, rack, "agent-"+id+".token"),
+		"--rack", rack, "--agent-id", id, "--lease-ttl", "5s", "--log-level", "debug",
+		"--audit-file", filepath.Join(c.Dir, "guard-"+id+".jsonl")}
+	return testenv.Start(c.T, "agent "+id, testenv.Binary(c.T, "rackfence-agent"), nil, append(args, extra...)...)
+}
+
+// Apply creates or updates a host.
+func (c *Coordinator) Apply(h *api.Host) {
+	c.T.Helper()
+	if _, _, err := c.Admin.ApplyHost(Ctx(c.T), h); err != nil {
+		c.T.Fatalf("apply %s in %s: %v", h.Name, c.Tier, err)
+	}
+}
+
+// Host reads a host, failing the test on error.
+func (c *Coordinator) Host(name string) *api.Host {
+	c.T.Helper()
+	h, err := c.Admin.GetHost(Ctx(c.T), name)
+	if err != nil {
+		c.T.Fatalf("get %s in %s: %v", name, c.Tier, err)
+	}
+	return h
+}
+
+// WaitHost waits until cond(host) is nil.
+func (c *Coordinator) WaitHost(name string, timeout time.Duration, what string, cond func(h *api.Host) error) *api.Host {
+	c.T.Helper()
+	var last *api.Host
+	testenv.Eventually(c.T, timeout, c.Tier+"/"+name+" "+what, func() error {
+		h, err := c.Admin.GetHost(Ctx(c.T), name)
+		if err != nil {
+			return err
+		}
+		last = h
+		return cond(h)
+	})
+	return last
+}
+
+// StateIs is a WaitHost condition: provisioning state prov and, when op is
+// not empty, operational status op.
+func StateIs(prov, op string) func(h *api.Host) error {
+	return func(h *api.Host) error {
+		if h.Status == nil {
+			return fmt.Errorf("no status yet")
+		}
+		if h.Status.ProvisioningState != prov || (op != "" && h.Status.OperationalStatus != op) {
+			return fmt.Errorf("state %s/%s (error %q %q, count %d), want %s/%s", h.Status.ProvisioningState,
+				h.Status.OperationalStatus, h.Status.ErrorType, h.Status.ErrorMessage, h.Status.ErrorCount, prov, op)
+		}
+		return nil
+	}
+}
+
+var listening = regexp.MustCompile(`listening on 127\.0\.0\.1:(\d+)-`)
+
+// Sim is a running rackfence-bmcsim.
+type Sim struct {
+	T     testing.TB
+	Base  int
+	N     int
+	Audit string
+	Proc  *testenv.Process
+}
+
+// StartSim starts n simulated BMCs (user admin / password password) with an
+// audit file in dir.
+func StartSim(t testing.TB, dir string, n int, latency time.Duration) *Sim {
+	t.Helper()
+	s := &Sim{T: t, N: n, Audit: filepath.Join(dir, "bmc-audit.jsonl")}
+	args := []string{"--hosts", strconv.Itoa(n), "--base-port", "0", "--audit", s.Audit}
+	if latency > 0 {
+		args = append(args, "--latency", latency.String())
+	}
+	s.Proc = testenv.Start(t, "bmcsim", testenv.Binary(t, "rackfence-bmcsim"), nil, args...)
+	testenv.Eventually(t, 60*time.Second, "bmcsim serving", func() error {
+		if s.Proc.Exited() {
+			t.Fatalf("bmcsim exited:\n%s", s.Proc.Output())
+		}
+		m := listening.FindStringSubmatch(s.Proc.Output())
+		if m == nil {
+			return fmt.Errorf("no listening line yet")
+		}
+		s.Base, _ = strconv.Atoi(m[1])
+		_, err := s.State(n - 1)
+		return err
+	})
+	return s
+}
+
+// Address is the BMC address of simulator index i.
+func (s *Sim) Address(i int) string {
+	return fmt.Sprintf("redfish+http://127.0.0.1:%d/redfish/v1/Systems/1", s.Base+i)
+}
+
+// MAC is the boot MAC of simulator index i.
+func (s *Sim) MAC(i int) string { return fmt.Sprintf("52:54:00:00:%02x:%02x", i>>8, i&0xff) }
+
+// Host is a host spec on rack using BMC i, credentials "bmc".
+func (s *Sim) Host(name, rack string, i int) *api.Host {
+	return &api.Host{Name: name, Rack: rack, Online: true,
+		BMC: api.BMC{Address: s.Address(i), Credentials: "bmc"}, BootMACAddress: s.MAC(i)}
+}
