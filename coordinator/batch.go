@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -28,6 +29,9 @@ type batcher struct {
 	// inflight bounds the batches submitted and not yet committed: while
 	// they are, new writes queue up and form a larger next batch.
 	inflight chan struct{}
+	// active counts writes queued or in flight (batched or direct); the
+	// store sends a write directly when it is zero.
+	active atomic.Int64
 }
 
 // maxInflight batches may be in Raft at once: two keep the disk and the
@@ -95,7 +99,10 @@ func (b *batcher) submit(batch []*pending) {
 	}
 	f := b.r.Apply(data, b.timeout)
 	go func() {
-		defer func() { <-b.inflight }()
+		defer func() {
+			b.active.Add(-int64(len(batch)))
+			<-b.inflight
+		}()
 		if err := f.Error(); err != nil {
 			for _, p := range batch {
 				p.done <- Result{Err: mapRaftErr(err)}
@@ -121,6 +128,23 @@ func (b *batcher) submit(batch []*pending) {
 			}
 		}
 	}()
+}
+
+// direct applies one command as its own log entry, from the caller's
+// goroutine; the caller already counted it in active.
+func (b *batcher) direct(data []byte) Result {
+	defer b.active.Add(-1)
+	if b.m != nil {
+		b.m.batchSize.Observe(1)
+	}
+	f := b.r.Apply(data, b.timeout)
+	if err := f.Error(); err != nil {
+		return Result{Err: mapRaftErr(err)}
+	}
+	if r, ok := f.Response().(Result); ok {
+		return r
+	}
+	return Result{}
 }
 
 func mapRaftErr(err error) error {

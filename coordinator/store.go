@@ -193,19 +193,30 @@ func (s *Store) Apply(ctx context.Context, c Command) (any, error) {
 		return nil, err
 	}
 	start := time.Now()
+	defer func() {
+		if s.cfg.Metrics != nil {
+			s.cfg.Metrics.applyLatency.Observe(time.Since(start).Seconds())
+		}
+	}()
+	// A lone write (nothing queued or in flight) goes straight to raft
+	// from this goroutine: two fewer hand-offs on the latency path.
+	if s.batch.active.CompareAndSwap(0, 1) {
+		r := s.batch.direct(data)
+		return r.Value, r.Err
+	}
+	s.batch.active.Add(1)
 	p := &pending{key: c.Key(), data: data, done: make(chan Result, 1)}
 	select {
 	case s.batch.in <- p:
 	case <-ctx.Done():
+		s.batch.active.Add(-1)
 		return nil, ctx.Err()
 	case <-s.closing:
+		s.batch.active.Add(-1)
 		return nil, ErrShutdown
 	}
 	select {
 	case r := <-p.done:
-		if s.cfg.Metrics != nil {
-			s.cfg.Metrics.applyLatency.Observe(time.Since(start).Seconds())
-		}
 		return r.Value, r.Err
 	case <-ctx.Done():
 		return nil, ctx.Err()

@@ -30,7 +30,7 @@ func TestPivotBetweenTiers(t *testing.T) {
 		tf := filepath.Join(t.TempDir(), "peer.token")
 		if peerTok, err := os.ReadFile(filepath.Join(peerDir(dirA, dirB, peer), coordinator.AdminTokenFile)); err == nil {
 			os.WriteFile(tf, peerTok, 0o600)
-			peers, err := pivot.ParsePeers(tier, []string{peer + "=" + peerURL}, []string{peer + "=" + tf})
+			peers, err := pivot.NewPeers(tier, map[string]string{peer: peerURL}, map[string]string{peer: tf})
 			if err != nil {
 				t.Fatal(err)
 			}

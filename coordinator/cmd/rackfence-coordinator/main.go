@@ -150,8 +150,8 @@ func serve(o options, fs *pflag.FlagSet, log *slog.Logger) error {
 		return err
 	}
 	var peers *pivot.Peers
-	if len(o.peerTiers) > 0 {
-		if peers, err = pivot.ParsePeers(o.tier, o.peerTiers, o.peerTokenFiles); err != nil {
+	if len(peerTiers) > 0 {
+		if peers, err = pivot.NewPeers(o.tier, peerTiers, peerTokens); err != nil {
 			return err
 		}
 	}
