@@ -106,7 +106,11 @@ func (x *Ctx) pivot(cl *client.Client, names []string, req api.PivotRequest, wai
 			if p := last[n]; p != nil {
 				line := p.Phase
 				if p.DestinationState != "" {
-					line += fmt.Sprintf(" (in %s: %s/%s)", p.To, p.DestinationState, p.DestinationStatus)
+					dst := p.DestinationState
+					if p.DestinationStatus != "" {
+						dst += "/" + p.DestinationStatus
+					}
+					line += fmt.Sprintf(" (in %s: %s)", p.To, dst)
 				}
 				if p.Message != "" {
 					line += ": " + p.Message
