@@ -19,7 +19,7 @@ import (
 // r1 — sharing one rackfence-bmcsim, each with an operator token of the
 // other for pivots.
 type tiers struct {
-	t         *testing.T
+	t         testing.TB
 	a, b      *rig.Coordinator
 	sim       *rig.Sim
 	agentA    string
@@ -29,7 +29,7 @@ type tiers struct {
 	ctlBin    string
 }
 
-func startTiers(t *testing.T, bmcs int) *tiers {
+func startTiers(t testing.TB, bmcs int) *tiers {
 	t.Helper()
 	dir := t.TempDir()
 	dirA, dirB := filepath.Join(dir, "a"), filepath.Join(dir, "b")
