@@ -1,0 +1,201 @@
+package bmc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rackfence/rackfence/shared/testenv"
+)
+
+// openIPMISim is one BMC of openipmi's ipmi_sim started by
+// deploy/peers/ipmi_sim.sh: a second, independent IPMI implementation
+// beside pyghmi's fakebmc (ipmi_test.go).
+type openIPMISim struct {
+	Addr string // ipmi://127.0.0.1:PORT
+	Dir  string // STATEDIR/bmc0: power, boot, commands.log
+}
+
+// startOpenIPMISim starts one ipmi_sim BMC through deploy/peers/ipmi_sim.sh
+// and stops it on cleanup. WATCH_PID makes the script stop it if this test
+// binary is killed before cleanup runs.
+func startOpenIPMISim(t *testing.T) openIPMISim {
+	t.Helper()
+	_, errT := exec.LookPath("ipmitool")
+	testenv.RequirePeer(t, errT == nil, "ipmitool on PATH")
+	_, errS := os.Stat("/usr/bin/ipmi_sim")
+	testenv.RequirePeer(t, errS == nil, "/usr/bin/ipmi_sim (openipmi)")
+	script := filepath.Join(testenv.RepoRoot(t), "deploy", "peers", "ipmi_sim.sh")
+	state := t.TempDir()
+	t.Cleanup(func() {
+		if out, err := exec.Command("/bin/sh", script, "stop", state).CombinedOutput(); err != nil {
+			t.Errorf("ipmi_sim.sh stop: %v\n%s", err, out)
+		}
+	})
+	// FreePort checks TCP; the script refuses a UDP port already in use, so
+	// a rare clash just costs another try.
+	var port int
+	var out []byte
+	for try := 0; ; try++ {
+		port = testenv.FreePort(t, "127.0.0.1")
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		cmd := exec.CommandContext(ctx, "/bin/sh", script, "start", state, fmt.Sprint(port), "1")
+		cmd.Env = append(os.Environ(), fmt.Sprintf("WATCH_PID=%d", os.Getpid()), "IPMI_SIM_START_TIMEOUT=60")
+		var err error
+		out, err = cmd.CombinedOutput()
+		cancel()
+		if err == nil {
+			break
+		}
+		if try >= 3 || !strings.Contains(string(out), "already in use") {
+			t.Fatalf("ipmi_sim.sh start: %v\n%s", err, out)
+		}
+	}
+	t.Logf("%s", strings.TrimSpace(string(out)))
+	return openIPMISim{Addr: fmt.Sprintf("ipmi://127.0.0.1:%d", port), Dir: filepath.Join(state, "bmc0")}
+}
+
+// Commands returns the power/boot commands the simulated BMC received, one
+// "set PARM VALUE" per element (the timestamp cut off).
+func (s openIPMISim) Commands(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(s.Dir, "commands.log"))
+	if err != nil {
+		t.Fatalf("read commands.log: %v", err)
+	}
+	var cmds []string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if _, rest, ok := strings.Cut(line, " "); ok {
+			cmds = append(cmds, rest)
+		}
+	}
+	return cmds
+}
+
+// State returns the content of the simulator's power or boot file.
+func (s openIPMISim) State(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(s.Dir, name))
+	if err != nil {
+		t.Fatalf("read %s: %v", name, err)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// Real ipmitool, through bmclib's IPMI provider and the guard, against
+// openipmi's ipmi_sim; the simulator's own record proves each command
+// arrived.
+func TestOpenIPMISimOperations(t *testing.T) {
+	sim := startOpenIPMISim(t)
+	ctx := testCtx(t)
+	mem := &MemoryAudit{}
+	g, _ := leasedGuard(5*time.Minute, mem)
+	opts := Options{Timeout: 30 * time.Second, MutationTimeout: 30 * time.Second}
+	c, err := Dial(ctx, Target{Address: sim.Addr, Username: "admin", Password: "password"}, opts)
+	if err != nil {
+		t.Fatalf("dial %s: %v", sim.Addr, err)
+	}
+	defer c.Close(ctx)
+	if c.Protocol() != "ipmi" {
+		t.Fatalf("protocol %s; want ipmi", c.Protocol())
+	}
+	if on, err := c.PowerState(ctx); err != nil || on {
+		t.Fatalf("power state = %v, %v; want off", on, err)
+	}
+	if got := sim.Commands(t); len(got) != 0 {
+		t.Fatalf("open and power get sent commands to the BMC: %q", got)
+	}
+	if err := c.SetBootDevice(ctx, g, "i0", "pxe", false); err != nil {
+		t.Fatalf("boot pxe: %v", err)
+	}
+	if got := sim.State(t, "boot"); got != "pxe" {
+		t.Fatalf("simulator boot device %q; want pxe", got)
+	}
+	if err := c.SetPower(ctx, g, "i0", true); err != nil {
+		t.Fatalf("power on: %v", err)
+	}
+	if on, err := c.PowerState(ctx); err != nil || !on {
+		t.Fatalf("power state after on = %v, %v; want on", on, err)
+	}
+	if err := c.SetPower(ctx, g, "i0", false); err != nil {
+		t.Fatalf("power off: %v", err)
+	}
+	if on, err := c.PowerState(ctx); err != nil || on {
+		t.Fatalf("power state after off = %v, %v; want off", on, err)
+	}
+	if got, want := strings.Join(sim.Commands(t), ","), "set boot pxe,set power 1,set power 0"; got != want {
+		t.Fatalf("the BMC received %q; want %q", got, want)
+	}
+	var ops []string
+	for _, r := range mem.Records() {
+		ops = append(ops, r.Op+"="+r.Outcome)
+	}
+	if got, want := strings.Join(ops, ","), "boot pxe=ok,power on=ok,power off=ok"; got != want {
+		t.Fatalf("guard audit %q; want %q", got, want)
+	}
+}
+
+// A fenced call never reaches the BMC: with the lease gone, and with the
+// host blocked, SetPower and SetBootDevice return ErrFenced and ipmi_sim's
+// command log stays empty.
+func TestOpenIPMISimFencedSendsNothing(t *testing.T) {
+	sim := startOpenIPMISim(t)
+	ctx := testCtx(t)
+	mem := &MemoryAudit{}
+	g, h := leasedGuard(5*time.Minute, mem)
+	c, err := Dial(ctx, Target{Address: sim.Addr, Username: "admin", Password: "password"},
+		Options{Timeout: 30 * time.Second, MutationTimeout: 30 * time.Second})
+	if err != nil {
+		t.Fatalf("dial %s: %v", sim.Addr, err)
+	}
+	defer c.Close(ctx)
+	g.Block("i0")
+	if err := c.SetPower(ctx, g, "i0", true); !errors.Is(err, ErrFenced) {
+		t.Fatalf("power on of a blocked host: %v; want ErrFenced", err)
+	}
+	g.Unblock("i0")
+	h.Clear()
+	if err := c.SetPower(ctx, g, "i0", true); !errors.Is(err, ErrFenced) {
+		t.Fatalf("power on without a lease: %v; want ErrFenced", err)
+	}
+	if err := c.SetBootDevice(ctx, g, "i0", "pxe", false); !errors.Is(err, ErrFenced) {
+		t.Fatalf("boot pxe without a lease: %v; want ErrFenced", err)
+	}
+	if got := sim.Commands(t); len(got) != 0 {
+		t.Fatalf("fenced calls reached the BMC: %q", got)
+	}
+	if on, err := c.PowerState(ctx); err != nil || on {
+		t.Fatalf("power state = %v, %v; want off", on, err)
+	}
+	if n := len(mem.Records()); n != 3 {
+		t.Fatalf("guard audit has %d records; want 3 refusals", n)
+	}
+}
+
+func TestOpenIPMISimWrongPassword(t *testing.T) {
+	sim := startOpenIPMISim(t)
+	ctx := testCtx(t)
+	secret := "wrong-s3cret-pw"
+	_, err := Dial(ctx, Target{Address: sim.Addr, Username: "admin", Password: secret}, Options{Timeout: 60 * time.Second})
+	t.Logf("wrong password: %v", err)
+	if !errors.Is(err, ErrAuth) {
+		t.Fatalf("wrong password against ipmi_sim: %v; want ErrAuth", err)
+	}
+	if strings.Contains(err.Error(), secret) {
+		t.Fatalf("error leaks the password: %v", err)
+	}
+	_, err = Dial(ctx, Target{Address: sim.Addr, Username: "nobody", Password: "password"}, Options{Timeout: 60 * time.Second})
+	t.Logf("unknown user: %v", err)
+	if !errors.Is(err, ErrAuth) {
+		t.Fatalf("unknown user against ipmi_sim: %v; want ErrAuth", err)
+	}
+	if got := sim.Commands(t); len(got) != 0 {
+		t.Fatalf("refused logins reached the chassis: %q", got)
+	}
+}
