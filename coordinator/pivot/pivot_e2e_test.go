@@ -31,6 +31,13 @@ type tiers struct {
 
 func startTiers(t testing.TB, bmcs int) *tiers {
 	t.Helper()
+	return startTiersWith(t, bmcs, nil, nil)
+}
+
+// startTiersWith starts the tiers with extra rackfence-agent arguments per
+// tier (e.g. --provisioner ironic --ironic-url …).
+func startTiersWith(t testing.TB, bmcs int, agentArgsA, agentArgsB []string) *tiers {
+	t.Helper()
 	dir := t.TempDir()
 	dirA, dirB := filepath.Join(dir, "a"), filepath.Join(dir, "b")
 	pA, pB := testenv.FreePort(t, "127.0.0.1"), testenv.FreePort(t, "127.0.0.1")
@@ -47,8 +54,8 @@ func startTiers(t testing.TB, bmcs int) *tiers {
 	x.adminTokA = filepath.Join(dirA, "data", "admin.token")
 	x.adminTokB = filepath.Join(dirB, "data", "admin.token")
 	x.sim = rig.StartSim(t, dir, bmcs, 0)
-	x.a.StartAgent("r1", x.agentA)
-	x.b.StartAgent("r1", x.agentB)
+	x.a.StartAgent("r1", x.agentA, agentArgsA...)
+	x.b.StartAgent("r1", x.agentB, agentArgsB...)
 	return x
 }
 
