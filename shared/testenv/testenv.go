@@ -104,7 +104,9 @@ func Binary(t testing.TB, name string) string {
 
 var (
 	portMu   sync.Mutex
-	nextPort = 20000 + (os.Getpid()*37)%20000
+	// Below the kernel's ephemeral range (32768–60999), where outgoing
+	// connections of busy tests would otherwise collide with our listeners.
+	nextPort = 10000 + (os.Getpid()*37)%20000
 )
 
 // FreePort returns a TCP port free on host (e.g. "127.0.0.1", "127.0.0.2")
@@ -117,8 +119,8 @@ func FreePort(t testing.TB, host string) int {
 	for i := 0; i < 2000; i++ {
 		p := nextPort
 		nextPort++
-		if nextPort > 60000 {
-			nextPort = 20000
+		if nextPort > 32000 {
+			nextPort = 10000
 		}
 		l, err := net.Listen("tcp", net.JoinHostPort(host, fmt.Sprint(p)))
 		if err != nil {
