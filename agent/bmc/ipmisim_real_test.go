@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -25,7 +26,7 @@ type openIPMISim struct {
 // startOpenIPMISim starts one ipmi_sim BMC through deploy/peers/ipmi_sim.sh
 // and stops it on cleanup. WATCH_PID makes the script stop it if this test
 // binary is killed before cleanup runs.
-func startOpenIPMISim(t *testing.T) openIPMISim {
+func startOpenIPMISim(t testing.TB) openIPMISim {
 	t.Helper()
 	_, errT := exec.LookPath("ipmitool")
 	testenv.RequirePeer(t, errT == nil, "ipmitool on PATH")
@@ -63,7 +64,7 @@ func startOpenIPMISim(t *testing.T) openIPMISim {
 
 // Commands returns the power/boot commands the simulated BMC received, one
 // "set PARM VALUE" per element (the timestamp cut off).
-func (s openIPMISim) Commands(t *testing.T) []string {
+func (s openIPMISim) Commands(t testing.TB) []string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(s.Dir, "commands.log"))
 	if err != nil {
@@ -79,7 +80,7 @@ func (s openIPMISim) Commands(t *testing.T) []string {
 }
 
 // State returns the content of the simulator's power or boot file.
-func (s openIPMISim) State(t *testing.T, name string) string {
+func (s openIPMISim) State(t testing.TB, name string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(s.Dir, name))
 	if err != nil {
@@ -197,5 +198,102 @@ func TestOpenIPMISimWrongPassword(t *testing.T) {
 	}
 	if got := sim.Commands(t); len(got) != 0 {
 		t.Fatalf("refused logins reached the chassis: %q", got)
+	}
+}
+
+// The script's contract: N BMCs on consecutive ports, pid files, a busy
+// port refused, and WATCH_PID stopping every BMC once that process is gone.
+func TestOpenIPMISimScript(t *testing.T) {
+	testenv.LookPath(t, "ipmitool")
+	_, errS := os.Stat("/usr/bin/ipmi_sim")
+	testenv.RequirePeer(t, errS == nil, "/usr/bin/ipmi_sim (openipmi)")
+	script := filepath.Join(testenv.RepoRoot(t), "deploy", "peers", "ipmi_sim.sh")
+	state := t.TempDir()
+	t.Cleanup(func() { _ = exec.Command("/bin/sh", script, "stop", state).Run() })
+	watched := exec.Command("sleep", "600")
+	if err := watched.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = watched.Process.Kill(); _ = watched.Wait() })
+	port := testenv.FreePorts(t, "127.0.0.1", 2)
+	cmd := exec.Command("/bin/sh", script, "start", state, fmt.Sprint(port), "2")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("WATCH_PID=%d", watched.Process.Pid))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("ipmi_sim.sh start: %v\n%s", err, out)
+	}
+	var pids []int
+	for i := 0; i < 2; i++ {
+		out, err := exec.Command("ipmitool", "-I", "lanplus", "-H", "127.0.0.1", "-p", fmt.Sprint(port+i),
+			"-U", "admin", "-P", "password", "-C", "3", "-N", "2", "-R", "3", "chassis", "power", "status").CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "off") {
+			t.Fatalf("bmc%d on port %d: %v: %s", i, port+i, err, out)
+		}
+		b, err := os.ReadFile(filepath.Join(state, fmt.Sprintf("bmc%d", i), "ipmi_sim.pid"))
+		if err != nil {
+			t.Fatalf("pid file of bmc%d: %v", i, err)
+		}
+		var pid int
+		if _, err := fmt.Sscan(string(b), &pid); err != nil || pid <= 0 {
+			t.Fatalf("pid file of bmc%d holds %q", i, b)
+		}
+		pids = append(pids, pid)
+	}
+	out, err := exec.Command("/bin/sh", script, "start", t.TempDir(), fmt.Sprint(port+1), "1").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "already in use") {
+		t.Fatalf("second start on a busy port: %v\n%s; want a refusal naming the port", err, out)
+	}
+	_ = watched.Process.Kill()
+	_ = watched.Wait()
+	testenv.Eventually(t, 60*time.Second, "WATCH_PID stopping both BMCs", func() error {
+		for _, pid := range pids {
+			if syscall.Kill(pid, 0) == nil {
+				return fmt.Errorf("ipmi_sim pid %d still runs", pid)
+			}
+		}
+		return nil
+	})
+	if out, err := exec.Command("/bin/sh", script, "status", state).CombinedOutput(); err == nil {
+		t.Fatalf("status after WATCH_PID died: exit 0, want 1\n%s", out)
+	}
+}
+
+// BenchmarkOpenIPMISimPowerState: one power read (ipmitool lanplus -C 3,
+// through bmclib) on an open Conn against ipmi_sim.
+func BenchmarkOpenIPMISimPowerState(b *testing.B) {
+	sim := startOpenIPMISim(b)
+	ctx := testCtx(b)
+	c, err := Dial(ctx, Target{Address: sim.Addr, Username: "admin", Password: "password"}, Options{Timeout: 30 * time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close(ctx)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := c.PowerState(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkOpenIPMISimPowerCycle: power on then off through the guard
+// against ipmi_sim (two ipmitool runs plus ipmi_sim's chassis_control).
+func BenchmarkOpenIPMISimPowerCycle(b *testing.B) {
+	sim := startOpenIPMISim(b)
+	ctx := testCtx(b)
+	g, _ := leasedGuard(time.Hour, nil)
+	c, err := Dial(ctx, Target{Address: sim.Addr, Username: "admin", Password: "password"},
+		Options{Timeout: 30 * time.Second, MutationTimeout: 30 * time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close(ctx)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := c.SetPower(ctx, g, "i0", true); err != nil {
+			b.Fatal(err)
+		}
+		if err := c.SetPower(ctx, g, "i0", false); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
