@@ -121,6 +121,11 @@ start() { # STATEDIR PORT N
 	}
 	mkdir -p "$1"
 	d=$(cd "$1" && pwd)
+	# ipmi_sim splits the chassis_control line on blanks, and sed renders
+	# lan.conf with '#' as delimiter: neither path may hold those.
+	case "$d$files" in
+	*[[:space:]\"#]*) die "STATEDIR '$d' and the repository path '$files' must not contain blanks, quotes or '#'" ;;
+	esac
 	export IPMI_PASSWORD=password
 	i=0
 	while [ "$i" -lt "$3" ]; do
