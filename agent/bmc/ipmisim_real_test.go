@@ -130,7 +130,7 @@ func TestOpenIPMISimOperations(t *testing.T) {
 	if on, err := c.PowerState(ctx); err != nil || on {
 		t.Fatalf("power state after off = %v, %v; want off", on, err)
 	}
-	if got, want := strings.Join(sim.Commands(t), ","), "set boot pxe,set power 1,set power 0"; got != want {
+	if got, want := strings.Join(simDistinct(sim.Commands(t)), ","), "set boot pxe,set power 1,set power 0"; got != want {
 		t.Fatalf("the BMC received %q; want %q", got, want)
 	}
 	var ops []string
@@ -296,4 +296,18 @@ func BenchmarkOpenIPMISimPowerCycle(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// simDistinct drops a command equal to the one before it: ipmitool resends a
+// request it got no answer to within its retry interval (a loaded machine),
+// and ipmi_sim may execute the copy. Power and boot settings are
+// idempotent, so a repeat is not a second operation.
+func simDistinct(cmds []string) []string {
+	var out []string
+	for i, c := range cmds {
+		if i == 0 || c != cmds[i-1] {
+			out = append(out, c)
+		}
+	}
+	return out
 }
