@@ -87,7 +87,9 @@ func TestIronicIPMIDriverAgainstOpenIPMISim(t *testing.T) {
 		Password:       "password",
 		BootMACAddress: fakeHost("x").BootMACAddress,
 	}
+	start := time.Now()
 	h.ProvisioningID = must(t, "register")(p.Register(ctx, h)).ProvisioningID
+	t.Logf("register (enroll, manage: Ironic reads power from ipmi_sim): %s", time.Since(start).Round(time.Millisecond))
 	t.Cleanup(func() {
 		dctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
@@ -104,12 +106,16 @@ func TestIronicIPMIDriverAgainstOpenIPMISim(t *testing.T) {
 		t.Fatalf("registration sent commands to the BMC: %q", got)
 	}
 
+	start = time.Now()
 	if r := must(t, "power on")(p.SetPower(ctx, h, true)); r.PoweredOn == nil || !*r.PoweredOn {
 		t.Fatalf("power on through Ironic: %+v", r)
 	}
+	t.Logf("power on through Ironic: %s", time.Since(start).Round(time.Millisecond))
+	start = time.Now()
 	if r := must(t, "power off")(p.SetPower(ctx, h, false)); r.PoweredOn == nil || *r.PoweredOn {
 		t.Fatalf("power off through Ironic: %+v", r)
 	}
+	t.Logf("power off through Ironic: %s", time.Since(start).Round(time.Millisecond))
 	if got, want := strings.Join(simDistinct(simCommands(t, dir)), ","), "set power 1,set power 0"; got != want {
 		t.Fatalf("the BMC received %q through Ironic; want %q", got, want)
 	}
