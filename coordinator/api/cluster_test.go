@@ -66,6 +66,9 @@ func TestClusterJoinForwardFailoverRestart(t *testing.T) {
 	agent := newToken(t, n2.url, admin, wire.RoleAgent, "r1")
 	var l wire.Lease
 	must(t, 200, "POST", n3.url+"/v1/racks/r1/lease", agent, wire.LeaseRequest{Holder: "a1", TTL: wire.Duration(20 * time.Second)}, &l)
+	// A lease nobody renews: only the new leader's re-armed timer can end it.
+	agent2 := newToken(t, n2.url, admin, wire.RoleAgent, "r2")
+	must(t, 200, "POST", n3.url+"/v1/racks/r2/lease", agent2, wire.LeaseRequest{Holder: "gone", TTL: wire.Duration(10 * time.Second)}, nil)
 	var st wire.ClusterStatus
 	must(t, 200, "GET", n2.url+"/v1/status", admin, nil, &st)
 	if st.State != "follower" || st.Leader != n1.url || st.ClusterID == "" || st.Tier != "test" {
@@ -95,6 +98,14 @@ func TestClusterJoinForwardFailoverRestart(t *testing.T) {
 	})
 	must(t, 200, "PUT", other.url+"/v1/racks/r1/lease", agent, wire.LeaseRequest{Holder: "a1", Epoch: l.Epoch}, nil)
 	must(t, 201, "PUT", other.url+"/v1/hosts/after", admin, testHost("after", "r1"), nil)
+	testenv.Eventually(t, 90*time.Second, "the new leader expires the unrenewed lease", func() error {
+		var rec wire.List[wire.LeaseRecord]
+		must(t, 200, "GET", nl.url+"/v1/racks/r2/leases", admin, nil, &rec)
+		if len(rec.Items) != 1 || rec.Items[0].End != "expired" {
+			return fmt.Errorf("history %+v", rec.Items)
+		}
+		return nil
+	})
 
 	// Restart n1 from its data dir, same addresses, no bootstrap, no join.
 	r1 := startNode(t, "n1", "127.0.0.1", n1.dir, false, port(t, n1.raftAddr), port(t, n1.url))
