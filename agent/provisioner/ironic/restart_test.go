@@ -2,7 +2,6 @@ package ironic_test
 
 import (
 	"errors"
-	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -74,5 +73,5 @@ func TestIronicRestartOnEmptyDatabase(t *testing.T) {
 			t.Fatalf("re-registration asked Ironic for a power change: %+v", a)
 		}
 	}
-	t.Log(fmt.Sprintf("guarded calls for %d hosts: %v", len(hosts), ops))
+	t.Logf("guarded calls for %d hosts: %v", len(hosts), ops)
 }
