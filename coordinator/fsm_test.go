@@ -389,3 +389,54 @@ func TestPivotedAndHandBack(t *testing.T) {
 	}
 	h.refused(SetPivotedCmd{Name: "nope", To: "b"}, api.CodeNotFound)
 }
+
+func TestMiscCommands(t *testing.T) {
+	h := newFSMT(t)
+	if v := h.ok(InitCmd{ClusterID: "c1", AdminTokenHash: HashToken("a")}); v != true {
+		t.Fatal("first init")
+	}
+	if v := h.ok(InitCmd{ClusterID: "c2"}); v != false || h.f.ClusterID() != "c1" {
+		t.Fatal("second init changed the cluster ID")
+	}
+	if ti, ok := h.f.Token(HashToken("a")); !ok || ti.Role != api.RoleAdmin {
+		t.Fatalf("admin token: %+v", ti)
+	}
+	h.ok(PutTokenCmd{Hash: HashToken("g"), Name: "agent-x", Role: api.RoleAgent, Rack: "r1"})
+	if ti, _ := h.f.Token(HashToken("g")); ti.Rack != "r1" || ti.Name != "agent-x" {
+		t.Fatalf("agent token: %+v", ti)
+	}
+	if _, ok := h.f.Token(HashToken("nope")); ok {
+		t.Fatal("unknown token found")
+	}
+	if v := h.ok(PutCredentialsCmd{Name: "c", Username: "u", Password: "p"}); v != true {
+		t.Fatal("created")
+	}
+	if v := h.ok(PutCredentialsCmd{Name: "c", Username: "u2", Password: "p2"}); v != false {
+		t.Fatal("updated")
+	}
+	if u, p, ok := h.f.Credentials("c"); !ok || u != "u2" || p != "p2" {
+		t.Fatal("credentials")
+	}
+	h.ok(PutHostCmd{Host: host("h1", "r1")})
+	if !h.f.RackUsesCredentials("r1", "c1") || h.f.RackUsesCredentials("r2", "c1") || h.f.RackUsesCredentials("r1", "c") {
+		t.Fatal("RackUsesCredentials")
+	}
+	h.ok(SetMemberCmd{ID: "n1", HTTPAddr: "http://a"})
+	h.ok(SetMemberCmd{ID: "n1", HTTPAddr: "http://b"})
+	if h.f.MemberHTTP("n1") != "http://b" {
+		t.Fatal("member")
+	}
+	h.ok(RemoveMemberCmd{ID: "n1"})
+	if h.f.MemberHTTP("n1") != "" {
+		t.Fatal("member not removed")
+	}
+	before := h.f.AppliedIndex()
+	h.ok(NoopCmd{Node: "n1"})
+	if h.f.AppliedIndex() != before+1 {
+		t.Fatal("noop not applied")
+	}
+	h.f.StoreConfiguration(before+5, raft.Configuration{})
+	if h.f.AppliedIndex() != before+5 {
+		t.Fatal("configuration entry does not count as applied")
+	}
+}
