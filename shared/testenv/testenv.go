@@ -103,7 +103,7 @@ func Binary(t testing.TB, name string) string {
 }
 
 var (
-	portMu   sync.Mutex
+	portMu sync.Mutex
 	// Below the kernel's ephemeral range (32768–60999), where outgoing
 	// connections of busy tests would otherwise collide with our listeners.
 	nextPort = 10000 + (os.Getpid()*37)%20000
