@@ -7,7 +7,7 @@
 # starts no services. Needs root (or sudo).
 set -euo pipefail
 pkgs=(ipmitool openipmi python3-pyghmi python3-sushy python3-ironic ironic-common
-      python3-ironicclient sqlite3 curl systemd iproute2)
+      python3-ironicclient sqlite3 curl systemd iproute2 strace)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
