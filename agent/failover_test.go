@@ -19,7 +19,7 @@ import (
 func TestCoordinatorFailover(t *testing.T) {
 	e := newEnv(t, envOpts{bmcs: 2})
 	bin := testenv.Binary(t, "rackfence-coordinator")
-	tokFile := filepath.Join(e.dir, "coord", "admin.token")
+	tokFile := e.adminTokenFile()
 	urls := []string{e.url}
 	procs := []*testenv.Process{e.coord}
 	for i := 2; i <= 3; i++ {
@@ -55,7 +55,7 @@ func TestCoordinatorFailover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.admin = admin
+	e.admin, e.c.Admin = admin, admin
 
 	e.apply(e.hostSpec("c0", "r1", 0))
 	e.apply(e.hostSpec("c1", "r1", 1))
@@ -118,7 +118,7 @@ func TestCoordinatorOutage(t *testing.T) {
 		t.Errorf("the agent kept its lease with no coordinator for 10 s (TTL 3s):\n%s", tail)
 	}
 
-	e.coord = testenv.Start(t, "coordinator (restarted)", testenv.Binary(t, "rackfence-coordinator"), nil, e.coordArgs...)
+	e.restartCoordinator()
 	testenv.Eventually(t, 60*time.Second, "the restarted coordinator serving", func() error {
 		_, err := e.admin.GetHost(ctx(t), "o0")
 		return err
