@@ -15,7 +15,6 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -28,6 +27,7 @@ import (
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/agent/provisioner/direct"
 	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/envflag"
 	"github.com/rackfence/rackfence/shared/fence"
 )
 
@@ -90,7 +90,7 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "rackfence-agent:", err)
 		return 2
 	}
-	if err := applyEnv(fs); err != nil {
+	if err := envflag.Apply(fs); err != nil {
 		fmt.Fprintln(os.Stderr, "rackfence-agent:", err)
 		return 2
 	}
@@ -108,24 +108,6 @@ func run(args []string) int {
 		return 1
 	}
 	return 0
-}
-
-// applyEnv fills every flag not given on the command line from
-// RACKFENCE_<FLAG>.
-func applyEnv(fs *pflag.FlagSet) error {
-	var err error
-	fs.VisitAll(func(f *pflag.Flag) {
-		if f.Changed || err != nil {
-			return
-		}
-		name := "RACKFENCE_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if v, ok := os.LookupEnv(name); ok {
-			if e := fs.Set(f.Name, v); e != nil {
-				err = fmt.Errorf("%s=%q: %v", name, v, e)
-			}
-		}
-	})
-	return err
 }
 
 func defaultAgentID() string {

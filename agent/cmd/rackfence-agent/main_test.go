@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/rackfence/rackfence/shared/envflag"
 )
 
 func TestEnvFillsFlagsNotGiven(t *testing.T) {
@@ -20,7 +22,7 @@ func TestEnvFillsFlagsNotGiven(t *testing.T) {
 	if err := fs.Parse([]string{"--workers", "8"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := applyEnv(fs); err != nil {
+	if err := envflag.Apply(fs); err != nil {
 		t.Fatal(err)
 	}
 	if *rack != "from-env" || *ttl != 4*time.Second {
@@ -32,7 +34,7 @@ func TestEnvFillsFlagsNotGiven(t *testing.T) {
 	t.Setenv("RACKFENCE_LEASE_TTL", "soon")
 	fs2 := pflag.NewFlagSet("y", pflag.ContinueOnError)
 	fs2.Duration("lease-ttl", time.Second, "")
-	if err := applyEnv(fs2); err == nil {
+	if err := envflag.Apply(fs2); err == nil {
 		t.Fatal("a bad RACKFENCE_LEASE_TTL was accepted")
 	}
 }

@@ -32,6 +32,7 @@ import (
 	capi "github.com/rackfence/rackfence/coordinator/api"
 	"github.com/rackfence/rackfence/coordinator/pivot"
 	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/envflag"
 )
 
 type options struct {
@@ -79,7 +80,7 @@ func run() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	if err := envDefaults(fs); err != nil {
+	if err := envflag.Apply(fs); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
@@ -95,34 +96,6 @@ func run() int {
 		return 1
 	}
 	return 0
-}
-
-// envDefaults fills every flag not given on the command line from
-// RACKFENCE_<FLAG> (upper case, dashes to underscores); repeatable flags
-// take a comma-separated list.
-func envDefaults(fs *pflag.FlagSet) error {
-	var err error
-	fs.VisitAll(func(f *pflag.Flag) {
-		if f.Changed || err != nil {
-			return
-		}
-		env := "RACKFENCE_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		v, ok := os.LookupEnv(env)
-		if !ok {
-			return
-		}
-		vals := []string{v}
-		if f.Value.Type() == "stringArray" {
-			vals = strings.Split(v, ",")
-		}
-		for _, x := range vals {
-			if e := fs.Set(f.Name, strings.TrimSpace(x)); e != nil {
-				err = fmt.Errorf("%s=%q: %v", env, v, e)
-				return
-			}
-		}
-	})
-	return err
 }
 
 func parsePairs(flag string, vals []string) (map[string]string, error) {

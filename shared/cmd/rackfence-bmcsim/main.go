@@ -12,12 +12,12 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/pflag"
 
 	"github.com/rackfence/rackfence/shared/bmcsim"
+	"github.com/rackfence/rackfence/shared/envflag"
 )
 
 func main() {
@@ -44,7 +44,7 @@ func run(args []string) int {
 		}
 		return 2
 	}
-	if err := applyEnv(fs); err != nil {
+	if err := envflag.Apply(fs); err != nil {
 		fmt.Fprintln(os.Stderr, "rackfence-bmcsim:", err)
 		return 2
 	}
@@ -67,22 +67,4 @@ func run(args []string) int {
 		return 1
 	}
 	return 0
-}
-
-// applyEnv sets every flag not given on the command line from
-// RACKFENCE_<FLAG> when that variable is set.
-func applyEnv(fs *pflag.FlagSet) error {
-	var err error
-	fs.VisitAll(func(f *pflag.Flag) {
-		if f.Changed || err != nil {
-			return
-		}
-		name := "RACKFENCE_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if v, ok := os.LookupEnv(name); ok {
-			if e := fs.Set(f.Name, v); e != nil {
-				err = fmt.Errorf("%s=%q: %v", name, v, e)
-			}
-		}
-	})
-	return err
 }
