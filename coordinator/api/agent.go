@@ -60,66 +60,46 @@ func (s *Server) rackParam(c echo.Context, agentOK bool, role string) (string, e
 	return rack, nil
 }
 
-// leaseWriter checks who may acquire/renew/release: the rack's agent, or admin.
-func (s *Server) leaseWriter(c echo.Context) (string, wire.LeaseRequest, error) {
-	var req wire.LeaseRequest
+// leaseCall runs one lease write (acquire, renew or release) for the rack's
+// agent or an admin: bind and validate the body (an acquire needs no epoch),
+// build the command from it, apply it and answer the lease.
+func (s *Server) leaseCall(c echo.Context, acquire bool, cmd func(rack string, req wire.LeaseRequest, now time.Time) coordinator.Command) error {
 	rack, err := s.rackParam(c, true, wire.RoleAdmin)
 	if err != nil {
-		return "", req, err
+		return err
 	}
-	err = bind(c, &req, false)
-	return rack, req, err
+	var req wire.LeaseRequest
+	if err := bind(c, &req, false); err != nil {
+		return err
+	}
+	if err := validateLease(&req, acquire); err != nil {
+		return err
+	}
+	ctx, cancel := applyCtx(c)
+	defer cancel()
+	v, err := s.store.Apply(ctx, cmd(rack, req, time.Now().UTC()))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, v.(wire.Lease))
 }
 
 func (s *Server) acquireLease(c echo.Context) error {
-	rack, req, err := s.leaseWriter(c)
-	if err != nil {
-		return err
-	}
-	if err := validateLease(&req, true); err != nil {
-		return err
-	}
-	ctx, cancel := applyCtx(c)
-	defer cancel()
-	v, err := s.store.Apply(ctx, coordinator.LeaseAcquireCmd{Rack: rack, Holder: req.Holder, TTL: req.TTL.D(), Time: time.Now().UTC()})
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, v.(wire.Lease))
+	return s.leaseCall(c, true, func(rack string, req wire.LeaseRequest, now time.Time) coordinator.Command {
+		return coordinator.LeaseAcquireCmd{Rack: rack, Holder: req.Holder, TTL: req.TTL.D(), Time: now}
+	})
 }
 
 func (s *Server) renewLease(c echo.Context) error {
-	rack, req, err := s.leaseWriter(c)
-	if err != nil {
-		return err
-	}
-	if err := validateLease(&req, false); err != nil {
-		return err
-	}
-	ctx, cancel := applyCtx(c)
-	defer cancel()
-	v, err := s.store.Apply(ctx, coordinator.LeaseRenewCmd{Rack: rack, Holder: req.Holder, Epoch: req.Epoch, TTL: req.TTL.D(), Time: time.Now().UTC()})
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, v.(wire.Lease))
+	return s.leaseCall(c, false, func(rack string, req wire.LeaseRequest, now time.Time) coordinator.Command {
+		return coordinator.LeaseRenewCmd{Rack: rack, Holder: req.Holder, Epoch: req.Epoch, TTL: req.TTL.D(), Time: now}
+	})
 }
 
 func (s *Server) releaseLease(c echo.Context) error {
-	rack, req, err := s.leaseWriter(c)
-	if err != nil {
-		return err
-	}
-	if err := validateLease(&req, false); err != nil {
-		return err
-	}
-	ctx, cancel := applyCtx(c)
-	defer cancel()
-	v, err := s.store.Apply(ctx, coordinator.LeaseReleaseCmd{Rack: rack, Holder: req.Holder, Epoch: req.Epoch, Time: time.Now().UTC()})
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, v.(wire.Lease))
+	return s.leaseCall(c, false, func(rack string, req wire.LeaseRequest, now time.Time) coordinator.Command {
+		return coordinator.LeaseReleaseCmd{Rack: rack, Holder: req.Holder, Epoch: req.Epoch, Time: now}
+	})
 }
 
 func (s *Server) getLease(c echo.Context) error {
