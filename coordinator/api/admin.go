@@ -25,9 +25,7 @@ func (s *Server) putCredentials(c echo.Context) error {
 	if err := validateCredentials(&cr, name); err != nil {
 		return err
 	}
-	ctx, cancel := applyCtx(c)
-	defer cancel()
-	v, err := s.store.Apply(ctx, coordinator.PutCredentialsCmd{Name: name, Username: cr.Username, Password: cr.Password})
+	v, err := s.apply(c, coordinator.PutCredentialsCmd{Name: name, Username: cr.Username, Password: cr.Password})
 	if err != nil {
 		return err
 	}
@@ -108,9 +106,7 @@ func (s *Server) createToken(c echo.Context) error {
 		return badField("rack", "only applies to role agent")
 	}
 	tok, hash := coordinator.NewToken()
-	ctx, cancel := applyCtx(c)
-	defer cancel()
-	if _, err := s.store.Apply(ctx, coordinator.PutTokenCmd{Hash: hash, Name: req.Role + "-" + hash[:8], Role: req.Role, Rack: req.Rack}); err != nil {
+	if _, err := s.apply(c, coordinator.PutTokenCmd{Hash: hash, Name: req.Role + "-" + hash[:8], Role: req.Role, Rack: req.Rack}); err != nil {
 		return err
 	}
 	s.log.Info("token created", "role", req.Role, "rack", req.Rack, "name", req.Role+"-"+hash[:8], "by", actor(c))

@@ -35,9 +35,7 @@ func (s *Server) putStatus(c echo.Context) error {
 		}
 		rack = h.Rack
 	}
-	ctx, cancel := applyCtx(c)
-	defer cancel()
-	v, err := s.store.Apply(ctx, coordinator.StatusCmd{Rack: rack, Name: name, Report: rep, Time: time.Now().UTC()})
+	v, err := s.apply(c, coordinator.StatusCmd{Rack: rack, Name: name, Report: rep, Time: time.Now().UTC()})
 	if err != nil {
 		return err
 	}
@@ -75,9 +73,7 @@ func (s *Server) leaseCall(c echo.Context, acquire bool, cmd func(rack string, r
 	if err := validateLease(&req, acquire); err != nil {
 		return err
 	}
-	ctx, cancel := applyCtx(c)
-	defer cancel()
-	v, err := s.store.Apply(ctx, cmd(rack, req, time.Now().UTC()))
+	v, err := s.apply(c, cmd(rack, req, time.Now().UTC()))
 	if err != nil {
 		return err
 	}

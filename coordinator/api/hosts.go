@@ -143,9 +143,7 @@ func (s *Server) deleteHost(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := applyCtx(c)
-	defer cancel()
-	v, err := s.store.Apply(ctx, coordinator.DeleteHostCmd{Name: name})
+	v, err := s.apply(c, coordinator.DeleteHostCmd{Name: name})
 	if err != nil {
 		return err
 	}
@@ -165,15 +163,21 @@ func intentKind(c echo.Context) (string, error) {
 	return "", badField("kind", "%q is not an intent: use detach, drain or resume", k)
 }
 
+// intentTarget checks the operator role and reads the host name and intent
+// kind of an intent path.
+func intentTarget(c echo.Context) (name, kind string, err error) {
+	if err = need(c, wire.RoleOperator, false, ""); err != nil {
+		return "", "", err
+	}
+	if name, err = pathName(c, "name", "name"); err != nil {
+		return "", "", err
+	}
+	kind, err = intentKind(c)
+	return name, kind, err
+}
+
 func (s *Server) postIntent(c echo.Context) error {
-	if err := need(c, wire.RoleOperator, false, ""); err != nil {
-		return err
-	}
-	name, err := pathName(c, "name", "name")
-	if err != nil {
-		return err
-	}
-	kind, err := intentKind(c)
+	name, kind, err := intentTarget(c)
 	if err != nil {
 		return err
 	}
@@ -185,9 +189,7 @@ func (s *Server) postIntent(c echo.Context) error {
 		return err
 	}
 	in := wire.Intent{Reason: req.Reason, Actor: actor(c), Mode: req.Mode, Force: req.Force, Wipe: req.Wipe}
-	ctx, cancel := applyCtx(c)
-	defer cancel()
-	v, err := s.store.Apply(ctx, coordinator.PutIntentCmd{Name: name, Kind: kind, Intent: in})
+	v, err := s.apply(c, coordinator.PutIntentCmd{Name: name, Kind: kind, Intent: in})
 	if err != nil {
 		return err
 	}
@@ -195,23 +197,14 @@ func (s *Server) postIntent(c echo.Context) error {
 }
 
 func (s *Server) deleteIntent(c echo.Context) error {
-	if err := need(c, wire.RoleOperator, false, ""); err != nil {
-		return err
-	}
-	name, err := pathName(c, "name", "name")
-	if err != nil {
-		return err
-	}
-	kind, err := intentKind(c)
+	name, kind, err := intentTarget(c)
 	if err != nil {
 		return err
 	}
 	if kind == wire.IntentResume {
 		return badField("kind", "resume is one-shot and cannot be withdrawn; the agent drops it once handled")
 	}
-	ctx, cancel := applyCtx(c)
-	defer cancel()
-	v, err := s.store.Apply(ctx, coordinator.DeleteIntentCmd{Name: name, Kind: kind})
+	v, err := s.apply(c, coordinator.DeleteIntentCmd{Name: name, Kind: kind})
 	if err != nil {
 		return err
 	}

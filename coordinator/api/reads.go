@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/rackfence/rackfence/coordinator"
 )
 
 // readBarrier makes a read linearizable unless the caller asked for
@@ -21,4 +23,11 @@ func (s *Server) readBarrier(c echo.Context) error {
 // applyCtx bounds a write.
 func applyCtx(c echo.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(c.Request().Context(), 15*time.Second)
+}
+
+// apply submits one command for the request, bounded like every write.
+func (s *Server) apply(c echo.Context, cmd coordinator.Command) (any, error) {
+	ctx, cancel := applyCtx(c)
+	defer cancel()
+	return s.store.Apply(ctx, cmd)
 }
