@@ -1,7 +1,6 @@
 package bmc
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -13,87 +12,14 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/testenv/rig"
 )
-
-// openIPMISim is one BMC of openipmi's ipmi_sim started by
-// deploy/peers/ipmi_sim.sh: a second, independent IPMI implementation
-// beside pyghmi's fakebmc (ipmi_test.go).
-type openIPMISim struct {
-	Addr string // ipmi://127.0.0.1:PORT
-	Dir  string // STATEDIR/bmc0: power, boot, commands.log
-}
-
-// startOpenIPMISim starts one ipmi_sim BMC through deploy/peers/ipmi_sim.sh
-// and stops it on cleanup. WATCH_PID makes the script stop it if this test
-// binary is killed before cleanup runs.
-func startOpenIPMISim(t testing.TB) openIPMISim {
-	t.Helper()
-	_, errT := exec.LookPath("ipmitool")
-	testenv.RequirePeer(t, errT == nil, "ipmitool on PATH")
-	_, errS := os.Stat("/usr/bin/ipmi_sim")
-	testenv.RequirePeer(t, errS == nil, "/usr/bin/ipmi_sim (openipmi)")
-	script := filepath.Join(testenv.RepoRoot(t), "deploy", "peers", "ipmi_sim.sh")
-	state := t.TempDir()
-	t.Cleanup(func() {
-		if out, err := exec.Command("/bin/sh", script, "stop", state).CombinedOutput(); err != nil {
-			t.Errorf("ipmi_sim.sh stop: %v\n%s", err, out)
-		}
-	})
-	// FreePort checks TCP; the script refuses a UDP port already in use, so
-	// a rare clash just costs another try.
-	var port int
-	var out []byte
-	for try := 0; ; try++ {
-		port = testenv.FreePort(t, "127.0.0.1")
-		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-		cmd := exec.CommandContext(ctx, "/bin/sh", script, "start", state, fmt.Sprint(port), "1")
-		cmd.Env = append(os.Environ(), fmt.Sprintf("WATCH_PID=%d", os.Getpid()), "IPMI_SIM_START_TIMEOUT=60")
-		var err error
-		out, err = cmd.CombinedOutput()
-		cancel()
-		if err == nil {
-			break
-		}
-		if try >= 3 || !strings.Contains(string(out), "already in use") {
-			t.Fatalf("ipmi_sim.sh start: %v\n%s", err, out)
-		}
-	}
-	t.Logf("%s", strings.TrimSpace(string(out)))
-	return openIPMISim{Addr: fmt.Sprintf("ipmi://127.0.0.1:%d", port), Dir: filepath.Join(state, "bmc0")}
-}
-
-// Commands returns the power/boot commands the simulated BMC received, one
-// "set PARM VALUE" per element (the timestamp cut off).
-func (s openIPMISim) Commands(t testing.TB) []string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(s.Dir, "commands.log"))
-	if err != nil {
-		t.Fatalf("read commands.log: %v", err)
-	}
-	var cmds []string
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		if _, rest, ok := strings.Cut(line, " "); ok {
-			cmds = append(cmds, rest)
-		}
-	}
-	return cmds
-}
-
-// State returns the content of the simulator's power or boot file.
-func (s openIPMISim) State(t testing.TB, name string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(s.Dir, name))
-	if err != nil {
-		t.Fatalf("read %s: %v", name, err)
-	}
-	return strings.TrimSpace(string(b))
-}
 
 // Real ipmitool, through bmclib's IPMI provider and the guard, against
 // openipmi's ipmi_sim; the simulator's own record proves each command
 // arrived.
 func TestOpenIPMISimOperations(t *testing.T) {
-	sim := startOpenIPMISim(t)
+	sim := rig.StartIPMISim(t)
 	ctx := testCtx(t)
 	mem := &MemoryAudit{}
 	g, _ := leasedGuard(5*time.Minute, mem)
@@ -130,7 +56,7 @@ func TestOpenIPMISimOperations(t *testing.T) {
 	if on, err := c.PowerState(ctx); err != nil || on {
 		t.Fatalf("power state after off = %v, %v; want off", on, err)
 	}
-	if got, want := strings.Join(simDistinct(sim.Commands(t)), ","), "set boot pxe,set power 1,set power 0"; got != want {
+	if got, want := strings.Join(rig.Distinct(sim.Commands(t)), ","), "set boot pxe,set power 1,set power 0"; got != want {
 		t.Fatalf("the BMC received %q; want %q", got, want)
 	}
 	var ops []string
@@ -146,7 +72,7 @@ func TestOpenIPMISimOperations(t *testing.T) {
 // host blocked, SetPower and SetBootDevice return ErrFenced and ipmi_sim's
 // command log stays empty.
 func TestOpenIPMISimFencedSendsNothing(t *testing.T) {
-	sim := startOpenIPMISim(t)
+	sim := rig.StartIPMISim(t)
 	ctx := testCtx(t)
 	mem := &MemoryAudit{}
 	g, h := leasedGuard(5*time.Minute, mem)
@@ -180,7 +106,7 @@ func TestOpenIPMISimFencedSendsNothing(t *testing.T) {
 }
 
 func TestOpenIPMISimWrongPassword(t *testing.T) {
-	sim := startOpenIPMISim(t)
+	sim := rig.StartIPMISim(t)
 	ctx := testCtx(t)
 	secret := "wrong-s3cret-pw"
 	_, err := Dial(ctx, Target{Address: sim.Addr, Username: "admin", Password: secret}, Options{Timeout: 60 * time.Second})
@@ -260,7 +186,7 @@ func TestOpenIPMISimScript(t *testing.T) {
 // BenchmarkOpenIPMISimPowerState: one power read (ipmitool lanplus -C 3,
 // through bmclib) on an open Conn against ipmi_sim.
 func BenchmarkOpenIPMISimPowerState(b *testing.B) {
-	sim := startOpenIPMISim(b)
+	sim := rig.StartIPMISim(b)
 	ctx := testCtx(b)
 	c, err := Dial(ctx, Target{Address: sim.Addr, Username: "admin", Password: "password"}, Options{Timeout: 30 * time.Second})
 	if err != nil {
@@ -278,7 +204,7 @@ func BenchmarkOpenIPMISimPowerState(b *testing.B) {
 // BenchmarkOpenIPMISimPowerCycle: power on then off through the guard
 // against ipmi_sim (two ipmitool runs plus ipmi_sim's chassis_control).
 func BenchmarkOpenIPMISimPowerCycle(b *testing.B) {
-	sim := startOpenIPMISim(b)
+	sim := rig.StartIPMISim(b)
 	ctx := testCtx(b)
 	g, _ := leasedGuard(time.Hour, nil)
 	c, err := Dial(ctx, Target{Address: sim.Addr, Username: "admin", Password: "password"},
@@ -296,18 +222,4 @@ func BenchmarkOpenIPMISimPowerCycle(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-}
-
-// simDistinct drops a command equal to the one before it: ipmitool resends a
-// request it got no answer to within its retry interval (a loaded machine),
-// and ipmi_sim may execute the copy. Power and boot settings are
-// idempotent, so a repeat is not a second operation.
-func simDistinct(cmds []string) []string {
-	var out []string
-	for i, c := range cmds {
-		if i == 0 || c != cmds[i-1] {
-			out = append(out, c)
-		}
-	}
-	return out
 }
