@@ -1,11 +1,8 @@
 package bmc
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -145,21 +142,11 @@ func TestRedfishOperations(t *testing.T) {
 
 func readAudit(t testing.TB, path string) []bmcsim.AuditLine {
 	t.Helper()
-	f, err := os.Open(path)
+	lines, err := bmcsim.ReadAudit(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	var out []bmcsim.AuditLine
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var l bmcsim.AuditLine
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			t.Fatalf("audit line %q: %v", sc.Text(), err)
-		}
-		out = append(out, l)
-	}
-	return out
+	return lines
 }
 
 func TestWrongPasswordIsAuthError(t *testing.T) {

@@ -1,8 +1,10 @@
 package bmcsim
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"sync"
@@ -83,4 +85,34 @@ func (s *Sim) auditCall(b *bmc, r *http.Request, arrived time.Time, body []byte,
 		Time: arrived.UTC().Format(time.RFC3339Nano), Port: b.port, Remote: r.RemoteAddr,
 		UserAgent: r.UserAgent(), Method: r.Method, Path: r.URL.Path, Body: summarize(body), Status: status,
 	})
+}
+
+// ReadAudit reads an audit file of mutating calls, oldest first. A file
+// not yet created (no mutating call so far) reads as empty, and a last line
+// still being written is left out; any other bad line is an error.
+func ReadAudit(path string) ([]AuditLine, error) {
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []AuditLine
+	var bad error
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		if bad != nil {
+			return out, bad
+		}
+		var l AuditLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			bad = fmt.Errorf("audit %s: line %q: %w", path, sc.Text(), err)
+			continue
+		}
+		out = append(out, l)
+	}
+	return out, sc.Err()
 }

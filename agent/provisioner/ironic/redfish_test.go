@@ -1,9 +1,7 @@
 package ironic_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -30,27 +28,13 @@ func startSim(t testing.TB, n int, on bool) (*bmcsim.Sim, string) {
 	return sim, audit
 }
 
-// auditLines reads the simulator's audit of mutating calls.
 func auditLines(t testing.TB, path string) []bmcsim.AuditLine {
 	t.Helper()
-	f, err := os.Open(path)
-	if os.IsNotExist(err) {
-		return nil
-	}
+	lines, err := bmcsim.ReadAudit(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	var out []bmcsim.AuditLine
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var l bmcsim.AuditLine
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			t.Fatalf("audit line %q: %v", sc.Text(), err)
-		}
-		out = append(out, l)
-	}
-	return out
+	return lines
 }
 
 func resets(lines []bmcsim.AuditLine) []string {

@@ -1,11 +1,9 @@
 package rig
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 
 	"github.com/rackfence/rackfence/shared/bmcsim"
@@ -44,20 +42,13 @@ func (s *Sim) Fault(i int, mode string) {
 // BMC i when i >= 0.
 func (s *Sim) AuditLines(i int) []bmcsim.AuditLine {
 	s.T.Helper()
-	f, err := os.Open(s.Audit)
-	if os.IsNotExist(err) {
-		return nil
-	}
+	all, err := bmcsim.ReadAudit(s.Audit)
 	if err != nil {
 		s.T.Fatal(err)
 	}
-	defer f.Close()
 	var out []bmcsim.AuditLine
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var l bmcsim.AuditLine
-		if json.Unmarshal(sc.Bytes(), &l) == nil && (i < 0 || l.Port == s.Base+i) {
+	for _, l := range all {
+		if i < 0 || l.Port == s.Base+i {
 			out = append(out, l)
 		}
 	}
