@@ -2,6 +2,7 @@
 // coordinator/bench). Modes:
 //
 //	rackfence-load write --target rackfence|etcd --url U [--token-file F] --clients 1,16,64 --duration 10s
+//	rackfence-load compare --a-target etcd --a-url U --b-target rackfence --b-url U --b-token-file F --clients 1,64 --slice 5s --rounds 6
 //	rackfence-load failover --urls U1,U2,U3 --pids U1=PID,… --token-file F
 //	rackfence-load fill --url U --token-file F --hosts 100000
 //
@@ -13,6 +14,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
@@ -25,7 +27,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 || strings.HasPrefix(os.Args[1], "-") {
-		fmt.Fprintln(os.Stderr, "usage: rackfence-load write|failover|fill [flags]  (rackfence-load MODE --help)")
+		fmt.Fprintln(os.Stderr, "usage: rackfence-load write|compare|failover|fill [flags]  (rackfence-load MODE --help)")
 		os.Exit(2)
 	}
 	mode := os.Args[1]
@@ -42,6 +44,14 @@ func main() {
 	hosts := fs.Int("hosts", 100000, "fill: hosts to create, each with a status carrying hardware details")
 	perRack := fs.Int("per-rack", 1000, "fill: hosts per rack")
 	workers := fs.Int("workers", 64, "fill: concurrent writers")
+	aTarget := fs.String("a-target", "etcd", "compare: the baseline, rackfence or etcd")
+	aURL := fs.String("a-url", "", "compare: the baseline's endpoint")
+	aToken := fs.String("a-token-file", "", "compare: the baseline's admin token file (rackfence)")
+	bTarget := fs.String("b-target", "rackfence", "compare: the measured target, rackfence or etcd")
+	bURL := fs.String("b-url", "", "compare: the measured target's endpoint")
+	bToken := fs.String("b-token-file", "", "compare: the measured target's admin token file (rackfence)")
+	slice := fs.Duration("slice", 5*time.Second, "compare: measured time per target per round")
+	rounds := fs.Int("rounds", 6, "compare: rounds, each one slice of A and one of B (order ABBA)")
 	out := fs.StringP("output", "o", "text", "text or json")
 	if err := fs.Parse(os.Args[2:]); err != nil {
 		if err == flag.ErrHelp {
@@ -49,14 +59,7 @@ func main() {
 		}
 		os.Exit(2)
 	}
-	token := ""
-	if *tokenFile != "" {
-		b, err := os.ReadFile(*tokenFile)
-		if err != nil {
-			fail(err)
-		}
-		token = strings.TrimSpace(string(b))
-	}
+	token := readToken(*tokenFile)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	emit := func(v map[string]any, text string) {
@@ -69,21 +72,8 @@ func main() {
 	}
 	switch mode {
 	case "write":
-		for _, cs := range strings.Split(*clients, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(cs))
-			if err != nil || n < 1 {
-				fail(fmt.Errorf("--clients: %q is not a positive number", cs))
-			}
-			hc := bench.NewHTTPClient(n)
-			var t bench.Target
-			switch *target {
-			case "rackfence":
-				t = &bench.Rackfence{URL: *url, Token: token, Rack: "bench", Prefix: "bench", Client: hc}
-			case "etcd":
-				t = &bench.Etcd{URL: *url, Prefix: "bench", Client: hc}
-			default:
-				fail(fmt.Errorf("--target: %q is not rackfence or etcd", *target))
-			}
+		for _, n := range parseClients(*clients) {
+			t := newTarget(*target, *url, token, bench.NewHTTPClient(n))
 			r := bench.Run(ctx, t, n, *duration, *warmup, *keys)
 			errText := ""
 			if r.FirstErr != nil {
@@ -93,6 +83,35 @@ func main() {
 				"rate": r.Rate(), "p50ms": ms(r.P50), "p99ms": ms(r.P99)},
 				fmt.Sprintf("%-9s clients=%-3d writes/s=%7.0f p50=%6.1fms p99=%6.1fms errors=%d%s",
 					r.Target, n, r.Rate(), ms(r.P50), ms(r.P99), r.Errors, errText))
+		}
+	case "compare":
+		if *aURL == "" || *bURL == "" {
+			fail(fmt.Errorf("compare needs --a-url and --b-url"))
+		}
+		for _, n := range parseClients(*clients) {
+			hc := bench.NewHTTPClient(n)
+			a := newTarget(*aTarget, *aURL, readToken(*aToken), hc)
+			b := newTarget(*bTarget, *bURL, readToken(*bToken), bench.NewHTTPClient(n))
+			c := bench.Compare(ctx, a, b, n, *slice, *warmup/2, *rounds, *keys)
+			var rs, steal []string
+			var sj []map[string]any
+			for _, r := range c.Rounds {
+				rs = append(rs, fmt.Sprintf("%.2f", r.Ratio()))
+				steal = append(steal, fmt.Sprintf("%.0f%%/%.0f%%", 100*r.A.Steal, 100*r.B.Steal))
+				sj = append(sj, map[string]any{"ratio": r.Ratio(), "aRate": r.A.Rate(), "bRate": r.B.Rate(), "aSteal": r.A.Steal, "bSteal": r.B.Steal})
+			}
+			errText := ""
+			for _, r := range []bench.Result{c.A, c.B} {
+				if r.FirstErr != nil {
+					errText += fmt.Sprintf(" %s first error: %v", r.Target, r.FirstErr)
+				}
+			}
+			emit(map[string]any{"clients": n, "a": c.A.Target, "b": c.B.Target, "aRate": c.A.Rate(), "bRate": c.B.Rate(),
+				"aP50ms": ms(c.A.P50), "aP99ms": ms(c.A.P99), "bP50ms": ms(c.B.P50), "bP99ms": ms(c.B.P99),
+				"aErrors": c.A.Errors, "bErrors": c.B.Errors, "ratio": c.Ratio(), "medianRatio": c.MedianRatio(), "rounds": sj},
+				fmt.Sprintf("clients=%-3d %s writes/s=%6.0f (p50=%5.1fms p99=%6.1fms)  %s writes/s=%6.0f (p50=%5.1fms p99=%6.1fms)  ratio=%.2fx median-of-rounds=%.2fx rounds=[%s] steal(a/b)=[%s] errors=%d/%d%s",
+					n, c.A.Target, c.A.Rate(), ms(c.A.P50), ms(c.A.P99), c.B.Target, c.B.Rate(), ms(c.B.P50), ms(c.B.P99),
+					c.Ratio(), c.MedianRatio(), strings.Join(rs, " "), strings.Join(steal, " "), c.A.Errors, c.B.Errors, errText))
 		}
 	case "failover":
 		pm := map[string]int{}
@@ -123,6 +142,40 @@ func main() {
 	default:
 		fail(fmt.Errorf("unknown mode %q: use write, failover or fill", mode))
 	}
+}
+
+func parseClients(s string) []int {
+	var ns []int
+	for _, cs := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(cs))
+		if err != nil || n < 1 {
+			fail(fmt.Errorf("--clients: %q is not a positive number", cs))
+		}
+		ns = append(ns, n)
+	}
+	return ns
+}
+
+func readToken(path string) string {
+	if path == "" {
+		return ""
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		fail(err)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func newTarget(kind, url, token string, hc *http.Client) bench.Target {
+	switch kind {
+	case "rackfence":
+		return &bench.Rackfence{URL: url, Token: token, Rack: "bench", Prefix: "bench", Client: hc}
+	case "etcd":
+		return &bench.Etcd{URL: url, Prefix: "bench", Client: hc}
+	}
+	fail(fmt.Errorf("target %q is not rackfence or etcd", kind))
+	return nil
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
