@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -21,7 +20,21 @@ func fieldErr(field, format string, a ...any) error {
 	return &FieldError{Field: field, Message: fmt.Sprintf(format, a...)}
 }
 
-var nameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
+// isLabel reports whether v matches ^[a-z0-9]([a-z0-9-]*[a-z0-9])?$ (a
+// loop rather than a regexp: it runs on every request's path and body, and
+// the regexp was 2 % of the leader's CPU under write load).
+func isLabel(v string) bool {
+	if v == "" || v[0] == '-' || v[len(v)-1] == '-' {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // ValidateName checks a DNS-label-like name: lower-case letters, digits and
 // '-', starting and ending with a letter or digit, at most 63 characters.
@@ -31,7 +44,7 @@ func ValidateName(field, v string) error {
 		return fieldErr(field, "is required")
 	case len(v) > 63:
 		return fieldErr(field, "is %d characters long; at most 63 are allowed", len(v))
-	case !nameRE.MatchString(v):
+	case !isLabel(v):
 		return fieldErr(field, "%q is not a valid name: use lower-case letters, digits and '-', starting and ending with a letter or digit", v)
 	}
 	return nil
