@@ -175,6 +175,9 @@ func serve(o options, fs *pflag.FlagSet, log *slog.Logger) error {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if err := exportRaftMetrics(reg); err != nil {
+		log.Warn("raft's internal metrics are not exported", "err", err)
+	}
 	m := coordinator.NewMetrics()
 	store, err := coordinator.Open(coordinator.Config{
 		NodeID: o.nodeID, DataDir: o.dataDir, HTTPURL: advertise, RaftAddr: o.raftAddr,
