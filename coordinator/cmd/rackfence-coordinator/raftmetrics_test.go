@@ -1,65 +1,35 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/testenv/rig"
 )
 
-// A real coordinator exports raft's own timings on /metrics after a write.
+// A real coordinator exports raft's own timings on /metrics once it has
+// committed writes (StartCoordinator returns after one).
 func TestRaftTimingsOnMetrics(t *testing.T) {
-	bin := testenv.Binary(t, "rackfence-coordinator")
-	dir := t.TempDir()
-	h, r := testenv.FreePort(t, "127.0.0.1"), testenv.FreePort(t, "127.0.0.1")
-	u := fmt.Sprintf("http://127.0.0.1:%d", h)
-	testenv.Start(t, "n1", bin, nil, "--node-id", "n1", "--data-dir", filepath.Join(dir, "1"),
-		"--http-addr", fmt.Sprintf("127.0.0.1:%d", h), "--raft-addr", fmt.Sprintf("127.0.0.1:%d", r), "--raft-log-level", "error")
-	var token string
-	testenv.Eventually(t, 60*time.Second, "admin token", func() error {
-		b, err := os.ReadFile(filepath.Join(dir, "1", "admin.token"))
-		token = strings.TrimSpace(string(b))
-		if token == "" {
-			return fmt.Errorf("none yet: %v", err)
-		}
-		return nil
-	})
-	hc := &http.Client{Timeout: 20 * time.Second}
-	do := func(method, path, body string) (int, string, error) {
-		req, _ := http.NewRequest(method, u+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := hc.Do(req)
-		if err != nil {
-			return 0, "", err
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b), nil
-	}
-	testenv.Eventually(t, 60*time.Second, "a host written", func() error {
-		code, body, err := do(http.MethodPut, "/v1/hosts/h1", `{"name":"h1","rack":"r1","bmc":{"address":"ipmi://10.0.0.1:623"},"online":true}`)
-		if err != nil {
-			return err
-		}
-		if code/100 != 2 {
-			return fmt.Errorf("%d %s", code, body)
-		}
-		return nil
-	})
-	_, body, err := do(http.MethodGet, "/metrics", "")
+	c := rig.StartCoordinator(t, t.TempDir(), rig.CoordOpts{})
+	tok, err := client.ReadTokenFile(filepath.Join(c.Dir, "data", "admin.token"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	req, _ := http.NewRequest(http.MethodGet, c.URL+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
 	for _, name := range []string{"rackfence_raft_commitTime_count", "rackfence_raft_boltdb_storeLogs_count", "rackfence_apply_seconds_count"} {
-		if !strings.Contains(body, "\n"+name+" ") {
-			t.Errorf("/metrics has no %s", name)
+		if !strings.Contains(string(b), "\n"+name+" ") {
+			t.Errorf("/metrics (%d) has no %s", resp.StatusCode, name)
 		}
 	}
 }
