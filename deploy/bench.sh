@@ -85,7 +85,7 @@ if ! skip writes; then
     start_etcd
     start_rf
     "$BIN/rackfence-load" compare --a-target etcd --a-url "$ETCD_LEADER" --b-target rackfence --b-url "$RF_LEADER" \
-      --b-token-file "$TOKEN_FILE" --clients "$CLIENTS" --slice "$SLICE" --rounds "$ROUNDS" | tee "$W/compare.txt"
+      --b-token-file "$TOKEN_FILE" --clients "$CLIENTS" --slice "$SLICE" --rounds "$ROUNDS"
     echo "ratio = rackfence/etcd writes/s over all rounds; median-of-rounds is the robust figure; steal = hypervisor steal during each slice"
     for p in ${ETCD_PID1:-} ${ETCD_PID2:-} ${ETCD_PID3:-}; do kill -9 $p 2>/dev/null || true; done
   else

@@ -22,21 +22,7 @@ import (
 func Compare(ctx context.Context, a, b Target, clients int, slice, warmup time.Duration, rounds, keys int) CompareResult {
 	out := CompareResult{A: Result{Target: a.Name(), Clients: clients}, B: Result{Target: b.Name(), Clients: clients}}
 	var latA, latB []time.Duration
-	one := func(t Target) (Slice, []time.Duration) {
-		if warmup > 0 {
-			wctx, cancel := context.WithTimeout(ctx, warmup)
-			runLoop(wctx, t, clients, keys)
-			cancel()
-		}
-		st0 := readSteal()
-		rctx, cancel := context.WithTimeout(ctx, slice)
-		start := time.Now()
-		lats, errs, first := runLoop(rctx, t, clients, keys)
-		el := time.Since(start)
-		cancel()
-		s := Slice{Target: t.Name(), Writes: len(lats), Errors: errs, FirstErr: first, Elapsed: el, Steal: stealSince(st0)}
-		return s, lats
-	}
+	one := func(t Target) (Slice, []time.Duration) { return measure(ctx, t, clients, slice, warmup, keys) }
 	for r := 0; r < rounds && ctx.Err() == nil; r++ {
 		var sa, sb Slice
 		var la, lb []time.Duration

@@ -13,18 +13,23 @@ import (
 type fixedTarget struct {
 	name  string
 	delay time.Duration
+	log   *runLog
+}
+
+// runLog records which target ran, one entry per run of consecutive writes.
+type runLog struct {
 	mu    sync.Mutex
-	log   *[]string
+	order []string
 }
 
 func (f *fixedTarget) Name() string { return f.name }
 
 func (f *fixedTarget) Put(ctx context.Context, _ int) error {
-	f.mu.Lock()
-	if l := *f.log; len(l) == 0 || l[len(l)-1] != f.name {
-		*f.log = append(*f.log, f.name)
+	f.log.mu.Lock()
+	if l := f.log.order; len(l) == 0 || l[len(l)-1] != f.name {
+		f.log.order = append(f.log.order, f.name)
 	}
-	f.mu.Unlock()
+	f.log.mu.Unlock()
 	select {
 	case <-time.After(f.delay):
 	case <-ctx.Done():
@@ -33,10 +38,11 @@ func (f *fixedTarget) Put(ctx context.Context, _ int) error {
 }
 
 func TestCompareInterleavesABBA(t *testing.T) {
-	var order []string
-	a := &fixedTarget{name: "a", delay: 4 * time.Millisecond, log: &order}
-	b := &fixedTarget{name: "b", delay: 2 * time.Millisecond, log: &order}
+	log := &runLog{}
+	a := &fixedTarget{name: "a", delay: 4 * time.Millisecond, log: log}
+	b := &fixedTarget{name: "b", delay: 2 * time.Millisecond, log: log}
 	c := Compare(context.Background(), a, b, 2, 200*time.Millisecond, 0, 4, 10)
+	order := log.order
 	want := []string{"a", "b", "a", "b", "a"} // a b | b a | a b | b a, runs merged
 	if len(order) != len(want) {
 		t.Fatalf("run order %v, want ABBA rounds %v", order, want)

@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"math/rand/v2"
-	"sort"
 	"sync"
 	"time"
 )
@@ -30,23 +29,28 @@ func (r Result) Rate() float64 {
 // Run drives t with clients concurrent writers for d, each writing a random
 // key among keys, one request at a time (closed loop), after a warm-up.
 func Run(ctx context.Context, t Target, clients int, d, warmup time.Duration, keys int) Result {
+	s, lats := measure(ctx, t, clients, d, warmup, keys)
+	res := Result{Target: s.Target, Clients: clients}
+	res.add(s)
+	res.setPercentiles(lats)
+	return res
+}
+
+// measure runs one warm-up (unmeasured) and one measured closed-loop
+// interval of d against t, returning the interval and its latencies.
+func measure(ctx context.Context, t Target, clients int, d, warmup time.Duration, keys int) (Slice, []time.Duration) {
 	if warmup > 0 {
 		wctx, cancel := context.WithTimeout(ctx, warmup)
 		runLoop(wctx, t, clients, keys)
 		cancel()
 	}
+	st0 := readSteal()
 	rctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	start := time.Now()
 	lats, errs, first := runLoop(rctx, t, clients, keys)
 	el := time.Since(start)
-	sort.Slice(lats, func(i, j int) bool { return lats[i] < lats[j] })
-	res := Result{Target: t.Name(), Clients: clients, Writes: len(lats), Errors: errs, FirstErr: first, Elapsed: el}
-	if n := len(lats); n > 0 {
-		res.P50 = lats[n*50/100]
-		res.P99 = lats[min(n-1, n*99/100)]
-	}
-	return res
+	return Slice{Target: t.Name(), Writes: len(lats), Errors: errs, FirstErr: first, Elapsed: el, Steal: stealSince(st0)}, lats
 }
 
 func runLoop(ctx context.Context, t Target, clients, keys int) ([]time.Duration, int, error) {

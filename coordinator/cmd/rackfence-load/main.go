@@ -88,10 +88,10 @@ func main() {
 		if *aURL == "" || *bURL == "" {
 			fail(fmt.Errorf("compare needs --a-url and --b-url"))
 		}
+		aTok, bTok := readToken(*aToken), readToken(*bToken)
 		for _, n := range parseClients(*clients) {
-			hc := bench.NewHTTPClient(n)
-			a := newTarget(*aTarget, *aURL, readToken(*aToken), hc)
-			b := newTarget(*bTarget, *bURL, readToken(*bToken), bench.NewHTTPClient(n))
+			a := newTarget(*aTarget, *aURL, aTok, bench.NewHTTPClient(n))
+			b := newTarget(*bTarget, *bURL, bTok, bench.NewHTTPClient(n))
 			c := bench.Compare(ctx, a, b, n, *slice, *warmup/2, *rounds, *keys)
 			var rs, steal []string
 			var sj []map[string]any
