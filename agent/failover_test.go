@@ -2,7 +2,6 @@ package agent_test
 
 import (
 	"fmt"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,7 +23,7 @@ func TestCoordinatorFailover(t *testing.T) {
 	procs := []*testenv.Process{e.coord}
 	for i := 2; i <= 3; i++ {
 		hp, rp := testenv.FreePort(t, "127.0.0.1"), testenv.FreePort(t, "127.0.0.1")
-		u := fmt.Sprintf("http://127.0.0.1:%d", hp)
+		u := fmt.Sprintf("https://127.0.0.1:%d", hp)
 		p := testenv.Start(t, fmt.Sprintf("coordinator n%d", i), bin, nil,
 			"--data-dir", filepath.Join(e.dir, fmt.Sprintf("coord%d", i)), "--node-id", fmt.Sprintf("n%d", i),
 			"--http-addr", fmt.Sprintf("127.0.0.1:%d", hp), "--raft-addr", fmt.Sprintf("127.0.0.1:%d", rp),
@@ -41,7 +40,7 @@ func TestCoordinatorFailover(t *testing.T) {
 			return fmt.Errorf("%d members", len(st.Members))
 		}
 		for _, u := range urls[1:] {
-			r, err := http.Get(u + "/v1/health")
+			r, err := testenv.HTTPClient(e.c.CAFile).Get(u + "/v1/health")
 			if err != nil {
 				return err
 			}

@@ -18,6 +18,14 @@ type Config struct {
 	HTTPURL string
 	// RaftAddr is the TCP address the Raft transport binds and advertises.
 	RaftAddr string
+	// RaftTLS, when set, makes the Raft transport mutual TLS between
+	// members; nil is plain TCP (--insecure-plaintext only: then any
+	// process that reaches the port can speak Raft to the cluster).
+	RaftTLS *RaftTLS
+	// TokenPin is the CA fingerprint written into admin.token at
+	// bootstrap (api.FormatToken), so the token alone lets a client or a
+	// joining member trust the cluster; "" writes the bare secret.
+	TokenPin string
 	// Bootstrap starts a new cluster of one when the data dir holds no
 	// Raft state. Ignored when state exists.
 	Bootstrap bool

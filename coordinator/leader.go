@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/rackfence/rackfence/shared/api"
 )
 
 // AdminTokenFile is the file, in the data dir, where the first bootstrap
@@ -100,7 +102,7 @@ func (s *Store) initCluster(ctx context.Context) error {
 	}
 	token, hash := NewToken()
 	path := filepath.Join(s.cfg.DataDir, AdminTokenFile)
-	if err := os.WriteFile(path, []byte(token+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(api.FormatToken(token, s.cfg.TokenPin)+"\n"), 0o600); err != nil {
 		return fmt.Errorf("write admin token to %s: %w", path, err)
 	}
 	v, err := s.Apply(ctx, InitCmd{ClusterID: hex.EncodeToString(idb), AdminTokenHash: hash})

@@ -104,10 +104,20 @@ func Open(cfg Config) (*Store, error) {
 		bolt.Close()
 		return nil, fmt.Errorf("raft address %q: %w", cfg.RaftAddr, err)
 	}
-	trans, err := raft.NewTCPTransportWithLogger(cfg.RaftAddr, addr, 8, 10*time.Second, rc.Logger)
-	if err != nil {
-		bolt.Close()
-		return nil, fmt.Errorf("listen for raft on %s: %w", cfg.RaftAddr, err)
+	var trans *raft.NetworkTransport
+	if cfg.RaftTLS != nil {
+		stream, err := newTLSStream(cfg.RaftAddr, addr, cfg.RaftTLS, s.log)
+		if err != nil {
+			bolt.Close()
+			return nil, fmt.Errorf("listen for raft (TLS) on %s: %w", cfg.RaftAddr, err)
+		}
+		trans = raft.NewNetworkTransportWithLogger(stream, 8, 10*time.Second, rc.Logger)
+	} else {
+		trans, err = raft.NewTCPTransportWithLogger(cfg.RaftAddr, addr, 8, 10*time.Second, rc.Logger)
+		if err != nil {
+			bolt.Close()
+			return nil, fmt.Errorf("listen for raft on %s: %w", cfg.RaftAddr, err)
+		}
 	}
 	s.trans = trans
 

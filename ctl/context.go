@@ -38,6 +38,7 @@ func (x *Ctx) Client() (*client.Client, error) {
 	cl, err := client.New(client.Config{
 		Coordinator: x.g.coordinator,
 		Token:       tok,
+		CAFile:      x.g.caFile,
 		UserAgent:   "rackfencectl/" + Version,
 		// An operator waits a few seconds, not half a minute, to learn that
 		// no member answers (an election takes one to three seconds).

@@ -25,7 +25,7 @@ var Version = "dev"
 
 // DefaultCoordinator is used when neither --coordinator nor
 // RACKFENCE_COORDINATOR is set.
-const DefaultCoordinator = "http://127.0.0.1:7480"
+const DefaultCoordinator = "https://127.0.0.1:7480"
 
 // IO is what a command line runs against; Main's tests replace it.
 type IO struct {
@@ -77,6 +77,7 @@ type globals struct {
 	coordinator string
 	token       string
 	tokenFile   string
+	caFile      string
 	output      string
 	timeout     time.Duration
 	help        bool
@@ -92,6 +93,7 @@ func addGlobals(fs *pflag.FlagSet, g *globals, getenv func(string) string) {
 	fs.StringVar(&g.coordinator, "coordinator", envOr("RACKFENCE_COORDINATOR", DefaultCoordinator), "coordinator member URLs, comma-separated (env RACKFENCE_COORDINATOR)")
 	fs.StringVar(&g.token, "token", "", "API token (env RACKFENCE_TOKEN); prefer --token-file, argv is visible to other users")
 	fs.StringVar(&g.tokenFile, "token-file", "", "file holding the API token (env RACKFENCE_TOKEN_FILE)")
+	fs.StringVar(&g.caFile, "ca-file", envOr("RACKFENCE_CA_FILE", ""), "trust this cluster CA file (a member's DATA-DIR/tls/ca.crt) for https:// (env RACKFENCE_CA_FILE; default: the CA the token pins)")
 	fs.StringVarP(&g.output, "output", "o", envOr("RACKFENCE_OUTPUT", "table"), "output format: table, json or yaml")
 	to := 10 * time.Minute
 	if v := getenv("RACKFENCE_TIMEOUT"); v != "" {
@@ -107,7 +109,7 @@ func addGlobals(fs *pflag.FlagSet, g *globals, getenv func(string) string) {
 // followed by a value, for finding the command words before parsing.
 func globalTakesValue(arg string) bool {
 	switch arg {
-	case "--coordinator", "--token", "--token-file", "--output", "-o", "--timeout":
+	case "--coordinator", "--token", "--token-file", "--ca-file", "--output", "-o", "--timeout":
 		return true
 	}
 	return false

@@ -380,7 +380,10 @@ func TestBinaryExitCodes(t *testing.T) {
 		{[]string{"--help"}, 0},
 		{[]string{"host", "list", "--coordinator", c.url, "--token-file", c.tokenFile}, 0},
 		{[]string{"host", "get", "nope", "--coordinator", c.url, "--token-file", c.tokenFile}, 3},
-		{[]string{"host", "list", "--coordinator", c.url, "--token", "wrong"}, 1},
+		{[]string{"host", "list", "--coordinator", c.url, "--token", "wrong", "--ca-file", filepath.Join(filepath.Dir(c.tokenFile), "tls", "ca.crt")}, 1},
+		// A bare token pins no CA: without --ca-file the server is not
+		// trusted, so nothing is sent.
+		{[]string{"host", "list", "--coordinator", c.url, "--token", "wrong"}, 5},
 		{[]string{"drain", "x", "--mode", "sideways", "--coordinator", dead}, 2},
 		{[]string{"host", "list", "--coordinator", dead}, 5},
 		{[]string{"completion", "bash"}, 0},

@@ -32,7 +32,7 @@ func startCoordinator(t *testing.T) *coord {
 	dir := t.TempDir()
 	hp := testenv.FreePort(t, "127.0.0.1")
 	rp := testenv.FreePort(t, "127.0.0.1")
-	c := &coord{url: fmt.Sprintf("http://127.0.0.1:%d", hp), tokenFile: filepath.Join(dir, "admin.token")}
+	c := &coord{url: fmt.Sprintf("https://127.0.0.1:%d", hp), tokenFile: filepath.Join(dir, "admin.token")}
 	testenv.Start(t, "coordinator", bin, nil,
 		"--node-id", "n1", "--tier", "test", "--data-dir", dir,
 		"--http-addr", fmt.Sprintf("127.0.0.1:%d", hp), "--raft-addr", fmt.Sprintf("127.0.0.1:%d", rp))
@@ -116,7 +116,7 @@ func (c *coord) agent(t *testing.T, rack, holder string) *fakeAgent {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, err := client.New(client.Config{Coordinator: c.url, Token: tok.Token})
+	cl, _, err := client.NewAgent(ctx, client.Config{Coordinator: c.url, Token: tok.Token}, holder)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -110,7 +110,7 @@ func (s *Server) createToken(c echo.Context) error {
 		return err
 	}
 	s.log.Info("token created", "role", req.Role, "rack", req.Rack, "name", req.Role+"-"+hash[:8], "by", actor(c))
-	return c.JSON(http.StatusCreated, wire.TokenResponse{Token: tok, Role: req.Role, Rack: req.Rack})
+	return c.JSON(http.StatusCreated, wire.TokenResponse{Token: wire.FormatToken(tok, s.cfg.CAPin), Role: req.Role, Rack: req.Rack})
 }
 
 func (s *Server) status(c echo.Context) error {
@@ -119,6 +119,7 @@ func (s *Server) status(c echo.Context) error {
 	}
 	st := s.store.Status()
 	st.Tier = s.cfg.Tier
+	st.TLS, st.Warnings = s.tlsStatus()
 	return c.JSON(http.StatusOK, st)
 }
 

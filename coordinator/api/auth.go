@@ -24,7 +24,7 @@ var rank = map[string]int{wire.RoleViewer: 1, wire.RoleOperator: 2, wire.RoleAdm
 func (s *Server) authenticate(c echo.Context) (identity, error) {
 	h := c.Request().Header.Get("Authorization")
 	tok, ok := strings.CutPrefix(h, "Bearer ")
-	tok = strings.TrimSpace(tok)
+	tok, _ = wire.ParseToken(tok) // a pin sent along is not part of the secret
 	if !ok || tok == "" {
 		return identity{}, errf(http.StatusUnauthorized, wire.CodeUnauthorized, "missing bearer token: send Authorization: Bearer TOKEN (rackfencectl --token-file)")
 	}
@@ -46,6 +46,9 @@ func (s *Server) authMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id, err := s.authenticate(c)
 		if err != nil {
+			return err
+		}
+		if err := s.checkPeer(c, id); err != nil {
 			return err
 		}
 		c.Set(identityKey, id)

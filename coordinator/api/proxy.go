@@ -53,6 +53,7 @@ func (s *Server) proxyToLeader(c echo.Context) error {
 				r.SetURL(u)
 				r.Out.Host = u.Host
 				r.Out.Header.Set(ForwardedHeader, s.store.NodeID())
+				r.Out.Header.Set(PeerHeader, formatPeer(peerOf(c)))
 			},
 			Transport: s.transport,
 			ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
@@ -83,6 +84,9 @@ func (s *Server) localAuth(next echo.HandlerFunc) echo.HandlerFunc {
 				// from a bad one yet.
 				return errf(http.StatusServiceUnavailable, wire.CodeNoLeader, "%s", noLeaderMsg)
 			}
+			return err
+		}
+		if err := s.checkPeer(c, id); err != nil {
 			return err
 		}
 		c.Set(identityKey, id)

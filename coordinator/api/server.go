@@ -41,6 +41,13 @@ type Config struct {
 	// Pivot hands hosts to and admits them from peer tiers; nil when no
 	// --peer-tier is configured (handoffs are then refused).
 	Pivot *pivot.Peers
+	// TLS is this member's CA and certificate; nil under
+	// --insecure-plaintext (then /v1/status warns, no certificates are
+	// issued and agent tokens need no client certificate).
+	TLS *TLSConfig
+	// CAPin is the CA fingerprint new tokens carry (wire.FormatToken); ""
+	// under --insecure-plaintext.
+	CAPin string
 	// WatchTimeout is the longest a watch blocks (default 30s); a
 	// ?timeout= shorter than this is honoured.
 	WatchTimeout time.Duration
@@ -119,6 +126,7 @@ func (s *Server) routes() {
 	v1.GET("/credentials/:name", s.getCredentials)
 	v1.PUT("/credentials/:name", s.putCredentials)
 	v1.POST("/tokens", s.createToken)
+	v1.POST("/certificates", s.issueCertificate)
 	v1.GET("/racks", s.listRacks)
 	v1.GET("/racks/:rack/lease", s.getLease)
 	v1.POST("/racks/:rack/lease", s.acquireLease)

@@ -41,7 +41,7 @@ func startTiersWith(t testing.TB, bmcs int, agentArgsA, agentArgsB []string) *ti
 	dir := t.TempDir()
 	dirA, dirB := filepath.Join(dir, "a"), filepath.Join(dir, "b")
 	pA, pB := testenv.FreePort(t, "127.0.0.1"), testenv.FreePort(t, "127.0.0.1")
-	urlA, urlB := fmt.Sprintf("http://127.0.0.1:%d", pA), fmt.Sprintf("http://127.0.0.1:%d", pB)
+	urlA, urlB := fmt.Sprintf("https://127.0.0.1:%d", pA), fmt.Sprintf("https://127.0.0.1:%d", pB)
 	x := &tiers{t: t, agentA: "a-r1", agentB: "b-r1", ctlBin: testenv.Binary(t, "rackfencectl")}
 	// Each tier calls the other with an operator token the other issued,
 	// written into the caller-visible file after both are up.

@@ -48,7 +48,7 @@ func TestDemo(t *testing.T) {
 	script := filepath.Join(testenv.RepoRoot(t), "deploy", "demo", "run.sh")
 
 	p := testenv.Start(t, "demo", script, env(600))
-	url := fmt.Sprintf("http://127.0.0.1:%d", httpPort)
+	url := fmt.Sprintf("https://127.0.0.1:%d", httpPort)
 	want := map[string]string{"r2-h12": api.StateExternallyProvisioned, "r2-h13": api.StateUnmanaged}
 	for _, n := range []string{"r1-h01", "r1-h02", "r1-h03", "r1-h04"} {
 		want[n] = api.StateProvisioned

@@ -22,7 +22,7 @@ BMC_PORT=${DEMO_BMC_PORT:-9001}
 METRICS_PORT=${DEMO_METRICS_PORT:-9490}
 DURATION=${DEMO_DURATION:-0}
 NBMC=24
-URL=http://127.0.0.1:$HTTP_PORT
+URL=https://127.0.0.1:$HTTP_PORT
 CTL=$BIN/rackfencectl
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
@@ -95,7 +95,7 @@ wait_for() {
 export RACKFENCE_COORDINATOR=$URL
 export RACKFENCE_TOKEN_FILE=$DEMO/data/admin.token
 
-say "starting the coordinator on $URL (data in $DEMO/data)"
+say "starting the coordinator on $URL (TLS with a CA it makes in $DEMO/data/tls; data in $DEMO/data)"
 start coordinator "$BIN/rackfence-coordinator" --node-id demo --tier demo --data-dir "$DEMO/data" \
   --http-addr "127.0.0.1:$HTTP_PORT" --raft-addr "127.0.0.1:$RAFT_PORT"
 wait_for "the coordinator to elect itself" 60 coordinator \
@@ -130,6 +130,7 @@ cat > "$DEMO/env" <<ENV
 export PATH="$BIN:\$PATH"
 export RACKFENCE_COORDINATOR=$URL
 export RACKFENCE_TOKEN_FILE=$DEMO/data/admin.token
+export RACKFENCE_CA_FILE=$DEMO/data/tls/ca.crt
 ENV
 cat > "$DEMO/TRY" <<TRY
 In another terminal:
@@ -138,6 +139,7 @@ In another terminal:
     export PATH="$BIN:\$PATH"
     export RACKFENCE_COORDINATOR=$URL
     export RACKFENCE_TOKEN_FILE=$DEMO/data/admin.token
+    export RACKFENCE_CA_FILE=$DEMO/data/tls/ca.crt   # the cluster CA (the admin token pins it too)
 
   rackfencectl detach r1-h01 --reason "hand over" --wait    # stop managing it, keep it running
   rackfencectl attach r1-h01 --wait                         # take it back (re-register, adopt)

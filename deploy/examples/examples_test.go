@@ -107,7 +107,7 @@ func TestThreeNodeBootstrap(t *testing.T) {
 		hp, rp := testenv.FreePort(t, "127.0.0.1"), testenv.FreePort(t, "127.0.0.1")
 		addr[ip+":7480"] = fmt.Sprintf("127.0.0.1:%d", hp)
 		addr[ip+":7481"] = fmt.Sprintf("127.0.0.1:%d", rp)
-		urls = append(urls, "http://"+addr[ip+":7480"])
+		urls = append(urls, "https://"+addr[ip+":7480"])
 	}
 	localize := func(v string) string {
 		for from, to := range addr {

@@ -251,6 +251,10 @@ type ClusterStatus struct {
 	Members      []Member `json:"members"`
 	CommitIndex  uint64   `json:"commitIndex"`
 	AppliedIndex uint64   `json:"appliedIndex"`
+	// TLS says how this member's API and Raft transport are secured.
+	TLS TLSStatus `json:"tls"`
+	// Warnings are conditions an operator should fix (e.g. plaintext).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Member is one Raft server.

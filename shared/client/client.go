@@ -12,6 +12,7 @@ package client
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,6 +26,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/rackfence/rackfence/shared/api"
 )
 
 // Version is the client's version, used in the default User-Agent.
@@ -65,6 +68,18 @@ type Config struct {
 	HTTPClient *http.Client
 	// Logger receives debug logs of failovers and retries; default discards.
 	Logger *slog.Logger
+
+	// CAFile is the cluster CA (PEM, e.g. a member's DATA/tls/ca.crt) to
+	// trust for https:// members. Without it, a CA pinned by CAFingerprint
+	// or by the token text (api.ParseToken) is trusted, else the system's
+	// roots.
+	CAFile string
+	// CAFingerprint pins the cluster CA by its SHA-256 (64 hex digits);
+	// default: the pin the token text carries.
+	CAFingerprint string
+	// ClientCertificate, when set, supplies the client certificate (an
+	// agent's, which the coordinator requires with an agent token).
+	ClientCertificate func(*tls.CertificateRequestInfo) (*tls.Certificate, error)
 }
 
 // Client calls the API. It is safe for concurrent use.
@@ -88,9 +103,13 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	secret, pin := api.ParseToken(cfg.Token)
+	if cfg.CAFingerprint != "" {
+		pin = cfg.CAFingerprint
+	}
 	c := &Client{
 		urls:     urls,
-		token:    strings.TrimSpace(cfg.Token),
+		token:    secret,
 		ua:       cfg.UserAgent,
 		timeout:  cfg.Timeout,
 		retryFor: cfg.RetryFor,
@@ -114,6 +133,9 @@ func New(cfg Config) (*Client, error) {
 	if cfg.HTTPClient != nil {
 		hc = *cfg.HTTPClient
 	}
+	if err := setTLS(&hc, cfg.CAFile, pin, cfg.ClientCertificate); err != nil {
+		return nil, err
+	}
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	hc.Timeout = 0 // per attempt, through the context
 	c.hc = &hc
@@ -121,7 +143,8 @@ func New(cfg Config) (*Client, error) {
 }
 
 // ParseURLs splits a comma-separated list of member URLs and checks each.
-// A URL without a scheme gets http://.
+// A URL without a scheme gets https:// (coordinators serve TLS unless
+// started with --insecure-plaintext).
 func ParseURLs(s string) ([]*url.URL, error) {
 	var out []*url.URL
 	for _, part := range strings.Split(s, ",") {
@@ -130,7 +153,7 @@ func ParseURLs(s string) ([]*url.URL, error) {
 			continue
 		}
 		if !strings.Contains(part, "://") {
-			part = "http://" + part
+			part = "https://" + part
 		}
 		u, err := url.Parse(part)
 		if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
@@ -140,7 +163,7 @@ func ParseURLs(s string) ([]*url.URL, error) {
 		out = append(out, u)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("no coordinator URL given: set --coordinator or RACKFENCE_COORDINATOR (e.g. http://127.0.0.1:7480)")
+		return nil, fmt.Errorf("no coordinator URL given: set --coordinator or RACKFENCE_COORDINATOR (e.g. https://127.0.0.1:7480)")
 	}
 	return out, nil
 }
@@ -312,7 +335,7 @@ func (c *Client) attempt(ctx context.Context, base *url.URL, r request) (*http.R
 		}
 		resp, err := c.hc.Do(req)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, explainTLS(err, target)
 		}
 		if (resp.StatusCode == http.StatusTemporaryRedirect || resp.StatusCode == http.StatusPermanentRedirect) && resp.Header.Get("Location") != "" {
 			io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))

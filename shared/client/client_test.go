@@ -233,7 +233,7 @@ func TestWatchOutlivesRequestTimeout(t *testing.T) {
 
 func TestParseURLs(t *testing.T) {
 	us, err := ParseURLs(" http://a:1/ , b:2,https://c")
-	if err != nil || len(us) != 3 || us[1].String() != "http://b:2" || us[0].String() != "http://a:1" {
+	if err != nil || len(us) != 3 || us[1].String() != "https://b:2" || us[0].String() != "http://a:1" { // no scheme: https
 		t.Fatalf("ParseURLs = %v, %v", us, err)
 	}
 	for _, bad := range []string{"", " , ", "ftp://x", "http://"} {

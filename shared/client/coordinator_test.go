@@ -28,7 +28,7 @@ func startMember(t testing.TB, id, ip, join, token string) *member {
 	bin := testenv.Binary(t, "rackfence-coordinator")
 	m := &member{id: id, dir: t.TempDir()}
 	hp, rp := testenv.FreePort(t, ip), testenv.FreePort(t, ip)
-	m.url = fmt.Sprintf("http://%s:%d", ip, hp)
+	m.url = fmt.Sprintf("https://%s:%d", ip, hp)
 	m.raft = fmt.Sprintf("%s:%d", ip, rp)
 	args := []string{"--node-id", id, "--data-dir", m.dir, "--http-addr", fmt.Sprintf("%s:%d", ip, hp), "--raft-addr", m.raft}
 	var env []string
@@ -68,7 +68,7 @@ func adminClient(t testing.TB, m *member, urls string) *client.Client {
 func TestAgainstCoordinator(t *testing.T) {
 	ctx := context.Background()
 	m := startMember(t, "n1", "127.0.0.1", "", "")
-	dead := "http://127.0.0.1:" + fmt.Sprint(testenv.FreePort(t, "127.0.0.1"))
+	dead := "https://127.0.0.1:" + fmt.Sprint(testenv.FreePort(t, "127.0.0.1"))
 	admin := adminClient(t, m, dead+","+m.url) // the first URL never answers
 
 	if err := admin.Health(ctx); err != nil {
@@ -125,7 +125,7 @@ func TestAgainstCoordinator(t *testing.T) {
 	if err != nil || tok.Token == "" || tok.Role != api.RoleAgent {
 		t.Fatalf("token: %+v %v", tok, err)
 	}
-	agent, err := client.New(client.Config{Coordinator: m.url, Token: tok.Token})
+	agent, _, err := client.NewAgent(ctx, client.Config{Coordinator: m.url, Token: tok.Token}, "agent-1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,6 +55,10 @@ func newError(resp *http.Response, body []byte, base *url.URL, r request) *Error
 	// Not a rackfence error body (a proxy, another server): keep a short,
 	// single-line excerpt.
 	e.Code = codeForStatus(resp.StatusCode)
+	if resp.StatusCode == http.StatusBadRequest && strings.Contains(string(body), "HTTP request to an HTTPS server") {
+		e.Message = "the coordinator at " + base.Host + " serves HTTPS (TLS is the default): use https://" + base.Host
+		return e
+	}
 	msg := strings.Join(strings.Fields(string(body)), " ")
 	if len(msg) > 200 {
 		msg = msg[:200] + "…"

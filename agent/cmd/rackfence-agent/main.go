@@ -29,6 +29,7 @@ import (
 	"github.com/rackfence/rackfence/shared/client"
 	"github.com/rackfence/rackfence/shared/envflag"
 	"github.com/rackfence/rackfence/shared/fence"
+	"github.com/rackfence/rackfence/shared/pki"
 )
 
 // version is set at build time (-ldflags "-X main.version=…").
@@ -54,6 +55,8 @@ type options struct {
 	backoffBase     time.Duration
 	transientRetry  time.Duration
 	pprof           bool
+	caFile          string
+	caFingerprint   string
 }
 
 func main() {
@@ -64,8 +67,10 @@ func run(args []string) int {
 	var o options
 	fs := pflag.NewFlagSet("rackfence-agent", pflag.ContinueOnError)
 	fs.SortFlags = false
-	fs.StringVar(&o.coordinator, "coordinator", "http://127.0.0.1:7480", "coordinator member URLs, comma-separated")
-	fs.StringVar(&o.tokenFile, "token-file", "", "file holding the agent token (role agent, scoped to --rack); required")
+	fs.StringVar(&o.coordinator, "coordinator", "https://127.0.0.1:7480", "coordinator member URLs, comma-separated")
+	fs.StringVar(&o.tokenFile, "token-file", "", "file holding the agent token (role agent, scoped to --rack); required. The token as rackfencectl token create prints it pins the cluster CA")
+	fs.StringVar(&o.caFile, "ca-file", "", "trust this cluster CA file (PEM) instead of the CA the token pins")
+	fs.StringVar(&o.caFingerprint, "ca-fingerprint", "", "pin the cluster CA by its SHA-256 (64 hex digits) instead of the token's pin")
 	fs.StringVar(&o.rack, "rack", "", "rack this agent manages; required")
 	fs.StringVar(&o.agentID, "agent-id", defaultAgentID(), "lease holder ID")
 	fs.StringVar(&o.provisioner, "provisioner", "direct", "provisioner: direct (BMCs only) or ironic")
@@ -151,11 +156,19 @@ func serve(o options, log *slog.Logger) error {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConns = 2 * (o.workers + 8)
 	tr.MaxIdleConnsPerHost = o.workers + 8
+	// The agent's client certificate, obtained with the token below once
+	// the coordinator is reached over TLS; empty until then.
+	cert := &pki.Holder{}
 	c, err := client.New(client.Config{Coordinator: o.coordinator, Token: token, HTTPClient: &http.Client{Transport: tr},
 		UserAgent: "rackfence-agent/" + version + " (" + o.agentID + "; rack=" + o.rack + ")",
-		Timeout:   10 * time.Second, RetryFor: 5 * time.Second, Logger: log})
+		Timeout:   10 * time.Second, RetryFor: 5 * time.Second, Logger: log,
+		CAFile: o.caFile, CAFingerprint: o.caFingerprint, ClientCertificate: cert.GetClientCertificate})
 	if err != nil {
 		return err
+	}
+	tlsOn := c.TLS()
+	if !tlsOn {
+		log.Warn("INSECURE: the coordinator is reached over plain HTTP; the token and the BMC passwords the agent reads cross the network in clear")
 	}
 
 	metrics := agent.NewMetrics()
@@ -194,6 +207,12 @@ func serve(o options, log *slog.Logger) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	if tlsOn {
+		if err := agent.Enroll(ctx, c, cert, o.agentID, log); err != nil {
+			return err
+		}
+		go agent.RenewCert(ctx, c, cert, o.agentID, log)
+	}
 	if o.metricsAddr != "" {
 		ln, err := net.Listen("tcp", o.metricsAddr)
 		if err != nil {

@@ -23,9 +23,7 @@ type member struct {
 	proc        *testenv.Process
 }
 
-func (m *member) url() string { return fmt.Sprintf("http://%s:%d", m.ip, m.http) }
-
-var hc = &http.Client{Timeout: 20 * time.Second}
+func (m *member) url() string { return fmt.Sprintf("https://%s:%d", m.ip, m.http) }
 
 func do(method, url, token string, body any, out any) (int, error) {
 	var rd *bytes.Reader
@@ -35,8 +33,9 @@ func do(method, url, token string, body any, out any) (int, error) {
 	} else {
 		rd = bytes.NewReader(nil)
 	}
+	hc, secret := testenv.ClientForToken(token) // the admin token pins the cluster CA
 	req, _ := http.NewRequest(method, url, rd)
-	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Authorization", "Bearer "+secret)
 	resp, err := hc.Do(req)
 	if err != nil {
 		return 0, err
@@ -63,7 +62,7 @@ func TestKillLeaderDuringWrites(t *testing.T) {
 		m.args = []string{"--node-id", m.id, "--data-dir", m.dir, "--http-addr", fmt.Sprintf("%s:%d", ip, m.http),
 			"--raft-addr", fmt.Sprintf("%s:%d", ip, m.raft), "--raft-log-level", "error"}
 		if i > 0 {
-			m.args = append(m.args, "--join", fmt.Sprintf("http://127.0.0.1:%d", ms[0].http))
+			m.args = append(m.args, "--join", fmt.Sprintf("https://127.0.0.1:%d", ms[0].http))
 		}
 		ms[i] = m
 	}

@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,6 +32,7 @@ import (
 	"github.com/rackfence/rackfence/coordinator/pivot"
 	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/envflag"
+	"github.com/rackfence/rackfence/shared/pki"
 )
 
 type options struct {
@@ -45,6 +45,10 @@ type options struct {
 	joinTokenFile                                   string
 	maxBatch                                        int
 	pprofAddr                                       string
+	insecure                                        bool
+	caCert, caKey, caFile, caFingerprint            string
+	tlsSANs                                         []string
+	certValidity                                    time.Duration
 }
 
 func main() {
@@ -66,9 +70,16 @@ func run() int {
 	fs.StringVar(&o.tier, "tier", "default", "this cluster's tier name")
 	fs.StringArrayVar(&o.peerTiers, "peer-tier", nil, "NAME=URL of another tier (repeatable)")
 	fs.StringArrayVar(&o.peerTokenFiles, "peer-token-file", nil, "NAME=FILE token used to call tier NAME (repeatable)")
-	fs.StringVar(&o.tlsCert, "tls-cert", "", "serve HTTPS with this certificate")
+	fs.BoolVar(&o.insecure, "insecure-plaintext", false, "serve the API over plain HTTP and Raft over plain TCP (NOT for production: anyone on the network can read tokens and BMC passwords and speak Raft)")
+	fs.StringVar(&o.caCert, "ca-cert", "", "at bootstrap: use this CA certificate (PEM) instead of creating one (with --ca-key)")
+	fs.StringVar(&o.caKey, "ca-key", "", "key of --ca-cert (members issue agent certificates with it)")
+	fs.StringVar(&o.caFile, "ca-file", "", "with --join: trust this CA file (default: the CA the join token pins)")
+	fs.StringVar(&o.caFingerprint, "ca-fingerprint", "", "with --join: pin the cluster CA by its SHA-256 (64 hex digits; rackfencectl cluster status shows it)")
+	fs.StringArrayVar(&o.tlsSANs, "tls-san", nil, "extra DNS name or IP address the member certificate covers (repeatable)")
+	fs.DurationVar(&o.certValidity, "cert-validity", pki.DefaultCertValidity, "lifetime of issued member and agent certificates (renewed at two thirds)")
+	fs.StringVar(&o.tlsCert, "tls-cert", "", "serve the API with this certificate instead of the member certificate (e.g. from your own PKI)")
 	fs.StringVar(&o.tlsKey, "tls-key", "", "key of --tls-cert")
-	fs.StringVar(&o.tlsClientCA, "tls-client-ca", "", "require client certificates signed by this CA")
+	fs.StringVar(&o.tlsClientCA, "tls-client-ca", "", "require every API client to present a certificate signed by this CA or the cluster CA")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&o.raftLogLevel, "raft-log-level", "warn", "log level of the Raft library")
 	fs.IntVar(&o.maxBatch, "max-batch", 512, "most writes the leader packs into one Raft log entry (1 disables batching)")
@@ -154,13 +165,27 @@ func serve(o options, fs *pflag.FlagSet, log *slog.Logger) error {
 		return errors.New("--bootstrap and --join exclude each other: a node either starts a new cluster or joins one")
 	}
 
-	tlsServer, tlsClient, err := tlsConfigs(o)
-	if err != nil {
-		return err
+	if o.certValidity < time.Second {
+		return fmt.Errorf("--cert-validity %s is too short: use at least 1s (default %s)", o.certValidity, pki.DefaultCertValidity)
 	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+
+	var sec *memberTLS
+	var tlsServer, tlsClient *tls.Config
 	scheme := "http"
-	if tlsServer != nil {
-		scheme = "https"
+	if o.insecure {
+		if o.tlsCert != "" || o.caCert != "" || o.join != "" && (o.caFile != "" || o.caFingerprint != "") {
+			return errors.New("--insecure-plaintext excludes --tls-cert, --ca-cert, --ca-file and --ca-fingerprint")
+		}
+		log.Warn("INSECURE: --insecure-plaintext serves the API over plain HTTP and Raft over plain TCP; " +
+			"tokens and BMC passwords cross the network in clear and any process that reaches the Raft port can speak Raft. Use only on a trusted test network.")
+	} else {
+		if sec, err = setupTLS(ctx, o, existing, log); err != nil {
+			return err
+		}
+		tlsServer, tlsClient, scheme = sec.apiServer(), sec.proxyClient(), "https"
+		go sec.renew(ctx, o.nodeID, o.certValidity, log)
 	}
 	advertise := o.advertiseHTTP
 	if advertise == "" {
@@ -179,10 +204,17 @@ func serve(o options, fs *pflag.FlagSet, log *slog.Logger) error {
 		log.Warn("raft's internal metrics are not exported", "err", err)
 	}
 	m := coordinator.NewMetrics()
-	store, err := coordinator.Open(coordinator.Config{
+	scfg := coordinator.Config{
 		NodeID: o.nodeID, DataDir: o.dataDir, HTTPURL: advertise, RaftAddr: o.raftAddr,
 		Bootstrap: bootstrap, Logger: log, RaftLogLevel: o.raftLogLevel, MaxBatch: o.maxBatch, Metrics: m,
-	})
+	}
+	acfg := capi.Config{Tier: o.tier, PeerTiers: peerTiers, PeerTokenFiles: peerTokens,
+		Logger: log, Registry: reg, ProxyTLS: tlsClient, Pivot: peers}
+	if sec != nil {
+		scfg.RaftTLS, scfg.TokenPin = sec.raft(), sec.ca.Fingerprint()
+		acfg.TLS, acfg.CAPin = sec.apiConfig(o.certValidity), sec.ca.Fingerprint()
+	}
+	store, err := coordinator.Open(scfg)
 	if err != nil {
 		return err
 	}
@@ -192,13 +224,18 @@ func serve(o options, fs *pflag.FlagSet, log *slog.Logger) error {
 	}
 	m.Register(reg, store)
 
-	srv := capi.New(capi.Config{Store: store, Tier: o.tier, PeerTiers: peerTiers, PeerTokenFiles: peerTokens,
-		Logger: log, Registry: reg, ProxyTLS: tlsClient, Pivot: peers})
+	acfg.Store = store
+	srv := capi.New(acfg)
 	ln, err := net.Listen("tcp", o.httpAddr)
 	if err != nil {
 		return fmt.Errorf("listen on --http-addr %s: %w", o.httpAddr, err)
 	}
-	hs := &http.Server{Handler: srv.Handler(), TLSConfig: tlsServer, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+	hs := &http.Server{Handler: srv.Handler(), TLSConfig: tlsServer,
+		// A client has 10 s to send its headers (TLS handshake included)
+		// and 64 KiB of them; idle keep-alive connections close after 2
+		// min. No write timeout: the watch long-polls for up to 30 s.
+		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
 	errc := make(chan error, 1)
 	go func() {
 		var err error
@@ -211,11 +248,12 @@ func serve(o options, fs *pflag.FlagSet, log *slog.Logger) error {
 			errc <- err
 		}
 	}()
+	caFP := ""
+	if sec != nil {
+		caFP = sec.ca.Fingerprint()
+	}
 	log.Info("coordinator listening", "node", o.nodeID, "http", advertise, "raft", o.raftAddr, "dataDir", o.dataDir,
-		"tier", o.tier, "bootstrap", bootstrap, "restarted", existing)
-
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
+		"tier", o.tier, "bootstrap", bootstrap, "restarted", existing, "tls", sec != nil, "caFingerprint", caFP)
 
 	if o.join != "" && !existing {
 		if err := joinCluster(ctx, o, advertise, tlsClient, log); err != nil {
@@ -249,17 +287,11 @@ func serve(o options, fs *pflag.FlagSet, log *slog.Logger) error {
 // joinCluster asks the member at --join to add this node; a follower
 // forwards it to the leader. It retries until it succeeds or ctx ends.
 func joinCluster(ctx context.Context, o options, advertise string, tlsClient *tls.Config, log *slog.Logger) error {
-	token := strings.TrimSpace(os.Getenv("RACKFENCE_TOKEN"))
-	if o.joinTokenFile != "" {
-		b, err := os.ReadFile(o.joinTokenFile)
-		if err != nil {
-			return fmt.Errorf("--join-token-file: %w", err)
-		}
-		token = strings.TrimSpace(string(b))
+	token, err := joinToken(o)
+	if err != nil {
+		return err
 	}
-	if token == "" {
-		return errors.New("--join needs the cluster's admin token: --join-token-file FILE or RACKFENCE_TOKEN")
-	}
+	token, _ = api.ParseToken(token)
 	body, _ := json.Marshal(api.JoinRequest{ID: o.nodeID, RaftAddr: o.raftAddr, HTTPAddr: advertise})
 	client := &http.Client{Timeout: 40 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsClient}}
 	url := strings.TrimRight(o.join, "/") + "/v1/cluster/join"
@@ -287,37 +319,6 @@ func joinCluster(ctx context.Context, o options, advertise string, tlsClient *tl
 		case <-time.After(time.Second):
 		}
 	}
-}
-
-func tlsConfigs(o options) (server, client *tls.Config, err error) {
-	if o.tlsCert == "" && o.tlsKey == "" {
-		if o.tlsClientCA != "" {
-			return nil, nil, errors.New("--tls-client-ca needs --tls-cert and --tls-key")
-		}
-		return nil, nil, nil
-	}
-	if o.tlsCert == "" || o.tlsKey == "" {
-		return nil, nil, errors.New("--tls-cert and --tls-key go together")
-	}
-	cert, err := tls.LoadX509KeyPair(o.tlsCert, o.tlsKey)
-	if err != nil {
-		return nil, nil, fmt.Errorf("--tls-cert/--tls-key: %w", err)
-	}
-	server = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	client = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	if o.tlsClientCA != "" {
-		pem, err := os.ReadFile(filepath.Clean(o.tlsClientCA))
-		if err != nil {
-			return nil, nil, fmt.Errorf("--tls-client-ca: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, nil, fmt.Errorf("--tls-client-ca %s holds no PEM certificate", o.tlsClientCA)
-		}
-		server.ClientCAs, server.ClientAuth = pool, tls.RequireAndVerifyClientCert
-		client.RootCAs = pool
-	}
-	return server, client, nil
 }
 
 func pprofMux() *http.ServeMux {

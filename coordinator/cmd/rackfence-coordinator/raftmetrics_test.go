@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/testenv"
 	"github.com/rackfence/rackfence/shared/testenv/rig"
 )
 
@@ -21,7 +22,7 @@ func TestRaftTimingsOnMetrics(t *testing.T) {
 	}
 	req, _ := http.NewRequest(http.MethodGet, c.URL+"/metrics", nil)
 	req.Header.Set("Authorization", "Bearer "+tok)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := testenv.HTTPClient(c.CAFile).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

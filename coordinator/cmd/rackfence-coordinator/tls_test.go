@@ -98,7 +98,10 @@ func TestTLSWithClientCertificates(t *testing.T) {
 		t.Fatal("a client without a certificate was served")
 	}
 	testenv.Start(t, "n2", bin, []string{"RACKFENCE_TOKEN=" + token}, append([]string{"--node-id", "n2", "--data-dir", filepath.Join(dir, "2"),
-		"--http-addr", fmt.Sprintf("127.0.0.2:%d", h2), "--raft-addr", fmt.Sprintf("127.0.0.2:%d", r2), "--join", u1}, tlsArgs...)...)
+		"--http-addr", fmt.Sprintf("127.0.0.2:%d", h2), "--raft-addr", fmt.Sprintf("127.0.0.2:%d", r2), "--join", u1,
+		// The API serves the operator's certificate, not one of the
+		// cluster CA the token pins: the joiner trusts the operator's CA.
+		"--ca-file", ca}, tlsArgs...)...)
 	put := func() error {
 		b, _ := json.Marshal(api.Host{Name: "h1", Rack: "r1"})
 		req, _ := http.NewRequest("PUT", u2+"/v1/hosts/h1", bytes.NewReader(b))

@@ -7,7 +7,6 @@ package rig
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -29,13 +28,16 @@ func Ctx(t testing.TB) context.Context {
 
 // Coordinator is one single-node rackfence-coordinator cluster (a tier).
 type Coordinator struct {
-	T     testing.TB
-	Tier  string
-	Dir   string
-	URL   string
-	Admin *client.Client
-	Proc  *testenv.Process
-	args  []string
+	T    testing.TB
+	Tier string
+	Dir  string
+	URL  string
+	// CAFile is the tier's CA certificate (DATA/tls/ca.crt); "" when
+	// the coordinator runs --insecure-plaintext.
+	CAFile string
+	Admin  *client.Client
+	Proc   *testenv.Process
+	args   []string
 }
 
 // CoordOpts configure StartCoordinator.
@@ -48,6 +50,11 @@ type CoordOpts struct {
 	// HTTPPort fixes the API port (0 = a free one), so a test can name this
 	// tier's URL to another tier before starting it.
 	HTTPPort int
+	// Insecure starts it with --insecure-plaintext (tests of plaintext
+	// only: everything else runs the secure default, TLS).
+	Insecure bool
+	// Args are extra flags.
+	Args []string
 }
 
 // StartCoordinator starts a coordinator in dir and waits until it accepts
@@ -63,7 +70,13 @@ func StartCoordinator(t testing.TB, dir string, o CoordOpts) *Coordinator {
 		hp = testenv.FreePort(t, "127.0.0.1")
 	}
 	rp := testenv.FreePort(t, "127.0.0.1")
-	c.URL = fmt.Sprintf("http://127.0.0.1:%d", hp)
+	scheme := "https"
+	if o.Insecure {
+		scheme = "http"
+	} else {
+		c.CAFile = filepath.Join(dir, "data", "tls", "ca.crt")
+	}
+	c.URL = fmt.Sprintf("%s://127.0.0.1:%d", scheme, hp)
 	c.args = []string{"--data-dir", filepath.Join(dir, "data"), "--http-addr", fmt.Sprintf("127.0.0.1:%d", hp),
 		"--raft-addr", fmt.Sprintf("127.0.0.1:%d", rp), "--node-id", o.Tier + "-1", "--tier", o.Tier}
 	for n, u := range o.Peers {
@@ -72,6 +85,10 @@ func StartCoordinator(t testing.TB, dir string, o CoordOpts) *Coordinator {
 	for n, f := range o.PeerTokens {
 		c.args = append(c.args, "--peer-token-file", n+"="+f)
 	}
+	if o.Insecure {
+		c.args = append(c.args, "--insecure-plaintext")
+	}
+	c.args = append(c.args, o.Args...)
 	c.Start()
 	tok, err := client.ReadTokenFile(filepath.Join(dir, "data", "admin.token"))
 	if err != nil {
@@ -101,7 +118,7 @@ func (c *Coordinator) Start() {
 		if _, err := os.Stat(tok); err != nil {
 			return err
 		}
-		resp, err := http.Get(c.URL + "/v1/health")
+		resp, err := testenv.HTTPClient(c.CAFile).Get(c.URL + "/v1/health")
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,59 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/pki"
+)
+
+// CertIssuer is what enrolment needs of the API client.
+type CertIssuer interface {
+	IssueAgentCert(ctx context.Context, agentID string) (certPEM, keyPEM []byte, err error)
+}
+
+// Enroll obtains the agent's client certificate with its agent token (the
+// coordinator names the token's rack in it) and puts it in holder. It
+// retries while no member answers or none leads, and gives up at once on a
+// refusal (a bad token, a token of another role). Then RenewCert keeps it
+// fresh.
+func Enroll(ctx context.Context, c CertIssuer, holder *pki.Holder, agentID string, log *slog.Logger) error {
+	wait := 500 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		certPEM, keyPEM, err := c.IssueAgentCert(ctx, agentID)
+		if err == nil {
+			if err := holder.Set(certPEM, keyPEM); err != nil {
+				return err
+			}
+			l := holder.Leaf()
+			id, _ := pki.IdentityOf(l)
+			log.Info("obtained the agent certificate", "rack", id.Rack, "notAfter", l.NotAfter, "renewAt", holder.RenewAt())
+			return nil
+		}
+		var ce *client.Error
+		if errors.As(err, &ce) && ce.Status < 500 && ce.Status != 429 {
+			return fmt.Errorf("the coordinator refused this agent's certificate request: %w", err)
+		}
+		if errors.Is(err, pki.ErrPinMismatch) {
+			return err
+		}
+		log.Warn("agent certificate request failed; retrying", "attempt", attempt, "retryIn", wait.String(), "err", err.Error())
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(wait*2, 10*time.Second)
+	}
+}
+
+// RenewCert renews the agent certificate at two thirds of its lifetime
+// until ctx ends, with no restart: the next connection presents the new one.
+func RenewCert(ctx context.Context, c CertIssuer, holder *pki.Holder, agentID string, log *slog.Logger) {
+	holder.RenewLoop(ctx, func(ctx context.Context) ([]byte, []byte, error) { return c.IssueAgentCert(ctx, agentID) },
+		nil, log.With("cert", "agent"))
+}

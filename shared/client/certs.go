@@ -1,0 +1,71 @@
+package client
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/pki"
+)
+
+// IssueCertificate asks the cluster's CA for a certificate (POST
+// /v1/certificates): a member with an admin token, an agent with its agent
+// token. The same call renews.
+func (c *Client) IssueCertificate(ctx context.Context, req api.CertificateRequest) (*api.CertificateResponse, error) {
+	var out api.CertificateResponse
+	if _, err := c.call(ctx, http.MethodPost, "/v1/certificates", nil, req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// IssueAgentCert makes a key and asks for an agent certificate for it
+// (the coordinator names the token's rack); it returns both as PEM.
+func (c *Client) IssueAgentCert(ctx context.Context, agentID string) (certPEM, keyPEM []byte, err error) {
+	key, csr, err := pki.NewKey()
+	if err != nil {
+		return nil, nil, err
+	}
+	resp, err := c.IssueCertificate(ctx, api.CertificateRequest{Kind: api.CertKindAgent, ID: agentID, CSR: string(csr)})
+	if err != nil {
+		return nil, nil, err
+	}
+	if keyPEM, err = pki.KeyPEM(key); err != nil {
+		return nil, nil, err
+	}
+	return []byte(resp.Certificate), keyPEM, nil
+}
+
+// NewAgent returns a client for an agent token that presents the agent's
+// client certificate, obtained now (one attempt) when a member URL is
+// https://. Over plain HTTP (--insecure-plaintext) it is New(cfg). The
+// holder is returned for renewal (pki.Holder.RenewLoop).
+func NewAgent(ctx context.Context, cfg Config, agentID string) (*Client, *pki.Holder, error) {
+	h := &pki.Holder{}
+	cfg.ClientCertificate = h.GetClientCertificate
+	c, err := New(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !c.TLS() {
+		return c, h, nil
+	}
+	certPEM, keyPEM, err := c.IssueAgentCert(ctx, agentID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := h.Set(certPEM, keyPEM); err != nil {
+		return nil, nil, err
+	}
+	return c, h, nil
+}
+
+// TLS reports whether any member URL is https://.
+func (c *Client) TLS() bool {
+	for _, u := range c.urls {
+		if u.Scheme == "https" {
+			return true
+		}
+	}
+	return false
+}
