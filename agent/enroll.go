@@ -14,6 +14,9 @@ import (
 // CertIssuer is what enrolment needs of the API client.
 type CertIssuer interface {
 	IssueAgentCert(ctx context.Context, agentID string) (certPEM, keyPEM []byte, err error)
+	// CloseIdleConnections makes the next request handshake with the new
+	// certificate (a kept-alive connection keeps the old one).
+	CloseIdleConnections()
 }
 
 // Enroll obtains the agent's client certificate with its agent token (the
@@ -29,6 +32,7 @@ func Enroll(ctx context.Context, c CertIssuer, holder *pki.Holder, agentID strin
 			if err := holder.Set(certPEM, keyPEM); err != nil {
 				return err
 			}
+			c.CloseIdleConnections()
 			l := holder.Leaf()
 			id, _ := pki.IdentityOf(l)
 			log.Info("obtained the agent certificate", "rack", id.Rack, "notAfter", l.NotAfter, "renewAt", holder.RenewAt())
@@ -55,5 +59,5 @@ func Enroll(ctx context.Context, c CertIssuer, holder *pki.Holder, agentID strin
 // until ctx ends, with no restart: the next connection presents the new one.
 func RenewCert(ctx context.Context, c CertIssuer, holder *pki.Holder, agentID string, log *slog.Logger) {
 	holder.RenewLoop(ctx, func(ctx context.Context) ([]byte, []byte, error) { return c.IssueAgentCert(ctx, agentID) },
-		nil, log.With("cert", "agent"))
+		func([]byte, []byte) { c.CloseIdleConnections() }, log.With("cert", "agent"))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -91,7 +92,10 @@ func TestAgainstCoordinator(t *testing.T) {
 			{"unreachable", map[string]string{"RACKFENCE_COORDINATOR": dead}, []string{"host", "list"}, ExitUnreachable, []string{dead, "--coordinator", "RACKFENCE_COORDINATOR"}},
 		}
 		for _, tc := range cases {
-			env := map[string]string{"RACKFENCE_COORDINATOR": c.url, "RACKFENCE_TOKEN_FILE": c.tokenFile}
+			// The CA file, so a bad or missing token still reaches the
+			// server (a bare token pins no CA).
+			env := map[string]string{"RACKFENCE_COORDINATOR": c.url, "RACKFENCE_TOKEN_FILE": c.tokenFile,
+				"RACKFENCE_CA_FILE": filepath.Join(filepath.Dir(c.tokenFile), "tls", "ca.crt")}
 			for k, v := range tc.env {
 				env[k] = v
 			}

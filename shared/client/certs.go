@@ -57,8 +57,14 @@ func NewAgent(ctx context.Context, cfg Config, agentID string) (*Client, *pki.Ho
 	if err := h.Set(certPEM, keyPEM); err != nil {
 		return nil, nil, err
 	}
+	c.CloseIdleConnections()
 	return c, h, nil
 }
+
+// CloseIdleConnections drops kept-alive connections, so the next request
+// handshakes again: after a client certificate is obtained or renewed
+// (a connection keeps the certificate it was opened with).
+func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }
 
 // TLS reports whether any member URL is https://.
 func (c *Client) TLS() bool {

@@ -138,7 +138,7 @@ func TestAgainstCoordinator(t *testing.T) {
 	if _, err := agent.Detach(ctx, "r1-h01", api.IntentRequest{}); !client.IsForbidden(err) {
 		t.Fatalf("agent detach: %v", err)
 	}
-	bad, _ := client.New(client.Config{Coordinator: m.url, Token: "wrong"})
+	bad, _ := client.New(client.Config{Coordinator: m.url, Token: "wrong", CAFile: filepath.Join(m.dir, "tls", "ca.crt")})
 	if _, err := bad.Racks(ctx); !client.IsUnauthorized(err) {
 		t.Fatalf("bad token: %v", err)
 	}
