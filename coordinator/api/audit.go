@@ -221,4 +221,3 @@ func (s *Server) getAudit(c echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, wire.List[wire.AuditRecord]{Items: recs, Index: s.store.FSM().AppliedIndex()})
 }
-

@@ -85,5 +85,5 @@ const (
 	// CodeTooManyRequests (429): too many failed authentications from the
 	// caller's address; wait for Retry-After.
 	CodeTooManyRequests = "too_many_requests"
-	CodeInternal     = "internal"
+	CodeInternal        = "internal"
 )
