@@ -96,11 +96,17 @@ func startLeader(t *testing.T, ip string) (*node, string) {
 		}
 		return nil
 	})
+	return n, adminTokenOf(t, n)
+}
+
+// adminTokenOf reads the bootstrap admin token of n.
+func adminTokenOf(t *testing.T, n *node) string {
+	t.Helper()
 	tok, err := os.ReadFile(filepath.Join(n.dir, coordinator.AdminTokenFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return n, strings.TrimSpace(string(tok))
+	return strings.TrimSpace(string(tok))
 }
 
 var client = &http.Client{Timeout: 60 * time.Second}
