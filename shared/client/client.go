@@ -70,7 +70,7 @@ type Config struct {
 // Client calls the API. It is safe for concurrent use.
 type Client struct {
 	urls     []*url.URL
-	token    string
+	token    *atomic.Pointer[string] // shared by copies; see SetToken
 	ua       string
 	timeout  time.Duration
 	retryFor time.Duration
@@ -90,7 +90,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	c := &Client{
 		urls:     urls,
-		token:    strings.TrimSpace(cfg.Token),
+		token:    newTokenRef(cfg.Token),
 		ua:       cfg.UserAgent,
 		timeout:  cfg.Timeout,
 		retryFor: cfg.RetryFor,
@@ -307,8 +307,8 @@ func (c *Client) attempt(ctx context.Context, base *url.URL, r request) (*http.R
 		}
 		req.Header.Set("Accept", "application/json")
 		req.Header.Set("User-Agent", c.ua)
-		if c.token != "" {
-			req.Header.Set("Authorization", "Bearer "+c.token)
+		if tok := *c.token.Load(); tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
 		}
 		resp, err := c.hc.Do(req)
 		if err != nil {
