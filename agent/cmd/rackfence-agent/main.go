@@ -125,7 +125,7 @@ func serve(o options, log *slog.Logger) error {
 	if o.tokenFile == "" {
 		return errors.New("--token-file is required (or RACKFENCE_TOKEN_FILE): create an agent token with rackfencectl token create --role agent --rack " + o.rack)
 	}
-	token, err := client.ReadTokenFile(o.tokenFile)
+	tokenFile, token, err := agent.NewTokenFile(o.tokenFile, nil, log)
 	if err != nil {
 		return err
 	}
@@ -157,6 +157,7 @@ func serve(o options, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	tokenFile.Client = c // re-read on change or SIGHUP: rotation needs no restart
 
 	metrics := agent.NewMetrics()
 	var audit bmc.Auditor
@@ -194,6 +195,10 @@ func serve(o options, log *slog.Logger) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go tokenFile.Run(ctx, hup)
 	if o.metricsAddr != "" {
 		ln, err := net.Listen("tcp", o.metricsAddr)
 		if err != nil {
