@@ -23,31 +23,9 @@ func (s *Server) createToken(c echo.Context) error {
 	if err := bind(c, &req, false); err != nil {
 		return err
 	}
-	if !wire.ValidRole(req.Role) {
-		return badField("role", "%q is not a role: use viewer, operator, admin or agent", req.Role)
-	}
-	if req.Role == wire.RoleAgent {
-		if err := wire.ValidateName("rack", req.Rack); err != nil {
-			return badField("rack", "is required for role agent and must be a valid rack name")
-		}
-	} else if req.Rack != "" {
-		return badField("rack", "only applies to role agent")
-	}
-	var ttl time.Duration
-	if req.TTL != "" {
-		d, err := time.ParseDuration(req.TTL)
-		if err != nil {
-			return badField("ttl", "%q is not a duration: use a Go duration such as 720h or 30m, or leave ttl out for a token that never expires", req.TTL)
-		}
-		if d < time.Second || d > MaxTokenTTL {
-			return badField("ttl", "%s is out of range: use 1s to %s, or leave ttl out for a token that never expires", d, MaxTokenTTL)
-		}
-		ttl = d
-	}
-	if req.Name != "" {
-		if err := wire.ValidateName("name", req.Name); err != nil {
-			return err
-		}
+	ttl, err := validateTokenRequest(&req)
+	if err != nil {
+		return err
 	}
 	tok, hash := coordinator.NewToken()
 	id := coordinator.TokenID(hash)
@@ -67,6 +45,37 @@ func (s *Server) createToken(c echo.Context) error {
 	s.log.Info("token created", "id", id, "name", name, "role", req.Role, "rack", req.Rack, "expiresAt", cmd.ExpiresAt, "by", actor(c))
 	return c.JSON(http.StatusCreated, wire.TokenResponse{ID: id, Token: wire.FormatToken(tok, s.cfg.CAPin), Name: name,
 		Role: req.Role, Rack: req.Rack, ExpiresAt: cmd.ExpiresAt})
+}
+
+// validateTokenRequest checks a POST /v1/tokens body and returns its ttl
+// (0: never expires). Every refusal names its field.
+func validateTokenRequest(req *wire.TokenRequest) (time.Duration, error) {
+	if !wire.ValidRole(req.Role) {
+		return 0, badField("role", "%q is not a role: use viewer, operator, admin or agent", req.Role)
+	}
+	if req.Role == wire.RoleAgent {
+		if err := wire.ValidateName("rack", req.Rack); err != nil {
+			return 0, badField("rack", "is required for role agent and must be a valid rack name")
+		}
+	} else if req.Rack != "" {
+		return 0, badField("rack", "only applies to role agent")
+	}
+	if req.Name != "" {
+		if err := wire.ValidateName("name", req.Name); err != nil {
+			return 0, err
+		}
+	}
+	if req.TTL == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(req.TTL)
+	if err != nil {
+		return 0, badField("ttl", "%q is not a duration: use a Go duration such as 720h or 30m, or leave ttl out for a token that never expires", req.TTL)
+	}
+	if d < time.Second || d > MaxTokenTTL {
+		return 0, badField("ttl", "%s is out of range: use 1s to %s, or leave ttl out for a token that never expires", d, MaxTokenTTL)
+	}
+	return d, nil
 }
 
 func tokenWire(t coordinator.TokenInfo, now time.Time) wire.Token {
