@@ -129,6 +129,9 @@ func New(cfg Config) *Server {
 		Name: "rackfence_auth_rate_limited_total",
 		Help: "Requests answered 429 because their address had too many failed authentications.",
 	})
+	for _, r := range []string{"missing", "unknown", "expired"} {
+		s.authFailures.WithLabelValues(r) // present at 0 before the first failure
+	}
 	cfg.Registry.MustRegister(s.reqs, s.authFailures, s.rateLimited)
 
 	e := echo.New()
