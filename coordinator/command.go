@@ -37,10 +37,32 @@ const (
 	CmdNoop CmdType = 16
 	// CmdSetPivoted records that a host was handed to another tier.
 	CmdSetPivoted CmdType = 17
+	// CmdRevokeToken deletes an API token by its public ID.
+	CmdRevokeToken CmdType = 18
+	// CmdTouchTokens records when tokens were last used (leader flush).
+	CmdTouchTokens CmdType = 19
 )
 
-// bodyVersion is the version of every JSON body this binary writes.
+// bodyVersion is the version of the JSON body of every command that does
+// not say otherwise (see versioned).
 const bodyVersion = 1
+
+// versioned is implemented by commands whose body moved past version 1: a
+// binary that does not know the newer version refuses the entry
+// (ErrUnknownCommand) instead of applying it without the new fields, which
+// would make its FSM differ from its peers'.
+type versioned interface {
+	bodyVersion() byte
+}
+
+// maxVersion is the newest body version this binary reads for each type;
+// every older one still decodes (old entries stay in logs and snapshots).
+func maxVersion(t CmdType) byte {
+	if t == CmdPutToken {
+		return putTokenVersion
+	}
+	return bodyVersion
+}
 
 // Command is one state change. Every field the FSM needs that is not
 // deterministic (time, random IDs, token hashes) is filled in before the
@@ -56,6 +78,9 @@ type Command interface {
 type InitCmd struct {
 	ClusterID      string `json:"clusterID"`
 	AdminTokenHash string `json:"adminTokenHash"`
+	// Time is when the leader initialised the cluster (the admin token's
+	// creation time); absent in entries written before 2026-11-23.
+	Time time.Time `json:"time,omitzero"`
 }
 
 // PutHostCmd creates or updates a host's spec.
@@ -132,13 +157,22 @@ type PutCredentialsCmd struct {
 	Password string `json:"password"`
 }
 
-// PutTokenCmd stores an API token by its SHA-256 hash.
+// PutTokenCmd stores an API token by its SHA-256 hash. Body version 1 had
+// no times; version 2 (written now) adds CreatedAt and ExpiresAt, stamped by
+// the leader's handler (zero ExpiresAt: never expires).
 type PutTokenCmd struct {
-	Hash string `json:"hash"`
-	Name string `json:"name"`
-	Role string `json:"role"`
-	Rack string `json:"rack,omitempty"`
+	Hash      string    `json:"hash"`
+	Name      string    `json:"name"`
+	Role      string    `json:"role"`
+	Rack      string    `json:"rack,omitempty"`
+	CreatedAt time.Time `json:"createdAt,omitzero"`
+	ExpiresAt time.Time `json:"expiresAt,omitzero"`
 }
+
+// putTokenVersion is PutTokenCmd's body version.
+const putTokenVersion = 2
+
+func (PutTokenCmd) bodyVersion() byte { return putTokenVersion }
 
 // SetPivotedCmd records that a host now belongs to tier To (it stays
 // detached here), or requests its deletion when DeleteSource is set.
@@ -197,6 +231,10 @@ func (c SetMemberCmd) Key() string      { return "m/" + c.ID }
 func (NoopCmd) Key() string             { return "noop" }
 func (c SetPivotedCmd) Key() string     { return "h/" + c.Name }
 func (c RemoveMemberCmd) Key() string   { return "m/" + c.ID }
+func (RevokeTokenCmd) Type() CmdType    { return CmdRevokeToken }
+func (TouchTokensCmd) Type() CmdType    { return CmdTouchTokens }
+func (c RevokeTokenCmd) Key() string    { return "t/" + c.ID }
+func (TouchTokensCmd) Key() string      { return "t/touch" }
 
 // Encode writes a command as type byte, version byte, JSON body.
 func Encode(c Command) ([]byte, error) {
@@ -204,8 +242,12 @@ func Encode(c Command) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode command %d: %w", c.Type(), err)
 	}
+	v := byte(bodyVersion)
+	if vc, ok := c.(versioned); ok {
+		v = vc.bodyVersion()
+	}
 	out := make([]byte, 0, len(body)+2)
-	out = append(out, byte(c.Type()), bodyVersion)
+	out = append(out, byte(c.Type()), v)
 	return append(out, body...), nil
 }
 
@@ -254,7 +296,7 @@ func Decode(b []byte) (Command, error) {
 	if len(b) < 2 {
 		return nil, fmt.Errorf("command too short (%d bytes)", len(b))
 	}
-	if b[1] != bodyVersion {
+	if b[1] < 1 || b[1] > maxVersion(CmdType(b[0])) {
 		return nil, fmt.Errorf("%w: type %d version %d", ErrUnknownCommand, b[0], b[1])
 	}
 	body := b[2:]
@@ -293,6 +335,10 @@ func Decode(b []byte) (Command, error) {
 		c, err = dec[NoopCmd](body)
 	case CmdSetPivoted:
 		c, err = dec[SetPivotedCmd](body)
+	case CmdRevokeToken:
+		c, err = dec[RevokeTokenCmd](body)
+	case CmdTouchTokens:
+		c, err = dec[TouchTokensCmd](body)
 	default:
 		return nil, fmt.Errorf("%w: type %d", ErrUnknownCommand, b[0])
 	}

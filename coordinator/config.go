@@ -56,6 +56,10 @@ type Config struct {
 	MaxBatch int
 	// Metrics receives the store's figures; nil = none.
 	Metrics *Metrics
+	// TouchInterval is how often the leader writes the tokens' last-use
+	// times it saw (one TouchTokensCmd, only when one moved by a minute or
+	// more); default 30s.
+	TouchInterval time.Duration
 }
 
 func (c *Config) applyDefaults() {
@@ -73,6 +77,9 @@ func (c *Config) applyDefaults() {
 	}
 	if c.SnapshotInterval <= 0 {
 		c.SnapshotInterval = 30 * time.Second
+	}
+	if c.TouchInterval <= 0 {
+		c.TouchInterval = 30 * time.Second
 	}
 	if c.RaftLogLevel == "" {
 		c.RaftLogLevel = "warn"

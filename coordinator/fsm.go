@@ -145,6 +145,10 @@ func (f *FSM) applyCmd(t *tx, c Command) Result {
 	case NoopCmd:
 	case SetPivotedCmd:
 		v, err = f.applySetPivoted(t, c)
+	case RevokeTokenCmd:
+		v, err = f.applyRevokeToken(t, c)
+	case TouchTokensCmd:
+		v, err = f.applyTouchTokens(t, c)
 	default:
 		err = ErrUnknownCommand
 	}

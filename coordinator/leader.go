@@ -105,7 +105,7 @@ func (s *Store) initCluster(ctx context.Context) error {
 	if err := os.WriteFile(path, []byte(api.FormatToken(token, s.cfg.TokenPin)+"\n"), 0o600); err != nil {
 		return fmt.Errorf("write admin token to %s: %w", path, err)
 	}
-	v, err := s.Apply(ctx, InitCmd{ClusterID: hex.EncodeToString(idb), AdminTokenHash: hash})
+	v, err := s.Apply(ctx, InitCmd{ClusterID: hex.EncodeToString(idb), AdminTokenHash: hash, Time: time.Now().UTC()})
 	if err != nil || v != true {
 		os.Remove(path)
 		if err == nil {

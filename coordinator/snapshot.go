@@ -178,8 +178,8 @@ func (f *FSM) restore(r io.Reader) error {
 	if meta.Creds != nil {
 		s.Creds = meta.Creds
 	}
-	if meta.Tokens != nil {
-		s.Tokens = meta.Tokens
+	for hash, info := range meta.Tokens {
+		s.putToken(hash, info) // snapshots before 2026-11-23 carry no IDs
 	}
 	for n, rr := range meta.Racks {
 		c := rr

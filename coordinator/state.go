@@ -47,11 +47,24 @@ type credRec struct {
 	Password string `json:"password"`
 }
 
-// TokenInfo is what a token grants.
+// TokenInfo is what a token grants, and its lifecycle. ID is public (the
+// first TokenIDLen hex digits of the stored SHA-256 hash, never the secret):
+// lists, revocation and the audit trail name tokens by it.
 type TokenInfo struct {
-	Name string `json:"name"`
-	Role string `json:"role"`
-	Rack string `json:"rack,omitempty"`
+	ID        string    `json:"id,omitempty"`
+	Name      string    `json:"name"`
+	Role      string    `json:"role"`
+	Rack      string    `json:"rack,omitempty"`
+	CreatedAt time.Time `json:"createdAt,omitzero"`
+	// ExpiresAt zero: never expires.
+	ExpiresAt time.Time `json:"expiresAt,omitzero"`
+	// LastUsed is the last use the leader recorded (minute granularity).
+	LastUsed time.Time `json:"lastUsed,omitzero"`
+}
+
+// Expired reports whether the token has expired at now.
+func (t TokenInfo) Expired(now time.Time) bool {
+	return !t.ExpiresAt.IsZero() && !now.Before(t.ExpiresAt)
 }
 
 type tombstone struct {
@@ -81,6 +94,9 @@ type state struct {
 	Racks     map[string]*rackRec
 	Creds     map[string]credRec
 	Tokens    map[string]TokenInfo // sha256 hex -> info
+	// tokenIDs maps a token's public ID to its hash; derived from Tokens
+	// (rebuilt on restore, never snapshotted).
+	tokenIDs map[string]string
 }
 
 func newState() *state {
@@ -90,6 +106,8 @@ func newState() *state {
 		Racks:   map[string]*rackRec{},
 		Creds:   map[string]credRec{},
 		Tokens:  map[string]TokenInfo{},
+
+		tokenIDs: map[string]string{},
 	}
 }
 

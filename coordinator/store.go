@@ -39,6 +39,8 @@ type Store struct {
 	// re-armed the lease timers; reads wait for it.
 	ready atomic.Bool
 	gen   atomic.Uint64
+	// uses are token uses seen here, not yet written (see tokens.go).
+	uses tokenUses
 }
 
 // Open starts a member from cfg.DataDir, bootstrapping a cluster of one when
@@ -144,6 +146,7 @@ func Open(cfg Config) (*Store, error) {
 	}
 	s.batch = newBatcher(r, cfg.MaxBatch, cfg.ApplyTimeout, cfg.Metrics)
 	go s.leaderLoop()
+	go s.touchLoop()
 	return s, nil
 }
 

@@ -291,6 +291,75 @@ func TestAgainstCoordinator(t *testing.T) {
 		}
 	})
 
+	t.Run("token lifecycle and audit", func(t *testing.T) {
+		r := c.mustCtl(t, "", "token", "create", "--role", "agent", "--rack", "r7", "--ttl", "2h", "--name", "agent-r7-ci")
+		tok := strings.TrimSpace(r.stdout)
+		if strings.Count(r.stdout, "\n") != 1 || !strings.Contains(r.stderr, "agent-r7-ci") || !strings.Contains(r.stderr, "expires ") || strings.Contains(r.stderr, tok) {
+			t.Fatalf("create prints only the token on stdout, id and expiry on stderr: %s", r)
+		}
+		var created api.TokenResponse
+		j := c.mustCtl(t, "", "token", "create", "--role", "viewer", "-o", "json")
+		if err := json.Unmarshal([]byte(j.stdout), &created); err != nil || created.ID == "" || created.Token == "" || !created.ExpiresAt.IsZero() {
+			t.Fatalf("create -o json: %s (%v)", j, err)
+		}
+		var l api.List[api.Token]
+		lj := c.mustCtl(t, "", "token", "list", "-o", "json")
+		if err := json.Unmarshal([]byte(lj.stdout), &l); err != nil || strings.Contains(lj.stdout, tok) || strings.Contains(lj.stdout, created.Token) {
+			t.Fatalf("list -o json: %s (%v)", lj, err)
+		}
+		var agentID string
+		for _, k := range l.Items {
+			if k.Name == "agent-r7-ci" {
+				agentID = k.ID
+				if k.Rack != "r7" || k.ExpiresAt.IsZero() {
+					t.Errorf("listed %+v", k)
+				}
+			}
+		}
+		tbl := c.mustCtl(t, "", "token", "list").stdout
+		if !strings.Contains(tbl, "ID") || !strings.Contains(tbl, "LAST-USED") || !strings.Contains(tbl, agentID) || !strings.Contains(tbl, "never") {
+			t.Errorf("list table:\n%s", tbl)
+		}
+		if y := c.mustCtl(t, "", "token", "list", "-o", "yaml").stdout; !strings.Contains(y, "id: "+agentID) {
+			t.Errorf("list yaml:\n%s", y)
+		}
+		if r := c.mustCtl(t, "", "token", "revoke", agentID); !strings.Contains(r.stdout, agentID+" (agent-r7-ci, role agent, rack r7) revoked") {
+			t.Errorf("revoke: %s", r)
+		}
+		if r := c.ctl(t, "", "token", "revoke", agentID); r.code != ExitNotFound || !strings.Contains(r.stderr, "token list") {
+			t.Errorf("revoke twice: want exit 3, got %s", r)
+		}
+		if r := c.ctl(t, "", "token", "revoke", "nope"); r.code != ExitUsage {
+			t.Errorf("revoke a bad id: want exit 2, got %s", r)
+		}
+		if r := c.ctl(t, "", "token", "create", "--role", "viewer", "--ttl", "soon"); r.code != ExitUsage {
+			t.Errorf("bad --ttl: want exit 2, got %s", r)
+		}
+		env := map[string]string{"RACKFENCE_COORDINATOR": c.url, "RACKFENCE_TOKEN": created.Token}
+		if r := runCtl(t, env, "", nil, "token", "list"); r.code != ExitFailed || !strings.Contains(r.stderr, "403") {
+			t.Errorf("viewer token list: %s", r)
+		}
+		// The bootstrap token is the last admin one: refused, exit 4, with a hint.
+		for _, k := range l.Items {
+			if k.Role == api.RoleAdmin {
+				if r := c.ctl(t, "", "token", "revoke", k.ID); r.code != ExitConflict || !strings.Contains(r.stderr, "token create --role admin") {
+					t.Errorf("revoke the last admin token: want exit 4 with a hint, got %s", r)
+				}
+			}
+		}
+		a := c.mustCtl(t, "", "audit", "--limit", "3", "-o", "json")
+		var al api.List[api.AuditRecord]
+		if err := json.Unmarshal([]byte(a.stdout), &al); err != nil || len(al.Items) != 3 || al.Items[2].Route != "/v1/tokens/:id" || al.Items[2].Code != 409 {
+			t.Fatalf("audit -o json: %s (%v)", a, err)
+		}
+		if a := c.mustCtl(t, "", "audit"); !strings.Contains(a.stdout, "ACTOR") || !strings.Contains(a.stdout, "/v1/tokens/:id") {
+			t.Errorf("audit table: %s", a)
+		}
+		if r := c.ctl(t, "", "audit", "--limit", "0"); r.code != ExitUsage {
+			t.Errorf("audit --limit 0: %s", r)
+		}
+	})
+
 	t.Run("host delete --wait", func(t *testing.T) {
 		done := runAsync(t, c, "", "host", "delete", "r1-h02", "--wait", "--timeout", "2m")
 		testenv.Eventually(t, time.Minute, "r1-h02 deletion requested or done", func() error {

@@ -115,6 +115,8 @@ func (x *Ctx) classifyAPI(err error) (int, []string) {
 		return ExitFailed, []string{tokenHint("the coordinator does not know the token given by " + x.tokenSource)}
 	case http.StatusForbidden:
 		return ExitFailed, []string{"the token's role (or rack) does not allow this; use a token with a stronger role (viewer < operator < admin), made with 'rackfencectl token create --role ROLE'"}
+	case http.StatusTooManyRequests:
+		return ExitFailed, []string{"this address sent too many unknown or expired tokens; wait the time the message says, and check --token-file / RACKFENCE_TOKEN (the coordinator counts failures per client address)"}
 	case http.StatusServiceUnavailable:
 		return ExitFailed, []string{"the cluster has no leader: check 'rackfencectl cluster status' on each member; a majority of members must be up"}
 	}

@@ -85,34 +85,6 @@ func (s *Server) listCredentials(c echo.Context) error {
 	return c.JSON(http.StatusOK, wire.List[wire.Credentials]{Items: items, Index: idx})
 }
 
-// createToken makes a token: random on this (leader's) handler, stored
-// hashed in the FSM, returned once.
-func (s *Server) createToken(c echo.Context) error {
-	if err := need(c, wire.RoleAdmin, false, ""); err != nil {
-		return err
-	}
-	var req wire.TokenRequest
-	if err := bind(c, &req, false); err != nil {
-		return err
-	}
-	if !wire.ValidRole(req.Role) {
-		return badField("role", "%q is not a role: use viewer, operator, admin or agent", req.Role)
-	}
-	if req.Role == wire.RoleAgent {
-		if err := wire.ValidateName("rack", req.Rack); err != nil {
-			return badField("rack", "is required for role agent and must be a valid rack name")
-		}
-	} else if req.Rack != "" {
-		return badField("rack", "only applies to role agent")
-	}
-	tok, hash := coordinator.NewToken()
-	if _, err := s.apply(c, coordinator.PutTokenCmd{Hash: hash, Name: req.Role + "-" + hash[:8], Role: req.Role, Rack: req.Rack}); err != nil {
-		return err
-	}
-	s.log.Info("token created", "role", req.Role, "rack", req.Rack, "name", req.Role+"-"+hash[:8], "by", actor(c))
-	return c.JSON(http.StatusCreated, wire.TokenResponse{Token: wire.FormatToken(tok, s.cfg.CAPin), Role: req.Role, Rack: req.Rack})
-}
-
 func (s *Server) status(c echo.Context) error {
 	if err := need(c, wire.RoleViewer, true, ""); err != nil {
 		return err

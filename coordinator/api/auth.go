@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/rackfence/rackfence/coordinator"
@@ -11,6 +12,7 @@ import (
 
 // identity is who a bearer token names.
 type identity struct {
+	ID   string // the token's public ID
 	Name string
 	Role string
 	Rack string // agent tokens only
@@ -21,18 +23,37 @@ const identityKey = "rackfence.identity"
 var rank = map[string]int{wire.RoleViewer: 1, wire.RoleOperator: 2, wire.RoleAdmin: 3}
 
 // authenticate resolves the bearer token (never logged) to an identity.
+// Token text may carry a CA pin (rf1-<pin>-<secret>, shared/api/token.go):
+// only the secret is hashed and looked up.
 func (s *Server) authenticate(c echo.Context) (identity, error) {
 	h := c.Request().Header.Get("Authorization")
 	tok, ok := strings.CutPrefix(h, "Bearer ")
 	tok, _ = wire.ParseToken(tok) // a pin sent along is not part of the secret
 	if !ok || tok == "" {
+		s.authFailures.WithLabelValues("missing").Inc()
 		return identity{}, errf(http.StatusUnauthorized, wire.CodeUnauthorized, "missing bearer token: send Authorization: Bearer TOKEN (rackfencectl --token-file)")
 	}
-	info, ok := s.store.FSM().Token(coordinator.HashToken(tok))
+	secret, _ := wire.ParseToken(tok)
+	info, ok := s.store.FSM().Token(coordinator.HashToken(secret))
 	if !ok {
-		return identity{}, errf(http.StatusUnauthorized, wire.CodeUnauthorized, "the bearer token is not known to this cluster")
+		s.authFailures.WithLabelValues("unknown").Inc()
+		return identity{}, errf(http.StatusUnauthorized, wire.CodeUnauthorized, "the bearer token is not known to this cluster (mistyped, revoked, or from another cluster); ask an admin for a new one: rackfencectl token create")
 	}
-	return identity{Name: info.Name, Role: info.Role, Rack: info.Rack}, nil
+	now := time.Now()
+	if info.Expired(now) {
+		s.authFailures.WithLabelValues("expired").Inc()
+		return identity{}, errf(http.StatusUnauthorized, wire.CodeUnauthorized, "token %s (%s) expired at %s; ask an admin for a new one: rackfencectl token create --role %s%s --ttl DURATION",
+			info.ID, info.Name, info.ExpiresAt.UTC().Format(time.RFC3339), info.Role, rackFlag(info.Rack))
+	}
+	s.store.NoteTokenUse(info.ID, now)
+	return identity{ID: info.ID, Name: info.Name, Role: info.Role, Rack: info.Rack}, nil
+}
+
+func rackFlag(rack string) string {
+	if rack == "" {
+		return ""
+	}
+	return " --rack " + rack
 }
 
 // who returns the caller's identity (set by the auth middleware).

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+	"time"
 
 	wire "github.com/rackfence/rackfence/shared/api"
 )
@@ -118,4 +119,27 @@ func trimZeros(s string) string {
 		s = s[1:]
 	}
 	return s
+}
+
+func FuzzDecodeTokenRequest(f *testing.F) {
+	f.Add([]byte(`{"role":"agent","rack":"r1","ttl":"720h","name":"agent-r1"}`))
+	f.Add([]byte(`{"role":"viewer","ttl":"-1s"}`))
+	f.Add([]byte(`{"role":"admin","ttl":"9999999h"}`))
+	f.Add([]byte(`{"role":"viewer","ttl":1}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var r wire.TokenRequest
+		err := decodeJSON(b, &r, false)
+		checkRefusal(t, err)
+		if err != nil {
+			return
+		}
+		ttl, err := validateTokenRequest(&r)
+		checkRefusal(t, err)
+		if err != nil {
+			return
+		}
+		if ttl < 0 || ttl > MaxTokenTTL || (r.TTL != "" && ttl < time.Second) || !wire.ValidRole(r.Role) {
+			t.Fatalf("accepted %+v with ttl %v", r, ttl)
+		}
+	})
 }

@@ -29,6 +29,7 @@ type node struct {
 	raftAddr string
 	url      string
 	store    *coordinator.Store
+	srv      *Server
 	hs       *http.Server
 }
 
@@ -62,6 +63,7 @@ func startNodeWith(t *testing.T, id, ip, dir string, bootstrap bool, raftPort, h
 		tweak(&cfg)
 	}
 	srv := New(cfg)
+	n.srv = srv
 	ln, err := net.Listen("tcp", fmt.Sprintf("%s:%d", ip, httpPort))
 	if err != nil {
 		t.Fatal(err)
@@ -76,6 +78,7 @@ func (n *node) stop() {
 	if n.hs != nil {
 		n.hs.Close()
 		n.hs = nil
+		n.srv.Close()
 	}
 	if n.store != nil {
 		n.store.Close()
@@ -93,11 +96,17 @@ func startLeader(t *testing.T, ip string) (*node, string) {
 		}
 		return nil
 	})
+	return n, adminTokenOf(t, n)
+}
+
+// adminTokenOf reads the bootstrap admin token of n.
+func adminTokenOf(t *testing.T, n *node) string {
+	t.Helper()
 	tok, err := os.ReadFile(filepath.Join(n.dir, coordinator.AdminTokenFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return n, strings.TrimSpace(string(tok))
+	return strings.TrimSpace(string(tok))
 }
 
 var client = &http.Client{Timeout: 60 * time.Second}

@@ -48,12 +48,15 @@ func (s *Server) proxyToLeader(c echo.Context) error {
 		if err != nil {
 			return errf(http.StatusServiceUnavailable, wire.CodeNoLeader, "%s", noLeaderMsg)
 		}
+		client, _ := s.clientAddr(c.Request())
+		c.Set(proxiedKey, true) // the leader records it in its audit trail
 		p := &httputil.ReverseProxy{
 			Rewrite: func(r *httputil.ProxyRequest) {
 				r.SetURL(u)
 				r.Out.Host = u.Host
 				r.Out.Header.Set(ForwardedHeader, s.store.NodeID())
 				r.Out.Header.Set(PeerHeader, formatPeer(peerOf(c)))
+				r.Out.Header.Set(ClientAddrHeader, client)
 			},
 			Transport: s.transport,
 			ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {

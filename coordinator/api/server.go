@@ -10,7 +10,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -45,12 +47,23 @@ type Config struct {
 	// --insecure-plaintext (then /v1/status warns, no certificates are
 	// issued and agent tokens need no client certificate).
 	TLS *TLSConfig
-	// CAPin is the CA fingerprint new tokens carry (wire.FormatToken); ""
-	// under --insecure-plaintext.
-	CAPin string
 	// WatchTimeout is the longest a watch blocks (default 30s); a
 	// ?timeout= shorter than this is honoured.
 	WatchTimeout time.Duration
+	// CAPin is the hex SHA-256 of the cluster CA certificate; when set,
+	// POST /v1/tokens answers token text that pins it
+	// (rf1-<pin>-<secret>, shared/api/token.go).
+	CAPin string
+	// AuthFailLimit failed authentications from one client address within
+	// AuthFailWindow make this member answer 429 to that address until
+	// the window ends (defaults 10 and 1m; a negative limit disables it).
+	AuthFailLimit  int
+	AuthFailWindow time.Duration
+	// AuditFile is this member's audit trail (default DATA/audit.log,
+	// mode 0600); AuditMaxBytes the size at which it is rotated to
+	// AuditFile.1 (default 10 MiB).
+	AuditFile     string
+	AuditMaxBytes int64
 }
 
 // Server is the HTTP API of one coordinator member.
@@ -61,6 +74,15 @@ type Server struct {
 	echo      *echo.Echo
 	transport *http.Transport
 	reqs      *prometheus.CounterVec
+
+	limiter      *authLimiter
+	authFailures *prometheus.CounterVec
+	rateLimited  prometheus.Counter
+	auditLog     *auditLog
+
+	membersMu  sync.Mutex
+	membersAt  time.Time
+	membersIPs []net.IP
 }
 
 // New builds the server and its routes.
@@ -74,9 +96,26 @@ func New(cfg Config) *Server {
 	if cfg.WatchTimeout <= 0 {
 		cfg.WatchTimeout = 30 * time.Second
 	}
-	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger}
+	if cfg.AuthFailLimit == 0 {
+		cfg.AuthFailLimit = 10
+	}
+	if cfg.AuthFailWindow <= 0 {
+		cfg.AuthFailWindow = time.Minute
+	}
+	if cfg.AuditFile == "" {
+		cfg.AuditFile = filepath.Join(cfg.Store.DataDir(), "audit.log")
+	}
+	if cfg.AuditMaxBytes <= 0 {
+		cfg.AuditMaxBytes = DefaultAuditMaxBytes
+	}
+	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, limiter: newAuthLimiter(cfg.AuthFailLimit, cfg.AuthFailWindow)}
+	if a, err := openAudit(cfg.AuditFile, cfg.AuditMaxBytes); err != nil {
+		s.log.Error("the audit trail is off: its file cannot be opened", "path", cfg.AuditFile, "err", err)
+	} else {
+		s.auditLog = a
+	}
 	s.transport = &http.Transport{
-		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:         newMemberDialer(cfg.Store.HTTPURL()).DialContext,
 		MaxIdleConns:        1024,
 		MaxIdleConnsPerHost: 512,
 		IdleConnTimeout:     90 * time.Second,
@@ -86,7 +125,18 @@ func New(cfg Config) *Server {
 		Name: "rackfence_http_requests_total",
 		Help: "HTTP requests answered by this member, by route, method and status code.",
 	}, []string{"route", "method", "code"})
-	cfg.Registry.MustRegister(s.reqs)
+	s.authFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "rackfence_auth_failures_total",
+		Help: "Failed authentications decided by this member, by reason: missing, unknown (or revoked) or expired token.",
+	}, []string{"reason"})
+	s.rateLimited = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "rackfence_auth_rate_limited_total",
+		Help: "Requests answered 429 because their address had too many failed authentications.",
+	})
+	for _, r := range []string{"missing", "unknown", "expired"} {
+		s.authFailures.WithLabelValues(r) // present at 0 before the first failure
+	}
+	cfg.Registry.MustRegister(s.reqs, s.authFailures, s.rateLimited)
 
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
@@ -101,18 +151,27 @@ func New(cfg Config) *Server {
 // Handler is the server's http.Handler.
 func (s *Server) Handler() http.Handler { return s.echo }
 
+// Close closes the audit trail's file.
+func (s *Server) Close() error {
+	if s.auditLog == nil {
+		return nil
+	}
+	return s.auditLog.close()
+}
+
 func (s *Server) routes() {
 	e := s.echo
 	e.GET("/v1/health", s.health)
 	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.cfg.Registry, promhttp.HandlerOpts{})))
 
 	// Answered locally by every member.
-	local := e.Group("/v1", s.localAuth)
+	local := e.Group("/v1", s.limitAuth, s.audit, s.localAuth)
 	local.GET("/status", s.status)
 	local.GET("/cluster/members", s.members)
+	local.GET("/audit", s.getAudit)
 
 	// Forwarded to the leader unless ?stale=true on a GET.
-	v1 := e.Group("/v1", s.forward, s.authMiddleware)
+	v1 := e.Group("/v1", s.limitAuth, s.audit, s.forward, s.authMiddleware)
 	v1.GET("/hosts", s.listHosts)
 	v1.GET("/hosts/:name", s.getHost)
 	v1.PUT("/hosts/:name", s.putHost)
@@ -127,6 +186,8 @@ func (s *Server) routes() {
 	v1.PUT("/credentials/:name", s.putCredentials)
 	v1.POST("/tokens", s.createToken)
 	v1.POST("/certificates", s.issueCertificate)
+	v1.GET("/tokens", s.listTokens)
+	v1.DELETE("/tokens/:id", s.revokeToken)
 	v1.GET("/racks", s.listRacks)
 	v1.GET("/racks/:rack/lease", s.getLease)
 	v1.POST("/racks/:rack/lease", s.acquireLease)

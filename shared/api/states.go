@@ -82,5 +82,8 @@ const (
 	CodeStaleEpoch   = "stale_epoch"
 	CodeTooLarge     = "too_large"
 	CodeNoLeader     = "no_leader"
-	CodeInternal     = "internal"
+	// CodeTooManyRequests (429): too many failed authentications from the
+	// caller's address; wait for Retry-After.
+	CodeTooManyRequests = "too_many_requests"
+	CodeInternal        = "internal"
 )

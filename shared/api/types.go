@@ -198,13 +198,60 @@ type Credentials struct {
 type TokenRequest struct {
 	Role string `json:"role"`
 	Rack string `json:"rack,omitempty"`
+	// TTL is how long the token is valid, a Go duration ("720h"); empty:
+	// it never expires.
+	TTL string `json:"ttl,omitempty"`
+	// Name labels the token in lists and the audit trail (default
+	// ROLE[-RACK]-ID).
+	Name string `json:"name,omitempty"`
 }
 
-// TokenResponse answers POST /v1/tokens.
+// TokenResponse answers POST /v1/tokens. Token is shown this once; the
+// cluster keeps only its hash.
 type TokenResponse struct {
+	ID    string `json:"id"`
 	Token string `json:"token"`
+	Name  string `json:"name,omitempty"`
 	Role  string `json:"role"`
 	Rack  string `json:"rack,omitempty"`
+	// ExpiresAt is absent for a token that never expires.
+	ExpiresAt time.Time `json:"expiresAt,omitzero"`
+}
+
+// Token is one entry of GET /v1/tokens: never the secret or its hash.
+type Token struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	Role      string    `json:"role"`
+	Rack      string    `json:"rack,omitempty"`
+	CreatedAt time.Time `json:"createdAt,omitzero"`
+	ExpiresAt time.Time `json:"expiresAt,omitzero"`
+	// LastUsed is the last use the leader recorded, to the minute (it is
+	// written every 30 s); absent when never seen.
+	LastUsed time.Time `json:"lastUsed,omitzero"`
+	Expired  bool      `json:"expired,omitempty"`
+}
+
+// AuditRecord is one entry of a member's audit trail (GET /v1/audit): an
+// operator action this member carried out or refused. Never a body, never
+// a secret.
+type AuditRecord struct {
+	Time   time.Time `json:"time"`
+	Member string    `json:"member"`
+	// Actor is the token's name, TokenID its public ID; both empty when
+	// the request carried no known token.
+	Actor   string `json:"actor,omitempty"`
+	TokenID string `json:"tokenID,omitempty"`
+	Role    string `json:"role,omitempty"`
+	Method  string `json:"method"`
+	// Route is the route pattern (/v1/hosts/:name), Target the path
+	// parameters (name=r1-h07) or what the request created (a token id).
+	Route  string `json:"route"`
+	Target string `json:"target,omitempty"`
+	Code   int    `json:"code"`
+	// Remote is the client's address; Via the member that forwarded it.
+	Remote string `json:"remote,omitempty"`
+	Via    string `json:"via,omitempty"`
 }
 
 // LeaseRequest is the body of POST/PUT/DELETE /v1/racks/{rack}/lease.

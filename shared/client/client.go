@@ -85,7 +85,7 @@ type Config struct {
 // Client calls the API. It is safe for concurrent use.
 type Client struct {
 	urls     []*url.URL
-	token    string
+	token    *atomic.Pointer[string] // shared by copies; see SetToken
 	ua       string
 	timeout  time.Duration
 	retryFor time.Duration
@@ -109,7 +109,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	c := &Client{
 		urls:     urls,
-		token:    secret,
+		token:    newTokenRef(secret),
 		ua:       cfg.UserAgent,
 		timeout:  cfg.Timeout,
 		retryFor: cfg.RetryFor,
@@ -330,8 +330,8 @@ func (c *Client) attempt(ctx context.Context, base *url.URL, r request) (*http.R
 		}
 		req.Header.Set("Accept", "application/json")
 		req.Header.Set("User-Agent", c.ua)
-		if c.token != "" {
-			req.Header.Set("Authorization", "Bearer "+c.token)
+		if tok := *c.token.Load(); tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
 		}
 		resp, err := c.hc.Do(req)
 		if err != nil {

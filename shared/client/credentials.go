@@ -38,8 +38,9 @@ func (c *Client) RevealCredentials(ctx context.Context, name string) (*api.Crede
 	return &out, nil
 }
 
-// CreateToken mints a token: POST /v1/tokens {role, rack} (admin). An agent
-// token is scoped to r.Rack.
+// CreateToken mints a token: POST /v1/tokens {role, rack, ttl, name}
+// (admin). An agent token is scoped to r.Rack; r.TTL (a Go duration, ""
+// for never) bounds its life. The answer's Token is shown only this once.
 func (c *Client) CreateToken(ctx context.Context, r api.TokenRequest) (*api.TokenResponse, error) {
 	var out api.TokenResponse
 	if _, err := c.call(ctx, http.MethodPost, "/v1/tokens", nil, r, &out); err != nil {

@@ -130,7 +130,7 @@ func serve(o options, log *slog.Logger) error {
 	if o.tokenFile == "" {
 		return errors.New("--token-file is required (or RACKFENCE_TOKEN_FILE): create an agent token with rackfencectl token create --role agent --rack " + o.rack)
 	}
-	token, err := client.ReadTokenFile(o.tokenFile)
+	tokenFile, token, err := agent.NewTokenFile(o.tokenFile, nil, log)
 	if err != nil {
 		return err
 	}
@@ -170,6 +170,7 @@ func serve(o options, log *slog.Logger) error {
 	if !tlsOn {
 		log.Warn("INSECURE: the coordinator is reached over plain HTTP; the token and the BMC passwords the agent reads cross the network in clear")
 	}
+	tokenFile.Client = c // re-read on change or SIGHUP: rotation needs no restart
 
 	metrics := agent.NewMetrics()
 	var audit bmc.Auditor
@@ -213,6 +214,10 @@ func serve(o options, log *slog.Logger) error {
 		}
 		go agent.RenewCert(ctx, c, cert, o.agentID, log)
 	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go tokenFile.Run(ctx, hup)
 	if o.metricsAddr != "" {
 		ln, err := net.Listen("tcp", o.metricsAddr)
 		if err != nil {

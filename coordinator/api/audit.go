@@ -1,0 +1,223 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	wire "github.com/rackfence/rackfence/shared/api"
+)
+
+// The audit trail: one JSON line per operator action this member carried
+// out or refused (every request that is not a read, and reads that reveal
+// credentials), in DATA/audit.log (mode 0600). When the file would pass
+// AuditMaxBytes it becomes audit.log.1 (the previous .1 is dropped), so a
+// member keeps at most twice that. Requests a follower forwards are
+// recorded by the member that answered them, with Via naming the follower.
+// Never a body: passwords, tokens and host specs stay out.
+
+// DefaultAuditMaxBytes is the default size at which audit.log is rotated.
+const DefaultAuditMaxBytes = 10 << 20
+
+// MaxAuditLimit is the most records GET /v1/audit answers.
+const MaxAuditLimit = 1000
+
+const auditTargetKey = "rackfence.auditTarget"
+
+// proxiedKey marks a request relayed to the leader (not recorded here).
+const proxiedKey = "rackfence.proxied"
+
+type auditLog struct {
+	mu   sync.Mutex
+	path string
+	max  int64
+	f    *os.File
+	size int64
+}
+
+func openAudit(path string, max int64) (*auditLog, error) {
+	a := &auditLog{path: path, max: max}
+	if err := a.open(); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *auditLog) open() error {
+	f, err := os.OpenFile(a.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("open audit log: %w", err)
+	}
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return fmt.Errorf("audit log permissions: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return err
+	}
+	a.f, a.size = f, st.Size()
+	return nil
+}
+
+// write appends one record, rotating first when it would not fit.
+func (a *auditLog) write(rec wire.AuditRecord) error {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.f == nil {
+		return errors.New("audit log is closed")
+	}
+	if a.size > 0 && a.size+int64(len(b)) > a.max {
+		a.f.Close()
+		a.f = nil
+		if err := os.Rename(a.path, a.path+".1"); err != nil {
+			return fmt.Errorf("rotate audit log: %w", err)
+		}
+		if err := a.open(); err != nil {
+			return err
+		}
+	}
+	n, err := a.f.Write(b)
+	a.size += int64(n)
+	return err
+}
+
+// tail returns the newest n records, oldest first (from audit.log.1 too).
+func (a *auditLog) tail(n int) ([]wire.AuditRecord, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []wire.AuditRecord
+	for _, p := range []string{a.path, a.path + ".1"} {
+		b, err := os.ReadFile(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
+		var recs []wire.AuditRecord
+		for i := len(lines) - 1; i >= 0 && len(out)+len(recs) < n; i-- {
+			if len(lines[i]) == 0 {
+				continue
+			}
+			var r wire.AuditRecord
+			if json.Unmarshal(lines[i], &r) == nil {
+				recs = append(recs, r)
+			}
+		}
+		out = append(out, recs...)
+		if len(out) >= n {
+			break
+		}
+	}
+	// out is newest first; answer oldest first.
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out, nil
+}
+
+func (a *auditLog) close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.f == nil {
+		return nil
+	}
+	err := a.f.Close()
+	a.f = nil
+	return err
+}
+
+// auditable says whether a request is an operator action to record.
+func auditable(c echo.Context) bool {
+	switch c.Request().Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return c.Request().URL.Query().Get("reveal") == "true" // credentials
+	}
+	return true
+}
+
+// setAuditTarget adds what a request created (a token's id) to its record.
+func setAuditTarget(c echo.Context, t string) { c.Set(auditTargetKey, t) }
+
+// audit records the request after it was answered.
+func (s *Server) audit(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if err := next(c); err != nil {
+			c.Error(err)
+		}
+		if s.auditLog == nil || !auditable(c) || c.Get(proxiedKey) != nil {
+			return nil
+		}
+		id := who(c)
+		rec := wire.AuditRecord{Time: time.Now().UTC(), Member: s.store.NodeID(), Actor: id.Name, TokenID: id.ID, Role: id.Role,
+			Method: c.Request().Method, Route: c.Path(), Target: auditTarget(c), Code: c.Response().Status}
+		rec.Remote, _ = s.clientAddr(c.Request())
+		if _, viaMember := s.clientAddr(c.Request()); viaMember {
+			rec.Via = c.Request().Header.Get(ForwardedHeader)
+		}
+		if err := s.auditLog.write(rec); err != nil {
+			s.log.Error("could not write the audit trail", "err", err, "route", rec.Route, "actor", rec.Actor)
+		}
+		return nil
+	}
+}
+
+// auditTarget is the request's path parameters (name=r1-h07 kind=detach)
+// and what the handler added.
+func auditTarget(c echo.Context) string {
+	var parts []string
+	vals := c.ParamValues()
+	for i, n := range c.ParamNames() {
+		if i < len(vals) {
+			parts = append(parts, n+"="+vals[i])
+		}
+	}
+	if t, ok := c.Get(auditTargetKey).(string); ok && t != "" {
+		parts = append(parts, t)
+	}
+	return strings.Join(parts, " ")
+}
+
+// getAudit answers this member's newest audit records (admin). Each member
+// keeps its own trail: ask every member for the whole picture.
+func (s *Server) getAudit(c echo.Context) error {
+	if err := need(c, wire.RoleAdmin, false, ""); err != nil {
+		return err
+	}
+	limit := 100
+	if v := c.QueryParam("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxAuditLimit {
+			return badField("limit", "%q is not a number from 1 to %d", v, MaxAuditLimit)
+		}
+		limit = n
+	}
+	if s.auditLog == nil {
+		return errf(http.StatusServiceUnavailable, wire.CodeInternal, "this member has no audit trail (it could not open %s at start; see its log)", s.cfg.AuditFile)
+	}
+	recs, err := s.auditLog.tail(limit)
+	if err != nil {
+		return err
+	}
+	if recs == nil {
+		recs = []wire.AuditRecord{}
+	}
+	return c.JSON(http.StatusOK, wire.List[wire.AuditRecord]{Items: recs, Index: s.store.FSM().AppliedIndex()})
+}

@@ -1,0 +1,19 @@
+package ctl
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/rackfence/rackfence/shared/client"
+)
+
+// A 429 (too many failed authentications) is an operation failure with a
+// hint about the token; the coordinator side is tested in coordinator/api.
+func TestRateLimitedHint(t *testing.T) {
+	x := &Ctx{}
+	code, hints := x.classify(fmt.Errorf("wrapped: %w", &client.Error{Status: 429, Code: "too_many_requests", Message: "too many failed authentications"}))
+	if code != ExitFailed || len(hints) != 1 || !strings.Contains(hints[0], "--token-file") {
+		t.Fatalf("429: exit %d, hints %q", code, hints)
+	}
+}
