@@ -103,6 +103,7 @@ func (s *Server) routes() {
 	local := e.Group("/v1", s.localAuth)
 	local.GET("/status", s.status)
 	local.GET("/cluster/members", s.members)
+	local.POST("/cluster/snapshot", s.snapshot)
 
 	// Forwarded to the leader unless ?stale=true on a GET.
 	v1 := e.Group("/v1", s.forward, s.authMiddleware)
@@ -119,6 +120,8 @@ func (s *Server) routes() {
 	v1.GET("/credentials/:name", s.getCredentials)
 	v1.PUT("/credentials/:name", s.putCredentials)
 	v1.POST("/tokens", s.createToken)
+	v1.GET("/secrets", s.secretsStatus)
+	v1.POST("/secrets/reencrypt", s.reencrypt)
 	v1.GET("/racks", s.listRacks)
 	v1.GET("/racks/:rack/lease", s.getLease)
 	v1.POST("/racks/:rack/lease", s.acquireLease)
