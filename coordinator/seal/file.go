@@ -54,6 +54,10 @@ func Parse(b []byte) (*Keyring, error) {
 		if len(f) != 2 {
 			return nil, fmt.Errorf("%w: line %d: want \"ID BASE64KEY\", got %d fields", ErrKeyFile, n, len(f))
 		}
+		if ValidateKeyID(f[0]) != nil {
+			// Not quoted: with the fields swapped it would be the key.
+			return nil, fmt.Errorf("%w: line %d: the first field is not a key ID (1 to 64 of A-Z a-z 0-9 . _ -); the line must be \"ID BASE64KEY\" in that order", ErrKeyFile, n)
+		}
 		raw, err := base64.StdEncoding.DecodeString(f[1])
 		if err != nil {
 			return nil, fmt.Errorf("%w: line %d (key %s): the key is not standard base64", ErrKeyFile, n, f[0])

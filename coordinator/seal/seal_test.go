@@ -120,6 +120,7 @@ func TestKeyFileRoundTripAndParseErrors(t *testing.T) {
 		"short key":  "k1 AAAA\n",
 		"bad id":     "k/1 " + key + "\n",
 		"duplicate":  "k1 " + key + "\nk1 " + key + "\n",
+		"swapped":    key + " k1\n",
 	}
 	for name, text := range bad {
 		_, err := Parse([]byte(text))
