@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rackfence/rackfence/coordinator/seal"
 	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/testenv"
@@ -122,6 +123,32 @@ func TestSealedCredentialsCommands(t *testing.T) {
 	st = wrong.SecretsStatus()
 	if len(st.Keys) != 2 || st.Keys[1].ID != k2.Primary() || st.Keys[1].Loaded || st.Keys[1].Credentials != 1 {
 		t.Fatalf("status of a member lacking the key: %+v", st)
+	}
+	// And /metrics says so, for alerting.
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(&secretsCollector{s: wrong})
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			key := mf.GetName()
+			for _, l := range m.GetLabel() {
+				key += "," + l.GetName() + "=" + l.GetValue()
+			}
+			got[key] = m.GetGauge().GetValue()
+		}
+	}
+	wantM := map[string]float64{
+		"rackfence_secrets_credentials,key=" + other.Get().Primary() + ",loaded=true": 0,
+		"rackfence_secrets_credentials,key=" + k2.Primary() + ",loaded=false":         1,
+		"rackfence_secrets_plaintext_credentials":                                     0,
+		"rackfence_secrets_keys": 1,
+	}
+	if !reflect.DeepEqual(got, wantM) {
+		t.Fatalf("metrics: %v, want %v", got, wantM)
 	}
 }
 

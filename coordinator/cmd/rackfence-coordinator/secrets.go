@@ -78,3 +78,25 @@ func openSecrets(path, dataDir string, newCluster bool, log *slog.Logger) (*seal
 	}()
 	return h, nil
 }
+
+// adoptKeyring installs a keyring received from the cluster (for the join
+// response over mutual TLS): it is parsed, written to the holder's key
+// file (0600) and put in use. It refuses to drop keys this member already
+// has, so a join cannot make sealed records unreadable here.
+func adoptKeyring(h *seal.Holder, b []byte, log *slog.Logger) error {
+	k, err := seal.Parse(b)
+	if err != nil {
+		return fmt.Errorf("keyring from the cluster: %w", err)
+	}
+	for _, id := range h.Get().IDs() {
+		if !k.Has(id) {
+			return fmt.Errorf("keyring from the cluster lacks key %s that %s holds: merge the key files by hand (docs/operator.md, \"Secrets key\")", id, h.Path)
+		}
+	}
+	if err := k.Save(h.Path); err != nil {
+		return fmt.Errorf("write %s: %w", h.Path, err)
+	}
+	h.Set(k)
+	log.Info("secrets key file received from the cluster", "path", h.Path, "keys", strings.Join(k.IDs(), ","), "primary", k.Primary())
+	return nil
+}
