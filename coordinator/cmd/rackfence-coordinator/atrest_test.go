@@ -34,11 +34,11 @@ var simListening = regexp.MustCompile(`listening on 127\.0\.0\.1:(\d+)-`)
 // agent uses them against a rackfence-bmcsim that accepts one of them (the
 // other takes the auth-failure path), the coordinator takes a snapshot,
 // gets more writes, restarts and reveals them again. Then every byte of
-// every file under the data dir (gzip'd snapshots inflated) and the
-// coordinator's and the agent's logs are scanned for the passwords, raw,
-// base64 and hex: none may be found. A plaintext canary (the username,
-// which is not sealed) must be found in raft.db and in the snapshot, so the
-// scan demonstrably reaches both. Every file must be 0600, every directory
+// every file under the data dir (gzip'd snapshots inflated), the agent's
+// BMC audit file beside it, and the coordinator's and the agent's logs
+// are scanned for the passwords, raw, base64 and hex: none may be found.
+// A plaintext canary (the username, which is not sealed) must be found in
+// raft.db and in the snapshot, so the scan demonstrably reaches both. Every file must be 0600, every directory
 // 0700, right after the snapshot and after a restart over loosened modes.
 func TestNoPasswordAtRest(t *testing.T) {
 	dir := t.TempDir()
@@ -154,14 +154,19 @@ func TestNoPasswordAtRest(t *testing.T) {
 	found := 0
 	var scanned int64
 	files := 0
-	filepath.WalkDir(data, func(p string, d fs.DirEntry, err error) error {
+	// The whole test directory: the data dir, and beside it the agent's
+	// BMC audit file (guard-a1.jsonl) and the tokens.
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && d.Type().IsRegular() {
 			files++
 		}
 		return nil
 	})
+	if _, err := os.Stat(filepath.Join(dir, "guard-a1.jsonl")); err != nil {
+		t.Fatalf("the agent's audit file is not where the scan looks: %v", err)
+	}
 	for _, pw := range []string{goodPW, wrongPW} {
-		hits, n, err := testenv.FindSecret(data, []byte(pw))
+		hits, n, err := testenv.FindSecret(dir, []byte(pw))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -179,7 +184,7 @@ func TestNoPasswordAtRest(t *testing.T) {
 			scanned += int64(len(text))
 		}
 	}
-	t.Logf("password bytes found: %d (2 passwords × %d forms; %d files under the data dir, %d snapshot(s), 3 process logs; %d bytes scanned incl. inflated gzip)",
+	t.Logf("password bytes found: %d (2 passwords × %d forms; %d files (data dir, agent audit file, tokens), %d snapshot(s), 3 process logs; %d bytes scanned incl. inflated gzip)",
 		found, len(testenv.SecretForms([]byte(goodPW))), files, len(snaps), scanned)
 
 	// After the restart over loosened modes, everything is owner-only again.
