@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 )
 
 // Key file format (text, one key a line):
@@ -102,7 +103,9 @@ func Load(path string) (*Keyring, error) {
 }
 
 // Save writes the keyring to path with mode 0600, atomically (a temporary
-// file in the same directory, synced, then renamed over path).
+// file in the same directory, synced, then renamed over path). A file
+// replaced keeps its owner, so root editing a service's key file (say
+// with rackfencectl secrets keygen) leaves it readable by the service.
 func (k *Keyring) Save(path string) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, ".secrets-key-*")
@@ -114,6 +117,14 @@ func (k *Keyring) Save(path string) error {
 	if err := f.Chmod(0o600); err != nil {
 		f.Close()
 		return err
+	}
+	if st, err := os.Stat(path); err == nil {
+		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+			if err := f.Chown(int(sys.Uid), int(sys.Gid)); err != nil {
+				f.Close()
+				return fmt.Errorf("keep the owner (uid %d) of %s: %w", sys.Uid, path, err)
+			}
+		}
 	}
 	if _, err := f.Write(k.Marshal()); err != nil {
 		f.Close()

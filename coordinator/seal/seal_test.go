@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -161,6 +162,22 @@ func TestSaveLoadModes(t *testing.T) {
 	ents, _ := os.ReadDir(dir)
 	if len(ents) != 1 {
 		t.Fatalf("dir holds %d entries after save", len(ents))
+	}
+	// A replaced file keeps its owner (root rotating a service's key).
+	if os.Geteuid() == 0 {
+		if err := os.Chown(p, 4321, 4321); err != nil {
+			t.Fatal(err)
+		}
+		k3, _ := k2.WithNewKey()
+		if err := k3.Save(p); err != nil {
+			t.Fatal(err)
+		}
+		st, _ := os.Stat(p)
+		if sys := st.Sys().(*syscall.Stat_t); sys.Uid != 4321 || sys.Gid != 4321 {
+			t.Fatalf("owner after save: %d:%d", sys.Uid, sys.Gid)
+		}
+	} else {
+		t.Log("not root: owner preservation not checked")
 	}
 	if err := os.Chmod(p, 0o644); err != nil {
 		t.Fatal(err)
