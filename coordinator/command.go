@@ -150,7 +150,9 @@ type LeaseExpireCmd struct {
 	Time       time.Time `json:"time"`
 }
 
-// PutCredentialsCmd stores BMC credentials.
+// PutCredentialsCmd stores BMC credentials with a plaintext password. Only
+// logs written before sealing (command_sealed.go) hold it: it is still
+// applied from them, and never written any more.
 type PutCredentialsCmd struct {
 	Name     string `json:"name"`
 	Username string `json:"username"`
@@ -340,7 +342,10 @@ func Decode(b []byte) (Command, error) {
 	case CmdTouchTokens:
 		c, err = dec[TouchTokensCmd](body)
 	default:
-		return nil, fmt.Errorf("%w: type %d", ErrUnknownCommand, b[0])
+		var ok bool
+		if c, ok, err = decodeSealed(CmdType(b[0]), body); !ok {
+			return nil, fmt.Errorf("%w: type %d", ErrUnknownCommand, b[0])
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("decode command type %d: %w", b[0], err)

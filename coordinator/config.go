@@ -3,6 +3,8 @@ package coordinator
 import (
 	"log/slog"
 	"time"
+
+	"github.com/rackfence/rackfence/coordinator/seal"
 )
 
 // Config configures a Store. Zero values take the documented defaults.
@@ -60,6 +62,10 @@ type Config struct {
 	// times it saw (one TouchTokensCmd, only when one moved by a minute or
 	// more); default 30s.
 	TouchInterval time.Duration
+	// Secrets holds the keys that seal credentials passwords (loaded from
+	// --secrets-key-file, replaced on SIGHUP). nil or empty: this member
+	// can neither store nor reveal sealed passwords, and says so.
+	Secrets *seal.Holder
 }
 
 func (c *Config) applyDefaults() {

@@ -136,6 +136,10 @@ func (f *FSM) applyCmd(t *tx, c Command) Result {
 		v, err = f.applyLeaseExpire(t, c)
 	case PutCredentialsCmd:
 		v, err = f.applyPutCredentials(t, c)
+	case PutSealedCredentialsCmd:
+		v, err = f.applyPutSealedCredentials(t, c)
+	case ResealCredentialsCmd:
+		v, err = f.applyResealCredentials(t, c)
 	case PutTokenCmd:
 		v, err = f.applyPutToken(t, c)
 	case SetMemberCmd:

@@ -13,6 +13,6 @@ func (f *FSM) applyInit(t *tx, c InitCmd) (any, error) {
 
 func (f *FSM) applyPutCredentials(t *tx, c PutCredentialsCmd) (any, error) {
 	_, existed := f.s.Creds[c.Name]
-	f.s.Creds[c.Name] = credRec{Username: c.Username, Password: c.Password}
+	f.s.Creds[c.Name] = credRec{Username: c.Username, Password: c.Password, Index: t.index}
 	return !existed, nil
 }

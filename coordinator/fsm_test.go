@@ -414,7 +414,7 @@ func TestMiscCommands(t *testing.T) {
 	if v := h.ok(PutCredentialsCmd{Name: "c", Username: "u2", Password: "p2"}); v != false {
 		t.Fatal("updated")
 	}
-	if u, p, ok := h.f.Credentials("c"); !ok || u != "u2" || p != "p2" {
+	if c, ok := h.f.Credentials("c"); !ok || c.Username != "u2" || c.Plaintext != "p2" || c.Sealed != nil {
 		t.Fatal("credentials")
 	}
 	h.ok(PutHostCmd{Host: host("h1", "r1")})

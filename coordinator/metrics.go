@@ -57,6 +57,7 @@ func (m *Metrics) Register(reg prometheus.Registerer, s *Store) {
 		return 0
 	}))
 	reg.MustRegister(&fsmCollector{f: s.fsm})
+	reg.MustRegister(&secretsCollector{s: s})
 }
 
 func (m *Metrics) observeApply(t CmdType) {

@@ -78,14 +78,6 @@ func (f *FSM) Events(name string) ([]api.Event, uint64, bool) {
 	return append([]api.Event{}, h.Events...), f.applied.Load(), true
 }
 
-// Credentials returns stored credentials.
-func (f *FSM) Credentials(name string) (username, password string, ok bool) {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	c, ok := f.s.Creds[name]
-	return c.Username, c.Password, ok
-}
-
 // CredentialNames lists credential names, sorted.
 func (f *FSM) CredentialNames() ([]string, uint64) {
 	f.mu.RLock()

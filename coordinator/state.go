@@ -3,6 +3,7 @@ package coordinator
 import (
 	"time"
 
+	"github.com/rackfence/rackfence/coordinator/seal"
 	"github.com/rackfence/rackfence/shared/api"
 )
 
@@ -41,10 +42,16 @@ func (l *leaseRec) wire(rack string) *api.Lease {
 	return &api.Lease{Rack: rack, Holder: l.Holder, Epoch: l.Epoch, TTL: api.Duration(l.TTL)}
 }
 
-// credRec is one stored BMC credential.
+// credRec is one stored BMC credential. New records carry only the sealed
+// password; Password is set only in records written before sealing
+// (plaintext, from old logs and snapshots) until a re-encryption seals it.
 type credRec struct {
-	Username string `json:"username"`
-	Password string `json:"password"`
+	Username string       `json:"username"`
+	Password string       `json:"password,omitempty"`
+	Sealed   *seal.Sealed `json:"sealed,omitempty"`
+	// Index is the Raft index of the record's last write (0 in records
+	// from before sealing); re-sealing compares it.
+	Index uint64 `json:"index,omitempty"`
 }
 
 // TokenInfo is what a token grants, and its lifecycle. ID is public (the

@@ -53,6 +53,11 @@ func Open(cfg Config) (*Store, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data dir %s: %w", cfg.DataDir, err)
 	}
+	if n, err := SecureDataDir(cfg.DataDir); err != nil {
+		return nil, fmt.Errorf("data dir %s: %w", cfg.DataDir, err)
+	} else if n > 0 {
+		cfg.Logger.Info("made data dir files owner-only (0600, directories 0700)", "dataDir", cfg.DataDir, "changed", n)
+	}
 	s := &Store{cfg: cfg, log: cfg.Logger, fsm: NewFSM(), notifyCh: make(chan bool, 16), closing: make(chan struct{})}
 	s.timers = newLeaseTimers(s)
 	s.fsm.onLease = s.timers.changed
@@ -96,10 +101,15 @@ func Open(cfg Config) (*Store, error) {
 		bolt.Close()
 		return nil, err
 	}
-	snaps, err := raft.NewFileSnapshotStoreWithLogger(filepath.Join(cfg.DataDir), 2, rc.Logger)
+	fileSnaps, err := raft.NewFileSnapshotStoreWithLogger(filepath.Join(cfg.DataDir), 2, rc.Logger)
 	if err != nil {
 		bolt.Close()
 		return nil, fmt.Errorf("snapshot store in %s: %w", cfg.DataDir, err)
+	}
+	snaps := &secureSnapshots{FileSnapshotStore: fileSnaps, dir: filepath.Join(cfg.DataDir, "snapshots")}
+	if _, err := SecureDataDir(snaps.dir); err != nil {
+		bolt.Close()
+		return nil, err
 	}
 	addr, err := net.ResolveTCPAddr("tcp", cfg.RaftAddr)
 	if err != nil {

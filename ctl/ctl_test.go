@@ -3,12 +3,15 @@ package ctl
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -357,6 +360,68 @@ func TestAgainstCoordinator(t *testing.T) {
 		}
 		if r := c.ctl(t, "", "audit", "--limit", "0"); r.code != ExitUsage {
 			t.Errorf("audit --limit 0: %s", r)
+		}
+	})
+
+	t.Run("secrets rotation: keygen, SIGHUP, reencrypt", func(t *testing.T) {
+		status := func() api.SecretsStatus {
+			t.Helper()
+			var st api.SecretsStatus
+			r := c.mustCtl(t, "", "secrets", "status", "-o", "json")
+			if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
+				t.Fatalf("secrets status: %s (%v)", r, err)
+			}
+			return st
+		}
+		before := status()
+		if before.Primary == "" || len(before.Keys) != 1 || before.Credentials == 0 || before.Keys[0].Credentials != before.Credentials || before.Plaintext != 0 {
+			t.Fatalf("status before rotation: %+v", before)
+		}
+		if r := c.ctl(t, "", "secrets", "keygen"); r.code != ExitUsage {
+			t.Errorf("keygen without --key-file: %s", r)
+		}
+		keyFile := filepath.Join(c.dir, "secrets.key")
+		r := c.mustCtl(t, "", "secrets", "keygen", "--key-file", keyFile, "-o", "json")
+		var kg struct {
+			Primary string   `json:"primary"`
+			Keys    []string `json:"keys"`
+			Created bool     `json:"created"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &kg); err != nil || kg.Created || len(kg.Keys) != 2 || kg.Keys[0] != before.Primary || kg.Primary == before.Primary {
+			t.Fatalf("keygen: %s (%v)", r, err)
+		}
+		if fi, err := os.Stat(keyFile); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Fatalf("key file mode after keygen: %v %v", fi.Mode(), err)
+		}
+		if err := c.proc.Signal(syscall.SIGHUP); err != nil {
+			t.Fatal(err)
+		}
+		testenv.Eventually(t, 30*time.Second, "SIGHUP reloads the key file", func() error {
+			if st := status(); st.Primary != kg.Primary {
+				return fmt.Errorf("primary still %s", st.Primary)
+			}
+			return nil
+		})
+		var res api.ReencryptResult
+		r = c.mustCtl(t, "", "secrets", "reencrypt", "-o", "json")
+		if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || res.Resealed != before.Credentials || res.Primary != kg.Primary || len(res.Failed) != 0 {
+			t.Fatalf("reencrypt: %s (%v)", r, err)
+		}
+		after := status()
+		if len(after.Keys) != 2 || after.Keys[0].Credentials != 0 || after.Keys[1].Credentials != before.Credentials {
+			t.Fatalf("status after reencrypt: %+v", after)
+		}
+		if tbl := c.mustCtl(t, "", "secrets", "status").stdout; !strings.Contains(tbl, "IN KEY FILE") || !strings.Contains(tbl, kg.Primary) {
+			t.Errorf("table: %s", tbl)
+		}
+		kb, err := os.ReadFile(keyFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(kb), "\n") {
+			if f := strings.Fields(line); len(f) == 2 && !strings.HasPrefix(line, "#") && strings.Contains(c.proc.Output(), f[1]) {
+				t.Errorf("the coordinator log holds the bytes of key %s", f[0])
+			}
 		}
 	})
 

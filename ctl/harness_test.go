@@ -24,6 +24,8 @@ type coord struct {
 	url       string
 	tokenFile string
 	admin     *client.Client
+	dir       string // data dir
+	proc      *testenv.Process
 }
 
 func startCoordinator(t *testing.T) *coord {
@@ -32,8 +34,8 @@ func startCoordinator(t *testing.T) *coord {
 	dir := t.TempDir()
 	hp := testenv.FreePort(t, "127.0.0.1")
 	rp := testenv.FreePort(t, "127.0.0.1")
-	c := &coord{url: fmt.Sprintf("https://127.0.0.1:%d", hp), tokenFile: filepath.Join(dir, "admin.token")}
-	testenv.Start(t, "coordinator", bin, nil,
+	c := &coord{url: fmt.Sprintf("https://127.0.0.1:%d", hp), tokenFile: filepath.Join(dir, "admin.token"), dir: dir}
+	c.proc = testenv.Start(t, "coordinator", bin, nil,
 		"--node-id", "n1", "--tier", "test", "--data-dir", dir,
 		"--http-addr", fmt.Sprintf("127.0.0.1:%d", hp), "--raft-addr", fmt.Sprintf("127.0.0.1:%d", rp))
 	testenv.Eventually(t, 60*time.Second, "the coordinator to elect itself and write admin.token", func() error {

@@ -44,6 +44,13 @@ func TestVerify(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// ExecReload's kill (SIGHUP re-reads the secrets key file).
+	if err := os.MkdirAll(filepath.Join(root, "usr/bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "usr/bin/kill"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, u := range units {
 		data, err := os.ReadFile(u)
 		if err != nil {

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/rackfence/rackfence/coordinator"
 	wire "github.com/rackfence/rackfence/shared/api"
 )
 
@@ -25,7 +24,13 @@ func (s *Server) putCredentials(c echo.Context) error {
 	if err := validateCredentials(&cr, name); err != nil {
 		return err
 	}
-	v, err := s.apply(c, coordinator.PutCredentialsCmd{Name: name, Username: cr.Username, Password: cr.Password})
+	// Sealed here, on the leader, before the Raft write: the log, the
+	// snapshots and the FSM only ever hold the sealed password.
+	cmd, err := s.store.SealCredentials(name, cr.Username, cr.Password)
+	if err != nil {
+		return err
+	}
+	v, err := s.apply(c, cmd)
 	if err != nil {
 		return err
 	}
@@ -55,16 +60,20 @@ func (s *Server) getCredentials(c echo.Context) error {
 	if err := s.readBarrier(c); err != nil {
 		return err
 	}
-	user, pass, ok := s.store.FSM().Credentials(name)
+	stored, ok := s.store.FSM().Credentials(name)
 	if !ok {
 		return notFound("credentials %s do not exist", name)
 	}
-	out := wire.Credentials{Name: name, Username: user}
+	out := wire.Credentials{Name: name, Username: stored.Username}
 	if reveal {
 		if !s.store.FSM().RackUsesCredentials(id.Rack, name) {
 			return forbidden("no host of rack %s names credentials %s, so this agent may not reveal them", id.Rack, name)
 		}
-		out.Password = pass
+		pw, err := s.store.RevealPassword(name, stored)
+		if err != nil {
+			return err
+		}
+		out.Password = pw
 	}
 	return c.JSON(http.StatusOK, out)
 }
@@ -76,11 +85,10 @@ func (s *Server) listCredentials(c echo.Context) error {
 	if err := s.readBarrier(c); err != nil {
 		return err
 	}
-	names, idx := s.store.FSM().CredentialNames()
-	items := make([]wire.Credentials, 0, len(names))
-	for _, n := range names {
-		u, _, _ := s.store.FSM().Credentials(n)
-		items = append(items, wire.Credentials{Name: n, Username: u})
+	all, idx := s.store.FSM().AllCredentials()
+	items := make([]wire.Credentials, 0, len(all))
+	for _, cr := range all {
+		items = append(items, wire.Credentials{Name: cr.Name, Username: cr.Username})
 	}
 	return c.JSON(http.StatusOK, wire.List[wire.Credentials]{Items: items, Index: idx})
 }

@@ -47,6 +47,9 @@ var codeStatus = map[string]int{
 	wire.CodeStaleEpoch:   http.StatusConflict,
 	wire.CodeTooLarge:     http.StatusRequestEntityTooLarge,
 	wire.CodeNoLeader:     http.StatusServiceUnavailable,
+	// A member lacking a secrets key: another member (or this one after
+	// SIGHUP) may answer, so 503 like no_leader.
+	wire.CodeSecretsKeyMissing: http.StatusServiceUnavailable,
 }
 
 // toAPIError maps any error a handler returns to an answer. Unknown errors

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/coordinator"
+	"github.com/rackfence/rackfence/coordinator/seal"
 	wire "github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/testenv"
 )
@@ -53,7 +54,7 @@ func startNodeWith(t *testing.T, id, ip, dir string, bootstrap bool, raftPort, h
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("node", id)
 	}
 	st, err := coordinator.Open(coordinator.Config{NodeID: id, DataDir: dir, HTTPURL: n.url, RaftAddr: n.raftAddr,
-		Bootstrap: bootstrap, Logger: log, RaftLogLevel: raftLevel()})
+		Bootstrap: bootstrap, Logger: log, RaftLogLevel: raftLevel(), Secrets: testSecrets})
 	if err != nil {
 		t.Fatalf("open %s: %v", id, err)
 	}
@@ -73,6 +74,18 @@ func startNodeWith(t *testing.T, id, ip, dir string, bootstrap bool, raftPort, h
 	t.Cleanup(n.stop)
 	return n
 }
+
+// testSecrets is the secrets keyring every in-process member shares (as
+// members of a real cluster share one key file).
+var testSecrets = func() *seal.Holder {
+	k, err := seal.Generate()
+	if err != nil {
+		panic(err)
+	}
+	h := &seal.Holder{Path: "(test keyring)"}
+	h.Set(k)
+	return h
+}()
 
 func (n *node) stop() {
 	if n.hs != nil {

@@ -169,6 +169,7 @@ func (s *Server) routes() {
 	local.GET("/status", s.status)
 	local.GET("/cluster/members", s.members)
 	local.GET("/audit", s.getAudit)
+	local.POST("/cluster/snapshot", s.snapshot)
 
 	// Forwarded to the leader unless ?stale=true on a GET.
 	v1 := e.Group("/v1", s.limitAuth, s.audit, s.forward, s.authMiddleware)
@@ -188,6 +189,8 @@ func (s *Server) routes() {
 	v1.POST("/certificates", s.issueCertificate)
 	v1.GET("/tokens", s.listTokens)
 	v1.DELETE("/tokens/:id", s.revokeToken)
+	v1.GET("/secrets", s.secretsStatus)
+	v1.POST("/secrets/reencrypt", s.reencrypt)
 	v1.GET("/racks", s.listRacks)
 	v1.GET("/racks/:rack/lease", s.getLease)
 	v1.POST("/racks/:rack/lease", s.acquireLease)

@@ -5,6 +5,7 @@ package examples
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
 	"github.com/rackfence/rackfence/shared/testenv"
 )
@@ -115,7 +117,7 @@ func TestThreeNodeBootstrap(t *testing.T) {
 		}
 		return v
 	}
-	var token string
+	var token, keyFile string
 	for i := 1; i <= 3; i++ {
 		env := readEnv(t, fmt.Sprintf("coordinator-%d.env", i))
 		var kv []string
@@ -126,6 +128,15 @@ func TestThreeNodeBootstrap(t *testing.T) {
 			kv = append(kv, k+"="+localize(v))
 		}
 		dir := t.TempDir()
+		if i > 1 { // the README copies coord-1's secrets key file first
+			b, err := os.ReadFile(keyFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "secrets.key"), b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
 		testenv.Start(t, fmt.Sprintf("coord-%d", i), bin, kv, "--data-dir", dir)
 		if i == 1 {
 			testenv.Eventually(t, time.Minute, "coord-1's admin token", func() error {
@@ -133,6 +144,7 @@ func TestThreeNodeBootstrap(t *testing.T) {
 				token, err = client.ReadTokenFile(filepath.Join(dir, "admin.token"))
 				return err
 			})
+			keyFile = filepath.Join(dir, "secrets.key")
 		}
 	}
 	cl, err := client.New(client.Config{Coordinator: strings.Join(urls, ","), Token: token})
@@ -162,6 +174,14 @@ func TestThreeNodeBootstrap(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "coord-3") || !strings.Contains(string(out), "Voter") {
 			t.Errorf("cluster members via %s: %v\n%s", u, err, out)
+		}
+		// Every member holds the secrets key (the README's check).
+		cmd = exec.Command(ctl, "secrets", "status", "--stale", "-o", "json", "--coordinator", u)
+		cmd.Env = []string{"RACKFENCE_TOKEN=" + token}
+		out, err = cmd.Output()
+		var st api.SecretsStatus
+		if err != nil || json.Unmarshal(out, &st) != nil || st.Primary == "" || len(st.Keys) != 1 || !st.Keys[0].Loaded {
+			t.Errorf("secrets status --stale via %s: %v\n%s", u, err, out)
 		}
 	}
 	cmd := exec.Command(ctl, "token", "create", "--role", "agent", "--rack", "r1", "--coordinator", urls[2])

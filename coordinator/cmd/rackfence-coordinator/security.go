@@ -16,6 +16,7 @@ import (
 
 	"github.com/rackfence/rackfence/coordinator"
 	capi "github.com/rackfence/rackfence/coordinator/api"
+	"github.com/rackfence/rackfence/coordinator/seal"
 	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
 	"github.com/rackfence/rackfence/shared/pki"
@@ -33,6 +34,8 @@ type memberTLS struct {
 	// API instead of the member certificate when given.
 	operator *tls.Certificate
 	clientCA *x509.CertPool // --tls-client-ca
+	// secrets receives the credentials keyring a joining member is sent.
+	secrets *seal.Holder
 }
 
 // setupTLS loads or creates this member's CA and certificate:
@@ -42,8 +45,8 @@ type memberTLS struct {
 //     token (or --ca-fingerprint / --ca-file) pins;
 //   - otherwise (bootstrap): make a CA, or take --ca-cert/--ca-key, and
 //     issue our own certificate.
-func setupTLS(ctx context.Context, o options, existing bool, log *slog.Logger) (*memberTLS, error) {
-	m := &memberTLS{dir: filepath.Join(o.dataDir, "tls"), hosts: certHosts(o)}
+func setupTLS(ctx context.Context, o options, existing bool, secrets *seal.Holder, log *slog.Logger) (*memberTLS, error) {
+	m := &memberTLS{dir: filepath.Join(o.dataDir, "tls"), hosts: certHosts(o), secrets: secrets}
 	if err := m.loadOperatorCert(o); err != nil {
 		return nil, err
 	}
@@ -177,7 +180,7 @@ func (m *memberTLS) enroll(ctx context.Context, o options, log *slog.Logger) err
 		}
 	}
 	if resp.SecretsKeys != "" {
-		if err := installSecretsKeys(o, []byte(resp.SecretsKeys)); err != nil {
+		if err := adoptKeyring(m.secrets, []byte(resp.SecretsKeys), log); err != nil {
 			return err
 		}
 	}
@@ -390,7 +393,3 @@ func joinToken(o options) (string, error) {
 	}
 	return token, nil
 }
-
-// installSecretsKeys stores the credentials keyring a joining member
-// received (until sealed credentials land, there is none to store).
-func installSecretsKeys(o options, b []byte) error { return nil }

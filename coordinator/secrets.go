@@ -1,0 +1,150 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/rackfence/rackfence/coordinator/seal"
+	"github.com/rackfence/rackfence/shared/api"
+)
+
+// The secrets key: credentials passwords are sealed (AES-256-GCM, package
+// seal) by the leader's API handler before the Raft write, so the log, the
+// snapshots and the FSM hold only sealed values. The keys live in a file
+// outside the Raft data (Config.Secrets); they never enter the log.
+
+// credentialsAAD binds a sealed password to its record's name, so a sealed
+// value copied to another record fails to open.
+func credentialsAAD(name string) []byte { return []byte("rackfence/credentials/" + name) }
+
+// keys returns this member's keyring (nil when it has none).
+func (s *Store) keys() *seal.Keyring { return s.cfg.Secrets.Get() }
+
+// SecretsKeyFile is this member's key file path (for messages).
+func (s *Store) SecretsKeyFile() string {
+	if s.cfg.Secrets == nil || s.cfg.Secrets.Path == "" {
+		return "(no --secrets-key-file)"
+	}
+	return s.cfg.Secrets.Path
+}
+
+// SealCredentials returns the command that stores credentials name with
+// the password sealed under this member's primary key.
+func (s *Store) SealCredentials(name, username, password string) (PutSealedCredentialsCmd, error) {
+	k := s.keys()
+	if k == nil {
+		return PutSealedCredentialsCmd{}, errCredentialsKey("member %s has no secrets key, so it cannot seal the password of credentials %s: "+
+			"put the cluster's key file at %s (copy it from another member) and send SIGHUP to this member, or retry once another member leads (docs/operator.md, \"Secrets key\")",
+			s.cfg.NodeID, name, s.SecretsKeyFile())
+	}
+	sealed, err := k.Seal([]byte(password), credentialsAAD(name))
+	if err != nil {
+		return PutSealedCredentialsCmd{}, err
+	}
+	return PutSealedCredentialsCmd{Name: name, Username: username, Sealed: sealed}, nil
+}
+
+// RevealPassword returns the password of a stored record: a legacy
+// plaintext one as it is, a sealed one opened with this member's keys. A
+// missing key is a *Error naming the key ID and what to do.
+func (s *Store) RevealPassword(name string, c StoredCredentials) (string, error) {
+	return s.openWith(s.keys(), name, c)
+}
+
+func (s *Store) openWith(k *seal.Keyring, name string, c StoredCredentials) (string, error) {
+	if c.Sealed == nil {
+		return c.Plaintext, nil
+	}
+	pw, err := k.Open(*c.Sealed, credentialsAAD(name))
+	var uk *seal.UnknownKeyError
+	switch {
+	case err == nil:
+		return string(pw), nil
+	case errors.As(err, &uk) && len(uk.Have) == 0:
+		return "", errCredentialsKey("credentials %s are sealed under key %s, but member %s has no secrets key loaded: "+
+			"copy the key file holding %s from another member to %s and send SIGHUP to this member (docs/operator.md, \"Secrets key\")",
+			name, uk.ID, s.cfg.NodeID, uk.ID, s.SecretsKeyFile())
+	case errors.As(err, &uk):
+		return "", errCredentialsKey("credentials %s are sealed under key %s, which member %s lacks (its key file %s holds %s): "+
+			"add the line of key %s from another member's key file and send SIGHUP to this member (docs/operator.md, \"Rotating the secrets key\")",
+			name, uk.ID, s.cfg.NodeID, s.SecretsKeyFile(), strings.Join(uk.Have, ", "), uk.ID)
+	case errors.Is(err, seal.ErrOpen):
+		return "", newErr(api.CodeInternal, "credentials %s do not open under key %s on member %s: the stored value was altered, or this member's key %s differs from the one that sealed it; "+
+			"compare the key files of the members, or set the credentials again", name, c.Sealed.KeyID, s.cfg.NodeID, c.Sealed.KeyID)
+	default:
+		return "", fmt.Errorf("open credentials %s: %w", name, err)
+	}
+}
+
+// SecretsStatus reports this member's keys and how many records each
+// seals, from the FSM as it is now (the caller makes the read linearizable).
+func (s *Store) SecretsStatus() api.SecretsStatus {
+	byKey, plain, total, idx := s.fsm.SecretsUsage()
+	k := s.keys()
+	st := api.SecretsStatus{NodeID: s.cfg.NodeID, KeyFile: s.SecretsKeyFile(), Primary: k.Primary(),
+		Keys: []api.SecretsKey{}, Credentials: total, Plaintext: plain, Index: idx}
+	for _, id := range k.IDs() {
+		st.Keys = append(st.Keys, api.SecretsKey{ID: id, Primary: id == k.Primary(), Loaded: true, Credentials: byKey[id]})
+		delete(byKey, id)
+	}
+	missing := make([]string, 0, len(byKey))
+	for id := range byKey {
+		missing = append(missing, id)
+	}
+	sort.Strings(missing)
+	for _, id := range missing {
+		st.Keys = append(st.Keys, api.SecretsKey{ID: id, Credentials: byKey[id]})
+	}
+	return st
+}
+
+// Reencrypt re-seals every record not sealed under the primary key
+// (legacy plaintext ones included), one compare-and-set Raft write each.
+// Call it on the leader. A record this member cannot open is listed in
+// Failed and the others go on.
+func (s *Store) Reencrypt(ctx context.Context) (api.ReencryptResult, error) {
+	k := s.keys()
+	if k == nil {
+		return api.ReencryptResult{}, errCredentialsKey("member %s (the leader) has no secrets key to re-encrypt with: put the cluster's key file at %s and send SIGHUP to it",
+			s.cfg.NodeID, s.SecretsKeyFile())
+	}
+	if err := s.ReadBarrier(ctx); err != nil {
+		return api.ReencryptResult{}, err
+	}
+	all, _ := s.fsm.AllCredentials()
+	res := api.ReencryptResult{Primary: k.Primary()}
+	for _, c := range all {
+		if c.Sealed != nil && c.Sealed.KeyID == res.Primary {
+			res.Unchanged++
+			continue
+		}
+		pw, err := s.openWith(k, c.Name, c.StoredCredentials)
+		if err != nil {
+			res.Failed = append(res.Failed, api.ReencryptFailure{Name: c.Name, Error: err.Error()})
+			continue
+		}
+		sealed, err := k.Seal([]byte(pw), credentialsAAD(c.Name))
+		if err != nil {
+			return res, err
+		}
+		_, err = s.Apply(ctx, ResealCredentialsCmd{Name: c.Name, Index: c.Index, Sealed: sealed})
+		var ce *Error
+		switch {
+		case err == nil:
+			res.Resealed++
+		case errors.As(err, &ce) && (ce.Code == api.CodeConflict || ce.Code == api.CodeNotFound):
+			res.Skipped++
+		default:
+			return res, err
+		}
+	}
+	res.Index = s.fsm.AppliedIndex()
+	if len(res.Failed) > 0 || res.Resealed > 0 {
+		s.log.Info("credentials re-encrypted", "primary", res.Primary, "resealed", res.Resealed, "unchanged", res.Unchanged,
+			"skipped", res.Skipped, "failed", len(res.Failed))
+	}
+	return res, nil
+}
