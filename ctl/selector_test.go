@@ -142,4 +142,19 @@ func TestLabelSelectors(t *testing.T) {
 			t.Fatalf("pivot -l with 2 matches: %s", r)
 		}
 	})
+
+	t.Run("--wait follows every match", func(t *testing.T) {
+		ag := c.agent(t, "r1", "agent-r1-labels")
+		done := runAsync(t, c, "", "detach", "-l", "role=compute", "--yes", "--wait")
+		for _, n := range []string{"r1-a", "r1-b"} {
+			waitIntent(t, c, n, func(in *api.Intents) bool { return in != nil && in.Detach != nil })
+		}
+		for _, n := range []string{"r1-a", "r1-b"} {
+			ag.report(t, n, api.HostStatus{ProvisioningState: api.StateAvailable, OperationalStatus: api.OpDetached}, true)
+		}
+		r := <-done
+		if r.code != ExitOK || !strings.Contains(r.stdout, "r1-a: detached") || !strings.Contains(r.stdout, "r1-b: detached") {
+			t.Fatalf("detach -l --wait: %s", r)
+		}
+	})
 }
