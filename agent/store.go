@@ -73,10 +73,12 @@ func (s *store) upsert(h api.Host) bool {
 }
 
 // sameInput compares what the state machine reads from the coordinator's
-// copy, ignoring status and bookkeeping indexes.
+// copy, ignoring status, bookkeeping indexes and labels (the operator's
+// tags: relabelling must not cut a host's retry wait short).
 func sameInput(a, b api.Host) bool {
 	a.Status, b.Status = nil, nil
 	a.ModifiedIndex, b.ModifiedIndex = 0, 0
+	a.Labels, b.Labels = nil, nil
 	return reflect.DeepEqual(a, b)
 }
 

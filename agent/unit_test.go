@@ -64,6 +64,11 @@ func TestStoreWakesOnlyOnInputChanges(t *testing.T) {
 			t.Fatal("the coordinator's status must not replace the session's own")
 		}
 	})
+	h.ModifiedIndex = 7
+	h.Labels = map[string]string{"role": "compute"}
+	if s.upsert(h) {
+		t.Fatal("a labels-only change must not wake the host (the state machine does not read labels)")
+	}
 	h.Intents = &api.Intents{Detach: &api.Intent{CreatedIndex: 7}}
 	if !s.upsert(h) {
 		t.Fatal("a new intent must wake the host")

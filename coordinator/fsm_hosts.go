@@ -24,8 +24,28 @@ func specOf(h *api.Host) api.Host {
 	return api.Host{
 		Name: h.Name, Rack: h.Rack, BMC: h.BMC, BootMACAddress: h.BootMACAddress,
 		Online: h.Online, ExternallyProvisioned: h.ExternallyProvisioned,
-		Image: h.Image, Consumer: h.Consumer, Handoff: h.Handoff,
+		Image: h.Image, Consumer: h.Consumer, Handoff: h.Handoff, Labels: h.Labels,
 	}
+}
+
+// cloneLabels copies labels with interned strings (a fleet repeats the same
+// few keys and values); empty labels are stored as nil, so {} and no labels
+// are the same spec.
+func cloneLabels(l map[string]string) map[string]string {
+	if len(l) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(l))
+	for k, v := range l {
+		out[in(k)] = in(v)
+	}
+	return out
+}
+
+// labelsOnly reports whether a and b differ in nothing but their labels.
+func labelsOnly(a, b api.Host) bool {
+	a.Labels, b.Labels = nil, nil
+	return reflect.DeepEqual(a, b)
 }
 
 // storeHost stores a new record for a host and marks its rack changed.
@@ -60,6 +80,7 @@ func (f *FSM) applyPutHost(t *tx, c PutHostCmd) (any, error) {
 		spec.Image.URL, spec.Image.Checksum = in(spec.Image.URL), in(spec.Image.Checksum)
 	}
 	spec.Handoff = cloneHandoff(spec.Handoff)
+	spec.Labels = cloneLabels(spec.Labels)
 	old := f.s.Hosts[spec.Name]
 	handoff := spec.Handoff != nil && spec.Handoff.Confirmed
 	if old == nil {
@@ -87,7 +108,8 @@ func (f *FSM) applyPutHost(t *tx, c PutHostCmd) (any, error) {
 		f.storeHost(t, &rec)
 		return PutHostResult{Host: rec.Host}, nil
 	}
-	if reflect.DeepEqual(specOf(&old.Host), spec) {
+	oldSpec := specOf(&old.Host)
+	if reflect.DeepEqual(oldSpec, spec) {
 		return PutHostResult{Host: old.Host}, nil
 	}
 	rec := *old
@@ -96,7 +118,13 @@ func (f *FSM) applyPutHost(t *tx, c PutHostCmd) (any, error) {
 	rec.PivotedTo = pivoted
 	rec.Status, rec.Intents = old.Status, old.Intents
 	rec.CreatedIndex, rec.DeletionRequested = old.CreatedIndex, old.DeletionRequested
-	rec.SpecIndex = t.index
+	// Labels are the operator's metadata, not something the agent acts on
+	// (like a Kubernetes generation): a change of labels alone keeps the
+	// spec index, so it does not lift a host's error backoff.
+	rec.SpecIndex = old.SpecIndex
+	if !labelsOnly(oldSpec, spec) {
+		rec.SpecIndex = t.index
+	}
 	f.storeHost(t, &rec)
 	return PutHostResult{Host: rec.Host}, nil
 }

@@ -40,6 +40,12 @@ func (f *FSM) Host(name string) (api.Host, bool) {
 // when not empty (state "none" = no status yet); it returns the applied
 // index the answer reflects.
 func (f *FSM) Hosts(rack, pstate string) ([]api.Host, uint64) {
+	return f.HostsSelected(rack, pstate, nil)
+}
+
+// HostsSelected is Hosts narrowed to the hosts whose labels match sel (nil
+// matches every host).
+func (f *FSM) HostsSelected(rack, pstate string, sel api.Selector) ([]api.Host, uint64) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	src := f.s.Hosts
@@ -60,6 +66,9 @@ func (f *FSM) Hosts(rack, pstate string) ([]api.Host, uint64) {
 			if ps != pstate {
 				continue
 			}
+		}
+		if sel != nil && !sel.Matches(h.Labels) {
+			continue
 		}
 		out = append(out, h.Host)
 	}

@@ -15,11 +15,14 @@ import (
 func init() {
 	register(&command{
 		path:  "host list",
-		usage: "[--rack R] [--state S] [--watch [--interval D]]",
+		usage: "[--rack R] [--state S] [-l SELECTOR] [--show-labels] [--watch [--interval D]]",
 		short: "List hosts with their state, status, intents and error",
 		long: `Columns: STATE is the provisioning state, STATUS the operational status,
 INTENTS the operator's standing requests (a * marks one the rack's lease
-holder has not acknowledged yet), ERROR the error type and count.
+holder has not acknowledged yet), ERROR the error type and count;
+--show-labels adds LABELS.
+
+` + selectorHelp + `
 
 --watch redraws the list (and the racks' lease holders) every --interval
 until Ctrl-C or --timeout (0: no limit); when not on a terminal it prints the
@@ -27,7 +30,8 @@ list again only when it changed.
 
 Examples:
   rackfencectl host list --rack r1
-  rackfencectl host list --state available -o json`,
+  rackfencectl host list --state available -o json
+  rackfencectl host list -l 'role=compute,zone in (a,b)' --show-labels`,
 		setup: hostList,
 	})
 	register(&command{
@@ -54,7 +58,13 @@ Example host:
   rack: r1
   bmc: {address: "redfish+http://10.1.0.7/redfish/v1/Systems/1", credentials: r1-bmc}
   bootMACAddress: "52:54:00:00:01:07"
-  online: true`,
+  online: true
+  labels: {role: compute, zone: a}
+
+Labels follow Kubernetes' rules: a key is [prefix/]name (prefix a DNS
+subdomain, name 1-63 letters, digits, '-', '_', '.', starting and ending
+with a letter or digit); a value is empty or like a name. Changing only
+labels does not make the rack agent act.`,
 		setup: hostApply,
 	})
 	register(&command{
@@ -73,6 +83,8 @@ func hostList(fs *pflag.FlagSet) func(*Ctx, []string) error {
 	state := fs.String("state", "", "only hosts in this provisioning state ("+strings.Join(api.ProvisioningStates, ", ")+")")
 	watch := fs.Bool("watch", false, "redraw until Ctrl-C or --timeout")
 	interval := fs.Duration("interval", defaultInterval, "refresh interval of --watch")
+	sel := fs.StringP("selector", "l", "", "only hosts whose labels match (e.g. role=compute,zone!=a)")
+	showLabels := fs.Bool("show-labels", false, "add a LABELS column")
 	return func(x *Ctx, args []string) error {
 		if len(args) > 0 {
 			return usagef("host list takes no arguments (got %q); filter with --rack or --state", args)
@@ -88,20 +100,23 @@ func hostList(fs *pflag.FlagSet) func(*Ctx, []string) error {
 		if *interval <= 0 {
 			return usagef("--interval must be positive")
 		}
+		if err := checkSelector(*sel); err != nil {
+			return err
+		}
 		cl, err := x.Client()
 		if err != nil {
 			return err
 		}
-		f := client.HostFilter{Rack: *rack, State: *state}
+		f := client.HostFilter{Rack: *rack, State: *state, Selector: *sel}
 		if *watch {
-			return x.watchHosts(cl, f, *interval)
+			return x.watchHosts(cl, f, *interval, *showLabels)
 		}
 		l, err := cl.ListHosts(x.ctx, f)
 		if err != nil {
 			return err
 		}
 		sortHosts(l.Items)
-		return x.print(l, func(w io.Writer) { hostTable(w, l.Items, x.tableWidth()) })
+		return x.print(l, func(w io.Writer) { hostTable(w, l.Items, x.tableWidth(), *showLabels) })
 	}
 }
 

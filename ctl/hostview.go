@@ -77,14 +77,23 @@ func hostIntents(h *api.Host) (string, bool) {
 	return strings.Join(parts, ","), pending
 }
 
-func hostTable(w io.Writer, hosts []api.Host, width int) {
+// hostTable is "host list" as a table; labels adds a LABELS column (last:
+// it is the one cut to the terminal's width).
+func hostTable(w io.Writer, hosts []api.Host, width int, labels bool) {
 	t := &table{header: []string{"NAME", "RACK", "STATE", "STATUS", "POWER", "INTENTS", "ERROR"}}
+	if labels {
+		t.header = append(t.header, "LABELS")
+	}
 	anyPending := false
 	for i := range hosts {
 		h := &hosts[i]
 		in, p := hostIntents(h)
 		anyPending = anyPending || p
-		t.add(h.Name, h.Rack, hostState(h), hostOpStatus(h), hostPower(h), in, hostError(h))
+		cells := []string{h.Name, h.Rack, hostState(h), hostOpStatus(h), hostPower(h), in, hostError(h)}
+		if labels {
+			cells = append(cells, api.FormatLabels(h.Labels))
+		}
+		t.add(cells...)
 	}
 	if len(hosts) == 0 {
 		fmt.Fprintln(w, "No hosts.")
@@ -121,6 +130,9 @@ func hostDetail(w io.Writer, h *api.Host) {
 		k.add("Image", img)
 	}
 	k.add("Consumer", h.Consumer)
+	if len(h.Labels) > 0 {
+		k.add("Labels", api.FormatLabels(h.Labels))
+	}
 	if h.Handoff != nil {
 		conf := "awaiting confirmation from the source tier"
 		if h.Handoff.Confirmed {

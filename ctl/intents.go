@@ -14,7 +14,7 @@ import (
 func init() {
 	register(&command{
 		path:  "detach",
-		usage: "NAME...|--rack R [--reason T] [--force] [--wait]",
+		usage: "NAME...|--rack R|-l SELECTOR [--yes] [--reason T] [--force] [--wait]",
 		short: "Stop managing hosts without deprovisioning them",
 		long: `The rack's lease holder stops every action on the host (its Ironic node is
 removed without deprovisioning) and acknowledges; the host keeps running.
@@ -23,42 +23,45 @@ in other states it waits, unless --force. 'attach' undoes it.
 
 ` + waitRules + `
 
+` + bulkHelp + `
+
 Examples:
   rackfencectl detach r1-h07 --reason "move to site B" --wait
-  rackfencectl detach --rack r1 --wait`,
+  rackfencectl detach --rack r1 --wait
+  rackfencectl detach -l role=compute,zone=a --yes`,
 		setup: intentCmd(api.IntentDetach, true),
 	})
 	register(&command{
 		path:  "attach",
-		usage: "NAME...|--rack R [--wait]",
+		usage: "NAME...|--rack R|-l SELECTOR [--yes] [--wait]",
 		short: "Return detached hosts to management (re-register and adopt)",
-		long:  "Withdraws the detach intent; the host is registered again and adopted\nwithout redeploying it.\n\n" + waitRules,
+		long:  "Withdraws the detach intent; the host is registered again and adopted\nwithout redeploying it.\n\n" + waitRules + "\n\n" + bulkHelp,
 		setup: intentCmd("attach", false),
 	})
 	register(&command{
 		path:  "resume",
-		usage: "NAME... [--reason T]",
+		usage: "NAME...|-l SELECTOR [--yes] [--reason T]",
 		short: "Retry a host in error now (resets its error backoff)",
-		long:  "One-shot: the host's errorCount is set to 1 and it is reconciled at once.\nOn a host without an error the intent is dropped with an event.",
+		long:  "One-shot: the host's errorCount is set to 1 and it is reconciled at once.\nOn a host without an error the intent is dropped with an event.\n\n" + bulkHelp,
 		setup: intentCmd(api.IntentResume, true),
 	})
 	register(&command{
 		path:  "drain",
-		usage: "NAME...|--rack R --mode removal|maintenance [--force] [--reason T] [--wait]",
+		usage: "NAME...|--rack R|-l SELECTOR --mode removal|maintenance [--yes] [--force] [--reason T] [--wait]",
 		short: "Take hosts out for maintenance, or remove them for good",
 		long: `Both modes wait until the host has no consumer (or --force), then stop
 managing it. maintenance keeps the record ('restore' returns the host);
 removal removes it from Ironic and deletes the record; a removal can be
 cancelled with 'restore' until the Ironic node is gone.
 
-` + waitRules,
+` + waitRules + "\n\n" + bulkHelp,
 		setup: intentCmd(api.IntentDrain, true),
 	})
 	register(&command{
 		path:  "restore",
-		usage: "NAME...|--rack R [--wait]",
+		usage: "NAME...|--rack R|-l SELECTOR [--yes] [--wait]",
 		short: "Withdraw a drain: return hosts from maintenance",
-		long:  "A removal past its point of no return (Ironic node gone) is refused (exit 4).\n\n" + waitRules,
+		long:  "A removal past its point of no return (Ironic node gone) is refused (exit 4).\n\n" + waitRules + "\n\n" + bulkHelp,
 		setup: intentCmd("restore", false),
 	})
 }
@@ -82,6 +85,7 @@ func intentCmd(kind string, post bool) func(fs *pflag.FlagSet) func(*Ctx, []stri
 		if kind == api.IntentDetach || kind == api.IntentDrain {
 			force = fs.Bool("force", false, "do not wait for the host to reach a stable state or lose its consumer")
 		}
+		pick := addSelection(fs)
 		return func(x *Ctx, args []string) error {
 			req := api.IntentRequest{}
 			if reason != nil {
@@ -102,7 +106,8 @@ func intentCmd(kind string, post bool) func(fs *pflag.FlagSet) func(*Ctx, []stri
 			if rack != nil {
 				r = *rack
 			}
-			names, err := targetNames(args, r)
+			sel := *pick.sel
+			names, err := targetNames(args, r, sel)
 			if err != nil {
 				return err
 			}
@@ -110,7 +115,18 @@ func intentCmd(kind string, post bool) func(fs *pflag.FlagSet) func(*Ctx, []stri
 			if err != nil {
 				return err
 			}
-			if r != "" {
+			var selected []api.Host
+			if sel != "" {
+				if selected, err = x.selectHosts(cl, r, sel); err != nil {
+					return err
+				}
+				if err := x.confirm(kind, sel, selected, *pick.yes); err != nil {
+					return err
+				}
+				for _, h := range selected {
+					names = append(names, h.Name)
+				}
+			} else if r != "" {
 				l, err := cl.ListHosts(x.ctx, client.HostFilter{Rack: r})
 				if err != nil {
 					return err
@@ -126,7 +142,11 @@ func intentCmd(kind string, post bool) func(fs *pflag.FlagSet) func(*Ctx, []stri
 			g, waitable := goalFor(kind, req.Mode)
 			doWait := wait != nil && *wait && waitable
 			before := map[string]*api.Host{}
-			if doWait && r == "" {
+			if doWait && sel != "" {
+				for i := range selected {
+					before[selected[i].Name] = &selected[i]
+				}
+			} else if doWait && r == "" {
 				for _, n := range names {
 					h, err := cl.GetHost(x.ctx, n)
 					if err != nil {
@@ -189,16 +209,24 @@ func intentCmd(kind string, post bool) func(fs *pflag.FlagSet) func(*Ctx, []stri
 	}
 }
 
-// targetNames checks NAME... against --rack: exactly one of them.
-func targetNames(args []string, rack string) ([]string, error) {
+// targetNames checks NAME... against --rack and -l: names, or --rack
+// and/or -l (both: the hosts of the rack that match).
+func targetNames(args []string, rack, sel string) ([]string, error) {
 	switch {
-	case rack != "" && len(args) > 0:
-		return nil, usagef("give host names or --rack, not both")
-	case rack == "" && len(args) == 0:
-		return nil, usagef("name at least one host (or --rack R for every host of a rack)")
-	case rack != "":
-		if err := api.ValidateName("--rack", rack); err != nil {
-			return nil, usagef("%v", err)
+	case (rack != "" || sel != "") && len(args) > 0:
+		return nil, usagef("give host names, or --rack and/or -l, not both")
+	case rack == "" && sel == "" && len(args) == 0:
+		return nil, usagef("name at least one host (or --rack R for every host of a rack, or -l SELECTOR for every host whose labels match)")
+	case rack != "" || sel != "":
+		if rack != "" {
+			if err := api.ValidateName("--rack", rack); err != nil {
+				return nil, usagef("%v", err)
+			}
+		}
+		if sel != "" {
+			if err := checkSelector(sel); err != nil {
+				return nil, err
+			}
 		}
 		return nil, nil
 	}

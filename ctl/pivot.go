@@ -17,7 +17,7 @@ import (
 func init() {
 	register(&command{
 		path:  "pivot",
-		usage: "NAME...|--rack R --to TIER [--delete-source] [--wait]",
+		usage: "NAME...|--rack R|-l SELECTOR --to TIER [--yes] [--delete-source] [--wait]",
 		short: "Hand hosts to another tier (site) without redeploying them",
 		long: `Runs on the source tier. Each step is idempotent: detach here and wait for
 the lease holder's acknowledgement (detaching -> detached), create the host
@@ -30,8 +30,11 @@ continue. With --wait it steps until every host is adopted, or --timeout
 TIER must be a --peer-tier of this coordinator, and TIER must hold a
 credentials record of the same name as the host's (passwords do not travel).
 
-Example:
-  rackfencectl pivot --rack r1 --to site-b --wait`,
+` + bulkHelp + `
+
+Examples:
+  rackfencectl pivot --rack r1 --to site-b --wait
+  rackfencectl pivot -l role=compute,zone=a --to site-b --yes`,
 		setup: pivotCmd,
 	})
 }
@@ -41,8 +44,9 @@ func pivotCmd(fs *pflag.FlagSet) func(*Ctx, []string) error {
 	to := fs.String("to", "", "destination tier (a --peer-tier of the coordinator; required)")
 	delSource := fs.Bool("delete-source", false, "delete the detached record here once the destination took the host (default: keep it, marked pivotedTo)")
 	wait := fs.Bool("wait", false, "step until the destination's agent adopted every host (bounded by --timeout)")
+	pick := addSelection(fs)
 	return func(x *Ctx, args []string) error {
-		names, err := targetNames(args, *rack)
+		names, err := targetNames(args, *rack, *pick.sel)
 		if err != nil {
 			return err
 		}
@@ -53,7 +57,18 @@ func pivotCmd(fs *pflag.FlagSet) func(*Ctx, []string) error {
 		if err != nil {
 			return err
 		}
-		if *rack != "" {
+		if *pick.sel != "" {
+			hosts, err := x.selectHosts(cl, *rack, *pick.sel)
+			if err != nil {
+				return err
+			}
+			if err := x.confirm("pivot", *pick.sel, hosts, *pick.yes); err != nil {
+				return err
+			}
+			for _, h := range hosts {
+				names = append(names, h.Name)
+			}
+		} else if *rack != "" {
 			l, err := cl.ListHosts(x.ctx, client.HostFilter{Rack: *rack})
 			if err != nil {
 				return err

@@ -14,7 +14,7 @@ import (
 // watchHosts is "host list --watch": the racks' lease holders and the
 // hosts, redrawn every interval on a terminal, printed again on change
 // otherwise. It ends without error at Ctrl-C or --timeout (0: never).
-func (x *Ctx) watchHosts(cl *client.Client, f client.HostFilter, interval time.Duration) error {
+func (x *Ctx) watchHosts(cl *client.Client, f client.HostFilter, interval time.Duration, labels bool) error {
 	ctx := x.ctx
 	if x.g.timeout > 0 {
 		var cancel context.CancelFunc
@@ -26,7 +26,7 @@ func (x *Ctx) watchHosts(cl *client.Client, f client.HostFilter, interval time.D
 	var last []byte
 	for {
 		var b bytes.Buffer
-		err := x.renderView(ctx, &b, cl, f, live)
+		err := x.renderView(ctx, &b, cl, f, live, labels)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -57,7 +57,7 @@ func (x *Ctx) watchHosts(cl *client.Client, f client.HostFilter, interval time.D
 	}
 }
 
-func (x *Ctx) renderView(ctx context.Context, w io.Writer, cl *client.Client, f client.HostFilter, live bool) error {
+func (x *Ctx) renderView(ctx context.Context, w io.Writer, cl *client.Client, f client.HostFilter, live, labels bool) error {
 	l, err := cl.ListHosts(ctx, f)
 	if err != nil {
 		return err
@@ -75,7 +75,7 @@ func (x *Ctx) renderView(ctx context.Context, w io.Writer, cl *client.Client, f 
 	}
 	rackTable(w, racks.Items, f.Rack, x.tableWidth())
 	fmt.Fprintln(w)
-	hostTable(w, l.Items, x.tableWidth())
+	hostTable(w, l.Items, x.tableWidth(), labels)
 	counts := map[string]int{}
 	for i := range l.Items {
 		counts[hostState(&l.Items[i])]++

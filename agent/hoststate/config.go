@@ -10,6 +10,9 @@ const (
 	DefaultTransientRetry     = 15 * time.Second
 	DefaultPollInterval       = 10 * time.Second
 	DefaultMaxDeleteTries     = 3
+	// DefaultMaxTransientFailures is how many transient failures in a row
+	// an action may have before they count as host errors (issue 14).
+	DefaultMaxTransientFailures = 5
 )
 
 // Config holds the state machine's tunables. The zero value of every field
@@ -32,6 +35,14 @@ type Config struct {
 	// a deletion; after that many the deletion continues anyway, with a
 	// Warning event (default 3).
 	MaxDeleteTries int
+	// MaxTransientFailures bounds the transient failures (timeout, BMC
+	// unreachable, BMC 5xx) in a row that are retried after TransientRetry
+	// without counting. The MaxTransientFailures-th and every later one in
+	// the same run count as errors of the failing action's type, with the
+	// usual backoff; any answer that is not transient (a success, a plain
+	// failure) ends the run. Fenced failures neither count nor end it
+	// (default 5; negative: never count, the behaviour before issue 14).
+	MaxTransientFailures int
 }
 
 // withDefaults returns c with every zero field set to its default.
@@ -50,6 +61,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxDeleteTries <= 0 {
 		c.MaxDeleteTries = DefaultMaxDeleteTries
+	}
+	if c.MaxTransientFailures == 0 {
+		c.MaxTransientFailures = DefaultMaxTransientFailures
 	}
 	return c
 }

@@ -1,6 +1,7 @@
 package hoststate
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -10,10 +11,29 @@ import (
 // Effects shared by several rows of the table.
 
 func (r *run) lastMessage() string {
-	if r.in.Last.Message != "" {
-		return r.in.Last.Message
+	msg := r.in.Last.Message
+	if msg == "" {
+		msg = "failed (" + string(r.in.Last.Err) + ")"
 	}
-	return "failed (" + string(r.in.Last.Err) + ")"
+	if r.transientExceeded() {
+		msg += fmt.Sprintf(" (%d transient failures in a row: counted as an error from the %d%s on)",
+			r.transientFailures(), r.cfg.MaxTransientFailures, ordinal(r.cfg.MaxTransientFailures))
+	}
+	return msg
+}
+
+func ordinal(n int) string {
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+		return "th"
+	case n%10 == 1:
+		return "st"
+	case n%10 == 2:
+		return "nd"
+	case n%10 == 3:
+		return "rd"
+	}
+	return "th"
 }
 
 // nodeLost forgets the provisioner's node; the Register row follows.

@@ -27,6 +27,9 @@ const (
 	// keyResumed is the createdIndex of the last resume intent applied, so a
 	// resume seen twice resets the backoff once.
 	keyResumed = "resumed"
+	// keyTransient counts the transient failures in a row (issue 14): kept
+	// in the status so the count survives an agent restart or failover.
+	keyTransient = "transientFailures"
 	// keyHandoff is the handoff DetachIndex already taken over.
 	keyHandoff = "handoff"
 	// keyNotePrefix prefixes one-shot notes: an event recorded once per
@@ -45,5 +48,5 @@ const (
 // the "note." prefix).
 var ExtraKeys = []string{
 	keyNode, keyRetryAt, keyRetryGen, keyDetached, keyMaintenance, keyRemoval,
-	keyRemovalCommitted, keyDeleteTries, keyResumed, keyHandoff,
+	keyRemovalCommitted, keyDeleteTries, keyResumed, keyHandoff, keyTransient,
 }

@@ -1,6 +1,10 @@
 package hoststate
 
-import "github.com/rackfence/rackfence/shared/api"
+import (
+	"strconv"
+
+	"github.com/rackfence/rackfence/shared/api"
+)
 
 // result is what an Outcome means to the table.
 type result string
@@ -77,4 +81,37 @@ func (r *run) learn(o *Outcome) {
 	if o.HardwareDetails != nil {
 		r.st.HardwareDetails = o.HardwareDetails
 	}
+}
+
+// transientFailures is the current run of transient failures in a row.
+func (r *run) transientFailures() int {
+	n, _ := strconv.Atoi(r.get(keyTransient))
+	return n
+}
+
+// countTransient keeps the run of transient failures in a row and, once it
+// reaches MaxTransientFailures, turns the outcome into a counted failure:
+// the outcome rows then handle it like any failure of that action (its
+// error type, backoff, resume, the deletion's tries). A BMC that keeps
+// answering 5xx or cannot be reached is an error the operator must see,
+// not a host that sits in its state with errorCount 0 forever.
+func (r *run) countTransient() {
+	switch {
+	case r.in.Last.Err == ErrClassFenced:
+		return // our lease, not the BMC: neither counted nor the end of a run
+	case r.res != resTransient:
+		r.set(keyTransient, "")
+		return
+	}
+	n := r.transientFailures() + 1
+	r.set(keyTransient, strconv.Itoa(n))
+	if r.transientExceeded() {
+		r.res = resFailed
+	}
+}
+
+// transientExceeded: the last outcome is a transient failure that counts.
+func (r *run) transientExceeded() bool {
+	max := r.cfg.MaxTransientFailures
+	return r.in.Last != nil && r.in.Last.Err == ErrClassTransient && max > 0 && r.transientFailures() >= max
 }

@@ -20,6 +20,7 @@ func Step(in Input) Decision {
 	// then is stray: ignore it.
 	if in.Last != nil && !r.handoffPending() {
 		r.learn(in.Last)
+		r.countTransient()
 		if r.res == resOK {
 			r.clearError()
 			r.set(keyNotePrefix+"transient", "")

@@ -32,14 +32,18 @@ var table = []row{
 		why: "An action started but not finished is asked about again after the poll interval.",
 		do:  func(r *run) { r.hold = r.cfg.PollInterval }},
 	{name: "TransientFailure", on: anyAction, res: resTransient,
-		why: "Seed 001: a transient failure (timeout, fenced) is retried soon and not counted.",
+		why: "Seed 001: a transient failure (timeout, BMC unreachable or 5xx, fenced) is retried soon and not counted, up to MaxTransientFailures in a row (issue 14: then ActionFailed counts it); fenced never counts.",
 		do: func(r *run) {
 			r.hold = r.cfg.TransientRetry
 			// Recorded once per failing action until one succeeds, so an
 			// unreachable BMC does not flood the bounded event log.
 			if r.in.Last.Err == ErrClassTransient {
+				bound := "never counted"
+				if m := r.cfg.MaxTransientFailures; m > 0 {
+					bound = fmt.Sprintf("counted as an error after %d in a row", m)
+				}
 				r.note("transient", string(r.in.Last.Action), api.EventWarning, "TransientFailure",
-					"%s: %s (retrying every %s, not counted; recorded once until an action succeeds)", r.in.Last.Action, r.lastMessage(), r.hold)
+					"%s: %s (retrying every %s, %s; recorded once until an action succeeds)", r.in.Last.Action, r.lastMessage(), r.hold, bound)
 			}
 		}},
 	{name: "NodeLostDuringDeletion", on: anyAction, res: resNotFound, from: states(sPowerOffDel, sDeleting), to: sDeleting,
@@ -69,7 +73,7 @@ var table = []row{
 		when: func(r *run) bool { return r.h.DeletionRequested },
 		why:  "A failed deprovision before delete is counted and retried with backoff.", do: (*run).failForDelete},
 	{name: "ActionFailed", on: anyAction, res: resFailed,
-		why: "Seed 001: a failed action sets errorType, errorMessage and errorCount and waits an exponential backoff with jitter.",
+		why: "Seed 001: a failed action (or the MaxTransientFailures-th transient failure in a row, and every one after it) sets errorType, errorMessage and errorCount and waits an exponential backoff with jitter.",
 		do: func(r *run) {
 			r.fail(errorTypeFor(r.in.Last.Action, r.state(), r.in.Last.Err), fmt.Sprintf("%s: %s", r.in.Last.Action, r.lastMessage()))
 		}},

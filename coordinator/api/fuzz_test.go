@@ -29,6 +29,8 @@ func FuzzDecodeHost(f *testing.F) {
 	f.Add([]byte(`{"rack":"r1","status":{"provisioningState":"x"},"intents":{"detach":{}}}`))
 	f.Add([]byte(`{"rack":"r1","x":1}`))
 	f.Add([]byte(`[]`))
+	f.Add([]byte(`{"rack":"r1","labels":{"role":"compute","example.com/zone":"","Bad Key":"x"}}`))
+	f.Add([]byte(`{"rack":"r1","labels":{"role":"compute","zone":"a"}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var h wire.Host
 		err := decodeJSON(b, &h, false)
@@ -43,6 +45,10 @@ func FuzzDecodeHost(f *testing.F) {
 		}
 		if h.Name != "h1" || wire.ValidateName("rack", h.Rack) != nil {
 			t.Fatalf("accepted %+v", h)
+		}
+		// Accepted labels select themselves.
+		if sel, err := wire.ParseSelector(wire.FormatLabels(h.Labels)); err != nil || !sel.Matches(h.Labels) {
+			t.Fatalf("accepted labels %v do not select themselves: %v", h.Labels, err)
 		}
 		// What we accept, we can answer and take back unchanged.
 		out, _ := json.Marshal(h)

@@ -40,10 +40,14 @@ func (s *Server) listHosts(c echo.Context) error {
 	if pstate != "" && pstate != "none" && !validState(pstate) {
 		return badField("state", "%q is not a provisioning state (or none)", pstate)
 	}
+	sel, err := wire.ParseSelector(c.QueryParam("selector"))
+	if err != nil {
+		return badField("selector", "selector %v; use key=value, key!=value, key, !key, key in (a,b) or key notin (a,b), comma-separated", err)
+	}
 	if err := s.readBarrier(c); err != nil {
 		return err
 	}
-	hosts, idx := s.store.FSM().Hosts(rack, pstate)
+	hosts, idx := s.store.FSM().HostsSelected(rack, pstate, sel)
 	return c.JSON(http.StatusOK, wire.List[wire.Host]{Items: hosts, Index: idx})
 }
 

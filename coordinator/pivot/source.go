@@ -108,7 +108,7 @@ func (p *Peers) checkAdopted(ctx context.Context, dst *client.Client, pr api.Piv
 func Outgoing(h *api.Host, selfTier, clusterID string, detachIndex uint64) *api.Host {
 	out := &api.Host{
 		Name: h.Name, Rack: h.Rack, BMC: h.BMC, BootMACAddress: h.BootMACAddress, Online: h.Online,
-		ExternallyProvisioned: h.ExternallyProvisioned, Image: h.Image, Consumer: h.Consumer,
+		ExternallyProvisioned: h.ExternallyProvisioned, Image: h.Image, Consumer: h.Consumer, Labels: h.Labels,
 		Handoff: &api.Handoff{SourceTier: selfTier, SourceClusterID: clusterID, DetachIndex: detachIndex},
 	}
 	if s := h.Status; s != nil {

@@ -85,6 +85,19 @@ func TestDemo(t *testing.T) {
 				return fmt.Errorf("%s is %q, want %q", h.Name, st, w)
 			}
 		}
+		// The demo hosts carry labels: role=compute are the 4 provisioned.
+		sel, err := cl.ListHosts(context.Background(), client.HostFilter{Selector: "role=compute,zone=a"})
+		if err != nil {
+			return err
+		}
+		for _, h := range sel.Items {
+			if want[h.Name] != api.StateProvisioned {
+				t.Fatalf("-l role=compute,zone=a selected %s", h.Name)
+			}
+		}
+		if len(sel.Items) != 4 {
+			t.Fatalf("-l role=compute,zone=a selected %d hosts, want the 4 provisioned", len(sel.Items))
+		}
 		return nil
 	})
 	// Ctrl-C: the terminal sends SIGINT to the whole foreground group.

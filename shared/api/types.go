@@ -21,6 +21,11 @@ type Host struct {
 	Image                 *Image `json:"image,omitempty"`
 	// Consumer names who uses the host; a drain waits for it to be empty.
 	Consumer string `json:"consumer"`
+	// Labels are the operator's key/value tags (Kubernetes syntax and
+	// rules, see labels.go); list and bulk commands select hosts by them
+	// (GET /v1/hosts?selector=role=compute,zone!=a). The agent ignores
+	// them: changing only labels is not a spec change (specIndex stays).
+	Labels map[string]string `json:"labels,omitempty"`
 
 	// Handoff is set on a host pivoted in from another tier. Until the
 	// source tier confirms the detach, the host is awaiting-handoff and no

@@ -12,9 +12,12 @@ import (
 type HostFilter struct {
 	Rack  string
 	State string // provisioning state
+	// Selector is a label selector (api.ParseSelector's syntax), e.g.
+	// "role=compute,zone!=a".
+	Selector string
 }
 
-// ListHosts lists hosts: GET /v1/hosts?rack=&state=.
+// ListHosts lists hosts: GET /v1/hosts?rack=&state=&selector=.
 func (c *Client) ListHosts(ctx context.Context, f HostFilter) (*api.List[api.Host], error) {
 	q := url.Values{}
 	if f.Rack != "" {
@@ -22,6 +25,9 @@ func (c *Client) ListHosts(ctx context.Context, f HostFilter) (*api.List[api.Hos
 	}
 	if f.State != "" {
 		q.Set("state", f.State)
+	}
+	if f.Selector != "" {
+		q.Set("selector", f.Selector)
 	}
 	return getList[api.Host](ctx, c, "/v1/hosts", q)
 }

@@ -54,6 +54,7 @@ type options struct {
 	shutdownGrace   time.Duration
 	backoffBase     time.Duration
 	transientRetry  time.Duration
+	maxTransient    int
 	pprof           bool
 	caFile          string
 	caFingerprint   string
@@ -87,6 +88,7 @@ func run(args []string) int {
 	fs.DurationVar(&o.shutdownGrace, "shutdown-grace", agent.DefaultShutdownGrace, "on SIGTERM, wait this long for in-flight calls before abandoning them and releasing the lease")
 	fs.DurationVar(&o.backoffBase, "error-backoff-base", 0, "unit of the error backoff: retry n waits base*2^n minus up to half (0: the state machine's default, 1m)")
 	fs.DurationVar(&o.transientRetry, "transient-retry", 0, "wait after a transient (uncounted) failure (0: the state machine's default, 15s)")
+	fs.IntVar(&o.maxTransient, "max-transient-failures", 0, "transient BMC failures (timeout, unreachable, 5xx) in a row before they count as host errors with backoff (0: the state machine's default, 5; negative: never)")
 	fs.BoolVar(&o.pprof, "pprof", false, "also serve Go's /debug/pprof/ on --metrics-addr (profiling)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -195,7 +197,7 @@ func serve(o options, log *slog.Logger) error {
 		Client: c, Rack: o.rack, AgentID: o.agentID, Workers: o.workers, LeaseTTL: o.leaseTTL,
 		StatusRefresh: o.statusRefresh, ShutdownGrace: o.shutdownGrace,
 		Holder: holder, Guard: guard, Provisioner: prov, Metrics: metrics, Logger: log,
-		StateMachine: hoststate.Config{BackoffBase: o.backoffBase, TransientRetry: o.transientRetry},
+		StateMachine: hoststate.Config{BackoffBase: o.backoffBase, TransientRetry: o.transientRetry, MaxTransientFailures: o.maxTransient},
 		OnRunning: func() {
 			if _, err := daemon.SdNotify(false, daemon.SdNotifyReady); err != nil {
 				log.Warn("sd_notify READY failed", "err", err.Error())
