@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rackfence/rackfence/coordinator"
 	"github.com/rackfence/rackfence/coordinator/pivot"
+	"github.com/rackfence/rackfence/coordinator/ui"
 )
 
 // Config configures a Server.
@@ -98,11 +99,16 @@ func (s *Server) routes() {
 	e := s.echo
 	e.GET("/v1/health", s.health)
 	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.cfg.Registry, promhttp.HandlerOpts{})))
+	// The dashboard's static files, without auth: every API call the page
+	// makes carries the bearer token the user enters.
+	e.GET("/ui", func(c echo.Context) error { return c.Redirect(http.StatusMovedPermanently, "/ui/") })
+	e.GET("/ui/*", echo.WrapHandler(http.StripPrefix("/ui/", ui.Handler())))
 
 	// Answered locally by every member.
 	local := e.Group("/v1", s.localAuth)
 	local.GET("/status", s.status)
 	local.GET("/cluster/members", s.members)
+	local.GET("/whoami", s.whoami)
 
 	// Forwarded to the leader unless ?stale=true on a GET.
 	v1 := e.Group("/v1", s.forward, s.authMiddleware)
