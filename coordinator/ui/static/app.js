@@ -348,7 +348,7 @@
     el.replaceChildren();
     if (!r.lease) {
       el.className = 'lease free';
-      el.textContent = 'no lease holder: nothing manages this rack';
+      el.textContent = 'no lease holder: unmanaged';
     } else {
       el.className = 'lease';
       const ttl = document.createElement('span'); ttl.className = 'ttl';
