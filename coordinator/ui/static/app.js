@@ -51,9 +51,8 @@
     filter: '',
     panel: null,          // {kind: 'host'|'rack', name, modifiedIndex}
     renderQueued: false,
-    pendingChanged: new Set(),
     firstPaint: null,     // ms since navigation start
-    drawnAt: new Map(),   // host -> ms (performance.now) the change was on screen
+    drawnAt: new Map(),   // host -> ms (performance.now) its last change was on screen
     renders: 0,
     observer: null,
   };
@@ -170,7 +169,8 @@
   function rackView(name) {
     let r = st.racks.get(name);
     if (!r) {
-      r = { name, lease: null, deadline: null, names: new Set(), order: null, dirty: true, visible: false, el: null };
+      // changed: hosts changed since the rack's canvas was last drawn.
+      r = { name, lease: null, deadline: null, names: new Set(), order: null, dirty: true, visible: false, el: null, changed: new Set() };
       st.racks.set(name, r);
       st.racksChanged = true;
     }
@@ -192,7 +192,6 @@
       st.hosts.clear();
       for (const r of st.racks.values()) { r.names.clear(); r.order = null; r.dirty = true; r.lease = null; r.deadline = null; }
     }
-    const changed = st.pendingChanged;
     for (const rw of resp.racks) { // deletions first: a host may move racks
       if (rw.reset) {
         const r = rackView(rw.rack);
@@ -200,7 +199,7 @@
       }
       for (const n of rw.deleted || []) {
         const h = st.hosts.get(n);
-        if (h && h.rack === rw.rack) { dropHost(n); changed.add(n); }
+        if (h && h.rack === rw.rack) { dropHost(n); rackView(rw.rack).changed.add(n); }
       }
     }
     for (const rw of resp.racks) {
@@ -213,7 +212,7 @@
         if (old && old.rack !== h.rack) dropHost(h.name);
         st.hosts.set(h.name, h);
         if (!r.names.has(h.name)) { r.names.add(h.name); r.order = null; }
-        changed.add(h.name);
+        r.changed.add(h.name);
       }
     }
     for (const n of st.selection) if (!st.hosts.has(n)) st.selection.delete(n);
@@ -238,10 +237,16 @@
     st.renderQueued = false;
     st.renders++;
     if (st.racksChanged) buildRacks();
+    const drawn = [];
     for (const r of st.racks.values()) {
       if (!r.dirty) continue;
       updateRackHeader(r);
-      if (r.visible) { drawRack(r); r.dirty = false; }
+      if (r.visible) {
+        drawRack(r);
+        r.dirty = false;
+        for (const n of r.changed) drawn.push(n);
+        r.changed.clear();
+      }
     }
     renderSummary();
     renderPivots();
@@ -251,13 +256,13 @@
       if (!h) renderGone(st.panel.name);
       else if (h.modifiedIndex !== st.panel.modifiedIndex) renderHostPanel(h, true);
     }
-    const changed = st.pendingChanged;
-    st.pendingChanged = new Set();
-    // A frame requested from inside this one runs after this one painted.
+    // A frame requested from inside this one runs after this one painted:
+    // its time bounds when the tiles drawn now reached the screen.
+    const first = st.firstPaint === null && st.index !== 0;
     requestAnimationFrame(() => {
       const t = performance.now();
-      if (st.firstPaint === null && st.index !== 0) st.firstPaint = t;
-      for (const n of changed) st.drawnAt.set(n, t);
+      if (first) st.firstPaint = t;
+      for (const n of drawn) st.drawnAt.set(n, t);
     });
   }
 
