@@ -208,6 +208,12 @@ func TestDashboardScale(t *testing.T) {
 	if errs := b.pageErrors(); len(errs) > 0 {
 		t.Fatalf("the page reported errors: %q", errs)
 	}
+	if err := chromedp.Do(tab, chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`), chromedp.Sleep(300*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	if shot, err := chromedp.Run(tab, chromedp.CaptureScreenshot()); err == nil {
+		keepArtifact(t, fmt.Sprintf("dashboard-%d.png", n), shot)
+	}
 	fmt.Printf("dashboard at %d hosts in %d racks (%d lease renewals during the run)\n", n, racks, renewals.Load())
 	fmt.Printf("  first paint after load (ms from navigation start, %d loads): median %.0f, max %.0f\n", len(paints), pct(paints, 50), pct(paints, 100))
 	fmt.Printf("  update: API call to tile on screen (ms, %d changes): median %.0f, p90 %.0f, max %.0f\n", len(lat), pct(lat, 50), pct(lat, 90), pct(lat, 100))

@@ -859,20 +859,20 @@
     tile(name) {
       const h = st.hosts.get(name);
       if (!h) return null;
+      const s = h.status || {};
+      const out = { name, rack: h.rack, drawn: false, provisioningState: s.provisioningState || '',
+        operationalStatus: s.operationalStatus || '', intents: h.intents || null, opColor: OP_COLOR[s.operationalStatus || ''] };
       const r = st.racks.get(h.rack);
-      if (!r || !r.geom) return { name, drawn: false };
+      if (!r || !r.geom) return out;
       const i = rackOrder(r).indexOf(name);
       const { g } = r.geom;
       const x = g.gap + (i % g.cols) * (g.w + g.gap), y = g.gap + Math.floor(i / g.cols) * (g.h + g.gap);
       const rect = r.canvas.getBoundingClientRect();
       const dpr = window.devicePixelRatio || 1;
-      const px = r.canvas.getContext('2d').getImageData(Math.round((x + 3) * dpr), Math.round((y + g.h / 2) * dpr), 1, 1).data;
-      const s = h.status || {};
-      return {
-        name, rack: h.rack, drawn: !r.dirty, x: rect.left + x, y: rect.top + y, w: g.w, h: g.h,
-        provisioningState: s.provisioningState || '', operationalStatus: s.operationalStatus || '',
-        intents: h.intents || null, stripe: [px[0], px[1], px[2]], opColor: OP_COLOR[s.operationalStatus || ''],
-      };
+      // Sample the status stripe (named tiles) or border (compact tiles).
+      const px = r.canvas.getContext('2d').getImageData(Math.round((x + 1.5) * dpr), Math.round((y + g.h / 2) * dpr), 1, 1).data;
+      return Object.assign(out, { drawn: !r.dirty && !r.changed.has(name), x: rect.left + x, y: rect.top + y, w: g.w, h: g.h,
+        stripe: [px[0], px[1], px[2]] });
     },
     stats() {
       return { hosts: st.hosts.size, racks: st.racks.size, index: st.index, renders: st.renders,
