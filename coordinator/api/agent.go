@@ -167,11 +167,15 @@ func (s *Server) watch(c echo.Context) error {
 			timeout = d
 		}
 	}
+	brief, err := briefParam(c, rack)
+	if err != nil {
+		return err
+	}
 	if err := s.readBarrier(c); err != nil {
 		return err
 	}
 	if rack == "" {
-		return s.watchFleet(c, after, timeout)
+		return s.watchFleet(c, after, timeout, brief)
 	}
 	resp, err := s.store.FSM().Watch(c.Request().Context(), rack, after, timeout)
 	if err != nil {

@@ -48,6 +48,9 @@ func TestFleetWatch(t *testing.T) {
 	must(t, 201, "PUT", u+"/v1/hosts/h3", op, testHost("h3", "r2"), nil)
 	var l wire.Lease
 	must(t, 200, "POST", u+"/v1/racks/r1/lease", agent, wire.LeaseRequest{Holder: "agent-1", TTL: wire.Duration(time.Minute)}, &l)
+	must(t, 200, "PUT", u+"/v1/hosts/h1/status", agent, wire.StatusReport{Epoch: l.Epoch, Status: wire.HostStatus{
+		ProvisioningState: wire.StateAvailable, OperationalStatus: wire.OpOK, Extra: map[string]string{"k": "v"},
+		HardwareDetails: &wire.HardwareDetails{Manufacturer: "Contoso", MemoryMiB: 1024}}}, nil)
 
 	var all wire.FleetWatchResponse
 	must(t, 200, "GET", u+"/v1/watch?index=0", viewer, nil, &all)
@@ -66,6 +69,27 @@ func TestFleetWatch(t *testing.T) {
 	}
 	if r2.Lease != nil || r2.ExpiresIn != nil {
 		t.Fatalf("r2 is free: %+v", r2)
+	}
+	if st := r1.Hosts[0].Status; st == nil || st.HardwareDetails == nil || st.Extra["k"] != "v" {
+		t.Fatalf("a whole host without brief: %+v", st)
+	}
+
+	// brief=true leaves out the inventory and bookkeeping, and only that.
+	var brief wire.FleetWatchResponse
+	must(t, 200, "GET", u+"/v1/watch?index=0&brief=true", viewer, nil, &brief)
+	if st := brief.Racks[0].Hosts[0].Status; st == nil || st.HardwareDetails != nil || st.Extra != nil || st.ProvisioningState != wire.StateAvailable {
+		t.Fatalf("brief host status: %+v", st)
+	}
+	var h1 wire.Host
+	must(t, 200, "GET", u+"/v1/hosts/h1", viewer, nil, &h1)
+	if h1.Status == nil || h1.Status.HardwareDetails == nil || h1.Status.HardwareDetails.Manufacturer != "Contoso" {
+		t.Fatalf("a brief watch changed the stored host: %+v", h1.Status)
+	}
+	if d := errBody(t, must(t, 400, "GET", u+"/v1/watch?index=0&brief=yes", viewer, nil, nil)); d.Field != "brief" {
+		t.Fatalf("brief=yes: %+v", d)
+	}
+	if d := errBody(t, must(t, 400, "GET", u+"/v1/watch?rack=r1&brief=true", viewer, nil, nil)); d.Field != "brief" {
+		t.Fatalf("brief with rack: %+v", d)
 	}
 
 	// A change on r2 answers r2 only, with only the changed host.
@@ -96,15 +120,15 @@ func TestFleetWatch(t *testing.T) {
 	}
 
 	// A deletion is named in its rack's entry.
-	must(t, 200, "DELETE", u+"/v1/hosts/h1", op, nil, nil)
+	must(t, 200, "DELETE", u+"/v1/hosts/h2", op, nil, nil) // never reported: gone at once
 	var after wire.FleetWatchResponse
 	must(t, 200, "GET", u+"/v1/watch?index="+itoa64(a.resp.Index)+"&timeout=5s", viewer, nil, &after)
 	found := false
 	for _, r := range after.Racks {
-		found = found || (r.Rack == "r1" && (strings.Join(r.Deleted, ",") == "h1" || (len(r.Hosts) == 1 && r.Hosts[0].DeletionRequested)))
+		found = found || (r.Rack == "r2" && strings.Join(r.Deleted, ",") == "h2")
 	}
 	if !found {
-		t.Fatalf("after deleting h1: %+v", after)
+		t.Fatalf("after deleting h2: %+v", after)
 	}
 
 	// Nothing changed: the timeout answers the index and no racks.

@@ -52,6 +52,7 @@
     panel: null,          // {kind: 'host'|'rack', name, modifiedIndex}
     renderQueued: false,
     firstPaint: null,     // ms since navigation start
+    firstLoad: null,      // timings of the first fleet answer and its drawing
     drawnAt: new Map(),   // host -> ms (performance.now) its last change was on screen
     renders: 0,
     observer: null,
@@ -59,16 +60,21 @@
 
   // ---------- API ----------
 
-  async function api(method, path, body) {
+  // api calls the API; timing, when given, receives how long the answer
+  // took to arrive and to parse.
+  async function api(method, path, body, timing) {
     const opt = { method, cache: 'no-store', headers: { 'Authorization': 'Bearer ' + st.token } };
     if (body !== undefined) {
       opt.headers['Content-Type'] = 'application/json';
       opt.body = JSON.stringify(body);
     }
+    const t0 = performance.now();
     const r = await fetch(path, opt);
     const text = await r.text();
+    const t1 = performance.now();
     let data = null;
     try { data = text ? JSON.parse(text) : null; } catch (_) { /* not JSON */ }
+    if (timing) Object.assign(timing, { startMs: t0, transferMs: t1 - t0, parseMs: performance.now() - t1, bytes: text.length });
     if (!r.ok) {
       const d = (data && data.error) || {};
       const e = new Error(d.message || `${r.status} ${r.statusText}`);
@@ -94,6 +100,9 @@
 
   async function signIn(token) {
     st.token = token;
+    // Ask for the fleet while whoami answers: the first paint needs both.
+    const timing = {};
+    const first = api('GET', fleetWatchPath(0), undefined, timing).then((resp) => ({ resp, timing }), (error) => ({ error }));
     const me = await api('GET', '/v1/whoami');
     if (me.role === 'agent') {
       const e = new Error('this is an agent token (rack ' + me.rack + '); sign in with a viewer, operator or admin token');
@@ -102,7 +111,7 @@
     }
     sessionStorage.setItem(TOKEN_KEY, token);
     st.me = me;
-    start();
+    start(first);
   }
 
   function signOut(msg) {
@@ -121,7 +130,9 @@
     $('token').focus();
   }
 
-  function start() {
+  // start shows the fleet; first is the answer of the first watch, asked
+  // for while signing in.
+  function start(first) {
     const gen = ++st.gen;
     $('login').hidden = true;
     $('app').hidden = false; $('filter').hidden = false; $('signout').hidden = false;
@@ -131,21 +142,34 @@
     api('GET', '/v1/status').then((s) => {
       $('cluster').textContent = `tier ${s.tier} · ${s.members ? s.members.length : 0} member(s) · leader ${s.leader || 'none'}`;
     }).catch(() => {});
-    watchLoop(gen);
+    watchLoop(gen, first);
   }
 
   // ---------- live data ----------
 
-  async function watchLoop(gen) {
+  // The fleet watch; brief: the tiles need no inventory (the panel reads
+  // the whole host).
+  const fleetWatchPath = (index) => `/v1/watch?index=${index}&timeout=${WATCH_TIMEOUT}&brief=true`;
+
+  async function watchLoop(gen, first) {
     let backoff = 0;
     while (gen === st.gen) {
       try {
-        const resp = await api('GET', `/v1/watch?index=${st.index}&timeout=${WATCH_TIMEOUT}`);
+        let timing = {}, resp;
+        if (first && st.index === 0) {
+          const r = await first;
+          first = null;
+          if (r.error) throw r.error;
+          resp = r.resp; timing = r.timing;
+        } else {
+          resp = await api('GET', fleetWatchPath(st.index), undefined, timing);
+        }
         if (gen !== st.gen) return;
         if (st.index !== 0 && resp.index < st.index) {
           st.index = 0; // the cluster went back (restored): load everything again
           continue;
         }
+        if (st.index === 0 && st.firstLoad === null) st.firstLoad = timing;
         applyFleet(resp, st.index === 0);
         st.index = resp.index;
         setLive(true, 'live');
@@ -234,6 +258,7 @@
   };
 
   function render() {
+    const t0 = performance.now();
     st.renderQueued = false;
     st.renders++;
     if (st.racksChanged) buildRacks();
@@ -259,6 +284,7 @@
     // A frame requested from inside this one runs after this one painted:
     // its time bounds when the tiles drawn now reached the screen.
     const first = st.firstPaint === null && st.index !== 0;
+    if (first && st.firstLoad) st.firstLoad.renderMs = performance.now() - t0;
     requestAnimationFrame(() => {
       const t = performance.now();
       if (first) st.firstPaint = t;
@@ -793,7 +819,33 @@
       ['boot MAC', h.bootMACAddress], ['online', h.online ? 'yes' : 'no'], ['externally provisioned', h.externallyProvisioned ? 'yes' : ''],
       ['image', h.image && h.image.url], ['image checksum', h.image && h.image.checksum], ['consumer', h.consumer],
       ['deletion requested', h.deletionRequested ? 'yes' : ''], ['created / spec / modified index', `${h.createdIndex} / ${h.specIndex} / ${h.modifiedIndex}`]]));
-    const hw = s && s.hardwareDetails;
+    const hwBox = el('div'); hwBox.id = 'panel-hw';
+    parts.push(hwBox);
+    parts.push(el('h3', 'Events'));
+    const evBox = el('div', 'loading…'); evBox.id = 'panel-events';
+    const old = $('panel-events');
+    if (!refetchEvents && old) evBox.replaceChildren(...old.childNodes);
+    parts.push(evBox);
+    body.replaceChildren(...parts);
+    if (st.panel.full) renderHardware(st.panel.full, hwBox); // until the fresh one arrives
+    if (refetchEvents) { loadEvents(h.name, evBox); loadFull(h.name, hwBox); }
+  }
+
+  // The watch is brief: the inventory comes with the whole host.
+  async function loadFull(name, box) {
+    try {
+      const full = await api('GET', hostPath(name));
+      if (!st.panel || st.panel.name !== name) return;
+      st.panel.full = full;
+      renderHardware(full, $('panel-hw') || box);
+    } catch (e) {
+      box.textContent = 'could not read the host: ' + e.message;
+    }
+  }
+
+  function renderHardware(full, box) {
+    const hw = full.status && full.status.hardwareDetails;
+    const parts = [];
     if (hw) {
       parts.push(el('h3', 'Hardware'));
       parts.push(kv([['manufacturer', hw.manufacturer], ['model', hw.model], ['serial', hw.serialNumber], ['BIOS', hw.biosVersion],
@@ -803,13 +855,7 @@
       if (hw.disks && hw.disks.length) parts.push(grid(['disk', 'model', 'size', 'type'], hw.disks.map((d) => [d.name, d.model, d.sizeBytes ? `${(d.sizeBytes / 1e9).toFixed(0)} GB` : '', d.type])));
       if (hw.firmware && hw.firmware.length) parts.push(grid(['firmware', 'version'], hw.firmware.map((f) => [f.name, f.version])));
     }
-    parts.push(el('h3', 'Events'));
-    const evBox = el('div', 'loading…'); evBox.id = 'panel-events';
-    const old = $('panel-events');
-    if (!refetchEvents && old) evBox.replaceChildren(...old.childNodes);
-    parts.push(evBox);
-    body.replaceChildren(...parts);
-    if (refetchEvents) loadEvents(h.name, evBox);
+    box.replaceChildren(...parts);
   }
 
   async function loadEvents(name, box) {
@@ -876,7 +922,7 @@
     },
     stats() {
       return { hosts: st.hosts.size, racks: st.racks.size, index: st.index, renders: st.renders,
-        firstPaintMs: st.firstPaint, domNodes: document.getElementsByTagName('*').length,
+        firstPaintMs: st.firstPaint, firstLoad: st.firstLoad, domNodes: document.getElementsByTagName('*').length,
         canvases: document.getElementsByTagName('canvas').length, mode: tileMode() };
     },
     drawnAt(name) { return st.drawnAt.has(name) ? st.drawnAt.get(name) : null; },
