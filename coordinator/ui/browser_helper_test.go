@@ -35,6 +35,9 @@ func newBrowser(t testing.TB, width, height int) *browser {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("hide-scrollbars", true),
+		// A test cluster serving HTTPS has its own CA, which chromium's
+		// store does not hold; the tests are about the page, on loopback.
+		chromedp.IgnoreCertErrors,
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(width, height),
 	}

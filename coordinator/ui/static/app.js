@@ -578,9 +578,10 @@
   function renderPivots() {
     const inFlight = [];
     for (const h of st.hosts.values()) {
-      if ((h.handoff && !h.handoff.confirmed) || (h.pivotedTo && h.status && h.status.operationalStatus !== 'detached') ||
+      // Handed to another tier (kept here, detached), or received from one
+      // and not yet confirmed by the source.
+      if (h.pivotedTo || (h.handoff && !h.handoff.confirmed) ||
           (h.status && h.status.operationalStatus === 'awaiting-handoff')) inFlight.push(h);
-      else if (h.pivotedTo) inFlight.push(h);
     }
     const el = $('pivots');
     el.hidden = inFlight.length === 0;
