@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
 	"github.com/rackfence/rackfence/shared/testenv/rig"
@@ -150,7 +151,32 @@ func TestDashboardInBrowser(t *testing.T) {
 	if !strings.Contains(hist, "agent-r1") || !strings.Contains(hist, "current") {
 		t.Fatalf("lease history: %q", hist)
 	}
-	step("close the panel", chromedp.Click("#panel-close"))
+	step("close the panel and clear the filter", chromedp.Click("#panel-close"),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById('filter').value = ''; document.getElementById('filter').dispatchEvent(new Event('input'))`))
+
+	// A selection by ctrl-clicking two tiles (real mouse events on the
+	// canvas), drained for maintenance from the toolbar.
+	for _, n := range []string{"r1-h2", "r1-h3"} {
+		var ti struct{ X, Y, W, H float64 }
+		eval(`window.rackfence.tile(`+js(n)+`)`, &ti)
+		step("ctrl-click "+n, chromedp.MouseClickXY(ti.X+ti.W/2, ti.Y+ti.H/2, chromedp.ButtonModifiers(kb.ModifierCtrl)))
+	}
+	poll("two hosts selected", `document.getElementById('sel-count').textContent === '2 selected'`, 5*time.Second)
+	step("drain the selection", chromedp.Click(`#toolbar button[data-action="drain"]`), chromedp.WaitVisible("#confirm-ok"))
+	eval(`[...document.querySelectorAll('#confirm-hosts li')].map(e => e.textContent)`, &named)
+	eval(`document.getElementById('confirm-ok').textContent`, &okText)
+	if strings.Join(named, ",") != "r1-h2,r1-h3" || okText != "Drain 2 hosts" {
+		t.Fatalf("drain confirmation names %q, button %q", named, okText)
+	}
+	step("confirm maintenance", chromedp.SetValue("#confirm-mode", "maintenance"), chromedp.Click("#confirm-ok"))
+	for _, n := range []string{"r1-h2", "r1-h3"} {
+		poll(n+" drawn in maintenance", `(() => { const x = window.rackfence.tile(`+js(n)+`);
+			return x && x.drawn && x.operationalStatus === 'maintenance' && x.intents && x.intents.drain && x.intents.drain.acknowledged &&
+				JSON.stringify(x.stripe) === '[221,107,32]'; })()`, 90*time.Second)
+		if h := c.Host(n); h.Intents == nil || h.Intents.Drain == nil || h.Intents.Drain.Mode != api.DrainMaintenance {
+			t.Fatalf("the coordinator's %s after the UI's drain: %+v", n, h.Intents)
+		}
+	}
 
 	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {

@@ -55,6 +55,7 @@
     firstLoad: null,      // timings of the first fleet answer and its drawing
     drawnAt: new Map(),   // host -> ms (performance.now) its last change was on screen
     renders: 0,
+    mode: '',             // tile size: named or compact
     observer: null,
   };
 
@@ -212,9 +213,10 @@
 
   function applyFleet(resp, full) {
     const now = performance.now();
-    if (full) {
+    if (full) { // everything anew: racks gone since disappear too
       st.hosts.clear();
-      for (const r of st.racks.values()) { r.names.clear(); r.order = null; r.dirty = true; r.lease = null; r.deadline = null; }
+      st.racks.clear();
+      st.racksChanged = true;
     }
     for (const rw of resp.racks) { // deletions first: a host may move racks
       if (rw.reset) {
@@ -261,6 +263,11 @@
     const t0 = performance.now();
     st.renderQueued = false;
     st.renders++;
+    const mode = tileMode();
+    if (mode !== st.mode) { // tiles change size: redraw every rack
+      st.mode = mode;
+      for (const r of st.racks.values()) r.dirty = true;
+    }
     if (st.racksChanged) buildRacks();
     const drawn = [];
     for (const r of st.racks.values()) {
@@ -320,6 +327,8 @@
       frag.push(r.el);
     }
     main.replaceChildren(...frag);
+    st.observer.disconnect();
+    for (const e of frag) st.observer.observe(e);
     // Until the observer reports, treat racks in the first screenful as visible.
     const limit = window.innerHeight + 400;
     for (const name of st.rackOrder) {
@@ -365,7 +374,6 @@
     });
     sec.append(head, canvas);
     r.leaseEl = lease; r.countsEl = counts; r.canvas = canvas;
-    st.observer.observe(sec);
     return sec;
   }
 
