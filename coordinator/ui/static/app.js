@@ -54,6 +54,7 @@
     firstPaint: null,     // ms since navigation start
     firstLoad: null,      // timings of the first fleet answer and its drawing
     drawnAt: new Map(),   // host -> ms (performance.now) its last change was on screen
+    receivedAt: new Map(), // host -> ms its last change arrived from the watch
     renders: 0,
     mode: '',             // tile size: named or compact
     observer: null,
@@ -239,6 +240,7 @@
         st.hosts.set(h.name, h);
         if (!r.names.has(h.name)) { r.names.add(h.name); r.order = null; }
         r.changed.add(h.name);
+        st.receivedAt.set(h.name, now);
       }
     }
     for (const n of st.selection) if (!st.hosts.has(n)) st.selection.delete(n);
@@ -935,6 +937,7 @@
         canvases: document.getElementsByTagName('canvas').length, mode: tileMode() };
     },
     drawnAt(name) { return st.drawnAt.has(name) ? st.drawnAt.get(name) : null; },
+    receivedAt(name) { return st.receivedAt.has(name) ? st.receivedAt.get(name) : null; },
   };
 
   // ---------- wiring ----------
