@@ -19,7 +19,10 @@ type leaseTimers struct {
 	m  map[string]*timerEntry
 }
 
-type timerEntry struct{ t *time.Timer }
+type timerEntry struct {
+	t        *time.Timer
+	deadline time.Time // when t fires
+}
 
 func newLeaseTimers(s *Store) *leaseTimers {
 	return &leaseTimers{s: s, m: map[string]*timerEntry{}}
@@ -56,9 +59,30 @@ func (lt *leaseTimers) arm(rack string, l leaseRec) {
 	if e := lt.m[rack]; e != nil {
 		e.t.Stop()
 	}
-	e := &timerEntry{}
+	e := &timerEntry{deadline: time.Now().Add(d)}
 	e.t = time.AfterFunc(d, func() { lt.fire(rack, l, e) })
 	lt.m[rack] = e
+}
+
+// left is how long rack's lease has before this leader expires it; false
+// when no timer runs for rack (free rack, or this node does not lead).
+func (lt *leaseTimers) left(rack string) (time.Duration, bool) {
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	e := lt.m[rack]
+	if e == nil {
+		return 0, false
+	}
+	return max(time.Until(e.deadline), 0), true
+}
+
+// LeaseTimeLeft is how long rack's lease has before this member, as leader,
+// expires it; false when this member does not lead or the rack is free.
+func (s *Store) LeaseTimeLeft(rack string) (time.Duration, bool) {
+	if !s.IsLeader() {
+		return 0, false
+	}
+	return s.timers.left(rack)
 }
 
 // armAll re-arms every lease with a full TTL + margin (new leader).

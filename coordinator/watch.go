@@ -8,6 +8,31 @@ import (
 	"github.com/rackfence/rackfence/shared/api"
 )
 
+// rackChanges fills w with what changed in r after index: hosts modified
+// since, names deleted since, or every host with Reset when after is older
+// than the deletions r remembers. after 0 means everything now. The caller
+// holds f.mu.
+func rackChanges(r *rackRec, rack string, after uint64, w *api.WatchResponse) {
+	w.Lease = r.Lease.wire(rack)
+	all := after == 0 || after < r.TombFloor
+	w.Reset = after != 0 && after < r.TombFloor
+	for _, h := range r.Hosts {
+		if all || h.ModifiedIndex > after {
+			w.Hosts = append(w.Hosts, h.Host)
+		}
+	}
+	sort.Slice(w.Hosts, func(i, j int) bool { return w.Hosts[i].Name < w.Hosts[j].Name })
+	if !all {
+		for _, tb := range r.Tombs {
+			if tb.Index > after {
+				if _, back := r.Hosts[tb.Name]; !back {
+					w.Deleted = append(w.Deleted, tb.Name)
+				}
+			}
+		}
+	}
+}
+
 // changes answers a watch of rack after index, and whether anything
 // changed (index 0 always counts as a change: everything now).
 func (f *FSM) changes(rack string, after uint64) (api.WatchResponse, bool) {
@@ -18,27 +43,11 @@ func (f *FSM) changes(rack string, after uint64) (api.WatchResponse, bool) {
 	if r == nil {
 		return resp, after == 0
 	}
-	resp.Lease = r.Lease.wire(rack)
 	if after != 0 && r.Index <= after {
+		resp.Lease = r.Lease.wire(rack)
 		return resp, false
 	}
-	all := after == 0 || after < r.TombFloor
-	resp.Reset = after != 0 && after < r.TombFloor
-	for _, h := range r.Hosts {
-		if all || h.ModifiedIndex > after {
-			resp.Hosts = append(resp.Hosts, h.Host)
-		}
-	}
-	sort.Slice(resp.Hosts, func(i, j int) bool { return resp.Hosts[i].Name < resp.Hosts[j].Name })
-	if !all {
-		for _, tb := range r.Tombs {
-			if tb.Index > after {
-				if _, back := r.Hosts[tb.Name]; !back {
-					resp.Deleted = append(resp.Deleted, tb.Name)
-				}
-			}
-		}
-	}
+	rackChanges(r, rack, after, &resp)
 	return resp, true
 }
 

@@ -138,11 +138,13 @@ func (s *Server) listRacks(c echo.Context) error {
 
 // watch is the long poll: it answers as soon as something about the rack
 // changed after ?index=, or after the timeout with no hosts and the
-// current index.
+// current index. Without ?rack= it watches every rack (watchFleet).
 func (s *Server) watch(c echo.Context) error {
 	rack := c.QueryParam("rack")
-	if err := wire.ValidateName("rack", rack); err != nil {
-		return err
+	if rack != "" || who(c).Role == wire.RoleAgent {
+		if err := wire.ValidateName("rack", rack); err != nil {
+			return err
+		}
 	}
 	if err := need(c, wire.RoleViewer, true, rack); err != nil {
 		return err
@@ -165,8 +167,15 @@ func (s *Server) watch(c echo.Context) error {
 			timeout = d
 		}
 	}
+	brief, err := briefParam(c, rack)
+	if err != nil {
+		return err
+	}
 	if err := s.readBarrier(c); err != nil {
 		return err
+	}
+	if rack == "" {
+		return s.watchFleet(c, after, timeout, brief)
 	}
 	resp, err := s.store.FSM().Watch(c.Request().Context(), rack, after, timeout)
 	if err != nil {

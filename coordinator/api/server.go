@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rackfence/rackfence/coordinator"
 	"github.com/rackfence/rackfence/coordinator/pivot"
+	"github.com/rackfence/rackfence/coordinator/ui"
 )
 
 // Config configures a Server.
@@ -163,6 +164,10 @@ func (s *Server) routes() {
 	e := s.echo
 	e.GET("/v1/health", s.health)
 	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.cfg.Registry, promhttp.HandlerOpts{})))
+	// The dashboard's static files, without auth: every API call the page
+	// makes carries the bearer token the user enters.
+	e.GET("/ui", func(c echo.Context) error { return c.Redirect(http.StatusMovedPermanently, "/ui/") })
+	e.GET("/ui/*", echo.WrapHandler(http.StripPrefix("/ui/", ui.Handler())))
 
 	// Answered locally by every member.
 	local := e.Group("/v1", s.limitAuth, s.audit, s.localAuth)
@@ -170,6 +175,7 @@ func (s *Server) routes() {
 	local.GET("/cluster/members", s.members)
 	local.GET("/audit", s.getAudit)
 	local.POST("/cluster/snapshot", s.snapshot)
+	local.GET("/whoami", s.whoami)
 
 	// Forwarded to the leader unless ?stale=true on a GET.
 	v1 := e.Group("/v1", s.limitAuth, s.audit, s.forward, s.authMiddleware)

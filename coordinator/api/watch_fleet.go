@@ -1,0 +1,55 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	wire "github.com/rackfence/rackfence/shared/api"
+)
+
+// watchFleet answers a watch without ?rack=: the changes of every rack
+// (the dashboard's live view), each held lease with the time the leader's
+// expiry clock gives it. brief drops what only a host's detail view needs
+// (status.hardwareDetails and status.extra), about half of a host's size.
+func (s *Server) watchFleet(c echo.Context, after uint64, timeout time.Duration, brief bool) error {
+	resp, err := s.store.FSM().WatchFleet(c.Request().Context(), after, timeout)
+	if err != nil {
+		return err
+	}
+	for i := range resp.Racks {
+		r := &resp.Racks[i]
+		if brief {
+			for j := range r.Hosts {
+				if st := r.Hosts[j].Status; st != nil && (st.HardwareDetails != nil || st.Extra != nil) {
+					cp := *st // the FSM's record is shared and immutable: copy
+					cp.HardwareDetails, cp.Extra = nil, nil
+					r.Hosts[j].Status = &cp
+				}
+			}
+		}
+		if r.Lease == nil {
+			continue
+		}
+		if left, ok := s.store.LeaseTimeLeft(r.Rack); ok {
+			d := wire.Duration(left.Round(time.Millisecond))
+			r.ExpiresIn = &d
+		}
+	}
+	return c.JSON(http.StatusOK, resp)
+}
+
+// briefParam reads ?brief= (true or false), which only the fleet watch takes.
+func briefParam(c echo.Context, rack string) (bool, error) {
+	switch v := c.QueryParam("brief"); v {
+	case "", "false":
+		return false, nil
+	case "true":
+		if rack != "" {
+			return false, badField("brief", "applies only to the watch of every rack (without rack=); a rack watch always answers whole hosts")
+		}
+		return true, nil
+	default:
+		return false, badField("brief", "%q is not true or false", v)
+	}
+}

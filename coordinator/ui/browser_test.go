@@ -1,0 +1,244 @@
+package ui_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"image/png"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/testenv/rig"
+)
+
+// tileInfo is what window.rackfence.tile(name) reports: the host as the
+// page holds it, where its tile is, and the colour sampled from the canvas
+// at the tile's status stripe.
+type tileInfo struct {
+	Name              string       `json:"name"`
+	Drawn             bool         `json:"drawn"`
+	ProvisioningState string       `json:"provisioningState"`
+	OperationalStatus string       `json:"operationalStatus"`
+	Intents           *api.Intents `json:"intents"`
+	Stripe            [3]int       `json:"stripe"`
+	OpColor           string       `json:"opColor"`
+}
+
+func js(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+// TestDashboardInBrowser drives the dashboard in Debian's chromium against
+// a real coordinator, a real rack agent and rackfence-bmcsim: sign in as an
+// operator, see the racks and hosts, detach a host from its panel through
+// the confirmation, watch its tile turn detached once the agent
+// acknowledged, keep a screenshot, then check a viewer sees no actions.
+func TestDashboardInBrowser(t *testing.T) {
+	b := newBrowser(t, 1400, 900)
+	dir := t.TempDir()
+	c := rig.StartCoordinator(t, dir, rig.CoordOpts{})
+	sim := rig.StartSim(t, dir, 4, 0)
+	for i, n := range []string{"r1-h1", "r1-h2", "r1-h3"} {
+		c.Apply(sim.Host(n, "r1", i))
+	}
+	c.Apply(sim.Host("r2-h1", "r2", 3)) // r2 has no agent: no lease holder
+	c.StartAgent("r1", "agent-r1", "--transient-retry", "1s")
+	for _, n := range []string{"r1-h1", "r1-h2", "r1-h3"} {
+		c.WaitHost(n, 120*time.Second, "available", rig.StateIs(api.StateAvailable, api.OpOK))
+	}
+	opTok := readToken(t, c.Token(api.RoleOperator, "", "operator.token"))
+	viewTok := readToken(t, c.Token(api.RoleViewer, "", "viewer.token"))
+
+	ctx := b.tab(3 * time.Minute)
+	step := func(what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, actions...); err != nil {
+			t.Fatalf("%s: %v\npage errors: %v", what, err, b.pageErrors())
+		}
+	}
+	poll := func(what, expr string, timeout time.Duration) {
+		t.Helper()
+		if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(timeout), chromedp.WithPollingInterval(100*time.Millisecond))); err != nil {
+			t.Fatalf("waiting for %s (%s): %v\npage errors: %v", what, expr, err, b.pageErrors())
+		}
+	}
+	eval := func(expr string, out any) {
+		t.Helper()
+		raw, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](expr))
+		if err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		if err := json.Unmarshal(raw, out); err != nil {
+			t.Fatalf("%s: %v (%s)", expr, err, raw)
+		}
+	}
+
+	step("load the page and sign in as an operator",
+		chromedp.Navigate(c.URL+"/ui/"),
+		chromedp.WaitVisible("#token"),
+		chromedp.SendKeys("#token", opTok),
+		chromedp.Click("#login-btn"),
+		chromedp.WaitVisible("#racks canvas"),
+	)
+	poll("every host on the page", `window.rackfence.stats().hosts === 4 && window.rackfence.stats().racks === 2`, 30*time.Second)
+	var token string
+	eval(`sessionStorage.getItem('rackfence.token')`, &token)
+	var href string
+	eval(`location.href`, &href)
+	if token != opTok || strings.Contains(href, opTok) {
+		t.Fatalf("token kept in sessionStorage (%v) and never in the URL (%s)", token == opTok, href)
+	}
+	var racks []string
+	eval(`[...document.querySelectorAll('.rack')].map(e => e.dataset.rack + ': ' + e.querySelector('.lease').textContent)`, &racks)
+	if len(racks) != 2 || !strings.HasPrefix(racks[0], "r1: agent-r1 · epoch ") || !strings.Contains(racks[1], "no lease holder") {
+		t.Fatalf("rack columns: %q", racks)
+	}
+	poll("a lease countdown on r1", `/\d+\.\ds left/.test(document.querySelector('.rack[data-rack="r1"] .ttl').textContent)`, 10*time.Second)
+	var h1 tileInfo
+	eval(`window.rackfence.tile('r1-h1')`, &h1)
+	if h1.ProvisioningState != api.StateAvailable || h1.OperationalStatus != api.OpOK || !h1.Drawn {
+		t.Fatalf("r1-h1 tile: %+v", h1)
+	}
+
+	// The operator sees the actions; detach r1-h1 from its panel.
+	step("open r1-h1 from the filter",
+		chromedp.SendKeys("#filter", "r1-h1\r"),
+		chromedp.WaitVisible(`#panel button[data-action="detach"]`),
+		chromedp.Click(`#panel button[data-action="detach"]`),
+		chromedp.WaitVisible("#confirm-ok"),
+	)
+	var named []string
+	eval(`[...document.querySelectorAll('#confirm-hosts li')].map(e => e.textContent)`, &named)
+	var okText string
+	eval(`document.getElementById('confirm-ok').textContent`, &okText)
+	if len(named) != 1 || named[0] != "r1-h1" || okText != "Detach 1 host" {
+		t.Fatalf("confirmation names %q, button %q", named, okText)
+	}
+	step("confirm", chromedp.SendKeys("#confirm-reason", "browser test"), chromedp.Click("#confirm-ok"))
+
+	// The tile turns detached once the agent acknowledged: the page's
+	// model says so and the canvas pixel of the stripe has the detached colour.
+	detachedRGB := `[107,70,193]`
+	poll("r1-h1 drawn detached and acknowledged", `(() => { const x = window.rackfence.tile('r1-h1');
+		return x && x.drawn && x.operationalStatus === 'detached' && x.intents && x.intents.detach && x.intents.detach.acknowledged &&
+			JSON.stringify(x.stripe) === '`+detachedRGB+`'; })()`, 90*time.Second)
+	h := c.Host("r1-h1")
+	if h.Intents == nil || h.Intents.Detach == nil || !h.Intents.Detach.Acknowledged || h.Intents.Detach.Reason != "browser test" ||
+		h.Status.OperationalStatus != api.OpDetached {
+		t.Fatalf("the coordinator's r1-h1 after the UI's detach: intents %+v status %+v", h.Intents, h.Status)
+	}
+	poll("the panel shows the acknowledged intent", `(document.querySelector('#panel-intents') || {}).textContent?.includes('acknowledged (epoch')`, 10*time.Second)
+	poll("the panel lists events", `document.querySelectorAll('#panel-events tr').length > 1`, 10*time.Second)
+	poll("the panel shows the inventory bmcsim reported", `document.getElementById('panel-hw').textContent.includes('manufacturer')`, 10*time.Second)
+	var h2 tileInfo
+	eval(`window.rackfence.tile('r1-h2')`, &h2)
+	if h2.OperationalStatus != api.OpOK || fmt.Sprint(h2.Stripe) == fmt.Sprint([3]int{107, 70, 193}) {
+		t.Fatalf("r1-h2 should still be ok and not drawn detached: %+v", h2)
+	}
+	var opButtons int
+	eval(`document.querySelectorAll('[data-action]').length`, &opButtons)
+	if opButtons == 0 {
+		t.Fatal("the operator sees no action buttons")
+	}
+
+	step("the lease history of r1", chromedp.Click(`.rack[data-rack="r1"] header button`), chromedp.WaitVisible("#panel-leases"))
+	var hist string
+	eval(`document.getElementById('panel-leases').textContent`, &hist)
+	if !strings.Contains(hist, "agent-r1") || !strings.Contains(hist, "current") {
+		t.Fatalf("lease history: %q", hist)
+	}
+	step("close the panel and clear the filter", chromedp.Click("#panel-close"),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById('filter').value = ''; document.getElementById('filter').dispatchEvent(new Event('input'))`))
+
+	// A selection by ctrl-clicking two tiles (real mouse events on the
+	// canvas), drained for maintenance from the toolbar.
+	for _, n := range []string{"r1-h2", "r1-h3"} {
+		var ti struct{ X, Y, W, H float64 }
+		eval(`window.rackfence.tile(`+js(n)+`)`, &ti)
+		step("ctrl-click "+n, chromedp.MouseClickXY(ti.X+ti.W/2, ti.Y+ti.H/2, chromedp.ButtonModifiers(kb.ModifierCtrl)))
+	}
+	poll("two hosts selected", `document.getElementById('sel-count').textContent === '2 selected'`, 5*time.Second)
+	step("drain the selection", chromedp.Click(`#toolbar button[data-action="drain"]`), chromedp.WaitVisible("#confirm-ok"))
+	eval(`[...document.querySelectorAll('#confirm-hosts li')].map(e => e.textContent)`, &named)
+	eval(`document.getElementById('confirm-ok').textContent`, &okText)
+	if strings.Join(named, ",") != "r1-h2,r1-h3" || okText != "Drain 2 hosts" {
+		t.Fatalf("drain confirmation names %q, button %q", named, okText)
+	}
+	step("confirm maintenance", chromedp.SetValue("#confirm-mode", "maintenance"), chromedp.Click("#confirm-ok"))
+	for _, n := range []string{"r1-h2", "r1-h3"} {
+		poll(n+" drawn in maintenance", `(() => { const x = window.rackfence.tile(`+js(n)+`);
+			return x && x.drawn && x.operationalStatus === 'maintenance' && x.intents && x.intents.drain && x.intents.drain.acknowledged &&
+				JSON.stringify(x.stripe) === '[221,107,32]'; })()`, 90*time.Second)
+		if h := c.Host(n); h.Intents == nil || h.Intents.Drain == nil || h.Intents.Drain.Mode != api.DrainMaintenance {
+			t.Fatalf("the coordinator's %s after the UI's drain: %+v", n, h.Intents)
+		}
+	}
+
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := png.Decode(bytes.NewReader(shot)); err != nil {
+		t.Fatalf("screenshot is not a PNG: %v", err)
+	}
+	keepArtifact(t, "dashboard.png", shot)
+
+	// A viewer, in a tab of its own, sees everything and no action.
+	vctx := b.tab(time.Minute)
+	if err := chromedp.Do(vctx,
+		chromedp.Navigate(c.URL+"/ui/"),
+		chromedp.WaitVisible("#token"),
+		chromedp.SendKeys("#token", viewTok),
+		chromedp.Click("#login-btn"),
+		chromedp.WaitVisible("#racks canvas"),
+		chromedp.Poll[chromedp.Void](`window.rackfence.stats().hosts === 4`, chromedp.WithPollingTimeout(30*time.Second)),
+		chromedp.SendKeys("#filter", "r1-h1\r"),
+		chromedp.WaitVisible("#panel-intents"),
+	); err != nil {
+		t.Fatalf("viewer: %v\npage errors: %v", err, b.pageErrors())
+	}
+	type seen struct {
+		Actions int      `json:"actions"`
+		Buttons []string `json:"buttons"`
+		Me      string   `json:"me"`
+	}
+	var v seen
+	raw, err := chromedp.Run(vctx, chromedp.Evaluate[[]byte](`({actions: document.querySelectorAll('[data-action]').length,
+		buttons: [...document.querySelectorAll('button')].filter(b => b.offsetParent !== null).map(b => b.textContent),
+		me: document.getElementById('me').textContent})`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.Actions != 0 || !strings.HasSuffix(v.Me, "viewer") {
+		t.Fatalf("viewer page: %+v", v)
+	}
+	for _, label := range v.Buttons {
+		for _, a := range []string{"Detach", "Attach", "Resume", "Drain", "Restore", "select", "selection"} {
+			if strings.Contains(label, a) {
+				t.Fatalf("viewer sees button %q (all: %q)", label, v.Buttons)
+			}
+		}
+	}
+	if errs := b.pageErrors(); len(errs) > 0 {
+		t.Fatalf("the page reported errors: %q", errs)
+	}
+}
+
+func readToken(t *testing.T, path string) string {
+	t.Helper()
+	tok, err := client.ReadTokenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}

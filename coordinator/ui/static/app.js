@@ -1,0 +1,985 @@
+// rackfence fleet dashboard. Plain JavaScript, no build step, no library.
+//
+// Data: one fleet watch (GET /v1/watch?index=N without rack=) gives every
+// rack with every host at index 0, then only what changed; the page keeps
+// the fleet in memory and follows the index. Drawing: every rack is one
+// <canvas> of host tiles, drawn only when it changed and is on screen, so
+// the DOM stays a few nodes per rack whatever the host count.
+// Auth: the token the user enters lives in sessionStorage and travels only
+// in the Authorization header.
+'use strict';
+(() => {
+  const TOKEN_KEY = 'rackfence.token';
+  const WATCH_TIMEOUT = '25s';
+
+  // Tile colours: fill = provisioning state, stripe/border = operational status.
+  const PROV_COLOR = {
+    '': '#d5dae1', 'unmanaged': '#b8bec7', 'registering': '#b3dcf7', 'inspecting': '#8cc8f0',
+    'available': '#b2e6cf', 'provisioning': '#6aaee8', 'provisioned': '#5bb98a',
+    'externally-provisioned': '#3f9e6b', 'deprovisioning': '#f3bd80',
+    'powering-off-before-delete': '#eaa06c', 'deleting': '#dd865d',
+  };
+  const OP_COLOR = {
+    '': '#a0aec0', 'ok': '#2f855a', 'discovered': '#3182ce', 'error': '#e53e3e', 'delayed': '#d69e2e',
+    'detached': '#6b46c1', 'maintenance': '#dd6b20', 'removing': '#9b2c2c', 'awaiting-handoff': '#d53f8c',
+  };
+  const INTENT_LETTER = { detach: 'D', drain: 'N', resume: 'R' };
+  const ACTIONS = [
+    { id: 'detach', label: 'Detach', verb: 'detach', kind: 'detach', method: 'POST',
+      what: 'The rack agent stops managing them (no power or provisioning calls) until they are attached again.' },
+    { id: 'attach', label: 'Attach', verb: 'attach', kind: 'detach', method: 'DELETE',
+      what: 'Withdraws the detach intent: the rack agent manages them again.' },
+    { id: 'resume', label: 'Resume', verb: 'resume', kind: 'resume', method: 'POST',
+      what: 'Retries hosts in error now instead of waiting for the backoff.' },
+    { id: 'drain', label: 'Drain…', verb: 'drain', kind: 'drain', method: 'POST',
+      what: 'Waits for the consumer to leave, then takes them out of service (maintenance) or out of the fleet (removal).' },
+    { id: 'restore', label: 'Restore', verb: 'restore', kind: 'drain', method: 'DELETE',
+      what: 'Withdraws the drain intent: hosts in maintenance return to service.' },
+  ];
+
+  const $ = (id) => document.getElementById(id);
+  const collator = new Intl.Collator(undefined, { numeric: true });
+
+  const st = {
+    token: '', me: null, gen: 0,
+    hosts: new Map(),     // name -> wire Host
+    racks: new Map(),     // name -> rack view (see rackView)
+    rackOrder: [],        // sorted rack names
+    racksChanged: false,
+    index: 0,
+    selection: new Set(),
+    filter: '',
+    panel: null,          // {kind: 'host'|'rack', name, modifiedIndex}
+    renderQueued: false,
+    firstPaint: null,     // ms since navigation start
+    firstLoad: null,      // timings of the first fleet answer and its drawing
+    drawnAt: new Map(),   // host -> ms (performance.now) its last change was on screen
+    receivedAt: new Map(), // host -> ms its last change arrived from the watch
+    renders: 0,
+    mode: '',             // tile size: named or compact
+    observer: null,
+  };
+
+  // ---------- API ----------
+
+  // api calls the API; timing, when given, receives how long the answer
+  // took to arrive and to parse.
+  async function api(method, path, body, timing) {
+    const opt = { method, cache: 'no-store', headers: { 'Authorization': 'Bearer ' + st.token } };
+    if (body !== undefined) {
+      opt.headers['Content-Type'] = 'application/json';
+      opt.body = JSON.stringify(body);
+    }
+    const t0 = performance.now();
+    const r = await fetch(path, opt);
+    const text = await r.text();
+    const t1 = performance.now();
+    let data = null;
+    try { data = text ? JSON.parse(text) : null; } catch (_) { /* not JSON */ }
+    if (timing) Object.assign(timing, { startMs: t0, transferMs: t1 - t0, parseMs: performance.now() - t1, bytes: text.length });
+    if (!r.ok) {
+      const d = (data && data.error) || {};
+      const e = new Error(d.message || `${r.status} ${r.statusText}`);
+      e.status = r.status; e.code = d.code; e.field = d.field;
+      throw e;
+    }
+    return data;
+  }
+  const hostPath = (name) => '/v1/hosts/' + encodeURIComponent(name);
+  const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
+  const canAct = () => !!st.me && (st.me.role === 'operator' || st.me.role === 'admin');
+
+  // Go durations ("1m2.5s", "300ms") to milliseconds.
+  function durMs(s) {
+    if (typeof s === 'number') return s * 1000;
+    const unit = { h: 3600e3, m: 60e3, s: 1e3, ms: 1, us: 1e-3, 'µs': 1e-3, ns: 1e-6 };
+    let ms = 0;
+    for (const m of String(s).matchAll(/([0-9.]+)(h|ms|m|s|us|µs|ns)/g)) ms += parseFloat(m[1]) * unit[m[2]];
+    return ms;
+  }
+
+  // ---------- sign in ----------
+
+  async function signIn(token) {
+    st.token = token;
+    // Ask for the fleet while whoami answers: the first paint needs both.
+    const timing = {};
+    const first = api('GET', fleetWatchPath(0), undefined, timing).then((resp) => ({ resp, timing }), (error) => ({ error }));
+    const me = await api('GET', '/v1/whoami');
+    if (me.role === 'agent') {
+      const e = new Error('this is an agent token (rack ' + me.rack + '); sign in with a viewer, operator or admin token');
+      e.status = 403;
+      throw e;
+    }
+    sessionStorage.setItem(TOKEN_KEY, token);
+    st.me = me;
+    start(first);
+  }
+
+  function signOut(msg) {
+    st.gen++;
+    sessionStorage.removeItem(TOKEN_KEY);
+    st.token = ''; st.me = null;
+    st.hosts.clear(); st.racks.clear(); st.rackOrder = []; st.selection.clear(); st.index = 0;
+    $('racks').replaceChildren(); $('toolbar').replaceChildren();
+    closePanel();
+    $('app').hidden = true; $('filter').hidden = true; $('signout').hidden = true;
+    $('me').textContent = ''; $('cluster').textContent = '';
+    setLive(false, 'not connected');
+    $('login').hidden = false;
+    $('login-error').textContent = msg || '';
+    $('token').value = '';
+    $('token').focus();
+  }
+
+  // start shows the fleet; first is the answer of the first watch, asked
+  // for while signing in.
+  function start(first) {
+    const gen = ++st.gen;
+    $('login').hidden = true;
+    $('app').hidden = false; $('filter').hidden = false; $('signout').hidden = false;
+    $('me').textContent = `${st.me.name || '(unnamed)'} · ${st.me.role}`;
+    buildLegend();
+    buildToolbar();
+    api('GET', '/v1/status').then((s) => {
+      $('cluster').textContent = `tier ${s.tier} · ${s.members ? s.members.length : 0} member(s) · leader ${s.leader || 'none'}`;
+    }).catch(() => {});
+    watchLoop(gen, first);
+  }
+
+  // ---------- live data ----------
+
+  // The fleet watch; brief: the tiles need no inventory (the panel reads
+  // the whole host).
+  const fleetWatchPath = (index) => `/v1/watch?index=${index}&timeout=${WATCH_TIMEOUT}&brief=true`;
+
+  async function watchLoop(gen, first) {
+    let backoff = 0;
+    while (gen === st.gen) {
+      try {
+        let timing = {}, resp;
+        if (first && st.index === 0) {
+          const r = await first;
+          first = null;
+          if (r.error) throw r.error;
+          resp = r.resp; timing = r.timing;
+        } else {
+          resp = await api('GET', fleetWatchPath(st.index), undefined, timing);
+        }
+        if (gen !== st.gen) return;
+        if (st.index !== 0 && resp.index < st.index) {
+          st.index = 0; // the cluster went back (restored): load everything again
+          continue;
+        }
+        if (st.index === 0 && st.firstLoad === null) st.firstLoad = timing;
+        applyFleet(resp, st.index === 0);
+        st.index = resp.index;
+        setLive(true, 'live');
+        backoff = 0;
+      } catch (e) {
+        if (gen !== st.gen) return;
+        if (e.status === 401) { signOut('The cluster refused the token: ' + e.message); return; }
+        setLive(false, 'reconnecting: ' + e.message);
+        backoff = Math.min(backoff ? backoff * 2 : 500, 5000);
+        await sleep(backoff);
+      }
+    }
+  }
+
+  function setLive(on, text) {
+    const el = $('live');
+    el.className = 'live ' + (on ? 'on' : 'off');
+    el.textContent = text;
+  }
+
+  function rackView(name) {
+    let r = st.racks.get(name);
+    if (!r) {
+      // changed: hosts changed since the rack's canvas was last drawn.
+      r = { name, lease: null, deadline: null, names: new Set(), order: null, dirty: true, visible: false, el: null, changed: new Set() };
+      st.racks.set(name, r);
+      st.racksChanged = true;
+    }
+    return r;
+  }
+
+  function dropHost(name) {
+    const h = st.hosts.get(name);
+    if (!h) return;
+    st.hosts.delete(name);
+    const r = st.racks.get(h.rack);
+    if (r) { r.names.delete(name); r.order = null; r.dirty = true; }
+    st.selection.delete(name);
+  }
+
+  function applyFleet(resp, full) {
+    const now = performance.now();
+    if (full) { // everything anew: racks gone since disappear too
+      st.hosts.clear();
+      st.racks.clear();
+      st.racksChanged = true;
+    }
+    for (const rw of resp.racks) { // deletions first: a host may move racks
+      if (rw.reset) {
+        const r = rackView(rw.rack);
+        for (const n of [...r.names]) dropHost(n);
+      }
+      for (const n of rw.deleted || []) {
+        const h = st.hosts.get(n);
+        if (h && h.rack === rw.rack) { dropHost(n); rackView(rw.rack).changed.add(n); }
+      }
+    }
+    for (const rw of resp.racks) {
+      const r = rackView(rw.rack);
+      r.lease = rw.lease || null;
+      r.deadline = rw.lease && rw.expiresIn ? now + durMs(rw.expiresIn) : null;
+      r.dirty = true;
+      for (const h of rw.hosts) {
+        const old = st.hosts.get(h.name);
+        if (old && old.rack !== h.rack) dropHost(h.name);
+        st.hosts.set(h.name, h);
+        if (!r.names.has(h.name)) { r.names.add(h.name); r.order = null; }
+        r.changed.add(h.name);
+        st.receivedAt.set(h.name, now);
+      }
+    }
+    for (const n of st.selection) if (!st.hosts.has(n)) st.selection.delete(n);
+    scheduleRender();
+  }
+
+  // ---------- rendering ----------
+
+  function scheduleRender() {
+    if (st.renderQueued) return;
+    st.renderQueued = true;
+    requestAnimationFrame(render);
+  }
+
+  function tileMode() { return st.hosts.size <= 600 ? 'named' : 'compact'; }
+  const GEOM = {
+    named: { w: 113, h: 22, gap: 4, cols: 2 },
+    compact: { w: 14, h: 14, gap: 2, cols: 14 },
+  };
+
+  function render() {
+    const t0 = performance.now();
+    st.renderQueued = false;
+    st.renders++;
+    const mode = tileMode();
+    if (mode !== st.mode) { // tiles change size: redraw every rack
+      st.mode = mode;
+      for (const r of st.racks.values()) r.dirty = true;
+    }
+    if (st.racksChanged) buildRacks();
+    const drawn = [];
+    for (const r of st.racks.values()) {
+      if (!r.dirty) continue;
+      updateRackHeader(r);
+      if (r.visible) {
+        drawRack(r);
+        r.dirty = false;
+        for (const n of r.changed) drawn.push(n);
+        r.changed.clear();
+      }
+    }
+    renderSummary();
+    renderPivots();
+    renderToolbarState();
+    if (st.panel && st.panel.kind === 'host') {
+      const h = st.hosts.get(st.panel.name);
+      if (!h) renderGone(st.panel.name);
+      else if (h.modifiedIndex !== st.panel.modifiedIndex) renderHostPanel(h, true);
+    }
+    // A frame requested from inside this one runs after this one painted:
+    // its time bounds when the tiles drawn now reached the screen.
+    const first = st.firstPaint === null && st.index !== 0;
+    if (first && st.firstLoad) st.firstLoad.renderMs = performance.now() - t0;
+    requestAnimationFrame(() => {
+      const t = performance.now();
+      if (first) st.firstPaint = t;
+      for (const n of drawn) st.drawnAt.set(n, t);
+    });
+  }
+
+  function rackOrder(r) {
+    if (!r.order) r.order = [...r.names].sort(collator.compare);
+    return r.order;
+  }
+
+  function buildRacks() {
+    st.racksChanged = false;
+    st.rackOrder = [...st.racks.keys()].sort(collator.compare);
+    const main = $('racks');
+    if (!st.observer) {
+      st.observer = new IntersectionObserver((entries) => {
+        let any = false;
+        for (const e of entries) {
+          const r = st.racks.get(e.target.dataset.rack);
+          if (!r) continue;
+          r.visible = e.isIntersecting;
+          if (r.visible && r.dirty) any = true;
+        }
+        if (any) scheduleRender();
+      }, { rootMargin: '400px' });
+    }
+    const frag = [];
+    for (const name of st.rackOrder) {
+      const r = st.racks.get(name);
+      if (!r.el) r.el = buildRackEl(r);
+      frag.push(r.el);
+    }
+    main.replaceChildren(...frag);
+    st.observer.disconnect();
+    for (const e of frag) st.observer.observe(e);
+    // Until the observer reports, treat racks in the first screenful as visible.
+    const limit = window.innerHeight + 400;
+    for (const name of st.rackOrder) {
+      const r = st.racks.get(name);
+      if (!r.visible && r.el.getBoundingClientRect().top < limit) r.visible = true;
+    }
+  }
+
+  function buildRackEl(r) {
+    const sec = document.createElement('section');
+    sec.className = 'rack';
+    sec.dataset.rack = r.name;
+    const head = document.createElement('header');
+    const h3 = document.createElement('h3');
+    const title = document.createElement('span');
+    title.textContent = r.name;
+    const btns = document.createElement('span');
+    const hist = document.createElement('button');
+    hist.type = 'button'; hist.textContent = 'leases'; hist.title = 'Lease history of ' + r.name;
+    hist.addEventListener('click', () => openRack(r.name));
+    btns.append(hist);
+    if (canAct()) {
+      const sel = document.createElement('button');
+      sel.type = 'button'; sel.textContent = 'select'; sel.title = 'Select (or unselect) every host of ' + r.name;
+      sel.dataset.action = 'select-rack';
+      sel.addEventListener('click', () => {
+        const names = rackOrder(r);
+        const all = names.length > 0 && names.every((n) => st.selection.has(n));
+        for (const n of names) all ? st.selection.delete(n) : st.selection.add(n);
+        r.dirty = true; scheduleRender();
+      });
+      btns.append(' ', sel);
+    }
+    h3.append(title, btns);
+    const lease = document.createElement('div'); lease.className = 'lease';
+    const counts = document.createElement('div'); counts.className = 'counts';
+    head.append(h3, lease, counts);
+    const canvas = document.createElement('canvas');
+    canvas.addEventListener('click', (ev) => onTileClick(r, canvas, ev));
+    canvas.addEventListener('mousemove', (ev) => {
+      const h = hostAt(r, canvas, ev);
+      canvas.title = h ? tileTitle(h) : '';
+    });
+    sec.append(head, canvas);
+    r.leaseEl = lease; r.countsEl = counts; r.canvas = canvas;
+    return sec;
+  }
+
+  function fmtLeft(ms) {
+    if (ms <= 0) return 'expiring';
+    return ms >= 60000 ? `${Math.floor(ms / 60000)}m${Math.round((ms % 60000) / 1000)}s left` : `${(ms / 1000).toFixed(1)}s left`;
+  }
+
+  function updateRackHeader(r) {
+    const el = r.leaseEl;
+    el.replaceChildren();
+    if (!r.lease) {
+      el.className = 'lease free';
+      el.textContent = 'no lease holder: unmanaged';
+    } else {
+      el.className = 'lease';
+      const ttl = document.createElement('span'); ttl.className = 'ttl';
+      r.ttlEl = ttl;
+      el.append(`${r.lease.holder} · epoch ${r.lease.epoch} · `, ttl);
+      el.title = `held by ${r.lease.holder} under epoch ${r.lease.epoch}, TTL ${r.lease.ttl}`;
+      tickRack(r, performance.now());
+    }
+    let err = 0, det = 0, pend = 0;
+    for (const n of r.names) {
+      const h = st.hosts.get(n);
+      const op = h.status ? h.status.operationalStatus : '';
+      if (op === 'error') err++;
+      if (op === 'detached') det++;
+      if (pendingIntents(h)) pend++;
+    }
+    r.countsEl.replaceChildren(`${r.names.size} hosts`);
+    if (err) { const b = document.createElement('span'); b.className = 'bad'; b.textContent = ` · ${err} in error`; r.countsEl.append(b); }
+    if (det) r.countsEl.append(` · ${det} detached`);
+    if (pend) r.countsEl.append(` · ${pend} unacknowledged`);
+  }
+
+  function tickRack(r, now) {
+    if (!r.lease || !r.ttlEl) return;
+    r.ttlEl.textContent = r.deadline === null ? `TTL ${r.lease.ttl}` : fmtLeft(r.deadline - now);
+  }
+
+  function pendingIntents(h) {
+    const i = h.intents;
+    if (!i) return 0;
+    let n = 0;
+    for (const k of ['detach', 'drain', 'resume']) if (i[k] && !i[k].acknowledged) n++;
+    return n;
+  }
+
+  function matches(h) {
+    const f = st.filter;
+    if (!f) return true;
+    const s = h.status || {};
+    return h.name.includes(f) || h.rack === f || (s.provisioningState || 'none') === f ||
+      s.operationalStatus === f || (!!s.errorType && (s.errorType.includes(f) || 'error'.startsWith(f))) ||
+      (f === 'pending' && pendingIntents(h) > 0) || (!!h.intents && !!h.intents[f]);
+  }
+
+  function drawRack(r) {
+    const mode = tileMode(), g = GEOM[mode];
+    const names = rackOrder(r);
+    const rows = Math.max(1, Math.ceil(names.length / g.cols));
+    const cssW = g.cols * (g.w + g.gap) + g.gap, cssH = rows * (g.h + g.gap) + g.gap;
+    const dpr = window.devicePixelRatio || 1;
+    const c = r.canvas;
+    if (c.width !== Math.round(cssW * dpr) || c.height !== Math.round(cssH * dpr)) {
+      c.width = Math.round(cssW * dpr); c.height = Math.round(cssH * dpr);
+      c.style.width = cssW + 'px'; c.style.height = cssH + 'px';
+    }
+    const ctx = c.getContext('2d');
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, cssW, cssH);
+    ctx.textBaseline = 'middle';
+    ctx.font = '11px system-ui, sans-serif';
+    for (let i = 0; i < names.length; i++) {
+      const x = g.gap + (i % g.cols) * (g.w + g.gap), y = g.gap + Math.floor(i / g.cols) * (g.h + g.gap);
+      drawTile(ctx, st.hosts.get(names[i]), x, y, g, mode);
+    }
+    r.geom = { mode, g };
+  }
+
+  function drawTile(ctx, h, x, y, g, mode) {
+    const s = h.status || {};
+    const prov = s.provisioningState || '', op = s.operationalStatus || '';
+    ctx.globalAlpha = matches(h) ? 1 : 0.18;
+    ctx.fillStyle = PROV_COLOR[prov] || PROV_COLOR[''];
+    ctx.fillRect(x, y, g.w, g.h);
+    ctx.fillStyle = OP_COLOR[op] || OP_COLOR[''];
+    if (mode === 'named') {
+      ctx.fillRect(x, y, 7, g.h);
+      ctx.fillStyle = '#1a202c';
+      let right = x + g.w - 2;
+      for (const kind of ['resume', 'drain', 'detach']) {
+        const it = h.intents && h.intents[kind];
+        if (!it) continue;
+        right -= 13;
+        drawBadge(ctx, right, y + 5, INTENT_LETTER[kind], it.acknowledged);
+      }
+      ctx.fillStyle = '#1a202c';
+      ctx.font = (op === 'detached' ? 'italic ' : '') + '11px system-ui, sans-serif';
+      let label = h.name;
+      const room = right - (x + 10) - 2;
+      while (label.length > 1 && ctx.measureText(label).width > room) label = label.slice(0, -2) + '…';
+      ctx.fillText(label, x + 10, y + g.h / 2 + 0.5);
+      if (op === 'error') { ctx.fillStyle = '#e53e3e'; ctx.fillRect(x + g.w - 3, y, 3, g.h); }
+    } else {
+      ctx.lineWidth = 2;
+      ctx.strokeStyle = OP_COLOR[op] || OP_COLOR[''];
+      ctx.strokeRect(x + 1, y + 1, g.w - 2, g.h - 2);
+      if (h.intents) {
+        const p = pendingIntents(h);
+        ctx.fillStyle = p ? '#f6ad55' : '#ffffff';
+        ctx.fillRect(x + g.w - 6, y + 1, 5, 5);
+      }
+    }
+    if (st.selection.has(h.name)) {
+      ctx.lineWidth = 2;
+      ctx.strokeStyle = '#1a202c';
+      ctx.strokeRect(x - 1, y - 1, g.w + 2, g.h + 2);
+    }
+    ctx.globalAlpha = 1;
+  }
+
+  // A badge: filled when the rack agent acknowledged the intent, hollow
+  // (dashed amber) while it has not.
+  function drawBadge(ctx, x, y, letter, acked) {
+    ctx.save();
+    ctx.lineWidth = 1.2;
+    if (acked) {
+      ctx.fillStyle = '#ffffff'; ctx.fillRect(x, y, 12, 12);
+      ctx.strokeStyle = '#1a202c'; ctx.strokeRect(x + 0.5, y + 0.5, 11, 11);
+      ctx.fillStyle = '#1a202c';
+    } else {
+      ctx.setLineDash([2, 2]);
+      ctx.strokeStyle = '#b7791f'; ctx.strokeRect(x + 0.5, y + 0.5, 11, 11);
+      ctx.fillStyle = '#b7791f';
+    }
+    ctx.font = 'bold 9px system-ui, sans-serif';
+    ctx.textAlign = 'center';
+    ctx.fillText(letter, x + 6, y + 6.5);
+    ctx.restore();
+  }
+
+  function tileIndex(r, canvas, ev) {
+    if (!r.geom) return -1;
+    const { g } = r.geom;
+    const rect = canvas.getBoundingClientRect();
+    const px = ev.clientX - rect.left - g.gap, py = ev.clientY - rect.top - g.gap;
+    if (px < 0 || py < 0) return -1;
+    const col = Math.floor(px / (g.w + g.gap)), row = Math.floor(py / (g.h + g.gap));
+    if (col >= g.cols || px % (g.w + g.gap) > g.w || py % (g.h + g.gap) > g.h) return -1;
+    return row * g.cols + col;
+  }
+  function hostAt(r, canvas, ev) {
+    const i = tileIndex(r, canvas, ev);
+    const names = rackOrder(r);
+    return i >= 0 && i < names.length ? st.hosts.get(names[i]) : null;
+  }
+  function tileTitle(h) {
+    const s = h.status || {};
+    let t = `${h.name}: ${s.provisioningState || 'no status yet'} / ${s.operationalStatus || '-'}`;
+    if (s.errorType) t += `\n${s.errorType}: ${s.errorMessage || ''}`;
+    for (const k of ['detach', 'drain', 'resume']) {
+      const it = h.intents && h.intents[k];
+      if (it) t += `\n${k}${it.mode ? ' (' + it.mode + ')' : ''}: ${it.acknowledged ? 'acknowledged' : 'not acknowledged yet'}`;
+    }
+    return t;
+  }
+
+  function onTileClick(r, canvas, ev) {
+    const h = hostAt(r, canvas, ev);
+    if (!h) return;
+    if (canAct() && (ev.ctrlKey || ev.metaKey || ev.shiftKey)) {
+      toggleSelect(h.name);
+      return;
+    }
+    openHost(h.name);
+  }
+
+  function toggleSelect(name) {
+    st.selection.has(name) ? st.selection.delete(name) : st.selection.add(name);
+    const h = st.hosts.get(name);
+    if (h) { const r = st.racks.get(h.rack); if (r) r.dirty = true; }
+    scheduleRender();
+    if (st.panel && st.panel.kind === 'host' && st.panel.name === name) renderHostPanel(h, false);
+  }
+
+  function renderSummary() {
+    let err = 0, det = 0, pend = 0, maint = 0;
+    for (const h of st.hosts.values()) {
+      const op = h.status ? h.status.operationalStatus : '';
+      if (op === 'error') err++; else if (op === 'detached') det++; else if (op === 'maintenance') maint++;
+      if (h.intents && pendingIntents(h)) pend++;
+    }
+    let free = 0;
+    for (const r of st.racks.values()) if (!r.lease && r.names.size) free++;
+    const el = $('summary');
+    el.replaceChildren();
+    const item = (n, label, bad) => {
+      const s = document.createElement('span');
+      const b = document.createElement('b'); b.textContent = n;
+      s.append(b, ' ' + label);
+      if (bad && n) s.className = 'error';
+      el.append(s);
+    };
+    item(st.hosts.size, 'hosts'); item(st.racks.size, 'racks'); item(free, 'racks without holder', true);
+    item(err, 'in error', true); item(det, 'detached'); item(maint, 'in maintenance'); item(pend, 'with unacknowledged intents');
+  }
+
+  function renderPivots() {
+    const inFlight = [];
+    for (const h of st.hosts.values()) {
+      // Handed to another tier (kept here, detached), or received from one
+      // and not yet confirmed by the source.
+      if (h.pivotedTo || (h.handoff && !h.handoff.confirmed) ||
+          (h.status && h.status.operationalStatus === 'awaiting-handoff')) inFlight.push(h);
+    }
+    const el = $('pivots');
+    el.hidden = inFlight.length === 0;
+    if (!inFlight.length) { el.replaceChildren(); return; }
+    inFlight.sort((a, b) => collator.compare(a.name, b.name));
+    const h2 = document.createElement('h2');
+    h2.textContent = `Pivots (${inFlight.length})`;
+    const ul = document.createElement('ul');
+    for (const h of inFlight.slice(0, 30)) {
+      const li = document.createElement('li');
+      const op = h.status ? h.status.operationalStatus : 'no status';
+      li.textContent = h.pivotedTo
+        ? `${h.name} (${h.rack}) handed to tier ${h.pivotedTo}: ${op}`
+        : `${h.name} (${h.rack}) from tier ${h.handoff.sourceTier}: ${h.handoff.confirmed ? 'handoff confirmed' : 'waiting for the source to confirm its detach'} (${op})`;
+      li.addEventListener('click', () => openHost(h.name));
+      ul.append(li);
+    }
+    if (inFlight.length > 30) { const li = document.createElement('li'); li.textContent = `and ${inFlight.length - 30} more (filter: awaiting-handoff)`; ul.append(li); }
+    el.replaceChildren(h2, ul);
+  }
+
+  function buildLegend() {
+    const el = $('legend');
+    el.replaceChildren();
+    const group = (title, colors, stripe) => {
+      const g = document.createElement('span'); g.className = 'group'; g.textContent = title;
+      el.append(g);
+      for (const [k, c] of Object.entries(colors)) {
+        const s = document.createElement('span');
+        const sw = document.createElement('span'); sw.className = 'sw'; sw.style.background = c;
+        if (stripe) sw.style.width = '5px';
+        s.append(sw, k || 'no status');
+        el.append(s);
+      }
+    };
+    group('state', PROV_COLOR, false);
+    group('status (left stripe)', OP_COLOR, true);
+    const b = document.createElement('span');
+    b.textContent = 'intents: D detach, N drain, R resume; filled = acknowledged, dashed = not yet';
+    el.append(b);
+  }
+
+  // ---------- actions ----------
+
+  function buildToolbar() {
+    const tb = $('toolbar');
+    tb.replaceChildren();
+    if (!canAct()) return; // viewers get no action buttons at all
+    const count = document.createElement('span'); count.className = 'count'; count.id = 'sel-count';
+    tb.append(count);
+    for (const a of ACTIONS) {
+      const b = document.createElement('button');
+      b.type = 'button'; b.textContent = a.label; b.dataset.action = a.id;
+      b.addEventListener('click', () => confirmAction(a, [...st.selection]));
+      tb.append(b);
+    }
+    const selF = document.createElement('button');
+    selF.type = 'button'; selF.textContent = 'Select filtered'; selF.dataset.action = 'select-filtered';
+    selF.addEventListener('click', () => {
+      for (const h of st.hosts.values()) if (matches(h)) st.selection.add(h.name);
+      for (const r of st.racks.values()) r.dirty = true;
+      scheduleRender();
+    });
+    const clr = document.createElement('button');
+    clr.type = 'button'; clr.textContent = 'Clear'; clr.dataset.action = 'clear-selection';
+    clr.addEventListener('click', () => {
+      st.selection.clear();
+      for (const r of st.racks.values()) r.dirty = true;
+      scheduleRender();
+    });
+    tb.append(selF, clr);
+  }
+
+  function renderToolbarState() {
+    if (!canAct()) return;
+    const n = st.selection.size;
+    $('sel-count').textContent = n ? `${n} selected` : 'ctrl-click tiles to select';
+    for (const b of $('toolbar').querySelectorAll('button[data-action]')) {
+      if (b.dataset.action !== 'select-filtered') b.disabled = n === 0;
+    }
+  }
+
+  // confirmAction asks, naming every host, then sends one API call per host.
+  function confirmAction(a, names) {
+    if (!names.length) return;
+    names.sort(collator.compare);
+    const dlg = $('confirm');
+    const noun = names.length === 1 ? '1 host' : `${names.length} hosts`;
+    $('confirm-title').textContent = `${a.label.replace('…', '')} ${noun}?`;
+    $('confirm-what').textContent = a.what;
+    const ul = $('confirm-hosts');
+    ul.replaceChildren(...names.slice(0, 200).map((n) => { const li = document.createElement('li'); li.textContent = n; return li; }));
+    if (names.length > 200) { const li = document.createElement('li'); li.textContent = `and ${names.length - 200} more`; ul.append(li); }
+    const opts = $('confirm-options');
+    opts.replaceChildren();
+    if (a.id === 'drain') {
+      const l = document.createElement('label'); l.textContent = 'Mode ';
+      const sel = document.createElement('select'); sel.id = 'confirm-mode';
+      for (const m of ['maintenance', 'removal']) { const o = document.createElement('option'); o.value = m; o.textContent = m; sel.append(o); }
+      l.append(sel);
+      const w = document.createElement('label');
+      const cb = document.createElement('input'); cb.type = 'checkbox'; cb.id = 'confirm-wipe';
+      w.append(cb, ' wipe (removal only: deprovision before removing)');
+      opts.append(l, w);
+    }
+    $('confirm-reason').value = '';
+    $('confirm-reason').parentElement.hidden = a.method === 'DELETE';
+    $('confirm-ok').textContent = `${a.label.replace('…', '')} ${noun}`;
+    dlg.returnValue = '';
+    dlg.onclose = () => {
+      if (dlg.returnValue !== 'ok') return;
+      const body = a.method === 'POST' ? { reason: $('confirm-reason').value.trim() || undefined } : undefined;
+      if (a.id === 'drain') {
+        body.mode = $('confirm-mode').value;
+        if ($('confirm-wipe').checked) body.wipe = true;
+      }
+      runAction(a, names, body);
+    };
+    dlg.showModal();
+  }
+
+  async function runAction(a, names, body) {
+    const out = $('result');
+    out.textContent = `${a.verb}: sending ${names.length}…`;
+    const failed = [];
+    let done = 0, next = 0;
+    const worker = async () => {
+      while (next < names.length) {
+        const n = names[next++];
+        try {
+          await api(a.method, `${hostPath(n)}/intents/${a.kind}`, body);
+          done++;
+        } catch (e) {
+          failed.push(`${n}: ${e.message}`);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(8, names.length) }, worker));
+    out.textContent = `${a.verb}: ${done} of ${names.length} accepted` +
+      (failed.length ? `; ${failed.length} refused:\n` + failed.slice(0, 20).join('\n') + (failed.length > 20 ? `\n…and ${failed.length - 20} more` : '') : '') +
+      (done ? '. Tiles change once the rack agent acknowledges.' : '');
+  }
+
+  // ---------- panel ----------
+
+  function closePanel() { st.panel = null; $('panel').hidden = true; }
+
+  function openHost(name) {
+    const h = st.hosts.get(name);
+    if (!h) return;
+    st.panel = { kind: 'host', name, modifiedIndex: -1 };
+    renderHostPanel(h, true);
+    $('panel').hidden = false;
+  }
+
+  function el(tag, text, cls) {
+    const e = document.createElement(tag);
+    if (text !== undefined && text !== null) e.textContent = text;
+    if (cls) e.className = cls;
+    return e;
+  }
+  function kv(rows) {
+    const t = el('table');
+    for (const [k, v] of rows) {
+      if (v === undefined || v === null || v === '') continue;
+      const tr = el('tr'); tr.append(el('th', k), el('td', String(v)));
+      t.append(tr);
+    }
+    return t;
+  }
+  function grid(head, rows) {
+    const t = el('table', null, 'grid');
+    const tr = el('tr'); for (const h of head) tr.append(el('th', h)); t.append(tr);
+    for (const r of rows) { const x = el('tr'); for (const c of r) x.append(el('td', c === undefined ? '' : String(c))); t.append(x); }
+    return t;
+  }
+
+  function renderHostPanel(h, refetchEvents) {
+    st.panel.modifiedIndex = h.modifiedIndex;
+    const body = $('panel-body');
+    const s = h.status;
+    const op = s ? s.operationalStatus : '';
+    const parts = [];
+    const title = el('h2', h.name);
+    const pill = el('span', s ? `${s.provisioningState} / ${op}` : 'no status yet', 'pill');
+    pill.id = 'panel-state';
+    pill.style.background = OP_COLOR[op] || OP_COLOR[''];
+    const r = st.racks.get(h.rack);
+    const rackLine = el('div', `rack ${h.rack} · ` + (r && r.lease ? `held by ${r.lease.holder} (epoch ${r.lease.epoch})` : 'no lease holder'));
+    parts.push(title, pill, rackLine);
+    if (canAct()) {
+      const acts = el('div', null, 'actions');
+      const i = h.intents || {};
+      for (const a of ACTIONS) {
+        if (a.id === 'detach' && i.detach) continue;
+        if (a.id === 'attach' && !i.detach) continue;
+        if (a.id === 'drain' && i.drain) continue;
+        if (a.id === 'restore' && !i.drain) continue;
+        const b = el('button', a.label); b.type = 'button'; b.dataset.action = a.id;
+        b.addEventListener('click', () => confirmAction(a, [h.name]));
+        acts.append(b);
+      }
+      const sel = el('button', st.selection.has(h.name) ? 'Unselect' : 'Add to selection');
+      sel.type = 'button'; sel.dataset.action = 'toggle-select';
+      sel.addEventListener('click', () => toggleSelect(h.name));
+      acts.append(sel);
+      parts.push(acts);
+    }
+    if (s && (s.errorType || s.errorMessage)) {
+      parts.push(el('h3', 'Error'), kv([['type', s.errorType], ['message', s.errorMessage], ['count', s.errorCount]]));
+    }
+    parts.push(el('h3', 'Intents'));
+    const it = h.intents || {};
+    const irows = [];
+    for (const k of ['detach', 'drain', 'resume']) {
+      const x = it[k];
+      if (x) irows.push([k + (x.mode ? ` (${x.mode}${x.wipe ? ', wipe' : ''})` : ''), x.acknowledged ? `acknowledged (epoch ${x.ackEpoch})` : 'not acknowledged yet', x.actor, x.reason, x.createdIndex]);
+    }
+    if (irows.length) {
+      const t = grid(['kind', 'state', 'by', 'reason', 'index'], irows);
+      t.id = 'panel-intents';
+      for (const tr of t.querySelectorAll('tr')) { const c = tr.children[1]; if (c && c.tagName === 'TD') c.className = c.textContent.startsWith('ack') ? 'ack' : 'pending'; }
+      parts.push(t);
+    } else parts.push(el('div', 'none'));
+    if (h.handoff || h.pivotedTo) {
+      parts.push(el('h3', 'Pivot'), kv([['pivoted to tier', h.pivotedTo], ['from tier', h.handoff && h.handoff.sourceTier],
+        ['source cluster', h.handoff && h.handoff.sourceClusterID], ['handoff confirmed', h.handoff ? (h.handoff.confirmed ? 'yes' : 'no: waiting for the source') : '']]));
+    }
+    parts.push(el('h3', 'Status'));
+    parts.push(s ? kv([['provisioning state', s.provisioningState], ['operational status', s.operationalStatus],
+      ['powered on', s.poweredOn ? 'yes' : 'no'], ['provisioning ID', s.provisioningID], ['reported under epoch', s.epoch],
+      ['last updated', s.lastUpdated], ['error count', s.errorCount]]) : el('div', 'The rack agent has not reported this host yet.'));
+    parts.push(el('h3', 'Spec'));
+    parts.push(kv([['rack', h.rack], ['BMC address', h.bmc && h.bmc.address], ['BMC credentials', h.bmc && h.bmc.credentials],
+      ['skip TLS verification', h.bmc && h.bmc.disableCertificateVerification ? 'yes' : ''],
+      ['boot MAC', h.bootMACAddress], ['online', h.online ? 'yes' : 'no'], ['externally provisioned', h.externallyProvisioned ? 'yes' : ''],
+      ['image', h.image && h.image.url], ['image checksum', h.image && h.image.checksum], ['consumer', h.consumer],
+      ['deletion requested', h.deletionRequested ? 'yes' : ''], ['created / spec / modified index', `${h.createdIndex} / ${h.specIndex} / ${h.modifiedIndex}`]]));
+    const hwBox = el('div'); hwBox.id = 'panel-hw';
+    parts.push(hwBox);
+    parts.push(el('h3', 'Events'));
+    const evBox = el('div', 'loading…'); evBox.id = 'panel-events';
+    const old = $('panel-events');
+    if (!refetchEvents && old) evBox.replaceChildren(...old.childNodes);
+    parts.push(evBox);
+    body.replaceChildren(...parts);
+    if (st.panel.full) renderHardware(st.panel.full, hwBox); // until the fresh one arrives
+    if (refetchEvents) { loadEvents(h.name, evBox); loadFull(h.name, hwBox); }
+  }
+
+  // The watch is brief: the inventory comes with the whole host.
+  async function loadFull(name, box) {
+    try {
+      const full = await api('GET', hostPath(name));
+      if (!st.panel || st.panel.name !== name) return;
+      st.panel.full = full;
+      renderHardware(full, $('panel-hw') || box);
+    } catch (e) {
+      box.textContent = 'could not read the host: ' + e.message;
+    }
+  }
+
+  function renderHardware(full, box) {
+    const hw = full.status && full.status.hardwareDetails;
+    const parts = [];
+    if (hw) {
+      parts.push(el('h3', 'Hardware'));
+      parts.push(kv([['manufacturer', hw.manufacturer], ['model', hw.model], ['serial', hw.serialNumber], ['BIOS', hw.biosVersion],
+        ['memory', hw.memoryMiB ? `${hw.memoryMiB} MiB` : '']]));
+      if (hw.cpus && hw.cpus.length) parts.push(grid(['CPU', 'cores', 'threads'], hw.cpus.map((c) => [c.model, c.cores, c.threads])));
+      if (hw.nics && hw.nics.length) parts.push(grid(['NIC', 'MAC', 'Mbps'], hw.nics.map((n) => [n.name, n.mac, n.speedMbps])));
+      if (hw.disks && hw.disks.length) parts.push(grid(['disk', 'model', 'size', 'type'], hw.disks.map((d) => [d.name, d.model, d.sizeBytes ? `${(d.sizeBytes / 1e9).toFixed(0)} GB` : '', d.type])));
+      if (hw.firmware && hw.firmware.length) parts.push(grid(['firmware', 'version'], hw.firmware.map((f) => [f.name, f.version])));
+    }
+    box.replaceChildren(...parts);
+  }
+
+  async function loadEvents(name, box) {
+    try {
+      const list = await api('GET', `${hostPath(name)}/events`);
+      if (!st.panel || st.panel.name !== name) return;
+      const items = (list.items || []).slice().reverse();
+      if (!items.length) { box.textContent = 'none'; return; }
+      const t = grid(['time', 'type', 'reason', 'message'], items.map((e) => [new Date(e.time).toLocaleTimeString(), e.type, e.reason, e.message]));
+      t.querySelectorAll('tr').forEach((tr, i) => { if (i > 0 && items[i - 1].type === 'Warning') tr.className = 'warn'; });
+      box.replaceChildren(t);
+    } catch (e) {
+      box.textContent = 'could not read the events: ' + e.message;
+    }
+  }
+
+  function renderGone(name) {
+    $('panel-body').replaceChildren(el('h2', name), el('div', 'This host no longer exists (deleted or removed).'));
+    st.panel.modifiedIndex = -2;
+  }
+
+  async function openRack(name) {
+    st.panel = { kind: 'rack', name };
+    const body = $('panel-body');
+    const r = st.racks.get(name);
+    body.replaceChildren(el('h2', 'rack ' + name),
+      el('div', r && r.lease ? `held by ${r.lease.holder} under epoch ${r.lease.epoch}, TTL ${r.lease.ttl}` : 'no lease holder now'),
+      el('h3', 'Lease history (newest first)'), el('div', 'loading…'));
+    $('panel').hidden = false;
+    try {
+      const list = await api('GET', `/v1/racks/${encodeURIComponent(name)}/leases`);
+      if (!st.panel || st.panel.name !== name) return;
+      const items = (list.items || []).slice().reverse();
+      const t = grid(['epoch', 'holder', 'granted', 'ended', 'how'], items.map((l) => [l.epoch, l.holder,
+        new Date(l.grantedAt).toLocaleString(), l.endedAt ? new Date(l.endedAt).toLocaleString() : 'current', l.end || '']));
+      t.id = 'panel-leases';
+      body.lastChild.replaceWith(items.length ? t : el('div', 'no lease was ever granted'));
+    } catch (e) {
+      body.lastChild.textContent = 'could not read the lease history: ' + e.message;
+    }
+  }
+
+  // ---------- test and measurement hooks ----------
+  // Read-only views of what is drawn, for the browser test and the scale
+  // benchmark (they sample the canvas itself to check a tile's colour).
+  window.rackfence = {
+    tile(name) {
+      const h = st.hosts.get(name);
+      if (!h) return null;
+      const s = h.status || {};
+      const out = { name, rack: h.rack, drawn: false, provisioningState: s.provisioningState || '',
+        operationalStatus: s.operationalStatus || '', intents: h.intents || null, opColor: OP_COLOR[s.operationalStatus || ''] };
+      const r = st.racks.get(h.rack);
+      if (!r || !r.geom) return out;
+      const i = rackOrder(r).indexOf(name);
+      const { g } = r.geom;
+      const x = g.gap + (i % g.cols) * (g.w + g.gap), y = g.gap + Math.floor(i / g.cols) * (g.h + g.gap);
+      const rect = r.canvas.getBoundingClientRect();
+      const dpr = window.devicePixelRatio || 1;
+      // Sample the status stripe (named tiles) or border (compact tiles).
+      const px = r.canvas.getContext('2d').getImageData(Math.round((x + 1.5) * dpr), Math.round((y + g.h / 2) * dpr), 1, 1).data;
+      return Object.assign(out, { drawn: !r.dirty && !r.changed.has(name), x: rect.left + x, y: rect.top + y, w: g.w, h: g.h,
+        stripe: [px[0], px[1], px[2]] });
+    },
+    stats() {
+      return { hosts: st.hosts.size, racks: st.racks.size, index: st.index, renders: st.renders,
+        firstPaintMs: st.firstPaint, firstLoad: st.firstLoad, domNodes: document.getElementsByTagName('*').length,
+        canvases: document.getElementsByTagName('canvas').length, mode: tileMode() };
+    },
+    drawnAt(name) { return st.drawnAt.has(name) ? st.drawnAt.get(name) : null; },
+    receivedAt(name) { return st.receivedAt.has(name) ? st.receivedAt.get(name) : null; },
+  };
+
+  // ---------- wiring ----------
+
+  setInterval(() => {
+    const now = performance.now();
+    for (const r of st.racks.values()) if (r.visible) tickRack(r, now);
+  }, 250);
+
+  $('login-form').addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const tok = $('token').value.trim();
+    $('login-error').textContent = '';
+    $('login-btn').disabled = true;
+    try { await signIn(tok); } catch (e) {
+      st.token = '';
+      $('login-error').textContent = e.status === 401 ? 'This token is not known to the cluster: check you copied all of it.' : e.message;
+    } finally { $('login-btn').disabled = false; }
+  });
+  $('signout').addEventListener('click', () => signOut(''));
+  $('panel-close').addEventListener('click', closePanel);
+  document.addEventListener('keydown', (ev) => { if (ev.key === 'Escape' && !$('confirm').open) closePanel(); });
+  let filterTimer = 0;
+  $('filter').addEventListener('input', () => {
+    clearTimeout(filterTimer);
+    filterTimer = setTimeout(() => {
+      st.filter = $('filter').value.trim();
+      for (const r of st.racks.values()) r.dirty = true;
+      scheduleRender();
+    }, 120);
+  });
+  $('filter').addEventListener('keydown', (ev) => {
+    if (ev.key === 'Enter') {
+      const v = $('filter').value.trim();
+      if (st.hosts.has(v)) openHost(v);
+    }
+  });
+
+  const saved = sessionStorage.getItem(TOKEN_KEY);
+  if (saved) {
+    signIn(saved).catch((e) => signOut(e.status === 401 ? 'The saved token is no longer accepted; sign in again.' : 'Could not sign in: ' + e.message));
+  } else {
+    signOut('');
+  }
+})();
