@@ -30,6 +30,8 @@ type node struct {
 	url      string
 	store    *coordinator.Store
 	hs       *http.Server
+	// rec keeps every answer; a cleanup checks them against openapi.yaml.
+	rec *recorder
 }
 
 func startNode(t *testing.T, id, ip, dir string, bootstrap bool, raftPort, httpPort int) *node {
@@ -66,8 +68,16 @@ func startNodeWith(t *testing.T, id, ip, dir string, bootstrap bool, raftPort, h
 	if err != nil {
 		t.Fatal(err)
 	}
-	n.hs = &http.Server{Handler: srv.Handler()}
+	n.rec = &recorder{next: srv.Handler()}
+	n.hs = &http.Server{Handler: n.rec}
 	go n.hs.Serve(ln)
+	// Registered before stop, so it runs after it, once every answer is in.
+	t.Cleanup(func() {
+		_, errs := n.rec.check(loadSpec(t))
+		for _, err := range errs {
+			t.Errorf("answer of %s does not match openapi.yaml: %v", id, err)
+		}
+	})
 	t.Cleanup(n.stop)
 	return n
 }

@@ -97,6 +97,7 @@ func (s *Server) Handler() http.Handler { return s.echo }
 func (s *Server) routes() {
 	e := s.echo
 	e.GET("/v1/health", s.health)
+	e.GET("/v1/openapi.json", s.openAPI)
 	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.cfg.Registry, promhttp.HandlerOpts{})))
 
 	// Answered locally by every member.
