@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/hashicorp/raft"
 	"github.com/prometheus/client_golang/prometheus"
@@ -56,28 +57,10 @@ func (m *Metrics) Register(reg prometheus.Registerer, s *Store) {
 		}
 		return 0
 	}))
-	reg.MustRegister(&fsmCollector{f: s.fsm})
+	reg.MustRegister(newFleetCollector(s.fsm, time.Now))
 }
 
 func (m *Metrics) observeApply(t CmdType) {
 	m.applied.WithLabelValues(strconv.Itoa(int(t))).Inc()
 }
 
-// fsmCollector reports hosts by provisioning state and held leases at
-// scrape time.
-type fsmCollector struct{ f *FSM }
-
-var (
-	hostsDesc  = prometheus.NewDesc("rackfence_hosts", "Hosts by provisioning state (none = no status reported yet).", []string{"state"}, nil)
-	leasesDesc = prometheus.NewDesc("rackfence_leases_held", "Racks whose lease is held.", nil, nil)
-)
-
-func (c *fsmCollector) Describe(ch chan<- *prometheus.Desc) { ch <- hostsDesc; ch <- leasesDesc }
-
-func (c *fsmCollector) Collect(ch chan<- prometheus.Metric) {
-	by, leases := c.f.Counts()
-	for st, n := range by {
-		ch <- prometheus.MustNewConstMetric(hostsDesc, prometheus.GaugeValue, float64(n), st)
-	}
-	ch <- prometheus.MustNewConstMetric(leasesDesc, prometheus.GaugeValue, float64(leases))
-}
