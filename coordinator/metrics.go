@@ -63,4 +63,3 @@ func (m *Metrics) Register(reg prometheus.Registerer, s *Store) {
 func (m *Metrics) observeApply(t CmdType) {
 	m.applied.WithLabelValues(strconv.Itoa(int(t))).Inc()
 }
-

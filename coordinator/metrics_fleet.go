@@ -28,7 +28,7 @@ var (
 		"Hosts by operational status (none = no status reported yet).", []string{"status"}, nil)
 	hostsErrDesc = prometheus.NewDesc("rackfence_hosts_error",
 		"Hosts whose operational status is error, by rack and error type (only racks with such hosts).", []string{"rack", "error_type"}, nil)
-	leasesDesc = prometheus.NewDesc("rackfence_leases_held", "Racks whose lease is held.", nil, nil)
+	leasesDesc    = prometheus.NewDesc("rackfence_leases_held", "Racks whose lease is held.", nil, nil)
 	rackHostsDesc = prometheus.NewDesc("rackfence_rack_hosts",
 		"Hosts of the rack (every rack with hosts or a lease history).", []string{"rack"}, nil)
 	rackHeldDesc = prometheus.NewDesc("rackfence_rack_lease_held",
