@@ -1,21 +1,22 @@
 package main
 
 import (
+	"strings"
 	"time"
 
 	gometrics "github.com/armon/go-metrics"
-	gmprom "github.com/armon/go-metrics/prometheus"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// exportRaftMetrics sends hashicorp/raft's and raft-boltdb's own timings
-// (go-metrics) to reg, so /metrics shows where a write's latency goes:
-// rackfence_raft_boltdb_storeLogs (the log fsyncs), rackfence_raft_commitTime,
-// rackfence_raft_replication_appendEntries_rpc (follower round trip),
-// rackfence_raft_fsm_apply. Summaries are in milliseconds and expire a
-// minute after their last sample.
+// exportRaftMetrics sends hashicorp/raft's and raft-boltdb's own figures
+// (go-metrics) to reg under Prometheus names: timings as histograms in
+// seconds with a _seconds suffix, state changes as _total counters, each
+// with help text (raftsink.go lists them). They replace the millisecond
+// summaries named after raft's keys (rackfence_raft_commitTime, …) that
+// go-metrics' own Prometheus sink exported before; docs/operator.md maps
+// the old names to the new.
 func exportRaftMetrics(reg prometheus.Registerer) error {
-	sink, err := gmprom.NewPrometheusSinkFrom(gmprom.PrometheusOpts{Expiration: time.Minute, Registerer: reg, Name: "rackfence_raft_sink"})
+	sink, err := newRaftSink(reg)
 	if err != nil {
 		return err
 	}
@@ -23,6 +24,15 @@ func exportRaftMetrics(reg prometheus.Registerer) error {
 	cfg.EnableHostname = false
 	cfg.EnableHostnameLabel = false
 	cfg.EnableRuntimeMetrics = false // the Go collector already reports these
+	cfg.TimerGranularity = time.Millisecond
 	_, err = gometrics.NewGlobal(cfg, sink)
 	return err
+}
+
+// keyOf joins a go-metrics key without the service name ("rackfence").
+func keyOf(key []string) string {
+	if len(key) > 0 && key[0] == "rackfence" {
+		key = key[1:]
+	}
+	return strings.Join(key, ".")
 }
