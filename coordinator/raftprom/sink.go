@@ -1,9 +1,40 @@
-package main
+// Package raftprom exports hashicorp/raft's and its log store's own
+// figures (go-metrics) as Prometheus metrics named the Prometheus way:
+// timings as histograms in seconds (_seconds), state changes as counters
+// (_total), each with help text. Keys it does not list are dropped.
+package raftprom
 
 import (
+	"strings"
+	"time"
+
 	gometrics "github.com/armon/go-metrics"
 	"github.com/prometheus/client_golang/prometheus"
 )
+
+// Export installs the sink as go-metrics' global sink, so raft's figures
+// land in reg. Call once per process.
+func Export(reg prometheus.Registerer) error {
+	sink, err := NewSink(reg)
+	if err != nil {
+		return err
+	}
+	cfg := gometrics.DefaultConfig("rackfence")
+	cfg.EnableHostname = false
+	cfg.EnableHostnameLabel = false
+	cfg.EnableRuntimeMetrics = false // the Go collector already reports these
+	cfg.TimerGranularity = time.Millisecond
+	_, err = gometrics.NewGlobal(cfg, sink)
+	return err
+}
+
+// keyOf joins a go-metrics key without the service name ("rackfence").
+func keyOf(key []string) string {
+	if len(key) > 0 && key[0] == "rackfence" {
+		key = key[1:]
+	}
+	return strings.Join(key, ".")
+}
 
 // raftTiming maps one raft timing key to a histogram in seconds.
 type raftTiming struct {
@@ -51,20 +82,21 @@ var raftCounters = []struct{ key, name, help string }{
 		"Leader: times it stepped down for lack of contact with a quorum."},
 }
 
-// raftSink is a go-metrics sink that keeps the figures listed above as
+// Sink is a go-metrics sink that keeps the figures listed above as
 // Prometheus collectors and drops every other key. Histograms and
 // counters are created at start, so each series exists from the first
 // scrape (increase() and rate() see the first event).
-type raftSink struct {
+type Sink struct {
 	timings  map[string]*prometheus.HistogramVec
 	labels   map[string]string
 	counters map[string]prometheus.Counter
 }
 
-var _ gometrics.MetricSink = (*raftSink)(nil)
+var _ gometrics.MetricSink = (*Sink)(nil)
 
-func newRaftSink(reg prometheus.Registerer) (*raftSink, error) {
-	s := &raftSink{timings: map[string]*prometheus.HistogramVec{}, labels: map[string]string{}, counters: map[string]prometheus.Counter{}}
+// NewSink creates the sink's collectors on reg.
+func NewSink(reg prometheus.Registerer) (*Sink, error) {
+	s := &Sink{timings: map[string]*prometheus.HistogramVec{}, labels: map[string]string{}, counters: map[string]prometheus.Counter{}}
 	for _, t := range raftTimings {
 		var names []string
 		if t.label != "" {
@@ -88,9 +120,9 @@ func newRaftSink(reg prometheus.Registerer) (*raftSink, error) {
 	return s, nil
 }
 
-func (s *raftSink) AddSample(key []string, val float32) { s.AddSampleWithLabels(key, val, nil) }
+func (s *Sink) AddSample(key []string, val float32) { s.AddSampleWithLabels(key, val, nil) }
 
-func (s *raftSink) AddSampleWithLabels(key []string, val float32, labels []gometrics.Label) {
+func (s *Sink) AddSampleWithLabels(key []string, val float32, labels []gometrics.Label) {
 	k := keyOf(key)
 	h, ok := s.timings[k]
 	if !ok {
@@ -109,9 +141,9 @@ func (s *raftSink) AddSampleWithLabels(key []string, val float32, labels []gomet
 	h.WithLabelValues(values...).Observe(float64(val) / 1000)
 }
 
-func (s *raftSink) IncrCounter(key []string, val float32) { s.IncrCounterWithLabels(key, val, nil) }
+func (s *Sink) IncrCounter(key []string, val float32) { s.IncrCounterWithLabels(key, val, nil) }
 
-func (s *raftSink) IncrCounterWithLabels(key []string, val float32, _ []gometrics.Label) {
+func (s *Sink) IncrCounterWithLabels(key []string, val float32, _ []gometrics.Label) {
 	if c, ok := s.counters[keyOf(key)]; ok && val >= 0 {
 		c.Add(float64(val))
 	}
@@ -119,6 +151,6 @@ func (s *raftSink) IncrCounterWithLabels(key []string, val float32, _ []gometric
 
 // Gauges and keys are not exported: rackfence's own gauges cover raft's
 // state (rackfence_raft_state, _leader, _commit_index, _applied_index).
-func (s *raftSink) SetGauge([]string, float32)                              {}
-func (s *raftSink) SetGaugeWithLabels([]string, float32, []gometrics.Label) {}
-func (s *raftSink) EmitKey([]string, float32)                               {}
+func (s *Sink) SetGauge([]string, float32)                              {}
+func (s *Sink) SetGaugeWithLabels([]string, float32, []gometrics.Label) {}
+func (s *Sink) EmitKey([]string, float32)                               {}

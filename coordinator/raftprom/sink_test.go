@@ -1,4 +1,4 @@
-package main
+package raftprom
 
 import (
 	"strings"
@@ -14,7 +14,7 @@ import (
 // keys it does not list.
 func TestRaftSinkUnits(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	s, err := newRaftSink(reg)
+	s, err := NewSink(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
