@@ -95,6 +95,7 @@ func (lt *leaseTimers) fire(rack string, l leaseRec, self *timerEntry) {
 		if err == nil {
 			if v == true {
 				lt.s.log.Info("lease expired", "rack", rack, "holder", l.Holder, "epoch", l.Epoch)
+				lt.s.cfg.Metrics.observeExpiry(rack)
 			}
 			return
 		}

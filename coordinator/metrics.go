@@ -14,6 +14,7 @@ type Metrics struct {
 	applyLatency prometheus.Histogram
 	batchSize    prometheus.Histogram
 	applied      *prometheus.CounterVec
+	expired      *prometheus.CounterVec
 }
 
 // NewMetrics creates the store's collectors.
@@ -33,12 +34,16 @@ func NewMetrics() *Metrics {
 			Name: "rackfence_fsm_commands_total",
 			Help: "Commands applied by this node's FSM, by command type.",
 		}, []string{"type"}),
+		expired: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rackfence_lease_expirations_total",
+			Help: "Rack leases this member, as leader, expired because their holder stopped renewing, by rack.",
+		}, []string{"rack"}),
 	}
 }
 
 // Register registers the collectors and the store's gauges.
 func (m *Metrics) Register(reg prometheus.Registerer, s *Store) {
-	reg.MustRegister(m.applyLatency, m.batchSize, m.applied)
+	reg.MustRegister(m.applyLatency, m.batchSize, m.applied, m.expired)
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "rackfence_raft_state",
 		Help: "Raft state: 0 follower, 1 candidate, 2 leader, 3 shutdown.",
@@ -58,6 +63,13 @@ func (m *Metrics) Register(reg prometheus.Registerer, s *Store) {
 		return 0
 	}))
 	reg.MustRegister(newFleetCollector(s.fsm, time.Now))
+}
+
+// observeExpiry counts a lease the leader's timer expired.
+func (m *Metrics) observeExpiry(rack string) {
+	if m != nil {
+		m.expired.WithLabelValues(rack).Inc()
+	}
 }
 
 func (m *Metrics) observeApply(t CmdType) {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rackfence/rackfence/coordinator"
 	wire "github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/testenv"
@@ -53,13 +54,16 @@ func startNodeWith(t *testing.T, id, ip, dir string, bootstrap bool, raftPort, h
 	if testing.Verbose() {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("node", id)
 	}
+	m := coordinator.NewMetrics()
 	st, err := coordinator.Open(coordinator.Config{NodeID: id, DataDir: dir, HTTPURL: n.url, RaftAddr: n.raftAddr,
-		Bootstrap: bootstrap, Logger: log, RaftLogLevel: raftLevel()})
+		Bootstrap: bootstrap, Logger: log, RaftLogLevel: raftLevel(), Metrics: m})
 	if err != nil {
 		t.Fatalf("open %s: %v", id, err)
 	}
 	n.store = st
-	cfg := Config{Store: st, Tier: "test", Logger: log, WatchTimeout: 30 * time.Second}
+	reg := prometheus.NewRegistry()
+	m.Register(reg, st)
+	cfg := Config{Store: st, Tier: "test", Logger: log, WatchTimeout: 30 * time.Second, Registry: reg}
 	if tweak != nil {
 		tweak(&cfg)
 	}

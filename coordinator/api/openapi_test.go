@@ -193,6 +193,15 @@ func TestOpenAPIResponses(t *testing.T) {
 	must(t, 409, "PUT", u+"/v1/hosts/h1/status", agent, stale, nil)
 	must(t, 200, "POST", u+"/v1/hosts/h1/intents/resume", op, nil, nil)
 	must(t, 200, "GET", u+"/v1/hosts/h1/events", viewer, nil, nil)
+	// The fleet as /metrics shows it (deploy/prometheus/ alerts on these).
+	metrics := string(must(t, 200, "GET", u+"/metrics", "", nil, nil))
+	for _, want := range []string{`rackfence_rack_lease_held{rack="r1"} 1`, `rackfence_rack_hosts{rack="r1"} 2`,
+		`rackfence_hosts_operational{status="detached"} 1`, `rackfence_intents_unacknowledged{kind="resume"} 1`,
+		`rackfence_intents_unacknowledged{kind="detach"} 0`, `rackfence_pivots_in_flight{side="source"} 0`} {
+		if !strings.Contains(metrics, "\n"+want+"\n") {
+			t.Errorf("/metrics has no line %s", want)
+		}
+	}
 	must(t, 200, "GET", u+"/v1/watch?rack=r1&index=0", agent, nil, nil)
 	var racks wire.List[wire.Rack]
 	must(t, 200, "GET", u+"/v1/racks", viewer, nil, &racks)
