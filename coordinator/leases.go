@@ -55,6 +55,10 @@ func (lt *leaseTimers) arm(rack string, l leaseRec) {
 	defer lt.mu.Unlock()
 	if e := lt.m[rack]; e != nil {
 		e.t.Stop()
+	} else {
+		// The rack's expiry counter exists (at 0) from the first lease
+		// this leader times, so increase() sees its first expiry.
+		lt.s.cfg.Metrics.initExpiry(rack)
 	}
 	e := &timerEntry{}
 	e.t = time.AfterFunc(d, func() { lt.fire(rack, l, e) })

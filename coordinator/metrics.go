@@ -72,6 +72,13 @@ func (m *Metrics) observeExpiry(rack string) {
 	}
 }
 
+// initExpiry creates the rack's expiry counter at 0.
+func (m *Metrics) initExpiry(rack string) {
+	if m != nil {
+		m.expired.WithLabelValues(rack)
+	}
+}
+
 func (m *Metrics) observeApply(t CmdType) {
 	m.applied.WithLabelValues(strconv.Itoa(int(t))).Inc()
 }

@@ -197,7 +197,7 @@ func TestOpenAPIResponses(t *testing.T) {
 	metrics := string(must(t, 200, "GET", u+"/metrics", "", nil, nil))
 	for _, want := range []string{`rackfence_rack_lease_held{rack="r1"} 1`, `rackfence_rack_hosts{rack="r1"} 2`,
 		`rackfence_hosts_operational{status="detached"} 1`, `rackfence_intents_unacknowledged{kind="resume"} 1`,
-		`rackfence_intents_unacknowledged{kind="detach"} 0`, `rackfence_pivots_in_flight{side="source"} 0`} {
+		`rackfence_intents_unacknowledged{kind="detach"} 0`, `rackfence_pivots_in_flight{side="source"} 0`, `rackfence_lease_expirations_total{rack="r1"} 0`} {
 		if !strings.Contains(metrics, "\n"+want+"\n") {
 			t.Errorf("/metrics has no line %s", want)
 		}
