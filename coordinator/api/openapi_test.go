@@ -11,6 +11,13 @@ import (
 	wire "github.com/rackfence/rackfence/shared/api"
 )
 
+// notAPI reports whether a route serves something other than the JSON
+// API and is left out of the document: the web dashboard's files under
+// /ui/ (HTML, scripts).
+func notAPI(path string) bool {
+	return path == "/ui" || strings.HasPrefix(path, "/ui/")
+}
+
 // routeOps lists "METHOD /path" for every route the router serves, with
 // echo's ":param" written as OpenAPI's "{param}". Group catch-alls that
 // only answer 404 (echo's RouteNotFound) are not routes.
@@ -18,7 +25,7 @@ func routeOps(s *Server) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, r := range s.echo.Routes() {
-		if r.Method == "echo_route_not_found" || strings.HasSuffix(r.Path, "/*") {
+		if r.Method == "echo_route_not_found" || notAPI(r.Path) {
 			continue
 		}
 		segs := strings.Split(r.Path, "/")
