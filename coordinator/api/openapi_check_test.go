@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"mime"
 	"net/http"
 	"sort"
@@ -240,12 +241,35 @@ func trim(b []byte) string {
 	return string(b)
 }
 
-// answer is one recorded HTTP answer.
+// checkRequest validates the JSON body of a request the server accepted
+// (2xx) against the operation's requestBody schema, so the document's
+// request schemas are checked by real traffic too.
+func (s *spec) checkRequest(method, path string, body []byte) error {
+	_, op, ptr, err := s.operation(method, path)
+	if err != nil {
+		return err
+	}
+	id, _ := op["operationId"].(string)
+	rb, ok := op["requestBody"].(map[string]any)
+	if !ok {
+		return nil
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		if rb["required"] == true {
+			return fmt.Errorf("%s %s (%s): accepted without the required body", method, path, id)
+		}
+		return nil
+	}
+	return s.checkBody(ptr+"/requestBody/content/application~1json/schema", method, path, id+" request", 0, body)
+}
+
+// answer is one recorded HTTP exchange.
 type answer struct {
 	method, path string
 	status       int
 	ctype        string
 	body         []byte
+	request      []byte
 }
 
 // recorder wraps a server's handler and keeps every answer it gives, so
@@ -257,11 +281,17 @@ type recorder struct {
 }
 
 func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var req []byte
+	if r.Body != nil {
+		// At most 2 MiB is kept; the server refuses more than 1 MiB.
+		req, _ = io.ReadAll(io.LimitReader(r.Body, 2<<20))
+		r.Body = io.NopCloser(bytes.NewReader(req))
+	}
 	tw := &teeWriter{ResponseWriter: w, status: http.StatusOK}
 	rec.next.ServeHTTP(tw, r)
 	rec.mu.Lock()
 	rec.got = append(rec.got, answer{method: r.Method, path: r.URL.Path, status: tw.status,
-		ctype: tw.Header().Get("Content-Type"), body: tw.buf.Bytes()})
+		ctype: tw.Header().Get("Content-Type"), body: tw.buf.Bytes(), request: req})
 	rec.mu.Unlock()
 }
 
@@ -285,6 +315,10 @@ func (rec *recorder) check(s *spec) (ok2xx map[string]bool, errs []error) {
 			continue
 		}
 		if a.status < 300 {
+			if err := s.checkRequest(a.method, a.path, a.request); err != nil {
+				errs = append(errs, err)
+				continue
+			}
 			ok2xx[id] = true
 		}
 	}

@@ -230,6 +230,14 @@ func renderAPIDoc(sp *spec) string {
 		}
 		props := obj(s, "properties")
 		if len(props) == 0 {
+			if rl, ok := s["required"].([]any); ok && str(s, "$ref") != "" {
+				var req []string
+				for _, r := range rl {
+					req = append(req, fmt.Sprintf("`%v`", r))
+				}
+				p("The fields of %s; required: %s.\n", typeOf(map[string]any{"$ref": s["$ref"]}), strings.Join(req, ", "))
+				continue
+			}
 			p("Type: %s.\n", typeOf(s))
 			continue
 		}

@@ -126,6 +126,23 @@ func TestSpecCheckRejects(t *testing.T) {
 			t.Errorf("%s %s %d %s was accepted: %s", b.method, b.path, b.status, b.ctype, b.body)
 		}
 	}
+	// Request bodies the server accepted are checked too.
+	if err := sp.checkRequest("PUT", "/v1/hosts/h1", []byte(`{"rack":"r1","online":true}`)); err != nil {
+		t.Errorf("a valid PUT body is refused: %v", err)
+	}
+	if err := sp.checkRequest("POST", "/v1/hosts/h1/intents/resume", nil); err != nil {
+		t.Errorf("an intent without body (optional) is refused: %v", err)
+	}
+	for _, r := range []struct{ method, path, body string }{
+		{"PUT", "/v1/hosts/h1", `{"rack":"r1","flavour":"x"}`},
+		{"POST", "/v1/racks/r1/lease", ``},
+		{"POST", "/v1/racks/r1/lease", `{"ttl":"10s"}`},
+		{"POST", "/v1/hosts/h1/intents/drain", `{"mode":"sideways"}`},
+	} {
+		if err := sp.checkRequest(r.method, r.path, []byte(r.body)); err == nil {
+			t.Errorf("request %s %s %q was accepted", r.method, r.path, r.body)
+		}
+	}
 }
 
 // TestOpenAPIResponses drives every operation a single member can answer
