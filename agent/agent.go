@@ -105,7 +105,7 @@ func (a *Agent) runSession(ctx context.Context, lease fence.Lease) error {
 		// Fenced: stop every in-flight call now (the Holder's context
 		// cancels guarded calls) and forget the session.
 		a.cfg.Holder.Clear()
-		a.cfg.Metrics.leaseState.Set(leaseNone)
+		a.cfg.Metrics.setLease(leaseNone)
 		s.stop(reason)
 		stopKeep()
 		if !keeperDone {

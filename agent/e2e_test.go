@@ -272,11 +272,13 @@ func TestTwoAgentsFencing(t *testing.T) {
 	}
 	// A 5 s TTL leaves room for slow renewals on a loaded machine, so only
 	// the SIGSTOP moves the lease.
-	a1 := e.startAgent("r1", "a1", "--lease-ttl", "5s")
+	m1 := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, "127.0.0.1"))
+	m2 := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, "127.0.0.1"))
+	a1 := e.startAgent("r1", "a1", "--lease-ttl", "5s", "--metrics-addr", m1)
 	for i := 0; i < 4; i++ {
 		e.waitHost(fmt.Sprintf("f%d", i), 60*time.Second, "available", stateIs(api.StateAvailable, api.OpOK))
 	}
-	a2 := e.startAgent("r1", "a2", "--lease-ttl", "5s")
+	a2 := e.startAgent("r1", "a2", "--lease-ttl", "5s", "--metrics-addr", m2)
 	lease := func() *api.Rack {
 		l, err := e.admin.Racks(ctx(t))
 		if err != nil {
@@ -294,6 +296,22 @@ func TestTwoAgentsFencing(t *testing.T) {
 		t.Fatalf("rack held by %q, want a1 (a2 must stand by)", r.Holder)
 	}
 	epoch1 := lease().Epoch
+	// Each agent reports its role on the rack (deploy/prometheus/ alerts
+	// on racks with only standbys).
+	testenv.Eventually(t, 30*time.Second, "a2 reports standby", func() error {
+		if v := scrape(t, m2, `rackfence_agent_rack_role{rack="r1",role="standby"}`); v != 1 {
+			return fmt.Errorf("a2 standby = %v", v)
+		}
+		return nil
+	})
+	for _, m := range []struct {
+		addr, role string
+		want       float64
+	}{{m1, "holder", 1}, {m1, "standby", 0}, {m1, "none", 0}, {m2, "holder", 0}, {m2, "none", 0}} {
+		if v := scrape(t, m.addr, `rackfence_agent_rack_role{rack="r1",role="`+m.role+`"}`); v != m.want {
+			t.Errorf("%s: rackfence_agent_rack_role{role=%s} = %v, want %v", m.addr, m.role, v, m.want)
+		}
+	}
 
 	// Pause a1; a2 takes over after TTL + margin.
 	if err := a1.Signal(syscall.SIGSTOP); err != nil {

@@ -68,7 +68,7 @@ func (k *leaseKeeper) acquire(ctx context.Context, onStandby func()) (fence.Leas
 			if !standby {
 				k.log.Info("rack held by another agent; standing by", "rack", k.rack, "detail", err.Error())
 				standby = true
-				k.m.leaseState.Set(leaseStandby)
+				k.m.setLease(leaseStandby)
 				if onStandby != nil {
 					onStandby()
 				}
@@ -102,7 +102,7 @@ func (k *leaseKeeper) install(sentAt time.Time, l *api.Lease) (fence.Lease, bool
 		return lease, false
 	}
 	k.h.Set(lease)
-	k.m.leaseState.Set(leaseHeld)
+	k.m.setLease(leaseHeld)
 	k.m.leaseEpoch.Set(float64(l.Epoch))
 	return lease, true
 }
@@ -178,6 +178,6 @@ func (k *leaseKeeper) release(ctx context.Context, lease fence.Lease) error {
 	rctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	err := k.c.ReleaseLease(rctx, k.rack, api.LeaseRequest{Holder: k.holder, Epoch: lease.Epoch})
-	k.m.leaseState.Set(leaseNone)
+	k.m.setLease(leaseNone)
 	return err
 }

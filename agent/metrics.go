@@ -33,7 +33,9 @@ type Metrics struct {
 	ackLatency   prometheus.Histogram
 	leaseState   prometheus.Gauge
 	leaseEpoch   prometheus.Gauge
-	src          atomic.Pointer[Agent]
+	// lease mirrors leaseState for the per-rack role gauge.
+	lease atomic.Int32
+	src   atomic.Pointer[Agent]
 }
 
 // NewMetrics creates the agent's metrics on a new registry (with the Go
@@ -70,6 +72,13 @@ func NewMetrics() *Metrics {
 }
 
 func (m *Metrics) setSource(a *Agent) { m.src.Store(a) }
+
+// setLease records the rack lease state (leaseNone, leaseStandby,
+// leaseHeld) for both lease gauges.
+func (m *Metrics) setLease(state int32) {
+	m.lease.Store(state)
+	m.leaseState.Set(float64(state))
+}
 
 // Handler serves the metrics in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {
@@ -119,19 +128,33 @@ var (
 		"Seconds until this agent must stop mutating (0 without a lease).", nil, nil)
 	queueDesc = prometheus.NewDesc("rackfence_agent_queue_length",
 		"Hosts waiting for a worker.", nil, nil)
+	roleDesc = prometheus.NewDesc("rackfence_agent_rack_role",
+		"1 for this agent's role on its rack (holder, standby or none), 0 for the others: max by (rack) over all agents shows racks with only standbys or no standby.", []string{"rack", "role"}, nil)
 )
+
+// Roles of rackfence_agent_rack_role, by lease state.
+var leaseRoles = [...]string{leaseNone: "none", leaseStandby: "standby", leaseHeld: "holder"}
 
 func (c hostCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- hostsDesc
 	ch <- opDesc
 	ch <- leftDesc
 	ch <- queueDesc
+	ch <- roleDesc
 }
 
 func (c hostCollector) Collect(ch chan<- prometheus.Metric) {
 	a := c.m.src.Load()
 	left := 0.0
 	if a != nil {
+		cur := int(c.m.lease.Load())
+		for st, role := range leaseRoles {
+			v := 0.0
+			if st == cur {
+				v = 1
+			}
+			ch <- prometheus.MustNewConstMetric(roleDesc, prometheus.GaugeValue, v, a.cfg.Rack, role)
+		}
 		if l, ok := a.cfg.Holder.Valid(0); ok {
 			left = time.Until(l.Deadline).Seconds()
 		}

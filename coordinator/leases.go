@@ -58,6 +58,10 @@ func (lt *leaseTimers) arm(rack string, l leaseRec) {
 	defer lt.mu.Unlock()
 	if e := lt.m[rack]; e != nil {
 		e.t.Stop()
+	} else {
+		// The rack's expiry counter exists (at 0) from the first lease
+		// this leader times, so increase() sees its first expiry.
+		lt.s.cfg.Metrics.initExpiry(rack)
 	}
 	e := &timerEntry{deadline: time.Now().Add(d)}
 	e.t = time.AfterFunc(d, func() { lt.fire(rack, l, e) })
@@ -119,6 +123,7 @@ func (lt *leaseTimers) fire(rack string, l leaseRec, self *timerEntry) {
 		if err == nil {
 			if v == true {
 				lt.s.log.Info("lease expired", "rack", rack, "holder", l.Holder, "epoch", l.Epoch)
+				lt.s.cfg.Metrics.observeExpiry(rack)
 			}
 			return
 		}

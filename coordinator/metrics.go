@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/hashicorp/raft"
 	"github.com/prometheus/client_golang/prometheus"
@@ -13,6 +14,7 @@ type Metrics struct {
 	applyLatency prometheus.Histogram
 	batchSize    prometheus.Histogram
 	applied      *prometheus.CounterVec
+	expired      *prometheus.CounterVec
 }
 
 // NewMetrics creates the store's collectors.
@@ -32,12 +34,16 @@ func NewMetrics() *Metrics {
 			Name: "rackfence_fsm_commands_total",
 			Help: "Commands applied by this node's FSM, by command type.",
 		}, []string{"type"}),
+		expired: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rackfence_lease_expirations_total",
+			Help: "Rack leases this member, as leader, expired because their holder stopped renewing, by rack.",
+		}, []string{"rack"}),
 	}
 }
 
 // Register registers the collectors and the store's gauges.
 func (m *Metrics) Register(reg prometheus.Registerer, s *Store) {
-	reg.MustRegister(m.applyLatency, m.batchSize, m.applied)
+	reg.MustRegister(m.applyLatency, m.batchSize, m.applied, m.expired)
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "rackfence_raft_state",
 		Help: "Raft state: 0 follower, 1 candidate, 2 leader, 3 shutdown.",
@@ -56,29 +62,24 @@ func (m *Metrics) Register(reg prometheus.Registerer, s *Store) {
 		}
 		return 0
 	}))
-	reg.MustRegister(&fsmCollector{f: s.fsm})
 	reg.MustRegister(&secretsCollector{s: s})
+	reg.MustRegister(newFleetCollector(s.fsm, time.Now))
+}
+
+// observeExpiry counts a lease the leader's timer expired.
+func (m *Metrics) observeExpiry(rack string) {
+	if m != nil {
+		m.expired.WithLabelValues(rack).Inc()
+	}
+}
+
+// initExpiry creates the rack's expiry counter at 0.
+func (m *Metrics) initExpiry(rack string) {
+	if m != nil {
+		m.expired.WithLabelValues(rack)
+	}
 }
 
 func (m *Metrics) observeApply(t CmdType) {
 	m.applied.WithLabelValues(strconv.Itoa(int(t))).Inc()
-}
-
-// fsmCollector reports hosts by provisioning state and held leases at
-// scrape time.
-type fsmCollector struct{ f *FSM }
-
-var (
-	hostsDesc  = prometheus.NewDesc("rackfence_hosts", "Hosts by provisioning state (none = no status reported yet).", []string{"state"}, nil)
-	leasesDesc = prometheus.NewDesc("rackfence_leases_held", "Racks whose lease is held.", nil, nil)
-)
-
-func (c *fsmCollector) Describe(ch chan<- *prometheus.Desc) { ch <- hostsDesc; ch <- leasesDesc }
-
-func (c *fsmCollector) Collect(ch chan<- prometheus.Metric) {
-	by, leases := c.f.Counts()
-	for st, n := range by {
-		ch <- prometheus.MustNewConstMetric(hostsDesc, prometheus.GaugeValue, float64(n), st)
-	}
-	ch <- prometheus.MustNewConstMetric(leasesDesc, prometheus.GaugeValue, float64(leases))
 }

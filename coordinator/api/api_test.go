@@ -144,6 +144,9 @@ func TestSingleNodeAPI(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 		must(t, 409, "PUT", u+"/v1/hosts/h1/status", agent, rep, nil)
+		if m := string(must(t, 200, "GET", u+"/metrics", "", nil, nil)); !strings.Contains(m, "\n"+`rackfence_lease_expirations_total{rack="r1"} 1`+"\n") {
+			t.Errorf("/metrics does not count the expiry of r1's lease:\n%s", m)
+		}
 		must(t, 200, "POST", u+"/v1/racks/r1/lease", agent, wire.LeaseRequest{Holder: "a2", TTL: wire.Duration(10 * time.Second)}, &l)
 		must(t, 200, "PUT", u+"/v1/racks/r1/lease", agent, wire.LeaseRequest{Holder: "a2", Epoch: l.Epoch}, nil)
 		must(t, 200, "DELETE", u+"/v1/racks/r1/lease", agent, wire.LeaseRequest{Holder: "a2", Epoch: l.Epoch}, nil)

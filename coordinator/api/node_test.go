@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rackfence/rackfence/coordinator"
 	"github.com/rackfence/rackfence/coordinator/seal"
 	wire "github.com/rackfence/rackfence/shared/api"
@@ -32,6 +33,8 @@ type node struct {
 	store    *coordinator.Store
 	srv      *Server
 	hs       *http.Server
+	// rec keeps every answer; a cleanup checks them against openapi.yaml.
+	rec *recorder
 }
 
 func startNode(t *testing.T, id, ip, dir string, bootstrap bool, raftPort, httpPort int) *node {
@@ -53,13 +56,16 @@ func startNodeWith(t *testing.T, id, ip, dir string, bootstrap bool, raftPort, h
 	if testing.Verbose() {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("node", id)
 	}
+	m := coordinator.NewMetrics()
 	st, err := coordinator.Open(coordinator.Config{NodeID: id, DataDir: dir, HTTPURL: n.url, RaftAddr: n.raftAddr,
-		Bootstrap: bootstrap, Logger: log, RaftLogLevel: raftLevel(), Secrets: testSecrets})
+		Bootstrap: bootstrap, Logger: log, RaftLogLevel: raftLevel(), Metrics: m, Secrets: testSecrets})
 	if err != nil {
 		t.Fatalf("open %s: %v", id, err)
 	}
 	n.store = st
-	cfg := Config{Store: st, Tier: "test", Logger: log, WatchTimeout: 30 * time.Second}
+	reg := prometheus.NewRegistry()
+	m.Register(reg, st)
+	cfg := Config{Store: st, Tier: "test", Logger: log, WatchTimeout: 30 * time.Second, Registry: reg}
 	if tweak != nil {
 		tweak(&cfg)
 	}
@@ -69,8 +75,16 @@ func startNodeWith(t *testing.T, id, ip, dir string, bootstrap bool, raftPort, h
 	if err != nil {
 		t.Fatal(err)
 	}
-	n.hs = &http.Server{Handler: srv.Handler()}
+	n.rec = &recorder{next: srv.Handler()}
+	n.hs = &http.Server{Handler: n.rec}
 	go n.hs.Serve(ln)
+	// Registered before stop, so it runs after it, once every answer is in.
+	t.Cleanup(func() {
+		_, errs := n.rec.check(loadSpec(t))
+		for _, err := range errs {
+			t.Errorf("answer of %s does not match openapi.yaml: %v", id, err)
+		}
+	})
 	t.Cleanup(n.stop)
 	return n
 }

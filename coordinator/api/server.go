@@ -163,6 +163,7 @@ func (s *Server) Close() error {
 func (s *Server) routes() {
 	e := s.echo
 	e.GET("/v1/health", s.health)
+	e.GET("/v1/openapi.json", s.openAPI)
 	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.cfg.Registry, promhttp.HandlerOpts{})))
 	// The dashboard's static files, without auth: every API call the page
 	// makes carries the bearer token the user enters.

@@ -3,12 +3,13 @@
 # against: ipmitool, IPMI simulators (openipmi's ipmi_sim, pyghmi's fakebmc),
 # Ironic's Redfish client (python3-sushy) and a standalone Ironic
 # (python3-ironic, run as one process by deploy/peers/ironic.sh),
-# systemd-analyze for the unit files, and chromium for the dashboard's
-# browser test (coordinator/ui, driven by chromedp). Idempotent, non-interactive, and it
-# starts no services. Needs root (or sudo).
+# systemd-analyze for the unit files, chromium for the dashboard's browser
+# test (coordinator/ui, driven by chromedp), and promtool (Debian package
+# prometheus) for deploy/prometheus/'s rules. Idempotent, non-interactive,
+# and it starts no services. Needs root (or sudo).
 set -euo pipefail
 pkgs=(ipmitool openipmi python3-pyghmi python3-sushy python3-ironic ironic-common
-      python3-ironicclient sqlite3 curl systemd iproute2 strace chromium)
+      python3-ironicclient sqlite3 curl systemd iproute2 strace chromium prometheus)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -1,28 +1,15 @@
 package main
 
 import (
-	"time"
-
-	gometrics "github.com/armon/go-metrics"
-	gmprom "github.com/armon/go-metrics/prometheus"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/rackfence/rackfence/coordinator/raftprom"
 )
 
-// exportRaftMetrics sends hashicorp/raft's and raft-boltdb's own timings
-// (go-metrics) to reg, so /metrics shows where a write's latency goes:
-// rackfence_raft_boltdb_storeLogs (the log fsyncs), rackfence_raft_commitTime,
-// rackfence_raft_replication_appendEntries_rpc (follower round trip),
-// rackfence_raft_fsm_apply. Summaries are in milliseconds and expire a
-// minute after their last sample.
-func exportRaftMetrics(reg prometheus.Registerer) error {
-	sink, err := gmprom.NewPrometheusSinkFrom(gmprom.PrometheusOpts{Expiration: time.Minute, Registerer: reg, Name: "rackfence_raft_sink"})
-	if err != nil {
-		return err
-	}
-	cfg := gometrics.DefaultConfig("rackfence")
-	cfg.EnableHostname = false
-	cfg.EnableHostnameLabel = false
-	cfg.EnableRuntimeMetrics = false // the Go collector already reports these
-	_, err = gometrics.NewGlobal(cfg, sink)
-	return err
-}
+// exportRaftMetrics sends hashicorp/raft's and raft-boltdb's own figures
+// to reg under Prometheus names (coordinator/raftprom): timings as
+// histograms in seconds, state changes as _total counters. They replace
+// the millisecond summaries named after raft's keys
+// (rackfence_raft_commitTime, …) exported before; docs/operator.md maps
+// the old names to the new.
+func exportRaftMetrics(reg prometheus.Registerer) error { return raftprom.Export(reg) }

@@ -28,9 +28,22 @@ func TestRaftTimingsOnMetrics(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	for _, name := range []string{"rackfence_raft_commitTime_count", "rackfence_raft_boltdb_storeLogs_count", "rackfence_apply_seconds_count"} {
+	for _, name := range []string{"rackfence_raft_commit_seconds_count", "rackfence_raft_leader_dispatch_log_seconds_count",
+		"rackfence_raft_boltdb_store_logs_seconds_count", "rackfence_apply_seconds_count", "rackfence_raft_became_leader_total"} {
 		if !strings.Contains(string(b), "\n"+name+" ") {
 			t.Errorf("/metrics (%d) has no %s", resp.StatusCode, name)
+		}
+	}
+	// Base units with help text; the millisecond summaries are gone.
+	for _, want := range []string{"# HELP rackfence_raft_commit_seconds Leader:", "# TYPE rackfence_raft_commit_seconds histogram",
+		"\nrackfence_raft_became_leader_total 1\n"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("/metrics has no %q", want)
+		}
+	}
+	for _, old := range []string{"rackfence_raft_commitTime", "rackfence_raft_boltdb_storeLogs"} {
+		if strings.Contains(string(b), old) {
+			t.Errorf("/metrics still has %s (renamed; see docs/operator.md)", old)
 		}
 	}
 }
