@@ -45,6 +45,7 @@ type options struct {
 	joinTokenFile                                   string
 	maxBatch                                        int
 	pprofAddr                                       string
+	raftLogStore                                    string
 }
 
 func main() {
@@ -56,7 +57,7 @@ func run() int {
 	var o options
 	fs := pflag.NewFlagSet("rackfence-coordinator", pflag.ContinueOnError)
 	fs.StringVar(&o.nodeID, "node-id", host, "Raft server ID of this member")
-	fs.StringVar(&o.dataDir, "data-dir", "./rackfence-data", "bolt log/stable store, snapshots, admin.token")
+	fs.StringVar(&o.dataDir, "data-dir", "./rackfence-data", "Raft log (wal/ or raft.db), stable store (raft.db), snapshots, admin.token")
 	fs.StringVar(&o.httpAddr, "http-addr", "127.0.0.1:7480", "API, /metrics listen address")
 	fs.StringVar(&o.advertiseHTTP, "advertise-http", "", "API URL other members and clients use for this member (default: from --http-addr)")
 	fs.StringVar(&o.raftAddr, "raft-addr", "127.0.0.1:7481", "Raft transport (TCP) address")
@@ -72,6 +73,7 @@ func run() int {
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&o.raftLogLevel, "raft-log-level", "warn", "log level of the Raft library")
 	fs.IntVar(&o.maxBatch, "max-batch", 512, "most writes the leader packs into one Raft log entry (1 disables batching)")
+	fs.StringVar(&o.raftLogStore, "raft-log-store", coordinator.LogStoreWAL, "where the Raft log is kept: wal (raft-wal segment files in DATA/wal) or bolt (raft.db); fixed for the life of a data dir")
 	fs.StringVar(&o.pprofAddr, "pprof-addr", "", "serve net/http/pprof on this address (off when empty; never expose it)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -182,6 +184,7 @@ func serve(o options, fs *pflag.FlagSet, log *slog.Logger) error {
 	store, err := coordinator.Open(coordinator.Config{
 		NodeID: o.nodeID, DataDir: o.dataDir, HTTPURL: advertise, RaftAddr: o.raftAddr,
 		Bootstrap: bootstrap, Logger: log, RaftLogLevel: o.raftLogLevel, MaxBatch: o.maxBatch, Metrics: m,
+		LogStore: o.raftLogStore,
 	})
 	if err != nil {
 		return err

@@ -8,9 +8,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// exportRaftMetrics sends hashicorp/raft's and raft-boltdb's own timings
-// (go-metrics) to reg, so /metrics shows where a write's latency goes:
-// rackfence_raft_boltdb_storeLogs (the log fsyncs), rackfence_raft_commitTime,
+// exportRaftMetrics sends hashicorp/raft's, raft-wal's and raft-boltdb's
+// own figures (go-metrics) to reg, so /metrics shows where a write's latency
+// goes: rackfence_raft_leader_dispatchLog (the leader's log write and sync,
+// whichever log store), rackfence_raft_boltdb_storeLogs (the same inside
+// bolt, with --raft-log-store bolt), rackfence_raft_wal_log_appends and
+// _log_entries_written (raft-wal counters), rackfence_raft_commitTime,
 // rackfence_raft_replication_appendEntries_rpc (follower round trip),
 // rackfence_raft_fsm_apply. Summaries are in milliseconds and expire a
 // minute after their last sample.

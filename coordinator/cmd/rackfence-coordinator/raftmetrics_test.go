@@ -27,7 +27,7 @@ func TestRaftTimingsOnMetrics(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	for _, name := range []string{"rackfence_raft_commitTime_count", "rackfence_raft_boltdb_storeLogs_count", "rackfence_apply_seconds_count"} {
+	for _, name := range []string{"rackfence_raft_commitTime_count", "rackfence_raft_leader_dispatchLog_count", "rackfence_raft_wal_log_appends", "rackfence_apply_seconds_count"} {
 		if !strings.Contains(string(b), "\n"+name+" ") {
 			t.Errorf("/metrics (%d) has no %s", resp.StatusCode, name)
 		}
