@@ -13,10 +13,14 @@
 #      timings (leader dispatchLog, follower storeLogs, commitTime).
 #   3. Memory: 100,000 hosts with hardware details → coordinator RSS per
 #      host; restart → serving again.
-#   4. The Go benchmarks of the packages (bmcsim, agent) where present.
+#   4. Fleet: BENCH_FLEET_HOSTS (10,000) hosts over BENCH_FLEET_RACKS (100)
+#      racks, one real rackfence-agent per rack, BENCH_FLEET_SIMS (4)
+#      rackfence-bmcsim processes, one coordinator: time to all available,
+#      detach → ack under status traffic, steady CPU, RSS, connections.
+#   5. The Go benchmarks of the packages (bmcsim, agent) where present.
 # Knobs: BENCH_SLICE (5s) and BENCH_ROUNDS (6) for the comparison,
 # BENCH_DURATION (10s, rackfence alone when etcd is skipped), BENCH_CLIENTS (1,16,64), BENCH_FILL_HOSTS
-# (100000), BENCH_SKIP (space-separated: etcd writes failover logstore memory go).
+# (100000), BENCH_SKIP (space-separated: etcd writes failover logstore memory fleet go).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${RACKFENCE_BIN:-$PWD/bin}
@@ -25,6 +29,9 @@ SLICE=${BENCH_SLICE:-5s}
 ROUNDS=${BENCH_ROUNDS:-6}
 CLIENTS=${BENCH_CLIENTS:-1,16,64}
 FILL=${BENCH_FILL_HOSTS:-100000}
+FLEET_HOSTS=${BENCH_FLEET_HOSTS:-10000}
+FLEET_RACKS=${BENCH_FLEET_RACKS:-100}
+FLEET_SIMS=${BENCH_FLEET_SIMS:-4}
 SKIP=" ${BENCH_SKIP:-} "
 W=$(mktemp -d /tmp/rackfence-bench.XXXX)
 PIDS=()
@@ -157,6 +164,13 @@ if ! skip memory; then
   t1=$(date +%s.%N)
   echo "restart with $FILL hosts → serving a linearizable read in $(awk -v a=$t0 -v b=$t1 'BEGIN{printf "%.2f", b-a}') s (goal ≤ 10); RSS after restart $(rss_kib $MPID) KiB"
   kill -9 $MPID 2>/dev/null || true
+fi
+
+if ! skip fleet; then
+  say "fleet: $FLEET_HOSTS hosts over $FLEET_RACKS racks, one real agent per rack, bmcsim BMCs, one coordinator"
+  "$BIN/rackfence-load" fleet --bin "$BIN" --hosts "$FLEET_HOSTS" --racks "$FLEET_RACKS" --sims "$FLEET_SIMS" \
+    --steady "${BENCH_FLEET_STEADY:-60s}" --status-refresh "${BENCH_FLEET_REFRESH:-60s}"
+  echo "steal during the run: $(awk '/^cpu /{print $9}' /proc/stat) ticks since boot; loadavg $(cut -d' ' -f1-3 /proc/loadavg)"
 fi
 
 if ! skip go; then
