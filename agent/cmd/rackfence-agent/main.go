@@ -146,11 +146,9 @@ func serve(o options, log *slog.Logger) error {
 	if o.bmcTimeout <= 0 {
 		o.bmcTimeout = 20 * time.Second
 	}
-	// Keep a connection per worker to the coordinator instead of net/http's
-	// 2 idle ones, so concurrent status writes do not churn connections.
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConns = 2 * (o.workers + 8)
-	tr.MaxIdleConnsPerHost = o.workers + 8
+	// At most agent.CoordinatorConns connections to the coordinator (TLS
+	// config goes into agent.CoordinatorTransport).
+	tr := agent.CoordinatorTransport(nil)
 	c, err := client.New(client.Config{Coordinator: o.coordinator, Token: token, HTTPClient: &http.Client{Transport: tr},
 		UserAgent: "rackfence-agent/" + version + " (" + o.agentID + "; rack=" + o.rack + ")",
 		Timeout:   10 * time.Second, RetryFor: 5 * time.Second, Logger: log})
