@@ -2,7 +2,6 @@ package coordinator
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -10,7 +9,8 @@ import (
 )
 
 // CmdType is the first byte of every Raft log entry the coordinator writes.
-// The second byte is the body's format version; the rest is the body.
+// The second byte is the body's format version (codec.go: 1 JSON, 2
+// MessagePack for the hot-path commands); the rest is the body.
 type CmdType uint8
 
 // Command types. Never renumber: they are in every stored log.
@@ -39,8 +39,8 @@ const (
 	CmdSetPivoted CmdType = 17
 )
 
-// bodyVersion is the version of every JSON body this binary writes.
-const bodyVersion = 1
+// batchVersion is the version of the CmdBatch framing.
+const batchVersion = 1
 
 // Command is one state change. Every field the FSM needs that is not
 // deterministic (time, random IDs, token hashes) is filled in before the
@@ -198,14 +198,15 @@ func (NoopCmd) Key() string             { return "noop" }
 func (c SetPivotedCmd) Key() string     { return "h/" + c.Name }
 func (c RemoveMemberCmd) Key() string   { return "m/" + c.ID }
 
-// Encode writes a command as type byte, version byte, JSON body.
+// Encode writes a command as type byte, version byte, body (v2 binary for
+// the commands in binaryBody, v1 JSON for the rest).
 func Encode(c Command) ([]byte, error) {
-	body, err := json.Marshal(c)
+	ver, body, err := encodeBody(c)
 	if err != nil {
 		return nil, fmt.Errorf("encode command %d: %w", c.Type(), err)
 	}
 	out := make([]byte, 0, len(body)+2)
-	out = append(out, byte(c.Type()), bodyVersion)
+	out = append(out, byte(c.Type()), ver)
 	return append(out, body...), nil
 }
 
@@ -217,7 +218,7 @@ func EncodeBatch(parts [][]byte) []byte {
 		n += binary.MaxVarintLen64 + len(p)
 	}
 	out := make([]byte, 0, n)
-	out = append(out, byte(CmdBatch), bodyVersion)
+	out = append(out, byte(CmdBatch), batchVersion)
 	out = binary.AppendUvarint(out, uint64(len(parts)))
 	for _, p := range parts {
 		out = binary.AppendUvarint(out, uint64(len(p)))
@@ -228,7 +229,7 @@ func EncodeBatch(parts [][]byte) []byte {
 
 // DecodeBatch splits a CmdBatch entry into its encoded commands.
 func DecodeBatch(b []byte) ([][]byte, error) {
-	if len(b) < 2 || CmdType(b[0]) != CmdBatch || b[1] != bodyVersion {
+	if len(b) < 2 || CmdType(b[0]) != CmdBatch || b[1] != batchVersion {
 		return nil, ErrUnknownCommand
 	}
 	b = b[2:]
@@ -254,45 +255,42 @@ func Decode(b []byte) (Command, error) {
 	if len(b) < 2 {
 		return nil, fmt.Errorf("command too short (%d bytes)", len(b))
 	}
-	if b[1] != bodyVersion {
-		return nil, fmt.Errorf("%w: type %d version %d", ErrUnknownCommand, b[0], b[1])
-	}
-	body := b[2:]
+	ver, body := b[1], b[2:]
 	var c Command
 	var err error
 	switch CmdType(b[0]) {
 	case CmdInit:
-		c, err = dec[InitCmd](body)
+		c, err = decodeBody[InitCmd](ver, body)
 	case CmdPutHost:
-		c, err = dec[PutHostCmd](body)
+		c, err = decodeBody[PutHostCmd](ver, body)
 	case CmdDeleteHost:
-		c, err = dec[DeleteHostCmd](body)
+		c, err = decodeBody[DeleteHostCmd](ver, body)
 	case CmdPutIntent:
-		c, err = dec[PutIntentCmd](body)
+		c, err = decodeBody[PutIntentCmd](ver, body)
 	case CmdDeleteIntent:
-		c, err = dec[DeleteIntentCmd](body)
+		c, err = decodeBody[DeleteIntentCmd](ver, body)
 	case CmdStatus:
-		c, err = dec[StatusCmd](body)
+		c, err = decodeBody[StatusCmd](ver, body)
 	case CmdLeaseAcquire:
-		c, err = dec[LeaseAcquireCmd](body)
+		c, err = decodeBody[LeaseAcquireCmd](ver, body)
 	case CmdLeaseRenew:
-		c, err = dec[LeaseRenewCmd](body)
+		c, err = decodeBody[LeaseRenewCmd](ver, body)
 	case CmdLeaseRelease:
-		c, err = dec[LeaseReleaseCmd](body)
+		c, err = decodeBody[LeaseReleaseCmd](ver, body)
 	case CmdLeaseExpire:
-		c, err = dec[LeaseExpireCmd](body)
+		c, err = decodeBody[LeaseExpireCmd](ver, body)
 	case CmdPutCredentials:
-		c, err = dec[PutCredentialsCmd](body)
+		c, err = decodeBody[PutCredentialsCmd](ver, body)
 	case CmdPutToken:
-		c, err = dec[PutTokenCmd](body)
+		c, err = decodeBody[PutTokenCmd](ver, body)
 	case CmdSetMember:
-		c, err = dec[SetMemberCmd](body)
+		c, err = decodeBody[SetMemberCmd](ver, body)
 	case CmdRemoveMember:
-		c, err = dec[RemoveMemberCmd](body)
+		c, err = decodeBody[RemoveMemberCmd](ver, body)
 	case CmdNoop:
-		c, err = dec[NoopCmd](body)
+		c, err = decodeBody[NoopCmd](ver, body)
 	case CmdSetPivoted:
-		c, err = dec[SetPivotedCmd](body)
+		c, err = decodeBody[SetPivotedCmd](ver, body)
 	default:
 		return nil, fmt.Errorf("%w: type %d", ErrUnknownCommand, b[0])
 	}
@@ -300,12 +298,4 @@ func Decode(b []byte) (Command, error) {
 		return nil, fmt.Errorf("decode command type %d: %w", b[0], err)
 	}
 	return c, nil
-}
-
-func dec[T Command](body []byte) (Command, error) {
-	var v T
-	if err := json.Unmarshal(body, &v); err != nil {
-		return nil, err
-	}
-	return v, nil
 }
