@@ -17,7 +17,8 @@ const (
 	// bodyBinary (v2) is MessagePack of the same struct, field names from
 	// the json tags (hashicorp/go-msgpack, the codec hashicorp/raft itself
 	// uses on the wire). It is written for the hot-path commands
-	// (binaryBody) and decodes in a third of JSON's time.
+	// (binaryBody): a status report with hardware details is 32 % smaller
+	// and decodes in half of JSON's time (BenchmarkCommandBody).
 	bodyBinary = 2
 )
 

@@ -237,30 +237,46 @@ var listeningRe = regexp.MustCompile(`listening on 127\.0\.0\.1:(\d+)-`)
 func (f *fleet) startSims(ctx context.Context) error {
 	f.perSim = (f.cfg.Hosts + f.cfg.Sims - 1) / f.cfg.Sims
 	for j := 0; j < f.cfg.Sims; j++ {
-		n := min(f.perSim, f.cfg.Hosts-j*f.perSim)
-		p, err := startProc(f.cfg.Dir, fmt.Sprintf("bmcsim%d", j), filepath.Join(f.cfg.Bin, "rackfence-bmcsim"),
-			"--hosts", strconv.Itoa(n), "--base-port", "0", "--mac-prefix", fmt.Sprintf("52:54:01:%02x", j))
+		var err error
+		// --base-port 0 picks a free range, which another process on this
+		// shared machine may take before every port is bound: try again.
+		for try := 0; try < 5; try++ {
+			if err = f.startSim(ctx, j); err == nil || !strings.Contains(err.Error(), "ports not available") {
+				break
+			}
+		}
 		if err != nil {
 			return err
 		}
-		f.sims = append(f.sims, p)
-		base := 0
-		if err := f.until(ctx, 120*time.Second, "bmcsim "+strconv.Itoa(j)+" listening", func() error {
-			if p.exited() {
-				return fmt.Errorf("bmcsim exited:\n%s", p.tail())
-			}
-			m := listeningRe.FindStringSubmatch(p.output())
-			if m == nil {
-				return errRetry
-			}
-			base, _ = strconv.Atoi(m[1])
-			return nil
-		}); err != nil {
-			return err
-		}
-		f.simBase = append(f.simBase, base)
 	}
 	f.say("%d bmcsim processes serving %d BMCs", f.cfg.Sims, f.cfg.Hosts)
+	return nil
+}
+
+func (f *fleet) startSim(ctx context.Context, j int) error {
+	n := min(f.perSim, f.cfg.Hosts-j*f.perSim)
+	p, err := startProc(f.cfg.Dir, fmt.Sprintf("bmcsim%d", j), filepath.Join(f.cfg.Bin, "rackfence-bmcsim"),
+		"--hosts", strconv.Itoa(n), "--base-port", "0", "--mac-prefix", fmt.Sprintf("52:54:01:%02x", j))
+	if err != nil {
+		return err
+	}
+	base := 0
+	if err := f.until(ctx, 120*time.Second, "bmcsim "+strconv.Itoa(j)+" listening", func() error {
+		if p.exited() {
+			return fmt.Errorf("bmcsim exited:\n%s", p.tail())
+		}
+		m := listeningRe.FindStringSubmatch(p.output())
+		if m == nil {
+			return errRetry
+		}
+		base, _ = strconv.Atoi(m[1])
+		return nil
+	}); err != nil {
+		p.stop(time.Second)
+		return err
+	}
+	f.sims = append(f.sims, p)
+	f.simBase = append(f.simBase, base)
 	return nil
 }
 
