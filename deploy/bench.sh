@@ -168,9 +168,12 @@ fi
 
 if ! skip fleet; then
   say "fleet: $FLEET_HOSTS hosts over $FLEET_RACKS racks, one real agent per rack, bmcsim BMCs, one coordinator"
+  read -r -a c0 < <(head -1 /proc/stat)
   "$BIN/rackfence-load" fleet --bin "$BIN" --hosts "$FLEET_HOSTS" --racks "$FLEET_RACKS" --sims "$FLEET_SIMS" \
     --steady "${BENCH_FLEET_STEADY:-60s}" --status-refresh "${BENCH_FLEET_REFRESH:-60s}"
-  echo "steal during the run: $(awk '/^cpu /{print $9}' /proc/stat) ticks since boot; loadavg $(cut -d' ' -f1-3 /proc/loadavg)"
+  read -r -a c1 < <(head -1 /proc/stat)
+  t=0; for k in 1 2 3 4 5 6 7 8; do t=$(( t + c1[k] - c0[k] )); done
+  echo "during the fleet run: steal $(( 100 * (c1[8] - c0[8]) / (t > 0 ? t : 1) )) %, load average $(cut -d' ' -f1-3 /proc/loadavg) (2 cores, shared)"
 fi
 
 if ! skip go; then

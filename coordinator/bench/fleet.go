@@ -64,6 +64,10 @@ type FleetResult struct {
 	ConnsPerAgentMean float64
 	// CoordGoroutines at the end of the steady window.
 	CoordGoroutines float64
+	// CoordHeapInuse is the coordinator's Go heap in use (bytes) at the end
+	// of the steady window: the live data plus garbage not yet collected;
+	// RSS adds the collector's headroom and memory not yet returned.
+	CoordHeapInuse float64
 }
 
 type fleet struct {
@@ -170,6 +174,7 @@ func Fleet(ctx context.Context, cfg FleetConfig) (FleetResult, error) {
 	res.CoordRSSSteady = rssKiB(f.coord.pid())
 	res.ConnsPerAgentMax, res.ConnsPerAgentMean = f.connsPerAgent()
 	res.CoordGoroutines, _ = f.metric("go_goroutines")
+	res.CoordHeapInuse, _ = f.metric("go_memstats_heap_inuse_bytes")
 	var sum int64
 	for _, a := range f.agents {
 		r := rssKiB(a.pid())

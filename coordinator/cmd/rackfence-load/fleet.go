@@ -44,12 +44,13 @@ func runFleet(ctx context.Context, cfg bench.FleetConfig, emit func(map[string]a
 		"steadyCPUCore": r.SteadyCPU, "steadyCPUPercentPer1000Hosts": cpuPer1k, "steadyWritesPerSecond": r.SteadyWrites,
 		"coordRSSPeakKiB": r.CoordRSSPeak, "coordRSSAvailableKiB": r.CoordRSSAvailable, "coordRSSSteadyKiB": r.CoordRSSSteady,
 		"agentRSSMeanKiB": r.AgentRSSMean, "agentRSSMaxKiB": r.AgentRSSMax, "simRSSMeanKiB": r.SimRSSMean,
-		"connsPerAgentMax": r.ConnsPerAgentMax, "connsPerAgentMean": r.ConnsPerAgentMean, "coordGoroutines": r.CoordGoroutines},
+		"connsPerAgentMax": r.ConnsPerAgentMax, "connsPerAgentMean": r.ConnsPerAgentMean, "coordGoroutines": r.CoordGoroutines, "coordHeapInuseBytes": r.CoordHeapInuse},
 		fmt.Sprintf(`fleet: %d hosts, %d racks (%d agent processes), %d bmcsim processes, status refresh %s
   all available after      %6.1f s            (goal ≤ 30 s)
   detach → ack             p50 %5.1f ms  p99 %5.1f ms  max %5.1f ms   (goal p99 ≤ 50 ms)
   steady coordinator CPU   %5.1f %% of a core = %.2f %% per 1,000 hosts at %.0f writes/s   (goal ≤ 5 %% at 10,000 hosts)
   coordinator RSS          peak while registering %d KiB (%.0f B/host), all available %d KiB (%.0f B/host), steady %d KiB (%.0f B/host)   (goal ≤ 8192 B/host)
+  coordinator Go heap      %.0f KiB in use at steady state (%.0f B/host)
   coordinator goroutines   %.0f
   agent RSS                mean %d KiB, max %d KiB;  bmcsim RSS mean %d KiB
   connections per agent    max %d, mean %.1f   (goal ≤ 4)`,
@@ -57,5 +58,5 @@ func runFleet(ctx context.Context, cfg bench.FleetConfig, emit func(map[string]a
 			ms(r.DetachP50), ms(r.DetachP99), ms(r.DetachMax),
 			100*r.SteadyCPU, cpuPer1k, r.SteadyWrites,
 			r.CoordRSSPeak, perHost(r.CoordRSSPeak), r.CoordRSSAvailable, perHost(r.CoordRSSAvailable), r.CoordRSSSteady, perHost(r.CoordRSSSteady),
-			r.CoordGoroutines, r.AgentRSSMean, r.AgentRSSMax, r.SimRSSMean, r.ConnsPerAgentMax, r.ConnsPerAgentMean))
+			r.CoordHeapInuse/1024, r.CoordHeapInuse/float64(r.Hosts), r.CoordGoroutines, r.AgentRSSMean, r.AgentRSSMax, r.SimRSSMean, r.ConnsPerAgentMax, r.ConnsPerAgentMean))
 }
