@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -243,10 +244,16 @@ func (f *fleet) startSims(ctx context.Context) error {
 	f.perSim = (f.cfg.Hosts + f.cfg.Sims - 1) / f.cfg.Sims
 	for j := 0; j < f.cfg.Sims; j++ {
 		var err error
-		// --base-port 0 picks a free range, which another process on this
-		// shared machine may take before every port is bound: try again.
-		for try := 0; try < 5; try++ {
-			if err = f.startSim(ctx, j); err == nil || !strings.Contains(err.Error(), "ports not available") {
+		// Port ranges below the kernel's ephemeral range (32768+), where
+		// outgoing connections do not take ports; another process on this
+		// shared machine may still hold one: then try another range.
+		n := min(f.perSim, f.cfg.Hosts-j*f.perSim)
+		for try := 0; try < 8; try++ {
+			base := 10000 + j*f.perSim
+			if try > 0 || base+n > 32768 {
+				base = 10000 + rand.IntN(max(1, 32768-10000-n))
+			}
+			if err = f.startSim(ctx, j, base); err == nil || !strings.Contains(err.Error(), "ports not available") {
 				break
 			}
 		}
@@ -258,10 +265,10 @@ func (f *fleet) startSims(ctx context.Context) error {
 	return nil
 }
 
-func (f *fleet) startSim(ctx context.Context, j int) error {
+func (f *fleet) startSim(ctx context.Context, j, basePort int) error {
 	n := min(f.perSim, f.cfg.Hosts-j*f.perSim)
 	p, err := startProc(f.cfg.Dir, fmt.Sprintf("bmcsim%d", j), filepath.Join(f.cfg.Bin, "rackfence-bmcsim"),
-		"--hosts", strconv.Itoa(n), "--base-port", "0", "--mac-prefix", fmt.Sprintf("52:54:01:%02x", j))
+		"--hosts", strconv.Itoa(n), "--base-port", strconv.Itoa(basePort), "--mac-prefix", fmt.Sprintf("52:54:01:%02x", j))
 	if err != nil {
 		return err
 	}
