@@ -63,6 +63,9 @@ type FleetResult struct {
 	// the coordinator (sampled at the end of the steady window).
 	ConnsPerAgentMax  int
 	ConnsPerAgentMean float64
+	// CPU seconds each kind of process used from its start until every
+	// host was available (what bounds Available on a small machine).
+	CPUToAvailableCoord, CPUToAvailableAgents, CPUToAvailableSims float64
 	// CoordGoroutines at the end of the steady window.
 	CoordGoroutines float64
 	// CoordHeapInuse is the coordinator's Go heap in use (bytes) at the end
@@ -151,6 +154,13 @@ func Fleet(ctx context.Context, cfg FleetConfig) (FleetResult, error) {
 		return res, waitErr
 	}
 	res.CoordRSSPeak, res.CoordRSSAvailable = peak, rssKiB(f.coord.pid())
+	res.CPUToAvailableCoord = float64(cpuTicks(f.coord.pid())) / 100
+	for _, a := range f.agents {
+		res.CPUToAvailableAgents += float64(cpuTicks(a.pid())) / 100
+	}
+	for _, p := range f.sims {
+		res.CPUToAvailableSims += float64(cpuTicks(p.pid())) / 100
+	}
 	f.say("all %d hosts available after %.1f s", cfg.Hosts, res.Available.Seconds())
 
 	// Steady state: the agents only refresh statuses.

@@ -44,9 +44,11 @@ func runFleet(ctx context.Context, cfg bench.FleetConfig, emit func(map[string]a
 		"steadyCPUCore": r.SteadyCPU, "steadyCPUPercentPer1000Hosts": cpuPer1k, "steadyWritesPerSecond": r.SteadyWrites,
 		"coordRSSPeakKiB": r.CoordRSSPeak, "coordRSSAvailableKiB": r.CoordRSSAvailable, "coordRSSSteadyKiB": r.CoordRSSSteady,
 		"agentRSSMeanKiB": r.AgentRSSMean, "agentRSSMaxKiB": r.AgentRSSMax, "simRSSMeanKiB": r.SimRSSMean,
-		"connsPerAgentMax": r.ConnsPerAgentMax, "connsPerAgentMean": r.ConnsPerAgentMean, "coordGoroutines": r.CoordGoroutines, "coordHeapInuseBytes": r.CoordHeapInuse},
+		"connsPerAgentMax": r.ConnsPerAgentMax, "connsPerAgentMean": r.ConnsPerAgentMean, "coordGoroutines": r.CoordGoroutines, "cpuToAvailableCoordSeconds": r.CPUToAvailableCoord,
+		"cpuToAvailableAgentsSeconds": r.CPUToAvailableAgents, "cpuToAvailableSimsSeconds": r.CPUToAvailableSims, "coordHeapInuseBytes": r.CoordHeapInuse},
 		fmt.Sprintf(`fleet: %d hosts, %d racks (%d agent processes), %d bmcsim processes, status refresh %s
   all available after      %6.1f s            (goal ≤ 30 s)
+  CPU used until then      coordinator %.1f s, agents %.1f s, bmcsims %.1f s (%.2f cores over the wait)
   detach → ack             p50 %5.1f ms  p99 %5.1f ms  max %5.1f ms   (goal p99 ≤ 50 ms)
   steady coordinator CPU   %5.1f %% of a core = %.2f %% per 1,000 hosts at %.0f writes/s   (goal ≤ 5 %% at 10,000 hosts)
   coordinator RSS          peak while registering %d KiB (%.0f B/host), all available %d KiB (%.0f B/host), steady %d KiB (%.0f B/host)   (goal ≤ 8192 B/host)
@@ -55,6 +57,8 @@ func runFleet(ctx context.Context, cfg bench.FleetConfig, emit func(map[string]a
   agent RSS                mean %d KiB, max %d KiB;  bmcsim RSS mean %d KiB
   connections per agent    max %d, mean %.1f   (goal ≤ 4)`,
 			r.Hosts, r.Racks, r.Racks, cfg.Sims, cfg.StatusRefresh, r.Available.Seconds(),
+			r.CPUToAvailableCoord, r.CPUToAvailableAgents, r.CPUToAvailableSims,
+			(r.CPUToAvailableCoord+r.CPUToAvailableAgents+r.CPUToAvailableSims)/r.Available.Seconds(),
 			ms(r.DetachP50), ms(r.DetachP99), ms(r.DetachMax),
 			100*r.SteadyCPU, cpuPer1k, r.SteadyWrites,
 			r.CoordRSSPeak, perHost(r.CoordRSSPeak), r.CoordRSSAvailable, perHost(r.CoordRSSAvailable), r.CoordRSSSteady, perHost(r.CoordRSSSteady),
