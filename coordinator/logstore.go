@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	wal "github.com/hashicorp/raft-wal"
+	"github.com/hashicorp/raft-wal/metadb"
 	walmetrics "github.com/hashicorp/raft-wal/metrics"
 	"go.etcd.io/bbolt"
 )
@@ -37,6 +38,10 @@ type raftStores struct {
 	stable *raftboltdb.BoltStore
 	logs   raft.LogStore
 	wal    *wal.WAL // nil with LogStoreBolt
+	// meta is raft-wal's own bolt file (wal/wal-meta.db), opened here
+	// because WAL.Close (v0.4.0) does not close it: a reopen in the same
+	// process would block forever on its file lock.
+	meta *metadb.BoltMetaDB
 }
 
 // openRaftStores opens raft.db and the log store kind asks for, refusing a
@@ -83,23 +88,26 @@ func openRaftStores(dataDir, kind string, logger hclog.Logger) (*raftStores, err
 		bolt.Close()
 		return nil, fmt.Errorf("create %s: %w", walDir, err)
 	}
-	w, err := wal.Open(walDir, wal.WithLogger(logger.Named("wal")),
+	meta := &metadb.BoltMetaDB{}
+	w, err := wal.Open(walDir, wal.WithLogger(logger.Named("wal")), wal.WithMetaStore(meta),
 		wal.WithMetricsCollector(walmetrics.NewGoMetricsCollector([]string{"raft", "wal"}, nil, nil)))
 	if err != nil {
+		meta.Close()
 		bolt.Close()
 		return nil, fmt.Errorf("open raft-wal in %s: %w", walDir, err)
 	}
-	st.wal, st.logs = w, w
+	st.wal, st.logs, st.meta = w, w, meta
 	return st, nil
 }
 
 // Close closes the log store and the stable store.
 func (s *raftStores) Close() error {
-	var err error
+	var err, merr error
 	if s.wal != nil {
 		err = s.wal.Close()
+		merr = s.meta.Close()
 	}
-	return errors.Join(err, s.stable.Close())
+	return errors.Join(err, merr, s.stable.Close())
 }
 
 func dirHasFiles(dir string) (bool, error) {
