@@ -22,6 +22,8 @@ type Agent struct {
 	creds  *credCache
 	// cur is the running session (nil while standing by).
 	cur atomic.Pointer[session]
+	// writeSlots bounds the status writes in flight (Config.StatusWriters).
+	writeSlots chan struct{}
 }
 
 // New checks cfg, fills its defaults and returns an Agent.
@@ -29,7 +31,7 @@ func New(cfg Config) (*Agent, error) {
 	if err := cfg.setDefaults(); err != nil {
 		return nil, err
 	}
-	a := &Agent{cfg: cfg, log: cfg.Logger, creds: newCredCache(cfg.Client)}
+	a := &Agent{cfg: cfg, log: cfg.Logger, creds: newCredCache(cfg.Client), writeSlots: make(chan struct{}, cfg.StatusWriters)}
 	a.keeper = newLeaseKeeper(&a.cfg)
 	cfg.Metrics.setSource(a)
 	return a, nil

@@ -21,6 +21,9 @@ const (
 	// available in well under 30 s against BMCs with 200 ms latency (see
 	// DESIGN.md for the measurements) while costing only goroutines.
 	DefaultWorkers = 256
+	// DefaultStatusWriters is CoordinatorConns minus the watch's and the
+	// lease's connections.
+	DefaultStatusWriters = CoordinatorConns - 2
 	// DefaultLeaseTTL is the rack lease TTL asked for.
 	DefaultLeaseTTL = 10 * time.Second
 	// DefaultStatusRefresh is how often an unchanged status is written
@@ -59,6 +62,11 @@ type Config struct {
 	// ActionTimeout bounds one provisioner call (DefaultActionTimeout when
 	// zero).
 	ActionTimeout time.Duration
+	// StatusWriters bounds the status writes in flight at once
+	// (DefaultStatusWriters when zero), so that with CoordinatorTransport's
+	// connection bound the watch and the lease renewals never wait behind
+	// status writes. Workers beyond it wait for a slot.
+	StatusWriters int
 	// WatchTimeout is the long-poll timeout of one watch request
 	// (DefaultWatchTimeout when zero).
 	WatchTimeout time.Duration
@@ -111,6 +119,9 @@ func (c *Config) setDefaults() error {
 	}
 	if c.ActionTimeout <= 0 {
 		c.ActionTimeout = DefaultActionTimeout
+	}
+	if c.StatusWriters <= 0 {
+		c.StatusWriters = DefaultStatusWriters
 	}
 	if c.WatchTimeout <= 0 {
 		c.WatchTimeout = DefaultWatchTimeout

@@ -155,9 +155,15 @@ func (s *session) report(name string, d *hoststate.Decision) error {
 		return fmt.Errorf("%w: lease deadline passed before writing the status of %s", ErrLeaseLost, name)
 	}
 	rep.Status.Epoch = s.lease.Epoch
+	select {
+	case s.a.writeSlots <- struct{}{}:
+	case <-s.ctx.Done():
+		return context.Cause(s.ctx)
+	}
 	ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
 	err := s.a.cfg.Client.ReportStatus(ctx, name, rep)
 	cancel()
+	<-s.a.writeSlots
 	switch {
 	case err == nil:
 		s.a.cfg.Metrics.statusWrites.WithLabelValues("ok").Inc()

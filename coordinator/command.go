@@ -2,7 +2,6 @@ package coordinator
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -10,7 +9,8 @@ import (
 )
 
 // CmdType is the first byte of every Raft log entry the coordinator writes.
-// The second byte is the body's format version; the rest is the body.
+// The second byte is the body's format version (codec.go: 1 JSON, 2
+// MessagePack for the hot-path commands); the rest is the body.
 type CmdType uint8
 
 // Command types. Never renumber: they are in every stored log.
@@ -47,6 +47,9 @@ const (
 // not say otherwise (see versioned).
 const bodyVersion = 1
 
+// batchVersion is the version of the CmdBatch framing.
+const batchVersion = 1
+
 // versioned is implemented by commands whose body moved past version 1: a
 // binary that does not know the newer version refuses the entry
 // (ErrUnknownCommand) instead of applying it without the new fields, which
@@ -57,9 +60,16 @@ type versioned interface {
 
 // maxVersion is the newest body version this binary reads for each type;
 // every older one still decodes (old entries stay in logs and snapshots).
+//
+// Two kinds of version share the byte: a JSON body's layout (PutToken v2
+// adds creation and expiry) and, for the hot-path types of binaryBody,
+// version 2 = the MessagePack body (codec.go).
 func maxVersion(t CmdType) byte {
-	if t == CmdPutToken {
+	switch {
+	case t == CmdPutToken:
 		return putTokenVersion
+	case binaryBody[t]:
+		return bodyBinary
 	}
 	return bodyVersion
 }
@@ -238,18 +248,18 @@ func (TouchTokensCmd) Type() CmdType    { return CmdTouchTokens }
 func (c RevokeTokenCmd) Key() string    { return "t/" + c.ID }
 func (TouchTokensCmd) Key() string      { return "t/touch" }
 
-// Encode writes a command as type byte, version byte, JSON body.
+// Encode writes a command as type byte, version byte, body (v2 binary for
+// the commands in binaryBody, v1 JSON for the rest).
 func Encode(c Command) ([]byte, error) {
-	body, err := json.Marshal(c)
+	ver, body, err := encodeBody(c)
 	if err != nil {
 		return nil, fmt.Errorf("encode command %d: %w", c.Type(), err)
 	}
-	v := byte(bodyVersion)
-	if vc, ok := c.(versioned); ok {
-		v = vc.bodyVersion()
+	if vc, ok := c.(versioned); ok && ver == bodyJSON {
+		ver = vc.bodyVersion() // a JSON body with a newer layout (PutToken v2)
 	}
 	out := make([]byte, 0, len(body)+2)
-	out = append(out, byte(c.Type()), v)
+	out = append(out, byte(c.Type()), ver)
 	return append(out, body...), nil
 }
 
@@ -261,7 +271,7 @@ func EncodeBatch(parts [][]byte) []byte {
 		n += binary.MaxVarintLen64 + len(p)
 	}
 	out := make([]byte, 0, n)
-	out = append(out, byte(CmdBatch), bodyVersion)
+	out = append(out, byte(CmdBatch), batchVersion)
 	out = binary.AppendUvarint(out, uint64(len(parts)))
 	for _, p := range parts {
 		out = binary.AppendUvarint(out, uint64(len(p)))
@@ -272,7 +282,7 @@ func EncodeBatch(parts [][]byte) []byte {
 
 // DecodeBatch splits a CmdBatch entry into its encoded commands.
 func DecodeBatch(b []byte) ([][]byte, error) {
-	if len(b) < 2 || CmdType(b[0]) != CmdBatch || b[1] != bodyVersion {
+	if len(b) < 2 || CmdType(b[0]) != CmdBatch || b[1] != batchVersion {
 		return nil, ErrUnknownCommand
 	}
 	b = b[2:]
@@ -298,49 +308,49 @@ func Decode(b []byte) (Command, error) {
 	if len(b) < 2 {
 		return nil, fmt.Errorf("command too short (%d bytes)", len(b))
 	}
-	if b[1] < 1 || b[1] > maxVersion(CmdType(b[0])) {
-		return nil, fmt.Errorf("%w: type %d version %d", ErrUnknownCommand, b[0], b[1])
+	ver, body := b[1], b[2:]
+	if ver < 1 || ver > maxVersion(CmdType(b[0])) {
+		return nil, fmt.Errorf("%w: type %d version %d", ErrUnknownCommand, b[0], ver)
 	}
-	body := b[2:]
 	var c Command
 	var err error
 	switch CmdType(b[0]) {
 	case CmdInit:
-		c, err = dec[InitCmd](body)
+		c, err = decodeBody[InitCmd](ver, body)
 	case CmdPutHost:
-		c, err = dec[PutHostCmd](body)
+		c, err = decodeBody[PutHostCmd](ver, body)
 	case CmdDeleteHost:
-		c, err = dec[DeleteHostCmd](body)
+		c, err = decodeBody[DeleteHostCmd](ver, body)
 	case CmdPutIntent:
-		c, err = dec[PutIntentCmd](body)
+		c, err = decodeBody[PutIntentCmd](ver, body)
 	case CmdDeleteIntent:
-		c, err = dec[DeleteIntentCmd](body)
+		c, err = decodeBody[DeleteIntentCmd](ver, body)
 	case CmdStatus:
-		c, err = dec[StatusCmd](body)
+		c, err = decodeBody[StatusCmd](ver, body)
 	case CmdLeaseAcquire:
-		c, err = dec[LeaseAcquireCmd](body)
+		c, err = decodeBody[LeaseAcquireCmd](ver, body)
 	case CmdLeaseRenew:
-		c, err = dec[LeaseRenewCmd](body)
+		c, err = decodeBody[LeaseRenewCmd](ver, body)
 	case CmdLeaseRelease:
-		c, err = dec[LeaseReleaseCmd](body)
+		c, err = decodeBody[LeaseReleaseCmd](ver, body)
 	case CmdLeaseExpire:
-		c, err = dec[LeaseExpireCmd](body)
+		c, err = decodeBody[LeaseExpireCmd](ver, body)
 	case CmdPutCredentials:
-		c, err = dec[PutCredentialsCmd](body)
+		c, err = decodeBody[PutCredentialsCmd](ver, body)
 	case CmdPutToken:
-		c, err = dec[PutTokenCmd](body)
+		c, err = decodeBody[PutTokenCmd](ver, body)
 	case CmdSetMember:
-		c, err = dec[SetMemberCmd](body)
+		c, err = decodeBody[SetMemberCmd](ver, body)
 	case CmdRemoveMember:
-		c, err = dec[RemoveMemberCmd](body)
+		c, err = decodeBody[RemoveMemberCmd](ver, body)
 	case CmdNoop:
-		c, err = dec[NoopCmd](body)
+		c, err = decodeBody[NoopCmd](ver, body)
 	case CmdSetPivoted:
-		c, err = dec[SetPivotedCmd](body)
+		c, err = decodeBody[SetPivotedCmd](ver, body)
 	case CmdRevokeToken:
-		c, err = dec[RevokeTokenCmd](body)
+		c, err = decodeBody[RevokeTokenCmd](ver, body)
 	case CmdTouchTokens:
-		c, err = dec[TouchTokensCmd](body)
+		c, err = decodeBody[TouchTokensCmd](ver, body)
 	default:
 		var ok bool
 		if c, ok, err = decodeSealed(CmdType(b[0]), body); !ok {
@@ -351,12 +361,4 @@ func Decode(b []byte) (Command, error) {
 		return nil, fmt.Errorf("decode command type %d: %w", b[0], err)
 	}
 	return c, nil
-}
-
-func dec[T Command](body []byte) (Command, error) {
-	var v T
-	if err := json.Unmarshal(body, &v); err != nil {
-		return nil, err
-	}
-	return v, nil
 }

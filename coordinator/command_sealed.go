@@ -43,9 +43,9 @@ func (c ResealCredentialsCmd) Key() string    { return "c/" + c.Name }
 func decodeSealed(t CmdType, body []byte) (c Command, ok bool, err error) {
 	switch t {
 	case CmdPutSealedCredentials:
-		c, err = dec[PutSealedCredentialsCmd](body)
+		c, err = decodeBody[PutSealedCredentialsCmd](bodyJSON, body)
 	case CmdResealCredentials:
-		c, err = dec[ResealCredentialsCmd](body)
+		c, err = decodeBody[ResealCredentialsCmd](bodyJSON, body)
 	default:
 		return nil, false, nil
 	}

@@ -11,9 +11,23 @@ import (
 type Config struct {
 	// NodeID is this member's Raft server ID (unique in the cluster).
 	NodeID string
-	// DataDir holds raft.db (bolt log and stable store), snapshots/ and,
+	// DataDir holds raft.db (the bolt stable store, and the log with
+	// LogStore "bolt"), wal/ (the log with LogStore "wal"), snapshots/ and,
 	// on the bootstrapping node, admin.token.
 	DataDir string
+	// LogStore is where the Raft log lives: LogStoreWAL ("wal", the
+	// default: hashicorp/raft-wal segment files in DataDir/wal, one fsync
+	// of a preallocated file per append) or LogStoreBolt ("bolt": raft.db,
+	// as before 2026-11-23, two fdatasyncs per append). It is fixed for the life of
+	// a data dir: Open refuses a data dir whose log the other store wrote
+	// (ErrLogStoreMismatch) rather than start from an empty log. To switch
+	// a member, remove it from the cluster, move its data dir away and
+	// join it again with the new store (it receives a snapshot).
+	// raft-wal caveats: it preallocates 64 MiB segment files (even a
+	// small cluster uses 64 MiB+ of disk for the log), creates them 0644
+	// (the data dir itself is 0700), and is a pre-1.0 module (pinned at
+	// v0.4.0 here) whose on-disk format a later release may change.
+	LogStore string
 	// HTTPURL is this member's API URL as other members and clients reach
 	// it, e.g. http://127.0.0.1:7480; it is stored in the FSM so any
 	// member can name the leader's API.
@@ -86,6 +100,9 @@ func (c *Config) applyDefaults() {
 	}
 	if c.TouchInterval <= 0 {
 		c.TouchInterval = 30 * time.Second
+	}
+	if c.LogStore == "" {
+		c.LogStore = LogStoreWAL
 	}
 	if c.RaftLogLevel == "" {
 		c.RaftLogLevel = "warn"

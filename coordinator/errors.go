@@ -42,6 +42,10 @@ var (
 	// ErrUnknownCommand means a log entry carries a command type or
 	// version this binary does not know: upgrade this node.
 	ErrUnknownCommand = errors.New("unknown command type or version in the Raft log; this binary is older than the cluster")
+	// ErrLogStoreMismatch means the data dir's Raft log was written by the
+	// other log store (Config.LogStore): start with the store it was
+	// written with, or re-join the member with a fresh data dir to switch.
+	ErrLogStoreMismatch = errors.New("the data dir's Raft log was written by another log store")
 	// ErrSnapshotVersion means a snapshot was written by an unknown version.
 	ErrSnapshotVersion = errors.New("snapshot has an unknown format version; this binary is older than the cluster")
 )

@@ -282,7 +282,7 @@ func TestBatchEntryAppliesEachCommand(t *testing.T) {
 	if h.f.AppliedIndex() != 1 {
 		t.Fatal("applied index")
 	}
-	if _, err := DecodeBatch([]byte{byte(CmdBatch), bodyVersion, 5, 1}); err == nil {
+	if _, err := DecodeBatch([]byte{byte(CmdBatch), batchVersion, 5, 1}); err == nil {
 		t.Fatal("truncated batch decoded")
 	}
 }

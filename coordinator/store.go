@@ -16,8 +16,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
-	"go.etcd.io/bbolt"
 )
 
 // Store is one coordinator member: Raft, the FSM, the write batcher and the
@@ -28,7 +26,7 @@ type Store struct {
 	fsm    *FSM
 	raft   *raft.Raft
 	trans  *raft.NetworkTransport
-	bolt   *raftboltdb.BoltStore
+	stores *raftStores
 	batch  *batcher
 	timers *leaseTimers
 
@@ -88,61 +86,58 @@ func Open(cfg Config) (*Store, error) {
 		rc.TrailingLogs = cfg.TrailingLogs
 	}
 
-	// NoFreelistSync: bolt rebuilds its freelist on open instead of writing
-	// it at every commit, which halves the pages each log append syncs.
-	bolt, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(cfg.DataDir, "raft.db"),
-		BoltOptions: &bbolt.Options{Timeout: 5 * time.Second, NoFreelistSync: true, FreelistType: bbolt.FreelistMapType}})
+	stores, err := openRaftStores(cfg.DataDir, cfg.LogStore, rc.Logger)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", filepath.Join(cfg.DataDir, "raft.db"), err)
+		return nil, err
 	}
-	s.bolt = bolt
-	logs, err := raft.NewLogCache(1024, bolt)
+	s.stores = stores
+	logs, err := raft.NewLogCache(1024, stores.logs)
 	if err != nil {
-		bolt.Close()
+		stores.Close()
 		return nil, err
 	}
 	fileSnaps, err := raft.NewFileSnapshotStoreWithLogger(filepath.Join(cfg.DataDir), 2, rc.Logger)
 	if err != nil {
-		bolt.Close()
+		stores.Close()
 		return nil, fmt.Errorf("snapshot store in %s: %w", cfg.DataDir, err)
 	}
 	snaps := &secureSnapshots{FileSnapshotStore: fileSnaps, dir: filepath.Join(cfg.DataDir, "snapshots")}
 	if _, err := SecureDataDir(snaps.dir); err != nil {
-		bolt.Close()
+		stores.Close()
 		return nil, err
 	}
 	addr, err := net.ResolveTCPAddr("tcp", cfg.RaftAddr)
 	if err != nil {
-		bolt.Close()
+		stores.Close()
 		return nil, fmt.Errorf("raft address %q: %w", cfg.RaftAddr, err)
 	}
 	var trans *raft.NetworkTransport
 	if cfg.RaftTLS != nil {
 		stream, err := newTLSStream(cfg.RaftAddr, addr, cfg.RaftTLS, s.log)
 		if err != nil {
-			bolt.Close()
+			stores.Close()
 			return nil, fmt.Errorf("listen for raft (TLS) on %s: %w", cfg.RaftAddr, err)
 		}
 		trans = raft.NewNetworkTransportWithLogger(stream, 8, 10*time.Second, rc.Logger)
 	} else {
 		trans, err = raft.NewTCPTransportWithLogger(cfg.RaftAddr, addr, 8, 10*time.Second, rc.Logger)
 		if err != nil {
-			bolt.Close()
+			stores.Close()
 			return nil, fmt.Errorf("listen for raft on %s: %w", cfg.RaftAddr, err)
 		}
 	}
 	s.trans = trans
 
-	existing, err := raft.HasExistingState(logs, bolt, snaps)
+	existing, err := raft.HasExistingState(logs, stores.stable, snaps)
 	if err != nil {
 		trans.Close()
-		bolt.Close()
+		stores.Close()
 		return nil, err
 	}
-	r, err := raft.NewRaft(rc, s.fsm, logs, bolt, snaps, trans)
+	r, err := raft.NewRaft(rc, s.fsm, logs, stores.stable, snaps, trans)
 	if err != nil {
 		trans.Close()
-		bolt.Close()
+		stores.Close()
 		return nil, fmt.Errorf("start raft: %w", err)
 	}
 	s.raft = r
@@ -311,8 +306,8 @@ func (s *Store) Close() error {
 		if s.trans != nil {
 			s.trans.Close()
 		}
-		if s.bolt != nil {
-			s.bolt.Close()
+		if s.stores != nil {
+			s.stores.Close()
 		}
 	})
 	return err

@@ -9,12 +9,18 @@
 #      the VM's steal time, which swings from ~0 to >50 % within minutes
 #      here, falls on both alike.
 #   2. Failover: kill -9 of the leader → next accepted write.
+#   2b. Raft log store: bolt vs wal clusters, interleaved, with raft's own
+#      timings (leader dispatchLog, follower storeLogs, commitTime).
 #   3. Memory: 100,000 hosts with hardware details → coordinator RSS per
 #      host; restart → serving again.
-#   4. The Go benchmarks of the packages (bmcsim, agent) where present.
+#   4. Fleet: BENCH_FLEET_HOSTS (10,000) hosts over BENCH_FLEET_RACKS (100)
+#      racks, one real rackfence-agent per rack, BENCH_FLEET_SIMS (4)
+#      rackfence-bmcsim processes, one coordinator: time to all available,
+#      detach → ack under status traffic, steady CPU, RSS, connections.
+#   5. The Go benchmarks of the packages (bmcsim, agent) where present.
 # Knobs: BENCH_SLICE (5s) and BENCH_ROUNDS (6) for the comparison,
 # BENCH_DURATION (10s, rackfence alone when etcd is skipped), BENCH_CLIENTS (1,16,64), BENCH_FILL_HOSTS
-# (100000), BENCH_SKIP (space-separated: etcd writes failover memory go).
+# (100000), BENCH_SKIP (space-separated: etcd writes failover logstore memory fleet go).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${RACKFENCE_BIN:-$PWD/bin}
@@ -23,6 +29,9 @@ SLICE=${BENCH_SLICE:-5s}
 ROUNDS=${BENCH_ROUNDS:-6}
 CLIENTS=${BENCH_CLIENTS:-1,16,64}
 FILL=${BENCH_FILL_HOSTS:-100000}
+FLEET_HOSTS=${BENCH_FLEET_HOSTS:-10000}
+FLEET_RACKS=${BENCH_FLEET_RACKS:-100}
+FLEET_SIMS=${BENCH_FLEET_SIMS:-4}
 SKIP=" ${BENCH_SKIP:-} "
 W=$(mktemp -d /tmp/rackfence-bench.XXXX)
 PIDS=()
@@ -60,21 +69,37 @@ start_etcd() {
   [ -n "$ETCD_LEADER" ] || ETCD_LEADER=http://127.0.0.1:23791
 }
 
-start_rf() { # start a 3-node rackfence cluster on 127.0.0.1..3
+start_rf() { # [PORT_BASE [LOG_STORE]]: a 3-node rackfence cluster on 127.0.0.1..3
+  local pb=${1:-7580} store=${2:-wal} tag=rf${1:-}
   for i in 1 2 3; do
-    local args=(--node-id n$i --data-dir "$W/rf$i" --http-addr 127.0.0.$i:7580 --raft-addr 127.0.0.$i:7581)
-    if [ $i -gt 1 ]; then args+=(--join http://127.0.0.1:7580 --join-token-file "$W/rf1/admin.token"); fi
-    "$BIN/rackfence-coordinator" "${args[@]}" >"$W/rf$i.log" 2>&1 &
+    local args=(--node-id n$i --data-dir "$W/$tag$i" --http-addr 127.0.0.$i:$pb --raft-addr 127.0.0.$i:$((pb+1)) --raft-log-store "$store")
+    if [ $i -gt 1 ]; then args+=(--join http://127.0.0.1:$pb --join-token-file "$W/${tag}1/admin.token"); fi
+    "$BIN/rackfence-coordinator" "${args[@]}" >"$W/$tag$i.log" 2>&1 &
     PIDS+=($!); eval "RF_PID$i=$!"
-    wait_http http://127.0.0.$i:7580/v1/health
-    if [ $i -eq 1 ]; then for _ in $(seq 1 100); do [ -s "$W/rf1/admin.token" ] && break; sleep 0.1; done; fi
+    wait_http http://127.0.0.$i:$pb/v1/health
+    if [ $i -eq 1 ]; then for _ in $(seq 1 100); do [ -s "$W/${tag}1/admin.token" ] && break; sleep 0.1; done; fi
   done
-  TOKEN_FILE="$W/rf1/admin.token"
+  TOKEN_FILE="$W/${tag}1/admin.token"
   for _ in $(seq 1 100); do
-    n=$(curl -fsS -H "Authorization: Bearer $(cat $TOKEN_FILE)" http://127.0.0.1:7580/v1/status 2>/dev/null | grep -o '"id"' | wc -l || true)
+    n=$(curl -fsS -H "Authorization: Bearer $(cat $TOKEN_FILE)" http://127.0.0.1:$pb/v1/status 2>/dev/null | grep -o '"id"' | wc -l || true)
     [ "${n:-0}" -ge 3 ] && break; sleep 0.2
   done
-  RF_LEADER=$(curl -fsS -H "Authorization: Bearer $(cat $TOKEN_FILE)" http://127.0.0.1:7580/v1/status | sed -n 's/.*"leader":"\([^"]*\)".*/\1/p')
+  RF_LEADER=$(curl -fsS -H "Authorization: Bearer $(cat $TOKEN_FILE)" http://127.0.0.1:$pb/v1/status | sed -n 's/.*"leader":"\([^"]*\)".*/\1/p')
+}
+
+# raft_ms PORT_BASE TOKEN_FILE: cumulative "count sum" of raft's timings over
+# the three members (dispatchLog and commitTime come from the leader,
+# rpc_appendEntries_storeLogs from the followers).
+raft_ms() {
+  for i in 1 2 3; do curl -fsS -H "Authorization: Bearer $(cat $2)" "http://127.0.0.$i:$1/metrics"; done | awk '
+    /^rackfence_raft_(leader_dispatchLog|commitTime|rpc_appendEntries_storeLogs|replication_appendEntries_rpc)_(sum|count) /{
+      k=$1; sub(/_(sum|count)$/,"",k); if ($1 ~ /_sum$/) s[k]+=$2; else c[k]+=$2 }
+    END { for (k in c) printf "%s %d %.3f\n", k, c[k], s[k] }'
+}
+# raft_delta BEFORE AFTER: mean milliseconds per sample between two raft_ms outputs.
+raft_delta() {
+  awk 'NR==FNR { c[$1]=$2; s[$1]=$3; next }
+       { n=$2-c[$1]; if (n>0) { k=$1; sub(/^rackfence_raft_/,"",k); printf "  %-38s %8.2f ms mean over %d\n", k, ($3-s[$1])/n, n } }' "$1" "$2" | sort
 }
 
 rss_kib() { awk '/VmRSS/{print $2}' /proc/$1/status; }
@@ -101,6 +126,22 @@ if ! skip writes; then
   for p in $RF_PID1 $RF_PID2 $RF_PID3; do kill -9 $p 2>/dev/null || true; done
 fi
 
+if ! skip logstore; then
+  say "Raft log store: --raft-log-store bolt (A) vs wal (B), two 3-member clusters, interleaved ABBA, ${ROUNDS} rounds × ${SLICE}; raft's timings on each leader"
+  start_rf 7590 bolt; BOLT_LEADER=$RF_LEADER; BOLT_TOKEN=$TOKEN_FILE; BOLT_PIDS="$RF_PID1 $RF_PID2 $RF_PID3"
+  start_rf 7600 wal; WAL_LEADER=$RF_LEADER; WAL_TOKEN=$TOKEN_FILE; WAL_PIDS="$RF_PID1 $RF_PID2 $RF_PID3"
+  for n in ${CLIENTS//,/ }; do
+    raft_ms 7590 "$BOLT_TOKEN" >"$W/bolt.0"; raft_ms 7600 "$WAL_TOKEN" >"$W/wal.0"
+    "$BIN/rackfence-load" compare --a-target rackfence --a-url "$BOLT_LEADER" --a-token-file "$BOLT_TOKEN" \
+      --b-target rackfence --b-url "$WAL_LEADER" --b-token-file "$WAL_TOKEN" --clients "$n" --slice "$SLICE" --rounds "$ROUNDS"
+    raft_ms 7590 "$BOLT_TOKEN" >"$W/bolt.1"; raft_ms 7600 "$WAL_TOKEN" >"$W/wal.1"
+    echo " bolt cluster, $n clients:"; raft_delta "$W/bolt.0" "$W/bolt.1"
+    echo " wal cluster, $n clients:"; raft_delta "$W/wal.0" "$W/wal.1"
+  done
+  echo "ratio = wal/bolt writes/s; dispatchLog = the leader's log write+sync, rpc_appendEntries_storeLogs = a follower's"
+  for p in $BOLT_PIDS $WAL_PIDS; do kill -9 $p 2>/dev/null || true; done
+fi
+
 if ! skip memory; then
   say "memory: $FILL hosts with hardware details in one coordinator"
   rm -rf "$W/mem"
@@ -123,6 +164,16 @@ if ! skip memory; then
   t1=$(date +%s.%N)
   echo "restart with $FILL hosts → serving a linearizable read in $(awk -v a=$t0 -v b=$t1 'BEGIN{printf "%.2f", b-a}') s (goal ≤ 10); RSS after restart $(rss_kib $MPID) KiB"
   kill -9 $MPID 2>/dev/null || true
+fi
+
+if ! skip fleet; then
+  say "fleet: $FLEET_HOSTS hosts over $FLEET_RACKS racks, one real agent per rack, bmcsim BMCs, one coordinator"
+  read -r -a c0 < <(head -1 /proc/stat)
+  "$BIN/rackfence-load" fleet --bin "$BIN" --hosts "$FLEET_HOSTS" --racks "$FLEET_RACKS" --sims "$FLEET_SIMS" \
+    --steady "${BENCH_FLEET_STEADY:-60s}" --status-refresh "${BENCH_FLEET_REFRESH:-60s}"
+  read -r -a c1 < <(head -1 /proc/stat)
+  t=0; for k in 1 2 3 4 5 6 7 8; do t=$(( t + c1[k] - c0[k] )); done
+  echo "during the fleet run: steal $(( 100 * (c1[8] - c0[8]) / (t > 0 ? t : 1) )) %, load average $(cut -d' ' -f1-3 /proc/loadavg) (2 cores, shared)"
 fi
 
 if ! skip go; then

@@ -153,11 +153,9 @@ func serve(o options, log *slog.Logger) error {
 	if o.bmcTimeout <= 0 {
 		o.bmcTimeout = 20 * time.Second
 	}
-	// Keep a connection per worker to the coordinator instead of net/http's
-	// 2 idle ones, so concurrent status writes do not churn connections.
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConns = 2 * (o.workers + 8)
-	tr.MaxIdleConnsPerHost = o.workers + 8
+	// At most agent.CoordinatorConns connections to the coordinator (the
+	// cluster trust and the client certificate are set on it by client.New).
+	tr := agent.CoordinatorTransport(nil)
 	// The agent's client certificate, obtained with the token below once
 	// the coordinator is reached over TLS; empty until then.
 	cert := &pki.Holder{}

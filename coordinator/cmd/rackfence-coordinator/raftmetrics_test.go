@@ -29,7 +29,7 @@ func TestRaftTimingsOnMetrics(t *testing.T) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	for _, name := range []string{"rackfence_raft_commit_seconds_count", "rackfence_raft_leader_dispatch_log_seconds_count",
-		"rackfence_raft_boltdb_store_logs_seconds_count", "rackfence_apply_seconds_count", "rackfence_raft_became_leader_total"} {
+		"rackfence_apply_seconds_count", "rackfence_raft_became_leader_total"} {
 		if !strings.Contains(string(b), "\n"+name+" ") {
 			t.Errorf("/metrics (%d) has no %s", resp.StatusCode, name)
 		}

@@ -5,6 +5,7 @@
 //	rackfence-load compare --a-target etcd --a-url U --b-target rackfence --b-url U --b-token-file F --clients 1,64 --slice 5s --rounds 6
 //	rackfence-load failover --urls U1,U2,U3 --pids U1=PID,… --token-file F
 //	rackfence-load fill --url U --token-file F --hosts 100000
+//	rackfence-load fleet --hosts 10000 --racks 100 --sims 4   (starts its own coordinator, agents, bmcsims)
 //
 // It prints one line per measurement, human-readable, and with -o json one
 // JSON object per line.
@@ -27,7 +28,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 || strings.HasPrefix(os.Args[1], "-") {
-		fmt.Fprintln(os.Stderr, "usage: rackfence-load write|compare|failover|fill [flags]  (rackfence-load MODE --help)")
+		fmt.Fprintln(os.Stderr, "usage: rackfence-load write|compare|failover|fill|fleet [flags]  (rackfence-load MODE --help)")
 		os.Exit(2)
 	}
 	mode := os.Args[1]
@@ -52,6 +53,15 @@ func main() {
 	bToken := fs.String("b-token-file", "", "compare: the measured target's admin token file (rackfence)")
 	slice := fs.Duration("slice", 5*time.Second, "compare: measured time per target per round")
 	rounds := fs.Int("rounds", 6, "compare: rounds, each one slice of A and one of B (order ABBA)")
+	racks := fs.Int("racks", 100, "fleet: racks, one real rackfence-agent process each")
+	sims := fs.Int("sims", 4, "fleet: rackfence-bmcsim processes sharing the BMCs (one listening port per BMC)")
+	binDir := fs.String("bin", "", "fleet: directory of the rackfence binaries (default: this program's)")
+	workDir := fs.String("dir", "", "fleet: work directory, kept afterwards (default: a temporary one, removed)")
+	refresh := fs.Duration("status-refresh", time.Minute, "fleet: the agents' --status-refresh (steady-state traffic = hosts / refresh)")
+	steady := fs.Duration("steady", time.Minute, "fleet: window over which steady-state coordinator CPU is measured")
+	detaches := fs.Int("detaches", 200, "fleet: detach → ack latencies measured")
+	coordArgs := fs.StringArray("coordinator-arg", nil, "fleet: extra coordinator flag (repeatable)")
+	agentArgs := fs.StringArray("agent-arg", nil, "fleet: extra agent flag (repeatable)")
 	out := fs.StringP("output", "o", "text", "text or json")
 	if err := fs.Parse(os.Args[2:]); err != nil {
 		if err == flag.ErrHelp {
@@ -139,8 +149,14 @@ func main() {
 		}
 		emit(map[string]any{"hosts": *hosts, "seconds": time.Since(start).Seconds()},
 			fmt.Sprintf("fill: %d hosts with status and hardware details in %.1f s", *hosts, time.Since(start).Seconds()))
+	case "fleet":
+		if !fs.Changed("hosts") {
+			*hosts = 10000
+		}
+		runFleet(ctx, bench.FleetConfig{Bin: *binDir, Dir: *workDir, Hosts: *hosts, Racks: *racks, Sims: *sims,
+			StatusRefresh: *refresh, Steady: *steady, Detaches: *detaches, CoordArgs: *coordArgs, AgentArgs: *agentArgs}, emit)
 	default:
-		fail(fmt.Errorf("unknown mode %q: use write, failover or fill", mode))
+		fail(fmt.Errorf("unknown mode %q: use write, compare, failover, fill or fleet", mode))
 	}
 }
 

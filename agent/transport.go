@@ -1,0 +1,31 @@
+package agent
+
+import (
+	"crypto/tls"
+	"net/http"
+)
+
+// CoordinatorConns bounds the connections an agent holds to one
+// coordinator member: one for the watch's long poll, one for lease
+// renewals and credential reads, StatusWriters for status writes. Each
+// connection costs the coordinator a goroutine and two bufio buffers
+// (8 KiB); before this bound every busy worker kept a connection of its
+// own (issue 16: 3,868 connections for 40 agents).
+const CoordinatorConns = 4
+
+// CoordinatorTransport is the HTTP transport of every call an agent makes
+// to the coordinator. tlsConfig (nil: plain HTTP) is the agent's TLS
+// client configuration: CA pin, client certificate. Over TLS the
+// transport negotiates HTTP/2 (ForceAttemptHTTP2), which multiplexes every
+// call on one connection; over plain HTTP/1.1 it keeps a pool of at most
+// CoordinatorConns, and requests beyond it wait for a free connection.
+func CoordinatorTransport(tlsConfig *tls.Config) *http.Transport {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = tlsConfig
+	tr.ForceAttemptHTTP2 = true
+	tr.MaxConnsPerHost = CoordinatorConns
+	tr.MaxIdleConnsPerHost = CoordinatorConns
+	// Several members (failover) each get their own bound.
+	tr.MaxIdleConns = 4 * CoordinatorConns
+	return tr
+}

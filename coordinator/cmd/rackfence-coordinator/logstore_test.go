@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+
+	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/testenv"
+)
+
+// logStoreNode is one single-member coordinator process on a fixed data
+// dir and fixed ports, started with whatever --raft-log-store a step asks.
+type logStoreNode struct {
+	t              *testing.T
+	bin, dir, addr string
+	raftAddr       string
+}
+
+func (n *logStoreNode) start(store string) *testenv.Process {
+	args := []string{"--data-dir", n.dir, "--http-addr", n.addr, "--raft-addr", n.raftAddr, "--node-id", "ls1"}
+	if store != "" {
+		args = append(args, "--raft-log-store", store)
+	}
+	return testenv.Start(n.t, "coordinator --raft-log-store="+store, n.bin, nil, args...)
+}
+
+func (n *logStoreNode) client() *client.Client {
+	tok, err := client.ReadTokenFile(filepath.Join(n.dir, "admin.token"))
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	c, err := client.New(client.Config{Coordinator: "http://" + n.addr, Token: tok})
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	return c
+}
+
+// serve starts the node with store and waits until it answers a write.
+func (n *logStoreNode) serve(store string) (*testenv.Process, *client.Client) {
+	p := n.start(store)
+	testenv.Eventually(n.t, 60*time.Second, "coordinator with --raft-log-store "+store+" serving", func() error {
+		if p.Exited() {
+			n.t.Fatalf("coordinator exited:\n%s", p.Output())
+		}
+		if _, err := os.Stat(filepath.Join(n.dir, "admin.token")); err != nil {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return n.client().SetCredentials(ctx, "probe", api.Credentials{Username: "u", Password: "p"})
+	})
+	return p, n.client()
+}
+
+// refused starts the node with store and expects it to exit non-zero
+// with an error that names the store to use.
+func (n *logStoreNode) refused(store, want string) {
+	n.t.Helper()
+	p := n.start(store)
+	err, done := p.Wait(60 * time.Second)
+	if !done {
+		n.t.Fatalf("--raft-log-store %s on a data dir written by %s kept running; want a refusal:\n%s", store, want, p.Output())
+	}
+	if err == nil {
+		n.t.Fatalf("--raft-log-store %s on a data dir written by %s exited 0; want an error:\n%s", store, want, p.Output())
+	}
+	out := p.Output()
+	if !strings.Contains(out, "start with --raft-log-store "+want) || !strings.Contains(out, "re-join") {
+		n.t.Fatalf("refusal does not say what to do (want --raft-log-store %s and re-join):\n%s", want, out)
+	}
+}
+
+func newLogStoreNode(t *testing.T) *logStoreNode {
+	return &logStoreNode{t: t, bin: testenv.Binary(t, "rackfence-coordinator"), dir: filepath.Join(t.TempDir(), "data"),
+		addr:     fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, "127.0.0.1")),
+		raftAddr: fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, "127.0.0.1"))}
+}
+
+func writeCreds(t *testing.T, c *client.Client, n int) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for i := 0; i < n; i++ {
+		if err := c.SetCredentials(ctx, fmt.Sprintf("c%d", i), api.Credentials{Username: fmt.Sprintf("user%d", i), Password: "p"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func checkCreds(t *testing.T, c *client.Client, n int) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for i := 0; i < n; i++ {
+		cr, err := c.GetCredentials(ctx, fmt.Sprintf("c%d", i))
+		if err != nil {
+			t.Fatalf("after restart, credentials c%d: %v", i, err)
+		}
+		if want := fmt.Sprintf("user%d", i); cr.Username != want {
+			t.Fatalf("after restart, credentials c%d hold user %q, want %q", i, cr.Username, want)
+		}
+	}
+}
+
+// boltLastIndex reads the last Raft log index kept in raft.db (0 = the
+// log is not there). The node must be stopped.
+func boltLastIndex(t *testing.T, dir string) uint64 {
+	b, err := raftboltdb.NewBoltStore(filepath.Join(dir, "raft.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	last, err := b.LastIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return last
+}
+
+// A data dir written with the default (wal) log store keeps its log in
+// wal/, refuses to open as bolt, and opens again as wal with every write.
+func TestLogStoreWALRefusesBolt(t *testing.T) {
+	n := newLogStoreNode(t)
+	p, c := n.serve("")
+	writeCreds(t, c, 40)
+	p.Stop(30 * time.Second)
+	if _, err := os.Stat(filepath.Join(n.dir, "wal", "wal-meta.db")); err != nil {
+		t.Fatalf("default log store wrote no raft-wal directory: %v", err)
+	}
+	if last := boltLastIndex(t, n.dir); last != 0 {
+		t.Fatalf("with the wal log store raft.db holds log entries up to %d; want none (stable store only)", last)
+	}
+	n.refused("bolt", "wal")
+	p, c = n.serve("wal")
+	checkCreds(t, c, 40)
+	p.Stop(30 * time.Second)
+}
+
+// A data dir written with --raft-log-store bolt (as every data dir before
+// raft-wal) refuses to open with the new default and opens as bolt.
+func TestLogStoreBoltRefusesWAL(t *testing.T) {
+	n := newLogStoreNode(t)
+	p, c := n.serve("bolt")
+	writeCreds(t, c, 40)
+	p.Kill() // no snapshot on shutdown: the writes are only in the log
+	if last := boltLastIndex(t, n.dir); last == 0 {
+		t.Fatal("with --raft-log-store bolt raft.db holds no log entries")
+	}
+	n.refused("", "bolt")
+	n.refused("wal", "bolt")
+	if _, err := os.Stat(filepath.Join(n.dir, "wal")); err == nil {
+		ents, _ := os.ReadDir(filepath.Join(n.dir, "wal"))
+		if len(ents) > 0 {
+			t.Fatalf("the refused wal start left %d files in wal/", len(ents))
+		}
+	}
+	p, c = n.serve("bolt")
+	checkCreds(t, c, 40)
+	p.Stop(30 * time.Second)
+}
+
+func TestLogStoreUnknownRefused(t *testing.T) {
+	n := newLogStoreNode(t)
+	p := n.start("rocks")
+	err, done := p.Wait(60 * time.Second)
+	if !done || err == nil || !strings.Contains(p.Output(), `--raft-log-store) \"rocks\" is unknown`) {
+		t.Fatalf("--raft-log-store rocks: want a refusal naming the flag; exited=%v err=%v:\n%s", done, err, p.Output())
+	}
+}

@@ -1,0 +1,122 @@
+package coordinator
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	wal "github.com/hashicorp/raft-wal"
+	"github.com/hashicorp/raft-wal/metadb"
+	walmetrics "github.com/hashicorp/raft-wal/metrics"
+	"go.etcd.io/bbolt"
+)
+
+// Raft log stores (Config.LogStore, --raft-log-store).
+const (
+	// LogStoreWAL keeps the Raft log in hashicorp/raft-wal segment files
+	// under DATA/wal/ (the default): an append is one write and one fsync
+	// of the preallocated tail segment.
+	LogStoreWAL = "wal"
+	// LogStoreBolt keeps the Raft log in raft.db beside the stable store
+	// (raft-boltdb/v2, the store before 2026-11-23): an append is a bolt
+	// transaction, two fdatasyncs (data pages, then the meta page).
+	LogStoreBolt = "bolt"
+)
+
+// walDirName is the raft-wal directory inside the data dir.
+const walDirName = "wal"
+
+// raftStores are the stores one member's Raft runs on: raft.db (bolt) is
+// always the stable store (term, vote); the log is in bolt too or in a
+// raft-wal directory, never both.
+type raftStores struct {
+	stable *raftboltdb.BoltStore
+	logs   raft.LogStore
+	wal    *wal.WAL // nil with LogStoreBolt
+	// meta is raft-wal's own bolt file (wal/wal-meta.db), opened here
+	// because WAL.Close (v0.4.0) does not close it: a reopen in the same
+	// process would block forever on its file lock.
+	meta *metadb.BoltMetaDB
+}
+
+// openRaftStores opens raft.db and the log store kind asks for, refusing a
+// data dir whose log was written by the other kind (ErrLogStoreMismatch):
+// opening it would start from an empty log beside a stable store that
+// remembers a term and vote, i.e. silently lose every entry not yet in a
+// snapshot.
+func openRaftStores(dataDir, kind string, logger hclog.Logger) (*raftStores, error) {
+	if kind != LogStoreWAL && kind != LogStoreBolt {
+		return nil, fmt.Errorf("raft log store (--raft-log-store) %q is unknown: use %q or %q", kind, LogStoreWAL, LogStoreBolt)
+	}
+	walDir := filepath.Join(dataDir, walDirName)
+	walUsed, err := dirHasFiles(walDir)
+	if err != nil {
+		return nil, err
+	}
+	if kind == LogStoreBolt && walUsed {
+		return nil, fmt.Errorf("%w: %s holds a raft-wal log but --raft-log-store is %q; start with --raft-log-store %s (the store this data dir was written with), or move the data dir away and re-join this member to switch",
+			ErrLogStoreMismatch, walDir, kind, LogStoreWAL)
+	}
+	// NoFreelistSync: bolt rebuilds its freelist on open instead of writing
+	// it at every commit, which halves the pages each log append syncs.
+	dbPath := filepath.Join(dataDir, "raft.db")
+	bolt, err := raftboltdb.New(raftboltdb.Options{Path: dbPath,
+		BoltOptions: &bbolt.Options{Timeout: 5 * time.Second, NoFreelistSync: true, FreelistType: bbolt.FreelistMapType}})
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", dbPath, err)
+	}
+	st := &raftStores{stable: bolt, logs: bolt}
+	if kind == LogStoreBolt {
+		return st, nil
+	}
+	last, err := bolt.LastIndex()
+	if err != nil {
+		bolt.Close()
+		return nil, fmt.Errorf("read %s: %w", dbPath, err)
+	}
+	if last > 0 {
+		bolt.Close()
+		return nil, fmt.Errorf("%w: %s holds a bolt Raft log (last index %d) but --raft-log-store is %q; start with --raft-log-store %s (the store this data dir was written with), or move the data dir away and re-join this member to switch",
+			ErrLogStoreMismatch, dbPath, last, kind, LogStoreBolt)
+	}
+	if err := os.MkdirAll(walDir, 0o700); err != nil {
+		bolt.Close()
+		return nil, fmt.Errorf("create %s: %w", walDir, err)
+	}
+	meta := &metadb.BoltMetaDB{}
+	w, err := wal.Open(walDir, wal.WithLogger(logger.Named("wal")), wal.WithMetaStore(meta),
+		wal.WithMetricsCollector(walmetrics.NewGoMetricsCollector([]string{"raft", "wal"}, nil, nil)))
+	if err != nil {
+		meta.Close()
+		bolt.Close()
+		return nil, fmt.Errorf("open raft-wal in %s: %w", walDir, err)
+	}
+	st.wal, st.logs, st.meta = w, w, meta
+	return st, nil
+}
+
+// Close closes the log store and the stable store.
+func (s *raftStores) Close() error {
+	var err, merr error
+	if s.wal != nil {
+		err = s.wal.Close()
+		merr = s.meta.Close()
+	}
+	return errors.Join(err, merr, s.stable.Close())
+}
+
+func dirHasFiles(dir string) (bool, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read %s: %w", dir, err)
+	}
+	return len(ents) > 0, nil
+}
