@@ -212,6 +212,14 @@ func TestV1LogStillDecodes(t *testing.T) {
 	if err := g.restore(bytes.NewReader(b)); err != nil {
 		t.Fatal(err)
 	}
+	// A credential's Index (its last write, for re-sealing) is newer than
+	// this snapshot format: an old snapshot restores it as 0.
+	for _, st := range []*state{g.s, old.s} {
+		for k, c := range st.Creds {
+			c.Index = 0
+			st.Creds[k] = c
+		}
+	}
 	if !reflect.DeepEqual(g.s, old.s) {
 		t.Fatalf("old snapshot restores to\n%+v\nwant\n%+v", g.s, old.s)
 	}
@@ -225,7 +233,7 @@ func TestBinaryBodyRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if binaryBody[c.Type()] != (e[1] == bodyBinary) {
+		if _, layout := c.(versioned); !layout && binaryBody[c.Type()] != (e[1] == bodyBinary) {
 			t.Fatalf("type %d written as version %d", c.Type(), e[1])
 		}
 		got, err := Decode(e)
@@ -236,7 +244,9 @@ func TestBinaryBodyRoundTrip(t *testing.T) {
 			t.Fatalf("type %d round trip:\n got %+v\nwant %+v", c.Type(), got, c)
 		}
 	}
-	e, _ := Encode(PutTokenCmd{Hash: "x", Name: "n", Role: "admin"})
+	// (PutToken's version 2 is a JSON layout, so SetMember stands for the
+	// JSON-only commands here.)
+	e, _ := Encode(SetMemberCmd{ID: "n9", HTTPAddr: "http://127.0.0.1:1"})
 	e[1] = bodyBinary
 	if _, err := Decode(e); !errors.Is(err, ErrUnknownCommand) {
 		t.Fatalf("binary body of a JSON-only command: %v", err)

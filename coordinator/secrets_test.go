@@ -242,7 +242,8 @@ func TestUpgradeFromPlaintextDataDir(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	port := testenv.FreePort(t, "127.0.0.1")
 	open := func() *Store {
-		s, err := Open(Config{NodeID: "old-1", DataDir: dir, HTTPURL: "http://127.0.0.1:1", RaftAddr: fmt.Sprintf("127.0.0.1:%d", port),
+		// The fixture predates raft-wal: its log is in raft.db.
+		s, err := Open(Config{NodeID: "old-1", DataDir: dir, LogStore: LogStoreBolt, HTTPURL: "http://127.0.0.1:1", RaftAddr: fmt.Sprintf("127.0.0.1:%d", port),
 			Logger: log, Secrets: keys})
 		if err != nil {
 			t.Fatal(err)

@@ -20,7 +20,7 @@
 #   5. The Go benchmarks of the packages (bmcsim, agent) where present.
 # Knobs: BENCH_SLICE (5s) and BENCH_ROUNDS (6) for the comparison,
 # BENCH_DURATION (10s, rackfence alone when etcd is skipped), BENCH_CLIENTS (1,16,64), BENCH_FILL_HOSTS
-# (100000), BENCH_SKIP (space-separated: etcd writes failover logstore memory fleet go).
+# (100000), BENCH_SKIP (space-separated: etcd writes failover tls logstore memory fleet go).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${RACKFENCE_BIN:-$PWD/bin}
@@ -41,7 +41,7 @@ skip() { [[ "$SKIP" == *" $1 "* ]]; }
 say() { printf '\n== %s\n' "$*"; }
 
 wait_http() { # URL [tries]
-  for _ in $(seq 1 ${2:-200}); do curl -fsS -o /dev/null "$1" 2>/dev/null && return 0; sleep 0.1; done
+  for _ in $(seq 1 ${2:-200}); do curl -fsS ${CURL_CA:+--cacert "$CURL_CA"} -o /dev/null "$1" 2>/dev/null && return 0; sleep 0.1; done
   echo "not serving: $1" >&2; return 1
 }
 
@@ -69,22 +69,28 @@ start_etcd() {
   [ -n "$ETCD_LEADER" ] || ETCD_LEADER=http://127.0.0.1:23791
 }
 
-start_rf() { # [PORT_BASE [LOG_STORE]]: a 3-node rackfence cluster on 127.0.0.1..3
-  local pb=${1:-7580} store=${2:-wal} tag=rf${1:-}
+start_rf() { # [PORT_BASE [LOG_STORE [plain|tls]]]: a 3-node rackfence cluster on 127.0.0.1..3
+  # plain (--insecure-plaintext) by default: etcd, the baseline, runs plain HTTP too.
+  local pb=${1:-7580} store=${2:-wal} sec=${3:-plain} tag=rf${1:-}
+  local scheme=http extra=(--insecure-plaintext)
+  if [ "$sec" = tls ]; then scheme=https; extra=(); fi
+  CURL_CA=; [ "$sec" = tls ] && CURL_CA="$W/${tag}1/tls/ca.crt"
   for i in 1 2 3; do
-    local args=(--node-id n$i --data-dir "$W/$tag$i" --http-addr 127.0.0.$i:$pb --raft-addr 127.0.0.$i:$((pb+1)) --raft-log-store "$store")
-    if [ $i -gt 1 ]; then args+=(--join http://127.0.0.1:$pb --join-token-file "$W/${tag}1/admin.token"); fi
+    local args=(--node-id n$i --data-dir "$W/$tag$i" --http-addr 127.0.0.$i:$pb --raft-addr 127.0.0.$i:$((pb+1)) --raft-log-store "$store" "${extra[@]}")
+    if [ $i -gt 1 ]; then args+=(--join $scheme://127.0.0.1:$pb --join-token-file "$W/${tag}1/admin.token"); fi
     "$BIN/rackfence-coordinator" "${args[@]}" >"$W/$tag$i.log" 2>&1 &
     PIDS+=($!); eval "RF_PID$i=$!"
-    wait_http http://127.0.0.$i:$pb/v1/health
+    for _ in $(seq 1 100); do [ -z "$CURL_CA" ] || [ -s "$CURL_CA" ] && break; sleep 0.1; done
+    wait_http $scheme://127.0.0.$i:$pb/v1/health
     if [ $i -eq 1 ]; then for _ in $(seq 1 100); do [ -s "$W/${tag}1/admin.token" ] && break; sleep 0.1; done; fi
   done
   TOKEN_FILE="$W/${tag}1/admin.token"
   for _ in $(seq 1 100); do
-    n=$(curl -fsS -H "Authorization: Bearer $(cat $TOKEN_FILE)" http://127.0.0.1:$pb/v1/status 2>/dev/null | grep -o '"id"' | wc -l || true)
+    n=$(curl -fsS ${CURL_CA:+--cacert "$CURL_CA"} -H "Authorization: Bearer $(cat $TOKEN_FILE)" $scheme://127.0.0.1:$pb/v1/status 2>/dev/null | grep -o '"id"' | wc -l || true)
     [ "${n:-0}" -ge 3 ] && break; sleep 0.2
   done
-  RF_LEADER=$(curl -fsS -H "Authorization: Bearer $(cat $TOKEN_FILE)" http://127.0.0.1:$pb/v1/status | sed -n 's/.*"leader":"\([^"]*\)".*/\1/p')
+  RF_LEADER=$(curl -fsS ${CURL_CA:+--cacert "$CURL_CA"} -H "Authorization: Bearer $(cat $TOKEN_FILE)" $scheme://127.0.0.1:$pb/v1/status | sed -n 's/.*"leader":"\([^"]*\)".*/\1/p')
+  CURL_CA=
 }
 
 # raft_ms PORT_BASE TOKEN_FILE: cumulative "count sum" of raft's timings over
@@ -92,8 +98,8 @@ start_rf() { # [PORT_BASE [LOG_STORE]]: a 3-node rackfence cluster on 127.0.0.1.
 # rpc_appendEntries_storeLogs from the followers).
 raft_ms() {
   for i in 1 2 3; do curl -fsS -H "Authorization: Bearer $(cat $2)" "http://127.0.0.$i:$1/metrics"; done | awk '
-    /^rackfence_raft_(leader_dispatchLog|commitTime|rpc_appendEntries_storeLogs|replication_appendEntries_rpc)_(sum|count) /{
-      k=$1; sub(/_(sum|count)$/,"",k); if ($1 ~ /_sum$/) s[k]+=$2; else c[k]+=$2 }
+    /^rackfence_raft_(leader_dispatch_log|commit|follower_store_logs|replication_append_entries)_seconds_(sum|count)[{ ]/{
+      k=$1; sub(/[{].*/,"",k); sub(/_seconds_(sum|count)$/,"",k); if ($1 ~ /_seconds_sum/) s[k]+=$NF*1000; else c[k]+=$NF }
     END { for (k in c) printf "%s %d %.3f\n", k, c[k], s[k] }'
 }
 # raft_delta BEFORE AFTER: mean milliseconds per sample between two raft_ms outputs.
@@ -126,6 +132,16 @@ if ! skip writes; then
   for p in $RF_PID1 $RF_PID2 $RF_PID3; do kill -9 $p 2>/dev/null || true; done
 fi
 
+if ! skip tls; then
+  say "transport security: --insecure-plaintext (A) vs the default mutual TLS (B), two 3-member clusters, interleaved ABBA, ${ROUNDS} rounds × ${SLICE}"
+  start_rf 7610 wal plain; PL_LEADER=$RF_LEADER; PL_TOKEN=$TOKEN_FILE; PL_PIDS="$RF_PID1 $RF_PID2 $RF_PID3"
+  start_rf 7620 wal tls; TLS_LEADER=$RF_LEADER; TLS_TOKEN=$TOKEN_FILE; TLS_PIDS="$RF_PID1 $RF_PID2 $RF_PID3"
+  "$BIN/rackfence-load" compare --a-target rackfence --a-url "$PL_LEADER" --a-token-file "$PL_TOKEN" \
+    --b-target rackfence --b-url "$TLS_LEADER" --b-token-file "$TLS_TOKEN" --clients "$CLIENTS" --slice "$SLICE" --rounds "$ROUNDS"
+  echo "ratio = TLS/plaintext writes/s (goal >= 0.9x); the client speaks HTTPS to the leader and Raft runs over mutual TLS"
+  for p in $PL_PIDS $TLS_PIDS; do kill -9 $p 2>/dev/null || true; done
+fi
+
 if ! skip logstore; then
   say "Raft log store: --raft-log-store bolt (A) vs wal (B), two 3-member clusters, interleaved ABBA, ${ROUNDS} rounds × ${SLICE}; raft's timings on each leader"
   start_rf 7590 bolt; BOLT_LEADER=$RF_LEADER; BOLT_TOKEN=$TOKEN_FILE; BOLT_PIDS="$RF_PID1 $RF_PID2 $RF_PID3"
@@ -138,14 +154,14 @@ if ! skip logstore; then
     echo " bolt cluster, $n clients:"; raft_delta "$W/bolt.0" "$W/bolt.1"
     echo " wal cluster, $n clients:"; raft_delta "$W/wal.0" "$W/wal.1"
   done
-  echo "ratio = wal/bolt writes/s; dispatchLog = the leader's log write+sync, rpc_appendEntries_storeLogs = a follower's"
+  echo "ratio = wal/bolt writes/s; leader_dispatch_log = the leader's log write+sync, follower_store_logs = a follower's"
   for p in $BOLT_PIDS $WAL_PIDS; do kill -9 $p 2>/dev/null || true; done
 fi
 
 if ! skip memory; then
   say "memory: $FILL hosts with hardware details in one coordinator"
   rm -rf "$W/mem"
-  "$BIN/rackfence-coordinator" --node-id m1 --data-dir "$W/mem" --http-addr 127.0.0.1:7680 --raft-addr 127.0.0.1:7681 >"$W/mem.log" 2>&1 &
+  "$BIN/rackfence-coordinator" --node-id m1 --data-dir "$W/mem" --http-addr 127.0.0.1:7680 --raft-addr 127.0.0.1:7681 --insecure-plaintext >"$W/mem.log" 2>&1 &
   MPID=$!; PIDS+=($MPID)
   wait_http http://127.0.0.1:7680/v1/health
   for _ in $(seq 1 100); do [ -s "$W/mem/admin.token" ] && break; sleep 0.1; done

@@ -220,7 +220,13 @@ func (f *fleet) startCoordinator(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	f.coordURL = fmt.Sprintf("http://127.0.0.1:%d", f.port)
+	scheme := "https" // the secure default; --coordinator-arg --insecure-plaintext measures plain HTTP
+	for _, a := range f.cfg.CoordArgs {
+		if a == "--insecure-plaintext" {
+			scheme = "http"
+		}
+	}
+	f.coordURL = fmt.Sprintf("%s://127.0.0.1:%d", scheme, f.port)
 	data := filepath.Join(f.cfg.Dir, "coord")
 	args := append([]string{"--node-id", "fleet1", "--data-dir", data, "--http-addr", fmt.Sprintf("127.0.0.1:%d", f.port),
 		"--raft-addr", fmt.Sprintf("127.0.0.1:%d", rp), "--log-level", "warn"}, f.cfg.CoordArgs...)
@@ -237,7 +243,7 @@ func (f *fleet) startCoordinator(ctx context.Context) error {
 		if err != nil {
 			return errRetry
 		}
-		f.token = tok
+		f.token, f.hc = tok, NewHTTPClientFor(64, tok)
 		if f.admin, err = client.New(client.Config{Coordinator: f.coordURL, Token: tok, HTTPClient: NewHTTPClient(64), Timeout: 30 * time.Second}); err != nil {
 			return err
 		}

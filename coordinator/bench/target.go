@@ -6,6 +6,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/pki"
 	"io"
 	"net"
 	"net/http"
@@ -30,6 +32,22 @@ func NewHTTPClient(conns int) *http.Client {
 		IdleConnTimeout:     90 * time.Second,
 	}
 	return &http.Client{Transport: tr, Timeout: 10 * time.Second}
+}
+
+// NewHTTPClientFor is NewHTTPClient for a rackfence cluster reached with
+// token text: when the token pins the cluster CA (rf1-…, shared/api
+// token.go), the client trusts that CA for https:// URLs.
+func NewHTTPClientFor(conns int, token string) *http.Client {
+	c := NewHTTPClient(conns)
+	if _, pin := api.ParseToken(token); pin != "" {
+		cfg, err := pki.ClientTLS(nil, pin)
+		if err == nil {
+			tr := c.Transport.(*http.Transport)
+			tr.TLSClientConfig = cfg
+			tr.ForceAttemptHTTP2 = true
+		}
+	}
+	return c
 }
 
 // ValueSize is the body size of every write, as the issue specifies.

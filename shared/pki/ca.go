@@ -156,6 +156,10 @@ func (ca *CA) Issue(r Request) ([]byte, *x509.Certificate, error) {
 		r.Validity = DefaultCertValidity
 	}
 	now := time.Now()
+	// Backdate for clock skew, but by at most a tenth of the lifetime:
+	// holders renew two thirds into [NotBefore, NotAfter], which must stay
+	// ahead of now for a short-lived certificate.
+	bd := min(backdate, r.Validity/10)
 	notAfter := now.Add(r.Validity)
 	if notAfter.After(ca.Cert.NotAfter) {
 		notAfter = ca.Cert.NotAfter
@@ -163,7 +167,7 @@ func (ca *CA) Issue(r Request) ([]byte, *x509.Certificate, error) {
 	tmpl := &x509.Certificate{
 		SerialNumber: serial(),
 		Subject:      pkix.Name{CommonName: r.Identity.Kind + ":" + r.Identity.Name, Organization: []string{"rackfence"}},
-		NotBefore:    now.Add(-backdate),
+		NotBefore:    now.Add(-bd),
 		NotAfter:     notAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		URIs:         nil,

@@ -83,7 +83,7 @@ func main() {
 	switch mode {
 	case "write":
 		for _, n := range parseClients(*clients) {
-			t := newTarget(*target, *url, token, bench.NewHTTPClient(n))
+			t := newTarget(*target, *url, token, bench.NewHTTPClientFor(n, token))
 			r := bench.Run(ctx, t, n, *duration, *warmup, *keys)
 			errText := ""
 			if r.FirstErr != nil {
@@ -100,8 +100,8 @@ func main() {
 		}
 		aTok, bTok := readToken(*aToken), readToken(*bToken)
 		for _, n := range parseClients(*clients) {
-			a := newTarget(*aTarget, *aURL, aTok, bench.NewHTTPClient(n))
-			b := newTarget(*bTarget, *bURL, bTok, bench.NewHTTPClient(n))
+			a := newTarget(*aTarget, *aURL, aTok, bench.NewHTTPClientFor(n, aTok))
+			b := newTarget(*bTarget, *bURL, bTok, bench.NewHTTPClientFor(n, bTok))
 			c := bench.Compare(ctx, a, b, n, *slice, *warmup/2, *rounds, *keys)
 			var rs, steal []string
 			var sj []map[string]any
@@ -133,7 +133,7 @@ func main() {
 			}
 			pm[u] = n
 		}
-		d, leader, err := bench.Failover(ctx, bench.NewHTTPClient(4), strings.Split(*urls, ","), token, pm)
+		d, leader, err := bench.Failover(ctx, bench.NewHTTPClientFor(4, token), strings.Split(*urls, ","), token, pm)
 		if err != nil {
 			fail(err)
 		}
@@ -141,7 +141,7 @@ func main() {
 			fmt.Sprintf("failover: kill -9 of leader %s → next accepted write in %.0f ms", leader, ms(d)))
 	case "fill":
 		start := time.Now()
-		err := bench.Fill(ctx, bench.NewHTTPClient(*workers), *url, token, *hosts, *perRack, *workers, func(n int) {
+		err := bench.Fill(ctx, bench.NewHTTPClientFor(*workers, token), *url, token, *hosts, *perRack, *workers, func(n int) {
 			fmt.Fprintf(os.Stderr, "fill: %d hosts (%.0f/s)\n", n, float64(n)/time.Since(start).Seconds())
 		})
 		if err != nil {
