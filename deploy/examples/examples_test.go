@@ -117,7 +117,8 @@ func TestThreeNodeBootstrap(t *testing.T) {
 		}
 		return v
 	}
-	var token, keyFile string
+	var token string
+	var dirs []string
 	for i := 1; i <= 3; i++ {
 		env := readEnv(t, fmt.Sprintf("coordinator-%d.env", i))
 		var kv []string
@@ -128,15 +129,7 @@ func TestThreeNodeBootstrap(t *testing.T) {
 			kv = append(kv, k+"="+localize(v))
 		}
 		dir := t.TempDir()
-		if i > 1 { // the README copies coord-1's secrets key file first
-			b, err := os.ReadFile(keyFile)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(dir, "secrets.key"), b, 0o600); err != nil {
-				t.Fatal(err)
-			}
-		}
+		dirs = append(dirs, dir) // nothing copied: the join hands over the secrets key file
 		testenv.Start(t, fmt.Sprintf("coord-%d", i), bin, kv, "--data-dir", dir)
 		if i == 1 {
 			testenv.Eventually(t, time.Minute, "coord-1's admin token", func() error {
@@ -144,7 +137,6 @@ func TestThreeNodeBootstrap(t *testing.T) {
 				token, err = client.ReadTokenFile(filepath.Join(dir, "admin.token"))
 				return err
 			})
-			keyFile = filepath.Join(dir, "secrets.key")
 		}
 	}
 	cl, err := client.New(client.Config{Coordinator: strings.Join(urls, ","), Token: token})
@@ -175,13 +167,23 @@ func TestThreeNodeBootstrap(t *testing.T) {
 		if err != nil || !strings.Contains(string(out), "coord-3") || !strings.Contains(string(out), "Voter") {
 			t.Errorf("cluster members via %s: %v\n%s", u, err, out)
 		}
-		// Every member holds the secrets key (the README's check).
+		// Every member holds the secrets key (the README's check): the
+		// joiners received coord-1's file with their certificates.
 		cmd = exec.Command(ctl, "secrets", "status", "--stale", "-o", "json", "--coordinator", u)
 		cmd.Env = []string{"RACKFENCE_TOKEN=" + token}
 		out, err = cmd.Output()
 		var st api.SecretsStatus
 		if err != nil || json.Unmarshal(out, &st) != nil || st.Primary == "" || len(st.Keys) != 1 || !st.Keys[0].Loaded {
 			t.Errorf("secrets status --stale via %s: %v\n%s", u, err, out)
+		}
+	}
+	want, err := os.ReadFile(filepath.Join(dirs[0], "secrets.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dirs[1:] {
+		if got, err := os.ReadFile(filepath.Join(d, "secrets.key")); err != nil || string(got) != string(want) {
+			t.Errorf("%s/secrets.key is not coord-1's key file (%v)", d, err)
 		}
 	}
 	cmd := exec.Command(ctl, "token", "create", "--role", "agent", "--rack", "r1", "--coordinator", urls[2])

@@ -73,6 +73,18 @@ func setupTLS(ctx context.Context, o options, existing bool, secrets *seal.Holde
 				return nil, err
 			}
 		}
+	case fileExists(caFile) && fileExists(caKeyFile):
+		// The CA is here but the member certificate is not (deleted to
+		// force a new one): issue it again.
+		ca, err := pki.LoadCA(caFile, caKeyFile)
+		if err != nil {
+			return nil, err
+		}
+		m.ca = ca
+		log.Info("no member certificate in the data dir; issuing a new one", "dir", m.dir)
+		if err := m.issueOwn(o.nodeID, o.certValidity); err != nil {
+			return nil, err
+		}
 	case o.join != "" && !existing:
 		if err := m.enroll(ctx, o, log); err != nil {
 			return nil, err
