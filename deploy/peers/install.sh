@@ -3,11 +3,12 @@
 # against: ipmitool, IPMI simulators (openipmi's ipmi_sim, pyghmi's fakebmc),
 # Ironic's Redfish client (python3-sushy) and a standalone Ironic
 # (python3-ironic, run as one process by deploy/peers/ironic.sh), and
-# systemd-analyze for the unit files. Idempotent, non-interactive, and it
+# systemd-analyze for the unit files, iproute2 and nftables for the chaos
+# harness's network namespaces and partitions. Idempotent, non-interactive, and it
 # starts no services. Needs root (or sudo).
 set -euo pipefail
 pkgs=(ipmitool openipmi python3-pyghmi python3-sushy python3-ironic ironic-common
-      python3-ironicclient sqlite3 curl systemd iproute2 strace)
+      python3-ironicclient sqlite3 curl systemd iproute2 nftables strace)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
