@@ -270,8 +270,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 // into final (those reads join the history as client -1).
 //
 // A host is converged when its status carries the rack's current lease
-// epoch, every intent it has is acknowledged, and, unless it is detached or
-// drained, it is available/ok with status and BMC power matching Online.
+// epoch, its detach intent is acknowledged or (without one) every intent it
+// has is, and, unless it is detached or drained, it is available/ok with
+// status and BMC power matching Online.
 func converge(ctx context.Context, c *Cluster, hosts []HostSpec, healed time.Time, bound time.Duration,
 	res *Result, hist *History, final map[string]*HostView) []Violation {
 	var out []Violation
@@ -348,17 +349,24 @@ func notConverged(c *Cluster, h HostSpec, got *api.Host, epoch uint64) string {
 	if st.Epoch != epoch {
 		return fmt.Sprintf("status epoch %d, lease epoch %d", st.Epoch, epoch)
 	}
-	blocked := false
 	if in := got.Intents; in != nil {
-		for kind, it := range map[string]*api.Intent{"detach": in.Detach, "drain": in.Drain, "resume": in.Resume} {
+		// A detached host is another tier's: the agent acknowledges the
+		// detach and acts on nothing else (agent/hoststate/DESIGN.md), so a
+		// drain or resume behind it stays pending by design.
+		if in.Detach != nil {
+			if !in.Detach.Acknowledged {
+				return "detach intent not acknowledged"
+			}
+			return ""
+		}
+		for kind, it := range map[string]*api.Intent{"drain": in.Drain, "resume": in.Resume} {
 			if it != nil && !it.Acknowledged {
 				return kind + " intent not acknowledged"
 			}
 		}
-		blocked = in.Detach != nil || in.Drain != nil
-	}
-	if blocked {
-		return ""
+		if in.Drain != nil {
+			return ""
+		}
 	}
 	if st.ProvisioningState != api.StateAvailable || st.OperationalStatus != api.OpOK {
 		return fmt.Sprintf("state %s/%s (%s)", st.ProvisioningState, st.OperationalStatus, st.ErrorMessage)
