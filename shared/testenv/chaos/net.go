@@ -119,6 +119,9 @@ const nftTable = `table inet chaos {
 func (n *Net) addNode(i int, name string) error {
 	nd := &Node{Name: name, NS: n.Prefix + "-" + name, IP: fmt.Sprintf("10.213.%d.%d", n.k, 10+i)}
 	veth := fmt.Sprintf("%sv%d", n.Prefix, i)
+	// A veth of an earlier run can outlive its namespace while the kernel
+	// still tears down that namespace's sockets: remove it first.
+	_ = run("ip", "link", "del", veth)
 	steps := [][]string{
 		{"ip", "netns", "add", nd.NS},
 		{"ip", "link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", nd.NS},
@@ -271,4 +274,54 @@ func (n *Net) DialContextIn(node string) func(ctx context.Context, network, addr
 		r := <-ch
 		return r.c, r.err
 	}
+}
+
+// mutatingMethods are the first four bytes of HTTP requests that change
+// something on a BMC.
+var mutatingMethods = map[string]string{"POST": "0x504f5354", "PATCH": "0x50415443", "PUT": "0x50555420", "DELETE": "0x44454c45"}
+
+// DropMutatingHTTP drops, from node from to node to, every TCP segment
+// whose payload starts with a mutating HTTP method (POST, PATCH, PUT,
+// DELETE); reads and handshakes pass. A request caught this way is held
+// in the sender's kernel and retransmitted, so it reaches the BMC after
+// Heal, late: the agent → BMC stall the lease margins must cover.
+func (n *Net) DropMutatingHTTP(from, to string) error {
+	f, t := n.Node(from), n.Node(to)
+	if f == nil || t == nil {
+		return fmt.Errorf("chaos: drop mutating HTTP %s>%s: unknown node", from, to)
+	}
+	for _, hex := range mutatingMethods {
+		if err := run("ip", "netns", "exec", t.NS, "nft", "add", "rule", "inet", "chaos", "input",
+			"ip", "saddr", f.IP, "meta", "l4proto", "tcp", "@ih,0,32", hex, "drop"); err != nil {
+			return err
+		}
+	}
+	n.mu.Lock()
+	n.dirty[to] = true
+	n.rules = append(n.rules, from+">"+to+" (mutating HTTP)")
+	n.mu.Unlock()
+	return nil
+}
+
+// HealNode removes the drop rules held in node's namespace only (those
+// dropping traffic towards node), leaving every other rule in place.
+func (n *Net) HealNode(node string) error {
+	nd := n.Node(node)
+	if nd == nil {
+		return fmt.Errorf("chaos: heal %s: unknown node", node)
+	}
+	if err := run("ip", "netns", "exec", nd.NS, "nft", "flush", "chain", "inet", "chaos", "input"); err != nil {
+		return err
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	delete(n.dirty, node)
+	var keep []string
+	for _, r := range n.rules {
+		if !strings.Contains(r, ">"+node) {
+			keep = append(keep, r)
+		}
+	}
+	n.rules = keep
+	return nil
 }

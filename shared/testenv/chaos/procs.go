@@ -168,6 +168,8 @@ type Cluster struct {
 	bin      string
 	log      *slog.Logger
 	admin    string // admin token
+	tmu      sync.Mutex
+	trs      []*http.Transport // closed by StopAll, so no socket keeps a namespace alive
 }
 
 func (c *Cluster) coordURL(i int) string {
@@ -224,6 +226,9 @@ func (c *Cluster) proc(name, node, bin string, args []string) *Proc {
 func (c *Cluster) newClient(node, token string, timeout time.Duration) (*client.Client, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.Proxy = nil
+	c.tmu.Lock()
+	c.trs = append(c.trs, tr)
+	c.tmu.Unlock()
 	if node != "" {
 		tr.DialContext = c.Net.DialContextIn(node)
 	} else {
@@ -379,6 +384,11 @@ func (c *Cluster) StopAll() {
 		go func(p *Proc) { defer wg.Done(); p.Stop(5 * time.Second) }(p)
 	}
 	wg.Wait()
+	c.tmu.Lock()
+	defer c.tmu.Unlock()
+	for _, tr := range c.trs {
+		tr.CloseIdleConnections()
+	}
 }
 
 var probe = &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
