@@ -3,6 +3,7 @@ package chaos
 import (
 	"fmt"
 	"math"
+	"path/filepath"
 	"sort"
 	"time"
 
@@ -83,7 +84,9 @@ type LinearResult struct {
 // have been applied at any time after their invocation, so their return
 // is infinity, as Jepsen does. Resume is not modelled. timeout bounds the
 // search per host; a search that runs out reports "unknown", not a pass.
-func CheckLinear(ops []Op, timeout time.Duration) ([]LinearResult, []Violation) {
+// When vizDir is not empty, a host without a linearization gets porcupine's
+// HTML visualization there (linear-HOST.html).
+func CheckLinear(ops []Op, timeout time.Duration, vizDir string) ([]LinearResult, []Violation) {
 	per := map[string][]porcupine.Operation{}
 	info := map[string]int{}
 	for _, op := range ops {
@@ -109,14 +112,21 @@ func CheckLinear(ops []Op, timeout time.Duration) ([]LinearResult, []Violation) 
 	var res []LinearResult
 	var vs []Violation
 	for _, h := range hosts {
-		r := porcupine.CheckOperationsTimeout(hostPorcupine, per[h], timeout)
+		r, linfo := porcupine.CheckOperationsVerbose(hostPorcupine, per[h], timeout)
 		lr := LinearResult{Host: h, Ops: len(per[h]), Info: info[h]}
 		switch r {
 		case porcupine.Ok:
 			lr.Result = "ok"
 		case porcupine.Illegal:
 			lr.Result = "illegal"
-			vs = append(vs, Violation{Checker: "linearizability", What: fmt.Sprintf("host %s: its %d operations have no linearization (%d ambiguous)", h, lr.Ops, lr.Info)})
+			what := fmt.Sprintf("host %s: its %d operations have no linearization (%d ambiguous)", h, lr.Ops, lr.Info)
+			if vizDir != "" {
+				p := filepath.Join(vizDir, "linear-"+h+".html")
+				if err := porcupine.VisualizePath(hostPorcupine, linfo, p); err == nil {
+					what += "; see " + p
+				}
+			}
+			vs = append(vs, Violation{Checker: "linearizability", What: what})
 		default:
 			lr.Result = "unknown"
 			vs = append(vs, Violation{Checker: "linearizability", What: fmt.Sprintf("host %s: the search over %d operations did not finish within %s; unproven", h, lr.Ops, timeout)})

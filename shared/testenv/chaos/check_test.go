@@ -137,7 +137,7 @@ func TestLinearClean(t *testing.T) {
 	ops = append(ops, write(4, 2, false, "w3", 70, 80, ResultInfo), read(5, 1, true, "w2", false, 90, 100),
 		op(6, 2, OpDetach, 110, 120, ResultInfo), read(7, 1, true, "w2", true, 130, 140),
 		op(8, 2, OpAttach, 150, 160, ResultFail), read(9, 1, true, "w2", true, 170, 180))
-	res, vs := CheckLinear(ops, 10*time.Second)
+	res, vs := CheckLinear(ops, 10*time.Second, "")
 	if len(vs) != 0 || len(res) != 1 || res[0].Result != "ok" {
 		t.Fatalf("clean history: %v %+v", vs, res)
 	}
@@ -151,14 +151,18 @@ func TestLinearStaleRead(t *testing.T) {
 		write(1, 0, true, "w2", 20, 30, ResultOK),
 		read(2, 1, false, "w1", false, 40, 50),
 	}
-	_, vs := CheckLinear(ops, 10*time.Second)
+	dir := t.TempDir()
+	_, vs := CheckLinear(ops, 10*time.Second, dir)
 	wantViolation(t, vs, "linearizability", "host h: its 3 operations have no linearization")
+	if _, err := os.Stat(filepath.Join(dir, "linear-h.html")); err != nil {
+		t.Fatalf("no visualization of the illegal history: %v", err)
+	}
 }
 
 // Planted: a detach acknowledged, then a read that does not see it.
 func TestLinearLostIntent(t *testing.T) {
 	ops := []Op{op(0, 0, OpDetach, 0, 10, ResultOK), read(1, 1, true, InitialTag, false, 20, 30)}
-	_, vs := CheckLinear(ops, 10*time.Second)
+	_, vs := CheckLinear(ops, 10*time.Second, "")
 	wantViolation(t, vs, "linearizability", "no linearization")
 }
 

@@ -246,7 +246,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	vs = append(vs, CheckFencing(byRack, muts)...)
-	lin, lvs := CheckLinear(ops, cfg.LinearTimeout)
+	lin, lvs := CheckLinear(ops, cfg.LinearTimeout, cfg.Dir)
 	res.Linear = lin
 	vs = append(vs, lvs...)
 	vs = append(vs, CheckDurable(ops, final)...)
