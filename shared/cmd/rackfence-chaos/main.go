@@ -37,6 +37,7 @@ func run() int {
 	clients := fs.Int("clients", 3, "concurrent operator clients")
 	hosts := fs.Int("hosts-per-rack", 4, "hosts (simulated BMCs) per rack")
 	ttl := fs.Duration("lease-ttl", 5*time.Second, "agents' --lease-ttl")
+	total := fs.String("total", "", "print the totals of the runs kept under this directory (a --dir of earlier runs) and exit")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		if err == pflag.ErrHelp {
 			return 0
@@ -47,6 +48,15 @@ func run() int {
 	if err := envflag.Apply(fs); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
+	}
+	if *total != "" {
+		rs, err := chaos.ReadResults(*total)
+		if err != nil || len(rs) == 0 {
+			fmt.Fprintf(os.Stderr, "--total %s: no DIR/seed-N/result.json there (%v)\n", *total, err)
+			return 2
+		}
+		fmt.Print(chaos.Total(rs))
+		return 0
 	}
 	if *dur < 20*time.Second {
 		fmt.Fprintf(os.Stderr, "--duration %s: use at least 20s (faults start at 3 s and none starts in the last 5 s)\n", *dur)
@@ -87,6 +97,12 @@ func run() int {
 	topo := chaos.DefaultTopology()
 	topo.HostsPerRack, topo.LeaseTTL = *hosts, *ttl
 	code := 0
+	var results []*chaos.Result
+	defer func() {
+		if len(results) > 1 {
+			fmt.Print(chaos.Total(results))
+		}
+	}()
 	for s := *seed; s < *seed+int64(*seeds); s++ {
 		rd := filepath.Join(*dir, fmt.Sprintf("seed-%d", s))
 		fmt.Printf("run directory: %s\n", rd)
@@ -96,6 +112,7 @@ func run() int {
 			return 2
 		}
 		fmt.Print(res.Summary())
+		results = append(results, res)
 		if !res.OK() {
 			code = 1
 		}

@@ -268,3 +268,16 @@ func TestClassify(t *testing.T) {
 		t.Fatal("a 503 answer is not info (the write may have been applied)")
 	}
 }
+
+func TestTotal(t *testing.T) {
+	a := &Result{Seed: 1, Duration: "5m0s", Faults: map[string]int{FaultPauseAgent: 2}, Ops: 10, Mutations: 3,
+		OpsByResult: map[string]int{ResultInfo: 1}, ByChecker: map[string]int{}, Converge: map[string]int64{"h1": 10, "h2": 30}}
+	b := &Result{Seed: 2, Duration: "1m0s", Faults: map[string]int{FaultPauseAgent: 1, FaultClient: 1}, Ops: 5, Mutations: 1,
+		OpsByResult: map[string]int{}, ByChecker: map[string]int{"fencing": 1}, Converge: map[string]int64{"h1": 20},
+		Violations: []Violation{{Checker: "fencing", What: "planted"}}}
+	c := Total([]*Result{a, b})
+	if c.Runs != 2 || c.Minutes != 6 || c.Faults[FaultPauseAgent] != 3 || c.Ops != 15 || c.OpsInfo != 1 || c.Mutations != 4 ||
+		c.ByChecker["fencing"] != 1 || len(c.Failed) != 1 || c.Failed[0] != 2 || c.ConvergeP50 != 20 || c.ConvergeMax != 30 {
+		t.Fatalf("totals wrong: %+v", c)
+	}
+}
