@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"os"
 	"strconv"
@@ -297,6 +298,11 @@ func (c *Client) attempt(ctx context.Context, base *url.URL, r request) (*http.R
 	}
 	u.RawQuery = r.query.Encode()
 	target := &u
+	// gotConn records whether a connection was ever handed to a request of
+	// this attempt: until then nothing was sent, and any member may be
+	// tried (a dial stalled by a silent drop ends as a bare context error).
+	var gotConn atomic.Bool
+	actx = httptrace.WithClientTrace(actx, &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { gotConn.Store(true) }})
 	for hop := 0; ; hop++ {
 		req, err := http.NewRequestWithContext(actx, r.method, target.String(), bytes.NewReader(r.body))
 		if err != nil {
@@ -312,6 +318,9 @@ func (c *Client) attempt(ctx context.Context, base *url.URL, r request) (*http.R
 		}
 		resp, err := c.hc.Do(req)
 		if err != nil {
+			if !gotConn.Load() {
+				return nil, nil, &notSentError{err}
+			}
 			return nil, nil, err
 		}
 		if (resp.StatusCode == http.StatusTemporaryRedirect || resp.StatusCode == http.StatusPermanentRedirect) && resp.Header.Get("Location") != "" {
@@ -341,6 +350,13 @@ func (c *Client) attempt(ctx context.Context, base *url.URL, r request) (*http.R
 	}
 }
 
+// notSentError is a transport error of a request that never got a
+// connection: nothing reached the member.
+type notSentError struct{ err error }
+
+func (e *notSentError) Error() string { return e.err.Error() }
+func (e *notSentError) Unwrap() error { return e.err }
+
 // failoverOK says whether a transport error may be retried on another
 // member. Connection failures (nothing was sent) always may; other errors
 // only for reads. A write the client gave up on may still be applied later
@@ -350,7 +366,8 @@ func (c *Client) attempt(ctx context.Context, base *url.URL, r request) (*http.R
 // harness (shared/testenv/chaos, seeds 100 and 200).
 func failoverOK(method string, err error) bool {
 	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "dial" {
+	var ns *notSentError
+	if errors.As(err, &ns) || (errors.As(err, &op) && op.Op == "dial") {
 		return true
 	}
 	return method == http.MethodGet || method == http.MethodHead

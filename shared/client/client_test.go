@@ -297,7 +297,10 @@ func TestWriteNotRepeatedAfterTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, write := range []func() error{
-		func() error { _, _, err := c.ApplyHost(context.Background(), &api.Host{Name: "h1", Rack: "r1"}); return err },
+		func() error {
+			_, _, err := c.ApplyHost(context.Background(), &api.Host{Name: "h1", Rack: "r1"})
+			return err
+		},
 		func() error { _, err := c.DeleteHost(context.Background(), "h1"); return err },
 		func() error { return c.Attach(context.Background(), "h1") },
 	} {

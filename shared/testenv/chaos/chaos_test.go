@@ -102,3 +102,42 @@ func TestStallLimit(t *testing.T) {
 		})
 	}
 }
+
+// TestDelayedWrite is the regression test of the lost write the campaign
+// found (seeds 100 and 200): a PUT held by a cut link must come back as
+// "may have been applied", never acknowledged after a retry elsewhere, so
+// its late arrival keeps the history linearizable.
+func TestDelayedWrite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("takes half a minute; not in -short")
+	}
+	ok, why := chaos.Available()
+	testenv.RequirePeer(t, ok, "network namespaces and nftables for the chaos harness: "+why)
+	var bin string
+	for _, b := range []string{"rackfence-coordinator", "rackfence-agent", "rackfence-bmcsim"} {
+		bin = filepath.Dir(testenv.Binary(t, b))
+	}
+	dir, err := os.MkdirTemp("", "rackfence-delayed-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	ops, vs, err := chaos.DelayedWrite(ctx, dir, bin)
+	if err != nil {
+		t.Fatalf("scenario (kept in %s): %v", dir, err)
+	}
+	for _, op := range ops {
+		t.Logf("%s %s tag=%s result=%s read=%+v %s", op.Kind, op.Host, op.Tag, op.Result, op.Read, op.Err)
+	}
+	if len(ops) != 3 || ops[0].Result == chaos.ResultFail || ops[1].Result != chaos.ResultOK {
+		t.Fatalf("the scenario did not play out (kept in %s)", dir)
+	}
+	if ops[0].Result == chaos.ResultOK {
+		t.Errorf("the PUT held by the cut link was acknowledged; it may still be applied later (kept in %s)", dir)
+	}
+	if len(vs) != 0 {
+		t.Fatalf("violations: %v (kept in %s)", vs, dir)
+	}
+	os.RemoveAll(dir)
+}

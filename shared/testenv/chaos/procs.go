@@ -224,6 +224,21 @@ func (c *Cluster) proc(name, node, bin string, args []string) *Proc {
 // namespace ("" = the root namespace). timeout bounds each attempt and the
 // failover retries.
 func (c *Cluster) newClient(node, token string, timeout time.Duration) (*client.Client, error) {
+	return c.newClientURLs(node, token, timeout, c.URLs())
+}
+
+// OperatorClientFirst is OperatorClient with member first tried first.
+func (c *Cluster) OperatorClientFirst(node string, first int) (*client.Client, error) {
+	urls := []string{c.coordURL(first)}
+	for i := range c.Coords {
+		if i != first {
+			urls = append(urls, c.coordURL(i))
+		}
+	}
+	return c.newClientURLs(node, c.admin, 3*time.Second, strings.Join(urls, ","))
+}
+
+func (c *Cluster) newClientURLs(node, token string, timeout time.Duration, urls string) (*client.Client, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.Proxy = nil
 	c.tmu.Lock()
@@ -235,7 +250,7 @@ func (c *Cluster) newClient(node, token string, timeout time.Duration) (*client.
 		d := &net.Dialer{Timeout: timeout}
 		tr.DialContext = d.DialContext
 	}
-	return client.New(client.Config{Coordinator: c.URLs(), Token: token, Timeout: timeout, RetryFor: timeout,
+	return client.New(client.Config{Coordinator: urls, Token: token, Timeout: timeout, RetryFor: timeout,
 		HTTPClient: &http.Client{Transport: tr}, UserAgent: "rackfence-chaos"})
 }
 
