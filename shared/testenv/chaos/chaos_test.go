@@ -12,10 +12,11 @@ import (
 	"github.com/rackfence/rackfence/shared/testenv/chaos"
 )
 
-// ciSeeds are the seeds make test runs, 60 s each: two from the start,
-// and regression seeds for every violation found and fixed (see
-// shared/testenv/chaos/DESIGN.md).
-var ciSeeds = []int64{1, 2}
+// ciSeeds are the seeds make test runs, 60 s each: seed 1, and seed 100,
+// whose schedule opens with the operators cut off the leader, the fault
+// under which the campaign found acknowledged writes lost (fixed; its
+// deterministic replay is TestDelayedWrite). See DESIGN.md.
+var ciSeeds = []int64{1, 100}
 
 // TestChaosShort is the CI part of make chaos: a short schedule per seed
 // against the real binaries in network namespaces, with every checker.
