@@ -351,6 +351,7 @@ func (c *Cluster) StartAgents() error {
 			if err := a.Proc.Start(); err != nil {
 				return err
 			}
+			c.log.Info("agent started", "agent", a.ID, "node", a.Rack+a.Slot)
 			time.Sleep(time.Second) // slot a asks first and becomes the holder
 		}
 	}
@@ -365,6 +366,7 @@ func (c *Cluster) RestartAgentNewID(a *Agent) error {
 	a.ID = fmt.Sprintf("%s%s-%d", a.Rack, a.Slot, a.gen)
 	a.Proc = c.proc("agent-"+a.ID, a.Rack+a.Slot, "rackfence-agent", nil)
 	a.Proc.args = c.agentArgs(a)
+	c.log.Info("agent restarted under a new id", "agent", a.ID, "node", a.Rack+a.Slot)
 	return a.Proc.Start()
 }
 
