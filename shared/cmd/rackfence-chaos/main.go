@@ -37,6 +37,7 @@ func run() int {
 	clients := fs.Int("clients", 3, "concurrent operator clients")
 	hosts := fs.Int("hosts-per-rack", 4, "hosts (simulated BMCs) per rack")
 	ttl := fs.Duration("lease-ttl", 5*time.Second, "agents' --lease-ttl")
+	outage := fs.Duration("final-outage", 0, "end each run with an outage this long (every agent cut off the coordinators, the leader killed) before the final heal, so convergence is measured from it (0: off)")
 	total := fs.String("total", "", "print the totals of the runs kept under this directory (a --dir of earlier runs) and exit")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		if err == pflag.ErrHelp {
@@ -106,7 +107,7 @@ func run() int {
 	for s := *seed; s < *seed+int64(*seeds); s++ {
 		rd := filepath.Join(*dir, fmt.Sprintf("seed-%d", s))
 		fmt.Printf("run directory: %s\n", rd)
-		res, err := chaos.Run(ctx, chaos.Config{Seed: s, Duration: *dur, Dir: rd, Bin: *bin, Topo: topo, Clients: *clients})
+		res, err := chaos.Run(ctx, chaos.Config{Seed: s, Duration: *dur, Dir: rd, Bin: *bin, Topo: topo, Clients: *clients, FinalOutage: *outage})
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "seed %d: the run could not be carried out: %v (logs in %s)\n", s, err, rd)
 			return 2

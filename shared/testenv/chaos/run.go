@@ -34,7 +34,13 @@ type Config struct {
 	ConvergeBound time.Duration
 	// LinearTimeout bounds porcupine's search per host (default 60 s).
 	LinearTimeout time.Duration
-	Log           *slog.Logger // default: JSON to DIR/harness.log
+	// FinalOutage, when set, ends the run with an outage of this length
+	// before the final heal: every agent cut off every coordinator and the
+	// leader killed, so convergence is measured from leases lost on every
+	// rack and a leader election (0: the schedule's last fault, if still
+	// on, is what the final heal lifts).
+	FinalOutage time.Duration
+	Log         *slog.Logger // default: JSON to DIR/harness.log
 }
 
 // DefaultTopology is three coordinators, two racks of four hosts, a 5 s
@@ -191,6 +197,22 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}()
 	wg.Wait()
+	if cfg.FinalOutage > 0 && ctx.Err() == nil {
+		var agents []string
+		for _, a := range c.Agents {
+			agents = append(agents, a.Rack+a.Slot)
+		}
+		err := nw.Cut(agents, nem.coordNodes())
+		if ld := nem.leader(ctx); ld >= 0 {
+			c.Coords[ld].Kill()
+		}
+		log.Info("final outage", "for", cfg.FinalOutage, "err", err)
+		res.Faults["final-outage"]++
+		select {
+		case <-ctx.Done():
+		case <-time.After(cfg.FinalOutage):
+		}
+	}
 
 	// Final heal, then liveness: every host converges within the bound.
 	if err := nem.Heal(); err != nil {
