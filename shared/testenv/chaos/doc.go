@@ -16,6 +16,9 @@
 // Files: net.go (namespaces, bridge, nft), procs.go (every process start and
 // every API client: the one file to change for TLS), schedule.go (the seeded
 // faults), nemesis.go (applying them), workload.go and history.go (the
-// recorded operations), check_*.go (the checkers), run.go (one run).
+// recorded operations), check_*.go (the checkers), run.go (one run),
+// campaign.go (totals over runs), stall.go (the agent → BMC stall the lease
+// margins cover) and scenario.go (the deterministic replay of the lost
+// write the harness found).
 // Run needs root, ip (iproute2) and nft (nftables).
 package chaos
