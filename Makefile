@@ -1,11 +1,15 @@
-# rackfence — see README.md. Targets: build test bench lint demo fuzz clean.
+# rackfence — see README.md. Targets: build test chaos bench lint demo fuzz clean.
 GO      ?= go
 BIN     := bin
 BINS    := rackfence-coordinator rackfence-agent rackfencectl rackfence-bmcsim
 PKGS    := ./...
 FUZZTIME ?= 5s
 
-.PHONY: all build test vet fmtcheck bench lint demo fuzz clean
+.PHONY: all build test vet fmtcheck bench lint demo fuzz chaos clean
+
+SEED     ?= 7
+SEEDS    ?= 1
+DURATION ?= 5m
 
 all: build
 
@@ -34,6 +38,12 @@ fuzz:
 	  d=$$(dirname $$f); for fz in $$(grep -o '^func Fuzz[A-Za-z0-9_]*' $$f | sed 's/func //'); do \
 	    echo "fuzz $$d $$fz ($(FUZZTIME))"; \
 	    $(GO) test -run '^$$' -fuzz "^$$fz$$" -fuzztime $(FUZZTIME) ./$$d || exit 1; done; done
+
+# chaos: the partition harness (shared/testenv/chaos; root, iproute2 and
+# nftables). Prints each run directory and the checkers' summary; exits 1
+# on a violation. make chaos SEED=7 SEEDS=50 DURATION=5m is the campaign.
+chaos: build
+	$(BIN)/rackfence-chaos --seed $(SEED) --seeds $(SEEDS) --duration $(DURATION) --bin $(CURDIR)/$(BIN)
 
 bench: build
 	RACKFENCE_BIN=$(CURDIR)/$(BIN) ./deploy/bench.sh

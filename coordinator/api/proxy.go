@@ -1,6 +1,9 @@
 package api
 
 import (
+	"encoding/json"
+	"errors"
+	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -62,6 +65,16 @@ func (s *Server) proxyToLeader(c echo.Context) error {
 			ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 				s.log.Warn("forwarding to the leader failed", "leader", leader, "path", r.URL.Path, "err", err)
 				w.Header().Set("Content-Type", "application/json")
+				if mayHaveReachedLeader(r.Method, err) {
+					// A 503 would make the client repeat the write on another
+					// member while this copy may still reach the leader and
+					// land after a newer write (chaos harness, seed 200).
+					w.WriteHeader(http.StatusGatewayTimeout)
+					_ = json.NewEncoder(w).Encode(wire.ErrorBody{Error: wire.ErrorDetail{Code: wire.CodeInternal,
+						Message: "forwarding this " + r.Method + " to the leader failed after it was sent (" + err.Error() +
+							"): it may have been applied; read the resource before repeating it"}})
+					return
+				}
 				w.Header().Set("Retry-After", "1")
 				w.WriteHeader(http.StatusServiceUnavailable)
 				_, _ = w.Write([]byte(`{"error":{"code":"no_leader","message":"the leader could not be reached; retry in a second"}}` + "\n"))
@@ -95,4 +108,15 @@ func (s *Server) localAuth(next echo.HandlerFunc) echo.HandlerFunc {
 		c.Set(identityKey, id)
 		return next(c)
 	}
+}
+
+// mayHaveReachedLeader says whether a write whose forwarding failed with
+// err may still be applied by the leader: anything but a failure to
+// connect (nothing was sent) for methods other than GET and HEAD.
+func mayHaveReachedLeader(method string, err error) bool {
+	if method == http.MethodGet || method == http.MethodHead {
+		return false
+	}
+	var op *net.OpError
+	return !(errors.As(err, &op) && op.Op == "dial")
 }

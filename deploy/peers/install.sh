@@ -4,12 +4,13 @@
 # Ironic's Redfish client (python3-sushy) and a standalone Ironic
 # (python3-ironic, run as one process by deploy/peers/ironic.sh),
 # systemd-analyze for the unit files, chromium for the dashboard's browser
-# test (coordinator/ui, driven by chromedp), and promtool (Debian package
-# prometheus) for deploy/prometheus/'s rules. Idempotent, non-interactive,
-# and it starts no services. Needs root (or sudo).
+# test (coordinator/ui, driven by chromedp), promtool (Debian package
+# prometheus) for deploy/prometheus/'s rules, and iproute2 and nftables for
+# the chaos harness's network namespaces and partitions. Idempotent,
+# non-interactive, and it starts no services. Needs root (or sudo).
 set -euo pipefail
 pkgs=(ipmitool openipmi python3-pyghmi python3-sushy python3-ironic ironic-common
-      python3-ironicclient sqlite3 curl systemd iproute2 strace chromium prometheus)
+      python3-ironicclient sqlite3 curl systemd iproute2 nftables strace chromium prometheus)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"os"
 	"strconv"
@@ -320,6 +321,11 @@ func (c *Client) attempt(ctx context.Context, base *url.URL, r request) (*http.R
 	}
 	u.RawQuery = r.query.Encode()
 	target := &u
+	// gotConn records whether a connection was ever handed to a request of
+	// this attempt: until then nothing was sent, and any member may be
+	// tried (a dial stalled by a silent drop ends as a bare context error).
+	var gotConn atomic.Bool
+	actx = httptrace.WithClientTrace(actx, &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { gotConn.Store(true) }})
 	for hop := 0; ; hop++ {
 		req, err := http.NewRequestWithContext(actx, r.method, target.String(), bytes.NewReader(r.body))
 		if err != nil {
@@ -335,7 +341,11 @@ func (c *Client) attempt(ctx context.Context, base *url.URL, r request) (*http.R
 		}
 		resp, err := c.hc.Do(req)
 		if err != nil {
-			return nil, nil, explainTLS(err, target)
+			err = explainTLS(err, target)
+			if !gotConn.Load() {
+				return nil, nil, &notSentError{err}
+			}
+			return nil, nil, err
 		}
 		if (resp.StatusCode == http.StatusTemporaryRedirect || resp.StatusCode == http.StatusPermanentRedirect) && resp.Header.Get("Location") != "" {
 			io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
@@ -364,15 +374,27 @@ func (c *Client) attempt(ctx context.Context, base *url.URL, r request) (*http.R
 	}
 }
 
+// notSentError is a transport error of a request that never got a
+// connection: nothing reached the member.
+type notSentError struct{ err error }
+
+func (e *notSentError) Error() string { return e.err.Error() }
+func (e *notSentError) Unwrap() error { return e.err }
+
 // failoverOK says whether a transport error may be retried on another
 // member. Connection failures (nothing was sent) always may; other errors
-// only for methods that are safe to repeat.
+// only for reads. A write the client gave up on may still be applied later
+// (the member holding it applies or forwards it when the network lets it
+// through), so repeating it elsewhere, even an idempotent PUT or DELETE,
+// could let the older copy land after a newer write: found by the chaos
+// harness (shared/testenv/chaos, seeds 100 and 200).
 func failoverOK(method string, err error) bool {
 	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "dial" {
+	var ns *notSentError
+	if errors.As(err, &ns) || (errors.As(err, &op) && op.Op == "dial") {
 		return true
 	}
-	return method != http.MethodPost
+	return method == http.MethodGet || method == http.MethodHead
 }
 
 func decode(resp *http.Response, body []byte, base *url.URL, r request, out any) error {

@@ -270,3 +270,54 @@ func TestNoLeaderOnOneMemberFailsOver(t *testing.T) {
 		t.Errorf("second request: %v, cut-off member asked %d times", err, cutCalls.Load())
 	}
 }
+
+// TestWriteNotRepeatedAfterTimeout: a write whose member stops answering
+// after it was sent is not repeated on another member (the first copy may
+// still be applied later, after a newer write: chaos harness seeds 100 and
+// 200); the error says it may have been applied. A read fails over.
+func TestWriteNotRepeatedAfterTimeout(t *testing.T) {
+	release := make(chan struct{})
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-release
+	}))
+	defer hang.Close()
+	defer close(release)
+	var other atomic.Int32
+	ok := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		other.Add(1)
+		if r.Method == http.MethodGet {
+			writeJSON(w, 200, api.ClusterStatus{NodeID: "n2"})
+			return
+		}
+		writeJSON(w, 200, api.Host{Name: "h1", Rack: "r1"})
+	}))
+	defer ok.Close()
+	c, err := New(Config{Coordinator: hang.URL + "," + ok.URL, Token: "t", Timeout: 200 * time.Millisecond, RetryFor: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, write := range []func() error{
+		func() error {
+			_, _, err := c.ApplyHost(context.Background(), &api.Host{Name: "h1", Rack: "r1"})
+			return err
+		},
+		func() error { _, err := c.DeleteHost(context.Background(), "h1"); return err },
+		func() error { return c.Attach(context.Background(), "h1") },
+	} {
+		c.cur.Store(0)
+		err := write()
+		if err == nil || !strings.Contains(err.Error(), "may have been applied") {
+			t.Fatalf("write after a timeout: err = %v, want one saying it may have been applied", err)
+		}
+		if n := other.Load(); n != 0 {
+			t.Fatalf("the write was repeated on the other member (%d requests)", n)
+		}
+	}
+	c.cur.Store(0)
+	if _, err := c.Status(context.Background()); err != nil {
+		t.Fatalf("a read did not fail over: %v", err)
+	}
+	if other.Load() != 1 {
+		t.Fatalf("other member saw %d requests, want the one read", other.Load())
+	}
+}
