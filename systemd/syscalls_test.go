@@ -50,7 +50,7 @@ func TestSyscallFilter(t *testing.T) {
 	dir := t.TempDir()
 
 	hp, rp := testenv.FreePort(t, "127.0.0.1"), testenv.FreePort(t, "127.0.0.1")
-	url := fmt.Sprintf("http://127.0.0.1:%d", hp)
+	url := fmt.Sprintf("https://127.0.0.1:%d", hp)
 	coordTrace := filepath.Join(dir, "coordinator.trace")
 	coord := testenv.Start(t, "coordinator", strace, nil, "-f", "-qq", "-o", coordTrace, bins["rackfence-coordinator"],
 		"--data-dir", filepath.Join(dir, "data"), "--http-addr", fmt.Sprintf("127.0.0.1:%d", hp), "--raft-addr", fmt.Sprintf("127.0.0.1:%d", rp))

@@ -3,12 +3,17 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/rackfence/rackfence/coordinator"
 	wire "github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/pki"
+	"github.com/rackfence/rackfence/shared/testenv"
 )
 
 // notAPI reports whether a route serves something other than the JSON
@@ -48,7 +53,11 @@ func routeOps(s *Server) []string {
 // openapi.yaml or the document describes one the router does not serve.
 func TestOpenAPIMatchesRoutes(t *testing.T) {
 	sp := loadSpec(t)
-	routes := routeOps(New(Config{}))
+	// The routes are registered by New without touching the store: an
+	// empty one (no Raft) and an audit file in a temporary directory do.
+	srv := New(Config{Store: &coordinator.Store{}, AuditFile: filepath.Join(t.TempDir(), "audit.log")})
+	defer srv.Close()
+	routes := routeOps(srv)
 	docOps := sp.operations()
 	inDoc := map[string]bool{}
 	for _, o := range docOps {
@@ -168,7 +177,12 @@ func TestOpenAPIResponses(t *testing.T) {
 	if err := json.Unmarshal(raw, &doc); err != nil || doc["openapi"] != "3.1.0" {
 		t.Fatalf("/v1/openapi.json: %v %v", err, doc["openapi"])
 	}
-	must(t, 200, "GET", u+"/v1/status", viewer, nil, nil)
+	var ps wire.ClusterStatus
+	must(t, 200, "GET", u+"/v1/status", viewer, nil, &ps)
+	if ps.TLS.Enabled || len(ps.Warnings) == 0 || !strings.HasPrefix(ps.Warnings[0], "insecure-plaintext") {
+		t.Errorf("status of a member without TLS must warn: %+v %q", ps.TLS, ps.Warnings)
+	}
+	must(t, 200, "GET", u+"/v1/whoami", agent, nil, nil)
 	must(t, 200, "GET", u+"/v1/cluster/members", viewer, nil, nil)
 	must(t, 404, "DELETE", u+"/v1/cluster/members/nobody", admin, nil, nil)
 	must(t, 400, "POST", u+"/v1/cluster/join", admin, wire.JoinRequest{ID: "n9"}, nil)
@@ -177,14 +191,19 @@ func TestOpenAPIResponses(t *testing.T) {
 	must(t, 200, "PUT", u+"/v1/credentials/c1", admin, wire.Credentials{Username: "admin", Password: "password"}, nil)
 	must(t, 200, "GET", u+"/v1/credentials", viewer, nil, nil)
 	must(t, 200, "GET", u+"/v1/credentials/c1", viewer, nil, nil)
+	must(t, 200, "GET", u+"/v1/secrets", admin, nil, nil)
+	must(t, 200, "POST", u+"/v1/secrets/reencrypt", admin, nil, nil)
 
 	h := testHost("h1", "r1")
+	h.Labels = map[string]string{"role": "compute", "example.com/zone": "a"}
 	h.Image = &wire.Image{URL: "http://images/os.qcow2", Checksum: "sha256:00"}
 	must(t, 201, "PUT", u+"/v1/hosts/h1", op, h, nil)
 	must(t, 200, "PUT", u+"/v1/hosts/h1", op, h, nil)
 	must(t, 201, "PUT", u+"/v1/hosts/h2", op, testHost("h2", "r1"), nil)
 	must(t, 200, "GET", u+"/v1/credentials/c1?reveal=true", agent, nil, nil)
 	must(t, 200, "GET", u+"/v1/hosts?rack=r1&state=none", viewer, nil, nil)
+	must(t, 200, "GET", u+"/v1/hosts?selector=role%3Dcompute,zone", viewer, nil, nil)
+	must(t, 400, "GET", u+"/v1/hosts?selector=in%20(", viewer, nil, nil)
 	must(t, 200, "GET", u+"/v1/hosts?stale=true", viewer, nil, nil)
 	must(t, 400, "GET", u+"/v1/hosts?state=flying", viewer, nil, nil)
 	must(t, 200, "GET", u+"/v1/hosts/h1", agent, nil, nil)
@@ -231,8 +250,22 @@ func TestOpenAPIResponses(t *testing.T) {
 	must(t, 200, "GET", u+"/v1/racks", viewer, nil, &racks)
 	must(t, 200, "GET", u+"/v1/watch?rack=r1&index="+itoa64(racks.Index+1000)+"&timeout=50ms", viewer, nil, nil)
 	must(t, 400, "GET", u+"/v1/watch?rack=r1&index=x", viewer, nil, nil)
+	must(t, 200, "GET", u+"/v1/watch?index=0", viewer, nil, nil)
+	must(t, 200, "GET", u+"/v1/watch?index=0&brief=true", op, nil, nil)
+	must(t, 400, "GET", u+"/v1/watch?index=0", agent, nil, nil) // an agent names its rack
 	must(t, 400, "POST", u+"/v1/hosts/h1/pivot", op, wire.PivotRequest{To: "elsewhere"}, nil)
 	must(t, 403, "POST", u+"/v1/tokens", op, wire.TokenRequest{Role: "viewer"}, nil)
+	var short wire.TokenResponse
+	must(t, 201, "POST", u+"/v1/tokens", admin, wire.TokenRequest{Role: wire.RoleOperator, Name: "short", TTL: "1h"}, &short)
+	must(t, 200, "GET", u+"/v1/tokens", admin, nil, nil)
+	must(t, 200, "DELETE", u+"/v1/tokens/"+short.ID, admin, nil, nil)
+	must(t, 404, "DELETE", u+"/v1/tokens/"+short.ID, admin, nil, nil)
+	must(t, 400, "DELETE", u+"/v1/tokens/XYZ", admin, nil, nil)
+	// Without TLS there is no CA: every authenticated caller gets 409.
+	must(t, 409, "POST", u+"/v1/certificates", admin, wire.CertificateRequest{Kind: wire.CertKindMember, ID: "n2", CSR: "x"}, nil)
+	must(t, 200, "POST", u+"/v1/cluster/snapshot", admin, nil, nil)
+	must(t, 200, "GET", u+"/v1/audit?limit=5", admin, nil, nil)
+	must(t, 400, "GET", u+"/v1/audit?limit=0", admin, nil, nil)
 	must(t, 413, "PUT", u+"/v1/hosts/h2", op, `{"rack":"r1","consumer":"`+strings.Repeat("x", 1<<20)+`"}`, nil)
 
 	must(t, 200, "DELETE", u+"/v1/hosts/h2", op, nil, nil)
@@ -242,8 +275,49 @@ func TestOpenAPIResponses(t *testing.T) {
 	must(t, 200, "GET", u+"/v1/racks/r1/leases", viewer, nil, nil)
 	must(t, 200, "GET", u+"/v1/watch?rack=r1&index=0", agent, nil, nil)
 
+	// Certificates need a member holding the CA: a second one-member
+	// cluster whose API knows a CA (over plain HTTP here; the process-level
+	// tests run the HTTPS listener). Its status reports TLS enabled.
+	tn := startNodeWith(t, "n1", "127.0.0.1", t.TempDir(), true, 0, 0, func(c *Config) {
+		ca, err := pki.NewCA("rackfence test CA", time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.TLS = &TLSConfig{CA: ca, SecretsKeys: func() ([]byte, error) { return []byte("# test keyring\n"), nil }}
+	})
+	testenv.Eventually(t, 30*time.Second, "TLS member ready", func() error {
+		if !tn.store.Ready() {
+			return fmt.Errorf("state %s", tn.store.State())
+		}
+		return nil
+	})
+	tAdmin := adminTokenOf(t, tn)
+	var ts wire.ClusterStatus
+	must(t, 200, "GET", tn.url+"/v1/status", tAdmin, nil, &ts)
+	if !ts.TLS.Enabled || ts.TLS.CAFingerprint == "" || len(ts.Warnings) != 0 {
+		t.Errorf("status of a member with a CA: %+v", ts)
+	}
+	_, csr, err := pki.NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cr wire.CertificateResponse
+	must(t, 201, "POST", tn.url+"/v1/certificates", tAdmin, wire.CertificateRequest{Kind: wire.CertKindMember, ID: "n2", CSR: string(csr), Hosts: []string{"127.0.0.1", "n2.example"}}, &cr)
+	if cr.CAKey == "" || cr.SecretsKeys == "" || cr.CAFingerprint != ts.TLS.CAFingerprint {
+		t.Errorf("a member certificate comes with the CA key (got %t), the keyring (got %t) and the CA's fingerprint (%q, status says %q)",
+			cr.CAKey != "", cr.SecretsKeys != "", cr.CAFingerprint, ts.TLS.CAFingerprint)
+	}
+	tAgent := newToken(t, tn.url, tAdmin, wire.RoleAgent, "r1")
+	must(t, 201, "POST", tn.url+"/v1/certificates", tAgent, wire.CertificateRequest{Kind: wire.CertKindAgent, ID: "a1", CSR: string(csr)}, nil)
+	must(t, 403, "POST", tn.url+"/v1/certificates", tAgent, wire.CertificateRequest{Kind: wire.CertKindMember, ID: "n3", CSR: string(csr)}, nil)
+	must(t, 400, "POST", tn.url+"/v1/certificates", tAdmin, wire.CertificateRequest{Kind: "robot", ID: "x", CSR: string(csr)}, nil)
+
 	ok2xx, errs := n.rec.check(loadSpec(t))
-	for _, err := range errs {
+	tOK, tErrs := tn.rec.check(loadSpec(t))
+	for id := range tOK {
+		ok2xx[id] = true
+	}
+	for _, err := range append(errs, tErrs...) {
 		t.Error(err)
 	}
 	elsewhere := map[string]bool{"joinCluster": true, "removeMember": true, "pivotHost": true}

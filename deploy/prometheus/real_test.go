@@ -3,7 +3,6 @@ package prometheus
 import (
 	"bufio"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/testenv"
 	"github.com/rackfence/rackfence/shared/testenv/rig"
 	"sigs.k8s.io/yaml"
 )
@@ -70,7 +70,7 @@ func TestRulesFireOnRealMetrics(t *testing.T) {
 		}
 	}
 
-	resp, err := http.Get(c.URL + "/metrics")
+	resp, err := testenv.HTTPClient(c.CAFile).Get(c.URL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

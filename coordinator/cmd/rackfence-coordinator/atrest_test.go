@@ -116,7 +116,7 @@ func TestNoPasswordAtRest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ac, err := client.New(client.Config{Coordinator: c.URL, Token: agentTok})
+	ac, _, err := client.NewAgent(ctx, client.Config{Coordinator: c.URL, Token: agentTok}, "agent-check")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,18 +137,19 @@ func TestNoPasswordAtRest(t *testing.T) {
 	if len(snaps) == 0 {
 		t.Fatal("no snapshot on disk: the scan would not cover one")
 	}
-	// Canary: the scan reaches raft.db and inflates the snapshot.
+	// Canary: the scan reaches the Raft log (raft-wal's segment files by
+	// default, raft.db with --raft-log-store bolt) and inflates the snapshot.
 	canaryHits, _, err := testenv.FindSecret(data, []byte(canary))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var inDB, inSnap bool
 	for _, h := range canaryHits {
-		inDB = inDB || strings.HasSuffix(h.File, "raft.db")
+		inDB = inDB || strings.HasSuffix(h.File, "raft.db") || strings.Contains(h.File, string(filepath.Separator)+"wal"+string(filepath.Separator))
 		inSnap = inSnap || strings.Contains(h.File, "state.bin (gzip")
 	}
 	if !inDB || !inSnap {
-		t.Fatalf("the plaintext canary was not found in raft.db (%v) and in the inflated snapshot (%v): the scan proves nothing; hits %v", inDB, inSnap, canaryHits)
+		t.Fatalf("the plaintext canary was not found in the Raft log (%v) and in the inflated snapshot (%v): the scan proves nothing; hits %v", inDB, inSnap, canaryHits)
 	}
 
 	found := 0

@@ -37,7 +37,7 @@ func (n *logStoreNode) client() *client.Client {
 	if err != nil {
 		n.t.Fatal(err)
 	}
-	c, err := client.New(client.Config{Coordinator: "http://" + n.addr, Token: tok})
+	c, err := client.New(client.Config{Coordinator: "https://" + n.addr, Token: tok})
 	if err != nil {
 		n.t.Fatal(err)
 	}
