@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/rackfence/rackfence/shared/pki"
 )
@@ -52,6 +53,14 @@ func setTLS(hc *http.Client, caFile, pin string, cert func(*tls.CertificateReque
 	}
 	base.TLSClientConfig = cfg
 	base.ForceAttemptHTTP2 = true
+	// HTTP/2 multiplexes every request on one connection: a link that
+	// stalls silently would hold all of them until their timeouts. A ping
+	// after 5 s without a frame, answered within 3 s or the connection is
+	// dropped, bounds that; the next request then dials afresh (and, never
+	// having reached a member, may fail over).
+	if base.HTTP2 == nil {
+		base.HTTP2 = &http.HTTP2Config{SendPingTimeout: 5 * time.Second, PingTimeout: 3 * time.Second}
+	}
 	hc.Transport = base
 	return nil
 }

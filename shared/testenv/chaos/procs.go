@@ -9,6 +9,7 @@ package chaos
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net"
@@ -265,6 +266,12 @@ func (c *Cluster) newClientURLs(node, token string, timeout time.Duration, urls 
 		}
 		tr.TLSClientConfig = cfg
 	}
+	// HTTP/1.1: each request in flight has its own connection, so a write
+	// held by a cut link never holds up the next one (the history's
+	// invoke/return model, and TestDelayedWrite's scenario). Agents speak
+	// HTTP/2, with the client's ping health check.
+	tr.ForceAttemptHTTP2 = false
+	tr.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
 	return client.New(client.Config{Coordinator: urls, Token: secret, Timeout: timeout, RetryFor: timeout,
 		HTTPClient: &http.Client{Transport: tr}, UserAgent: "rackfence-chaos"})
 }
