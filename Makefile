@@ -34,16 +34,7 @@ test: fmtcheck vet build
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME)
 
 fuzz:
-	@grep -rl --include='*_test.go' '^func Fuzz' . | while read f; do \
-	  d=$$(dirname $$f); for fz in $$(grep -o '^func Fuzz[A-Za-z0-9_]*' $$f | sed 's/func //'); do \
-	    echo "fuzz $$d $$fz ($(FUZZTIME))"; \
-	    $(GO) test -run '^$$' -fuzz "^$$fz$$" -fuzztime $(FUZZTIME) ./$$d || exit 1; done; done
-
-# chaos: the partition harness (shared/testenv/chaos; root, iproute2 and
-# nftables). Prints each run directory and the checkers' summary; exits 1
-# on a violation. make chaos SEED=7 SEEDS=50 DURATION=5m is the campaign.
-chaos: build
-	$(BIN)/rackfence-chaos --seed $(SEED) --seeds $(SEEDS) --duration $(DURATION) --bin $(CURDIR)/$(BIN)
+	@GO=$(GO) FUZZTIME=$(FUZZTIME) ./deploy/fuzz.sh
 
 bench: build
 	RACKFENCE_BIN=$(CURDIR)/$(BIN) ./deploy/bench.sh
