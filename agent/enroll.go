@@ -13,6 +13,8 @@ import (
 
 // CertIssuer is what enrolment needs of the API client.
 type CertIssuer interface {
+	// EnrollAgent obtains a certificate into the holder (one attempt).
+	EnrollAgent(ctx context.Context, h *pki.Holder, agentID string) error
 	IssueAgentCert(ctx context.Context, agentID string) (certPEM, keyPEM []byte, err error)
 	// CloseIdleConnections makes the next request handshake with the new
 	// certificate (a kept-alive connection keeps the old one).
@@ -27,12 +29,8 @@ type CertIssuer interface {
 func Enroll(ctx context.Context, c CertIssuer, holder *pki.Holder, agentID string, log *slog.Logger) error {
 	wait := 500 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		certPEM, keyPEM, err := c.IssueAgentCert(ctx, agentID)
+		err := c.EnrollAgent(ctx, holder, agentID)
 		if err == nil {
-			if err := holder.Set(certPEM, keyPEM); err != nil {
-				return err
-			}
-			c.CloseIdleConnections()
 			l := holder.Leaf()
 			id, _ := pki.IdentityOf(l)
 			log.Info("obtained the agent certificate", "rack", id.Rack, "notAfter", l.NotAfter, "renewAt", holder.RenewAt())

@@ -20,15 +20,22 @@ const PeerHeader = "X-Rackfence-Peer"
 // original sender (Kind "" when none).
 func peerOf(c echo.Context) pki.Identity {
 	r := c.Request()
+	id := connIdentity(r)
+	if id.Kind == pki.KindMember && r.Header.Get(ForwardedHeader) != "" {
+		return parsePeer(r.Header.Get(PeerHeader))
+	}
+	return id
+}
+
+// connIdentity is the identity of the client certificate this connection
+// verified against the cluster CA (Kind "" when none).
+func connIdentity(r *http.Request) pki.Identity {
 	if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 || len(r.TLS.VerifiedChains[0]) == 0 {
 		return pki.Identity{}
 	}
 	id, err := pki.IdentityOf(r.TLS.VerifiedChains[0][0])
 	if err != nil {
 		return pki.Identity{}
-	}
-	if id.Kind == pki.KindMember && r.Header.Get(ForwardedHeader) != "" {
-		return parsePeer(r.Header.Get(PeerHeader))
 	}
 	return id
 }

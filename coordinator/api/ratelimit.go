@@ -156,13 +156,7 @@ func remoteIP(r *http.Request) string {
 // cluster: an IP alone could be spoofed on a shared network.
 func (s *Server) fromMember(r *http.Request) bool {
 	if s.cfg.TLS != nil {
-		if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 || len(r.TLS.VerifiedChains[0]) == 0 {
-			return false
-		}
-		if id, err := pki.IdentityOf(r.TLS.VerifiedChains[0][0]); err != nil || id.Kind != pki.KindMember {
-			return false
-		}
-		return true
+		return connIdentity(r).Kind == pki.KindMember
 	}
 	ip := net.ParseIP(remoteIP(r))
 	if ip == nil {

@@ -50,15 +50,24 @@ func NewAgent(ctx context.Context, cfg Config, agentID string) (*Client, *pki.Ho
 	if !c.TLS() {
 		return c, h, nil
 	}
+	if err := c.EnrollAgent(ctx, h, agentID); err != nil {
+		return nil, nil, err
+	}
+	return c, h, nil
+}
+
+// EnrollAgent obtains an agent certificate (one attempt), puts it in h
+// and drops kept-alive connections, so the next request presents it.
+func (c *Client) EnrollAgent(ctx context.Context, h *pki.Holder, agentID string) error {
 	certPEM, keyPEM, err := c.IssueAgentCert(ctx, agentID)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
 	if err := h.Set(certPEM, keyPEM); err != nil {
-		return nil, nil, err
+		return err
 	}
 	c.CloseIdleConnections()
-	return c, h, nil
+	return nil
 }
 
 // CloseIdleConnections drops kept-alive connections, so the next request

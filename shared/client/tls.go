@@ -68,12 +68,11 @@ func setTLS(hc *http.Client, caFile, pin string, cert func(*tls.CertificateReque
 // explainTLS adds what to do to the TLS errors an operator meets first.
 func explainTLS(err error, u *url.URL) error {
 	var unknown x509.UnknownAuthorityError
-	var verr *tls.CertificateVerificationError
 	var hostErr x509.HostnameError
 	switch {
 	case errors.Is(err, pki.ErrPinMismatch):
 		return fmt.Errorf("%w (the token or --ca-fingerprint pins another cluster's CA than %s presents)", err, u.Host)
-	case errors.As(err, &unknown) || (errors.As(err, &verr) && strings.Contains(verr.Error(), "unknown authority")):
+	case errors.As(err, &unknown): // also inside a *tls.CertificateVerificationError
 		return fmt.Errorf("%w: trust the cluster's CA with --ca-file (a member's DATA-DIR/tls/ca.crt) or use a token that pins it (rackfencectl token create prints one)", err)
 	case errors.As(err, &hostErr):
 		return fmt.Errorf("%w: the member's certificate does not name %s; reach it by a name it was issued for, or add the name with the coordinator's --tls-san", err, u.Hostname())
