@@ -22,6 +22,10 @@ func (e *Error) Error() string {
 	return e.Message
 }
 
+// Is makes errors.Is(err, api.ErrNotFound) (any sentinel of shared/api's
+// wire-error table) true for a refusal carrying that code.
+func (e *Error) Is(target error) bool { return api.MatchesCode(e.Code, target) }
+
 func newErr(code, format string, a ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, a...)}
 }

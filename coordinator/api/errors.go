@@ -20,6 +20,9 @@ type apiError struct {
 
 func (e *apiError) Error() string { return e.Detail.Message }
 
+// Is matches the shared/api sentinel of the answer's code.
+func (e *apiError) Is(target error) bool { return wire.MatchesCode(e.Detail.Code, target) }
+
 func errf(status int, code, format string, a ...any) *apiError {
 	return &apiError{Status: status, Detail: wire.ErrorDetail{Code: code, Message: fmt.Sprintf(format, a...)}}
 }
@@ -38,20 +41,6 @@ func notFound(format string, a ...any) *apiError {
 	return errf(http.StatusNotFound, wire.CodeNotFound, format, a...)
 }
 
-var codeStatus = map[string]int{
-	wire.CodeBadRequest:   http.StatusBadRequest,
-	wire.CodeUnauthorized: http.StatusUnauthorized,
-	wire.CodeForbidden:    http.StatusForbidden,
-	wire.CodeNotFound:     http.StatusNotFound,
-	wire.CodeConflict:     http.StatusConflict,
-	wire.CodeStaleEpoch:   http.StatusConflict,
-	wire.CodeTooLarge:     http.StatusRequestEntityTooLarge,
-	wire.CodeNoLeader:     http.StatusServiceUnavailable,
-	// A member lacking a secrets key: another member (or this one after
-	// SIGHUP) may answer, so 503 like no_leader.
-	wire.CodeSecretsKeyMissing: http.StatusServiceUnavailable,
-}
-
 // toAPIError maps any error a handler returns to an answer. Unknown errors
 // become 500 "internal" with a generic message (the detail is logged).
 func toAPIError(err error, log *slog.Logger, c echo.Context) *apiError {
@@ -63,11 +52,7 @@ func toAPIError(err error, log *slog.Logger, c echo.Context) *apiError {
 	case errors.As(err, &ae):
 		return ae
 	case errors.As(err, &ce):
-		st, ok := codeStatus[ce.Code]
-		if !ok {
-			st = http.StatusInternalServerError
-		}
-		return &apiError{Status: st, Detail: wire.ErrorDetail{Code: ce.Code, Message: ce.Message, Field: ce.Field}}
+		return &apiError{Status: wire.StatusForCode(ce.Code), Detail: wire.ErrorDetail{Code: ce.Code, Message: ce.Message, Field: ce.Field}}
 	case errors.As(err, &fe):
 		return badField(fe.Field, "%s", fe.Message)
 	case errors.Is(err, coordinator.ErrNotLeader), errors.Is(err, coordinator.ErrNoLeader), errors.Is(err, coordinator.ErrShutdown):

@@ -1,10 +1,5 @@
 package api
 
-// CodeSecretsKeyMissing (503) means the answering member lacks the secrets
-// key needed to seal or reveal a password: the message names the key ID
-// and the key file to add it to.
-const CodeSecretsKeyMissing = "secrets_key_missing"
-
 // SecretsStatus is GET /v1/secrets (admin): which keys this member holds
 // and how many credentials each seals. Never key material.
 type SecretsStatus struct {

@@ -71,19 +71,3 @@ const (
 	EventNormal  = "Normal"
 	EventWarning = "Warning"
 )
-
-// Error codes of ErrorDetail.Code.
-const (
-	CodeBadRequest   = "bad_request"
-	CodeUnauthorized = "unauthorized"
-	CodeForbidden    = "forbidden"
-	CodeNotFound     = "not_found"
-	CodeConflict     = "conflict"
-	CodeStaleEpoch   = "stale_epoch"
-	CodeTooLarge     = "too_large"
-	CodeNoLeader     = "no_leader"
-	// CodeTooManyRequests (429): too many failed authentications from the
-	// caller's address; wait for Retry-After.
-	CodeTooManyRequests = "too_many_requests"
-	CodeInternal        = "internal"
-)

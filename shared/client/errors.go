@@ -45,6 +45,11 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
+// Is makes errors.Is(err, api.ErrNotFound) (any sentinel of shared/api's
+// wire-error table) true when the answer carried that code. A bare
+// status without a rackfence body counts as api.CodeForStatus(status).
+func (e *Error) Is(target error) bool { return api.MatchesCode(e.Code, target) }
+
 func newError(resp *http.Response, body []byte, base *url.URL, r request) *Error {
 	e := &Error{Status: resp.StatusCode, Method: r.method, Path: r.path, URL: base.Redacted()}
 	var eb api.ErrorBody
@@ -54,7 +59,7 @@ func newError(resp *http.Response, body []byte, base *url.URL, r request) *Error
 	}
 	// Not a rackfence error body (a proxy, another server): keep a short,
 	// single-line excerpt.
-	e.Code = codeForStatus(resp.StatusCode)
+	e.Code = api.CodeForStatus(resp.StatusCode)
 	if resp.StatusCode == http.StatusBadRequest && strings.Contains(string(body), "HTTP request to an HTTPS server") {
 		e.Message = "the coordinator at " + base.Host + " serves HTTPS (TLS is the default): use https://" + base.Host
 		return e
@@ -68,26 +73,6 @@ func newError(resp *http.Response, body []byte, base *url.URL, r request) *Error
 	}
 	e.Message = msg
 	return e
-}
-
-func codeForStatus(s int) string {
-	switch s {
-	case http.StatusBadRequest:
-		return api.CodeBadRequest
-	case http.StatusUnauthorized:
-		return api.CodeUnauthorized
-	case http.StatusForbidden:
-		return api.CodeForbidden
-	case http.StatusNotFound:
-		return api.CodeNotFound
-	case http.StatusConflict:
-		return api.CodeConflict
-	case http.StatusRequestEntityTooLarge:
-		return api.CodeTooLarge
-	case http.StatusServiceUnavailable:
-		return api.CodeNoLeader
-	}
-	return api.CodeInternal
 }
 
 // UnreachableError says no member answered: which URLs were tried and the
