@@ -224,7 +224,7 @@ func (f *FSM) applyDeleteIntent(t *tx, c DeleteIntentCmd) (any, error) {
 		return nil, notFound("host %s does not exist", c.Name)
 	}
 	if c.Kind == api.IntentDrain && old.Intents != nil && old.Intents.Drain != nil &&
-		old.Status != nil && old.Status.Extra["removalCommitted"] == "true" {
+		old.Status != nil && old.Status.Extra[api.ExtraRemovalCommitted] == "true" {
 		return nil, conflict("the removal of host %s is past its point of no return (its node is already gone from the provisioner); it cannot be restored, only deleted", c.Name)
 	}
 	if old.Intents == nil || *intentSlot(old.Intents, c.Kind) == nil {

@@ -1,5 +1,7 @@
 package hoststate
 
+import "github.com/rackfence/rackfence/shared/api"
+
 // Keys of api.HostStatus.Extra owned by this package: the bookkeeping that
 // must survive an agent restart. Values are plain strings.
 const (
@@ -20,8 +22,9 @@ const (
 	keyRemoval = "removal"
 	// keyRemovalCommitted is "true" once the provisioner's node is gone for
 	// a removal: the point of no return. The coordinator reads this key
-	// (coordinator/fsm_hosts.go refuses a restore then): never rename it.
-	keyRemovalCommitted = "removalCommitted"
+	// (coordinator/fsm_hosts.go refuses a restore then), so its value is
+	// shared/api's.
+	keyRemovalCommitted = api.ExtraRemovalCommitted
 	// keyDeleteTries counts failed power-off/deprovision tries of a deletion.
 	keyDeleteTries = "deleteTries"
 	// keyResumed is the createdIndex of the last resume intent applied, so a

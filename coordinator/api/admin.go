@@ -48,7 +48,7 @@ func (s *Server) getCredentials(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	reveal := c.QueryParam("reveal") == "true"
+	reveal := c.QueryParam(wire.ParamReveal) == "true"
 	id := who(c)
 	if reveal {
 		if id.Role != wire.RoleAgent {

@@ -140,7 +140,7 @@ func (s *Server) listRacks(c echo.Context) error {
 // changed after ?index=, or after the timeout with no hosts and the
 // current index. Without ?rack= it watches every rack (watchFleet).
 func (s *Server) watch(c echo.Context) error {
-	rack := c.QueryParam("rack")
+	rack := c.QueryParam(wire.ParamRack)
 	if rack != "" || who(c).Role == wire.RoleAgent {
 		if err := wire.ValidateName("rack", rack); err != nil {
 			return err
@@ -150,18 +150,18 @@ func (s *Server) watch(c echo.Context) error {
 		return err
 	}
 	var after uint64
-	if v := c.QueryParam("index"); v != "" {
+	if v := c.QueryParam(wire.ParamIndex); v != "" {
 		n, err := parseUint(v)
 		if err != nil {
-			return badField("index", "%q is not a non-negative integer", v)
+			return badField(wire.ParamIndex, "%q is not a non-negative integer", v)
 		}
 		after = n
 	}
 	timeout := s.cfg.WatchTimeout
-	if v := c.QueryParam("timeout"); v != "" {
+	if v := c.QueryParam(wire.ParamTimeout); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
-			return badField("timeout", "%q is not a positive duration like 5s", v)
+			return badField(wire.ParamTimeout, "%q is not a positive duration like 5s", v)
 		}
 		if d < timeout {
 			timeout = d

@@ -22,7 +22,7 @@ func pathName(c echo.Context, param, field string) (string, error) {
 }
 
 func (s *Server) listHosts(c echo.Context) error {
-	rack, pstate := c.QueryParam("rack"), c.QueryParam("state")
+	rack, pstate := c.QueryParam(wire.ParamRack), c.QueryParam(wire.ParamState)
 	if rack != "" {
 		if err := wire.ValidateName("rack", rack); err != nil {
 			return err
@@ -40,7 +40,7 @@ func (s *Server) listHosts(c echo.Context) error {
 	if pstate != "" && pstate != "none" && !validState(pstate) {
 		return badField("state", "%q is not a provisioning state (or none)", pstate)
 	}
-	sel, err := wire.ParseSelector(c.QueryParam("selector"))
+	sel, err := wire.ParseSelector(c.QueryParam(wire.ParamSelector))
 	if err != nil {
 		return badField("selector", "selector %v; use key=value, key!=value, key, !key, key in (a,b) or key notin (a,b), comma-separated", err)
 	}

@@ -41,15 +41,15 @@ func (s *Server) watchFleet(c echo.Context, after uint64, timeout time.Duration,
 
 // briefParam reads ?brief= (true or false), which only the fleet watch takes.
 func briefParam(c echo.Context, rack string) (bool, error) {
-	switch v := c.QueryParam("brief"); v {
+	switch v := c.QueryParam(wire.ParamBrief); v {
 	case "", "false":
 		return false, nil
 	case "true":
 		if rack != "" {
-			return false, badField("brief", "applies only to the watch of every rack (without rack=); a rack watch always answers whole hosts")
+			return false, badField(wire.ParamBrief, "applies only to the watch of every rack (without rack=); a rack watch always answers whole hosts")
 		}
 		return true, nil
 	default:
-		return false, badField("brief", "%q is not true or false", v)
+		return false, badField(wire.ParamBrief, "%q is not true or false", v)
 	}
 }

@@ -236,7 +236,7 @@ func (c *Client) do(ctx context.Context, r request, out any) (int, error) {
 		for k, v := range r.query {
 			q[k] = v
 		}
-		q.Set("stale", "true")
+		q.Set(api.ParamStale, "true")
 		r.query = q
 	}
 	deadline := time.Now().Add(c.retryFor)

@@ -31,7 +31,7 @@ func (c *Client) GetCredentials(ctx context.Context, name string) (*api.Credenti
 // use them may.
 func (c *Client) RevealCredentials(ctx context.Context, name string) (*api.Credentials, error) {
 	var out api.Credentials
-	q := url.Values{"reveal": {"true"}}
+	q := url.Values{api.ParamReveal: {"true"}}
 	if _, err := c.call(ctx, http.MethodGet, "/v1/credentials/"+seg(name), q, nil, &out); err != nil {
 		return nil, err
 	}

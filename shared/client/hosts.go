@@ -21,13 +21,13 @@ type HostFilter struct {
 func (c *Client) ListHosts(ctx context.Context, f HostFilter) (*api.List[api.Host], error) {
 	q := url.Values{}
 	if f.Rack != "" {
-		q.Set("rack", f.Rack)
+		q.Set(api.ParamRack, f.Rack)
 	}
 	if f.State != "" {
-		q.Set("state", f.State)
+		q.Set(api.ParamState, f.State)
 	}
 	if f.Selector != "" {
-		q.Set("selector", f.Selector)
+		q.Set(api.ParamSelector, f.Selector)
 	}
 	return getList[api.Host](ctx, c, "/v1/hosts", q)
 }

@@ -49,7 +49,7 @@ func (c *Client) RevokeToken(ctx context.Context, id string) (*api.Token, error)
 func (c *Client) Audit(ctx context.Context, limit int) (*api.List[api.AuditRecord], error) {
 	q := url.Values{}
 	if limit > 0 {
-		q.Set("limit", strconv.Itoa(limit))
+		q.Set(api.ParamLimit, strconv.Itoa(limit))
 	}
 	return getList[api.AuditRecord](ctx, c, "/v1/audit", q)
 }

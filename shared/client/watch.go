@@ -20,10 +20,10 @@ const maxWatchHold = 5 * time.Minute
 // client's Timeout instead of the Timeout alone.
 func (c *Client) Watch(ctx context.Context, rack string, index uint64, timeout time.Duration) (*api.WatchResponse, error) {
 	q := url.Values{}
-	q.Set("rack", rack)
-	q.Set("index", strconv.FormatUint(index, 10))
+	q.Set(api.ParamRack, rack)
+	q.Set(api.ParamIndex, strconv.FormatUint(index, 10))
 	if timeout > 0 {
-		q.Set("timeout", timeout.String())
+		q.Set(api.ParamTimeout, timeout.String())
 	}
 	var out api.WatchResponse
 	hold := timeout
