@@ -105,7 +105,7 @@ func (b *batcher) submit(batch []*pending) {
 		}()
 		if err := f.Error(); err != nil {
 			for _, p := range batch {
-				p.done <- Result{Err: mapRaftErr(err)}
+				p.done <- Result{Err: mapApplyErr(err)}
 			}
 			return
 		}
@@ -139,7 +139,7 @@ func (b *batcher) direct(data []byte) Result {
 	}
 	f := b.r.Apply(data, b.timeout)
 	if err := f.Error(); err != nil {
-		return Result{Err: mapRaftErr(err)}
+		return Result{Err: mapApplyErr(err)}
 	}
 	if r, ok := f.Response().(Result); ok {
 		return r
@@ -147,6 +147,17 @@ func (b *batcher) direct(data []byte) Result {
 	return Result{}
 }
 
+// mapApplyErr maps the error of a raft.Apply future: a lost leadership
+// means the entry may still commit (ErrOutcomeUnknown), unlike the other
+// refusals, which come before the entry is appended.
+func mapApplyErr(err error) error {
+	if err == raft.ErrLeadershipLost {
+		return ErrOutcomeUnknown
+	}
+	return mapRaftErr(err)
+}
+
+// mapRaftErr maps raft's refusals to the store's errors.
 func mapRaftErr(err error) error {
 	switch err {
 	case raft.ErrNotLeader, raft.ErrLeadershipLost, raft.ErrLeadershipTransferInProgress:

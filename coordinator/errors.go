@@ -41,6 +41,13 @@ var (
 	ErrNotLeader = errors.New("this node is not the leader; retry against the leader")
 	// ErrNoLeader means the cluster has no known leader right now.
 	ErrNoLeader = errors.New("the cluster has no leader right now; retry in a second")
+	// ErrOutcomeUnknown means a write was handed to Raft but its outcome
+	// is unknown: leadership was lost before it committed (the entry may
+	// still commit under the next leader), or the caller stopped waiting
+	// for it. It may have been applied: read before repeating it, never
+	// repeat it blindly on another member (a held copy can land after a
+	// newer write).
+	ErrOutcomeUnknown = errors.New("the write was submitted but its outcome is unknown; it may have been applied")
 	// ErrShutdown means the store is shutting down.
 	ErrShutdown = errors.New("the coordinator is shutting down")
 	// ErrUnknownCommand means a log entry carries a command type or

@@ -201,7 +201,9 @@ func (s *Store) Leader() (id, httpURL string) {
 func (s *Store) CommitIndex() uint64 { return s.raft.CommitIndex() }
 
 // Apply submits one command on the leader and returns its result value or
-// its refusal (*Error), ErrNotLeader when this node does not lead.
+// its refusal (*Error), ErrNotLeader when this node does not lead (nothing
+// was submitted), ErrOutcomeUnknown (wrapping the context's error when ctx
+// ended) when it was submitted but may or may not be applied.
 func (s *Store) Apply(ctx context.Context, c Command) (any, error) {
 	if !s.IsLeader() {
 		return nil, ErrNotLeader
@@ -237,7 +239,8 @@ func (s *Store) Apply(ctx context.Context, c Command) (any, error) {
 	case r := <-p.done:
 		return r.Value, r.Err
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		// Queued for the batcher: it may already be in the Raft log.
+		return nil, fmt.Errorf("%w: %w", ErrOutcomeUnknown, ctx.Err())
 	}
 }
 

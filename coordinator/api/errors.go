@@ -55,6 +55,10 @@ func toAPIError(err error, log *slog.Logger, c echo.Context) *apiError {
 		return &apiError{Status: wire.StatusForCode(ce.Code), Detail: wire.ErrorDetail{Code: ce.Code, Message: ce.Message, Field: ce.Field}}
 	case errors.As(err, &fe):
 		return badField(fe.Field, "%s", fe.Message)
+	case errors.Is(err, coordinator.ErrOutcomeUnknown):
+		// Never 503: the client would repeat the write on another member
+		// while this one may still commit (as the proxy's 504).
+		return errf(http.StatusGatewayTimeout, wire.CodeInternal, "%s", outcomeUnknownMsg)
 	case errors.Is(err, coordinator.ErrNotLeader), errors.Is(err, coordinator.ErrNoLeader), errors.Is(err, coordinator.ErrShutdown):
 		return errf(http.StatusServiceUnavailable, wire.CodeNoLeader, "%s", noLeaderMsg)
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
@@ -75,6 +79,8 @@ func toAPIError(err error, log *slog.Logger, c echo.Context) *apiError {
 	log.Error("internal error", "method", c.Request().Method, "path", c.Path(), "err", err)
 	return errf(http.StatusInternalServerError, wire.CodeInternal, "internal error; the coordinator's log has the details")
 }
+
+const outcomeUnknownMsg = "the write was submitted to the cluster, but leadership moved (or the wait ended) before it was known to be applied: it may have been applied; read the resource before repeating it"
 
 const noLeaderMsg = "the cluster has no leader right now (election in progress or quorum lost); retry in a second"
 

@@ -50,7 +50,7 @@ func pivotErr(err error) error {
 		return badField("to", "%s", err.Error())
 	case errors.Is(err, pivot.ErrNotConfirmed), errors.Is(err, pivot.ErrManagedHere), errors.Is(err, pivot.ErrSourceUnreachable):
 		return errf(http.StatusConflict, wire.CodeConflict, "%s", err.Error())
-	case errors.Is(err, coordinator.ErrNotLeader), errors.Is(err, coordinator.ErrShutdown):
+	case errors.Is(err, coordinator.ErrNotLeader), errors.Is(err, coordinator.ErrShutdown), errors.Is(err, coordinator.ErrOutcomeUnknown):
 		return err
 	}
 	return errf(http.StatusConflict, wire.CodeConflict, "%s", err.Error())

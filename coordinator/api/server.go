@@ -18,15 +18,15 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/rackfence/rackfence/coordinator"
 	"github.com/rackfence/rackfence/coordinator/pivot"
 	"github.com/rackfence/rackfence/coordinator/ui"
 )
 
 // Config configures a Server.
 type Config struct {
-	// Store is the member this server answers for.
-	Store *coordinator.Store
+	// Store is the member this server answers for (a *coordinator.Store;
+	// see store.go).
+	Store Store
 	// Tier is this cluster's tier name (GET /v1/status).
 	Tier string
 	// PeerTiers maps other tiers' names to their API URLs (--peer-tier).
@@ -70,7 +70,7 @@ type Config struct {
 // Server is the HTTP API of one coordinator member.
 type Server struct {
 	cfg       Config
-	store     *coordinator.Store
+	store     Store
 	log       *slog.Logger
 	echo      *echo.Echo
 	transport *http.Transport

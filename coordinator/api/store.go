@@ -1,0 +1,75 @@
+package api
+
+import (
+	"context"
+	"time"
+
+	"github.com/rackfence/rackfence/coordinator"
+	wire "github.com/rackfence/rackfence/shared/api"
+)
+
+// Store is what the handlers need of a coordinator member (rqlite's
+// http.Store habit: the interface lives with its consumer and lists only
+// the methods called). *coordinator.Store is the implementation; a test
+// can wrap it to inject a fault the real store cannot produce on demand
+// (store_test.go). 20 methods, grouped by concern; reads of the replicated
+// state go through FSM(), a plain in-memory state machine that needs no
+// Raft (coordinator.NewFSM), so they are not repeated here.
+type Store interface {
+	// Identity and leadership of this member.
+
+	// NodeID is this member's Raft server ID.
+	NodeID() string
+	// HTTPURL is this member's advertised API URL.
+	HTTPURL() string
+	// DataDir is this member's data directory (default audit file place).
+	DataDir() string
+	// IsLeader reports whether this member leads right now.
+	IsLeader() bool
+	// Leader is the leader's ID and API URL ("" when none is known).
+	Leader() (id, httpURL string)
+	// State is the Raft state in lower case (leader, follower, ...).
+	State() string
+
+	// Replicated state: writes, linearizable reads, the state machine.
+
+	// Apply submits one command on the leader: its result or refusal
+	// (*coordinator.Error), coordinator.ErrNotLeader when nothing was
+	// submitted, coordinator.ErrOutcomeUnknown when it may have applied.
+	Apply(ctx context.Context, c coordinator.Command) (any, error)
+	// ReadBarrier makes the next FSM read linearizable (leader only).
+	ReadBarrier(ctx context.Context) error
+	// FSM is the state machine every read answers from.
+	FSM() *coordinator.FSM
+	// LeaseTimeLeft is how long a rack's lease has left on the leader's
+	// clock (false when it has none).
+	LeaseTimeLeft(rack string) (time.Duration, bool)
+	// NoteTokenUse records a token's last use (batched, best effort).
+	NoteTokenUse(id string, at time.Time)
+
+	// Cluster membership and maintenance.
+
+	// Members lists the Raft servers with their API URLs.
+	Members() ([]wire.Member, error)
+	// Status is GET /v1/status's answer.
+	Status() wire.ClusterStatus
+	// Join adds a voter (leader only).
+	Join(ctx context.Context, req wire.JoinRequest) error
+	// RemoveMember removes a server from the configuration (leader only).
+	RemoveMember(ctx context.Context, id string) error
+	// Snapshot takes a Raft snapshot of this member now.
+	Snapshot() (index uint64, took time.Duration, err error)
+
+	// Secrets: sealing BMC passwords under this member's keys.
+
+	// SealCredentials seals a password into the command that stores it.
+	SealCredentials(name, username, password string) (coordinator.PutSealedCredentialsCmd, error)
+	// RevealPassword opens a stored password.
+	RevealPassword(name string, c coordinator.StoredCredentials) (string, error)
+	// SecretsStatus lists this member's keys and what each seals.
+	SecretsStatus() wire.SecretsStatus
+	// Reencrypt re-seals every credential under the primary key.
+	Reencrypt(ctx context.Context) (wire.ReencryptResult, error)
+}
+
+var _ Store = (*coordinator.Store)(nil)
