@@ -36,7 +36,8 @@ const (
 	CodeNoLeader = "no_leader"
 	// CodeSecretsKeyMissing (503): the answering member lacks the secrets
 	// key needed to seal or reveal a password: the message names the key
-	// ID and the key file to add it to.
+	// ID and the key file to add it to. 503 like no_leader: another member
+	// (or this one after SIGHUP) may answer.
 	CodeSecretsKeyMissing = "secrets_key_missing"
 )
 
