@@ -78,7 +78,8 @@ func (s *Server) proxyToLeader(c echo.Context) error {
 				}
 				w.Header().Set("Retry-After", "1")
 				w.WriteHeader(http.StatusServiceUnavailable)
-				_, _ = w.Write([]byte(`{"error":{"code":"no_leader","message":"the leader could not be reached; retry in a second"}}` + "\n"))
+				_ = json.NewEncoder(w).Encode(wire.ErrorBody{Error: wire.ErrorDetail{Code: wire.CodeNoLeader,
+					Message: "the leader could not be reached; retry in a second"}})
 			},
 		}
 		p.ServeHTTP(c.Response(), c.Request())
