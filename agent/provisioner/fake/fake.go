@@ -17,6 +17,9 @@
 //     (Fail), answer InProgress a number of times (InProgress), or stop
 //     inside the guard until the test releases it (Hold: an in-flight call,
 //     to test detach and lease loss during a call).
+//   - Two agents of one rack (a holder and a standby) can share one fake
+//     back end, each through its own guard (Sibling), as they share the
+//     rack's BMCs: the record then shows whether their mutations overlap.
 package fake
 
 import (
@@ -68,6 +71,8 @@ type Config struct {
 	// Guard is the agent's mutation guard (required): the same one the
 	// agent blocks and unblocks hosts on.
 	Guard *bmc.Guard
+	// Agent names the agent using this Provisioner in the record (Call.Agent).
+	Agent string
 	// MutationTimeout is each mutating call's timeout as given to the
 	// guard (DefaultMutationTimeout when zero).
 	MutationTimeout time.Duration
@@ -77,9 +82,10 @@ type Config struct {
 type Call struct {
 	// Seq numbers the calls of a Provisioner from 1, in the order they
 	// ended (a held call is numbered when it returns).
-	Seq  int
-	Host string
-	Op   Op
+	Seq   int
+	Agent string // Config.Agent of the Provisioner called
+	Host  string
+	Op    Op
 	// Epoch is the lease epoch the guard checked and put in the call's
 	// context (0 for the unguarded power read and for refused calls).
 	Epoch uint64
@@ -93,7 +99,7 @@ type Call struct {
 }
 
 func (c Call) String() string {
-	s := fmt.Sprintf("#%d %s %s epoch=%d", c.Seq, c.Host, c.Op, c.Epoch)
+	s := fmt.Sprintf("#%d %s: %s %s epoch=%d", c.Seq, c.Agent, c.Host, c.Op, c.Epoch)
 	if c.Refused {
 		s += " refused"
 	}
@@ -103,12 +109,15 @@ func (c Call) String() string {
 	return s
 }
 
-// Provisioner is the fake. Create it with New; it is safe for concurrent
-// use.
+// Provisioner is the fake. Create it with New (and Sibling for a second
+// agent on the same hosts); it is safe for concurrent use.
 type Provisioner struct {
-	guard   *bmc.Guard
-	timeout time.Duration
+	cfg Config
+	*backend
+}
 
+// backend is the hosts, the faults and the record Siblings share.
+type backend struct {
 	mu      sync.Mutex
 	calls   []Call
 	changed chan struct{} // closed and replaced on every recorded call
@@ -141,15 +150,24 @@ func New(cfg Config) *Provisioner {
 	if cfg.MutationTimeout <= 0 {
 		cfg.MutationTimeout = DefaultMutationTimeout
 	}
-	return &Provisioner{guard: cfg.Guard, timeout: cfg.MutationTimeout, changed: make(chan struct{}),
-		hosts: map[string]*hostState{}, faults: map[key]*fault{}, holds: map[key]*Gate{}}
+	return &Provisioner{cfg: cfg, backend: &backend{changed: make(chan struct{}),
+		hosts: map[string]*hostState{}, faults: map[key]*fault{}, holds: map[key]*Gate{}}}
+}
+
+// Sibling returns a Provisioner on the same hosts, faults, holds and record
+// going through cfg.Guard: another agent of the same rack.
+func (p *Provisioner) Sibling(cfg Config) *Provisioner {
+	if cfg.MutationTimeout <= 0 {
+		cfg.MutationTimeout = DefaultMutationTimeout
+	}
+	return &Provisioner{cfg: cfg, backend: p.backend}
 }
 
 // Fail makes host's next n calls of op fail with an error wrapping class
 // (provisioner.ErrTransient, ErrAuth, ErrFailed, ErrNotFound,
 // ErrUnsupported); n < 0 fails every call until Clear. The failure happens
 // inside the guard: a refused call is refused, not failed.
-func (p *Provisioner) Fail(host string, op Op, n int, class error) {
+func (p *backend) Fail(host string, op Op, n int, class error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.faults[key{host, op}] = &fault{n: n, err: class}
@@ -158,14 +176,14 @@ func (p *Provisioner) Fail(host string, op Op, n int, class error) {
 // InProgress makes host's next n calls of op answer InProgress (started,
 // not finished: the agent calls again later), as Ironic does while it
 // deploys or cleans.
-func (p *Provisioner) InProgress(host string, op Op, n int) {
+func (p *backend) InProgress(host string, op Op, n int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.faults[key{host, op}] = &fault{n: n, inProgress: true}
 }
 
 // Clear removes host's failures and InProgress answers of op.
-func (p *Provisioner) Clear(host string, op Op) {
+func (p *backend) Clear(host string, op Op) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.faults, key{host, op})
@@ -184,7 +202,7 @@ type Gate struct {
 // let it through, while it counts as in flight) until the gate is released
 // or the call's context ends (the guard cancels it when the lease is lost
 // or its timeout passes). The held call then proceeds as usual.
-func (p *Provisioner) Hold(host string, op Op) *Gate {
+func (p *backend) Hold(host string, op Op) *Gate {
 	g := &Gate{entered: make(chan struct{}), release: make(chan struct{}), done: make(chan struct{})}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -205,14 +223,14 @@ func (g *Gate) Done() <-chan struct{} { return g.done }
 func (g *Gate) Call() Call { <-g.done; return g.returned }
 
 // Calls returns every recorded call in order.
-func (p *Provisioner) Calls() []Call {
+func (p *backend) Calls() []Call {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]Call(nil), p.calls...)
 }
 
 // CallsOf returns host's recorded calls in order.
-func (p *Provisioner) CallsOf(host string) []Call {
+func (p *backend) CallsOf(host string) []Call {
 	var out []Call
 	for _, c := range p.Calls() {
 		if c.Host == host {
@@ -225,7 +243,7 @@ func (p *Provisioner) CallsOf(host string) []Call {
 // Wait blocks until a recorded call matches (searching the calls after
 // seq: Wait(ctx, 0, m) also finds calls recorded before it was called)
 // and returns the first one, or ctx's error.
-func (p *Provisioner) Wait(ctx context.Context, seq int, match func(Call) bool) (Call, error) {
+func (p *backend) Wait(ctx context.Context, seq int, match func(Call) bool) (Call, error) {
 	for {
 		p.mu.Lock()
 		for _, c := range p.calls[min(seq, len(p.calls)):] {
@@ -246,7 +264,7 @@ func (p *Provisioner) Wait(ctx context.Context, seq int, match func(Call) bool) 
 }
 
 // Power reports host's power state as the fake holds it.
-func (p *Provisioner) Power(host string) bool {
+func (p *backend) Power(host string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.host(host).power
@@ -262,7 +280,7 @@ func OK(host string, op Op) func(Call) bool {
 	return func(c Call) bool { return c.Host == host && c.Op == op && c.Err == nil }
 }
 
-func (p *Provisioner) host(name string) *hostState {
+func (p *backend) host(name string) *hostState {
 	h, ok := p.hosts[name]
 	if !ok {
 		h = &hostState{}
@@ -289,11 +307,11 @@ func (p *Provisioner) call(ctx context.Context, host string, op Op, effect func(
 	}
 	var err error
 	if op.Mutating() {
-		err = p.guard.Do(ctx, host, "fake."+string(op), p.timeout, body)
+		err = p.cfg.Guard.Do(ctx, host, "fake."+string(op), p.cfg.MutationTimeout, body)
 	} else {
 		err = body(ctx)
 	}
-	c := Call{Host: host, Op: op, Epoch: epoch, Refused: !ran, Err: err, Start: start, End: time.Now()}
+	c := Call{Agent: p.cfg.Agent, Host: host, Op: op, Epoch: epoch, Refused: !ran, Err: err, Start: start, End: time.Now()}
 	p.mu.Lock()
 	c.Seq = len(p.calls) + 1
 	p.calls = append(p.calls, c)
@@ -311,7 +329,7 @@ func (p *Provisioner) call(ctx context.Context, host string, op Op, effect func(
 }
 
 // releaseHold hands c to the gate of a held call that returned.
-func (p *Provisioner) releaseHold(host string, op Op, c Call) *Gate {
+func (p *backend) releaseHold(host string, op Op, c Call) *Gate {
 	g, ok := p.holds[key{host, op}]
 	if !ok || !g.inFlight() {
 		return nil
@@ -331,7 +349,7 @@ func (g *Gate) inFlight() bool {
 }
 
 // run is the back end: the hold, the fault, then the effect.
-func (p *Provisioner) run(ctx context.Context, host string, op Op, effect func(h *hostState) provisioner.Result) (provisioner.Result, error) {
+func (p *backend) run(ctx context.Context, host string, op Op, effect func(h *hostState) provisioner.Result) (provisioner.Result, error) {
 	p.mu.Lock()
 	g := p.holds[key{host, op}]
 	if g != nil && g.inFlight() {
