@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/rackfence/rackfence/agent/bmc"
+	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/hoststate"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/shared/api"
@@ -95,7 +95,7 @@ func classify(err error) hoststate.ErrClass {
 	switch {
 	case err == nil:
 		return hoststate.ErrNone
-	case errors.Is(err, bmc.ErrFenced):
+	case errors.Is(err, guard.ErrFenced):
 		return hoststate.ErrClassFenced
 	case errors.Is(err, provisioner.ErrAuth):
 		return hoststate.ErrClassAuth

@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/rackfence/rackfence/agent/bmc"
+	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/hoststate"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/shared/fence"
@@ -76,7 +76,7 @@ type Config struct {
 	Holder *fence.Holder
 	// Guard is the mutation guard every mutating call goes through; the
 	// agent blocks and unblocks hosts on it.
-	Guard *bmc.Guard
+	Guard *guard.Guard
 	// Provisioner drives the hosts (direct or ironic).
 	Provisioner provisioner.Provisioner
 	// StateMachine holds the host state machine's tunables (zero value =
@@ -100,7 +100,7 @@ func (c *Config) setDefaults() error {
 	case c.Holder == nil:
 		return fmt.Errorf("agent config: Holder is required (the lease holder shared with the guard)")
 	case c.Guard == nil:
-		return fmt.Errorf("agent config: Guard is required (bmc.NewGuard over Holder)")
+		return fmt.Errorf("agent config: Guard is required (guard.NewGuard over Holder)")
 	case c.Provisioner == nil:
 		return fmt.Errorf("agent config: Provisioner is required (--provisioner direct|ironic)")
 	case c.AgentID == "":

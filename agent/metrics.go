@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/rackfence/rackfence/agent/bmc"
+	"github.com/rackfence/rackfence/agent/guard"
 )
 
 // Lease states of the rackfence_agent_lease_state gauge.
@@ -97,14 +97,14 @@ func (m *Metrics) observeAction(op string, d time.Duration, err error) {
 
 // Auditor wraps next (may be nil) so every guarded call is also counted:
 // latency by operation and refusals.
-func (m *Metrics) Auditor(next bmc.Auditor) bmc.Auditor { return metricsAuditor{m, next} }
+func (m *Metrics) Auditor(next guard.Auditor) guard.Auditor { return metricsAuditor{m, next} }
 
 type metricsAuditor struct {
 	m    *Metrics
-	next bmc.Auditor
+	next guard.Auditor
 }
 
-func (a metricsAuditor) Audit(r bmc.AuditRecord) {
+func (a metricsAuditor) Audit(r guard.AuditRecord) {
 	if strings.HasPrefix(r.Outcome, "refused") {
 		a.m.refusals.WithLabelValues(r.Op).Inc()
 	} else {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/agent/bmc"
+	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/hoststate"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/shared/api"
@@ -18,7 +18,7 @@ func TestClassify(t *testing.T) {
 		want hoststate.ErrClass
 	}{
 		{nil, hoststate.ErrNone},
-		{fmt.Errorf("power on: %w", bmc.ErrFenced), hoststate.ErrClassFenced},
+		{fmt.Errorf("power on: %w", guard.ErrFenced), hoststate.ErrClassFenced},
 		{fmt.Errorf("%w: 401", provisioner.ErrAuth), hoststate.ErrClassAuth},
 		{fmt.Errorf("%w: timeout", provisioner.ErrTransient), hoststate.ErrClassTransient},
 		{fmt.Errorf("%w: gone", provisioner.ErrNotFound), hoststate.ErrClassNotFound},

@@ -17,6 +17,7 @@ import (
 	"github.com/bmc-toolbox/bmclib/v2/providers/redfish"
 	"github.com/jacobweinstock/registrar"
 
+	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/shared/api"
 )
 
@@ -48,8 +49,8 @@ type Options struct {
 	// 200ms takes about 0.6s, a virtual media insert about 2s.
 	MutationTimeout time.Duration
 	// UserAgent returns the User-Agent of each HTTP request of a call; it
-	// gets the call's context (Guard.Do puts the verified epoch in it, see
-	// EpochFromContext). Use AgentUserAgent. Nil: "rackfence-agent/dev".
+	// gets the call's context (guard.Guard.Do puts the verified epoch in it, see
+	// guard.EpochFromContext). Use AgentUserAgent. Nil: "rackfence-agent/dev".
 	UserAgent func(ctx context.Context) string
 	// IPMICipherSuite is ipmitool's -C for ipmi:// targets. Default "3"
 	// (other suites stall ~10s on several BMCs and simulators).
@@ -85,7 +86,7 @@ func (o Options) withDefaults() Options {
 // filtered to the address's protocol. It is safe for concurrent use; calls
 // on one Conn run one at a time (a BMC is one machine; bmclib's clients are
 // not meant for concurrent calls). Read-only methods take no guard; every
-// mutating method requires one and runs the bmclib call inside Guard.Do.
+// mutating method requires one and runs the bmclib call inside guard.Guard.Do.
 type Conn struct {
 	target Target
 	opts   Options
@@ -274,8 +275,8 @@ func normalisePower(s string) (bool, error) {
 }
 
 // SetPower powers the host on or off (hard off: Redfish ForceOff), under
-// the guard: refused with ErrFenced when the lease does not cover the call.
-func (c *Conn) SetPower(ctx context.Context, g *Guard, host string, on bool) error {
+// the guard: refused with guard.ErrFenced when the lease does not cover the call.
+func (c *Conn) SetPower(ctx context.Context, g *guard.Guard, host string, on bool) error {
 	state, op := "off", "power off"
 	if on {
 		state, op = "on", "power on"
@@ -296,7 +297,7 @@ var bootDevices = map[string]bool{"pxe": true, "disk": true, "cdrom": true, "bio
 
 // SetBootDevice sets the next boot (persistent=false: once) to dev, one of
 // pxe, disk, cdrom, bios, none, in UEFI mode, under the guard.
-func (c *Conn) SetBootDevice(ctx context.Context, g *Guard, host, dev string, persistent bool) error {
+func (c *Conn) SetBootDevice(ctx context.Context, g *guard.Guard, host, dev string, persistent bool) error {
 	if !bootDevices[dev] {
 		return fmt.Errorf("%w: boot device %q is not one of pxe, disk, cdrom, bios, none", ErrUnsupported, dev)
 	}
@@ -317,7 +318,7 @@ func (c *Conn) SetBootDevice(ctx context.Context, g *Guard, host, dev string, pe
 
 // InsertMedia ejects whatever is inserted and inserts the CD image at url
 // (Redfish only), under the guard.
-func (c *Conn) InsertMedia(ctx context.Context, g *Guard, host, url string) error {
+func (c *Conn) InsertMedia(ctx context.Context, g *guard.Guard, host, url string) error {
 	if url == "" {
 		return fmt.Errorf("%w: virtual media URL is empty; use EjectMedia to eject", ErrFailed)
 	}
@@ -326,11 +327,11 @@ func (c *Conn) InsertMedia(ctx context.Context, g *Guard, host, url string) erro
 
 // EjectMedia ejects all inserted virtual media (Redfish only), under the
 // guard.
-func (c *Conn) EjectMedia(ctx context.Context, g *Guard, host string) error {
+func (c *Conn) EjectMedia(ctx context.Context, g *guard.Guard, host string) error {
 	return c.media(ctx, g, host, "media eject", "")
 }
 
-func (c *Conn) media(ctx context.Context, g *Guard, host, op, url string) error {
+func (c *Conn) media(ctx context.Context, g *guard.Guard, host, op, url string) error {
 	if c.proto != "redfish" {
 		return fmt.Errorf("%w: virtual media needs a Redfish BMC; %s is %s", ErrUnsupported, c.addr, c.proto)
 	}
@@ -347,7 +348,7 @@ func (c *Conn) media(ctx context.Context, g *Guard, host, op, url string) error 
 
 // ResetBMC restarts the BMC itself (Redfish Manager.Reset GracefulRestart,
 // IPMI "mc reset cold"), under the guard. The session is dropped after it.
-func (c *Conn) ResetBMC(ctx context.Context, g *Guard, host string) error {
+func (c *Conn) ResetBMC(ctx context.Context, g *guard.Guard, host string) error {
 	typ := "GracefulRestart"
 	if c.proto == "ipmi" {
 		typ = "cold"

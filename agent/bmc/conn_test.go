@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/shared/bmcsim"
 )
 
@@ -18,7 +19,7 @@ func TestRedfishOperations(t *testing.T) {
 	audit := filepath.Join(t.TempDir(), "sim-audit.jsonl")
 	sim := startSim(t, bmcsim.Config{Hosts: 2, AuditPath: audit})
 	ctx := testCtx(t)
-	mem := &MemoryAudit{}
+	mem := &guard.MemoryAudit{}
 	g, lease := leasedGuard(time.Minute, mem)
 	opts := Options{Timeout: 20 * time.Second, UserAgent: AgentUserAgent("test", "agent-a", "r1", lease)}
 	c, err := Dial(ctx, Target{Address: sim.Address(1), Username: "admin", Password: "password"}, opts)

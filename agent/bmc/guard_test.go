@@ -1,18 +1,17 @@
 package bmc
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/shared/bmcsim"
 	"github.com/rackfence/rackfence/shared/fence"
+	"github.com/rackfence/rackfence/shared/jsonl"
 )
 
 func dialSim(t *testing.T, sim *bmcsim.Sim, i int, timeout time.Duration) *Conn {
@@ -26,37 +25,36 @@ func dialSim(t *testing.T, sim *bmcsim.Sim, i int, timeout time.Duration) *Conn 
 	return c
 }
 
+// The Conn's mutations go through the guard (agent/guard): these tests check
+// the pair against a BMC. The guard's own rules are tested in agent/guard.
+
 // A mutating call after the lease's deadline is refused, never reaches the
 // BMC, and is audited as refused (in the guard's file audit).
 func TestGuardRefusesAfterLeaseDeadline(t *testing.T) {
 	sim := startSim(t, bmcsim.Config{Hosts: 1})
 	c := dialSim(t, sim, 0, 10*time.Second)
 	path := filepath.Join(t.TempDir(), "guard-audit.jsonl")
-	fa, err := NewFileAudit(path)
+	fa, err := guard.NewFileAudit(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := time.Now()
-	clock := now
-	h := fence.NewHolder(func() time.Time { return clock })
-	h.Set(fence.Lease{Rack: "r1", Holder: "a", Epoch: 3, TTL: 10 * time.Second, Deadline: now.Add(8 * time.Second)})
-	g := NewGuard(h, fa)
-	g.now = func() time.Time { return clock }
+	h := fence.NewHolder(nil)
+	g := guard.NewGuard(h, fa)
 	ctx := testCtx(t)
 
 	// Valid for the call's 10s timeout? No: only 8s left. Refused.
+	h.Set(fence.Lease{Rack: "r1", Holder: "a", Epoch: 3, TTL: 10 * time.Second, Deadline: time.Now().Add(8 * time.Second)})
 	err = c.SetPower(ctx, g, "h0", true)
-	if !errors.Is(err, ErrFenced) {
+	if !errors.Is(err, guard.ErrFenced) {
 		t.Fatalf("call needing more time than the lease has: %v; want ErrFenced", err)
 	}
 	// Past the deadline: refused.
-	clock = now.Add(9 * time.Second)
-	if err := c.SetBootDevice(ctx, g, "h0", "pxe", false); !errors.Is(err, ErrFenced) {
+	h.Set(fence.Lease{Rack: "r1", Holder: "a", Epoch: 3, TTL: 10 * time.Second, Deadline: time.Now().Add(-time.Second)})
+	if err := c.SetBootDevice(ctx, g, "h0", "pxe", false); !errors.Is(err, guard.ErrFenced) {
 		t.Fatalf("call after the deadline: %v; want ErrFenced", err)
 	}
 	// A longer lease lets it through.
-	clock = now
-	h.Set(fence.Lease{Rack: "r1", Holder: "a", Epoch: 3, TTL: 60 * time.Second, Deadline: now.Add(60 * time.Second)})
+	h.Set(fence.Lease{Rack: "r1", Holder: "a", Epoch: 3, TTL: 60 * time.Second, Deadline: time.Now().Add(60 * time.Second)})
 	if err := c.SetPower(ctx, g, "h0", true); err != nil {
 		t.Fatalf("call within the lease: %v", err)
 	}
@@ -67,19 +65,9 @@ func TestGuardRefusesAfterLeaseDeadline(t *testing.T) {
 		t.Fatalf("BMC state %+v: refused calls must not reach it", st)
 	}
 
-	var recs []AuditRecord
-	f, err := os.Open(path)
+	recs, err := jsonl.Read[guard.AuditRecord](path)
 	if err != nil {
 		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var r AuditRecord
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatal(err)
-		}
-		recs = append(recs, r)
 	}
 	if len(recs) != 3 {
 		t.Fatalf("audit has %d records: %+v", len(recs), recs)
@@ -98,17 +86,17 @@ func TestGuardRefusesWithoutLeaseOrWhenBlocked(t *testing.T) {
 	sim := startSim(t, bmcsim.Config{Hosts: 1})
 	c := dialSim(t, sim, 0, 10*time.Second)
 	ctx := testCtx(t)
-	mem := &MemoryAudit{}
-	g := NewGuard(fence.NewHolder(nil), mem)
-	if err := c.InsertMedia(ctx, g, "h0", "http://x/y.iso"); !errors.Is(err, ErrFenced) {
+	mem := &guard.MemoryAudit{}
+	g := guard.NewGuard(fence.NewHolder(nil), mem)
+	if err := c.InsertMedia(ctx, g, "h0", "http://x/y.iso"); !errors.Is(err, guard.ErrFenced) {
 		t.Fatalf("no lease: %v", err)
 	}
-	if err := c.SetPower(ctx, nil, "h0", true); !errors.Is(err, ErrFenced) {
+	if err := c.SetPower(ctx, nil, "h0", true); !errors.Is(err, guard.ErrFenced) {
 		t.Fatalf("nil guard: %v", err)
 	}
 	g2, _ := leasedGuard(time.Minute, mem)
 	g2.Block("h0")
-	if err := c.ResetBMC(ctx, g2, "h0"); !errors.Is(err, ErrFenced) {
+	if err := c.ResetBMC(ctx, g2, "h0"); !errors.Is(err, guard.ErrFenced) {
 		t.Fatalf("blocked host: %v", err)
 	}
 	g2.Unblock("h0")
@@ -146,7 +134,7 @@ func TestLeaseLossAbortsInFlightCall(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("the call did not stop within 60s of losing the lease")
 	}
-	if !errors.Is(err, ErrFenced) {
+	if !errors.Is(err, guard.ErrFenced) {
 		t.Fatalf("call cut by lease loss: %v; want ErrFenced", err)
 	}
 	if time.Since(start) > 60*time.Second {
@@ -171,7 +159,7 @@ func TestDefaultMutationTimeoutFitsDefaultLease(t *testing.T) {
 	defer c.Close(ctx)
 	ttl := 10 * time.Second
 	h := fence.NewHolder(nil)
-	g := NewGuard(h, nil)
+	g := guard.NewGuard(h, nil)
 	// Worst point of the cycle: a renewal sent TTL/3 ago.
 	sent := time.Now().Add(-ttl / 3)
 	h.Set(fence.Lease{Rack: "r1", Holder: "a", Epoch: 1, TTL: ttl, Deadline: fence.HolderDeadline(sent, ttl)})
@@ -179,7 +167,7 @@ func TestDefaultMutationTimeoutFitsDefaultLease(t *testing.T) {
 		t.Fatalf("default options under a default lease late in its renewal cycle: %v", err)
 	}
 	h.Set(fence.Lease{Rack: "r1", Holder: "a", Epoch: 1, TTL: ttl, Deadline: time.Now().Add(2 * time.Second)})
-	if err := c.SetPower(ctx, g, "h0", false); !errors.Is(err, ErrFenced) {
+	if err := c.SetPower(ctx, g, "h0", false); !errors.Is(err, guard.ErrFenced) {
 		t.Fatalf("lease with 2s left: %v; want ErrFenced", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/shared/bmcsim"
 	"github.com/rackfence/rackfence/shared/fence"
 )
@@ -21,10 +22,10 @@ func startSim(t testing.TB, cfg bmcsim.Config) *bmcsim.Sim {
 }
 
 // leasedGuard returns a guard over a lease of epoch 7 valid for ttl.
-func leasedGuard(ttl time.Duration, audit Auditor) (*Guard, *fence.Holder) {
+func leasedGuard(ttl time.Duration, audit guard.Auditor) (*guard.Guard, *fence.Holder) {
 	h := fence.NewHolder(nil)
 	h.Set(fence.Lease{Rack: "r1", Holder: "agent-test", Epoch: 7, TTL: ttl, Deadline: time.Now().Add(ttl)})
-	return NewGuard(h, audit), h
+	return guard.NewGuard(h, audit), h
 }
 
 func testCtx(t testing.TB) context.Context {

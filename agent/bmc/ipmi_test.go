@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/shared/testenv"
 )
 
@@ -43,7 +44,7 @@ func startIPMISim(t *testing.T) (string, *testenv.Process) {
 func TestIPMIOperations(t *testing.T) {
 	addr, p := startIPMISim(t)
 	ctx := testCtx(t)
-	mem := &MemoryAudit{}
+	mem := &guard.MemoryAudit{}
 	g, _ := leasedGuard(5*time.Minute, mem)
 	c, err := Dial(ctx, Target{Address: addr, Username: "admin", Password: "password"}, Options{Timeout: 30 * time.Second})
 	if err != nil {

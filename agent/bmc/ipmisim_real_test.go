@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/shared/testenv"
 	"github.com/rackfence/rackfence/shared/testenv/rig"
 )
@@ -21,7 +22,7 @@ import (
 func TestOpenIPMISimOperations(t *testing.T) {
 	sim := rig.StartIPMISim(t)
 	ctx := testCtx(t)
-	mem := &MemoryAudit{}
+	mem := &guard.MemoryAudit{}
 	g, _ := leasedGuard(5*time.Minute, mem)
 	opts := Options{Timeout: 30 * time.Second, MutationTimeout: 30 * time.Second}
 	c, err := Dial(ctx, Target{Address: sim.Addr, Username: "admin", Password: "password"}, opts)
@@ -74,7 +75,7 @@ func TestOpenIPMISimOperations(t *testing.T) {
 func TestOpenIPMISimFencedSendsNothing(t *testing.T) {
 	sim := rig.StartIPMISim(t)
 	ctx := testCtx(t)
-	mem := &MemoryAudit{}
+	mem := &guard.MemoryAudit{}
 	g, h := leasedGuard(5*time.Minute, mem)
 	c, err := Dial(ctx, Target{Address: sim.Addr, Username: "admin", Password: "password"},
 		Options{Timeout: 30 * time.Second, MutationTimeout: 30 * time.Second})
@@ -83,15 +84,15 @@ func TestOpenIPMISimFencedSendsNothing(t *testing.T) {
 	}
 	defer c.Close(ctx)
 	g.Block("i0")
-	if err := c.SetPower(ctx, g, "i0", true); !errors.Is(err, ErrFenced) {
+	if err := c.SetPower(ctx, g, "i0", true); !errors.Is(err, guard.ErrFenced) {
 		t.Fatalf("power on of a blocked host: %v; want ErrFenced", err)
 	}
 	g.Unblock("i0")
 	h.Clear()
-	if err := c.SetPower(ctx, g, "i0", true); !errors.Is(err, ErrFenced) {
+	if err := c.SetPower(ctx, g, "i0", true); !errors.Is(err, guard.ErrFenced) {
 		t.Fatalf("power on without a lease: %v; want ErrFenced", err)
 	}
-	if err := c.SetBootDevice(ctx, g, "i0", "pxe", false); !errors.Is(err, ErrFenced) {
+	if err := c.SetBootDevice(ctx, g, "i0", "pxe", false); !errors.Is(err, guard.ErrFenced) {
 		t.Fatalf("boot pxe without a lease: %v; want ErrFenced", err)
 	}
 	if got := sim.Commands(t); len(got) != 0 {

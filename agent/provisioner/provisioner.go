@@ -3,35 +3,29 @@
 // and ironic/ (OpenStack Ironic over gophercloud).
 //
 // Every method that changes a BMC or a provisioner's record must reach the
-// outside world only through the agent's bmc.Guard.
+// outside world only through the agent's guard.Guard (agent/guard).
 package provisioner
 
 import (
 	"context"
-	"errors"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/shared/api"
 )
 
 // Error classes. A provisioner wraps every error it returns in exactly one of
 // these (fmt.Errorf("%w: …", ErrX)) so the state machine can act on it:
 // errors.Is(err, provisioner.ErrTransient) and so on. An error wrapping none
-// is treated as ErrFailed.
+// is treated as ErrFailed. They are the classes of agent/errclass under this
+// package's names (the same values, documented there), so errors.Is matches
+// whichever layer (agent/bmc, a provisioner) wrapped the error.
 var (
-	// ErrTransient: unreachable, timeout, 5xx, Ironic down. Retried, not
-	// counted as a host error.
-	ErrTransient = errors.New("transient")
-	// ErrAuth: the BMC refused the credentials.
-	ErrAuth = errors.New("bad credentials")
-	// ErrFailed: the operation failed (BMC refused it, Ironic reached a
-	// failure state such as "adopt failed" or "deploy failed").
-	ErrFailed = errors.New("failed")
-	// ErrNotFound: the provisioner no longer knows the host (Ironic lost the
-	// node, e.g. after losing its database). The state machine re-registers.
-	ErrNotFound = errors.New("node not found")
-	// ErrUnsupported: the BMC or driver cannot do this.
-	ErrUnsupported = errors.New("unsupported")
-	// ErrFenced (from bmc.ErrFenced) is also passed through unchanged: the
+	ErrTransient   = errclass.ErrTransient
+	ErrAuth        = errclass.ErrAuth
+	ErrFailed      = errclass.ErrFailed
+	ErrNotFound    = errclass.ErrNotFound
+	ErrUnsupported = errclass.ErrUnsupported
+	// guard.ErrFenced (agent/guard) is also passed through unchanged: the
 	// agent lost its lease or the host is blocked.
 )
 

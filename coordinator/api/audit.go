@@ -1,20 +1,15 @@
 package api
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
 	wire "github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/jsonl"
 )
 
 // The audit trail: one JSON line per operator action this member carried
@@ -36,113 +31,27 @@ const auditTargetKey = "rackfence.auditTarget"
 // proxiedKey marks a request relayed to the leader (not recorded here).
 const proxiedKey = "rackfence.proxied"
 
-type auditLog struct {
-	mu   sync.Mutex
-	path string
-	max  int64
-	f    *os.File
-	size int64
-}
+// auditLog is the member's audit file: a jsonl.Writer rotating at
+// AuditMaxBytes.
+type auditLog struct{ w *jsonl.Writer }
 
 func openAudit(path string, max int64) (*auditLog, error) {
-	a := &auditLog{path: path, max: max}
-	if err := a.open(); err != nil {
-		return nil, err
-	}
-	return a, nil
-}
-
-func (a *auditLog) open() error {
-	f, err := os.OpenFile(a.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	w, err := jsonl.Open(path, jsonl.Options{MaxBytes: max})
 	if err != nil {
-		return fmt.Errorf("open audit log: %w", err)
+		return nil, fmt.Errorf("open audit log: %w", err)
 	}
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return fmt.Errorf("audit log permissions: %w", err)
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return err
-	}
-	a.f, a.size = f, st.Size()
-	return nil
+	return &auditLog{w: w}, nil
 }
 
 // write appends one record, rotating first when it would not fit.
-func (a *auditLog) write(rec wire.AuditRecord) error {
-	b, err := json.Marshal(rec)
-	if err != nil {
-		return err
-	}
-	b = append(b, '\n')
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.f == nil {
-		return errors.New("audit log is closed")
-	}
-	if a.size > 0 && a.size+int64(len(b)) > a.max {
-		a.f.Close()
-		a.f = nil
-		if err := os.Rename(a.path, a.path+".1"); err != nil {
-			return fmt.Errorf("rotate audit log: %w", err)
-		}
-		if err := a.open(); err != nil {
-			return err
-		}
-	}
-	n, err := a.f.Write(b)
-	a.size += int64(n)
-	return err
-}
+func (a *auditLog) write(rec wire.AuditRecord) error { return a.w.Append(rec) }
 
 // tail returns the newest n records, oldest first (from audit.log.1 too).
 func (a *auditLog) tail(n int) ([]wire.AuditRecord, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	var out []wire.AuditRecord
-	for _, p := range []string{a.path, a.path + ".1"} {
-		b, err := os.ReadFile(p)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
-		var recs []wire.AuditRecord
-		for i := len(lines) - 1; i >= 0 && len(out)+len(recs) < n; i-- {
-			if len(lines[i]) == 0 {
-				continue
-			}
-			var r wire.AuditRecord
-			if json.Unmarshal(lines[i], &r) == nil {
-				recs = append(recs, r)
-			}
-		}
-		out = append(out, recs...)
-		if len(out) >= n {
-			break
-		}
-	}
-	// out is newest first; answer oldest first.
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
-	}
-	return out, nil
+	return jsonl.Tail[wire.AuditRecord](a.w, n)
 }
 
-func (a *auditLog) close() error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.f == nil {
-		return nil
-	}
-	err := a.f.Close()
-	a.f = nil
-	return err
-}
+func (a *auditLog) close() error { return a.w.Close() }
 
 // auditable says whether a request is an operator action to record.
 func auditable(c echo.Context) bool {

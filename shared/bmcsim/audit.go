@@ -1,14 +1,12 @@
 package bmcsim
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"net/http"
-	"os"
-	"sync"
 	"time"
+
+	"github.com/rackfence/rackfence/shared/jsonl"
 )
 
 // AuditLine is one line of the audit file (CONTRACT.md fields plus status).
@@ -23,42 +21,21 @@ type AuditLine struct {
 	Status    int    `json:"status"` // what the BMC answered
 }
 
-type auditFile struct {
-	mu sync.Mutex
-	f  *os.File
-}
+// auditFile is the sim's audit: a jsonl.Writer (mode 0600, no rotation).
+// A write error is dropped: the sim answers the call regardless.
+type auditFile struct{ w *jsonl.Writer }
 
 func openAudit(path string) (*auditFile, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	w, err := jsonl.Open(path, jsonl.Options{})
 	if err != nil {
 		return nil, err
 	}
-	return &auditFile{f: f}, nil
+	return &auditFile{w: w}, nil
 }
 
-func (a *auditFile) write(l AuditLine) {
-	b, err := json.Marshal(l)
-	if err != nil {
-		return
-	}
-	b = append(b, '\n')
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.f != nil {
-		_, _ = a.f.Write(b) // one write per line: readers never see half a line
-	}
-}
+func (a *auditFile) write(l AuditLine) { _ = a.w.Append(l) }
 
-func (a *auditFile) close() error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.f == nil {
-		return nil
-	}
-	err := a.f.Close()
-	a.f = nil
-	return err
-}
+func (a *auditFile) close() error { return a.w.Close() }
 
 // summarize compacts a JSON body (or quotes a non-JSON one), bounded.
 func summarize(body []byte) string {
@@ -90,29 +67,4 @@ func (s *Sim) auditCall(b *bmc, r *http.Request, arrived time.Time, body []byte,
 // ReadAudit reads an audit file of mutating calls, oldest first. A file
 // not yet created (no mutating call so far) reads as empty, and a last line
 // still being written is left out; any other bad line is an error.
-func ReadAudit(path string) ([]AuditLine, error) {
-	f, err := os.Open(path)
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var out []AuditLine
-	var bad error
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		if bad != nil {
-			return out, bad
-		}
-		var l AuditLine
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			bad = fmt.Errorf("audit %s: line %q: %w", path, sc.Text(), err)
-			continue
-		}
-		out = append(out, l)
-	}
-	return out, sc.Err()
-}
+func ReadAudit(path string) ([]AuditLine, error) { return jsonl.Read[AuditLine](path) }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/agent/bmc"
+	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/agent/provisioner/ironic"
 	"github.com/rackfence/rackfence/shared/api"
@@ -17,7 +18,7 @@ import (
 // newIronic builds the Ironic provisioner (--provisioner ironic). Hosts
 // whose hardware type cannot inspect get their details from the BMC
 // inventory (read-only, through a session pool of their own).
-func newIronic(o options, guard *bmc.Guard, bmcOpts bmc.Options, log *slog.Logger) (provisioner.Provisioner, func(), error) {
+func newIronic(o options, guard *guard.Guard, bmcOpts bmc.Options, log *slog.Logger) (provisioner.Provisioner, func(), error) {
 	if o.ironicURL == "" {
 		return nil, nil, errors.New("--provisioner ironic needs --ironic-url (or RACKFENCE_IRONIC_URL), e.g. http://127.0.0.1:6385")
 	}

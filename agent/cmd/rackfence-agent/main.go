@@ -23,6 +23,7 @@ import (
 
 	"github.com/rackfence/rackfence/agent"
 	"github.com/rackfence/rackfence/agent/bmc"
+	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/hoststate"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/agent/provisioner/direct"
@@ -173,9 +174,9 @@ func serve(o options, log *slog.Logger) error {
 	tokenFile.Client = c // re-read on change or SIGHUP: rotation needs no restart
 
 	metrics := agent.NewMetrics()
-	var audit bmc.Auditor
+	var audit guard.Auditor
 	if o.auditFile != "" {
-		fa, err := bmc.NewFileAudit(o.auditFile)
+		fa, err := guard.NewFileAudit(o.auditFile)
 		if err != nil {
 			return err
 		}
@@ -183,7 +184,7 @@ func serve(o options, log *slog.Logger) error {
 		audit = fa
 	}
 	holder := fence.NewHolder(nil)
-	guard := bmc.NewGuard(holder, metrics.Auditor(audit))
+	guard := guard.NewGuard(holder, metrics.Auditor(audit))
 
 	prov, closeProv, err := newProvisioner(o, holder, guard, log)
 	if err != nil {
@@ -241,7 +242,7 @@ func serve(o options, log *slog.Logger) error {
 }
 
 // newProvisioner builds the --provisioner back end and its closer.
-func newProvisioner(o options, holder *fence.Holder, guard *bmc.Guard, log *slog.Logger) (provisioner.Provisioner, func(), error) {
+func newProvisioner(o options, holder *fence.Holder, guard *guard.Guard, log *slog.Logger) (provisioner.Provisioner, func(), error) {
 	bmcOpts := bmc.Options{Timeout: o.bmcTimeout, MutationTimeout: o.mutationTimeout, Logger: log,
 		UserAgent: bmc.AgentUserAgent(version, o.agentID, o.rack, holder)}
 	switch o.provisioner {

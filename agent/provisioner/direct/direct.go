@@ -4,7 +4,7 @@
 // as virtual media, sets a one-time boot from CD and powers on; deprovision
 // ejects and powers off; adopt reads the power and changes nothing. Detach,
 // maintenance and delete have no back-end record to change. Every mutating
-// call goes through the agent's bmc.Guard (the Conn methods require it).
+// call goes through the agent's guard.Guard (the Conn methods require it).
 //
 // IPMI BMCs (ipmi://) have neither inventory nor virtual media: inspection
 // records only the boot MAC, provisioning boots once from the network
@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/rackfence/rackfence/agent/bmc"
+	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/shared/api"
 )
@@ -26,7 +27,7 @@ import (
 // Config configures the direct provisioner.
 type Config struct {
 	// Guard is the agent's mutation guard (required).
-	Guard *bmc.Guard
+	Guard *guard.Guard
 	// BMC are the options of every BMC session (timeout, User-Agent).
 	BMC bmc.Options
 	// Logger receives debug logs; nil discards them.
@@ -35,7 +36,7 @@ type Config struct {
 
 // Provisioner implements provisioner.Provisioner over BMCs only.
 type Provisioner struct {
-	guard *bmc.Guard
+	guard *guard.Guard
 	pool  *bmc.Pool
 	log   *slog.Logger
 }
@@ -76,7 +77,7 @@ func (p *Provisioner) conn(ctx context.Context, h provisioner.Host) (*bmc.Conn, 
 // again with the current credentials. A guard refusal says nothing about
 // the session and keeps it.
 func (p *Provisioner) done(h provisioner.Host, err error) error {
-	if err != nil && !errors.Is(err, bmc.ErrFenced) {
+	if err != nil && !errors.Is(err, guard.ErrFenced) {
 		p.pool.Forget(context.Background(), h.Name)
 	}
 	return err

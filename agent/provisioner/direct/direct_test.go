@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/agent/bmc"
+	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/agent/provisioner/direct"
 	"github.com/rackfence/rackfence/shared/api"
@@ -19,7 +20,7 @@ import (
 
 // The direct provisioner against the real simulator, through real bmclib.
 
-func setup(t *testing.T, hosts int) (*bmcsim.Sim, *direct.Provisioner, *fence.Holder, *bmc.MemoryAudit, string) {
+func setup(t *testing.T, hosts int) (*bmcsim.Sim, *direct.Provisioner, *fence.Holder, *guard.MemoryAudit, string) {
 	t.Helper()
 	audit := filepath.Join(t.TempDir(), "audit.jsonl")
 	sim, err := bmcsim.Start(bmcsim.Config{Hosts: hosts, AuditPath: audit})
@@ -29,8 +30,8 @@ func setup(t *testing.T, hosts int) (*bmcsim.Sim, *direct.Provisioner, *fence.Ho
 	t.Cleanup(func() { sim.Close() })
 	h := fence.NewHolder(nil)
 	h.Set(fence.Lease{Rack: "r1", Holder: "t", Epoch: 7, TTL: time.Hour, Deadline: time.Now().Add(time.Hour)})
-	ma := &bmc.MemoryAudit{}
-	g := bmc.NewGuard(h, ma)
+	ma := &guard.MemoryAudit{}
+	g := guard.NewGuard(h, ma)
 	p, err := direct.New(direct.Config{Guard: g, BMC: bmc.Options{Timeout: 10 * time.Second,
 		UserAgent: bmc.AgentUserAgent("test", "t", "r1", h)}})
 	if err != nil {
@@ -154,11 +155,11 @@ func TestBadCredentialsAndFencing(t *testing.T) {
 	// Lease gone: every mutation is refused before reaching the BMC.
 	holder.Clear()
 	before := auditCount(t, audit)
-	if _, err := p.SetPower(ctx, h, true); !errors.Is(err, bmc.ErrFenced) {
+	if _, err := p.SetPower(ctx, h, true); !errors.Is(err, guard.ErrFenced) {
 		t.Fatalf("power on without a lease: %v, want ErrFenced", err)
 	}
 	h.Image = &api.Image{URL: "http://x/y.iso"}
-	if _, err := p.Provision(ctx, h); !errors.Is(err, bmc.ErrFenced) {
+	if _, err := p.Provision(ctx, h); !errors.Is(err, guard.ErrFenced) {
 		t.Fatalf("provision without a lease: %v, want ErrFenced", err)
 	}
 	if n := auditCount(t, audit); n != before {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/agent/bmc"
+	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/agent/provisioner/direct"
 	"github.com/rackfence/rackfence/shared/api"
@@ -32,8 +33,8 @@ func TestIPMIHost(t *testing.T) {
 
 	holder := fence.NewHolder(nil)
 	holder.Set(fence.Lease{Rack: "r1", Holder: "t", Epoch: 3, TTL: time.Hour, Deadline: time.Now().Add(time.Hour)})
-	audit := &bmc.MemoryAudit{}
-	p, err := direct.New(direct.Config{Guard: bmc.NewGuard(holder, audit), BMC: bmc.Options{Timeout: 30 * time.Second, MutationTimeout: 30 * time.Second}})
+	audit := &guard.MemoryAudit{}
+	p, err := direct.New(direct.Config{Guard: guard.NewGuard(holder, audit), BMC: bmc.Options{Timeout: 30 * time.Second, MutationTimeout: 30 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func New(ctx context.Context, cfg Config) (*Provisioner, error) {
 		return nil, fmt.Errorf("%w: URL is empty: set --ironic-url to Ironic's API endpoint, e.g. http://127.0.0.1:6385", ErrConfig)
 	}
 	if cfg.Guard == nil {
-		return nil, fmt.Errorf("%w: Guard is nil: every mutating Ironic call must go through the agent's bmc.Guard", ErrConfig)
+		return nil, fmt.Errorf("%w: Guard is nil: every mutating Ironic call must go through the agent's guard.Guard", ErrConfig)
 	}
 	cfg.setDefaults()
 	endpoint := strings.TrimSuffix(strings.TrimSuffix(cfg.URL, "/"), "/v1") + "/v1/"

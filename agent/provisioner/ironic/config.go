@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/rackfence/rackfence/agent/bmc"
+	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/shared/api"
 )
@@ -20,7 +20,7 @@ type Config struct {
 	// logged.
 	Token string
 	// Guard is the one path to every mutating Ironic call. Required.
-	Guard *bmc.Guard
+	Guard *guard.Guard
 	// Timeout bounds each single Ironic API call, and is the timeout the
 	// guard checks the lease against. Default 30s.
 	Timeout time.Duration

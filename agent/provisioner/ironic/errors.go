@@ -11,7 +11,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 
-	"github.com/rackfence/rackfence/agent/bmc"
+	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/provisioner"
 )
 
@@ -42,7 +42,7 @@ func classify(err error, what string) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, bmc.ErrFenced) {
+	if errors.Is(err, guard.ErrFenced) {
 		return err // passed through unchanged
 	}
 	var code gophercloud.ErrUnexpectedResponseCode

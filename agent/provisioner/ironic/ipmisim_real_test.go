@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/agent/bmc"
+	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/agent/provisioner/ironic"
 	"github.com/rackfence/rackfence/shared/api"
@@ -68,9 +68,9 @@ func TestIronicIPMIDriverAgainstOpenIPMISim(t *testing.T) {
 
 	// Without a lease the provisioner refuses before asking Ironic.
 	fenced := newProv(t, url, func(c *ironic.Config) {
-		c.Guard = bmc.NewGuard(fence.NewHolder(nil), nil)
+		c.Guard = guard.NewGuard(fence.NewHolder(nil), nil)
 	})
-	if _, err := fenced.SetPower(ctx, h, true); !errors.Is(err, bmc.ErrFenced) {
+	if _, err := fenced.SetPower(ctx, h, true); !errors.Is(err, guard.ErrFenced) {
 		t.Fatalf("power on without a lease: %v; want ErrFenced", err)
 	}
 	n = wantState(t, url, h.ProvisioningID, "manageable")

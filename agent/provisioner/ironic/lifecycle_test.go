@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rackfence/rackfence/agent/bmc"
+	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/agent/provisioner/ironic"
 	"github.com/rackfence/rackfence/shared/api"
@@ -15,7 +15,7 @@ import (
 // the fake-hardware driver of a real Ironic.
 func TestLifecycleFakeHardware(t *testing.T) {
 	url := needIronic(t)
-	rec := &recorder{ops: make(chan bmc.AuditRecord, 100)}
+	rec := &recorder{ops: make(chan guard.AuditRecord, 100)}
 	p := newProv(t, url, func(c *ironic.Config) { fakeHW(c); c.Guard = newGuard(rec) })
 	ctx := ctxT(t)
 	h := fakeHost("life")

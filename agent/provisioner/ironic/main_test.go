@@ -19,7 +19,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/noauth"
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
 
-	"github.com/rackfence/rackfence/agent/bmc"
+	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/agent/provisioner/ironic"
 	"github.com/rackfence/rackfence/shared/fence"
@@ -113,10 +113,10 @@ func needIronic(t testing.TB) string {
 // recorder is an Auditor keeping every guarded call.
 type recorder struct {
 	n   atomic.Int64
-	ops chan bmc.AuditRecord
+	ops chan guard.AuditRecord
 }
 
-func (r *recorder) Audit(a bmc.AuditRecord) {
+func (r *recorder) Audit(a guard.AuditRecord) {
 	r.n.Add(1)
 	select {
 	case r.ops <- a:
@@ -125,13 +125,13 @@ func (r *recorder) Audit(a bmc.AuditRecord) {
 }
 
 // newGuard returns a guard holding a valid one-hour lease.
-func newGuard(rec *recorder) *bmc.Guard {
+func newGuard(rec *recorder) *guard.Guard {
 	h := fence.NewHolder(nil)
 	h.Set(fence.Lease{Rack: "r1", Epoch: 1, TTL: time.Hour, Deadline: time.Now().Add(time.Hour)})
 	if rec == nil {
-		return bmc.NewGuard(h, nil)
+		return guard.NewGuard(h, nil)
 	}
-	return bmc.NewGuard(h, rec)
+	return guard.NewGuard(h, rec)
 }
 
 // newProv connects a provisioner to url; mod adjusts the config.

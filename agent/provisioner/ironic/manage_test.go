@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/agent/bmc"
+	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/agent/provisioner/ironic"
 )
@@ -46,7 +46,7 @@ func TestDrainMaintenance(t *testing.T) {
 // re-registers and re-adopts to active.
 func TestDetachAndReattachFakeHardware(t *testing.T) {
 	url := needIronic(t)
-	rec := &recorder{ops: make(chan bmc.AuditRecord, 100)}
+	rec := &recorder{ops: make(chan guard.AuditRecord, 100)}
 	p := newProv(t, url, func(c *ironic.Config) { fakeHW(c); c.Guard = newGuard(rec) })
 	ctx := ctxT(t)
 	h := fakeHost("detach")
@@ -117,8 +117,8 @@ func TestFencedCallsReachNothing(t *testing.T) {
 		c.Guard = g
 	})
 	_, err := p.Register(ctxT(t), h0)
-	if !errors.Is(err, bmc.ErrFenced) {
-		t.Fatalf("register of a blocked host: %v, want bmc.ErrFenced", err)
+	if !errors.Is(err, guard.ErrFenced) {
+		t.Fatalf("register of a blocked host: %v, want guard.ErrFenced", err)
 	}
 	if n, _ := rawNode(t, url, h0.Name); n != nil {
 		t.Fatal("a node was created for a blocked host")

@@ -10,7 +10,7 @@ import (
 )
 
 // Every mutating Ironic call is here, each lexically inside the func literal
-// passed to Guard.Do (agent/bmc's go/ast test checks that). The guard checks
+// passed to Guard.Do (agent/guard's go/ast test checks that). The guard checks
 // the rack lease right before the call and bounds it by Config.Timeout.
 
 func (p *Provisioner) createNode(ctx context.Context, h provisioner.Host, opts nodes.CreateOpts) (*nodes.Node, error) {

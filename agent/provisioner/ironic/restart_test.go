@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rackfence/rackfence/agent/bmc"
+	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/agent/provisioner/ironic"
 )
@@ -20,7 +20,7 @@ func TestIronicRestartOnEmptyDatabase(t *testing.T) {
 		t.Fatal(errText)
 	}
 	defer stop()
-	rec := &recorder{ops: make(chan bmc.AuditRecord, 1000)}
+	rec := &recorder{ops: make(chan guard.AuditRecord, 1000)}
 	p := newProv(t, u, func(c *ironic.Config) { fakeHW(c); c.Guard = newGuard(rec) })
 	ctx := ctxT(t)
 

@@ -1,50 +1,47 @@
-package bmc
+package guard
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"sync"
+
+	"github.com/rackfence/rackfence/shared/jsonl"
 )
 
 // FileAudit is an Auditor appending one JSON line per AuditRecord to a
-// local file (mode 0600). Writes are synchronous and unbuffered, so a record
-// is on disk (in the page cache) before Guard.Do returns; a write error is
-// logged once per burst and counted, never returned to the guarded call.
+// local file (mode 0600, through shared/jsonl). Writes are synchronous and
+// unbuffered, so a record is on disk (in the page cache) before Guard.Do
+// returns; a write error is logged once per burst and counted, never
+// returned to the guarded call. The file is not rotated.
 type FileAudit struct {
+	w   *jsonl.Writer
+	log *slog.Logger
+
 	mu     sync.Mutex
-	f      *os.File
-	log    *slog.Logger
 	errors int
 }
 
 // NewFileAudit opens (creating or appending to) path.
 func NewFileAudit(path string) (*FileAudit, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	w, err := jsonl.Open(path, jsonl.Options{})
 	if err != nil {
-		return nil, fmt.Errorf("audit log %s: %w; check the directory exists and is writable", path, err)
+		return nil, fmt.Errorf("audit log: %w", err)
 	}
-	return &FileAudit{f: f, log: slog.Default()}, nil
+	return &FileAudit{w: w, log: slog.Default()}, nil
 }
 
-// Audit writes r as one line.
+// Audit writes r as one line. After Close records are dropped silently.
 func (a *FileAudit) Audit(r AuditRecord) {
-	b, err := json.Marshal(r)
-	if err != nil {
+	err := a.w.Append(r)
+	if err == nil || errors.Is(err, jsonl.ErrClosed) {
 		return
 	}
-	b = append(b, '\n')
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.f == nil {
-		return
-	}
-	if _, err := a.f.Write(b); err != nil {
-		a.errors++
-		if a.errors == 1 || a.errors%1000 == 0 {
-			a.log.Error("cannot write the BMC audit log", "path", a.f.Name(), "err", err, "failures", a.errors)
-		}
+	a.errors++
+	if a.errors == 1 || a.errors%1000 == 0 {
+		a.log.Error("cannot write the guard's audit log", "path", a.w.Path(), "err", err, "failures", a.errors)
 	}
 }
 
@@ -56,16 +53,7 @@ func (a *FileAudit) Errors() int {
 }
 
 // Close closes the file; later records are dropped.
-func (a *FileAudit) Close() error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.f == nil {
-		return nil
-	}
-	err := a.f.Close()
-	a.f = nil
-	return err
-}
+func (a *FileAudit) Close() error { return a.w.Close() }
 
 // MemoryAudit keeps records in memory (tests, and the agent's recent-calls
 // view). Safe for concurrent use.

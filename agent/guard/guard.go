@@ -1,4 +1,4 @@
-package bmc
+package guard
 
 import (
 	"context"
@@ -31,7 +31,8 @@ type Auditor interface {
 }
 
 // Guard is the one path to every mutating call on a BMC or a provisioner
-// (power, boot device, virtual media, BMC reset, every mutating Ironic call).
+// (power, boot device, virtual media, BMC reset, every mutating Ironic call;
+// agent/bmc and the provisioners take a *Guard for each).
 // Right before the call it checks that the rack lease is valid, by the
 // agent's monotonic clock, for at least the call's own timeout; it bounds
 // the call by both, and cancels it when the lease is lost.
