@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/agent/bmc"
+	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/provisioner/fake"
 	"github.com/rackfence/rackfence/coordinator/coordtest"
 	"github.com/rackfence/rackfence/shared/api"
@@ -41,7 +41,7 @@ type rackAgent struct {
 	id     string
 	a      *Agent
 	holder *fence.Holder
-	guard  *bmc.Guard
+	guard  *guard.Guard
 	prov   *fake.Provisioner
 	coord  *faultyCoordinator
 	cancel context.CancelFunc
@@ -79,7 +79,7 @@ func startAgent(t *testing.T, c *coordtest.Coordinator, rack, id string, o agent
 		o.refresh = time.Second
 	}
 	r := &rackAgent{t: t, id: id, holder: fence.NewHolder(nil), done: make(chan error, 1)}
-	r.guard = bmc.NewGuard(r.holder, nil)
+	r.guard = guard.NewGuard(r.holder, nil)
 	pc := fake.Config{Guard: r.guard, Agent: id, MutationTimeout: mutationTimeout(o.ttl)}
 	if o.share != nil {
 		r.prov = o.share.Sibling(pc)

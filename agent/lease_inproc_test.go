@@ -8,7 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/rackfence/rackfence/agent/bmc"
+	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/agent/provisioner/fake"
 	"github.com/rackfence/rackfence/coordinator/coordtest"
@@ -72,7 +72,7 @@ func TestInProcessLeaseExpiryFencesAndStandbyTakesOver(t *testing.T) {
 		}
 		return nil
 	})
-	if _, err := a.prov.SetPower(ctxT(t), provisioner.Host{Name: "h0"}, false); !errors.Is(err, bmc.ErrFenced) {
+	if _, err := a.prov.SetPower(ctxT(t), provisioner.Host{Name: "h0"}, false); !errors.Is(err, guard.ErrFenced) {
 		t.Fatalf("a mutation through a's guard after its lease ran out: %v, want ErrFenced", err)
 	}
 
@@ -153,7 +153,7 @@ func TestInProcessRenewRefusedCancelsInFlightCall(t *testing.T) {
 	r.coord.failRenewals(errStale)
 	r.a.keeper.renewNow()
 	held := gate.Call()
-	if !errors.Is(held.Err, bmc.ErrFenced) || held.Epoch != l1.Epoch {
+	if !errors.Is(held.Err, guard.ErrFenced) || held.Epoch != l1.Epoch {
 		t.Fatalf("the call in flight when the renewal was refused: %v, want ErrFenced under epoch %d", held, l1.Epoch)
 	}
 	if r.prov.Power("h0") != true {

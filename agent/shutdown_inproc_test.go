@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/agent/bmc"
+	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/coordinator/coordtest"
 	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/testenv"
@@ -101,7 +101,7 @@ func TestInProcessShutdown(t *testing.T) {
 		gate := holdPowerOff(t, c, a, "h0")
 		stopped := stopAsync(a)
 		held := gate.Call() // never released: the grace ends it
-		if !errors.Is(held.Err, bmc.ErrFenced) {
+		if !errors.Is(held.Err, guard.ErrFenced) {
 			t.Fatalf("the call in flight when the grace passed: %v, want ErrFenced", held)
 		}
 		if err := <-stopped; err != nil {

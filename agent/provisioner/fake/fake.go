@@ -29,7 +29,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rackfence/rackfence/agent/bmc"
+	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/shared/api"
 )
@@ -70,7 +70,7 @@ const DefaultMutationTimeout = 4500 * time.Millisecond
 type Config struct {
 	// Guard is the agent's mutation guard (required): the same one the
 	// agent blocks and unblocks hosts on.
-	Guard *bmc.Guard
+	Guard *guard.Guard
 	// Agent names the agent using this Provisioner in the record (Call.Agent).
 	Agent string
 	// MutationTimeout is each mutating call's timeout as given to the
@@ -300,7 +300,7 @@ func (p *Provisioner) call(ctx context.Context, host string, op Op, effect func(
 	)
 	body := func(ctx context.Context) error {
 		ran = true
-		epoch, _ = bmc.EpochFromContext(ctx)
+		epoch, _ = guard.EpochFromContext(ctx)
 		var err error
 		res, err = p.run(ctx, host, op, effect)
 		return err

@@ -6,17 +6,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/agent/bmc"
+	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/agent/provisioner/fake"
 	"github.com/rackfence/rackfence/shared/fence"
 	"github.com/rackfence/rackfence/shared/testenv"
 )
 
-func setup(t *testing.T) (*fence.Holder, *bmc.Guard, *fake.Provisioner, context.Context) {
+func setup(t *testing.T) (*fence.Holder, *guard.Guard, *fake.Provisioner, context.Context) {
 	t.Helper()
 	h := fence.NewHolder(nil)
-	g := bmc.NewGuard(h, nil)
+	g := guard.NewGuard(h, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	return h, g, fake.New(fake.Config{Guard: g, MutationTimeout: time.Second}), ctx
@@ -33,7 +33,7 @@ var h1 = provisioner.Host{Name: "h1", BootMACAddress: "AA:BB:CC:00:00:01"}
 // recorded with the guard's epoch; the power read is not guarded.
 func TestGuardedAndRecorded(t *testing.T) {
 	h, _, p, ctx := setup(t)
-	if _, err := p.SetPower(ctx, h1, true); !errors.Is(err, bmc.ErrFenced) {
+	if _, err := p.SetPower(ctx, h1, true); !errors.Is(err, guard.ErrFenced) {
 		t.Fatalf("power on without a lease: %v, want ErrFenced", err)
 	}
 	if p.Power("h1") {
@@ -115,7 +115,7 @@ func TestHoldBlockAndFence(t *testing.T) {
 	})
 	// Blocked: the next call is refused, while Block still waits for the
 	// held one.
-	if _, err := p.SetPower(ctx, h1, false); !errors.Is(err, bmc.ErrFenced) {
+	if _, err := p.SetPower(ctx, h1, false); !errors.Is(err, guard.ErrFenced) {
 		t.Fatalf("power off of a blocked host: %v, want ErrFenced", err)
 	}
 	select {
@@ -135,7 +135,7 @@ func TestHoldBlockAndFence(t *testing.T) {
 	go func() { _, err := p.SetPower(ctx, h1, false); errc <- err }()
 	<-gate.Entered()
 	h.Clear()
-	if err := <-errc; !errors.Is(err, bmc.ErrFenced) {
+	if err := <-errc; !errors.Is(err, guard.ErrFenced) {
 		t.Fatalf("held call when the lease is cleared: %v, want ErrFenced", err)
 	}
 	if !p.Power("h1") {
@@ -146,7 +146,7 @@ func TestHoldBlockAndFence(t *testing.T) {
 	if err != nil || !first.Refused {
 		t.Fatalf("Wait from 0: %v %v, want the refused power-off", first, err)
 	}
-	if c, err := p.Wait(ctx, first.Seq, fake.Is("h1", fake.OpPowerOff)); err != nil || c.Refused || !errors.Is(c.Err, bmc.ErrFenced) {
+	if c, err := p.Wait(ctx, first.Seq, fake.Is("h1", fake.OpPowerOff)); err != nil || c.Refused || !errors.Is(c.Err, guard.ErrFenced) {
 		t.Fatalf("Wait after #%d: %v %v, want the cancelled power-off", first.Seq, c, err)
 	}
 }
