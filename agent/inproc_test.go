@@ -105,6 +105,27 @@ func startAgent(t *testing.T, c *coordtest.Coordinator, rack, id string, o agent
 	return r
 }
 
+// newRack starts a coordinator and an agent "a1" for rack r1 in a parallel
+// test and waits until the agent holds the lease.
+func newRack(t *testing.T, o agentOpts) (*coordtest.Coordinator, *rackAgent, fence.Lease) {
+	t.Helper()
+	t.Parallel()
+	c := coordtest.Start(t, coordtest.Options{})
+	r := startAgent(t, c, "r1", "a1", o)
+	return c, r, r.waitHeld()
+}
+
+// countOps counts the calls of op among calls.
+func countOps(calls []fake.Call, op fake.Op) int {
+	n := 0
+	for _, c := range calls {
+		if c.Op == op {
+			n++
+		}
+	}
+	return n
+}
+
 // stop cancels the agent and waits for Run to return (shutdown: grace,
 // release).
 func (r *rackAgent) stop() error {

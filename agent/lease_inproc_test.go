@@ -143,10 +143,7 @@ func TestInProcessLeaseExpiryFencesAndStandbyTakesOver(t *testing.T) {
 // agent acquires the rack again under a new epoch, writes every host's
 // status under it and redoes the interrupted work under it.
 func TestInProcessRenewRefusedCancelsInFlightCall(t *testing.T) {
-	t.Parallel()
-	c := coordtest.Start(t, coordtest.Options{})
-	r := startAgent(t, c, "r1", "a1", agentOpts{})
-	l1 := r.waitHeld()
+	c, r, l1 := newRack(t, agentOpts{})
 	availableHost(t, c, r, "h0", 0)
 	gate := holdPowerOff(t, c, r, "h0")
 
@@ -183,10 +180,7 @@ func TestInProcessRenewRefusedCancelsInFlightCall(t *testing.T) {
 // ends the session (the coordinator may have given the rack away): the
 // agent drops everything and starts again under a new lease.
 func TestInProcessStaleStatusWriteEndsSession(t *testing.T) {
-	t.Parallel()
-	c := coordtest.Start(t, coordtest.Options{})
-	r := startAgent(t, c, "r1", "a1", agentOpts{})
-	l1 := r.waitHeld()
+	c, r, l1 := newRack(t, agentOpts{})
 	availableHost(t, c, r, "h0", 0)
 	first := r.a.cur.Load()
 
@@ -210,10 +204,7 @@ func TestInProcessStaleStatusWriteEndsSession(t *testing.T) {
 // while (no member answers) are retried before the deadline; once one
 // succeeds the lease and the session go on under the same epoch.
 func TestInProcessTransientRenewFailuresKeepTheLease(t *testing.T) {
-	t.Parallel()
-	c := coordtest.Start(t, coordtest.Options{})
-	r := startAgent(t, c, "r1", "a1", agentOpts{ttl: 3 * time.Second})
-	l1 := r.waitHeld()
+	_, r, l1 := newRack(t, agentOpts{ttl: 3 * time.Second})
 	s := r.a.cur.Load()
 	_, ok0 := r.coord.renewals()
 	r.coord.failRenewals(errUnreachable, errUnreachable, errUnreachable)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/agent/provisioner/fake"
-	"github.com/rackfence/rackfence/coordinator/coordtest"
 	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/testenv"
 )
@@ -22,10 +21,7 @@ import (
 // credentials rests in a registration error; an operation answering
 // InProgress is called again until it finishes.
 func TestInProcessHostsBecomeAvailable(t *testing.T) {
-	t.Parallel()
-	c := coordtest.Start(t, coordtest.Options{})
-	r := startAgent(t, c, "r1", "a1", agentOpts{})
-	l := r.waitHeld()
+	c, r, l := newRack(t, agentOpts{})
 	if cl := c.Lease("r1"); cl == nil || cl.Epoch != l.Epoch || cl.Holder != "a1" {
 		t.Fatalf("coordinator's lease %+v, the agent holds %+v", cl, l)
 	}
@@ -58,13 +54,7 @@ func TestInProcessHostsBecomeAvailable(t *testing.T) {
 			t.Errorf("%s: successful operations %v, want %v", n, ops, want)
 		}
 	}
-	provides := 0
-	for _, call := range r.prov.CallsOf("slow") {
-		if call.Op == fake.OpProvide {
-			provides++
-		}
-	}
-	if provides != 3 {
+	if provides := countOps(r.prov.CallsOf("slow"), fake.OpProvide); provides != 3 {
 		t.Errorf("provide of slow called %d times, want 3 (twice in progress, then done): %v", provides, r.prov.CallsOf("slow"))
 	}
 	c.WaitHost("auth", waitLong, "in a registration error", func(h *api.Host) error {
@@ -85,10 +75,7 @@ func TestInProcessHostsBecomeAvailable(t *testing.T) {
 // that call returned; the host is then blocked in the guard, and a spec
 // change afterwards makes the agent try no call at all.
 func TestInProcessDetachWaitsForInFlightCall(t *testing.T) {
-	t.Parallel()
-	c := coordtest.Start(t, coordtest.Options{})
-	r := startAgent(t, c, "r1", "a1", agentOpts{})
-	l := r.waitHeld()
+	c, r, l := newRack(t, agentOpts{})
 	for i, n := range []string{"d0", "d1"} {
 		c.Apply(fakeHost(n, "r1", i))
 	}

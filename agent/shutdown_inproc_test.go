@@ -93,10 +93,7 @@ func TestInProcessShutdown(t *testing.T) {
 		c.WaitHost("h0", waitLong, "written under b's epoch", epochIs(lb.Epoch))
 	})
 	t.Run("grace passes", func(t *testing.T) {
-		t.Parallel()
-		c := coordtest.Start(t, coordtest.Options{})
-		a := startAgent(t, c, "r1", "a", agentOpts{grace: 200 * time.Millisecond})
-		la := a.waitHeld()
+		c, a, la := newRack(t, agentOpts{grace: 200 * time.Millisecond})
 		availableHost(t, c, a, "h0", 0)
 		gate := holdPowerOff(t, c, a, "h0")
 		stopped := stopAsync(a)
@@ -122,10 +119,7 @@ func TestInProcessShutdown(t *testing.T) {
 // unchanged statuses every StatusRefresh, and calls nothing that changes a
 // host.
 func TestInProcessRestartReconcile(t *testing.T) {
-	t.Parallel()
-	c := coordtest.Start(t, coordtest.Options{})
-	a := startAgent(t, c, "r1", "a", agentOpts{})
-	la := a.waitHeld()
+	c, a, la := newRack(t, agentOpts{})
 	hosts := []string{"h0", "h1", "h2"}
 	for i, n := range hosts {
 		availableHost(t, c, a, n, i)

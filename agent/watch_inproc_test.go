@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/rackfence/rackfence/agent/provisioner/fake"
-	"github.com/rackfence/rackfence/coordinator/coordtest"
 	"github.com/rackfence/rackfence/shared/api"
 )
 
@@ -15,10 +14,7 @@ import (
 // session: its status is the coordinator's copy, so it is not registered
 // again, and the change is acted on.
 func TestInProcessWatchResetDropsMissingHosts(t *testing.T) {
-	t.Parallel()
-	c := coordtest.Start(t, coordtest.Options{})
-	r := startAgent(t, c, "r1", "a1", agentOpts{})
-	l := r.waitHeld()
+	c, r, l := newRack(t, agentOpts{})
 	availableHost(t, c, r, "x", 0)
 	availableHost(t, c, r, "y", 1)
 
@@ -43,13 +39,7 @@ func TestInProcessWatchResetDropsMissingHosts(t *testing.T) {
 	if off.Epoch != l.Epoch {
 		t.Fatalf("x powered off under epoch %d, want %d", off.Epoch, l.Epoch)
 	}
-	registers := 0
-	for _, call := range r.prov.CallsOf("x") {
-		if call.Op == fake.OpRegister {
-			registers++
-		}
-	}
-	if registers != 1 {
+	if registers := countOps(r.prov.CallsOf("x"), fake.OpRegister); registers != 1 {
 		t.Fatalf("x registered %d times, want once (back after the reset with the coordinator's status): %v", registers, r.prov.CallsOf("x"))
 	}
 	c.WaitHost("x", waitLong, "available under the same epoch", func(h *api.Host) error {

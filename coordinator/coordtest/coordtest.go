@@ -23,6 +23,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -60,9 +61,10 @@ type Coordinator struct {
 	// Admin is a client with the bootstrap admin token.
 	Admin *client.Client
 
-	t   testing.TB
-	srv *httptest.Server
-	api *coordapi.Server
+	t         testing.TB
+	srv       *httptest.Server
+	api       *coordapi.Server
+	closeOnce sync.Once
 }
 
 // Start opens a new single-member coordinator in a temporary directory,
@@ -89,6 +91,13 @@ func Start(t testing.TB, o Options) *Coordinator {
 	c.srv = httptest.NewUnstartedServer(nil)
 	c.URL = "http://" + c.srv.Listener.Addr().String()
 	raftAddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, "127.0.0.1"))
+	// The keyring that seals credentials passwords: a new key per member.
+	key, err := seal.Generate()
+	if err != nil {
+		t.Fatalf("coordtest: %v", err)
+	}
+	secrets := &seal.Holder{Path: "(coordtest keyring)"}
+	secrets.Set(key)
 	m := coordinator.NewMetrics()
 	st, err := coordinator.Open(coordinator.Config{NodeID: o.Tier + "-1", DataDir: c.Dir, HTTPURL: c.URL,
 		RaftAddr: raftAddr, Bootstrap: true, Logger: log, RaftLogLevel: raftLevel, Metrics: m, Secrets: secrets})
@@ -124,31 +133,16 @@ func Start(t testing.TB, o Options) *Coordinator {
 	return c
 }
 
-// secrets is the keyring that seals credentials passwords.
-var secrets = func() *seal.Holder {
-	k, err := seal.Generate()
-	if err != nil {
-		panic(err)
-	}
-	h := &seal.Holder{Path: "(coordtest keyring)"}
-	h.Set(k)
-	return h
-}()
-
 // Close stops serving and closes the store (Start registers it as a
 // cleanup; calling it again does nothing). In-flight requests, a watch's
 // long poll included, are cut.
 func (c *Coordinator) Close() {
-	if c.srv != nil {
+	c.closeOnce.Do(func() {
 		c.srv.CloseClientConnections()
 		c.srv.Close()
-		c.srv = nil
 		c.api.Close()
-	}
-	if c.Store != nil {
 		c.Store.Close()
-		c.Store = nil
-	}
+	})
 }
 
 // Token creates a token of role (api.RoleAgent needs rack) and returns its

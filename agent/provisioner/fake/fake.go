@@ -384,17 +384,47 @@ func (p *backend) run(ctx context.Context, host string, op Op, effect func(h *ho
 
 func boolp(b bool) *bool { return &b }
 
+// The fake back end's effects, shared by the methods.
+
+// know gives the host a provisioning ID and answers its power.
+func (p *Provisioner) know(ctx context.Context, h provisioner.Host, op Op) (provisioner.Result, error) {
+	return p.call(ctx, h.Name, op, func(s *hostState) provisioner.Result {
+		if s.id == "" {
+			s.id = "fake-" + h.Name
+		}
+		return provisioner.Result{ProvisioningID: s.id, PoweredOn: boolp(s.power), Message: "fake: " + string(op)}
+	})
+}
+
+// power sets the host's power.
+func (p *Provisioner) power(ctx context.Context, h provisioner.Host, op Op, on bool) (provisioner.Result, error) {
+	return p.call(ctx, h.Name, op, func(s *hostState) provisioner.Result {
+		s.power = on
+		return provisioner.Result{ProvisioningID: s.id, PoweredOn: boolp(on), Message: "fake: " + string(op)}
+	})
+}
+
+// forget drops the host's provisioning ID (no power change).
+func (p *Provisioner) forget(ctx context.Context, h provisioner.Host, op Op) (provisioner.Result, error) {
+	return p.call(ctx, h.Name, op, func(s *hostState) provisioner.Result {
+		s.id = ""
+		return provisioner.Result{Message: "fake: " + string(op)}
+	})
+}
+
+// record changes nothing.
+func (p *Provisioner) record(ctx context.Context, h provisioner.Host, op Op) (provisioner.Result, error) {
+	return p.call(ctx, h.Name, op, func(s *hostState) provisioner.Result {
+		return provisioner.Result{ProvisioningID: s.id, Message: "fake: " + string(op)}
+	})
+}
+
 // Name is "fake".
 func (p *Provisioner) Name() string { return "fake" }
 
 // Register gives the host a provisioning ID and reads its power.
 func (p *Provisioner) Register(ctx context.Context, h provisioner.Host) (provisioner.Result, error) {
-	return p.call(ctx, h.Name, OpRegister, func(s *hostState) provisioner.Result {
-		if s.id == "" {
-			s.id = "fake-" + h.Name
-		}
-		return provisioner.Result{ProvisioningID: s.id, PoweredOn: boolp(s.power), Message: "fake: registered"}
-	})
+	return p.know(ctx, h, OpRegister)
 }
 
 // Inspect answers hardware details naming the boot MAC.
@@ -406,76 +436,50 @@ func (p *Provisioner) Inspect(ctx context.Context, h provisioner.Host) (provisio
 	})
 }
 
-// Provide does nothing but record the call.
+// Provide changes nothing.
 func (p *Provisioner) Provide(ctx context.Context, h provisioner.Host) (provisioner.Result, error) {
-	return p.call(ctx, h.Name, OpProvide, func(s *hostState) provisioner.Result {
-		return provisioner.Result{ProvisioningID: s.id, Message: "fake: provided"}
-	})
+	return p.record(ctx, h, OpProvide)
 }
 
 // Provision powers the host on (the image is not looked at).
 func (p *Provisioner) Provision(ctx context.Context, h provisioner.Host) (provisioner.Result, error) {
-	return p.call(ctx, h.Name, OpProvision, func(s *hostState) provisioner.Result {
-		s.power = true
-		return provisioner.Result{ProvisioningID: s.id, PoweredOn: boolp(true), Message: "fake: provisioned"}
-	})
+	return p.power(ctx, h, OpProvision, true)
 }
 
 // Deprovision powers the host off.
 func (p *Provisioner) Deprovision(ctx context.Context, h provisioner.Host) (provisioner.Result, error) {
-	return p.call(ctx, h.Name, OpDeprovision, func(s *hostState) provisioner.Result {
-		s.power = false
-		return provisioner.Result{ProvisioningID: s.id, PoweredOn: boolp(false), Message: "fake: deprovisioned"}
-	})
+	return p.power(ctx, h, OpDeprovision, false)
 }
 
 // Adopt gives the host a provisioning ID without a power change.
 func (p *Provisioner) Adopt(ctx context.Context, h provisioner.Host) (provisioner.Result, error) {
-	return p.call(ctx, h.Name, OpAdopt, func(s *hostState) provisioner.Result {
-		if s.id == "" {
-			s.id = "fake-" + h.Name
-		}
-		return provisioner.Result{ProvisioningID: s.id, PoweredOn: boolp(s.power), Message: "fake: adopted"}
-	})
+	return p.know(ctx, h, OpAdopt)
 }
 
 // Detach forgets the host's provisioning ID (no power change).
 func (p *Provisioner) Detach(ctx context.Context, h provisioner.Host) (provisioner.Result, error) {
-	return p.call(ctx, h.Name, OpDetach, func(s *hostState) provisioner.Result {
-		s.id = ""
-		return provisioner.Result{Message: "fake: detached"}
-	})
+	return p.forget(ctx, h, OpDetach)
 }
 
 // Delete forgets the host's provisioning ID.
 func (p *Provisioner) Delete(ctx context.Context, h provisioner.Host) (provisioner.Result, error) {
-	return p.call(ctx, h.Name, OpDelete, func(s *hostState) provisioner.Result {
-		s.id = ""
-		return provisioner.Result{Message: "fake: deleted"}
-	})
+	return p.forget(ctx, h, OpDelete)
 }
 
-// SetMaintenance records the call.
+// SetMaintenance changes nothing.
 func (p *Provisioner) SetMaintenance(ctx context.Context, h provisioner.Host, on bool) (provisioner.Result, error) {
-	op := OpMaintenanceOff
 	if on {
-		op = OpMaintenanceOn
+		return p.record(ctx, h, OpMaintenanceOn)
 	}
-	return p.call(ctx, h.Name, op, func(s *hostState) provisioner.Result {
-		return provisioner.Result{ProvisioningID: s.id}
-	})
+	return p.record(ctx, h, OpMaintenanceOff)
 }
 
 // SetPower powers the host on or off.
 func (p *Provisioner) SetPower(ctx context.Context, h provisioner.Host, on bool) (provisioner.Result, error) {
-	op := OpPowerOff
 	if on {
-		op = OpPowerOn
+		return p.power(ctx, h, OpPowerOn, true)
 	}
-	return p.call(ctx, h.Name, op, func(s *hostState) provisioner.Result {
-		s.power = on
-		return provisioner.Result{ProvisioningID: s.id, PoweredOn: boolp(on)}
-	})
+	return p.power(ctx, h, OpPowerOff, false)
 }
 
 // PowerState reads the power (unguarded).
