@@ -8,7 +8,6 @@ import (
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/hoststate"
 	"github.com/rackfence/rackfence/agent/provisioner"
-	"github.com/rackfence/rackfence/shared/client"
 	"github.com/rackfence/rackfence/shared/fence"
 )
 
@@ -41,8 +40,10 @@ const (
 // Config configures an Agent. Client, Rack, Holder, Guard and Provisioner
 // are required.
 type Config struct {
-	// Client talks to the coordinator (several member URLs, failover).
-	Client *client.Client
+	// Client talks to the coordinator: a *client.Client (several member
+	// URLs, failover) in production. It must return shared/client's
+	// errors (see Coordinator).
+	Client Coordinator
 	// Rack is the rack this agent manages.
 	Rack string
 	// AgentID is the lease holder ID (default: hostname + pid, set by

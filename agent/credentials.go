@@ -14,7 +14,7 @@ import (
 // entry (the operator may have fixed the password). Passwords stay in
 // memory only: never logged, never in an error.
 type credCache struct {
-	c  *client.Client
+	c  CredentialsRevealer
 	mu sync.Mutex
 	m  map[string]*credCall
 }
@@ -26,7 +26,7 @@ type credCall struct {
 	err      error
 }
 
-func newCredCache(c *client.Client) *credCache {
+func newCredCache(c CredentialsRevealer) *credCache {
 	return &credCache{c: c, m: map[string]*credCall{}}
 }
 

@@ -18,7 +18,7 @@ import (
 // the process was paused, the agent stops before the coordinator may grant
 // the rack to anyone else.
 type leaseKeeper struct {
-	c      *client.Client
+	c      LeaseAPI
 	rack   string
 	holder string
 	ttl    time.Duration

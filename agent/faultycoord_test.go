@@ -1,0 +1,193 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/client"
+)
+
+// faultyCoordinator passes every call to a real coordinator's client and
+// injects, when a test asks, the faults a real coordinator cannot produce
+// at a chosen moment: this agent cut off from every member, renewals
+// failing (unreachable) or refused (stale_epoch), a status write refused
+// as stale, a watch answer that is a reset leaving hosts out. It is the agent-side fake of Coordinator; it
+// fakes nothing else, so every other answer is the real coordinator's. It
+// also counts renewals and status writes for the tests' markers.
+type faultyCoordinator struct {
+	Coordinator
+	mu sync.Mutex
+	// cut: every call answers errUnreachable.
+	cut bool
+	// renewFaults are the errors the next renewals answer, in order.
+	renewFaults []error
+	renewFailed int
+	renewOK     int
+	// staleWrite: the next status write of this host is refused as stale.
+	staleWrite string
+	// resetWithout: the next watch answer is a reset without these hosts.
+	resetWithout []string
+	writes       map[string][]api.StatusReport
+}
+
+func newFaultyCoordinator(c Coordinator) *faultyCoordinator {
+	return &faultyCoordinator{Coordinator: c, writes: map[string][]api.StatusReport{}}
+}
+
+// errUnreachable is what the client answers when no member does.
+var errUnreachable = &client.UnreachableError{URLs: []string{"http://faulty"}, Err: errors.New("injected: connection refused")}
+
+// errStale is the coordinator's refusal of an epoch that is not current.
+var errStale = &client.Error{Status: 409, Code: api.CodeStaleEpoch, Message: "injected: epoch is not current"}
+
+// cutOff makes every call answer errUnreachable (a partition between this
+// agent and every member), or ends that.
+func (f *faultyCoordinator) cutOff(on bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.cut = on
+}
+
+// isCut reports whether the agent is cut off.
+func (f *faultyCoordinator) isCut() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.cut
+}
+
+func (f *faultyCoordinator) AcquireLease(ctx context.Context, rack string, r api.LeaseRequest) (*api.Lease, error) {
+	if f.isCut() {
+		return nil, errUnreachable
+	}
+	return f.Coordinator.AcquireLease(ctx, rack, r)
+}
+
+func (f *faultyCoordinator) ReleaseLease(ctx context.Context, rack string, r api.LeaseRequest) error {
+	if f.isCut() {
+		return errUnreachable
+	}
+	return f.Coordinator.ReleaseLease(ctx, rack, r)
+}
+
+func (f *faultyCoordinator) RevealCredentials(ctx context.Context, name string) (*api.Credentials, error) {
+	if f.isCut() {
+		return nil, errUnreachable
+	}
+	return f.Coordinator.RevealCredentials(ctx, name)
+}
+
+// failRenewals makes the next renewals answer errs, in order.
+func (f *faultyCoordinator) failRenewals(errs ...error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.renewFaults = append(f.renewFaults, errs...)
+}
+
+// renewals returns how many renewals failed by injection and how many
+// succeeded.
+func (f *faultyCoordinator) renewals() (failed, ok int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.renewFailed, f.renewOK
+}
+
+func (f *faultyCoordinator) RenewLease(ctx context.Context, rack string, r api.LeaseRequest) (*api.Lease, error) {
+	f.mu.Lock()
+	if f.cut {
+		f.renewFailed++
+		f.mu.Unlock()
+		return nil, errUnreachable
+	}
+	if len(f.renewFaults) > 0 {
+		err := f.renewFaults[0]
+		f.renewFaults = f.renewFaults[1:]
+		f.renewFailed++
+		f.mu.Unlock()
+		return nil, err
+	}
+	f.mu.Unlock()
+	l, err := f.Coordinator.RenewLease(ctx, rack, r)
+	if err == nil {
+		f.mu.Lock()
+		f.renewOK++
+		f.mu.Unlock()
+	}
+	return l, err
+}
+
+// refuseNextWrite makes the next status write of host answer stale_epoch.
+func (f *faultyCoordinator) refuseNextWrite(host string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.staleWrite = host
+}
+
+// written returns the status reports of host the coordinator accepted.
+func (f *faultyCoordinator) written(host string) []api.StatusReport {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]api.StatusReport(nil), f.writes[host]...)
+}
+
+func (f *faultyCoordinator) ReportStatus(ctx context.Context, name string, r api.StatusReport) error {
+	f.mu.Lock()
+	if f.cut {
+		f.mu.Unlock()
+		return errUnreachable
+	}
+	if f.staleWrite == name {
+		f.staleWrite = ""
+		f.mu.Unlock()
+		return errStale
+	}
+	f.mu.Unlock()
+	err := f.Coordinator.ReportStatus(ctx, name, r)
+	if err == nil {
+		f.mu.Lock()
+		f.writes[name] = append(f.writes[name], r)
+		f.mu.Unlock()
+	}
+	return err
+}
+
+// resetWithoutNext makes the next watch answer a reset (as when the agent
+// asked from an index older than the coordinator keeps deletions for)
+// listing every host of the rack but hosts.
+func (f *faultyCoordinator) resetWithoutNext(hosts ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.resetWithout = hosts
+}
+
+func (f *faultyCoordinator) Watch(ctx context.Context, rack string, index uint64, timeout time.Duration) (*api.WatchResponse, error) {
+	f.mu.Lock()
+	cut, drop := f.cut, f.resetWithout
+	f.resetWithout = nil
+	f.mu.Unlock()
+	if cut {
+		return nil, errUnreachable
+	}
+	if drop == nil {
+		return f.Coordinator.Watch(ctx, rack, index, timeout)
+	}
+	// Index 0 answers every host of the rack at once.
+	resp, err := f.Coordinator.Watch(ctx, rack, 0, timeout)
+	if err != nil {
+		return nil, err
+	}
+	out := *resp
+	out.Reset, out.Hosts, out.Deleted = true, nil, nil
+	for _, h := range resp.Hosts {
+		keep := true
+		for _, d := range drop {
+			keep = keep && h.Name != d
+		}
+		if keep {
+			out.Hosts = append(out.Hosts, h)
+		}
+	}
+	return &out, nil
+}

@@ -1,0 +1,245 @@
+// Package coordtest runs a real coordinator in-process for tests of its
+// clients (the rack agent, rackfencectl, the pivot, shared/client): one
+// bootstrapped Raft member (coordinator.Open on a loopback port) with its
+// HTTP API (coordinator/api) served by net/http/httptest, spoken to
+// through the real shared/client. It serves plain HTTP, the
+// --insecure-plaintext configuration: no TLS, so agent tokens need no
+// client certificate. A test gets the coordinator's real behaviour (lease
+// grants and expiry, epochs checked on status writes, the watch, tokens
+// scoped to a rack) in about a second, without building or starting a
+// process; shared/testenv/rig remains the layer that runs the real
+// binaries.
+//
+// It lives beside the coordinator, as net/http/httptest lives beside
+// net/http, so any package that talks to the coordinator can use it; the
+// coordinator's own tests (package api) cannot, as it imports them.
+package coordtest
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/rackfence/rackfence/coordinator"
+	coordapi "github.com/rackfence/rackfence/coordinator/api"
+	"github.com/rackfence/rackfence/coordinator/seal"
+	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/testenv"
+)
+
+// Options configure Start. The zero value is a good default.
+type Options struct {
+	// Tier is the cluster's tier name (default "default").
+	Tier string
+	// WatchTimeout is the longest a watch blocks (default 30s, the
+	// server's default; a client's shorter ?timeout= is honoured).
+	WatchTimeout time.Duration
+	// Logger receives the coordinator's logs; nil discards them (or
+	// writes them to stderr under go test -v).
+	Logger *slog.Logger
+}
+
+// Coordinator is one in-process coordinator member, leader of its own
+// single-member cluster. Start stops it at the test's cleanup.
+type Coordinator struct {
+	// URL is the API's base URL (http://127.0.0.1:PORT).
+	URL string
+	// Dir is the member's data directory.
+	Dir string
+	// Store is the member's state (for assertions a client cannot make).
+	Store *coordinator.Store
+	// Admin is a client with the bootstrap admin token.
+	Admin *client.Client
+
+	t         testing.TB
+	srv       *httptest.Server
+	api       *coordapi.Server
+	closeOnce sync.Once
+}
+
+// Start opens a new single-member coordinator in a temporary directory,
+// serves its API and waits until it leads and accepts an authenticated
+// write (credentials "bmc" = admin/password are set, as
+// rig.StartCoordinator does).
+func Start(t testing.TB, o Options) *Coordinator {
+	t.Helper()
+	if o.Tier == "" {
+		o.Tier = "default"
+	}
+	log := o.Logger
+	raftLevel := "off"
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+		if testing.Verbose() {
+			log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("coordinator", o.Tier)
+			raftLevel = "warn"
+		}
+	}
+	c := &Coordinator{t: t, Dir: t.TempDir()}
+	// The URL must be known before Open (the member stores it for the
+	// others), so the listener comes first and serves once the API exists.
+	c.srv = httptest.NewUnstartedServer(nil)
+	c.URL = "http://" + c.srv.Listener.Addr().String()
+	raftAddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, "127.0.0.1"))
+	// The keyring that seals credentials passwords: a new key per member.
+	key, err := seal.Generate()
+	if err != nil {
+		t.Fatalf("coordtest: %v", err)
+	}
+	secrets := &seal.Holder{Path: "(coordtest keyring)"}
+	secrets.Set(key)
+	m := coordinator.NewMetrics()
+	st, err := coordinator.Open(coordinator.Config{NodeID: o.Tier + "-1", DataDir: c.Dir, HTTPURL: c.URL,
+		RaftAddr: raftAddr, Bootstrap: true, Logger: log, RaftLogLevel: raftLevel, Metrics: m, Secrets: secrets})
+	if err != nil {
+		c.srv.Close()
+		t.Fatalf("coordtest: open the coordinator: %v", err)
+	}
+	c.Store = st
+	reg := prometheus.NewRegistry()
+	m.Register(reg, st)
+	c.api = coordapi.New(coordapi.Config{Store: st, Tier: o.Tier, Logger: log, Registry: reg,
+		WatchTimeout: o.WatchTimeout})
+	c.srv.Config.Handler = c.api.Handler()
+	c.srv.Start()
+	t.Cleanup(c.Close)
+
+	testenv.Eventually(t, 30*time.Second, "coordtest: the coordinator leading", func() error {
+		if !st.Ready() {
+			return fmt.Errorf("raft state %s", st.State())
+		}
+		return nil
+	})
+	tok, err := client.ReadTokenFile(filepath.Join(c.Dir, coordinator.AdminTokenFile))
+	if err != nil {
+		t.Fatalf("coordtest: %v", err)
+	}
+	c.Admin = c.client(tok)
+	testenv.Eventually(t, 30*time.Second, "coordtest: the admin token accepted", func() error {
+		ctx, cancel := c.ctx()
+		defer cancel()
+		return c.Admin.SetCredentials(ctx, "bmc", api.Credentials{Username: "admin", Password: "password"})
+	})
+	return c
+}
+
+// Close stops serving and closes the store (Start registers it as a
+// cleanup; calling it again does nothing). In-flight requests, a watch's
+// long poll included, are cut.
+func (c *Coordinator) Close() {
+	c.closeOnce.Do(func() {
+		c.srv.CloseClientConnections()
+		c.srv.Close()
+		c.api.Close()
+		c.Store.Close()
+	})
+}
+
+// Token creates a token of role (api.RoleAgent needs rack) and returns its
+// text.
+func (c *Coordinator) Token(role, rack string) string {
+	c.t.Helper()
+	ctx, cancel := c.ctx()
+	defer cancel()
+	tr, err := c.Admin.CreateToken(ctx, api.TokenRequest{Role: role, Rack: rack})
+	if err != nil {
+		c.t.Fatalf("coordtest: create a %s token: %v", role, err)
+	}
+	return strings.TrimSpace(tr.Token)
+}
+
+// Client returns a client with a new token of role (and rack for agents).
+func (c *Coordinator) Client(role, rack string) *client.Client {
+	c.t.Helper()
+	return c.client(c.Token(role, rack))
+}
+
+// AgentClient returns a client with a new agent token for rack: what a
+// rack agent is given.
+func (c *Coordinator) AgentClient(rack string) *client.Client {
+	c.t.Helper()
+	return c.Client(api.RoleAgent, rack)
+}
+
+func (c *Coordinator) client(tok string) *client.Client {
+	c.t.Helper()
+	// A short retry of 503 and failover: a test fails in seconds instead
+	// of waiting out the default 30 s.
+	cl, err := client.New(client.Config{Coordinator: c.URL, Token: tok, RetryFor: 5 * time.Second})
+	if err != nil {
+		c.t.Fatalf("coordtest: client: %v", err)
+	}
+	return cl
+}
+
+// Apply creates or updates a host, failing the test on error.
+func (c *Coordinator) Apply(h *api.Host) {
+	c.t.Helper()
+	ctx, cancel := c.ctx()
+	defer cancel()
+	if _, _, err := c.Admin.ApplyHost(ctx, h); err != nil {
+		c.t.Fatalf("coordtest: apply %s: %v", h.Name, err)
+	}
+}
+
+// Host reads a host, failing the test on error.
+func (c *Coordinator) Host(name string) *api.Host {
+	c.t.Helper()
+	h, err := c.getHost(name)
+	if err != nil {
+		c.t.Fatalf("coordtest: get %s: %v", name, err)
+	}
+	return h
+}
+
+func (c *Coordinator) getHost(name string) (*api.Host, error) {
+	ctx, cancel := c.ctx()
+	defer cancel()
+	return c.Admin.GetHost(ctx, name)
+}
+
+// WaitHost waits up to timeout for cond(host) to hold (return nil) and
+// returns the host as it then was; it fails the test with cond's last
+// answer when it does not.
+func (c *Coordinator) WaitHost(name string, timeout time.Duration, what string, cond func(h *api.Host) error) *api.Host {
+	c.t.Helper()
+	var last *api.Host
+	testenv.Eventually(c.t, timeout, name+" "+what, func() (err error) {
+		if last, err = c.getHost(name); err != nil {
+			return err
+		}
+		return cond(last)
+	})
+	return last
+}
+
+// Lease reads the rack's lease as the coordinator sees it (nil when the
+// rack has none).
+func (c *Coordinator) Lease(rack string) *api.Lease {
+	c.t.Helper()
+	ctx, cancel := c.ctx()
+	defer cancel()
+	l, err := c.Admin.GetLease(ctx, rack)
+	if client.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		c.t.Fatalf("coordtest: lease of %s: %v", rack, err)
+	}
+	return l
+}
+
+// ctx bounds one admin call.
+func (c *Coordinator) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 30*time.Second)
+}
