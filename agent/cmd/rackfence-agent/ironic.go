@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -17,10 +16,7 @@ import (
 // newIronic builds the Ironic provisioner (--provisioner ironic). Hosts
 // whose hardware type cannot inspect get their details from the BMC
 // inventory (read-only, through a session pool of their own).
-func newIronic(o options, guard *bmc.Guard, bmcOpts bmc.Options, log *slog.Logger) (provisioner.Provisioner, func(), error) {
-	if o.ironicURL == "" {
-		return nil, nil, errors.New("--provisioner ironic needs --ironic-url (or RACKFENCE_IRONIC_URL), e.g. http://127.0.0.1:6385")
-	}
+func newIronic(o Config, guard *bmc.Guard, bmcOpts bmc.Options, log *slog.Logger) (provisioner.Provisioner, func(), error) {
 	var token string
 	if o.ironicTokenFile != "" {
 		t, err := client.ReadTokenFile(o.ironicTokenFile)
@@ -45,9 +41,5 @@ func newIronic(o options, guard *bmc.Guard, bmcOpts bmc.Options, log *slog.Logge
 	if err != nil {
 		return nil, nil, err
 	}
-	return p, func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = pool.Close(ctx)
-	}, nil
+	return p, closeWithin(pool.Close), nil
 }
