@@ -4,10 +4,14 @@
 // optional pprof listener, a context cancelled by SIGTERM or SIGINT, and
 // the exit codes of CONTRACT.md.
 //
-// A binary's cmd/NAME/flags.go declares its flags and a Config with
-// Validate() (hashicorp/raft's ValidateConfig habit); main.go wires:
+// A daemon's cmd/NAME/flags.go declares its flags and a Config with
+// Validate() (hashicorp/raft's ValidateConfig habit) that embeds Common;
+// main.go wires:
 //
-//	func main() { os.Exit(program(&Config{}).Main(os.Args[1:])) }
+//	func main() { os.Exit(daemon.Main("rackfence-agent", &Config{}, serve, os.Args[1:])) }
+//
+// Tools without logging flags (rackfence-chaos, rackfence-load) fill a
+// Program themselves.
 package daemon
 
 import (
@@ -57,6 +61,28 @@ func (e *ExitError) Unwrap() error { return e.Err }
 // Exit returns an error that makes Program.Main exit with code, printing
 // err when it is not nil.
 func Exit(code int, err error) error { return &ExitError{Code: code, Err: err} }
+
+// Daemon is a daemon's Config (cmd/NAME/flags.go): its flags, its
+// Validate, and the Common it embeds.
+type Daemon interface {
+	// Flags declares the daemon's own flags, bound to its fields, on a new
+	// flag set.
+	Flags() *pflag.FlagSet
+	// Validate checks the parsed values; every error names the flag, what
+	// is wrong and what to do.
+	Validate() error
+	// common is promoted from the embedded Common.
+	common() *Common
+}
+
+func (c *Common) common() *Common { return c }
+
+// Main runs daemon name: c's flags and Common's, --version, c.Validate,
+// then serve(ctx, c, log). It returns the exit code.
+func Main[C Daemon](name string, c C, serve func(context.Context, C, *slog.Logger) error, args []string) int {
+	return Program{Name: name, Flags: c.Flags(), Common: c.common(), Validate: c.Validate,
+		Run: func(ctx context.Context, log *slog.Logger) error { return serve(ctx, c, log) }}.Main(args)
+}
 
 // Program is one binary's start-up.
 type Program struct {

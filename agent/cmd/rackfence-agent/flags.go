@@ -78,8 +78,8 @@ type Config struct {
 	maxTransient                int
 }
 
-// flags declares c's flags on a new flag set.
-func (c *Config) flags() *pflag.FlagSet {
+// Flags declares c's flags on a new flag set.
+func (c *Config) Flags() *pflag.FlagSet {
 	fs := pflag.NewFlagSet("rackfence-agent", pflag.ContinueOnError)
 	fs.SortFlags = false
 	fs.StringVar(&c.coordinator, "coordinator", client.DefaultCoordinator, "coordinator member URLs, comma-separated")

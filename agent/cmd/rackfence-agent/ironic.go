@@ -16,7 +16,7 @@ import (
 // newIronic builds the Ironic provisioner (--provisioner ironic). Hosts
 // whose hardware type cannot inspect get their details from the BMC
 // inventory (read-only, through a session pool of their own).
-func newIronic(o Config, guard *bmc.Guard, bmcOpts bmc.Options, log *slog.Logger) (provisioner.Provisioner, func(), error) {
+func newIronic(o *Config, guard *bmc.Guard, bmcOpts bmc.Options, log *slog.Logger) (provisioner.Provisioner, func(), error) {
 	var token string
 	if o.ironicTokenFile != "" {
 		t, err := client.ReadTokenFile(o.ironicTokenFile)

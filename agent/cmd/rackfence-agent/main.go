@@ -32,13 +32,7 @@ func main() {
 }
 
 // run runs rackfence-agent with args and returns the exit code.
-func run(args []string) int {
-	var c Config
-	return daemon.Program{
-		Name: "rackfence-agent", Flags: c.flags(), Common: &c.Common, Validate: c.Validate,
-		Run: func(ctx context.Context, log *slog.Logger) error { return serve(ctx, c, log) },
-	}.Main(args)
-}
+func run(args []string) int { return daemon.Main("rackfence-agent", &Config{}, serve, args) }
 
 // Bounds of one coordinator request of the agent: an agent must learn
 // quickly that a member is gone, to fail over within its lease TTL.
@@ -47,7 +41,7 @@ const (
 	coordinatorRetryFor = 5 * time.Second
 )
 
-func serve(ctx context.Context, o Config, log *slog.Logger) error {
+func serve(ctx context.Context, o *Config, log *slog.Logger) error {
 	tokenFile, token, err := agent.NewTokenFile(o.tokenFile, nil, log)
 	if err != nil {
 		return err
@@ -138,7 +132,7 @@ func serve(ctx context.Context, o Config, log *slog.Logger) error {
 }
 
 // newProvisioner builds the --provisioner back end and its closer.
-func newProvisioner(o Config, holder *fence.Holder, guard *bmc.Guard, log *slog.Logger) (provisioner.Provisioner, func(), error) {
+func newProvisioner(o *Config, holder *fence.Holder, guard *bmc.Guard, log *slog.Logger) (provisioner.Provisioner, func(), error) {
 	bmcOpts := bmc.Options{Timeout: o.bmcTimeout, MutationTimeout: o.mutationTimeout, Logger: log,
 		UserAgent: bmc.AgentUserAgent(version.Version, o.agentID, o.rack, holder)}
 	switch o.provisioner {

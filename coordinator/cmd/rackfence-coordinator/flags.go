@@ -73,12 +73,16 @@ type Config struct {
 	raftLogStore string
 	// secretsKeyFile seals BMC passwords at rest (default DATA/secrets.key).
 	secretsKeyFile string
+	// fs is the flag set Flags made: serve asks it which flags were given
+	// (--node-id and --bootstrap mean more when given).
+	fs *pflag.FlagSet
 }
 
-// flags declares c's flags on a new flag set.
-func (c *Config) flags() *pflag.FlagSet {
+// Flags declares c's flags on a new flag set.
+func (c *Config) Flags() *pflag.FlagSet {
 	host, _ := os.Hostname()
 	fs := pflag.NewFlagSet("rackfence-coordinator", pflag.ContinueOnError)
+	c.fs = fs
 	str := func(p *string, name, def, usage string) { fs.StringVar(p, name, def, usage) }
 	str(&c.nodeID, "node-id", host, "Raft server ID of this member")
 	str(&c.dataDir, "data-dir", coordinator.DefaultDataDir, "Raft log (wal/ or raft.db), stable store (raft.db), snapshots, admin.token")

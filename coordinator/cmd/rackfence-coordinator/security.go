@@ -46,7 +46,7 @@ type memberTLS struct {
 //     token (or --ca-fingerprint / --ca-file) pins;
 //   - otherwise (bootstrap): make a CA, or take --ca-cert/--ca-key, and
 //     issue our own certificate.
-func setupTLS(ctx context.Context, o Config, existing bool, secrets *seal.Holder, log *slog.Logger) (*memberTLS, error) {
+func setupTLS(ctx context.Context, o *Config, existing bool, secrets *seal.Holder, log *slog.Logger) (*memberTLS, error) {
 	m := &memberTLS{dir: filepath.Join(o.dataDir, "tls"), hosts: certHosts(o), secrets: secrets}
 	if err := m.loadOperatorCert(o); err != nil {
 		return nil, err
@@ -126,7 +126,7 @@ func setupTLS(ctx context.Context, o Config, existing bool, secrets *seal.Holder
 }
 
 // enroll obtains a member certificate and the CA from the member at --join.
-func (m *memberTLS) enroll(ctx context.Context, o Config, log *slog.Logger) error {
+func (m *memberTLS) enroll(ctx context.Context, o *Config, log *slog.Logger) error {
 	token, err := joinToken(o)
 	if err != nil {
 		return err
@@ -305,7 +305,7 @@ func (m *memberTLS) apiConfig(validity time.Duration) *capi.TLSConfig {
 	return &capi.TLSConfig{CA: m.ca, Holder: m.holder, CertValidity: validity}
 }
 
-func (m *memberTLS) loadOperatorCert(o Config) error {
+func (m *memberTLS) loadOperatorCert(o *Config) error {
 	if o.tlsCert == "" && o.tlsKey == "" {
 		if o.tlsClientCA != "" {
 			return errors.New("--tls-client-ca needs --tls-cert and --tls-key")
@@ -336,7 +336,7 @@ func (m *memberTLS) loadOperatorCert(o Config) error {
 // certHosts are the names a member certificate covers: the hosts of the
 // API and Raft addresses (every local address when one is a wildcard),
 // localhost, and --tls-san.
-func certHosts(o Config) []string {
+func certHosts(o *Config) []string {
 	seen := map[string]bool{}
 	var out []string
 	add := func(h string) {
@@ -392,7 +392,7 @@ func optional(p string) string {
 
 // joinToken is the admin token --join presents: --join-token-file, else
 // RACKFENCE_TOKEN.
-func joinToken(o Config) (string, error) {
+func joinToken(o *Config) (string, error) {
 	token := strings.TrimSpace(os.Getenv("RACKFENCE_TOKEN"))
 	if o.joinTokenFile != "" {
 		b, err := os.ReadFile(o.joinTokenFile)

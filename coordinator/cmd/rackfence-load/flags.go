@@ -28,12 +28,7 @@ type Config struct {
 	hosts     int
 	perRack   int
 	workers   int
-	aTarget   string
-	aURL      string
-	aToken    string
-	bTarget   string
-	bURL      string
-	bToken    string
+	a, b      side
 	slice     time.Duration
 	rounds    int
 	racks     int
@@ -47,6 +42,9 @@ type Config struct {
 	agentArgs []string
 	out       string
 }
+
+// side is one target of compare (--a-* or --b-*).
+type side struct{ kind, url, tokenFile string }
 
 // flags declares c's flags on a new flag set.
 func (c *Config) flags() *flag.FlagSet {
@@ -67,12 +65,14 @@ func (c *Config) flags() *flag.FlagSet {
 	fs.IntVar(&c.hosts, "hosts", 100000, "fill: hosts to create, each with a status carrying hardware details")
 	fs.IntVar(&c.perRack, "per-rack", 1000, "fill: hosts per rack")
 	fs.IntVar(&c.workers, "workers", 64, "fill: concurrent writers")
-	fs.StringVar(&c.aTarget, "a-target", "etcd", "compare: the baseline, rackfence or etcd")
-	fs.StringVar(&c.aURL, "a-url", "", "compare: the baseline's endpoint")
-	fs.StringVar(&c.aToken, "a-token-file", "", "compare: the baseline's admin token file (rackfence)")
-	fs.StringVar(&c.bTarget, "b-target", "rackfence", "compare: the measured target, rackfence or etcd")
-	fs.StringVar(&c.bURL, "b-url", "", "compare: the measured target's endpoint")
-	fs.StringVar(&c.bToken, "b-token-file", "", "compare: the measured target's admin token file (rackfence)")
+	for _, s := range []struct {
+		side            *side
+		prefix, kind, w string
+	}{{&c.a, "a", "etcd", "the baseline"}, {&c.b, "b", "rackfence", "the measured target"}} {
+		fs.StringVar(&s.side.kind, s.prefix+"-target", s.kind, "compare: "+s.w+", rackfence or etcd")
+		fs.StringVar(&s.side.url, s.prefix+"-url", "", "compare: "+s.w+"'s endpoint")
+		fs.StringVar(&s.side.tokenFile, s.prefix+"-token-file", "", "compare: "+s.w+"'s admin token file (rackfence)")
+	}
 	fs.DurationVar(&c.slice, "slice", 5*time.Second, "compare: measured time per target per round")
 	fs.IntVar(&c.rounds, "rounds", 6, "compare: rounds, each one slice of A and one of B (order ABBA)")
 	fs.IntVar(&c.racks, "racks", 100, "fleet: racks, one real rackfence-agent process each")
@@ -104,7 +104,7 @@ func (c *Config) Validate() error {
 	if c.out != "text" && c.out != "json" {
 		return fmt.Errorf("-o %q: use text or json", c.out)
 	}
-	if c.mode == "compare" && (c.aURL == "" || c.bURL == "") {
+	if c.mode == "compare" && (c.a.url == "" || c.b.url == "") {
 		return fmt.Errorf("compare needs --a-url and --b-url")
 	}
 	for _, n := range []struct {

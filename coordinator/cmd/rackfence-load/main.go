@@ -67,10 +67,10 @@ func run(ctx context.Context, c *Config, fs *flag.FlagSet) error {
 					r.Target, n, r.Rate(), ms(r.P50), ms(r.P99), r.Errors, errText))
 		}
 	case "compare":
-		aTok, bTok := readToken(c.aToken), readToken(c.bToken)
+		aTok, bTok := readToken(c.a.tokenFile), readToken(c.b.tokenFile)
 		for _, n := range parseClients(c.clients) {
-			a := newTarget(c.aTarget, c.aURL, aTok, bench.NewHTTPClientFor(n, aTok))
-			b := newTarget(c.bTarget, c.bURL, bTok, bench.NewHTTPClientFor(n, bTok))
+			a := newTarget(c.a.kind, c.a.url, aTok, bench.NewHTTPClientFor(n, aTok))
+			b := newTarget(c.b.kind, c.b.url, bTok, bench.NewHTTPClientFor(n, bTok))
 			cmp := bench.Compare(ctx, a, b, n, c.slice, c.warmup/2, c.rounds, c.keys)
 			var rs, steal []string
 			var sj []map[string]any

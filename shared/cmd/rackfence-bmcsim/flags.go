@@ -21,8 +21,8 @@ type Config struct {
 	Sim bmcsim.Config
 }
 
-// flags declares c's flags on a new flag set.
-func (c *Config) flags() *pflag.FlagSet {
+// Flags declares c's flags on a new flag set.
+func (c *Config) Flags() *pflag.FlagSet {
 	fs := pflag.NewFlagSet("rackfence-bmcsim", pflag.ContinueOnError)
 	s := &c.Sim
 	fs.IntVar(&s.Hosts, "hosts", 1, "number of BMCs")

@@ -18,21 +18,14 @@ import (
 	"github.com/rackfence/rackfence/shared/version"
 )
 
-func main() {
-	os.Exit(run(os.Args[1:]))
-}
+func main() { os.Exit(daemon.Main(name, &Config{}, serve, os.Args[1:])) }
 
-// run runs rackfence-bmcsim with args and returns the exit code.
-func run(args []string) int {
-	var c Config
-	return daemon.Program{
-		Name: "rackfence-bmcsim", Flags: c.flags(), Common: &c.Common, Validate: c.Validate,
-		Run: func(ctx context.Context, log *slog.Logger) error { return serve(ctx, c.Sim, log) },
-	}.Main(args)
-}
+// name is the binary's name (--version, error prefix).
+const name = "rackfence-bmcsim"
 
 // serve runs the simulator until ctx ends (SIGTERM, SIGINT).
-func serve(ctx context.Context, cfg bmcsim.Config, log *slog.Logger) error {
+func serve(ctx context.Context, c *Config, log *slog.Logger) error {
+	cfg := c.Sim
 	sim, err := bmcsim.Start(cfg)
 	if err != nil {
 		return fmt.Errorf("cannot start: %w", err)
