@@ -98,10 +98,7 @@ func setupTLS(ctx context.Context, o *Config, existing bool, secrets *seal.Holde
 			}
 		}
 		var err error
-		if o.caCert != "" {
-			if o.caKey == "" {
-				return nil, errors.New("--ca-cert needs --ca-key: members issue agent certificates with it")
-			}
+		if o.caCert != "" { // with --ca-key (Config.Validate)
 			if m.ca, err = pki.LoadCA(o.caCert, o.caKey); err != nil {
 				return nil, fmt.Errorf("--ca-cert/--ca-key: %w", err)
 			}
@@ -305,15 +302,11 @@ func (m *memberTLS) apiConfig(validity time.Duration) *capi.TLSConfig {
 	return &capi.TLSConfig{CA: m.ca, Holder: m.holder, CertValidity: validity}
 }
 
+// loadOperatorCert loads --tls-cert/--tls-key and --tls-client-ca
+// (Config.Validate has checked that they go together).
 func (m *memberTLS) loadOperatorCert(o *Config) error {
-	if o.tlsCert == "" && o.tlsKey == "" {
-		if o.tlsClientCA != "" {
-			return errors.New("--tls-client-ca needs --tls-cert and --tls-key")
-		}
+	if o.tlsCert == "" {
 		return nil
-	}
-	if o.tlsCert == "" || o.tlsKey == "" {
-		return errors.New("--tls-cert and --tls-key go together")
 	}
 	cert, err := tls.LoadX509KeyPair(o.tlsCert, o.tlsKey)
 	if err != nil {
