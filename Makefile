@@ -1,7 +1,6 @@
 # rackfence — see README.md. Targets: build test chaos bench lint demo fuzz clean.
 GO      ?= go
 BIN     := bin
-BINS    := rackfence-coordinator rackfence-agent rackfencectl rackfence-bmcsim
 PKGS    := ./...
 FUZZTIME ?= 5s
 
@@ -13,11 +12,18 @@ DURATION ?= 5m
 
 all: build
 
+# The version every binary prints with --version and sends in its
+# User-Agent (shared/version): git describe of the checkout, and its commit.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -X github.com/rackfence/rackfence/shared/version.Version=$(VERSION) \
+           -X github.com/rackfence/rackfence/shared/version.Commit=$(COMMIT)
+
 build:
 	@mkdir -p $(BIN)
 	@for d in $$(ls -d */cmd/* 2>/dev/null); do \
-	  n=$$(basename $$d); echo "go build $$n"; \
-	  $(GO) build -o $(BIN)/$$n ./$$d || exit 1; done
+	  n=$$(basename $$d); echo "go build $$n $(VERSION)"; \
+	  $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/$$n ./$$d || exit 1; done
 
 fmtcheck:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -54,12 +54,13 @@ func TestTokenRotationWithoutRestart(t *testing.T) {
 		if err := os.Rename(tmp, tokFile); err != nil {
 			t.Fatal(err)
 		}
-		want := "tokenID=" + nt.ID
+		// The agent logs JSON (shared/daemon's default --log-format).
+		want := `"tokenID":"` + nt.ID + `"`
 		if signal {
 			if err := proc.Signal(syscall.SIGHUP); err != nil {
 				t.Fatal(err)
 			}
-			want = "reason=SIGHUP " + want
+			want = `"reason":"SIGHUP",` + want
 		}
 		testenv.Eventually(t, 30*time.Second, "the agent picked up the new token", func() error {
 			if !strings.Contains(proc.Output(), want) {

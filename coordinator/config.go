@@ -7,6 +7,38 @@ import (
 	"github.com/rackfence/rackfence/coordinator/seal"
 )
 
+// Defaults of Config, and of rackfence-coordinator's flags (its flags.go
+// takes them from here, so a default is written once).
+const (
+	// DefaultMaxBatch is the most commands the leader packs into one Raft
+	// log entry (--max-batch); DESIGN.md has the measurements behind it.
+	DefaultMaxBatch = 512
+	// DefaultApplyTimeout bounds how long a write waits for commit.
+	DefaultApplyTimeout = 10 * time.Second
+	// DefaultSnapshotThreshold is how many log entries trigger a snapshot
+	// (raft's own is 8192).
+	DefaultSnapshotThreshold = 4096
+	// DefaultSnapshotInterval is how often raft checks for a snapshot
+	// (raft's own is 2m).
+	DefaultSnapshotInterval = 30 * time.Second
+	// DefaultTouchInterval is how often the leader writes token last-use
+	// times.
+	DefaultTouchInterval = 30 * time.Second
+	// DefaultRaftLogLevel is hashicorp/raft's log level (--raft-log-level).
+	DefaultRaftLogLevel = "warn"
+	// DefaultLogStore is where the Raft log lives (--raft-log-store).
+	DefaultLogStore = LogStoreWAL
+	// DefaultDataDir is --data-dir's default.
+	DefaultDataDir = "./rackfence-data"
+	// DefaultHTTPAddr is the API's listen address (--http-addr); the API
+	// and /metrics share it.
+	DefaultHTTPAddr = "127.0.0.1:7480"
+	// DefaultRaftAddr is the Raft transport's address (--raft-addr).
+	DefaultRaftAddr = "127.0.0.1:7481"
+	// DefaultTier is this cluster's tier name (--tier).
+	DefaultTier = "default"
+)
+
 // Config configures a Store. Zero values take the documented defaults.
 type Config struct {
 	// NodeID is this member's Raft server ID (unique in the cluster).
@@ -68,7 +100,7 @@ type Config struct {
 	// ApplyTimeout bounds how long a write waits for commit (default 10s).
 	ApplyTimeout time.Duration
 	// MaxBatch is the most commands the leader packs into one Raft log
-	// entry (default 512; 1 disables batching).
+	// entry (DefaultMaxBatch when zero; 1 disables batching).
 	MaxBatch int
 	// Metrics receives the store's figures; nil = none.
 	Metrics *Metrics
@@ -87,24 +119,24 @@ func (c *Config) applyDefaults() {
 		c.Logger = slog.Default()
 	}
 	if c.ApplyTimeout <= 0 {
-		c.ApplyTimeout = 10 * time.Second
+		c.ApplyTimeout = DefaultApplyTimeout
 	}
 	if c.MaxBatch <= 0 {
-		c.MaxBatch = 512
+		c.MaxBatch = DefaultMaxBatch
 	}
 	if c.SnapshotThreshold == 0 {
-		c.SnapshotThreshold = 4096
+		c.SnapshotThreshold = DefaultSnapshotThreshold
 	}
 	if c.SnapshotInterval <= 0 {
-		c.SnapshotInterval = 30 * time.Second
+		c.SnapshotInterval = DefaultSnapshotInterval
 	}
 	if c.TouchInterval <= 0 {
-		c.TouchInterval = 30 * time.Second
+		c.TouchInterval = DefaultTouchInterval
 	}
 	if c.LogStore == "" {
-		c.LogStore = LogStoreWAL
+		c.LogStore = DefaultLogStore
 	}
 	if c.RaftLogLevel == "" {
-		c.RaftLogLevel = "warn"
+		c.RaftLogLevel = DefaultRaftLogLevel
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/version"
 )
 
 // Ctx is what a running command uses: its context, I/O, global flags and
@@ -39,7 +40,7 @@ func (x *Ctx) Client() (*client.Client, error) {
 		Coordinator: x.g.coordinator,
 		Token:       tok,
 		CAFile:      x.g.caFile,
-		UserAgent:   "rackfencectl/" + Version,
+		UserAgent:   version.UserAgent("rackfencectl"),
 		// An operator waits a few seconds, not half a minute, to learn that
 		// no member answers (an election takes one to three seconds).
 		RetryFor: 8 * time.Second,

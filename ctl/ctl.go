@@ -17,15 +17,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/version"
 	"github.com/spf13/pflag"
 )
 
-// Version is rackfencectl's version (set with -ldflags -X).
-var Version = "dev"
-
 // DefaultCoordinator is used when neither --coordinator nor
 // RACKFENCE_COORDINATOR is set.
-const DefaultCoordinator = "https://127.0.0.1:7480"
+const DefaultCoordinator = client.DefaultCoordinator
 
 // IO is what a command line runs against; Main's tests replace it.
 type IO struct {
@@ -191,6 +190,36 @@ func wantsWord(words []string, g map[string][]string) bool {
 	return false
 }
 
+// printVersion prints `rackfencectl VERSION (COMMIT, GO VERSION)`, or with
+// -o json (or RACKFENCE_OUTPUT=json) one JSON object
+// {name, version, commit, goVersion}, with -o yaml the same as YAML.
+func printVersion(io IO, rest []string) int {
+	out := io.Getenv("RACKFENCE_OUTPUT")
+	for i, a := range rest {
+		switch {
+		case (a == "-o" || a == "--output") && i+1 < len(rest):
+			out = rest[i+1]
+		case strings.HasPrefix(a, "--output="):
+			out = strings.TrimPrefix(a, "--output=")
+		case strings.HasPrefix(a, "-o") && len(a) > 2 && a[2] != '-':
+			out = strings.TrimPrefix(strings.TrimPrefix(a, "-o"), "=")
+		}
+	}
+	info := version.Get("rackfencectl")
+	switch out {
+	case "json":
+		fmt.Fprintln(io.Stdout, info.JSON())
+	case "yaml":
+		fmt.Fprintf(io.Stdout, "name: %s\nversion: %q\ncommit: %q\ngoVersion: %s\n", info.Name, info.Version, info.Commit, info.GoVersion)
+	case "", "table":
+		fmt.Fprintln(io.Stdout, info)
+	default:
+		fmt.Fprintf(io.Stderr, "error: -o %q: use table, json or yaml\n", out)
+		return ExitUsage
+	}
+	return ExitOK
+}
+
 // topLevel handles no command, --help, version and unknown commands.
 func topLevel(io IO, words, rest []string, g map[string][]string) int {
 	help := false
@@ -199,8 +228,7 @@ func topLevel(io IO, words, rest []string, g map[string][]string) int {
 			help = true
 		}
 		if a == "--version" {
-			fmt.Fprintf(io.Stdout, "rackfencectl %s\n", Version)
-			return ExitOK
+			return printVersion(io, rest)
 		}
 	}
 	switch {
@@ -214,8 +242,7 @@ func topLevel(io IO, words, rest []string, g map[string][]string) int {
 		printTopHelp(io.Stdout)
 		return ExitOK
 	case len(words) == 1 && words[0] == "version":
-		fmt.Fprintf(io.Stdout, "rackfencectl %s\n", Version)
-		return ExitOK
+		return printVersion(io, rest)
 	}
 	if subs, ok := g[words[0]]; ok {
 		if len(words) == 1 && help {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/version"
 )
 
 // Target says which BMC to talk to and how to log in.
@@ -35,10 +36,23 @@ type Target struct {
 	Insecure bool
 }
 
+// Defaults of Options (and of rackfence-agent's --bmc-timeout).
+const (
+	// DefaultTimeout bounds one read-only BMC call (login, power read,
+	// inventory). 20 s, as agent/DESIGN.md documents for --bmc-timeout
+	// (this package said 30 s before 2026-11-23 while the agent's flag
+	// said 20 s; the agent always set it, so 20 s is what ran).
+	DefaultTimeout = 20 * time.Second
+	// DefaultMutationTimeout bounds one mutating call when the caller
+	// gives none; rackfence-agent derives its own from the lease TTL
+	// ((TTL - margin)/2, 4.5 s at the default 10 s TTL).
+	DefaultMutationTimeout = 4 * time.Second
+)
+
 // Options tune every Conn. The zero value is usable.
 type Options struct {
 	// Timeout bounds each read-only call (login included) when the
-	// caller's context has no earlier deadline. Default 30s.
+	// caller's context has no earlier deadline. DefaultTimeout when zero.
 	Timeout time.Duration
 	// MutationTimeout bounds each mutating call, and is the room the guard
 	// demands on the lease before letting it start: the lease must stay
@@ -47,10 +61,12 @@ type Options struct {
 	// TTL/3, a held lease has between about 5.7s and 9s left, so the
 	// default 4s always fits. A power change against a BMC answering in
 	// 200ms takes about 0.6s, a virtual media insert about 2s.
+	// DefaultMutationTimeout when zero.
 	MutationTimeout time.Duration
 	// UserAgent returns the User-Agent of each HTTP request of a call; it
-	// gets the call's context (guard.Guard.Do puts the verified epoch in it, see
-	// guard.EpochFromContext). Use AgentUserAgent. Nil: "rackfence-agent/dev".
+	// gets the call's context (guard.Guard.Do puts the verified epoch in it,
+	// see guard.EpochFromContext). Use AgentUserAgent. Nil: "rackfence-agent/VERSION"
+	// (shared/version).
 	UserAgent func(ctx context.Context) string
 	// IPMICipherSuite is ipmitool's -C for ipmi:// targets. Default "3"
 	// (other suites stall ~10s on several BMCs and simulators).
@@ -65,13 +81,13 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	if o.Timeout <= 0 {
-		o.Timeout = 30 * time.Second
+		o.Timeout = DefaultTimeout
 	}
 	if o.MutationTimeout <= 0 {
-		o.MutationTimeout = 4 * time.Second
+		o.MutationTimeout = DefaultMutationTimeout
 	}
 	if o.UserAgent == nil {
-		o.UserAgent = func(context.Context) string { return "rackfence-agent/dev" }
+		o.UserAgent = func(context.Context) string { return version.UserAgent("rackfence-agent") }
 	}
 	if o.IPMICipherSuite == "" {
 		o.IPMICipherSuite = "3"

@@ -8,9 +8,23 @@ package bmcsim
 
 import "time"
 
+// Defaults of Config, and of rackfence-bmcsim's flags (CONTRACT.md).
+const (
+	DefaultHost        = "127.0.0.1"
+	DefaultUsername    = "admin"
+	DefaultPassword    = "password"
+	DefaultMACPrefix   = "52:54:00:00"
+	DefaultMaxSessions = 32
+	// DefaultBasePort is rackfence-bmcsim's --base-port (the library's
+	// zero value picks a free range instead).
+	DefaultBasePort = 9001
+	// MaxHosts is the most BMCs one simulator serves.
+	MaxHosts = 10000
+)
+
 // Config describes a simulator. The zero value plus Hosts is usable.
 type Config struct {
-	// Hosts is the number of BMCs (1 to 10000).
+	// Hosts is the number of BMCs (1 to MaxHosts).
 	Hosts int
 	// Host is the listen address of every BMC. Default 127.0.0.1.
 	Host string
@@ -52,19 +66,19 @@ const (
 
 func (c Config) withDefaults() Config {
 	if c.Host == "" {
-		c.Host = "127.0.0.1"
+		c.Host = DefaultHost
 	}
 	if c.Username == "" {
-		c.Username = "admin"
+		c.Username = DefaultUsername
 	}
 	if c.Password == "" {
-		c.Password = "password"
+		c.Password = DefaultPassword
 	}
 	if c.MACPrefix == "" {
-		c.MACPrefix = "52:54:00:00"
+		c.MACPrefix = DefaultMACPrefix
 	}
 	if c.MaxSessions <= 0 {
-		c.MaxSessions = 32
+		c.MaxSessions = DefaultMaxSessions
 	}
 	return c
 }

@@ -30,8 +30,8 @@ type Sim struct {
 func Start(cfg Config) (*Sim, error) {
 	cfg = cfg.withDefaults()
 	switch {
-	case cfg.Hosts < 1 || cfg.Hosts > 10000:
-		return nil, fmt.Errorf("%w: Hosts is %d; use 1 to 10000", ErrConfig, cfg.Hosts)
+	case cfg.Hosts < 1 || cfg.Hosts > MaxHosts:
+		return nil, fmt.Errorf("%w: Hosts is %d; use 1 to %d", ErrConfig, cfg.Hosts, MaxHosts)
 	case cfg.BasePort < 0 || cfg.BasePort+cfg.Hosts-1 > 65535:
 		return nil, fmt.Errorf("%w: BasePort %d with %d hosts runs past port 65535", ErrConfig, cfg.BasePort, cfg.Hosts)
 	case cfg.Latency < 0 || cfg.Jitter < 0:

@@ -29,16 +29,18 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/version"
 )
-
-// Version is the client's version, used in the default User-Agent.
-var Version = "dev"
 
 // Defaults of Config.
 const (
 	DefaultTimeout      = 30 * time.Second
 	DefaultRetryFor     = 30 * time.Second
 	DefaultMaxRedirects = 5
+	// DefaultCoordinator is the coordinator URL rackfencectl and
+	// rackfence-agent use when --coordinator is not given: a member on
+	// this machine, over TLS (coordinator.DefaultHTTPAddr).
+	DefaultCoordinator = "https://127.0.0.1:7480"
 	// maxErrorBody bounds how much of an error answer is read.
 	maxErrorBody = 1 << 20
 )
@@ -51,7 +53,7 @@ type Config struct {
 	// Token is sent as "Authorization: Bearer TOKEN". Empty sends none
 	// (only /v1/health and /metrics answer without one).
 	Token string
-	// UserAgent is sent with every request; default "rackfence-client/VERSION".
+	// UserAgent is sent with every request; default "rackfence-client/VERSION" (shared/version).
 	UserAgent string
 	// Timeout bounds one HTTP request (each attempt), except Watch, which is
 	// bounded by its own timeout plus Timeout. Default 30s.
@@ -119,7 +121,7 @@ func New(cfg Config) (*Client, error) {
 		cur:      new(atomic.Int32),
 	}
 	if c.ua == "" {
-		c.ua = "rackfence-client/" + Version
+		c.ua = version.UserAgent("rackfence-client")
 	}
 	if c.timeout <= 0 {
 		c.timeout = DefaultTimeout

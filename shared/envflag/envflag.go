@@ -16,13 +16,25 @@ func Name(flag string) string {
 	return "RACKFENCE_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
 }
 
+// noEnv is the pflag annotation that marks a flag Apply leaves alone.
+const noEnv = "rackfence/envflag.no-env"
+
+// CommandLineOnly marks flag name of fs as read from the command line
+// only: Apply skips it. For flags that make a program do something else
+// (--version), where a stray RACKFENCE_VERSION in the environment must
+// not turn a daemon into a one-line print.
+func CommandLineOnly(fs *pflag.FlagSet, name string) {
+	_ = fs.SetAnnotation(name, noEnv, []string{"true"})
+}
+
 // Apply fills every flag not given on the command line from its
 // environment variable; repeatable (stringArray) flags take a
 // comma-separated list. The error names the variable and its value.
+// Flags marked CommandLineOnly are skipped.
 func Apply(fs *pflag.FlagSet) error {
 	var err error
 	fs.VisitAll(func(f *pflag.Flag) {
-		if f.Changed || err != nil {
+		if f.Changed || err != nil || f.Annotations[noEnv] != nil {
 			return
 		}
 		env := Name(f.Name)

@@ -33,3 +33,21 @@ func TestApply(t *testing.T) {
 		t.Fatalf("bad value: %v, want an error naming RACKFENCE_WORKERS", err)
 	}
 }
+
+func TestCommandLineOnlySkipsEnv(t *testing.T) {
+	fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
+	v := fs.Bool("version", false, "")
+	level := fs.String("log-level", "info", "")
+	CommandLineOnly(fs, "version")
+	t.Setenv("RACKFENCE_VERSION", "v1.2.3")
+	t.Setenv("RACKFENCE_LOG_LEVEL", "debug")
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := Apply(fs); err != nil {
+		t.Fatalf("RACKFENCE_VERSION was read for a command-line-only flag: %v", err)
+	}
+	if *v || *level != "debug" {
+		t.Fatalf("version %v log-level %q: want false and debug", *v, *level)
+	}
+}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -18,10 +17,7 @@ import (
 // newIronic builds the Ironic provisioner (--provisioner ironic). Hosts
 // whose hardware type cannot inspect get their details from the BMC
 // inventory (read-only, through a session pool of their own).
-func newIronic(o options, guard *guard.Guard, bmcOpts bmc.Options, log *slog.Logger) (provisioner.Provisioner, func(), error) {
-	if o.ironicURL == "" {
-		return nil, nil, errors.New("--provisioner ironic needs --ironic-url (or RACKFENCE_IRONIC_URL), e.g. http://127.0.0.1:6385")
-	}
+func newIronic(o *Config, g *guard.Guard, bmcOpts bmc.Options, log *slog.Logger) (provisioner.Provisioner, func(), error) {
 	var token string
 	if o.ironicTokenFile != "" {
 		t, err := client.ReadTokenFile(o.ironicTokenFile)
@@ -41,14 +37,10 @@ func newIronic(o options, guard *guard.Guard, bmcOpts bmc.Options, log *slog.Log
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	p, err := ironic.New(ctx, ironic.Config{URL: o.ironicURL, Token: token, Guard: guard,
+	p, err := ironic.New(ctx, ironic.Config{URL: o.ironicURL, Token: token, Guard: g,
 		Timeout: o.mutationTimeout, Logger: log, Inventory: inventory})
 	if err != nil {
 		return nil, nil, err
 	}
-	return p, func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = pool.Close(ctx)
-	}, nil
+	return p, closeWithin(pool.Close), nil
 }

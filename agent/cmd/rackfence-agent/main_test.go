@@ -52,14 +52,23 @@ func TestBadFlagsFailBeforeAnyRequest(t *testing.T) {
 		args []string
 		want int
 	}{
-		{"no rack", []string{"--token-file", tok}, 1},
-		{"no token file", []string{"--rack", "r1"}, 1},
+		// Usage errors (exit 2): caught by Config.Validate before any
+		// file is read or request sent.
+		{"no rack", []string{"--token-file", tok}, 2},
+		{"no token file", []string{"--rack", "r1"}, 2},
 		{"unknown flag", []string{"--sideways"}, 2},
-		{"bad provisioner", append(base, "--provisioner", "magic"), 1},
-		{"zero workers", append(base, "--workers", "0"), 1},
-		{"short ttl", append(base, "--lease-ttl", "100ms"), 1},
-		{"ironic without url", append(base, "--provisioner", "ironic"), 1},
+		{"bad provisioner", append(base, "--provisioner", "magic"), 2},
+		{"zero workers", append(base, "--workers", "0"), 2},
+		{"short ttl", append(base, "--lease-ttl", "100ms"), 2},
+		{"ironic without url", append(base, "--provisioner", "ironic"), 2},
 		{"bad log level", append(base, "--log-level", "loud"), 2},
+		{"bad log format", append(base, "--log-format", "xml"), 2},
+		{"negative bmc timeout", append(base, "--bmc-timeout", "-1s"), 2},
+		{"pprof without metrics addr", append(base, "--pprof"), 2},
+		{"bad coordinator", []string{"--coordinator", "::nope", "--token-file", tok, "--rack", "r1"}, 2},
+		// A flag set well but a token file that is not there: the start
+		// fails (exit 1), still before any request.
+		{"missing token file", []string{"--coordinator", "http://127.0.0.1:1", "--token-file", tok + ".gone", "--rack", "r1"}, 1},
 	} {
 		// Reaching for the coordinator would block in the lease loop.
 		if got := run(c.args); got != c.want {

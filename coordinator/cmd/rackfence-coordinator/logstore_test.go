@@ -170,7 +170,7 @@ func TestLogStoreUnknownRefused(t *testing.T) {
 	n := newLogStoreNode(t)
 	p := n.start("rocks")
 	err, done := p.Wait(60 * time.Second)
-	if !done || err == nil || !strings.Contains(p.Output(), `--raft-log-store) \"rocks\" is unknown`) {
+	if !done || err == nil || !strings.Contains(p.Output(), `--raft-log-store "rocks" is not a log store`) {
 		t.Fatalf("--raft-log-store rocks: want a refusal naming the flag; exited=%v err=%v:\n%s", done, err, p.Output())
 	}
 }

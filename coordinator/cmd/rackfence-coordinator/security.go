@@ -20,6 +20,7 @@ import (
 	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
 	"github.com/rackfence/rackfence/shared/pki"
+	"github.com/rackfence/rackfence/shared/version"
 )
 
 // memberTLS is this member's transport security: the cluster CA, its own
@@ -45,7 +46,7 @@ type memberTLS struct {
 //     token (or --ca-fingerprint / --ca-file) pins;
 //   - otherwise (bootstrap): make a CA, or take --ca-cert/--ca-key, and
 //     issue our own certificate.
-func setupTLS(ctx context.Context, o options, existing bool, secrets *seal.Holder, log *slog.Logger) (*memberTLS, error) {
+func setupTLS(ctx context.Context, o *Config, existing bool, secrets *seal.Holder, log *slog.Logger) (*memberTLS, error) {
 	m := &memberTLS{dir: filepath.Join(o.dataDir, "tls"), hosts: certHosts(o), secrets: secrets}
 	if err := m.loadOperatorCert(o); err != nil {
 		return nil, err
@@ -97,10 +98,7 @@ func setupTLS(ctx context.Context, o options, existing bool, secrets *seal.Holde
 			}
 		}
 		var err error
-		if o.caCert != "" {
-			if o.caKey == "" {
-				return nil, errors.New("--ca-cert needs --ca-key: members issue agent certificates with it")
-			}
+		if o.caCert != "" { // with --ca-key (Config.Validate)
 			if m.ca, err = pki.LoadCA(o.caCert, o.caKey); err != nil {
 				return nil, fmt.Errorf("--ca-cert/--ca-key: %w", err)
 			}
@@ -125,7 +123,7 @@ func setupTLS(ctx context.Context, o options, existing bool, secrets *seal.Holde
 }
 
 // enroll obtains a member certificate and the CA from the member at --join.
-func (m *memberTLS) enroll(ctx context.Context, o options, log *slog.Logger) error {
+func (m *memberTLS) enroll(ctx context.Context, o *Config, log *slog.Logger) error {
 	token, err := joinToken(o)
 	if err != nil {
 		return err
@@ -136,7 +134,7 @@ func (m *memberTLS) enroll(ctx context.Context, o options, log *slog.Logger) err
 			"(DATA/admin.token carries the CA fingerprint), or --ca-fingerprint SHA256 (rackfencectl cluster status shows it), or --ca-file")
 	}
 	cfg := client.Config{Coordinator: o.join, Token: token, CAFile: o.caFile, CAFingerprint: o.caFingerprint,
-		UserAgent: "rackfence-coordinator/join (" + o.nodeID + ")", RetryFor: 60 * time.Second}
+		UserAgent: version.UserAgent("rackfence-coordinator") + " (join; " + o.nodeID + ")", RetryFor: 60 * time.Second}
 	if op := m.operator; op != nil {
 		// Members that require client certificates (--tls-client-ca)
 		// see the operator's certificate until this one has its own.
@@ -304,15 +302,11 @@ func (m *memberTLS) apiConfig(validity time.Duration) *capi.TLSConfig {
 	return &capi.TLSConfig{CA: m.ca, Holder: m.holder, CertValidity: validity}
 }
 
-func (m *memberTLS) loadOperatorCert(o options) error {
-	if o.tlsCert == "" && o.tlsKey == "" {
-		if o.tlsClientCA != "" {
-			return errors.New("--tls-client-ca needs --tls-cert and --tls-key")
-		}
+// loadOperatorCert loads --tls-cert/--tls-key and --tls-client-ca
+// (Config.Validate has checked that they go together).
+func (m *memberTLS) loadOperatorCert(o *Config) error {
+	if o.tlsCert == "" {
 		return nil
-	}
-	if o.tlsCert == "" || o.tlsKey == "" {
-		return errors.New("--tls-cert and --tls-key go together")
 	}
 	cert, err := tls.LoadX509KeyPair(o.tlsCert, o.tlsKey)
 	if err != nil {
@@ -335,7 +329,7 @@ func (m *memberTLS) loadOperatorCert(o options) error {
 // certHosts are the names a member certificate covers: the hosts of the
 // API and Raft addresses (every local address when one is a wildcard),
 // localhost, and --tls-san.
-func certHosts(o options) []string {
+func certHosts(o *Config) []string {
 	seen := map[string]bool{}
 	var out []string
 	add := func(h string) {
@@ -391,7 +385,7 @@ func optional(p string) string {
 
 // joinToken is the admin token --join presents: --join-token-file, else
 // RACKFENCE_TOKEN.
-func joinToken(o options) (string, error) {
+func joinToken(o *Config) (string, error) {
 	token := strings.TrimSpace(os.Getenv("RACKFENCE_TOKEN"))
 	if o.joinTokenFile != "" {
 		b, err := os.ReadFile(o.joinTokenFile)

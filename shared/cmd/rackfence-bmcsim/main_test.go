@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackfence/rackfence/shared/daemon"
 	"github.com/rackfence/rackfence/shared/testenv"
 )
 
@@ -60,11 +61,11 @@ func TestBinaryServesAndStopsOnSIGTERM(t *testing.T) {
 }
 
 func TestBadFlagsExit2(t *testing.T) {
-	if code := run([]string{"--hosts", "many"}); code != 2 {
+	if code := daemon.Main(name, &Config{}, serve, []string{"--hosts", "many"}); code != 2 {
 		t.Fatalf("bad --hosts: exit %d; want 2", code)
 	}
 	t.Setenv("RACKFENCE_LATENCY", "slow")
-	if code := run([]string{"--hosts", "1"}); code != 2 {
+	if code := daemon.Main(name, &Config{}, serve, []string{"--hosts", "1"}); code != 2 {
 		t.Fatalf("bad RACKFENCE_LATENCY: exit %d; want 2", code)
 	}
 }

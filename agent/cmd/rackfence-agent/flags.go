@@ -1,0 +1,160 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/rackfence/rackfence/agent"
+	"github.com/rackfence/rackfence/agent/bmc"
+	"github.com/rackfence/rackfence/agent/hoststate"
+	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/daemon"
+)
+
+// Provisioners of --provisioner.
+const (
+	provDirect = "direct"
+	provIronic = "ironic"
+)
+
+// maxWorkers bounds --workers: beyond it goroutines and BMC sessions cost
+// more than they bring (agent/DESIGN.md).
+const maxWorkers = 10000
+
+// Config is rackfence-agent's configuration: one field a flag (every flag
+// also reads RACKFENCE_<FLAG>, shared/envflag). Defaults come from the
+// agent, agent/bmc, agent/hoststate and shared/client packages' Default*
+// constants. --log-level, --log-format, --pprof-addr and --version are
+// shared/daemon's.
+type Config struct {
+	daemon.Common
+	// coordinator is one or more member URLs, comma-separated; the agent
+	// fails over between them.
+	coordinator string
+	// tokenFile holds the agent token (role agent, scoped to rack);
+	// required. Re-read on change or SIGHUP.
+	tokenFile string
+	// caFile and caFingerprint: trust this CA instead of the token's pin.
+	caFile, caFingerprint string
+	// rack is the rack this agent manages; required.
+	rack string
+	// agentID is the lease holder ID (default hostname-pid: a restarted
+	// agent is a new holder and waits out the old lease).
+	agentID string
+	// provisioner is direct (BMCs only) or ironic (needs ironicURL).
+	provisioner string
+	// ironicURL and ironicTokenFile: the Ironic API and its token (empty:
+	// noauth).
+	ironicURL, ironicTokenFile string
+	// workers is the number of concurrent host reconciles, 1..maxWorkers.
+	workers int
+	// leaseTTL is the rack lease TTL asked for; at least 1s.
+	leaseTTL time.Duration
+	// metricsAddr serves /metrics (and /debug/pprof/ with --pprof); empty:
+	// off.
+	metricsAddr string
+	// pprof serves /debug/pprof/ on metricsAddr (kept from before
+	// --pprof-addr; both may be used).
+	pprof bool
+	// auditFile gets one JSON line per guarded (mutating) call; empty: off.
+	auditFile string
+	// bmcTimeout bounds one read-only BMC call.
+	bmcTimeout time.Duration
+	// mutationTimeout bounds one mutating call; 0 derives it from the
+	// lease TTL so that it always fits in the lease: (TTL - margin)/2.
+	mutationTimeout time.Duration
+	// statusRefresh rewrites an unchanged status this often.
+	statusRefresh time.Duration
+	// shutdownGrace bounds the wait for in-flight calls on SIGTERM.
+	shutdownGrace time.Duration
+	// backoffBase, transientRetry and maxTransient tune the state
+	// machine's error handling (hoststate.Config); 0 takes its default.
+	backoffBase, transientRetry time.Duration
+	maxTransient                int
+}
+
+// Flags declares c's flags on a new flag set.
+func (c *Config) Flags() *pflag.FlagSet {
+	fs := pflag.NewFlagSet("rackfence-agent", pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.StringVar(&c.coordinator, "coordinator", client.DefaultCoordinator, "coordinator member URLs, comma-separated")
+	fs.StringVar(&c.tokenFile, "token-file", "", "file holding the agent token (role agent, scoped to --rack); required. The token as rackfencectl token create prints it pins the cluster CA")
+	fs.StringVar(&c.caFile, "ca-file", "", "trust this cluster CA file (PEM) instead of the CA the token pins")
+	fs.StringVar(&c.caFingerprint, "ca-fingerprint", "", "pin the cluster CA by its SHA-256 (64 hex digits) instead of the token's pin")
+	fs.StringVar(&c.rack, "rack", "", "rack this agent manages; required")
+	fs.StringVar(&c.agentID, "agent-id", defaultAgentID(), "lease holder ID")
+	fs.StringVar(&c.provisioner, "provisioner", provDirect, "provisioner: direct (BMCs only) or ironic")
+	fs.StringVar(&c.ironicURL, "ironic-url", "", "Ironic API endpoint (with --provisioner ironic)")
+	fs.StringVar(&c.ironicTokenFile, "ironic-token-file", "", "file holding a token for Ironic (empty: noauth)")
+	fs.IntVar(&c.workers, "workers", agent.DefaultWorkers, "concurrent host reconciles (CONTRACT.md said 32; 256 is the measured default that brings 1,000 hosts behind 200 ms BMCs to available within 30 s, see agent/DESIGN.md)")
+	fs.DurationVar(&c.leaseTTL, "lease-ttl", agent.DefaultLeaseTTL, "rack lease TTL")
+	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve Prometheus /metrics on this address (e.g. 127.0.0.1:9490); empty: off")
+	fs.StringVar(&c.auditFile, "audit-file", "", "append one JSON line per guarded (mutating) call to this file; empty: off")
+	fs.DurationVar(&c.bmcTimeout, "bmc-timeout", bmc.DefaultTimeout, "bound of one read-only BMC call (login, power read, inventory)")
+	fs.DurationVar(&c.mutationTimeout, "mutation-timeout", 0, "bound of one mutating BMC or Ironic call; it runs only if the lease stays valid for all of it (0: (lease TTL - margin)/2, 4.5s at the default TTL)")
+	fs.DurationVar(&c.statusRefresh, "status-refresh", agent.DefaultStatusRefresh, "write an unchanged host status again this often, so a stale agent shows in lastUpdated")
+	fs.DurationVar(&c.shutdownGrace, "shutdown-grace", agent.DefaultShutdownGrace, "on SIGTERM, wait this long for in-flight calls before abandoning them and releasing the lease")
+	fs.DurationVar(&c.backoffBase, "error-backoff-base", hoststate.DefaultBackoffBase, "unit of the error backoff: retry n waits base*2^n minus up to half")
+	fs.DurationVar(&c.transientRetry, "transient-retry", hoststate.DefaultTransientRetry, "wait after a transient (uncounted) failure")
+	fs.IntVar(&c.maxTransient, "max-transient-failures", hoststate.DefaultMaxTransientFailures, "transient BMC failures (timeout, unreachable, 5xx) in a row before they count as host errors with backoff (negative: never)")
+	fs.BoolVar(&c.pprof, "pprof", false, "also serve Go's /debug/pprof/ on --metrics-addr (profiling; --pprof-addr serves it on an address of its own)")
+	return fs
+}
+
+func defaultAgentID() string {
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		h = "agent"
+	}
+	return h + "-" + strconv.Itoa(os.Getpid())
+}
+
+// Validate checks the flags before any file is read or any request sent.
+// Every error names the flag, what is wrong and what to do.
+func (c *Config) Validate() error {
+	if c.rack == "" {
+		return errors.New("--rack is required (or RACKFENCE_RACK): the rack this agent manages")
+	}
+	if c.tokenFile == "" {
+		return errors.New("--token-file is required (or RACKFENCE_TOKEN_FILE): create an agent token with rackfencectl token create --role agent --rack " + c.rack)
+	}
+	if _, err := client.ParseURLs(c.coordinator); err != nil {
+		return fmt.Errorf("--coordinator %q: %v: give member URLs, comma-separated (default %s)", c.coordinator, err, client.DefaultCoordinator)
+	}
+	if c.agentID == "" {
+		return errors.New("--agent-id is empty: leave it out (hostname-pid) or name this lease holder")
+	}
+	if c.workers < 1 || c.workers > maxWorkers {
+		return fmt.Errorf("--workers %d is out of range: use 1 to %d (default %d)", c.workers, maxWorkers, agent.DefaultWorkers)
+	}
+	switch c.provisioner {
+	case provDirect:
+	case provIronic:
+		if c.ironicURL == "" {
+			return errors.New("--provisioner ironic needs --ironic-url (or RACKFENCE_IRONIC_URL), e.g. http://127.0.0.1:6385")
+		}
+	default:
+		return fmt.Errorf("--provisioner %q is not one of %s, %s", c.provisioner, provDirect, provIronic)
+	}
+	if c.leaseTTL < time.Second {
+		return fmt.Errorf("--lease-ttl %s is too short: use at least 1s (default %s)", c.leaseTTL, agent.DefaultLeaseTTL)
+	}
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{{"bmc-timeout", c.bmcTimeout}, {"mutation-timeout", c.mutationTimeout}, {"status-refresh", c.statusRefresh},
+		{"shutdown-grace", c.shutdownGrace}, {"error-backoff-base", c.backoffBase}, {"transient-retry", c.transientRetry}} {
+		if d.v < 0 {
+			return fmt.Errorf("--%s %s is negative: use a positive duration (0 takes the default)", d.flag, d.v)
+		}
+	}
+	if c.pprof && c.metricsAddr == "" {
+		return errors.New("--pprof serves /debug/pprof/ on --metrics-addr, which is empty: set --metrics-addr, or use --pprof-addr ADDR")
+	}
+	return nil
+}

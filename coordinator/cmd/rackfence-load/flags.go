@@ -1,0 +1,120 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	flag "github.com/spf13/pflag"
+)
+
+// modes of rackfence-load, its first argument.
+var modes = []string{"write", "compare", "failover", "fill", "fleet"}
+
+// Config is rackfence-load's configuration: the mode (first argument) and
+// one field a flag, named as the flag (every flag also reads
+// RACKFENCE_<FLAG>). Each flag's usage says which modes read it.
+type Config struct {
+	mode      string
+	target    string
+	url       string
+	urls      string
+	pids      string
+	tokenFile string
+	clients   string
+	duration  time.Duration
+	warmup    time.Duration
+	keys      int
+	hosts     int
+	perRack   int
+	workers   int
+	a, b      side
+	slice     time.Duration
+	rounds    int
+	racks     int
+	sims      int
+	binDir    string
+	workDir   string
+	refresh   time.Duration
+	steady    time.Duration
+	detaches  int
+	coordArgs []string
+	agentArgs []string
+	out       string
+}
+
+// side is one target of compare (--a-* or --b-*).
+type side struct{ kind, url, tokenFile string }
+
+// flags declares c's flags on a new flag set.
+func (c *Config) flags() *flag.FlagSet {
+	fs := flag.NewFlagSet("rackfence-load", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: rackfence-load write|compare|failover|fill|fleet [flags]")
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&c.target, "target", "rackfence", "write: rackfence or etcd")
+	fs.StringVar(&c.url, "url", "http://127.0.0.1:7480", "write/fill: the endpoint (the leader's API, or etcd's client URL)")
+	fs.StringVar(&c.urls, "urls", "", "failover: comma-separated member API URLs")
+	fs.StringVar(&c.pids, "pids", "", "failover: URL=PID,… of the members")
+	fs.StringVar(&c.tokenFile, "token-file", "", "rackfence: admin token file")
+	fs.StringVar(&c.clients, "clients", "1,16,64", "write: comma-separated client counts, one run each")
+	fs.DurationVar(&c.duration, "duration", 10*time.Second, "write: measured time per run")
+	fs.DurationVar(&c.warmup, "warmup", 2*time.Second, "write: unmeasured warm-up per run")
+	fs.IntVar(&c.keys, "keys", 10000, "write: distinct keys (host names) written")
+	fs.IntVar(&c.hosts, "hosts", 100000, "fill: hosts to create, each with a status carrying hardware details")
+	fs.IntVar(&c.perRack, "per-rack", 1000, "fill: hosts per rack")
+	fs.IntVar(&c.workers, "workers", 64, "fill: concurrent writers")
+	for _, s := range []struct {
+		side            *side
+		prefix, kind, w string
+	}{{&c.a, "a", "etcd", "the baseline"}, {&c.b, "b", "rackfence", "the measured target"}} {
+		fs.StringVar(&s.side.kind, s.prefix+"-target", s.kind, "compare: "+s.w+", rackfence or etcd")
+		fs.StringVar(&s.side.url, s.prefix+"-url", "", "compare: "+s.w+"'s endpoint")
+		fs.StringVar(&s.side.tokenFile, s.prefix+"-token-file", "", "compare: "+s.w+"'s admin token file (rackfence)")
+	}
+	fs.DurationVar(&c.slice, "slice", 5*time.Second, "compare: measured time per target per round")
+	fs.IntVar(&c.rounds, "rounds", 6, "compare: rounds, each one slice of A and one of B (order ABBA)")
+	fs.IntVar(&c.racks, "racks", 100, "fleet: racks, one real rackfence-agent process each")
+	fs.IntVar(&c.sims, "sims", 4, "fleet: rackfence-bmcsim processes sharing the BMCs (one listening port per BMC)")
+	fs.StringVar(&c.binDir, "bin", "", "fleet: directory of the rackfence binaries (default: this program's)")
+	fs.StringVar(&c.workDir, "dir", "", "fleet: work directory, kept afterwards (default: a temporary one, removed)")
+	fs.DurationVar(&c.refresh, "status-refresh", time.Minute, "fleet: the agents' --status-refresh (steady-state traffic = hosts / refresh)")
+	fs.DurationVar(&c.steady, "steady", time.Minute, "fleet: window over which steady-state coordinator CPU is measured")
+	fs.IntVar(&c.detaches, "detaches", 200, "fleet: detach → ack latencies measured")
+	fs.StringArrayVar(&c.coordArgs, "coordinator-arg", nil, "fleet: extra coordinator flag (repeatable)")
+	fs.StringArrayVar(&c.agentArgs, "agent-arg", nil, "fleet: extra agent flag (repeatable)")
+	fs.StringVarP(&c.out, "output", "o", "text", "text or json")
+	return fs
+}
+
+// Validate checks the mode and the flags every mode shares. Every error
+// names the flag or the mode, what is wrong and what to do.
+func (c *Config) Validate() error {
+	known := false
+	for _, m := range modes {
+		known = known || c.mode == m
+	}
+	if !known {
+		if c.mode == "" {
+			return fmt.Errorf("no mode: use rackfence-load MODE [flags] with MODE one of %s", strings.Join(modes, ", "))
+		}
+		return fmt.Errorf("unknown mode %q: use %s", c.mode, strings.Join(modes, ", "))
+	}
+	if c.out != "text" && c.out != "json" {
+		return fmt.Errorf("-o %q: use text or json", c.out)
+	}
+	if c.mode == "compare" && (c.a.url == "" || c.b.url == "") {
+		return fmt.Errorf("compare needs --a-url and --b-url")
+	}
+	for _, n := range []struct {
+		flag string
+		v    int
+	}{{"keys", c.keys}, {"hosts", c.hosts}, {"per-rack", c.perRack}, {"workers", c.workers}, {"rounds", c.rounds},
+		{"racks", c.racks}, {"sims", c.sims}, {"detaches", c.detaches}} {
+		if n.v < 1 {
+			return fmt.Errorf("--%s %d: use 1 or more", n.flag, n.v)
+		}
+	}
+	return nil
+}
