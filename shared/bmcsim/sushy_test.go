@@ -16,10 +16,8 @@ import (
 // python3-sushy, with /usr/bin/python3: the pyenv python3 on PATH does not
 // see Debian's packages) against bmcsim, as Ironic's redfish driver would.
 func TestSushyDrivesSim(t *testing.T) {
+	testenv.RequirePython(t, "sushy", "python3-sushy (Debian)")
 	py := "/usr/bin/python3"
-	_, err := os.Stat(py)
-	ok := err == nil && exec.Command(py, "-c", "import sushy").Run() == nil
-	testenv.RequirePeer(t, ok, "python3-sushy (Debian) importable by /usr/bin/python3")
 
 	audit := filepath.Join(t.TempDir(), "audit.jsonl")
 	sim, err := Start(Config{Hosts: 2, AuditPath: audit, PowerOn: true})
