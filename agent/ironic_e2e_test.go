@@ -15,13 +15,10 @@ import (
 // bmcsim: hosts register and become available through Ironic, and a
 // detach is acknowledged with the Ironic node gone.
 func TestIronicProvisioner(t *testing.T) {
-	ir := rig.StartIronic(t, "")
-	e := newEnv(t, envOpts{bmcs: 2})
-	ironicURL := ir.URL
-
+	ir, e := rig.StartIronic(t, ""), newEnv(t, envOpts{bmcs: 2})
 	e.apply(e.hostSpec("i0", "r1", 0))
 	e.apply(e.hostSpec("i1", "r1", 1))
-	e.startAgent("r1", "a1", "--provisioner", "ironic", "--ironic-url", ironicURL, "--lease-ttl", "10s")
+	e.startAgent("r1", "a1", "--provisioner", "ironic", "--ironic-url", ir.URL, "--lease-ttl", "10s")
 	for _, n := range []string{"i0", "i1"} {
 		h := e.waitHost(n, 3*time.Minute, "available through Ironic", stateIs(api.StateAvailable, api.OpOK))
 		if h.Status.ProvisioningID == "" {

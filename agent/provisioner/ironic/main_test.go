@@ -194,3 +194,44 @@ func operatorPatch(t testing.TB, url, id string, patch string) {
 func quietLogger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
+
+// adoptDetachReattach adopts h (externally provisioned: to active), detaches
+// it (the node leaves Ironic), then attaches it again (re-register and
+// re-adopt, to active); it returns the node as Ironic has it at the end.
+// The callers check that the BMC saw no power command meanwhile.
+func adoptDetachReattach(ctx context.Context, t testing.TB, p *ironic.Provisioner, url string, h *provisioner.Host) *nodes.Node {
+	t.Helper()
+	must(t, "adopt")(p.Adopt(ctx, *h))
+	wantState(t, url, h.ProvisioningID, "active")
+	must(t, "detach")(p.Detach(ctx, *h))
+	if n, _ := rawNode(t, url, h.ProvisioningID); n != nil {
+		t.Fatalf("node still in Ironic after detach: %s", n.ProvisionState)
+	}
+	h.ProvisioningID = ""
+	h.ProvisioningID = must(t, "re-register")(p.Register(ctx, *h)).ProvisioningID
+	must(t, "re-adopt")(p.Adopt(ctx, *h))
+	return wantState(t, url, h.ProvisioningID, "active")
+}
+
+// ipmiCase is a provisioner on url (Ironic's ipmi driver) and a host on
+// the IPMI BMC at addr (ipmi://…, user admin / password password).
+func ipmiCase(t testing.TB, url, prefix, addr string) (*ironic.Provisioner, context.Context, provisioner.Host) {
+	t.Helper()
+	h := provisioner.Host{Name: uniqName(prefix), BMC: apiBMC(addr),
+		Username: "admin", Password: "password", BootMACAddress: fakeHost("x").BootMACAddress}
+	return newProv(t, url, nil), ctxT(t), h
+}
+
+// registerIPMI registers h through p and checks that Ironic manages it with
+// the ipmi driver (cipher suite 3), having read the simulator's power off.
+func registerIPMI(ctx context.Context, t testing.TB, p *ironic.Provisioner, url string, h *provisioner.Host) {
+	t.Helper()
+	start := time.Now()
+	h.ProvisioningID = must(t, "register")(p.Register(ctx, *h)).ProvisioningID
+	t.Logf("register (enroll, manage: Ironic reads power from the simulator): %s", time.Since(start).Round(time.Millisecond))
+	n := wantState(t, url, h.ProvisioningID, "manageable")
+	if n.Driver != "ipmi" || n.DriverInfo["ipmi_cipher_suite"] != "3" || n.PowerState != "power off" {
+		t.Fatalf("node driver %q, cipher suite %v, power %q; want ipmi, 3 and the simulator's power off",
+			n.Driver, n.DriverInfo["ipmi_cipher_suite"], n.PowerState)
+	}
+}

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/rackfence/rackfence/shared/testenv"
@@ -30,9 +28,7 @@ type Ironic struct {
 }
 
 // IronicScript is the path of deploy/peers/ironic.sh.
-func IronicScript() string {
-	return filepath.Join(testenv.Root(), "deploy", "peers", "ironic.sh")
-}
+func IronicScript() string { return peerScript("ironic.sh") }
 
 // StartIronic starts an Ironic with its state in dir (t.TempDir() when
 // empty) and stops it on cleanup. It skips under -short; a missing Ironic
@@ -87,13 +83,7 @@ func LaunchIronic(tag string) (*Ironic, error) {
 // Script runs deploy/peers/ironic.sh CMD DIR [ARGS...] (start, stop, wipe,
 // status) on this Ironic's state dir and returns its output.
 func (ir *Ironic) Script(cmd string, args ...string) (string, error) {
-	c := exec.Command(IronicScript(), append([]string{cmd, ir.Dir}, args...)...)
-	c.Env = append(os.Environ(), fmt.Sprintf("IRONIC_WATCH_PID=%d", os.Getpid()))
-	out, err := c.CombinedOutput()
-	if err != nil {
-		return string(out), fmt.Errorf("ironic.sh %s %s: %v\n%s", cmd, ir.Dir, err, out)
-	}
-	return string(out), nil
+	return runPeerScript("ironic.sh", nil, append([]string{cmd, ir.Dir}, args...)...)
 }
 
 // Stop stops Ironic (and removes its state dir when LaunchIronic made it).
