@@ -1,10 +1,10 @@
-# rackfence — see README.md. Targets: build test chaos bench lint demo fuzz clean.
+# rackfence — see README.md. Targets: build test test-short chaos bench lint demo fuzz clean.
 GO      ?= go
 BIN     := bin
 PKGS    := ./...
 FUZZTIME ?= 5s
 
-.PHONY: all build test vet fmtcheck bench lint demo fuzz chaos clean
+.PHONY: all build test test-short vet fmtcheck bench lint demo fuzz chaos clean
 
 SEED     ?= 7
 SEEDS    ?= 1
@@ -38,6 +38,11 @@ vet:
 test: fmtcheck vet build
 	RACKFENCE_BIN=$(CURDIR)/$(BIN) $(GO) test -race -count=1 -timeout 40m $(PKGS)
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME)
+
+# test-short: the fast in-process layer alone (no real processes or peers,
+# nothing that runs for seconds), in well under a minute.
+test-short:
+	$(GO) test -short -count=1 $(PKGS)
 
 fuzz:
 	@GO=$(GO) FUZZTIME=$(FUZZTIME) ./deploy/fuzz.sh

@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -135,7 +136,17 @@ func TestDetachAttach(t *testing.T) {
 		e.apply(h)
 	}
 	e.waitHost("d1", 60*time.Second, "provisioned", stateIs(api.StateProvisioned, ""))
-	time.Sleep(2 * time.Second)
+	// Marker: a later change of d1 reaches BMC 1 (a power-on audited
+	// there), so the agent has long taken in d0's earlier change.
+	d1 := e.host("d1")
+	d1.Online = true
+	e.apply(d1)
+	e.waitHost("d1", 60*time.Second, "powered on again", func(h *api.Host) error {
+		if !h.Status.PoweredOn {
+			return fmt.Errorf("still off")
+		}
+		return nil
+	})
 	if after := e.auditLines(0); len(after) != before {
 		t.Fatalf("BMC 0 saw %d mutating calls while its host was detached: %+v", len(after)-before, after[before:])
 	}
@@ -173,10 +184,7 @@ func TestResumeRetriesAtOnce(t *testing.T) {
 		return nil
 	})
 	e.simFault(0, "none")
-	time.Sleep(time.Second)
-	if h := e.host("r0"); h.Status.ErrorCount < 1 {
-		t.Fatalf("the host left error with no resume, before its backoff: %+v", h.Status)
-	}
+	requireBackoffAhead(t, e.host("r0"), 15*time.Second)
 	if _, err := e.admin.Resume(ctx(t), "r0", api.IntentRequest{}); err != nil {
 		t.Fatal(err)
 	}
@@ -219,9 +227,24 @@ func TestDrain(t *testing.T) {
 	}
 	// Steady state: nothing changed, so nothing is written (the refresh
 	// is a minute away).
+	// Marker: a spec change that alters no status (m0's consumer set and
+	// cleared) makes the agent reconcile m0 twice; those reconciles, counted
+	// by the agent, must write nothing.
 	epoch0 := scrape(t, maddr, "rackfence_agent_lease_epoch")
 	w0 := scrape(t, maddr, `rackfence_agent_status_writes_total{result="ok"}`)
-	time.Sleep(3 * time.Second)
+	r0 := scrape(t, maddr, `rackfence_agent_reconciles_total{result="ok"}`)
+	for _, consumer := range []string{"steady-state-check", ""} {
+		m0 := e.host("m0")
+		m0.Consumer = consumer
+		e.apply(m0)
+		testenv.Eventually(t, 30*time.Second, "m0 reconciled after its consumer changed", func() error {
+			if r := scrape(t, maddr, `rackfence_agent_reconciles_total{result="ok"}`); r <= r0 {
+				return fmt.Errorf("reconciles %v, was %v", r, r0)
+			}
+			return nil
+		})
+		r0 = scrape(t, maddr, `rackfence_agent_reconciles_total{result="ok"}`)
+	}
 	w1 := scrape(t, maddr, `rackfence_agent_status_writes_total{result="ok"}`)
 	switch {
 	case scrape(t, maddr, "rackfence_agent_lease_epoch") != epoch0:
@@ -229,7 +252,7 @@ func TestDrain(t *testing.T) {
 		// every status once, by design.
 		t.Log("the lease changed hands during the steady-state check; skipping it")
 	case w1 != w0:
-		t.Errorf("%v status writes in 3 s of steady state, want none", w1-w0)
+		t.Errorf("%v status writes for spec changes that change no status, want none", w1-w0)
 	}
 
 	if _, err := e.admin.Drain(ctx(t), "m0", api.IntentRequest{Mode: api.DrainMaintenance, Reason: "disk swap"}); err != nil {
@@ -291,19 +314,19 @@ func TestTwoAgentsFencing(t *testing.T) {
 		}
 		return &api.Rack{}
 	}
-	time.Sleep(2 * time.Second)
+	// Each agent reports its role on the rack (deploy/prometheus/ alerts
+	// on racks with only standbys). a2 standing by is also the marker that
+	// it has asked for the lease and been refused.
+	testenv.Eventually(t, 30*time.Second, "a2 reports standby", func() error {
+		if v, err := tryScrape(m2, `rackfence_agent_rack_role{rack="r1",role="standby"}`); v != 1 {
+			return fmt.Errorf("a2 standby = %v (%v)", v, err)
+		}
+		return nil
+	})
 	if r := lease(); r.Holder != "a1" {
 		t.Fatalf("rack held by %q, want a1 (a2 must stand by)", r.Holder)
 	}
 	epoch1 := lease().Epoch
-	// Each agent reports its role on the rack (deploy/prometheus/ alerts
-	// on racks with only standbys).
-	testenv.Eventually(t, 30*time.Second, "a2 reports standby", func() error {
-		if v := scrape(t, m2, `rackfence_agent_rack_role{rack="r1",role="standby"}`); v != 1 {
-			return fmt.Errorf("a2 standby = %v", v)
-		}
-		return nil
-	})
 	for _, m := range []struct {
 		addr, role string
 		want       float64
@@ -357,7 +380,23 @@ func TestTwoAgentsFencing(t *testing.T) {
 	if err := a1.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(8 * time.Second)
+	// Markers: a1 has woken and stands by (its own metric), and a2 has
+	// acted on every spec change (each host reported off): a1 had both the
+	// time and the work to make a call if its guard let it.
+	testenv.Eventually(t, 60*time.Second, "a1 standing by after SIGCONT", func() error {
+		if v := scrape(t, m1, `rackfence_agent_rack_role{rack="r1",role="standby"}`); v != 1 {
+			return fmt.Errorf("a1 standby = %v", v)
+		}
+		return nil
+	})
+	for i := 0; i < 4; i++ {
+		e.waitHost(fmt.Sprintf("f%d", i), 60*time.Second, "powered off by a2", func(h *api.Host) error {
+			if h.Status.PoweredOn {
+				return fmt.Errorf("still on")
+			}
+			return nil
+		})
+	}
 	if n := countA1(); n != before {
 		t.Fatalf("a1 made %d mutating BMC calls after waking up fenced", n-before)
 	}
@@ -429,7 +468,14 @@ func TestShutdownAbandonsHungCalls(t *testing.T) {
 		}
 		return nil
 	})
-	time.Sleep(time.Second) // the register call is now hanging
+	// Marker: the agent holds a connection open to the hung BMC (every
+	// request to it hangs, so the register call is in flight).
+	testenv.Eventually(t, 30*time.Second, "the agent connected to the hung BMC", func() error {
+		if !connectedTo(a.Cmd.Process.Pid, e.s.Base) {
+			return fmt.Errorf("no established connection to port %d", e.s.Base)
+		}
+		return nil
+	})
 	if err := a.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -462,4 +508,31 @@ func TestStatusRefresh(t *testing.T) {
 		}
 		return stateIs(api.StateAvailable, api.OpOK)(h)
 	})
+}
+
+// connectedTo reports whether process pid has an established TCP
+// connection to 127.0.0.1:port (read from /proc/PID/net/tcp and the
+// process's socket inodes).
+func connectedTo(pid, port int) bool {
+	inodes := map[string]bool{}
+	fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	for _, fd := range fds {
+		l, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
+		if err == nil && strings.HasPrefix(l, "socket:[") {
+			inodes[strings.TrimSuffix(strings.TrimPrefix(l, "socket:["), "]")] = true
+		}
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/tcp", pid))
+	if err != nil {
+		return false
+	}
+	want := fmt.Sprintf("0100007F:%04X", port)
+	for _, line := range strings.Split(string(b), "\n")[1:] {
+		f := strings.Fields(line)
+		// sl local remote st ... inode (field 9)
+		if len(f) > 9 && f[2] == want && f[3] == "01" && inodes[f[9]] {
+			return true
+		}
+	}
+	return false
 }

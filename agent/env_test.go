@@ -3,6 +3,7 @@ package agent_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"strconv"
@@ -99,9 +100,18 @@ func (e *env) auditLines(i int) []bmcsim.AuditLine { e.t.Helper(); return e.s.Au
 // sample whose line starts with prefix (name plus labels), or -1.
 func scrape(t testing.TB, addr, prefix string) float64 {
 	t.Helper()
+	v, err := tryScrape(addr, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// tryScrape is scrape for a /metrics that may not be served yet.
+func tryScrape(addr, prefix string) (float64, error) {
 	resp, err := http.Get("http://" + addr + "/metrics")
 	if err != nil {
-		t.Fatalf("scrape %s: %v", addr, err)
+		return -1, fmt.Errorf("scrape %s: %v", addr, err)
 	}
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)
@@ -111,11 +121,11 @@ func scrape(t testing.TB, addr, prefix string) float64 {
 		if strings.HasPrefix(line, prefix+" ") {
 			v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimPrefix(line, prefix)), 64)
 			if err == nil {
-				return v
+				return v, nil
 			}
 		}
 	}
-	return -1
+	return -1, nil
 }
 
 // agentToken creates an agent token for rack and writes it to a file.

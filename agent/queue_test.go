@@ -1,9 +1,12 @@
 package agent
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/rackfence/rackfence/shared/testenv"
 )
 
 func TestQueueDedupesAndRequeuesWhileProcessing(t *testing.T) {
@@ -81,7 +84,15 @@ func TestQueueNeverHandsOneNameToTwoWorkers(t *testing.T) {
 	for i := 0; i < 2000; i++ {
 		q.add([]string{"a", "b", "c"}[i%3])
 	}
-	time.Sleep(50 * time.Millisecond)
+	// Closed once every add was worked off: nothing queued, no worker busy.
+	testenv.Eventually(t, 30*time.Second, "the queue worked off", func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if n := q.len(); n != 0 || busy["a"] || busy["b"] || busy["c"] {
+			return fmt.Errorf("%d queued, busy %v", n, busy)
+		}
+		return nil
+	})
 	q.close()
 	wg.Wait()
 }

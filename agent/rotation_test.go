@@ -36,6 +36,7 @@ func TestTokenRotationWithoutRestart(t *testing.T) {
 		return nil
 	})
 
+	var newID string // the token ID rotate put in place last
 	rotate := func(round int, signal bool) {
 		t.Helper()
 		oldText, err := client.ReadTokenFile(tokFile)
@@ -54,6 +55,7 @@ func TestTokenRotationWithoutRestart(t *testing.T) {
 		if err := os.Rename(tmp, tokFile); err != nil {
 			t.Fatal(err)
 		}
+		newID = nt.ID
 		// The agent logs JSON (shared/daemon's default --log-format).
 		want := `"tokenID":"` + nt.ID + `"`
 		if signal {
@@ -79,10 +81,35 @@ func TestTokenRotationWithoutRestart(t *testing.T) {
 	rotate(1, false)
 	rotate(2, true)
 
-	// Three lease TTLs (5 s) after the last revocation the agent still
-	// holds the same lease: every renewal since went through on the new
-	// token.
-	time.Sleep(15 * time.Second)
+	// The agent still holds the same lease after renewals spanning more
+	// than a lease TTL (5 s) since the last revocation, each made with the
+	// new token: the coordinator's audit trail records every renewal with
+	// the token ID, so the wait ends on those records, not on a clock.
+	revoked := time.Now()
+	testenv.Eventually(t, 60*time.Second, "renewals on the new token over more than one TTL", func() error {
+		l, err := e.admin.Audit(ctx(t), 1000)
+		if err != nil {
+			return err
+		}
+		var first, last time.Time
+		n := 0
+		for _, r := range l.Items {
+			if r.Method != "PUT" || !strings.HasSuffix(r.Route, "/lease") || r.Time.Before(revoked) {
+				continue
+			}
+			if r.TokenID != newID || r.Code != 200 {
+				return fmt.Errorf("renewal after the revocation with token %q answered %d", r.TokenID, r.Code)
+			}
+			if n == 0 {
+				first = r.Time
+			}
+			last, n = r.Time, n+1
+		}
+		if n < 5 || last.Sub(first) < 5*time.Second {
+			return fmt.Errorf("%d renewals on the new token over %s", n, last.Sub(first))
+		}
+		return nil
+	})
 	l, err := e.admin.GetLease(ctx(t), "r1")
 	if err != nil || l.Holder != "a1" || l.Epoch != lease.Epoch {
 		t.Fatalf("after rotation: lease %+v (was epoch %d) %v", l, lease.Epoch, err)

@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rackfence/rackfence/shared/testenv"
 )
 
 type setter struct {
@@ -69,10 +72,12 @@ func TestTokenFileReload(t *testing.T) {
 	second := "rf1-" + strings.Repeat("c", 64) + "-" + strings.Repeat("b", 64)
 	write(second + "\n")
 	hup <- syscall.SIGHUP
-	deadline := time.Now().Add(10 * time.Second)
-	for len(st.got()) == 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testenv.Eventually(t, 30*time.Second, "the token set after SIGHUP", func() error {
+		if len(st.got()) == 0 {
+			return fmt.Errorf("not yet")
+		}
+		return nil
+	})
 	cancel()
 	<-done
 	if g := st.got(); len(g) != 1 || g[0] != second {

@@ -229,6 +229,7 @@ func untar(t *testing.T, file, dir string) {
 // after it holding more. Everything reveals; re-encryption seals every
 // record; a new snapshot holds none of the old passwords.
 func TestUpgradeFromPlaintextDataDir(t *testing.T) {
+	testenv.SkipShort(t) // restarts a Raft store: seconds, not the fast layer
 	dir := t.TempDir()
 	untar(t, "testdata/v1-plaintext-datadir.tgz", dir)
 	// The old binary left its snapshot files 0644, directories 0755.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/rackfence/rackfence/shared/testenv"
 )
 
 func TestFleetChangesPerRack(t *testing.T) {
@@ -55,7 +57,8 @@ func TestWatchFleetWakesOnAnyRack(t *testing.T) {
 		}
 		got <- len(resp.Racks)
 	}()
-	time.Sleep(50 * time.Millisecond)
+	// Written once the watch is parked, so the write is what wakes it.
+	testenv.WaitBlocked(t, 30*time.Second, "coordinator.(*FSM).WatchFleet")
 	h.ok(PutHostCmd{Host: host("y1", "r9")})
 	select {
 	case n := <-got:

@@ -249,7 +249,9 @@ func TestAgainstCoordinator(t *testing.T) {
 		r := c.mustCtl(t, "", "events", "r1-h02")
 		golden(t, "events.txt", r.stdout)
 		done := runAsync(t, c, "", "events", "r1-h02", "--follow", "--timeout", "8s")
-		time.Sleep(2 * time.Second)
+		// The new event is reported once the follow loop runs (it has shown
+		// the first batch), so only following can pick it up.
+		testenv.WaitBlocked(t, 30*time.Second, "ctl.(*Ctx).followEvents")
 		ag.report(t, "r1-h02", api.HostStatus{ProvisioningState: api.StateUnmanaged, OperationalStatus: api.OpDiscovered}, false, ev("Followed"))
 		f := <-done
 		if f.code != 0 || !strings.Contains(f.stdout, "Registered") || !strings.Contains(f.stdout, "Followed") || strings.Count(f.stdout, "Registered") != 1 {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/shared/bmcsim"
+	"github.com/rackfence/rackfence/shared/testenv"
 )
 
 // These tests drive the real bmclib v2.3.0 client (through Conn, as the
@@ -165,6 +166,7 @@ func TestWrongPasswordIsAuthError(t *testing.T) {
 }
 
 func TestFaultsSurfaceAsErrorClasses(t *testing.T) {
+	testenv.SkipShort(t) // waits out BMC timeouts: seconds, not the fast layer
 	sim := startSim(t, bmcsim.Config{Hosts: 1})
 	ctx := testCtx(t)
 	g, _ := leasedGuard(time.Minute, nil)

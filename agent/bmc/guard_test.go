@@ -12,6 +12,7 @@ import (
 	"github.com/rackfence/rackfence/shared/bmcsim"
 	"github.com/rackfence/rackfence/shared/fence"
 	"github.com/rackfence/rackfence/shared/jsonl"
+	"github.com/rackfence/rackfence/shared/testenv"
 )
 
 func dialSim(t *testing.T, sim *bmcsim.Sim, i int, timeout time.Duration) *Conn {
@@ -126,7 +127,7 @@ func TestLeaseLossAbortsInFlightCall(t *testing.T) {
 	done := make(chan error, 1)
 	start := time.Now()
 	go func() { done <- c.SetPower(context.Background(), g, "h0", true) }()
-	time.Sleep(300 * time.Millisecond)
+	testenv.WaitBlocked(t, 60*time.Second, "(*Guard).Do") // the call is past the guard, hanging on the BMC
 	h.Clear()
 	var err error
 	select {

@@ -3,46 +3,20 @@ package bmc
 import (
 	"errors"
 	"fmt"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/testenv/rig"
 )
-
-// startIPMISim runs deploy/peers/ipmisim.sh (Debian's pyghmi fakebmc) and
-// returns its ipmi:// address once ipmitool gets an answer.
-func startIPMISim(t *testing.T) (string, *testenv.Process) {
-	t.Helper()
-	_, errT := exec.LookPath("ipmitool")
-	testenv.RequirePeer(t, errT == nil, "ipmitool on PATH")
-	ok := exec.Command("/usr/bin/python3", "-c", "import pyghmi.cmd.fakebmc").Run() == nil
-	testenv.RequirePeer(t, ok, "python3-pyghmi (fakebmc) importable by /usr/bin/python3")
-	script := filepath.Join(testenv.RepoRoot(t), "deploy", "peers", "ipmisim.sh")
-	port := testenv.FreePort(t, "127.0.0.1")
-	p := testenv.Start(t, "ipmisim", "/bin/sh", nil, script, fmt.Sprint(port))
-	addr := fmt.Sprintf("ipmi://127.0.0.1:%d", port)
-	testenv.Eventually(t, 60*time.Second, "fakebmc answering", func() error {
-		if p.Exited() {
-			t.Fatalf("ipmisim.sh exited:\n%s", p.Output())
-		}
-		out, err := exec.Command("ipmitool", "-I", "lanplus", "-H", "127.0.0.1", "-p", fmt.Sprint(port),
-			"-U", "admin", "-P", "password", "-C", "3", "-N", "1", "-R", "1", "chassis", "power", "status").CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("%v: %s", err, out)
-		}
-		return nil
-	})
-	return addr, p
-}
 
 // Real ipmitool, through bmclib's IPMI provider, against a real IPMI
 // simulator from Debian.
 func TestIPMIOperations(t *testing.T) {
-	addr, p := startIPMISim(t)
+	sim := rig.StartFakeBMC(t)
+	addr, p := sim.Addr, sim.Proc
 	ctx := testCtx(t)
 	mem := &guard.MemoryAudit{}
 	g, _ := leasedGuard(5*time.Minute, mem)
@@ -99,7 +73,7 @@ func TestIPMIOperations(t *testing.T) {
 }
 
 func TestIPMIWrongPasswordAndUnreachable(t *testing.T) {
-	addr, _ := startIPMISim(t)
+	addr := rig.StartFakeBMC(t).Addr
 	ctx := testCtx(t)
 	secret := "wrong-s3cret-pw"
 	_, err := Dial(ctx, Target{Address: addr, Username: "admin", Password: secret}, Options{Timeout: 60 * time.Second})

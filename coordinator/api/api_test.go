@@ -1,15 +1,18 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	wire "github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/testenv"
 )
 
 func TestSingleNodeAPI(t *testing.T) {
+	testenv.SkipShort(t) // waits out a lease TTL: seconds, not the fast layer
 	n, admin := startLeader(t, "127.0.0.1")
 	u := n.url
 	op := newToken(t, u, admin, wire.RoleOperator, "")
@@ -110,7 +113,9 @@ func TestSingleNodeAPI(t *testing.T) {
 			call(t, "GET", u+"/v1/watch?rack=r1&index="+itoa64(w.Index), agent, nil, &w2)
 			done <- w2
 		}()
-		time.Sleep(100 * time.Millisecond)
+		// The report goes out once the watch is parked in the FSM: it must
+		// wake it (an answer before the report would lack the status).
+		testenv.WaitBlocked(t, 30*time.Second, "coordinator.(*FSM).Watch")
 		rep := wire.StatusReport{Epoch: l.Epoch, Status: wire.HostStatus{ProvisioningState: wire.StateRegistering, OperationalStatus: wire.OpOK},
 			Acks: []wire.IntentAck{{Kind: "detach", CreatedIndex: in.CreatedIndex}}}
 		must(t, 200, "PUT", u+"/v1/hosts/h1/status", agent, rep, nil)
@@ -131,18 +136,14 @@ func TestSingleNodeAPI(t *testing.T) {
 		must(t, 403, "PUT", u+"/v1/hosts/h1/status", agent2, rep, nil)
 		must(t, 403, "PUT", u+"/v1/hosts/h1/status", op, rep, nil)
 		// Without renewals the leader expires the lease after TTL + margin.
-		var rec wire.List[wire.LeaseRecord]
-		deadline := time.Now().Add(30 * time.Second)
-		for {
+		testenv.Eventually(t, 30*time.Second, "the lease expired", func() error {
+			var rec wire.List[wire.LeaseRecord]
 			must(t, 200, "GET", u+"/v1/racks/r1/leases", viewer, nil, &rec)
-			if len(rec.Items) == 1 && rec.Items[0].End == "expired" {
-				break
+			if len(rec.Items) != 1 || rec.Items[0].End != "expired" {
+				return fmt.Errorf("lease history %+v", rec.Items)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("lease never expired: %+v", rec)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			return nil
+		})
 		must(t, 409, "PUT", u+"/v1/hosts/h1/status", agent, rep, nil)
 		if m := string(must(t, 200, "GET", u+"/metrics", "", nil, nil)); !strings.Contains(m, "\n"+`rackfence_lease_expirations_total{rack="r1"} 1`+"\n") {
 			t.Errorf("/metrics does not count the expiry of r1's lease:\n%s", m)

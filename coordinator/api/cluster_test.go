@@ -30,6 +30,7 @@ func leaderOf(t *testing.T, nodes ...*node) *node {
 // through a follower, leader failover with a lease that survives it, a
 // restart from the data dir, and member removal.
 func TestClusterJoinForwardFailoverRestart(t *testing.T) {
+	testenv.SkipShort(t) // a three-member Raft cluster with failover and restart: seconds, not the fast layer
 	n1, admin := startLeader(t, "127.0.0.1")
 	n2 := startNode(t, "n2", "127.0.0.2", t.TempDir(), false, 0, 0)
 	n3 := startNode(t, "n3", "127.0.0.3", t.TempDir(), false, 0, 0)

@@ -161,6 +161,7 @@ func TestSpecCheckRejects(t *testing.T) {
 // second tier: cluster_test.go and pivot_test.go drive them, and their
 // answers are checked by the same recorder (node_test.go).
 func TestOpenAPIResponses(t *testing.T) {
+	testenv.SkipShort(t) // drives most of the API against Raft: seconds, not the fast layer
 	n, admin := startLeader(t, "127.0.0.1")
 	u := n.url
 	op := newToken(t, u, admin, wire.RoleOperator, "")

@@ -19,6 +19,7 @@ import (
 // in b with a handoff b confirms with a, pivotedTo recorded in a; a forged
 // handoff is refused.
 func TestPivotBetweenTiers(t *testing.T) {
+	testenv.SkipShort(t) // two in-process tiers: seconds, not the fast layer
 	dirA, dirB := t.TempDir(), t.TempDir()
 	portA, portB := testenv.FreePort(t, "127.0.0.1"), testenv.FreePort(t, "127.0.0.2")
 	urlA, urlB := fmt.Sprintf("http://127.0.0.1:%d", portA), fmt.Sprintf("http://127.0.0.2:%d", portB)

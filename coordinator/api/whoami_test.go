@@ -8,6 +8,7 @@ import (
 	"time"
 
 	wire "github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/testenv"
 )
 
 func TestWhoAmI(t *testing.T) {
@@ -103,7 +104,9 @@ func TestFleetWatch(t *testing.T) {
 		a.code, _ = call(t, "GET", u+"/v1/watch?index="+itoa64(all.Index), viewer, nil, &a.resp)
 		got <- a
 	}()
-	time.Sleep(200 * time.Millisecond) // let the watch block first (it answers either way)
+	// The change is made once the watch is parked in the FSM, so it is the
+	// change that wakes it.
+	testenv.WaitBlocked(t, 30*time.Second, "coordinator.(*FSM).WatchFleet")
 	must(t, 200, "POST", u+"/v1/hosts/h3/intents/detach", op, wire.IntentRequest{Reason: "test"}, nil)
 	var a answer
 	select {

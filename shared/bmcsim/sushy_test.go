@@ -3,7 +3,6 @@ package bmcsim
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,10 +15,8 @@ import (
 // python3-sushy, with /usr/bin/python3: the pyenv python3 on PATH does not
 // see Debian's packages) against bmcsim, as Ironic's redfish driver would.
 func TestSushyDrivesSim(t *testing.T) {
+	testenv.RequirePython(t, "sushy", "python3-sushy (Debian)")
 	py := "/usr/bin/python3"
-	_, err := os.Stat(py)
-	ok := err == nil && exec.Command(py, "-c", "import sushy").Run() == nil
-	testenv.RequirePeer(t, ok, "python3-sushy (Debian) importable by /usr/bin/python3")
 
 	audit := filepath.Join(t.TempDir(), "audit.jsonl")
 	sim, err := Start(Config{Hosts: 2, AuditPath: audit, PowerOn: true})
@@ -28,21 +25,16 @@ func TestSushyDrivesSim(t *testing.T) {
 	}
 	defer sim.Close()
 
-	cmd := exec.Command(py, "testdata/sushy_drive.py", sim.URL(1), "admin", "password", "http://images/ipa.iso")
-	done := make(chan struct{})
-	var out []byte
-	go func() { out, err = cmd.CombinedOutput(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(3 * time.Minute):
-		_ = cmd.Process.Kill()
-		<-done
+	p := testenv.Start(t, "sushy", py, nil, "testdata/sushy_drive.py", sim.URL(1), "admin", "password", "http://images/ipa.iso")
+	err, done := p.Wait(3 * time.Minute)
+	out := p.Output()
+	if !done {
 		t.Fatalf("sushy did not finish in 3 minutes:\n%s", out)
 	}
 	if err != nil {
 		t.Fatalf("sushy run failed: %v\n%s", err, out)
 	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
 	var got struct {
 		Session          bool     `json:"session"`
 		System           string   `json:"system"`

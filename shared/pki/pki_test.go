@@ -147,6 +147,9 @@ func TestMemberVerifierRefusesAgentsAndStrangers(t *testing.T) {
 }
 
 func TestHolderRenews(t *testing.T) {
+	if testing.Short() { // waits two thirds of a 3 s certificate
+		t.Skip("-short: slow test")
+	}
 	ca := newCA(t)
 	certPEM, keyPEM := issue(t, ca, Identity{Kind: KindAgent, Name: "a", Rack: "r1"}, 3*time.Second)
 	h, err := NewHolder(certPEM, keyPEM)

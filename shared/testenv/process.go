@@ -30,8 +30,10 @@ func (w lockedWriter) Write(b []byte) (int, error) {
 }
 
 // Start starts bin with args and env (added to the current environment).
+// Under -short it skips the test (a multi-process test).
 func Start(t testing.TB, name, bin string, env []string, args ...string) *Process {
 	t.Helper()
+	SkipShort(t)
 	p := &Process{Name: name, done: make(chan struct{})}
 	p.Cmd = exec.Command(bin, args...)
 	p.Cmd.Env = append(os.Environ(), env...)

@@ -22,8 +22,12 @@ func InCI() bool { return os.Getenv("CI") == "true" }
 // RequirePeer fails the test in CI and skips it loudly elsewhere when a real
 // peer (a program or package the test drives) is missing. ok says whether it
 // is present; what names it and how to get it.
+//
+// Under -short it skips first: a test that needs a real peer is a
+// multi-process test.
 func RequirePeer(t testing.TB, ok bool, what string) {
 	t.Helper()
+	SkipShort(t)
 	if ok {
 		return
 	}
@@ -33,6 +37,24 @@ func RequirePeer(t testing.TB, ok bool, what string) {
 	}
 	fmt.Fprintln(os.Stderr, "SKIP "+t.Name()+": "+msg)
 	t.Skip(msg)
+}
+
+// SkipShort skips a test that starts real processes (or runs for seconds)
+// under go test -short, which runs the fast in-process layer alone.
+func SkipShort(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: multi-process or slow test")
+	}
+}
+
+// RequirePython fails in CI / skips loudly elsewhere unless Debian's
+// /usr/bin/python3 can import module (a pyenv python3 earlier on PATH does
+// not see Debian's packages); pkg names the package that provides it.
+func RequirePython(t testing.TB, module, pkg string) {
+	t.Helper()
+	ok := exec.Command("/usr/bin/python3", "-c", "import "+module).Run() == nil
+	RequirePeer(t, ok, pkg+" ("+module+") importable by /usr/bin/python3")
 }
 
 // LookPath returns the path of a program, failing in CI / skipping loudly
@@ -53,6 +75,11 @@ var (
 // RepoRoot is the module root (the directory holding go.mod).
 func RepoRoot(t testing.TB) string {
 	t.Helper()
+	return Root()
+}
+
+// Root is RepoRoot for callers without a testing.TB (a TestMain).
+func Root() string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
@@ -62,8 +89,11 @@ func RepoRoot(t testing.TB) string {
 // It uses $RACKFENCE_BIN/NAME when set (make test builds them first),
 // otherwise builds it once per test process with -race when the test
 // binary itself is race-enabled.
+//
+// Under -short it skips the test: a test that needs a binary starts it.
 func Binary(t testing.TB, name string) string {
 	t.Helper()
+	SkipShort(t)
 	if d := os.Getenv("RACKFENCE_BIN"); d != "" {
 		p := filepath.Join(d, name)
 		if _, err := os.Stat(p); err == nil {
@@ -114,6 +144,15 @@ var (
 // process so parallel tests do not collide.
 func FreePort(t testing.TB, host string) int {
 	t.Helper()
+	p, err := NextFreePort(host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// NextFreePort is FreePort for callers without a testing.TB (a TestMain).
+func NextFreePort(host string) (int, error) {
 	portMu.Lock()
 	defer portMu.Unlock()
 	for i := 0; i < 2000; i++ {
@@ -127,10 +166,9 @@ func FreePort(t testing.TB, host string) int {
 			continue
 		}
 		l.Close()
-		return p
+		return p, nil
 	}
-	t.Fatal("no free port")
-	return 0
+	return 0, fmt.Errorf("no free port on %s", host)
 }
 
 // FreePorts returns n consecutive free TCP ports on host.

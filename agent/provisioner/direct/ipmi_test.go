@@ -2,9 +2,6 @@ package direct_test
 
 import (
 	"context"
-	"fmt"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,21 +12,15 @@ import (
 	"github.com/rackfence/rackfence/agent/provisioner/direct"
 	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/fence"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/testenv/rig"
 )
 
 // TestIPMIHost: an ipmi:// host through real ipmitool against Debian's
-// fakebmc (deploy/peers/ipmisim.sh): inspection records the boot MAC,
+// fakebmc (rig.StartFakeBMC): inspection records the boot MAC,
 // provisioning boots once from the network and powers on, deprovisioning
 // powers off.
 func TestIPMIHost(t *testing.T) {
-	_, err := exec.LookPath("ipmitool")
-	testenv.RequirePeer(t, err == nil, "ipmitool on PATH")
-	ok := exec.Command("/usr/bin/python3", "-c", "import pyghmi.cmd.fakebmc").Run() == nil
-	testenv.RequirePeer(t, ok, "python3-pyghmi (fakebmc) importable by /usr/bin/python3")
-	port := testenv.FreePort(t, "127.0.0.1")
-	sim := testenv.Start(t, "ipmisim", "/bin/sh", nil,
-		filepath.Join(testenv.RepoRoot(t), "deploy", "peers", "ipmisim.sh"), fmt.Sprint(port))
+	sim := rig.StartFakeBMC(t)
 
 	holder := fence.NewHolder(nil)
 	holder.Set(fence.Lease{Rack: "r1", Holder: "t", Epoch: 3, TTL: time.Hour, Deadline: time.Now().Add(time.Hour)})
@@ -39,19 +30,15 @@ func TestIPMIHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close(context.Background())
-	h := provisioner.Host{Name: "i0", BMC: api.BMC{Address: fmt.Sprintf("ipmi://127.0.0.1:%d", port)},
+	h := provisioner.Host{Name: "i0", BMC: api.BMC{Address: sim.Addr},
 		Username: "admin", Password: "password", BootMACAddress: "52:54:00:AA:00:01",
 		Image: &api.Image{URL: "http://images.example/os.img"}}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
-	testenv.Eventually(t, 60*time.Second, "fakebmc answering register", func() error {
-		if sim.Exited() {
-			t.Fatalf("ipmisim.sh exited:\n%s", sim.Output())
-		}
-		_, err := p.Register(ctx, h)
-		return err
-	})
+	if _, err := p.Register(ctx, h); err != nil {
+		t.Fatalf("register over IPMI: %v", err)
+	}
 	res, err := p.Inspect(ctx, h)
 	if err != nil {
 		t.Fatalf("inspect over IPMI: %v", err)

@@ -12,6 +12,7 @@ import (
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/agent/provisioner/ironic"
 	"github.com/rackfence/rackfence/shared/bmcsim"
+	"github.com/rackfence/rackfence/shared/testenv/rig"
 )
 
 // The agent is not there yet: these benchmarks drive the provisioner the
@@ -82,11 +83,7 @@ func pool(hosts []provisioner.Host, n int, fn func(provisioner.Host) error) (tim
 
 func benchRegisterAdopt(b *testing.B, driver string, hosts, workers int) {
 	needIronic(b)
-	url, _, stop, errText := startIronic("bench", 0)
-	if errText != "" {
-		b.Fatal(errText)
-	}
-	defer stop()
+	url := rig.StartIronic(b, "").URL
 	p := newProv(b, url, func(c *ironic.Config) {
 		c.Driver = driver
 		c.Logger = quietLogger()

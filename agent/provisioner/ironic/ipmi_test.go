@@ -1,102 +1,93 @@
 package ironic_test
 
 import (
-	"fmt"
-	"os/exec"
-	"path/filepath"
+	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/agent/provisioner"
-	"github.com/rackfence/rackfence/shared/api"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/agent/guard"
+	"github.com/rackfence/rackfence/agent/provisioner/ironic"
+	"github.com/rackfence/rackfence/shared/fence"
+	"github.com/rackfence/rackfence/shared/testenv/rig"
 )
 
-// startIPMISim runs deploy/peers/ipmisim.sh (Debian's pyghmi fakebmc; it
-// prints a line for every power command it executes) and returns its port
-// once ipmitool gets an answer.
-func startIPMISim(t *testing.T) (int, *testenv.Process) {
-	t.Helper()
-	testenv.LookPath(t, "ipmitool")
-	ok := exec.Command("/usr/bin/python3", "-c", "import pyghmi.cmd.fakebmc").Run() == nil
-	testenv.RequirePeer(t, ok, "python3-pyghmi (fakebmc) importable by /usr/bin/python3")
-	script := filepath.Join(testenv.RepoRoot(t), "deploy", "peers", "ipmisim.sh")
-	port := testenv.FreePort(t, "127.0.0.1")
-	p := testenv.Start(t, "ipmisim", "/bin/sh", nil, script, fmt.Sprint(port))
-	testenv.Eventually(t, 60*time.Second, "fakebmc answering", func() error {
-		if p.Exited() {
-			t.Fatalf("ipmisim.sh exited:\n%s", p.Output())
-		}
-		out, err := exec.Command("ipmitool", "-I", "lanplus", "-H", "127.0.0.1", "-p", fmt.Sprint(port),
-			"-U", "admin", "-P", "password", "-C", "3", "-N", "1", "-R", "1", "chassis", "power", "status").CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("%v: %s", err, out)
-		}
-		return nil
-	})
-	return port, p
-}
-
-// powerLines are the simulator's lines for power commands it executed.
-func powerLines(p *testenv.Process) []string {
-	var out []string
-	for _, l := range strings.Split(p.Output(), "\n") {
-		if strings.Contains(l, "powered on") || strings.Contains(l, "remove power") || strings.Contains(l, "shut down") {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
-// The ipmi driver (Ironic's ipmitool, cipher suite 3) against an IPMI
-// simulator: manage verifies through it, power on/off reaches it, adopt,
-// detach and re-attach send it no power command.
-func TestIPMIDriverAgainstSimulator(t *testing.T) {
+// Ironic's ipmi driver (its own ipmitool, cipher suite 3) against both IPMI
+// simulators. Against pyghmi's fakebmc: manage verifies through it, power
+// on/off reaches it, adopt, detach and re-attach send it no power command.
+// Against openipmi's ipmi_sim: manage reads the simulator's power state
+// without commanding it, power on/off through Ironic reach the simulator,
+// and a fenced power call reaches neither Ironic nor the BMC.
+func TestIronicIPMIDriver(t *testing.T) {
 	url := needIronic(t)
-	port, sim := startIPMISim(t)
-	p := newProv(t, url, nil)
-	ctx := ctxT(t)
-	h := provisioner.Host{
-		Name:           uniqName("ipmi"),
-		BMC:            api.BMC{Address: fmt.Sprintf("ipmi://127.0.0.1:%d", port)},
-		Username:       "admin",
-		Password:       "password",
-		BootMACAddress: fakeHost("x").BootMACAddress,
-	}
-	h.ProvisioningID = must(t, "register")(p.Register(ctx, h)).ProvisioningID
-	n := wantState(t, url, h.ProvisioningID, "manageable")
-	if n.Driver != "ipmi" || n.DriverInfo["ipmi_cipher_suite"] != "3" || n.PowerState != "power off" {
-		t.Fatalf("node driver %q, cipher suite %v, power %q; want ipmi, 3 and the simulator's power off",
-			n.Driver, n.DriverInfo["ipmi_cipher_suite"], n.PowerState)
-	}
-	if l := powerLines(sim); len(l) != 0 {
-		t.Fatalf("registration sent power commands: %v", l)
-	}
+	t.Run("fakebmc", func(t *testing.T) {
+		sim := rig.StartFakeBMC(t)
+		p, ctx, h := ipmiCase(t, url, "ipmi", sim.Addr)
+		registerIPMI(ctx, t, p, url, &h)
+		if l := sim.PowerLines(); len(l) != 0 {
+			t.Fatalf("registration sent power commands: %v", l)
+		}
 
-	must(t, "power on")(p.SetPower(ctx, h, true))
-	must(t, "power off")(p.SetPower(ctx, h, false))
-	must(t, "power on")(p.SetPower(ctx, h, true))
-	l := powerLines(sim)
-	if len(l) != 3 || !strings.Contains(l[0], "powered on") || !strings.Contains(l[1], "remove power") {
-		t.Fatalf("simulator executed %v, want on, off, on", l)
-	}
+		must(t, "power on")(p.SetPower(ctx, h, true))
+		must(t, "power off")(p.SetPower(ctx, h, false))
+		must(t, "power on")(p.SetPower(ctx, h, true))
+		l := sim.PowerLines()
+		if len(l) != 3 || !strings.Contains(l[0], "powered on") || !strings.Contains(l[1], "remove power") {
+			t.Fatalf("simulator executed %v, want on, off, on", l)
+		}
 
-	must(t, "adopt")(p.Adopt(ctx, h))
-	wantState(t, url, h.ProvisioningID, "active")
-	must(t, "detach")(p.Detach(ctx, h))
-	if n, _ := rawNode(t, url, h.ProvisioningID); n != nil {
-		t.Fatalf("node still in Ironic after detach: %s", n.ProvisionState)
-	}
-	h.ProvisioningID = ""
-	h.ProvisioningID = must(t, "re-register")(p.Register(ctx, h)).ProvisioningID
-	must(t, "re-adopt")(p.Adopt(ctx, h))
-	n = wantState(t, url, h.ProvisioningID, "active")
-	if n.PowerState != "power on" {
-		t.Fatalf("power %q after re-attach, want power on", n.PowerState)
-	}
-	if l2 := powerLines(sim); len(l2) != len(l) {
-		t.Fatalf("adopt/detach/attach sent power commands: %v", l2[len(l):])
-	}
-	must(t, "delete")(p.Delete(ctx, h))
+		n := adoptDetachReattach(ctx, t, p, url, &h)
+		if n.PowerState != "power on" {
+			t.Fatalf("power %q after re-attach, want power on", n.PowerState)
+		}
+		if l2 := sim.PowerLines(); len(l2) != len(l) {
+			t.Fatalf("adopt/detach/attach sent power commands: %v", l2[len(l):])
+		}
+		must(t, "delete")(p.Delete(ctx, h))
+	})
+	t.Run("ipmi_sim", func(t *testing.T) {
+		sim := rig.StartIPMISim(t)
+		p, ctx, h := ipmiCase(t, url, "ipmisim", sim.Addr)
+		registerIPMI(ctx, t, p, url, &h)
+		t.Cleanup(func() {
+			dctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			if _, err := p.Delete(dctx, h); err != nil {
+				t.Logf("delete %s: %v", h.Name, err)
+			}
+		})
+		if got := sim.Commands(t); len(got) != 0 {
+			t.Fatalf("registration sent commands to the BMC: %q", got)
+		}
+
+		start := time.Now()
+		if r := must(t, "power on")(p.SetPower(ctx, h, true)); r.PoweredOn == nil || !*r.PoweredOn {
+			t.Fatalf("power on through Ironic: %+v", r)
+		}
+		t.Logf("power on through Ironic: %s", time.Since(start).Round(time.Millisecond))
+		start = time.Now()
+		if r := must(t, "power off")(p.SetPower(ctx, h, false)); r.PoweredOn == nil || *r.PoweredOn {
+			t.Fatalf("power off through Ironic: %+v", r)
+		}
+		t.Logf("power off through Ironic: %s", time.Since(start).Round(time.Millisecond))
+		if got, want := strings.Join(rig.Distinct(sim.Commands(t)), ","), "set power 1,set power 0"; got != want {
+			t.Fatalf("the BMC received %q through Ironic; want %q", got, want)
+		}
+
+		// Without a lease the provisioner refuses before asking Ironic.
+		fenced := newProv(t, url, func(c *ironic.Config) {
+			c.Guard = guard.NewGuard(fence.NewHolder(nil), nil)
+		})
+		if _, err := fenced.SetPower(ctx, h, true); !errors.Is(err, guard.ErrFenced) {
+			t.Fatalf("power on without a lease: %v; want ErrFenced", err)
+		}
+		n := wantState(t, url, h.ProvisioningID, "manageable")
+		if n.PowerState != "power off" || n.TargetPowerState != "" {
+			t.Fatalf("Ironic power %q (target %q) after a fenced call; want power off", n.PowerState, n.TargetPowerState)
+		}
+		if got, want := strings.Join(rig.Distinct(sim.Commands(t)), ","), "set power 1,set power 0"; got != want {
+			t.Fatalf("the BMC received %q; want %q (nothing after the fenced call)", got, want)
+		}
+	})
 }

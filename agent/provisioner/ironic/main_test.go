@@ -2,14 +2,13 @@ package ironic_test
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -24,90 +23,40 @@ import (
 	"github.com/rackfence/rackfence/agent/provisioner/ironic"
 	"github.com/rackfence/rackfence/shared/fence"
 	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/testenv/rig"
 )
 
-// One real Ironic for the package (deploy/peers/ironic.sh, like CI and
-// people use it); tests that wipe its database start their own.
+// One real Ironic for the package (rig.LaunchIronic: deploy/peers/ironic.sh,
+// like CI and people use it); tests that wipe its database start their own
+// with rig.StartIronic. Under -short none is started: every test that
+// needs one skips.
 var (
-	sharedIronic    string // URL, empty when it could not start
-	sharedIronicErr string
+	sharedIronic    *rig.Ironic
+	sharedIronicErr error
 )
 
 func TestMain(m *testing.M) {
-	var stop func()
-	sharedIronic, _, stop, sharedIronicErr = startIronic("shared", 0)
+	flag.Parse()
+	if !testing.Short() {
+		sharedIronic, sharedIronicErr = rig.LaunchIronic("shared")
+	}
 	code := m.Run()
-	if stop != nil {
-		stop()
+	if sharedIronic != nil {
+		_ = sharedIronic.Stop()
 	}
 	os.Exit(code)
 }
 
-func scriptPath() string {
-	wd, _ := os.Getwd()
-	return filepath.Join(wd, "..", "..", "..", "deploy", "peers", "ironic.sh")
-}
-
-// startIronic runs deploy/peers/ironic.sh start in a fresh temp dir on a
-// free port (or port, when not 0). It returns the URL, the state dir and a
-// stop func (which removes the dir), or an error text.
-func startIronic(tag string, port int) (url, dir string, stop func(), errText string) {
-	if _, err := os.Stat("/usr/bin/ironic"); err != nil {
-		return "", "", nil, "/usr/bin/ironic (python3-ironic)"
-	}
-	dir, err := os.MkdirTemp("", "rackfence-ironic-"+tag+"-")
-	if err != nil {
-		return "", "", nil, err.Error()
-	}
-	if port == 0 {
-		port = freePort()
-	}
-	cmd := exec.Command(scriptPath(), "start", dir, fmt.Sprint(port))
-	cmd.Env = append(os.Environ(), fmt.Sprintf("IRONIC_WATCH_PID=%d", os.Getpid()))
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		os.RemoveAll(dir)
-		return "", "", nil, fmt.Sprintf("deploy/peers/ironic.sh start failed: %v\n%s", err, out)
-	}
-	stop = func() {
-		exec.Command(scriptPath(), "stop", dir).Run()
-		os.RemoveAll(dir)
-	}
-	return fmt.Sprintf("http://127.0.0.1:%d", port), dir, stop, ""
-}
-
-// ironicScript runs deploy/peers/ironic.sh CMD DIR [ARGS...].
-func ironicScript(t testing.TB, args ...string) string {
-	t.Helper()
-	cmd := exec.Command(scriptPath(), args...)
-	cmd.Env = append(os.Environ(), fmt.Sprintf("IRONIC_WATCH_PID=%d", os.Getpid()))
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("ironic.sh %v: %v\n%s", args, err, out)
-	}
-	return string(out)
-}
-
-func freePort() int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// needIronic returns the shared Ironic's URL: a missing Ironic fails in CI
-// and skips loudly elsewhere.
+// needIronic returns the shared Ironic's URL: it skips under -short, and a
+// missing Ironic fails in CI and skips loudly elsewhere.
 func needIronic(t testing.TB) string {
 	t.Helper()
-	if sharedIronic == "" && strings.HasPrefix(sharedIronicErr, "/usr/bin/ironic") {
-		testenv.RequirePeer(t, false, sharedIronicErr)
-	}
-	if sharedIronic == "" {
+	testenv.SkipShort(t)
+	testenv.RequirePeer(t, !errors.Is(sharedIronicErr, rig.ErrNoIronic), rig.ErrNoIronic.Error())
+	if sharedIronic == nil {
 		t.Fatal(sharedIronicErr)
 	}
-	return sharedIronic
+	return sharedIronic.URL
 }
 
 // recorder is an Auditor keeping every guarded call.
@@ -244,4 +193,45 @@ func operatorPatch(t testing.TB, url, id string, patch string) {
 
 func quietLogger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// adoptDetachReattach adopts h (externally provisioned: to active), detaches
+// it (the node leaves Ironic), then attaches it again (re-register and
+// re-adopt, to active); it returns the node as Ironic has it at the end.
+// The callers check that the BMC saw no power command meanwhile.
+func adoptDetachReattach(ctx context.Context, t testing.TB, p *ironic.Provisioner, url string, h *provisioner.Host) *nodes.Node {
+	t.Helper()
+	must(t, "adopt")(p.Adopt(ctx, *h))
+	wantState(t, url, h.ProvisioningID, "active")
+	must(t, "detach")(p.Detach(ctx, *h))
+	if n, _ := rawNode(t, url, h.ProvisioningID); n != nil {
+		t.Fatalf("node still in Ironic after detach: %s", n.ProvisionState)
+	}
+	h.ProvisioningID = ""
+	h.ProvisioningID = must(t, "re-register")(p.Register(ctx, *h)).ProvisioningID
+	must(t, "re-adopt")(p.Adopt(ctx, *h))
+	return wantState(t, url, h.ProvisioningID, "active")
+}
+
+// ipmiCase is a provisioner on url (Ironic's ipmi driver) and a host on
+// the IPMI BMC at addr (ipmi://…, user admin / password password).
+func ipmiCase(t testing.TB, url, prefix, addr string) (*ironic.Provisioner, context.Context, provisioner.Host) {
+	t.Helper()
+	h := provisioner.Host{Name: uniqName(prefix), BMC: apiBMC(addr),
+		Username: "admin", Password: "password", BootMACAddress: fakeHost("x").BootMACAddress}
+	return newProv(t, url, nil), ctxT(t), h
+}
+
+// registerIPMI registers h through p and checks that Ironic manages it with
+// the ipmi driver (cipher suite 3), having read the simulator's power off.
+func registerIPMI(ctx context.Context, t testing.TB, p *ironic.Provisioner, url string, h *provisioner.Host) {
+	t.Helper()
+	start := time.Now()
+	h.ProvisioningID = must(t, "register")(p.Register(ctx, *h)).ProvisioningID
+	t.Logf("register (enroll, manage: Ironic reads power from the simulator): %s", time.Since(start).Round(time.Millisecond))
+	n := wantState(t, url, h.ProvisioningID, "manageable")
+	if n.Driver != "ipmi" || n.DriverInfo["ipmi_cipher_suite"] != "3" || n.PowerState != "power off" {
+		t.Fatalf("node driver %q, cipher suite %v, power %q; want ipmi, 3 and the simulator's power off",
+			n.Driver, n.DriverInfo["ipmi_cipher_suite"], n.PowerState)
+	}
 }

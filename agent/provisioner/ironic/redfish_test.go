@@ -114,21 +114,10 @@ func TestRedfishDriverAgainstBMCSim(t *testing.T) {
 		t.Fatalf("power state %v, want on", pr.PoweredOn)
 	}
 
-	// Externally provisioned: adopt sends the BMC no power command.
+	// Externally provisioned: adopt, detach (the node is gone) and attach
+	// (re-register, re-adopt) send the BMC no power command.
 	before := len(auditLines(t, audit))
-	must(t, "adopt")(p.Adopt(ctx, h))
-	wantState(t, url, h.ProvisioningID, "active")
-
-	// Detach: the node is gone and the BMC saw nothing.
-	must(t, "detach")(p.Detach(ctx, h))
-	if n, _ := rawNode(t, url, h.ProvisioningID); n != nil {
-		t.Fatalf("node still in Ironic after detach: %s", n.ProvisionState)
-	}
-	// Attach: re-register and re-adopt to active, no power change.
-	h.ProvisioningID = ""
-	h.ProvisioningID = must(t, "re-register")(p.Register(ctx, h)).ProvisioningID
-	must(t, "re-adopt")(p.Adopt(ctx, h))
-	wantState(t, url, h.ProvisioningID, "active")
+	adoptDetachReattach(ctx, t, p, url, &h)
 	if after := auditLines(t, audit)[before:]; len(resets(after)) != 0 {
 		t.Fatalf("adopt/detach/attach sent power commands: %+v", after)
 	}

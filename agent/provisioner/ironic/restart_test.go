@@ -2,24 +2,22 @@ package ironic_test
 
 import (
 	"errors"
-	"net/url"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/agent/provisioner/ironic"
+	"github.com/rackfence/rackfence/shared/testenv/rig"
 )
 
 // Ironic down → transient errors; Ironic back on an empty database → every
 // host is re-registered and re-adopted, with no power request.
 func TestIronicRestartOnEmptyDatabase(t *testing.T) {
 	needIronic(t)
-	u, dir, stop, errText := startIronic("restart", 0)
-	if errText != "" {
-		t.Fatal(errText)
-	}
-	defer stop()
+	ir := rig.StartIronic(t, "")
+	u := ir.URL
 	rec := &recorder{ops: make(chan guard.AuditRecord, 1000)}
 	p := newProv(t, u, func(c *ironic.Config) { fakeHW(c); c.Guard = newGuard(rec) })
 	ctx := ctxT(t)
@@ -31,7 +29,7 @@ func TestIronicRestartOnEmptyDatabase(t *testing.T) {
 		must(t, "adopt")(p.Adopt(ctx, hosts[i]))
 	}
 
-	t.Log(strings.TrimSpace(ironicScript(t, "wipe", dir)))
+	t.Log(strings.TrimSpace(mustScript(t, ir, "wipe")))
 	// Ironic unreachable: every call is transient, not a host error.
 	for _, h := range hosts[:1] {
 		for what, call := range map[string]func() (provisioner.Result, error){
@@ -46,8 +44,7 @@ func TestIronicRestartOnEmptyDatabase(t *testing.T) {
 		}
 	}
 
-	pu, _ := url.Parse(u)
-	t.Log(strings.TrimSpace(ironicScript(t, "start", dir, pu.Port())))
+	t.Log(strings.TrimSpace(mustScript(t, ir, "start", fmt.Sprint(ir.Port))))
 	for len(rec.ops) > 0 {
 		<-rec.ops
 	}
@@ -74,4 +71,14 @@ func TestIronicRestartOnEmptyDatabase(t *testing.T) {
 		}
 	}
 	t.Logf("guarded calls for %d hosts: %v", len(hosts), ops)
+}
+
+// mustScript runs deploy/peers/ironic.sh CMD on ir's state dir.
+func mustScript(t testing.TB, ir *rig.Ironic, cmd string, args ...string) string {
+	t.Helper()
+	out, err := ir.Script(cmd, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

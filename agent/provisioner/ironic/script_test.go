@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rackfence/rackfence/shared/testenv/rig"
 )
 
 // deploy/peers/ironic.sh fails loudly, with the log's tail, when Ironic
@@ -22,12 +24,12 @@ func TestIronicScriptFailsLoudly(t *testing.T) {
 	defer l.Close()
 	port := l.Addr().(*net.TCPAddr).Port
 	dir := t.TempDir()
-	cmd := exec.Command(scriptPath(), "start", dir, fmt.Sprint(port))
+	cmd := exec.Command(rig.IronicScript(), "start", dir, fmt.Sprint(port))
 	cmd.Env = append(os.Environ(), "IRONIC_START_TIMEOUT=60", fmt.Sprintf("IRONIC_WATCH_PID=%d", os.Getpid()))
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	if err == nil {
-		exec.Command(scriptPath(), "stop", dir).Run()
+		exec.Command(rig.IronicScript(), "stop", dir).Run()
 		t.Fatalf("start on a taken port succeeded:\n%s", out)
 	}
 	if !strings.Contains(string(out), "---- last lines of") {
@@ -37,13 +39,13 @@ func TestIronicScriptFailsLoudly(t *testing.T) {
 	if _, err := os.Stat(dir + "/ironic.pid"); err == nil {
 		t.Fatal("a pid file was left behind by a failed start")
 	}
-	if out, err := exec.Command(scriptPath(), "stop", dir).CombinedOutput(); err != nil {
+	if out, err := exec.Command(rig.IronicScript(), "stop", dir).CombinedOutput(); err != nil {
 		t.Fatalf("stop of a stopped Ironic: %v\n%s", err, out)
 	}
-	if err := exec.Command(scriptPath(), "status", dir).Run(); err == nil {
+	if err := exec.Command(rig.IronicScript(), "status", dir).Run(); err == nil {
 		t.Fatal("status of a stopped Ironic exited 0")
 	}
-	if err := exec.Command(scriptPath(), "frobnicate", dir).Run(); err == nil {
+	if err := exec.Command(rig.IronicScript(), "frobnicate", dir).Run(); err == nil {
 		t.Fatal("an unknown command exited 0")
 	}
 }
