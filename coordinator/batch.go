@@ -164,6 +164,8 @@ func mapRaftErr(err error) error {
 		return ErrNotLeader
 	case raft.ErrRaftShutdown:
 		return ErrShutdown
+	case raft.ErrEnqueueTimeout:
+		return ErrBusy
 	}
 	return err
 }

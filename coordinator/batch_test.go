@@ -19,7 +19,7 @@ func TestMapApplyErr(t *testing.T) {
 		{raft.ErrNotLeader, ErrNotLeader},
 		{raft.ErrLeadershipTransferInProgress, ErrNotLeader},
 		{raft.ErrRaftShutdown, ErrShutdown},
-		{raft.ErrEnqueueTimeout, raft.ErrEnqueueTimeout},
+		{raft.ErrEnqueueTimeout, ErrBusy},
 	}
 	for _, c := range cases {
 		if got := mapApplyErr(c.in); !errors.Is(got, c.want) {

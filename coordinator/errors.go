@@ -48,6 +48,10 @@ var (
 	// repeat it blindly on another member (a held copy can land after a
 	// newer write).
 	ErrOutcomeUnknown = errors.New("the write was submitted but its outcome is unknown; it may have been applied")
+	// ErrBusy means the leader could not take a write in time (raft's
+	// ErrEnqueueTimeout: the command never entered the log, so it was not
+	// applied and repeating it is safe). Answered as 503 no_leader.
+	ErrBusy = errors.New("the leader is too busy to take the write (it was not applied); retry in a second")
 	// ErrShutdown means the store is shutting down.
 	ErrShutdown = errors.New("the coordinator is shutting down")
 	// ErrUnknownCommand means a log entry carries a command type or

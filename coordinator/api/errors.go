@@ -61,6 +61,9 @@ func toAPIError(err error, log *slog.Logger, c echo.Context) *apiError {
 		return errf(http.StatusGatewayTimeout, wire.CodeInternal, "%s", outcomeUnknownMsg)
 	case errors.Is(err, coordinator.ErrNotLeader), errors.Is(err, coordinator.ErrNoLeader), errors.Is(err, coordinator.ErrShutdown):
 		return errf(http.StatusServiceUnavailable, wire.CodeNoLeader, "%s", noLeaderMsg)
+	case errors.Is(err, coordinator.ErrBusy):
+		// Not in the log, so safe to repeat (unlike ErrOutcomeUnknown).
+		return errf(http.StatusServiceUnavailable, wire.CodeNoLeader, "%s", coordinator.ErrBusy.Error())
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return errf(http.StatusServiceUnavailable, wire.CodeNoLeader, "the request timed out waiting for the cluster; retry in a second")
 	case errors.As(err, &he):

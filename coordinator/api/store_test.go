@@ -64,6 +64,7 @@ func TestApplyFaultAnswers(t *testing.T) {
 		message    string
 	}{
 		{"not leader", coordinator.ErrNotLeader, false, http.StatusServiceUnavailable, wire.CodeNoLeader, "1", false, "no leader"},
+		{"leader busy (enqueue timeout)", coordinator.ErrBusy, false, http.StatusServiceUnavailable, wire.CodeNoLeader, "1", false, "not applied"},
 		{"leadership lost after commit", coordinator.ErrOutcomeUnknown, true, http.StatusGatewayTimeout, wire.CodeInternal, "", true, "may have been applied"},
 		{"leadership lost before commit", coordinator.ErrOutcomeUnknown, false, http.StatusGatewayTimeout, wire.CodeInternal, "", false, "may have been applied"},
 		{"wait ended after submit", errors.Join(coordinator.ErrOutcomeUnknown, context.DeadlineExceeded), false, http.StatusGatewayTimeout, wire.CodeInternal, "", false, "may have been applied"},
