@@ -57,7 +57,7 @@ func (a *auditLog) close() error { return a.w.Close() }
 func auditable(c echo.Context) bool {
 	switch c.Request().Method {
 	case http.MethodGet, http.MethodHead, http.MethodOptions:
-		return c.Request().URL.Query().Get("reveal") == "true" // credentials
+		return c.Request().URL.Query().Get(wire.ParamReveal) == "true" // credentials
 	}
 	return true
 }
@@ -111,10 +111,10 @@ func (s *Server) getAudit(c echo.Context) error {
 		return err
 	}
 	limit := 100
-	if v := c.QueryParam("limit"); v != "" {
+	if v := c.QueryParam(wire.ParamLimit); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > MaxAuditLimit {
-			return badField("limit", "%q is not a number from 1 to %d", v, MaxAuditLimit)
+			return badField(wire.ParamLimit, "%q is not a number from 1 to %d", v, MaxAuditLimit)
 		}
 		limit = n
 	}

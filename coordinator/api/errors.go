@@ -41,6 +41,20 @@ func notFound(format string, a ...any) *apiError {
 	return errf(http.StatusNotFound, wire.CodeNotFound, format, a...)
 }
 
+// isStoreUnavailable reports whether err is the store saying it cannot
+// take or finish the request now (no leader, busy, shutting down, outcome
+// unknown, the wait ended): toAPIError answers these 503 or 504, so a
+// handler that maps its own errors must pass them through unchanged.
+func isStoreUnavailable(err error) bool {
+	for _, e := range []error{coordinator.ErrOutcomeUnknown, coordinator.ErrNotLeader, coordinator.ErrNoLeader,
+		coordinator.ErrShutdown, coordinator.ErrBusy, context.DeadlineExceeded, context.Canceled} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
 // toAPIError maps any error a handler returns to an answer. Unknown errors
 // become 500 "internal" with a generic message (the detail is logged).
 func toAPIError(err error, log *slog.Logger, c echo.Context) *apiError {

@@ -9,13 +9,13 @@ import (
 	"github.com/rackfence/rackfence/shared/pki"
 )
 
-// PeerHeader (wire.HeaderPeer) carries, on a request a follower forwards
+// PeerHeader carries, on a request a follower forwards
 // to the leader, the client certificate identity the follower verified
 // ("agent/RACK/ID", "member/ID" or "none"). The leader believes it only
 // from a connection that itself presented a member certificate; from
 // anyone else it is ignored, so a client cannot claim an identity by
 // sending it.
-const PeerHeader = wire.HeaderPeer
+const PeerHeader = "X-Rackfence-Peer"
 
 // peerOf is the verified client-certificate identity of the request's
 // original sender (Kind "" when none).

@@ -44,14 +44,12 @@ func pivotErr(err error) error {
 	var ae *apiError
 	var ce *coordinator.Error
 	switch {
-	case errors.As(err, &ae), errors.As(err, &ce):
+	case errors.As(err, &ae), errors.As(err, &ce), isStoreUnavailable(err):
 		return err
 	case errors.Is(err, pivot.ErrUnknownTier):
 		return badField("to", "%s", err.Error())
 	case errors.Is(err, pivot.ErrNotConfirmed), errors.Is(err, pivot.ErrManagedHere), errors.Is(err, pivot.ErrSourceUnreachable):
 		return errf(http.StatusConflict, wire.CodeConflict, "%s", err.Error())
-	case errors.Is(err, coordinator.ErrNotLeader), errors.Is(err, coordinator.ErrShutdown), errors.Is(err, coordinator.ErrOutcomeUnknown):
-		return err
 	}
 	return errf(http.StatusConflict, wire.CodeConflict, "%s", err.Error())
 }

@@ -14,9 +14,8 @@ import (
 
 // ForwardedHeader marks a request a follower forwarded to the leader; a
 // node that receives one and does not lead answers 503 instead of
-// forwarding again (no loops while leadership moves). Its value is
-// wire.HeaderForwarded.
-const ForwardedHeader = wire.HeaderForwarded
+// forwarding again (no loops while leadership moves).
+const ForwardedHeader = "X-Rackfence-Forwarded"
 
 // stale reports whether the caller asked for a local (possibly stale) read.
 func stale(c echo.Context) bool {

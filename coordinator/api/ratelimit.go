@@ -30,9 +30,9 @@ import (
 //     limited at the leader for everyone behind it, and a client cannot
 //     escape the limit by sending the header itself.
 
-// ClientAddrHeader (wire.HeaderClientAddr) carries, on a request a member
+// ClientAddrHeader carries, on a request a member
 // forwards, the address of the client that sent it.
-const ClientAddrHeader = wire.HeaderClientAddr
+const ClientAddrHeader = "X-Rackfence-Client-Addr"
 
 // maxTracked bounds how many client addresses the limiter remembers; when
 // full (after dropping finished windows) new addresses are not tracked.

@@ -32,22 +32,6 @@ const (
 	ParamLimit = "limit"
 )
 
-// Headers between coordinator members. A member that forwards a request
-// to the leader sets them; the leader believes HeaderPeer and
-// HeaderClientAddr only from a connection with a member certificate.
-const (
-	// HeaderForwarded marks a request a follower forwarded to the leader
-	// (its value is the follower's node ID); a member that receives one
-	// and does not lead answers 503 instead of forwarding again.
-	HeaderForwarded = "X-Rackfence-Forwarded"
-	// HeaderPeer carries the client-certificate identity the forwarding
-	// member verified ("agent/RACK/ID", "member/ID" or "none").
-	HeaderPeer = "X-Rackfence-Peer"
-	// HeaderClientAddr carries the address of the client that sent a
-	// forwarded request (for the rate limit and the audit trail).
-	HeaderClientAddr = "X-Rackfence-Client-Addr"
-)
-
 // Keys of HostStatus.Extra that another component than agent/hoststate
 // (their owner) reads.
 const (
