@@ -47,6 +47,12 @@ test-short:
 fuzz:
 	@GO=$(GO) FUZZTIME=$(FUZZTIME) ./deploy/fuzz.sh
 
+# chaos: the partition harness (shared/testenv/chaos; root, iproute2 and
+# nftables). Prints each run directory and the checkers' summary; exits 1
+# on a violation. make chaos SEED=7 SEEDS=50 DURATION=5m is the campaign.
+chaos: build
+	$(BIN)/rackfence-chaos --seed $(SEED) --seeds $(SEEDS) --duration $(DURATION) --bin $(CURDIR)/$(BIN)
+
 bench: build
 	RACKFENCE_BIN=$(CURDIR)/$(BIN) ./deploy/bench.sh
 
