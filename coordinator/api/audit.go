@@ -1,7 +1,6 @@
 package api
 
 import (
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -31,28 +30,6 @@ const auditTargetKey = "rackfence.auditTarget"
 // proxiedKey marks a request relayed to the leader (not recorded here).
 const proxiedKey = "rackfence.proxied"
 
-// auditLog is the member's audit file: a jsonl.Writer rotating at
-// AuditMaxBytes.
-type auditLog struct{ w *jsonl.Writer }
-
-func openAudit(path string, max int64) (*auditLog, error) {
-	w, err := jsonl.Open(path, jsonl.Options{MaxBytes: max})
-	if err != nil {
-		return nil, fmt.Errorf("open audit log: %w", err)
-	}
-	return &auditLog{w: w}, nil
-}
-
-// write appends one record, rotating first when it would not fit.
-func (a *auditLog) write(rec wire.AuditRecord) error { return a.w.Append(rec) }
-
-// tail returns the newest n records, oldest first (from audit.log.1 too).
-func (a *auditLog) tail(n int) ([]wire.AuditRecord, error) {
-	return jsonl.Tail[wire.AuditRecord](a.w, n)
-}
-
-func (a *auditLog) close() error { return a.w.Close() }
-
 // auditable says whether a request is an operator action to record.
 func auditable(c echo.Context) bool {
 	switch c.Request().Method {
@@ -81,7 +58,7 @@ func (s *Server) audit(next echo.HandlerFunc) echo.HandlerFunc {
 		if _, viaMember := s.clientAddr(c.Request()); viaMember {
 			rec.Via = c.Request().Header.Get(ForwardedHeader)
 		}
-		if err := s.auditLog.write(rec); err != nil {
+		if err := s.auditLog.Append(rec); err != nil {
 			s.log.Error("could not write the audit trail", "err", err, "route", rec.Route, "actor", rec.Actor)
 		}
 		return nil
@@ -121,7 +98,7 @@ func (s *Server) getAudit(c echo.Context) error {
 	if s.auditLog == nil {
 		return errf(http.StatusServiceUnavailable, wire.CodeInternal, "this member has no audit trail (it could not open %s at start; see its log)", s.cfg.AuditFile)
 	}
-	recs, err := s.auditLog.tail(limit)
+	recs, err := jsonl.Tail[wire.AuditRecord](s.auditLog, limit)
 	if err != nil {
 		return err
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rackfence/rackfence/coordinator/pivot"
 	"github.com/rackfence/rackfence/coordinator/ui"
+	"github.com/rackfence/rackfence/shared/jsonl"
 )
 
 // Config configures a Server.
@@ -79,7 +80,7 @@ type Server struct {
 	limiter      *authLimiter
 	authFailures *prometheus.CounterVec
 	rateLimited  prometheus.Counter
-	auditLog     *auditLog
+	auditLog     *jsonl.Writer // the member's audit file, rotated at AuditMaxBytes; nil when off
 
 	membersMu  sync.Mutex
 	membersAt  time.Time
@@ -110,7 +111,7 @@ func New(cfg Config) *Server {
 		cfg.AuditMaxBytes = DefaultAuditMaxBytes
 	}
 	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, limiter: newAuthLimiter(cfg.AuthFailLimit, cfg.AuthFailWindow)}
-	if a, err := openAudit(cfg.AuditFile, cfg.AuditMaxBytes); err != nil {
+	if a, err := jsonl.Open(cfg.AuditFile, jsonl.Options{MaxBytes: cfg.AuditMaxBytes}); err != nil {
 		s.log.Error("the audit trail is off: its file cannot be opened", "path", cfg.AuditFile, "err", err)
 	} else {
 		s.auditLog = a
@@ -157,7 +158,7 @@ func (s *Server) Close() error {
 	if s.auditLog == nil {
 		return nil
 	}
-	return s.auditLog.close()
+	return s.auditLog.Close()
 }
 
 func (s *Server) routes() {

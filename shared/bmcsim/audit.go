@@ -21,22 +21,6 @@ type AuditLine struct {
 	Status    int    `json:"status"` // what the BMC answered
 }
 
-// auditFile is the sim's audit: a jsonl.Writer (mode 0600, no rotation).
-// A write error is dropped: the sim answers the call regardless.
-type auditFile struct{ w *jsonl.Writer }
-
-func openAudit(path string) (*auditFile, error) {
-	w, err := jsonl.Open(path, jsonl.Options{})
-	if err != nil {
-		return nil, err
-	}
-	return &auditFile{w: w}, nil
-}
-
-func (a *auditFile) write(l AuditLine) { _ = a.w.Append(l) }
-
-func (a *auditFile) close() error { return a.w.Close() }
-
 // summarize compacts a JSON body (or quotes a non-JSON one), bounded.
 func summarize(body []byte) string {
 	var buf bytes.Buffer
@@ -58,7 +42,7 @@ func (s *Sim) auditCall(b *bmc, r *http.Request, arrived time.Time, body []byte,
 	if s.audit == nil {
 		return
 	}
-	s.audit.write(AuditLine{
+	_ = s.audit.Append(AuditLine{ // a write error is dropped: the sim answers regardless
 		Time: arrived.UTC().Format(time.RFC3339Nano), Port: b.port, Remote: r.RemoteAddr,
 		UserAgent: r.UserAgent(), Method: r.Method, Path: r.URL.Path, Body: summarize(body), Status: status,
 	})

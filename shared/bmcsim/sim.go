@@ -3,7 +3,6 @@ package bmcsim
 import (
 	"context"
 	"crypto/tls"
-
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -11,6 +10,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/rackfence/rackfence/shared/jsonl"
 )
 
 // Sim is a running simulator.
@@ -20,7 +21,7 @@ type Sim struct {
 	bmcs  []*bmc
 	lns   []net.Listener
 	srv   *http.Server
-	audit *auditFile
+	audit *jsonl.Writer // the audit file (mode 0600, no rotation); nil when off
 	done  chan struct{}
 	wg    sync.WaitGroup
 	once  sync.Once
@@ -55,7 +56,7 @@ func Start(cfg Config) (*Sim, error) {
 		return nil, err
 	}
 	if cfg.AuditPath != "" {
-		if s.audit, err = openAudit(cfg.AuditPath); err != nil {
+		if s.audit, err = jsonl.Open(cfg.AuditPath, jsonl.Options{}); err != nil {
 			closeAll(s.lns)
 			return nil, fmt.Errorf("%w: audit file %s: %v", ErrConfig, cfg.AuditPath, err)
 		}
@@ -122,7 +123,7 @@ func (s *Sim) Close() error {
 		}
 		s.wg.Wait()
 		if s.audit != nil {
-			err = s.audit.close()
+			err = s.audit.Close()
 		}
 	})
 	return err
