@@ -59,7 +59,7 @@ func TestExitCodes(t *testing.T) {
 		{name: "bad pprof addr", args: []string{"--pprof-addr", "nowhere"}, code: ExitUsage, stderr: "--pprof-addr"},
 		{name: "run fails", runErr: errors.New("disk on fire"), code: ExitFailed, ran: true, stderr: "disk on fire"},
 		{name: "run picks its code", runErr: Exit(4, errors.New("refused")), code: 4, ran: true, stderr: "refused"},
-		// RACKFENCE_VERSION must not turn the daemon into a version print.
+		// A stray RACKFENCE_VERSION (not a bool) must not stop the daemon.
 		{name: "version env ignored", env: map[string]string{"RACKFENCE_VERSION": "v9"}, code: ExitOK, ran: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {

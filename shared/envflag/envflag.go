@@ -22,7 +22,7 @@ const noEnv = "rackfence/envflag.no-env"
 // CommandLineOnly marks flag name of fs as read from the command line
 // only: Apply skips it. For flags that make a program do something else
 // (--version), where a stray RACKFENCE_VERSION in the environment must
-// not turn a daemon into a one-line print.
+// not stop a daemon from starting.
 func CommandLineOnly(fs *pflag.FlagSet, name string) {
 	_ = fs.SetAnnotation(name, noEnv, []string{"true"})
 }
