@@ -76,26 +76,11 @@ func TestInProcessHostsBecomeAvailable(t *testing.T) {
 // change afterwards makes the agent try no call at all.
 func TestInProcessDetachWaitsForInFlightCall(t *testing.T) {
 	c, r, l := newRack(t, agentOpts{})
-	for i, n := range []string{"d0", "d1"} {
-		c.Apply(fakeHost(n, "r1", i))
-	}
-	for _, n := range []string{"d0", "d1"} {
-		c.WaitHost(n, waitLong, "available", stateIs(api.StateAvailable, api.OpOK))
-		if _, err := r.prov.Wait(ctxT(t), 0, fake.OK(n, fake.OpPowerOn)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	availableHost(t, c, r, "d0", 0)
+	availableHost(t, c, r, "d1", 1)
 
 	// d0's power-off is held in flight.
-	gate := r.prov.Hold("d0", fake.OpPowerOff)
-	d0 := c.Host("d0")
-	d0.Online = false
-	c.Apply(d0)
-	select {
-	case <-gate.Entered():
-	case <-ctxT(t).Done():
-		t.Fatalf("the power-off of d0 never started: %v", r.prov.CallsOf("d0"))
-	}
+	gate := holdPowerOff(t, c, r, "d0")
 	if _, err := c.Admin.Detach(ctxT(t), "d0", api.IntentRequest{Reason: "test"}); err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +128,7 @@ func TestInProcessDetachWaitsForInFlightCall(t *testing.T) {
 	// A spec change of the detached host: the agent sees it, reconciles
 	// d0 (two status refreshes later any action it decided has run), and
 	// tries nothing.
-	d0 = c.Host("d0")
+	d0 := c.Host("d0")
 	d0.Online = true
 	d0.Image = &api.Image{URL: "http://images.example/os.iso"}
 	c.Apply(d0)

@@ -297,12 +297,14 @@ func (p *Provisioner) call(ctx context.Context, host string, op Op, effect func(
 		res   provisioner.Result
 		epoch uint64
 		ran   bool
+		gate  *Gate
 	)
 	body := func(ctx context.Context) error {
 		ran = true
 		epoch, _ = guard.EpochFromContext(ctx)
+		gate = p.enterHold(host, op)
 		var err error
-		res, err = p.run(ctx, host, op, effect)
+		res, err = p.run(ctx, gate, host, op, effect)
 		return err
 	}
 	var err error
@@ -317,10 +319,10 @@ func (p *Provisioner) call(ctx context.Context, host string, op Op, effect func(
 	p.calls = append(p.calls, c)
 	close(p.changed)
 	p.changed = make(chan struct{})
-	g := p.releaseHold(host, op, c)
 	p.mu.Unlock()
-	if g != nil {
-		close(g.done)
+	if gate != nil {
+		gate.returned = c
+		close(gate.done)
 	}
 	if err != nil {
 		return provisioner.Result{}, err
@@ -328,37 +330,22 @@ func (p *Provisioner) call(ctx context.Context, host string, op Op, effect func(
 	return res, nil
 }
 
-// releaseHold hands c to the gate of a held call that returned.
-func (p *backend) releaseHold(host string, op Op, c Call) *Gate {
+// enterHold takes host's Hold for op, if any, and marks it entered: one
+// call per Hold, so a second call of the same op runs unheld.
+func (p *backend) enterHold(host string, op Op) *Gate {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	g, ok := p.holds[key{host, op}]
-	if !ok || !g.inFlight() {
+	if !ok {
 		return nil
 	}
 	delete(p.holds, key{host, op})
-	g.returned = c
+	close(g.entered)
 	return g
 }
 
-func (g *Gate) inFlight() bool {
-	select {
-	case <-g.entered:
-		return true
-	default:
-		return false
-	}
-}
-
-// run is the back end: the hold, the fault, then the effect.
-func (p *backend) run(ctx context.Context, host string, op Op, effect func(h *hostState) provisioner.Result) (provisioner.Result, error) {
-	p.mu.Lock()
-	g := p.holds[key{host, op}]
-	if g != nil && g.inFlight() {
-		g = nil // one call per Hold
-	}
-	if g != nil {
-		close(g.entered)
-	}
-	p.mu.Unlock()
+// run is the back end: the hold g (nil: none), the fault, then the effect.
+func (p *backend) run(ctx context.Context, g *Gate, host string, op Op, effect func(h *hostState) provisioner.Result) (provisioner.Result, error) {
 	if g != nil {
 		select {
 		case <-g.release:
