@@ -380,9 +380,10 @@ func TestTwoAgentsFencing(t *testing.T) {
 	if err := a1.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
-	// Markers: a1 has woken and stands by (its own metric), and a2 has
-	// acted on every spec change (each host reported off): a1 had both the
-	// time and the work to make a call if its guard let it.
+	// Markers: a1 has woken and stands by (its own metric), a2 has acted
+	// on every spec change (each host reported off), and on one more made
+	// after a1 woke: a1 had both the time and the work to make a call if
+	// its guard let it.
 	testenv.Eventually(t, 60*time.Second, "a1 standing by after SIGCONT", func() error {
 		if v := scrape(t, m1, `rackfence_agent_rack_role{rack="r1",role="standby"}`); v != 1 {
 			return fmt.Errorf("a1 standby = %v", v)
@@ -397,6 +398,17 @@ func TestTwoAgentsFencing(t *testing.T) {
 			return nil
 		})
 	}
+	// A change made after a1 woke, which a1's watch delivers too: once a2
+	// has acted on it, a1 has had its chance to act on everything above.
+	f0 := e.host("f0")
+	f0.Online = true
+	e.apply(f0)
+	e.waitHost("f0", 60*time.Second, "powered on again by a2", func(h *api.Host) error {
+		if !h.Status.PoweredOn {
+			return fmt.Errorf("still off")
+		}
+		return nil
+	})
 	if n := countA1(); n != before {
 		t.Fatalf("a1 made %d mutating BMC calls after waking up fenced", n-before)
 	}

@@ -126,17 +126,24 @@ func TestCoordinatorOutage(t *testing.T) {
 	// (the backoff grew). A spinning agent never logs the long wait, or
 	// logs far more retries on the way.
 	var tail string
+	var lostAfter time.Duration // when the loss was first seen in the log
 	testenv.Eventually(t, 90*time.Second, "lease lost, then a backed-off retry", func() error {
 		tail = a.Output()[killedAt:]
 		_, after, lost := strings.Cut(tail, "lost the rack lease")
 		if !lost {
 			return fmt.Errorf("no \"lost the rack lease\" yet")
 		}
+		if lostAfter == 0 {
+			lostAfter = time.Since(killed)
+		}
 		if maxRetryIn(after) < 2*time.Second {
 			return fmt.Errorf("no retry with a wait of 2 s or more after the lease was lost")
 		}
 		return nil
 	})
+	if lostAfter > 10*time.Second {
+		t.Errorf("the agent kept its lease %s with no coordinator (TTL 3s):\n%s", lostAfter.Round(time.Millisecond), tail)
+	}
 	retries := strings.Count(tail, "retrying")
 	t.Logf("%d retry log lines in %s without a coordinator, until the backoff reached 2 s", retries, time.Since(killed).Round(time.Millisecond))
 	if retries > 40 {

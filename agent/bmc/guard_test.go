@@ -127,7 +127,7 @@ func TestLeaseLossAbortsInFlightCall(t *testing.T) {
 	done := make(chan error, 1)
 	start := time.Now()
 	go func() { done <- c.SetPower(context.Background(), g, "h0", true) }()
-	testenv.WaitBlocked(t, 60*time.Second, "(*Guard).Do") // the call is past the guard, hanging on the BMC
+	testenv.WaitBlocked(t, 60*time.Second, "bmcsim.(*Sim).ServeHTTP") // the call is past the guard, its request held by the BMC
 	h.Clear()
 	var err error
 	select {

@@ -9,8 +9,8 @@ import (
 )
 
 // WaitBlocked waits until some goroutine of this test process is parked
-// (in a select, a channel operation or network I/O) with a frame whose
-// function name contains frame, e.g. "coordinator.(*FSM).Watch": the
+// (in a select, a channel operation or network I/O) with a frame of the
+// function frame (or of a closure in it), e.g. "coordinator.(*FSM).Watch": the
 // positive marker that a long poll or a hung call has started waiting,
 // instead of a fixed sleep that hopes it did. It fails after timeout.
 func WaitBlocked(t testing.TB, timeout time.Duration, frame string) {
@@ -42,7 +42,23 @@ func blockedIn(frame string) bool {
 		for _, p := range parked {
 			waiting = waiting || strings.Contains(header, p)
 		}
-		if waiting && strings.Contains(g, frame) {
+		if waiting && hasFrame(g, frame) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasFrame reports whether the goroutine dump g has a call frame of the
+// function frame or of a closure in it ("frame(" or "frame.func"), so
+// "(*FSM).Watch" does not match "(*FSM).WatchFleet" nor a "created by"
+// line.
+func hasFrame(g, frame string) bool {
+	for _, line := range strings.Split(g, "\n") {
+		if strings.HasPrefix(line, "created by ") {
+			continue
+		}
+		if strings.Contains(line, frame+"(") || strings.Contains(line, frame+".func") {
 			return true
 		}
 	}

@@ -17,6 +17,9 @@ func TestWaitBlocked(t *testing.T) {
 	ch := make(chan struct{})
 	go parkHere(ch)
 	WaitBlocked(t, 10*time.Second, "testenv.parkHere")
+	if blockedIn("testenv.park") {
+		t.Error("a longer function name (parkHere) matched the frame testenv.park")
+	}
 	close(ch)
 	Eventually(t, 10*time.Second, "the goroutine gone", func() error {
 		if blockedIn("testenv.parkHere") {
