@@ -86,9 +86,7 @@ func runBin(t *testing.T, bin string, env []string, args ...string) result {
 // TestEveryBinaryAnswersVersion: every binary prints NAME VERSION (COMMIT,
 // GO VERSION) with the stamp of its build and exits 0.
 func TestEveryBinaryAnswersVersion(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: builds or runs every binary")
-	}
+	testenv.SkipShort(t)
 	root := testenv.RepoRoot(t)
 	names := binaries(t, root)
 	dir, ver, commit := stampedBinaries(t, root, names)
@@ -114,9 +112,7 @@ func TestEveryBinaryAnswersVersion(t *testing.T) {
 // the command line or in RACKFENCE_<FLAG>, exits 2 (CONTRACT.md: usage
 // error) with one line naming the flag, before anything starts.
 func TestBadFlagValueIsAUsageError(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: runs every binary")
-	}
+	testenv.SkipShort(t)
 	root := testenv.RepoRoot(t)
 	tok := filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(tok, []byte("x\n"), 0o600); err != nil {

@@ -51,7 +51,6 @@ func TestMain(m *testing.M) {
 // missing Ironic fails in CI and skips loudly elsewhere.
 func needIronic(t testing.TB) string {
 	t.Helper()
-	testenv.SkipShort(t)
 	testenv.RequirePeer(t, !errors.Is(sharedIronicErr, rig.ErrNoIronic), rig.ErrNoIronic.Error())
 	if sharedIronic == nil {
 		t.Fatal(sharedIronicErr)

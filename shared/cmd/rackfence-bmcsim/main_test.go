@@ -75,9 +75,7 @@ func TestBadFlagsExit2(t *testing.T) {
 // its system, then reads VmRSS from /proc: it must stay under 200 MiB.
 // Reproduce the figure: go test -run RSS -v ./shared/cmd/rackfence-bmcsim/
 func TestRSSWith1000BMCs(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: skipping the 1,000-BMC memory test")
-	}
+	testenv.SkipShort(t)
 	// make test builds bin/ without -race; otherwise build it here.
 	bin := filepath.Join(os.Getenv("RACKFENCE_BIN"), "rackfence-bmcsim")
 	if _, err := os.Stat(bin); os.Getenv("RACKFENCE_BIN") == "" || err != nil {

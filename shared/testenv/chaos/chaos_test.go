@@ -21,9 +21,6 @@ var ciSeeds = []int64{1, 100}
 // TestChaosShort is the CI part of make chaos: a short schedule per seed
 // against the real binaries in network namespaces, with every checker.
 func TestChaosShort(t *testing.T) {
-	if testing.Short() {
-		t.Skip("chaos runs take a minute per seed; not in -short")
-	}
 	ok, why := chaos.Available()
 	testenv.RequirePeer(t, ok, "network namespaces and nftables for the chaos harness: "+why)
 	var bin string
@@ -61,9 +58,6 @@ func TestChaosShort(t *testing.T) {
 // margins, they arrive inside the old epoch; held much longer, they arrive
 // after it and the checker reports them.
 func TestStallLimit(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the stall measurement takes a minute; not in -short")
-	}
 	ok, why := chaos.Available()
 	testenv.RequirePeer(t, ok, "network namespaces and nftables for the chaos harness: "+why)
 	var bin string
@@ -109,9 +103,6 @@ func TestStallLimit(t *testing.T) {
 // "may have been applied", never acknowledged after a retry elsewhere, so
 // its late arrival keeps the history linearizable.
 func TestDelayedWrite(t *testing.T) {
-	if testing.Short() {
-		t.Skip("takes half a minute; not in -short")
-	}
 	ok, why := chaos.Available()
 	testenv.RequirePeer(t, ok, "network namespaces and nftables for the chaos harness: "+why)
 	var bin string

@@ -35,7 +35,6 @@ func IronicScript() string { return peerScript("ironic.sh") }
 // fails in CI and skips loudly elsewhere.
 func StartIronic(t testing.TB, dir string) *Ironic {
 	t.Helper()
-	testenv.SkipShort(t)
 	_, err := os.Stat("/usr/bin/ironic")
 	testenv.RequirePeer(t, err == nil, ErrNoIronic.Error())
 	if dir == "" {

@@ -62,7 +62,6 @@ type CoordOpts struct {
 // skips under -short, like every starter of a real process.
 func StartCoordinator(t testing.TB, dir string, o CoordOpts) *Coordinator {
 	t.Helper()
-	testenv.SkipShort(t)
 	if o.Tier == "" {
 		o.Tier = "default"
 	}
@@ -220,7 +219,6 @@ type Sim struct {
 // audit file in dir.
 func StartSim(t testing.TB, dir string, n int, latency time.Duration) *Sim {
 	t.Helper()
-	testenv.SkipShort(t)
 	s := &Sim{T: t, N: n, Audit: filepath.Join(dir, "bmc-audit.jsonl")}
 	args := []string{"--hosts", strconv.Itoa(n), "--base-port", "0", "--audit", s.Audit}
 	if latency > 0 {
