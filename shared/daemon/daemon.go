@@ -146,7 +146,7 @@ func (p Program) Main(args []string) int {
 		fmt.Fprintf(stderr, "%s: %v\n", p.Name, err)
 		return ExitUsage
 	}
-	common := Common{LogLevel: DefaultLogLevel, LogFormat: DefaultLogFormat}
+	var common Common // Logger falls back to the defaults
 	if p.Common != nil {
 		common = *p.Common
 	}

@@ -136,18 +136,14 @@ func serve(ctx context.Context, o *Config, log *slog.Logger) error {
 func newProvisioner(o *Config, holder *fence.Holder, g *guard.Guard, log *slog.Logger) (provisioner.Provisioner, func(), error) {
 	bmcOpts := bmc.Options{Timeout: o.bmcTimeout, MutationTimeout: o.mutationTimeout, Logger: log,
 		UserAgent: bmc.AgentUserAgent(version.Version, o.agentID, o.rack, holder)}
-	switch o.provisioner {
-	case provDirect:
-		p, err := direct.New(direct.Config{Guard: g, BMC: bmcOpts, Logger: log})
-		if err != nil {
-			return nil, nil, err
-		}
-		return p, closeWithin(p.Close), nil
-	case provIronic:
+	if o.provisioner == provIronic { // Validate allowed only direct and ironic
 		return newIronic(o, g, bmcOpts, log)
-	default:
-		return nil, nil, fmt.Errorf("--provisioner %q is not one of direct, ironic", o.provisioner)
 	}
+	p, err := direct.New(direct.Config{Guard: g, BMC: bmcOpts, Logger: log})
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, closeWithin(p.Close), nil
 }
 
 // closeBound bounds how long a provisioner's Close may take at exit.

@@ -19,7 +19,7 @@ func resolveIdentity(o *Config, existing bool, log *slog.Logger) (bootstrap bool
 	idFile := nodeIDFile(o)
 	if b, err := os.ReadFile(idFile); err == nil {
 		stored := strings.TrimSpace(string(b))
-		if o.fs.Changed("node-id") || os.Getenv("RACKFENCE_NODE_ID") != "" {
+		if o.fs.Changed("node-id") { // a RACKFENCE_NODE_ID counts too (envflag sets it)
 			if stored != o.nodeID {
 				return false, fmt.Errorf("--node-id %q differs from %q stored in %s: a member keeps its ID; use the stored one or a new data dir", o.nodeID, stored, idFile)
 			}
@@ -28,7 +28,7 @@ func resolveIdentity(o *Config, existing bool, log *slog.Logger) (bootstrap bool
 	} else if existing {
 		log.Warn("data dir has Raft state but no node-id file; using --node-id", "nodeID", o.nodeID)
 	}
-	if !o.fs.Changed("bootstrap") && os.Getenv("RACKFENCE_BOOTSTRAP") == "" {
+	if !o.fs.Changed("bootstrap") {
 		return !existing && o.join == "", nil
 	}
 	return o.bootstrap, nil

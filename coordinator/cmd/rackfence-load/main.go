@@ -119,7 +119,7 @@ func run(ctx context.Context, c *Config, fs *flag.FlagSet) error {
 		emit(map[string]any{"hosts": c.hosts, "seconds": time.Since(start).Seconds()},
 			fmt.Sprintf("fill: %d hosts with status and hardware details in %.1f s", c.hosts, time.Since(start).Seconds()))
 	case "fleet":
-		if !fs.Changed("hosts") && os.Getenv("RACKFENCE_HOSTS") == "" {
+		if !fs.Changed("hosts") { // RACKFENCE_HOSTS counts as given (envflag sets it)
 			c.hosts = 10000
 		}
 		runFleet(ctx, bench.FleetConfig{Bin: c.binDir, Dir: c.workDir, Hosts: c.hosts, Racks: c.racks, Sims: c.sims,
