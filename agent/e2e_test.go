@@ -2,7 +2,6 @@ package agent_test
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/procnet"
 	"github.com/rackfence/rackfence/shared/testenv"
 )
 
@@ -483,7 +483,7 @@ func TestShutdownAbandonsHungCalls(t *testing.T) {
 	// Marker: the agent holds a connection open to the hung BMC (every
 	// request to it hangs, so the register call is in flight).
 	testenv.Eventually(t, 30*time.Second, "the agent connected to the hung BMC", func() error {
-		if !connectedTo(a.Cmd.Process.Pid, e.s.Base) {
+		if !procnet.ConnectedTo(a.Cmd.Process.Pid, e.s.Base) {
 			return fmt.Errorf("no established connection to port %d", e.s.Base)
 		}
 		return nil
@@ -520,31 +520,4 @@ func TestStatusRefresh(t *testing.T) {
 		}
 		return stateIs(api.StateAvailable, api.OpOK)(h)
 	})
-}
-
-// connectedTo reports whether process pid has an established TCP
-// connection to 127.0.0.1:port (read from /proc/PID/net/tcp and the
-// process's socket inodes).
-func connectedTo(pid, port int) bool {
-	inodes := map[string]bool{}
-	fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
-	for _, fd := range fds {
-		l, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
-		if err == nil && strings.HasPrefix(l, "socket:[") {
-			inodes[strings.TrimSuffix(strings.TrimPrefix(l, "socket:["), "]")] = true
-		}
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/tcp", pid))
-	if err != nil {
-		return false
-	}
-	want := fmt.Sprintf("0100007F:%04X", port)
-	for _, line := range strings.Split(string(b), "\n")[1:] {
-		f := strings.Fields(line)
-		// sl local remote st ... inode (field 9)
-		if len(f) > 9 && f[2] == want && f[3] == "01" && inodes[f[9]] {
-			return true
-		}
-	}
-	return false
 }

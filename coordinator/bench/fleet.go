@@ -18,6 +18,7 @@ import (
 
 	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/procnet"
 )
 
 // FleetConfig sizes a fleet run: one coordinator, Racks real agent
@@ -479,11 +480,11 @@ func (f *fleet) followAcks(ctx context.Context, rack string, out chan<- string, 
 // connsPerAgent counts each agent's established connections to the
 // coordinator's API port.
 func (f *fleet) connsPerAgent() (maxN int, mean float64) {
-	est := establishedTo(f.port)
+	est := procnet.EstablishedTo(f.port)
 	total := 0
 	for _, a := range f.agents {
 		n := 0
-		for ino := range socketInodes(a.pid()) {
+		for ino := range procnet.SocketInodes(a.pid()) {
 			if est[ino] {
 				n++
 			}

@@ -120,39 +120,3 @@ func cpuTicks(pid int) int64 {
 	k, _ := strconv.ParseInt(f[12], 10, 64)
 	return u + k
 }
-
-// socketInodes returns the socket inodes pid holds open.
-func socketInodes(pid int) map[string]bool {
-	out := map[string]bool{}
-	dir := fmt.Sprintf("/proc/%d/fd", pid)
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return out
-	}
-	for _, e := range ents {
-		l, err := os.Readlink(filepath.Join(dir, e.Name()))
-		if err == nil && strings.HasPrefix(l, "socket:[") {
-			out[strings.TrimSuffix(strings.TrimPrefix(l, "socket:["), "]")] = true
-		}
-	}
-	return out
-}
-
-// establishedTo returns the inodes of established IPv4 TCP connections whose
-// remote port is port.
-func establishedTo(port int) map[string]bool {
-	out := map[string]bool{}
-	b, err := os.ReadFile("/proc/net/tcp")
-	if err != nil {
-		return out
-	}
-	want := fmt.Sprintf(":%04X", port)
-	for _, line := range strings.Split(string(b), "\n")[1:] {
-		f := strings.Fields(line)
-		if len(f) < 10 || f[3] != "01" || !strings.HasSuffix(f[2], want) {
-			continue
-		}
-		out[f[9]] = true
-	}
-	return out
-}
