@@ -9,8 +9,8 @@
 // and a reader never sees half a line except the one being written. With
 // Options.MaxBytes the file is rotated by size: when a line would take it
 // past MaxBytes it is renamed to FILE.1 (replacing the previous FILE.1) and
-// a new FILE is started, so at most about twice MaxBytes is kept. With
-// Options.Sync every line is fsynced before Append returns.
+// a new FILE is started, so at most about twice MaxBytes is kept. Lines are not fsynced: a
+// record is in the page cache when Append returns.
 //
 // Read and Tail are the readers: Read for a whole file (tests, tools), Tail
 // for the newest records across FILE and FILE.1 (the coordinator's
@@ -39,10 +39,6 @@ type Options struct {
 	// previous PATH.1 is dropped). 0 never rotates. A single line longer
 	// than MaxBytes is still written, alone in its file.
 	MaxBytes int64
-	// Sync fsyncs the file after every line, so a record survives a crash
-	// of the machine, not only of the process. It costs one disk flush per
-	// line; without it a line is in the page cache when Append returns.
-	Sync bool
 }
 
 // Writer appends JSON lines to one file. Safe for concurrent use.
@@ -114,9 +110,6 @@ func (w *Writer) Append(v any) error {
 	}
 	n, err := w.f.Write(b) // one write per line: readers never see half a line
 	w.size += int64(n)
-	if err == nil && w.opt.Sync {
-		err = w.f.Sync()
-	}
 	if err != nil {
 		err = fmt.Errorf("jsonl %s: %w", w.path, err)
 	}

@@ -2,7 +2,6 @@ package jsonl
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,27 +25,23 @@ func openT(t *testing.T, path string, opt Options) *Writer {
 }
 
 func TestAppendReadRoundTrip(t *testing.T) {
-	for _, sync := range []bool{false, true} {
-		t.Run(fmt.Sprintf("sync=%v", sync), func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "a.jsonl")
-			w := openT(t, path, Options{Sync: sync})
-			for i := 0; i < 3; i++ {
-				if err := w.Append(rec{N: i, Note: "x"}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			b, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if want := `{"n":0,"note":"x"}` + "\n" + `{"n":1,"note":"x"}` + "\n" + `{"n":2,"note":"x"}` + "\n"; string(b) != want {
-				t.Fatalf("file:\n%s\nwant:\n%s", b, want)
-			}
-			got, err := Read[rec](path)
-			if err != nil || len(got) != 3 || got[2].N != 2 {
-				t.Fatalf("Read = %+v, %v", got, err)
-			}
-		})
+	path := filepath.Join(t.TempDir(), "a.jsonl")
+	w := openT(t, path, Options{})
+	for i := 0; i < 3; i++ {
+		if err := w.Append(rec{N: i, Note: "x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"n":0,"note":"x"}` + "\n" + `{"n":1,"note":"x"}` + "\n" + `{"n":2,"note":"x"}` + "\n"; string(b) != want {
+		t.Fatalf("file:\n%s\nwant:\n%s", b, want)
+	}
+	got, err := Read[rec](path)
+	if err != nil || len(got) != 3 || got[2].N != 2 {
+		t.Fatalf("Read = %+v, %v", got, err)
 	}
 }
 
