@@ -64,7 +64,6 @@ type agentOpts struct {
 
 // mutationTimeout is the guard's room for each fake call at ttl:
 // (TTL − margin)/2, as the agent's --mutation-timeout default.
-func mutationTimeout(ttl time.Duration) time.Duration { return (ttl - fence.Margin(ttl)) / 2 }
 
 // startAgent runs an agent with id for rack against c (through an agent
 // token for the rack and a faultyCoordinator that passes everything on
@@ -79,7 +78,7 @@ func startAgent(t *testing.T, c *coordtest.Coordinator, rack, id string, o agent
 	}
 	r := &rackAgent{t: t, id: id, holder: fence.NewHolder(nil), done: make(chan error, 1)}
 	r.guard = guard.NewGuard(r.holder, nil)
-	pc := fake.Config{Guard: r.guard, Agent: id, MutationTimeout: mutationTimeout(o.ttl)}
+	pc := fake.Config{Guard: r.guard, Agent: id, MutationTimeout: fence.MutationTimeout(o.ttl)}
 	if o.share != nil {
 		r.prov = o.share.Sibling(pc)
 	} else {

@@ -21,6 +21,12 @@ func Margin(ttl time.Duration) time.Duration {
 	return m
 }
 
+// MutationTimeout is the longest one guarded call may take under a lease
+// of the given TTL: half of TTL minus Margin. Renewals run every TTL/3, so
+// a held lease always has at least TTL − Margin − TTL/3 left, and this
+// fits in it (4.5 s at the default 10 s TTL; agent/DESIGN.md).
+func MutationTimeout(ttl time.Duration) time.Duration { return (ttl - Margin(ttl)) / 2 }
+
 // HolderDeadline is when a holder must stop: sentAt is read from the
 // monotonic clock before the acquire/renew request was sent.
 func HolderDeadline(sentAt time.Time, ttl time.Duration) time.Time {

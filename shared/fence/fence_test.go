@@ -168,3 +168,16 @@ func TestHolderConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// The mutation timeout fits in what a held lease has left between
+// renewals (TTL − Margin − TTL/3), and is the documented 4.5 s at 10 s.
+func TestMutationTimeoutFitsBetweenRenewals(t *testing.T) {
+	if got := MutationTimeout(10 * time.Second); got != 4500*time.Millisecond {
+		t.Errorf("MutationTimeout(10s) = %s, want 4.5s", got)
+	}
+	for _, ttl := range []time.Duration{2 * time.Second, 3 * time.Second, 10 * time.Second, time.Minute} {
+		if m, left := MutationTimeout(ttl), ttl-Margin(ttl)-ttl/3; m <= 0 || m > left {
+			t.Errorf("TTL %s: MutationTimeout %s, but a held lease may have only %s left", ttl, m, left)
+		}
+	}
+}

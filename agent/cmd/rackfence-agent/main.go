@@ -48,9 +48,7 @@ func serve(ctx context.Context, o *Config, log *slog.Logger) error {
 		return err
 	}
 	if o.mutationTimeout == 0 {
-		// Renewals run every TTL/3, so the lease always has at least
-		// TTL - margin - TTL/3 left; half of TTL - margin fits in that.
-		o.mutationTimeout = (o.leaseTTL - fence.Margin(o.leaseTTL)) / 2
+		o.mutationTimeout = fence.MutationTimeout(o.leaseTTL)
 	}
 	// At most agent.CoordinatorConns connections to the coordinator (the
 	// cluster trust and the client certificate are set on it by client.New).

@@ -32,6 +32,7 @@ import (
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/fence"
 )
 
 // Op names a provisioner operation in the record (and in the guard's audit,
@@ -62,9 +63,9 @@ func (op Op) Mutating() bool { return op != OpPowerState }
 
 // DefaultMutationTimeout is the timeout the guard checks the lease against
 // for each mutating call: the agent's default at the default 10 s lease TTL
-// ((TTL − margin)/2, agent/DESIGN.md). Tests with a shorter TTL set a
-// shorter one (Config.MutationTimeout), or the guard refuses every call.
-const DefaultMutationTimeout = 4500 * time.Millisecond
+// (fence.MutationTimeout). Tests with a shorter TTL set a shorter one
+// (Config.MutationTimeout), or the guard refuses every call.
+var DefaultMutationTimeout = fence.MutationTimeout(10 * time.Second)
 
 // Config configures a Provisioner.
 type Config struct {
@@ -147,11 +148,8 @@ var _ provisioner.Provisioner = (*Provisioner)(nil)
 // New returns a fake provisioner whose hosts are all powered off and
 // unknown.
 func New(cfg Config) *Provisioner {
-	if cfg.MutationTimeout <= 0 {
-		cfg.MutationTimeout = DefaultMutationTimeout
-	}
-	return &Provisioner{cfg: cfg, backend: &backend{changed: make(chan struct{}),
-		hosts: map[string]*hostState{}, faults: map[key]*fault{}, holds: map[key]*Gate{}}}
+	return (&Provisioner{backend: &backend{changed: make(chan struct{}),
+		hosts: map[string]*hostState{}, faults: map[key]*fault{}, holds: map[key]*Gate{}}}).Sibling(cfg)
 }
 
 // Sibling returns a Provisioner on the same hosts, faults, holds and record
