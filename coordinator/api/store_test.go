@@ -9,7 +9,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,7 +18,7 @@ import (
 	"github.com/rackfence/rackfence/shared/testenv"
 )
 
-// applyFault is a Store whose Apply fails once with err, around the real
+// applyFault is a Store whose Apply fails once with err when armed, around the real
 // store. It is a fake because the fault is a race inside Raft that the
 // real store cannot be made to produce on demand: leadership moving
 // between the moment a write is appended and the moment it is known to
@@ -30,21 +30,40 @@ import (
 // did land. Every other method is the real store's.
 type applyFault struct {
 	Store
+	mu     sync.Mutex
+	armed  bool
 	err    error
 	commit bool
-	fired  atomic.Bool
+}
+
+// arm makes the next Apply fail with err (applied first when commit).
+func (f *applyFault) arm(err error, commit bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.armed, f.err, f.commit = true, err, commit
+}
+
+// fired reports whether the armed fault was used.
+func (f *applyFault) fired() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return !f.armed
 }
 
 func (f *applyFault) Apply(ctx context.Context, c coordinator.Command) (any, error) {
-	if !f.fired.CompareAndSwap(false, true) {
+	f.mu.Lock()
+	armed, ferr, commit := f.armed, f.err, f.commit
+	f.armed = false
+	f.mu.Unlock()
+	if !armed {
 		return f.Store.Apply(ctx, c)
 	}
-	if f.commit {
+	if commit {
 		if _, err := f.Store.Apply(ctx, c); err != nil {
 			return nil, err
 		}
 	}
-	return nil, f.err
+	return nil, ferr
 }
 
 // TestApplyFaultAnswers: a write refused before it was appended answers
@@ -69,24 +88,25 @@ func TestApplyFaultAnswers(t *testing.T) {
 		{"leadership lost before commit", coordinator.ErrOutcomeUnknown, false, http.StatusGatewayTimeout, wire.CodeInternal, "", false, "may have been applied"},
 		{"wait ended after submit", errors.Join(coordinator.ErrOutcomeUnknown, context.DeadlineExceeded), false, http.StatusGatewayTimeout, wire.CodeInternal, "", false, "may have been applied"},
 	}
-	for _, tc := range cases {
+	// One member for every case; each writes its own host.
+	fault := &applyFault{}
+	n := startNodeWith(t, "n1", "127.0.0.1", t.TempDir(), true, 0, 0, func(c *Config) {
+		fault.Store = c.Store
+		c.Store = fault
+	})
+	testenv.Eventually(t, 30*time.Second, "bootstrap leader ready", func() error {
+		if !n.store.Ready() {
+			return fmt.Errorf("state %s", n.store.State())
+		}
+		return nil
+	})
+	admin := adminTokenOf(t, n)
+	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			fault := &applyFault{err: tc.err, commit: tc.commit}
-			n := startNodeWith(t, "n1", "127.0.0.1", t.TempDir(), true, 0, 0, func(c *Config) {
-				fault.Store = c.Store
-				c.Store = fault
-			})
-			testenv.Eventually(t, 30*time.Second, "bootstrap leader ready", func() error {
-				if !n.store.Ready() {
-					return fmt.Errorf("state %s", n.store.State())
-				}
-				return nil
-			})
-			admin := adminTokenOf(t, n)
-			fault.fired.Store(false) // start-up writes (none today) do not count
-
-			body, _ := json.Marshal(testHost("h1", "r1"))
-			req, err := http.NewRequest(http.MethodPut, n.url+"/v1/hosts/h1", bytes.NewReader(body))
+			host := fmt.Sprintf("h%d", i+1)
+			fault.arm(tc.err, tc.commit)
+			body, _ := json.Marshal(testHost(host, "r1"))
+			req, err := http.NewRequest(http.MethodPut, n.url+"/v1/hosts/"+host, bytes.NewReader(body))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -107,10 +127,10 @@ func TestApplyFaultAnswers(t *testing.T) {
 			if got := resp.Header.Get("Retry-After"); got != tc.retryAfter {
 				t.Errorf("PUT: Retry-After %q, want %q", got, tc.retryAfter)
 			}
-			if !fault.fired.Load() {
+			if !fault.fired() {
 				t.Fatal("the handler never called Apply")
 			}
-			code, _ := call(t, http.MethodGet, n.url+"/v1/hosts/h1", admin, nil, nil)
+			code, _ := call(t, http.MethodGet, n.url+"/v1/hosts/"+host, admin, nil, nil)
 			if applied := code == http.StatusOK; applied != tc.applied {
 				t.Errorf("after the fault the host exists: %v, want %v (GET answered %d)", applied, tc.applied, code)
 			}
