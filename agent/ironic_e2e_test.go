@@ -15,7 +15,7 @@ import (
 // bmcsim: hosts register and become available through Ironic, and a
 // detach is acknowledged with the Ironic node gone.
 func TestIronicProvisioner(t *testing.T) {
-	ir, e := rig.StartIronic(t, ""), newEnv(t, envOpts{bmcs: 2})
+	ir, e := rig.StartIronic(t), newEnv(t, envOpts{bmcs: 2})
 	e.apply(e.hostSpec("i0", "r1", 0))
 	e.apply(e.hostSpec("i1", "r1", 1))
 	e.startAgent("r1", "a1", "--provisioner", "ironic", "--ironic-url", ir.URL, "--lease-ttl", "10s")

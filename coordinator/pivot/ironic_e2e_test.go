@@ -14,7 +14,7 @@ import (
 // leave the source's Ironic without deprovisioning (no BMC command at all)
 // and are adopted into the destination's.
 func TestPivotIronic(t *testing.T) {
-	irA, irB := rig.StartIronic(t, ""), rig.StartIronic(t, "")
+	irA, irB := rig.StartIronic(t), rig.StartIronic(t)
 	urlA, urlB := irA.URL, irB.URL
 	x := startTiersWith(t, 2, []string{"--provisioner", "ironic", "--ironic-url", urlA, "--lease-ttl", "10s"},
 		[]string{"--provisioner", "ironic", "--ironic-url", urlB, "--lease-ttl", "10s"})

@@ -83,7 +83,7 @@ func pool(hosts []provisioner.Host, n int, fn func(provisioner.Host) error) (tim
 
 func benchRegisterAdopt(b *testing.B, driver string, hosts, workers int) {
 	needIronic(b)
-	url := rig.StartIronic(b, "").URL
+	url := rig.StartIronic(b).URL
 	p := newProv(b, url, func(c *ironic.Config) {
 		c.Driver = driver
 		c.Logger = quietLogger()

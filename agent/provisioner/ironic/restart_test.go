@@ -16,7 +16,7 @@ import (
 // host is re-registered and re-adopted, with no power request.
 func TestIronicRestartOnEmptyDatabase(t *testing.T) {
 	needIronic(t)
-	ir := rig.StartIronic(t, "")
+	ir := rig.StartIronic(t)
 	u := ir.URL
 	rec := &recorder{ops: make(chan guard.AuditRecord, 1000)}
 	p := newProv(t, u, func(c *ironic.Config) { fakeHW(c); c.Guard = newGuard(rec) })

@@ -30,17 +30,14 @@ type Ironic struct {
 // IronicScript is the path of deploy/peers/ironic.sh.
 func IronicScript() string { return peerScript("ironic.sh") }
 
-// StartIronic starts an Ironic with its state in dir (t.TempDir() when
-// empty) and stops it on cleanup. It skips under -short; a missing Ironic
+// StartIronic starts an Ironic with its state in a t.TempDir() and stops
+// it on cleanup. It skips under -short; a missing Ironic
 // fails in CI and skips loudly elsewhere.
-func StartIronic(t testing.TB, dir string) *Ironic {
+func StartIronic(t testing.TB) *Ironic {
 	t.Helper()
 	_, err := os.Stat("/usr/bin/ironic")
 	testenv.RequirePeer(t, err == nil, ErrNoIronic.Error())
-	if dir == "" {
-		dir = t.TempDir()
-	}
-	ir := &Ironic{Dir: dir, Port: testenv.FreePort(t, "127.0.0.1")}
+	ir := &Ironic{Dir: t.TempDir(), Port: testenv.FreePort(t, "127.0.0.1")}
 	if _, err := ir.Script("start", fmt.Sprint(ir.Port)); err != nil {
 		t.Fatal(err)
 	}
