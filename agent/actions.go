@@ -77,6 +77,7 @@ func (s *session) runAction(name string, h api.Host, st *api.HostStatus, act hos
 	out.ProvisioningID = res.ProvisioningID
 	out.PoweredOn = res.PoweredOn
 	out.HardwareDetails = res.HardwareDetails
+	out.BMCDetails = res.BMCDetails
 	out.InProgress = res.InProgress
 	out.Message = res.Message
 	if err != nil {

@@ -57,7 +57,28 @@ func internStatus(st api.HostStatus) api.HostStatus {
 				c.Firmware[i].Name, c.Firmware[i].Version = in(c.Firmware[i].Name), in(c.Firmware[i].Version)
 			}
 		}
+		if len(c.Accelerators) > 0 {
+			c.Accelerators = append([]api.Accelerator(nil), c.Accelerators...)
+			for i := range c.Accelerators {
+				a := &c.Accelerators[i]
+				a.Name, a.Type, a.Model = in(a.Name), in(a.Type), in(a.Model)
+			}
+		}
 		st.HardwareDetails = &c
+	}
+	if b := st.BMCDetails; b != nil {
+		c := *b
+		c.Protocol, c.RedfishVersion, c.Vendor, c.Model = in(c.Protocol), in(c.RedfishVersion), in(c.Vendor), in(c.Model)
+		c.FirmwareVersion, c.Auth, c.VirtualMediaMethod = in(c.FirmwareVersion), in(c.Auth), in(c.VirtualMediaMethod)
+		c.System, c.Manager, c.VirtualMedia = in(c.System), in(c.Manager), in(c.VirtualMedia)
+		if len(c.BootModes) > 0 {
+			c.BootModes = append([]string(nil), c.BootModes...)
+			for i := range c.BootModes {
+				c.BootModes[i] = in(c.BootModes[i])
+			}
+		}
+		c.Problems = append([]string(nil), c.Problems...)
+		st.BMCDetails = &c
 	}
 	return st
 }

@@ -81,6 +81,9 @@ func (r *run) learn(o *Outcome) {
 	if o.HardwareDetails != nil {
 		r.st.HardwareDetails = o.HardwareDetails
 	}
+	if o.BMCDetails != nil {
+		r.st.BMCDetails = o.BMCDetails
+	}
 }
 
 // transientFailures is the current run of transient failures in a row.

@@ -80,6 +80,9 @@ type Outcome struct {
 	PoweredOn *bool
 	// HardwareDetails is the inventory, when learnt (inspection).
 	HardwareDetails *api.HardwareDetails
+	// BMCDetails is what was learnt about the BMC, when learnt
+	// (registration).
+	BMCDetails *api.BMCDetails
 	// InProgress: started, not finished; Step asks for the same action again.
 	InProgress bool
 }

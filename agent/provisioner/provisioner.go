@@ -51,6 +51,9 @@ type Result struct {
 	ProvisioningID  string
 	PoweredOn       *bool
 	HardwareDetails *api.HardwareDetails
+	// BMCDetails is what the call learnt about the BMC (Register), nil
+	// when it learnt nothing new.
+	BMCDetails *api.BMCDetails
 	// InProgress is true when the operation was started but has not finished
 	// (e.g. Ironic is still deploying): call the same method again later.
 	InProgress bool

@@ -21,9 +21,9 @@ func (s *Server) watchFleet(c echo.Context, after uint64, timeout time.Duration,
 		r := &resp.Racks[i]
 		if brief {
 			for j := range r.Hosts {
-				if st := r.Hosts[j].Status; st != nil && (st.HardwareDetails != nil || st.Extra != nil) {
+				if st := r.Hosts[j].Status; st != nil && (st.HardwareDetails != nil || st.BMCDetails != nil || st.Extra != nil) {
 					cp := *st // the FSM's record is shared and immutable: copy
-					cp.HardwareDetails, cp.Extra = nil, nil
+					cp.HardwareDetails, cp.BMCDetails, cp.Extra = nil, nil, nil
 					r.Hosts[j].Status = &cp
 				}
 			}

@@ -80,7 +80,11 @@ type HostStatus struct {
 	PoweredOn         bool             `json:"poweredOn"`
 	ProvisioningID    string           `json:"provisioningID,omitempty"`
 	HardwareDetails   *HardwareDetails `json:"hardwareDetails,omitempty"`
-	LastUpdated       time.Time        `json:"lastUpdated"`
+	// BMCDetails is what the agent learnt about the host's BMC when it
+	// registered it (what it is, how it logs in, where virtual media lives
+	// and how it is driven); nil before registration.
+	BMCDetails  *BMCDetails `json:"bmcDetails,omitempty"`
+	LastUpdated time.Time   `json:"lastUpdated"`
 	// Epoch of the lease under which the agent reported this status.
 	Epoch uint64 `json:"epoch"`
 	// Extra is state-machine bookkeeping that must survive an agent restart
@@ -100,6 +104,53 @@ type HardwareDetails struct {
 	NICs         []NIC      `json:"nics,omitempty"`
 	Disks        []Disk     `json:"disks,omitempty"`
 	Firmware     []Firmware `json:"firmware,omitempty"`
+	// SystemUUID is the system's UUID as the BMC reports it (Redfish
+	// ComputerSystem.UUID).
+	SystemUUID string `json:"systemUUID,omitempty"`
+	// Accelerators are the processors that are not CPUs (Redfish
+	// ProcessorType GPU, FPGA, Accelerator, DSP, …); never counted in CPUs.
+	Accelerators []Accelerator `json:"accelerators,omitempty"`
+}
+
+// Accelerator is one non-CPU processor (GPU, FPGA, …).
+type Accelerator struct {
+	Name  string `json:"name,omitempty"`
+	Type  string `json:"type,omitempty"` // Redfish ProcessorType: GPU, FPGA, Accelerator, DSP, Core, Thread, OEM
+	Model string `json:"model,omitempty"`
+}
+
+// BMCDetails is what registration learnt about a host's BMC, so an operator
+// sees at once why a host can or cannot be provisioned.
+type BMCDetails struct {
+	// Protocol is "redfish" or "ipmi".
+	Protocol string `json:"protocol"`
+	// RedfishVersion is the service root's RedfishVersion.
+	RedfishVersion string `json:"redfishVersion,omitempty"`
+	// Vendor and Model are the BMC's (service root Vendor or the manager's
+	// Manufacturer; the manager's Model).
+	Vendor string `json:"vendor,omitempty"`
+	Model  string `json:"model,omitempty"`
+	// FirmwareVersion is the manager's FirmwareVersion.
+	FirmwareVersion string `json:"firmwareVersion,omitempty"`
+	// Auth is the authentication that worked: "session" (Redfish
+	// SessionService), "basic" (HTTP Basic) or "ipmi".
+	Auth string `json:"auth,omitempty"`
+	// System is the Redfish ComputerSystem this host is
+	// (/redfish/v1/Systems/…).
+	System string `json:"system,omitempty"`
+	// Manager is the Redfish Manager that manages the system.
+	Manager string `json:"manager,omitempty"`
+	// VirtualMedia is the device an image is inserted in (a VirtualMedia
+	// resource taking CD or DVD), "" when the BMC has none.
+	VirtualMedia string `json:"virtualMedia,omitempty"`
+	// VirtualMediaMethod is how that device is driven: "actions"
+	// (InsertMedia/EjectMedia) or "patch" (PATCH of Image and Inserted).
+	VirtualMediaMethod string `json:"virtualMediaMethod,omitempty"`
+	// BootModes are the boot modes the system offers (UEFI, Legacy).
+	BootModes []string `json:"bootModes,omitempty"`
+	// Problems says what the BMC lacks for rackfence's operations (for
+	// example no virtual media device taking CD or DVD); empty when none.
+	Problems []string `json:"problems,omitempty"`
 }
 
 // CPU is one processor socket.
