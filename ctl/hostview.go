@@ -162,6 +162,13 @@ func hostDetail(w io.Writer, h *api.Host) {
 		if hw := s.HardwareDetails; hw != nil {
 			k.add("Hardware", hardwareSummary(hw))
 		}
+		if b := s.BMCDetails; b != nil {
+			k.add("BMC is", bmcSummary(b))
+			k.add("Virtual media", virtualMediaSummary(b))
+			for _, p := range b.Problems {
+				k.add("BMC lacks", p)
+			}
+		}
 	} else {
 		k.add("Status", "not reported yet (no rack agent has acted on it)")
 	}
@@ -234,6 +241,46 @@ func hardwareSummary(hw *api.HardwareDetails) string {
 		p = append(p, "serial "+hw.SerialNumber)
 	}
 	return strings.Join(p, ", ")
+}
+
+// bmcSummary is one line on what the BMC is: protocol and version, vendor
+// and model, firmware, the authentication that worked, the system.
+func bmcSummary(b *api.BMCDetails) string {
+	var p []string
+	proto := b.Protocol
+	if b.RedfishVersion != "" {
+		proto += " " + b.RedfishVersion
+	}
+	p = append(p, proto)
+	if m := strings.TrimSpace(b.Vendor + " " + b.Model); m != "" {
+		p = append(p, m)
+	}
+	if b.FirmwareVersion != "" {
+		p = append(p, "firmware "+b.FirmwareVersion)
+	}
+	if b.Auth != "" {
+		p = append(p, b.Auth+" auth")
+	}
+	if b.System != "" {
+		p = append(p, "system "+b.System)
+	}
+	if len(b.BootModes) > 0 {
+		p = append(p, "boot "+strings.Join(b.BootModes, "/"))
+	}
+	return strings.Join(p, ", ")
+}
+
+// virtualMediaSummary says where images go and how, or that they cannot.
+func virtualMediaSummary(b *api.BMCDetails) string {
+	switch {
+	case b.VirtualMedia != "" && b.VirtualMediaMethod != "":
+		return b.VirtualMedia + " (" + b.VirtualMediaMethod + ")"
+	case b.VirtualMedia != "":
+		return b.VirtualMedia
+	case b.Protocol == "ipmi":
+		return "none over IPMI: provisioning boots once from the network (PXE)"
+	}
+	return "none taking CD or DVD: images cannot be provisioned through this BMC"
 }
 
 func sortHosts(hs []api.Host) {

@@ -856,15 +856,29 @@
 
   function renderHardware(full, box) {
     const hw = full.status && full.status.hardwareDetails;
+    const bmc = full.status && full.status.bmcDetails;
     const parts = [];
+    if (bmc) {
+      parts.push(el('h3', 'BMC'));
+      const vm = bmc.virtualMedia ? `${bmc.virtualMedia} (${bmc.virtualMediaMethod || '?'})` : (bmc.protocol === 'redfish' ? 'none taking CD or DVD' : '');
+      parts.push(kv([['protocol', bmc.protocol], ['Redfish', bmc.redfishVersion], ['vendor', [bmc.vendor, bmc.model].filter(Boolean).join(' ')],
+        ['firmware', bmc.firmwareVersion], ['auth', bmc.auth], ['system', bmc.system], ['manager', bmc.manager],
+        ['virtual media', vm], ['boot modes', (bmc.bootModes || []).join(', ')]]));
+      if (bmc.problems && bmc.problems.length) {
+        const w = el('div', 'cannot: ' + bmc.problems.join('; '));
+        w.className = 'warn';
+        parts.push(w);
+      }
+    }
     if (hw) {
       parts.push(el('h3', 'Hardware'));
-      parts.push(kv([['manufacturer', hw.manufacturer], ['model', hw.model], ['serial', hw.serialNumber], ['BIOS', hw.biosVersion],
+      parts.push(kv([['manufacturer', hw.manufacturer], ['model', hw.model], ['serial', hw.serialNumber], ['UUID', hw.systemUUID], ['BIOS', hw.biosVersion],
         ['memory', hw.memoryMiB ? `${hw.memoryMiB} MiB` : '']]));
       if (hw.cpus && hw.cpus.length) parts.push(grid(['CPU', 'cores', 'threads'], hw.cpus.map((c) => [c.model, c.cores, c.threads])));
       if (hw.nics && hw.nics.length) parts.push(grid(['NIC', 'MAC', 'Mbps'], hw.nics.map((n) => [n.name, n.mac, n.speedMbps])));
       if (hw.disks && hw.disks.length) parts.push(grid(['disk', 'model', 'size', 'type'], hw.disks.map((d) => [d.name, d.model, d.sizeBytes ? `${(d.sizeBytes / 1e9).toFixed(0)} GB` : '', d.type])));
       if (hw.firmware && hw.firmware.length) parts.push(grid(['firmware', 'version'], hw.firmware.map((f) => [f.name, f.version])));
+      if (hw.accelerators && hw.accelerators.length) parts.push(grid(['accelerator', 'type', 'model'], hw.accelerators.map((x) => [x.name, x.type, x.model])));
     }
     box.replaceChildren(...parts);
   }
