@@ -257,6 +257,15 @@ func writeBytes(w http.ResponseWriter, code int, b []byte, etag string) {
 }
 
 func writeError(w http.ResponseWriter, code int, id, msg string) {
-	writeJSON(w, code, doc{"error": doc{"code": id, "message": msg,
-		"@Message.ExtendedInfo": []doc{{"MessageId": id, "Message": msg}}}}, "")
+	writeErrorRelated(w, code, id, msg)
+}
+
+// writeErrorRelated is writeError naming the properties at fault
+// (ExtendedInfo RelatedProperties, JSON pointers such as "#/Image").
+func writeErrorRelated(w http.ResponseWriter, code int, id, msg string, related ...string) {
+	info := doc{"MessageId": id, "Message": msg}
+	if len(related) > 0 {
+		info["RelatedProperties"] = related
+	}
+	writeJSON(w, code, doc{"error": doc{"code": id, "message": msg, "@Message.ExtendedInfo": []doc{info}}}, "")
 }
