@@ -194,6 +194,10 @@ func (s *Sim) serveRedfish(w http.ResponseWriter, r *http.Request, b *bmc, path 
 	case path == b.prof.sessions && b.prof.sessions != "" && r.Method == http.MethodPost:
 		s.login(w, b, body)
 		return
+	case b.prof.sessions == "" && strings.HasPrefix(path, v1+"/SessionService"):
+		// No session service: a login attempt finds nothing (HTTP Basic only).
+		writeError(w, http.StatusNotFound, "Base.1.0.ResourceMissingAtURI", "no session service on this BMC: use HTTP Basic authentication")
+		return
 	}
 	if !s.authorized(r, b) {
 		w.Header().Set("WWW-Authenticate", `Basic realm="bmcsim"`)
