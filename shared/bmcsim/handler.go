@@ -232,6 +232,7 @@ func (s *Sim) login(w http.ResponseWriter, b *bmc, body []byte) {
 	_, _ = crand.Read(raw[:])
 	b.mu.Lock()
 	sess := b.addSession(s.cfg.MaxSessions, hex.EncodeToString(raw[:]))
+	b.logins++
 	b.mu.Unlock()
 	loc := b.prof.sessions + "/" + sess.id
 	w.Header().Set("X-Auth-Token", sess.token)
