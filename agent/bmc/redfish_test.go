@@ -185,7 +185,7 @@ func TestRedfishBladeDrivesOnlyTheAddressedSystem(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"B1", "B2", "B3", "B4"} {
-		power, media := f.doc("/redfish/v1/Systems/"+id)["PowerState"], f.doc("/redfish/v1/Managers/M"+id+"/VirtualMedia/CD")
+		power, media := f.doc("/redfish/v1/Systems/" + id)["PowerState"], f.doc("/redfish/v1/Managers/M"+id+"/VirtualMedia/CD")
 		if want := id == "B2"; (power == "On") != want || (media["Inserted"] == true) != want {
 			t.Errorf("system %s: power %v, media %v", id, power, media)
 		}
