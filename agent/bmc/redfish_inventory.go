@@ -41,7 +41,8 @@ func (c *Conn) Inventory(ctx context.Context) (*api.HardwareDetails, error) {
 // read as empty: services list links they do not serve.
 //
 // What is read, as the Redfish schema allows it:
-//   - disks: Storage → Drives, and SimpleStorage → Devices; Absent skipped;
+//   - disks: Storage → Drives, else (no drive there) SimpleStorage →
+//     Devices; Absent skipped;
 //   - memory: the Memory collection (CapacityMiB, else VolatileSizeMiB),
 //     else MemorySummary.TotalSystemMemoryGiB × 1024 when there is no
 //     collection or it is empty;
@@ -185,6 +186,11 @@ func fastInventory(s *rfSession, d *rfDiscovery) (*api.HardwareDetails, error) {
 			continue
 		}
 		hd.Disks = append(hd.Disks, api.Disk{Name: d.ID, Model: d.Model, SizeBytes: d.CapacityBytes, Type: d.MediaType})
+	}
+	if len(hd.Disks) > 0 {
+		// Services serving both (sushy-tools, several BMCs) list the same
+		// disks twice; Storage is the richer view.
+		return hd, nil
 	}
 	for _, s := range sss {
 		for _, d := range s.Devices {

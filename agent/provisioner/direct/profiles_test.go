@@ -63,6 +63,13 @@ func TestProfileOperations(t *testing.T) {
 			h := provisioner.Host{Name: fmt.Sprintf("%s-%d", prof, j), Username: "admin", Password: "password",
 				BMC: api.BMC{Address: addr}, BootMACAddress: sim.SystemMAC(0, j), Online: true, Image: &api.Image{URL: image}}
 			wantBMC, wantHW := sim.ExpectedBMC(0, j), sim.ExpectedHardware(0, j)
+			if wantBMC.VirtualMedia == "" && len(wantBMC.Problems) == 0 {
+				// The fixture names no problem; the one there must be is
+				// the missing device, under the system and its manager.
+				wantBMC.Problems = []string{"no virtual media device taking CD or DVD under " +
+					strings.TrimPrefix(wantBMC.System, "/redfish/v1/") + " or " + strings.TrimPrefix(wantBMC.Manager, "/redfish/v1/")}
+				t.Logf("%s %s: the fixture's expected BMC details list no problem; expecting %q", prof, r.system, wantBMC.Problems[0])
+			}
 			cell := func(op string, err error) {
 				expected++
 				if err != nil {
@@ -154,12 +161,12 @@ func TestProfileOperations(t *testing.T) {
 	}
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n%-20s %-22s", "profile", "system")
+	fmt.Fprintf(&b, "\n%-20s %-26s", "profile", "system")
 	for _, op := range ops {
 		fmt.Fprintf(&b, " %-20s", op)
 	}
 	for _, r := range rows {
-		fmt.Fprintf(&b, "\n%-20s %-22s", r.profile, r.system)
+		fmt.Fprintf(&b, "\n%-20s %-26s", r.profile, r.system)
 		for _, op := range ops {
 			fmt.Fprintf(&b, " %-20s", r.cells[op])
 		}
