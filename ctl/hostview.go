@@ -162,6 +162,16 @@ func hostDetail(w io.Writer, h *api.Host) {
 		if hw := s.HardwareDetails; hw != nil {
 			k.add("Hardware", hardwareSummary(hw))
 		}
+		if bd := s.BMCDetails; bd != nil {
+			k.add("BMC details", bmcSummary(bd))
+			for i, p := range bd.Problems {
+				if i == 0 {
+					k.add("BMC lacks", p)
+				} else {
+					k.more(p)
+				}
+			}
+		}
 	} else {
 		k.add("Status", "not reported yet (no rack agent has acted on it)")
 	}
@@ -230,8 +240,45 @@ func hardwareSummary(hw *api.HardwareDetails) string {
 	if n := len(hw.Disks); n > 0 {
 		p = append(p, fmt.Sprintf("%d disk", n))
 	}
+	if n := len(hw.Accelerators); n > 0 {
+		p = append(p, fmt.Sprintf("%d accelerator", n))
+	}
 	if hw.SerialNumber != "" {
 		p = append(p, "serial "+hw.SerialNumber)
+	}
+	return strings.Join(p, ", ")
+}
+
+// bmcSummary is what registration learnt about the BMC, on one line: what
+// it is, the auth that worked, the system, where virtual media lives and
+// how it is driven, the boot modes.
+func bmcSummary(bd *api.BMCDetails) string {
+	var p []string
+	what := bd.Protocol
+	if bd.RedfishVersion != "" {
+		what += " " + bd.RedfishVersion
+	}
+	if m := strings.TrimSpace(bd.Vendor + " " + bd.Model); m != "" {
+		what += ", " + m
+	}
+	if bd.FirmwareVersion != "" {
+		what += " firmware " + bd.FirmwareVersion
+	}
+	p = append(p, what)
+	if bd.Auth != "" {
+		p = append(p, "auth "+bd.Auth)
+	}
+	if bd.System != "" {
+		p = append(p, "system "+bd.System)
+	}
+	switch {
+	case bd.VirtualMedia != "":
+		p = append(p, "virtual media "+bd.VirtualMedia+" by "+bd.VirtualMediaMethod)
+	case bd.Protocol == "redfish":
+		p = append(p, "no virtual media")
+	}
+	if len(bd.BootModes) > 0 {
+		p = append(p, "boot modes "+strings.Join(bd.BootModes, "/"))
 	}
 	return strings.Join(p, ", ")
 }

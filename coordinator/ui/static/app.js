@@ -865,6 +865,17 @@
       if (hw.nics && hw.nics.length) parts.push(grid(['NIC', 'MAC', 'Mbps'], hw.nics.map((n) => [n.name, n.mac, n.speedMbps])));
       if (hw.disks && hw.disks.length) parts.push(grid(['disk', 'model', 'size', 'type'], hw.disks.map((d) => [d.name, d.model, d.sizeBytes ? `${(d.sizeBytes / 1e9).toFixed(0)} GB` : '', d.type])));
       if (hw.firmware && hw.firmware.length) parts.push(grid(['firmware', 'version'], hw.firmware.map((f) => [f.name, f.version])));
+      if (hw.accelerators && hw.accelerators.length) parts.push(grid(['accelerator', 'type', 'model'], hw.accelerators.map((a) => [a.name, a.type, a.model])));
+    }
+    // What registration learnt about the BMC: why a host can or cannot be provisioned.
+    const bd = full.status && full.status.bmcDetails;
+    if (bd) {
+      parts.push(el('h3', 'BMC'));
+      parts.push(kv([['protocol', [bd.protocol, bd.redfishVersion].filter(Boolean).join(' ')],
+        ['vendor', [bd.vendor, bd.model].filter(Boolean).join(' ')], ['firmware', bd.firmwareVersion], ['auth', bd.auth],
+        ['system', bd.system], ['manager', bd.manager],
+        ['virtual media', bd.virtualMedia ? `${bd.virtualMedia} (${bd.virtualMediaMethod})` : (bd.protocol === 'redfish' ? 'none' : '')],
+        ['boot modes', (bd.bootModes || []).join(', ')], ['lacks', (bd.problems || []).join('; ')]]));
     }
     box.replaceChildren(...parts);
   }
