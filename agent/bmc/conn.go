@@ -114,6 +114,7 @@ type Conn struct {
 	// Redfish: what was learnt about the service, kept across re-logins.
 	authMode string       // "session" or "basic", once one worked
 	disc     *rfDiscovery // nil until the first call needing it
+	freshSys *rfSystemDoc // the system document discovery read in the current call
 }
 
 // Dial parses t.Address and opens a session (Redfish: service root, then

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/stmcginnis/gofish/common"
 	"github.com/stmcginnis/gofish/redfish"
@@ -148,6 +149,7 @@ func (c *Conn) discover(s *rfSession) (*rfDiscovery, error) {
 	if err := rfGet(s.api, d.system, &sys); err != nil {
 		return nil, err
 	}
+	c.freshSys = &sys
 	for _, m := range sys.Links.ManagedBy {
 		d.managers = append(d.managers, m.ID)
 	}
@@ -160,6 +162,21 @@ func (c *Conn) discover(s *rfSession) (*rfDiscovery, error) {
 	}
 	c.disc = d
 	return d, nil
+}
+
+// systemDoc reads the system: the document discovery read in this same
+// call when there is one (one round trip less on a Conn's first call),
+// else a fresh GET.
+func (c *Conn) systemDoc(s *rfSession, d *rfDiscovery) (*rfSystemDoc, error) {
+	if sys := c.freshSys; sys != nil {
+		c.freshSys = nil
+		return sys, nil
+	}
+	var sys rfSystemDoc
+	if err := rfGet(s.api, d.system, &sys); err != nil {
+		return nil, err
+	}
+	return &sys, nil
 }
 
 // managerDoc reads the system's first manager (cached).
@@ -184,7 +201,27 @@ func (c *Conn) findVirtualMedia(s *rfSession, d *rfDiscovery) error {
 		return nil
 	}
 	looked := []string{short(d.system)}
-	if ok, err := c.pickVirtualMedia(s, d, d.sysVirtualMedia); err != nil || ok {
+	// The first manager is read meanwhile (Details needs it, and it is the
+	// next place to look): one round trip less when the system has none.
+	var (
+		mgr    rfManagerDoc
+		mgrErr error
+		mgrGot = make(chan struct{})
+	)
+	if d.manager == nil && len(d.managers) > 0 {
+		go func() {
+			defer close(mgrGot)
+			mgrErr = rfGet(s.api, d.managers[0], &mgr)
+		}()
+	} else {
+		close(mgrGot)
+	}
+	ok, err := c.pickVirtualMedia(s, d, d.sysVirtualMedia)
+	<-mgrGot
+	if d.manager == nil && len(d.managers) > 0 && mgrErr == nil {
+		d.manager = &mgr
+	}
+	if err != nil || ok {
 		d.vmediaDone = err == nil
 		return err
 	}
@@ -223,16 +260,28 @@ func (c *Conn) pickVirtualMedia(s *rfSession, d *rfDiscovery, collection string)
 		}
 		return false, err
 	}
-	for _, m := range col.Members {
-		var vm redfish.VirtualMedia
-		if err := rfGet(s.api, m.ID, &vm); err != nil {
-			if isNotFound(err) {
+	// The members are read in parallel; the first taking CD or DVD, in the
+	// collection's order, is the device.
+	vms := make([]redfish.VirtualMedia, len(col.Members))
+	errs := make([]error, len(col.Members))
+	var wg sync.WaitGroup
+	for i, m := range col.Members {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = rfGet(s.api, m.ID, &vms[i])
+		}()
+	}
+	wg.Wait()
+	for i, m := range col.Members {
+		if errs[i] != nil {
+			if isNotFound(errs[i]) {
 				continue
 			}
-			return false, err
+			return false, errs[i]
 		}
-		if takesCD(vm.MediaTypes) {
-			d.vmedia, d.vmediaAct = m.ID, vm.SupportsMediaInsert && vm.SupportsMediaEject
+		if takesCD(vms[i].MediaTypes) {
+			d.vmedia, d.vmediaAct = m.ID, vms[i].SupportsMediaInsert && vms[i].SupportsMediaEject
 			return true, nil
 		}
 	}
@@ -262,11 +311,11 @@ func (c *Conn) Details(ctx context.Context) (*api.BMCDetails, error) {
 		if err != nil {
 			return err
 		}
-		m, err := c.managerDoc(s, d)
-		if err != nil {
+		if err := c.findVirtualMedia(s, d); err != nil {
 			return err
 		}
-		if err := c.findVirtualMedia(s, d); err != nil {
+		m, err := c.managerDoc(s, d)
+		if err != nil {
 			return err
 		}
 		bd := &api.BMCDetails{Protocol: "redfish", RedfishVersion: d.redfishVersion, Vendor: d.vendor,

@@ -27,7 +27,11 @@ func (c *Conn) Inventory(ctx context.Context) (*api.HardwareDetails, error) {
 		if err != nil {
 			return err
 		}
-		hd, err = fastInventory(s, d)
+		sys, err := c.systemDoc(s, d)
+		if err != nil {
+			return err
+		}
+		hd, err = fastInventory(s, d, sys)
 		return err
 	})
 	return hd, err
@@ -51,12 +55,8 @@ func (c *Conn) Inventory(ctx context.Context) (*api.HardwareDetails, error) {
 //   - NICs: the system's EthernetInterfaces (never the manager's) with a
 //     MAC, VLAN sub-interfaces (VLAN.VLANEnable) skipped;
 //   - firmware: BIOS (BiosVersion), then BMC (the manager's FirmwareVersion).
-func fastInventory(s *rfSession, d *rfDiscovery) (*api.HardwareDetails, error) {
+func fastInventory(s *rfSession, d *rfDiscovery, sys *rfSystemDoc) (*api.HardwareDetails, error) {
 	f := &rfFetcher{s: s}
-	var sys rfSystemDoc
-	if err := f.get(d.system, &sys); err != nil {
-		return nil, err
-	}
 	hd := &api.HardwareDetails{Manufacturer: sys.Manufacturer, Model: sys.Model, SerialNumber: sys.SerialNumber,
 		BIOSVersion: sys.BiosVersion, SystemUUID: sys.UUID}
 	if sys.BiosVersion != "" {

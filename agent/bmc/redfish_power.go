@@ -23,8 +23,8 @@ func (c *Conn) rfPowerState(ctx context.Context) (bool, error) {
 		if err != nil {
 			return err
 		}
-		var sys rfSystemDoc
-		if err := rfGet(s.api, d.system, &sys); err != nil {
+		sys, err := c.systemDoc(s, d)
+		if err != nil {
 			return err
 		}
 		on, err = normalisePower(sys.PowerState)

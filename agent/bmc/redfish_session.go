@@ -161,6 +161,7 @@ func (c *Conn) rfCall(ctx context.Context, op string, fn func(ctx context.Contex
 			}
 		}
 		c.tr.begin(cctx, c.opts.UserAgent(cctx))
+		c.freshSys = nil // only ever reused within one call
 		err := fn(cctx, c.rf)
 		seen := c.tr.end()
 		if err == nil {
