@@ -86,6 +86,11 @@ func TestProfileOperations(t *testing.T) {
 			if err == nil && (res.BMCDetails == nil || !reflect.DeepEqual(*res.BMCDetails, wantBMC)) {
 				err = fmt.Errorf("BMC details\n got %+v\nwant %+v", res.BMCDetails, wantBMC)
 			}
+			// The auth that worked, as the simulator saw it: session logins
+			// only where the profile offers sessions.
+			if st := sim.State(0); err == nil && (st.Logins > 0) != (wantBMC.Auth == "session") {
+				err = fmt.Errorf("the simulator counted %d session logins; the profile's auth is %q", st.Logins, wantBMC.Auth)
+			}
 			cell("register", err)
 
 			// inspect
