@@ -58,6 +58,19 @@ func TestProfileOperations(t *testing.T) {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		if addrs := sim.SystemAddresses(0); len(addrs) > 1 {
+			// Several systems and an address naming none: refused, never
+			// "the first one" (powering the wrong blade).
+			bare := addrs[0][:strings.Index(addrs[0], "/redfish/v1/")]
+			_, err := p.Register(ctx, provisioner.Host{Name: prof + "-nopath", Username: "admin", Password: "password", BMC: api.BMC{Address: bare}})
+			expected++
+			if !errors.Is(err, provisioner.ErrFailed) || !strings.Contains(err.Error(), "bmc.address") {
+				t.Errorf("%s: register without a system path: %v; want ErrFailed asking for the system path in bmc.address", prof, err)
+			} else {
+				passed++
+				rows = append(rows, row{profile: prof, system: "(no system path)", cells: map[string]string{"register": "ok (ErrFailed)"}})
+			}
+		}
 		for j, addr := range sim.SystemAddresses(0) {
 			r := row{profile: prof, system: addr[strings.Index(addr, "/redfish/v1/")+len("/redfish/v1/"):], cells: map[string]string{}}
 			h := provisioner.Host{Name: fmt.Sprintf("%s-%d", prof, j), Username: "admin", Password: "password",
@@ -173,7 +186,11 @@ func TestProfileOperations(t *testing.T) {
 	for _, r := range rows {
 		fmt.Fprintf(&b, "\n%-20s %-26s", r.profile, r.system)
 		for _, op := range ops {
-			fmt.Fprintf(&b, " %-20s", r.cells[op])
+			c := r.cells[op]
+			if c == "" {
+				c = "-"
+			}
+			fmt.Fprintf(&b, " %-20s", c)
 		}
 	}
 	fmt.Fprintf(&b, "\ncells passed / expected: %d / %d (%d profiles: %s)", passed, expected, len(bmcsim.Profiles()), strings.Join(bmcsim.Profiles(), ", "))
