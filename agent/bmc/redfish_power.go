@@ -33,8 +33,9 @@ func (c *Conn) rfPowerState(ctx context.Context) (bool, error) {
 	return on, err
 }
 
-// rfSetPower: ComputerSystem.Reset On or ForceOff, not sent when the system
-// already is in that state (several BMCs refuse On on a powered system).
+// rfSetPower: ComputerSystem.Reset On (ForceOn when the system lists only
+// that) or ForceOff, not sent when the system already is in that state
+// (several BMCs refuse On on a powered system).
 func (c *Conn) rfSetPower(ctx context.Context, g *guard.Guard, host, op string, on bool) error {
 	return g.Do(ctx, host, op, c.opts.MutationTimeout, func(ctx context.Context) error {
 		return c.rfCall(ctx, op, func(ctx context.Context, s *rfSession) error {
@@ -52,6 +53,10 @@ func (c *Conn) rfSetPower(ctx context.Context, g *guard.Guard, host, op string, 
 			}
 			if sys.PowerState == want {
 				return nil
+			}
+			if on && len(sys.SupportedResetTypes) > 0 && !slices.Contains(sys.SupportedResetTypes, typ) &&
+				slices.Contains(sys.SupportedResetTypes, redfish.ForceOnResetType) {
+				typ = redfish.ForceOnResetType // a system offering ForceOn but not On
 			}
 			return sys.Reset(typ)
 		})
