@@ -69,7 +69,7 @@ type rfDiscovery struct {
 	manager    *rfManagerDoc // the first manager, once read
 	vmediaDone bool          // the search below ran
 	vmedia     string        // the device taking CD or DVD, "" if none
-	vmediaAct  bool          // it has InsertMedia/EjectMedia actions
+	vmediaAct  bool          // it has the InsertMedia action
 	noVMedia   string        // the message when there is none
 }
 
@@ -281,7 +281,7 @@ func (c *Conn) pickVirtualMedia(s *rfSession, d *rfDiscovery, collection string)
 			return false, errs[i]
 		}
 		if takesCD(vms[i].MediaTypes) {
-			d.vmedia, d.vmediaAct = m.ID, vms[i].SupportsMediaInsert && vms[i].SupportsMediaEject
+			d.vmedia, d.vmediaAct = m.ID, vms[i].SupportsMediaInsert
 			return true, nil
 		}
 	}

@@ -47,13 +47,14 @@ func (c *Conn) Inventory(ctx context.Context) (*api.HardwareDetails, error) {
 // What is read, as the Redfish schema allows it:
 //   - disks: Storage → Drives, else (no drive there) SimpleStorage →
 //     Devices; Absent skipped;
-//   - memory: the Memory collection (CapacityMiB, else VolatileSizeMiB),
-//     else MemorySummary.TotalSystemMemoryGiB × 1024 when there is no
-//     collection or it is empty;
+//   - memory: the Memory collection (CapacityMiB, else VolatileSizeMiB, of
+//     the modules not Absent), else MemorySummary.TotalSystemMemoryGiB ×
+//     1024 when there is no collection or it sums to 0;
 //   - processors: ProcessorType CPU (or none given) are CPUs, any other
 //     type an accelerator; Absent skipped;
 //   - NICs: the system's EthernetInterfaces (never the manager's) with a
-//     MAC, VLAN sub-interfaces (VLAN.VLANEnable) skipped;
+//     MAC; VLAN sub-interfaces (VLAN.VLANEnable, or EthernetInterfaceType
+//     Virtual) skipped;
 //   - firmware: BIOS (BiosVersion), then BMC (the manager's FirmwareVersion).
 func fastInventory(s *rfSession, d *rfDiscovery, sys *rfSystemDoc) (*api.HardwareDetails, error) {
 	f := &rfFetcher{s: s}
@@ -97,14 +98,16 @@ func fastInventory(s *rfSession, d *rfDiscovery, sys *rfSystemDoc) (*api.Hardwar
 		Devices []struct {
 			Name, Model   string
 			CapacityBytes int64
+			MediaType     string
 			Status        status
 		}
 	}
 	type nic struct {
-		ID         string `json:"Id"`
-		MACAddress string
-		SpeedMbps  int
-		VLAN       *struct{ VLANEnable bool }
+		ID                    string `json:"Id"`
+		MACAddress            string
+		SpeedMbps             int
+		VLAN                  *struct{ VLANEnable bool }
+		EthernetInterfaceType string
 	}
 	ps, ds, ss := make([]proc, len(procs)), make([]dimm, len(dimms)), make([]stor, len(stors))
 	sss, ns := make([]simpleStor, len(simple)), make([]nic, len(nics))
@@ -147,11 +150,12 @@ func fastInventory(s *rfSession, d *rfDiscovery, sys *rfSystemDoc) (*api.Hardwar
 			hd.MemoryMiB += m.VolatileSizeMiB
 		}
 	}
-	if !haveMemoryCollection || len(dimms) == 0 {
+	if !haveMemoryCollection || hd.MemoryMiB == 0 {
+		// No collection, an empty one, or only empty slots.
 		hd.MemoryMiB = int(math.Round(sys.MemorySummary.TotalSystemMemoryGiB * 1024))
 	}
 	for _, n := range ns {
-		if n.MACAddress == "" || (n.VLAN != nil && n.VLAN.VLANEnable) {
+		if n.MACAddress == "" || (n.VLAN != nil && n.VLAN.VLANEnable) || n.EthernetInterfaceType == "Virtual" {
 			continue
 		}
 		hd.NICs = append(hd.NICs, api.NIC{Name: n.ID, MAC: strings.ToLower(n.MACAddress), SpeedMbps: n.SpeedMbps})
@@ -197,7 +201,7 @@ func fastInventory(s *rfSession, d *rfDiscovery, sys *rfSystemDoc) (*api.Hardwar
 			if d.Status.State == "Absent" {
 				continue
 			}
-			hd.Disks = append(hd.Disks, api.Disk{Name: d.Name, Model: d.Model, SizeBytes: d.CapacityBytes})
+			hd.Disks = append(hd.Disks, api.Disk{Name: d.Name, Model: d.Model, SizeBytes: d.CapacityBytes, Type: d.MediaType})
 		}
 	}
 	return hd, nil

@@ -359,18 +359,22 @@ func TestRedfishInventoryShapes(t *testing.T) {
 	f := oneSystem(t, false, map[string]any{"Manufacturer": "FakeCo", "Model": "X1", "SerialNumber": "SN1",
 		"UUID": "1234", "BiosVersion": "B7",
 		"MemorySummary": map[string]any{"TotalSystemMemoryGiB": 95.5},
+		"Memory":        odata(s + "/Memory"), // only empty slots: the summary counts
 		"Processors":    odata(s + "/Processors"), "SimpleStorage": odata(s + "/SimpleStorage"),
 		"EthernetInterfaces": odata(s + "/EthernetInterfaces"), "Storage": odata(s + "/Storage")})
 	f.docs[s+"/Processors"] = coll(s+"/Processors/P1", s+"/Processors/P2", s+"/Processors/F1")
 	f.docs[s+"/Processors/P1"] = map[string]any{"Id": "P1", "ProcessorType": "CPU", "Model": " Fake 8C ", "TotalCores": 8, "TotalThreads": 16}
 	f.docs[s+"/Processors/P2"] = map[string]any{"Id": "P2", "ProcessorType": "CPU", "Status": map[string]any{"State": "Absent"}}
 	f.docs[s+"/Processors/F1"] = map[string]any{"Id": "F1", "ProcessorType": "FPGA", "Model": "Fake FPGA"}
+	f.docs[s+"/Memory"] = coll(s + "/Memory/D1")
+	f.docs[s+"/Memory/D1"] = map[string]any{"Id": "D1", "CapacityMiB": 0, "Status": map[string]any{"State": "Absent"}}
 	f.docs[s+"/SimpleStorage"] = coll(s + "/SimpleStorage/1")
 	f.docs[s+"/SimpleStorage/1"] = map[string]any{"Devices": []any{
 		map[string]any{"Name": "Disk A", "Model": "FD1", "CapacityBytes": 1000},
 		map[string]any{"Name": "Empty bay", "Status": map[string]any{"State": "Absent"}}}}
 	// Storage is listed but not served (404): read as empty.
-	f.docs[s+"/EthernetInterfaces"] = coll(s+"/EthernetInterfaces/1", s+"/EthernetInterfaces/1.100", s+"/EthernetInterfaces/x")
+	f.docs[s+"/EthernetInterfaces"] = coll(s+"/EthernetInterfaces/1", s+"/EthernetInterfaces/1.100", s+"/EthernetInterfaces/x", s+"/EthernetInterfaces/v")
+	f.docs[s+"/EthernetInterfaces/v"] = map[string]any{"Id": "v", "MACAddress": "52:54:00:AB:CD:EF", "EthernetInterfaceType": "Virtual"}
 	f.docs[s+"/EthernetInterfaces/1"] = map[string]any{"Id": "1", "MACAddress": "52:54:00:AB:CD:EF", "SpeedMbps": 25000}
 	f.docs[s+"/EthernetInterfaces/1.100"] = map[string]any{"Id": "1.100", "MACAddress": "52:54:00:AB:CD:EF", "VLAN": map[string]any{"VLANEnable": true, "VLANId": 100}}
 	f.docs[s+"/EthernetInterfaces/x"] = map[string]any{"Id": "x"}
