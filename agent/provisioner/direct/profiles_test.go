@@ -42,7 +42,8 @@ func TestProfileOperations(t *testing.T) {
 	passed, expected := 0, 0
 	for _, prof := range bmcsim.Profiles() {
 		audit := filepath.Join(t.TempDir(), prof+"-guard.jsonl")
-		sim, err := bmcsim.Start(bmcsim.Config{Hosts: 1, Profile: prof})
+		bmcAudit := filepath.Join(t.TempDir(), prof+"-bmc.jsonl")
+		sim, err := bmcsim.Start(bmcsim.Config{Hosts: 1, Profile: prof, AuditPath: bmcAudit})
 		if err != nil {
 			t.Fatalf("profile %s: %v", prof, err)
 		}
@@ -114,9 +115,12 @@ func TestProfileOperations(t *testing.T) {
 			cell("inspect", err)
 
 			// provision
-			before := sim.State(0)
+			before, sent := sim.State(0), auditLen(t, bmcAudit)
 			_, err = p.Provision(ctx, h)
 			after := sim.State(0)
+			if err == nil {
+				err = onlyOwnPaths(t, bmcAudit, sent, "/redfish/v1/"+r.system, wantBMC.VirtualMedia)
+			}
 			if wantBMC.VirtualMedia == "" {
 				// No device taking CD or DVD: a clear, permanent error.
 				switch {
@@ -148,9 +152,12 @@ func TestProfileOperations(t *testing.T) {
 			}
 
 			// deprovision
-			before = sim.State(0)
+			before, sent = sim.State(0), auditLen(t, bmcAudit)
 			_, err = p.Deprovision(ctx, h)
 			after = sim.State(0)
+			if err == nil {
+				err = onlyOwnPaths(t, bmcAudit, sent, "/redfish/v1/"+r.system, wantBMC.VirtualMedia)
+			}
 			if err == nil {
 				err = checkDeprovisioned(after, r.system, wantBMC.VirtualMedia)
 			}
@@ -195,6 +202,37 @@ func TestProfileOperations(t *testing.T) {
 	}
 	fmt.Fprintf(&b, "\ncells passed / expected: %d / %d (%d profiles: %s)", passed, expected, len(bmcsim.Profiles()), strings.Join(bmcsim.Profiles(), ", "))
 	t.Log(b.String())
+}
+
+func auditLen(t *testing.T, path string) int {
+	lines, err := bmcsim.ReadAudit(path)
+	if err != nil {
+		return 0 // nothing written yet
+	}
+	return len(lines)
+}
+
+// onlyOwnPaths: every mutating request the BMC received since line from
+// went to the host's system or its virtual media device (the BMC's audit,
+// not our logs), with the agent's User-Agent and the lease's epoch.
+func onlyOwnPaths(t *testing.T, path string, from int, system, device string) error {
+	lines, err := bmcsim.ReadAudit(path)
+	if err != nil {
+		return err
+	}
+	if from > len(lines) {
+		from = len(lines)
+	}
+	for _, l := range lines[from:] {
+		own := strings.HasPrefix(l.Path, system+"/") || l.Path == system || (device != "" && strings.HasPrefix(l.Path, device))
+		if !own {
+			return fmt.Errorf("a mutating request went elsewhere than %s and %s: %s %s", system, device, l.Method, l.Path)
+		}
+		if !strings.Contains(l.UserAgent, "epoch=11") {
+			return fmt.Errorf("a mutating request without the lease's epoch: %+v", l)
+		}
+	}
+	return nil
 }
 
 func systemState(st bmcsim.State, path string) (bmcsim.SystemState, bool) {
