@@ -21,6 +21,7 @@ require (
 	github.com/prometheus/client_golang v1.23.2
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/spf13/pflag v1.0.10
+	github.com/stmcginnis/gofish v0.19.0
 	go.etcd.io/bbolt v1.3.6
 	golang.org/x/sys v0.49.0
 	golang.org/x/term v0.47.0
@@ -59,7 +60,6 @@ require (
 	github.com/prometheus/common v0.66.1 // indirect
 	github.com/prometheus/procfs v0.16.1 // indirect
 	github.com/satori/go.uuid v1.2.0 // indirect
-	github.com/stmcginnis/gofish v0.19.0 // indirect
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
 	github.com/valyala/fasttemplate v1.2.2 // indirect
 	go.opentelemetry.io/otel v1.24.0 // indirect

@@ -43,6 +43,9 @@ func TestLifecycle(t *testing.T) {
 		if h.Status.Epoch == 0 {
 			t.Errorf("%s status carries no epoch", h.Name)
 		}
+		if bd := h.Status.BMCDetails; bd == nil || bd.Protocol != "redfish" || bd.Auth != "session" || bd.VirtualMedia == "" || bd.System == "" {
+			t.Errorf("%s is available without the BMC details registration learnt: %+v", h.Name, h.Status.BMCDetails)
+		}
 	}
 	e.waitHost("bare", 30*time.Second, "unmanaged", stateIs(api.StateUnmanaged, api.OpDiscovered))
 	first := e.waitHost("badcreds", 30*time.Second, "registration error", func(h *api.Host) error {

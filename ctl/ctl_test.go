@@ -34,7 +34,10 @@ func TestAgainstCoordinator(t *testing.T) {
 
 	ag := c.agent(t, "r1", "agent-r1-test")
 	ag.report(t, "r1-h01", api.HostStatus{ProvisioningState: api.StateProvisioned, OperationalStatus: api.OpOK, PoweredOn: true,
-		ProvisioningID: "p-1", HardwareDetails: &api.HardwareDetails{Manufacturer: "Sim", Model: "R1", MemoryMiB: 65536, CPUs: []api.CPU{{Cores: 8}}, NICs: []api.NIC{{MAC: "52:54:00:00:01:01"}}}}, false)
+		ProvisioningID: "p-1", HardwareDetails: &api.HardwareDetails{Manufacturer: "Sim", Model: "R1", MemoryMiB: 65536, CPUs: []api.CPU{{Cores: 8}}, NICs: []api.NIC{{MAC: "52:54:00:00:01:01"}}},
+		BMCDetails: &api.BMCDetails{Protocol: "redfish", RedfishVersion: "1.11.0", Vendor: "Rackfence", Model: "SimBMC", FirmwareVersion: "2.0.0",
+			Auth: "session", System: "/redfish/v1/Systems/1", Manager: "/redfish/v1/Managers/1",
+			VirtualMedia: "/redfish/v1/Managers/1/VirtualMedia/CD1", VirtualMediaMethod: "actions", BootModes: []string{"UEFI", "Legacy"}}}, false)
 	ag.report(t, "r1-h02", api.HostStatus{ProvisioningState: api.StateUnmanaged, OperationalStatus: api.OpDiscovered}, false)
 	ag.report(t, "r1-h03", api.HostStatus{ProvisioningState: api.StateRegistering, OperationalStatus: api.OpError,
 		ErrorType: api.ErrRegistration, ErrorMessage: "ipmi 127.0.0.1:9623: no answer", ErrorCount: 2}, false)

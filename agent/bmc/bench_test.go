@@ -21,7 +21,7 @@ func bmcsimConfig(latency time.Duration) bmcsim.Config {
 }
 
 // BenchmarkAgentCalls64Hosts measures the BMC calls per second one agent
-// process (this one: a Pool of bmclib sessions, every mutation through the
+// process (this one: a Pool of Redfish sessions, every mutation through the
 // Guard) sustains against one rackfence-bmcsim process holding 1,000 BMCs,
 // with 64 hosts driven concurrently. Each op is one adapter call; calls
 // alternate between a power read and a guarded power change. Figures:

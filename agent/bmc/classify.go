@@ -7,10 +7,11 @@ import (
 	"strings"
 )
 
-// classify turns a bmclib error into one wrapping exactly one error class.
-// For Redfish it trusts what the transport saw on the wire; for IPMI (and
-// for failures with no HTTP answer) it reads ipmitool's and bmclib's text.
-// The password never appears: bmclib does not put it in errors, ipmitool
+// classify turns a gofish (Redfish) or bmclib (IPMI) error into one wrapping
+// exactly one error class. For Redfish it trusts what the transport saw on
+// the wire; for IPMI (and for failures with no HTTP answer) it reads
+// ipmitool's and bmclib's text. The password never appears: neither library
+// puts it in errors (gofish's login body is never echoed), ipmitool
 // gets it through the environment, and scrub removes it defensively.
 func (c *Conn) classify(ctx context.Context, op string, err error, seen observed) error {
 	if err == nil {

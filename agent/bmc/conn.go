@@ -14,7 +14,6 @@ import (
 
 	bmclib "github.com/bmc-toolbox/bmclib/v2"
 	"github.com/bmc-toolbox/bmclib/v2/providers/ipmitool"
-	"github.com/bmc-toolbox/bmclib/v2/providers/redfish"
 	"github.com/jacobweinstock/registrar"
 
 	"github.com/rackfence/rackfence/agent/guard"
@@ -73,10 +72,6 @@ type Options struct {
 	IPMICipherSuite string
 	// Logger receives debug lines (never a password). Nil: slog.Default().
 	Logger *slog.Logger
-	// BMCLibInventory makes Inventory use only bmclib's own sequential
-	// inventory walk, not the parallel reader (slower; for comparison and
-	// for BMCs where the two disagree).
-	BMCLibInventory bool
 }
 
 func (o Options) withDefaults() Options {
@@ -98,11 +93,12 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Conn is an open session to one BMC through bmclib, with the registry
-// filtered to the address's protocol. It is safe for concurrent use; calls
-// on one Conn run one at a time (a BMC is one machine; bmclib's clients are
-// not meant for concurrent calls). Read-only methods take no guard; every
-// mutating method requires one and runs the bmclib call inside guard.Guard.Do.
+// Conn is an open session to one BMC: for redfish:// targets through this
+// package's Redfish layer on gofish (redfish_*.go), for ipmi:// targets
+// through bmclib's ipmitool provider. It is safe for concurrent use; calls
+// on one Conn run one at a time (a BMC is one machine). Read-only methods
+// take no guard; every mutating method requires one and runs the BMC call
+// inside guard.Guard.Do.
 type Conn struct {
 	target Target
 	opts   Options
@@ -111,13 +107,19 @@ type Conn struct {
 	scheme api.BMCScheme
 
 	mu     sync.Mutex
-	client *bmclib.Client
-	tr     *callTransport
+	client *bmclib.Client // ipmi: the bmclib client
+	rf     *rfSession     // redfish: the logged-in gofish client
+	tr     *callTransport // the transport of client or rf
 	closed bool
+	// Redfish: what was learnt about the service, kept across re-logins.
+	authMode string       // "session" or "basic", once one worked
+	disc     *rfDiscovery // nil until the first call needing it
+	freshSys *rfSystemDoc // the system document discovery read in the current call
 }
 
-// Dial parses t.Address, builds a bmclib client restricted to its protocol
-// and opens a session (Redfish login, or an IPMI power query), bounded by
+// Dial parses t.Address and opens a session (Redfish: service root, then
+// session login or HTTP Basic, then the system; IPMI: a bmclib client
+// restricted to ipmitool and a power query), bounded by
 // opts.Timeout. Errors wrap ErrAuth, ErrTransient, ErrFailed or
 // ErrUnsupported; a malformed address wraps ErrFailed.
 func Dial(ctx context.Context, t Target, opts Options) (*Conn, error) {
@@ -137,36 +139,24 @@ func Dial(ctx context.Context, t Target, opts Options) (*Conn, error) {
 // Protocol is "redfish" or "ipmi".
 func (c *Conn) Protocol() string { return c.proto }
 
-// newClient builds the bmclib client with exactly one provider registered.
+// newClient builds the bmclib client (IPMI) with only ipmitool registered.
 func (c *Conn) newClient() (*bmclib.Client, *callTransport, error) {
 	s := c.scheme
 	port := strconv.Itoa(portOf(s))
 	reg := registrar.NewRegistry()
 	tr := &callTransport{base: baseTransport(c.target.Insecure)}
-	switch s.Protocol {
-	case "redfish":
-		host := "https://" + s.Host
-		if s.Insecure {
-			host = "http://" + s.Host
-		}
-		hc := &http.Client{Transport: tr}
-		drv := redfish.New(host, c.target.Username, c.target.Password, logrDiscard(), redfish.WithHttpClient(hc), redfish.WithPort(port))
-		reg.Register(redfish.ProviderName, redfish.ProviderProtocol, redfish.Features, nil, drv)
-		cl := bmclib.NewClient(host, c.target.Username, c.target.Password,
-			bmclib.WithRegistry(reg), bmclib.WithPerProviderTimeout(c.opts.Timeout))
-		return cl, tr, nil
-	case "ipmi":
-		drv, err := ipmitool.New(s.Host, c.target.Username, c.target.Password,
-			ipmitool.WithPort(port), ipmitool.WithCipherSuite(c.opts.IPMICipherSuite))
-		if err != nil {
-			return nil, nil, fmt.Errorf("%w: ipmitool is needed for %s and was not found: %v", ErrUnsupported, c.addr, err)
-		}
-		reg.Register(ipmitool.ProviderName, ipmitool.ProviderProtocol, ipmitool.Features, nil, drv)
-		cl := bmclib.NewClient(s.Host, c.target.Username, c.target.Password,
-			bmclib.WithRegistry(reg), bmclib.WithPerProviderTimeout(c.opts.Timeout))
-		return cl, tr, nil
+	if s.Protocol != "ipmi" {
+		return nil, nil, fmt.Errorf("%w: protocol %q", ErrUnsupported, s.Protocol)
 	}
-	return nil, nil, fmt.Errorf("%w: protocol %q", ErrUnsupported, s.Protocol)
+	drv, err := ipmitool.New(s.Host, c.target.Username, c.target.Password,
+		ipmitool.WithPort(port), ipmitool.WithCipherSuite(c.opts.IPMICipherSuite))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: ipmitool is needed for %s and was not found: %v", ErrUnsupported, c.addr, err)
+	}
+	reg.Register(ipmitool.ProviderName, ipmitool.ProviderProtocol, ipmitool.Features, nil, drv)
+	cl := bmclib.NewClient(s.Host, c.target.Username, c.target.Password,
+		bmclib.WithRegistry(reg), bmclib.WithPerProviderTimeout(c.opts.Timeout))
+	return cl, tr, nil
 }
 
 func portOf(s api.BMCScheme) int {
@@ -182,6 +172,9 @@ func portOf(s api.BMCScheme) int {
 func (c *Conn) open(ctx context.Context) error {
 	if c.closed {
 		return fmt.Errorf("%w: bmc connection to %s is closed", ErrFailed, c.addr)
+	}
+	if c.proto == "redfish" {
+		return c.openRedfish(ctx)
 	}
 	cl, tr, err := c.newClient()
 	if err != nil {
@@ -239,7 +232,7 @@ func (c *Conn) call(ctx context.Context, op string, fn func(ctx context.Context,
 
 // dropSession forgets the client without a logout round trip. c.mu held.
 func (c *Conn) dropSession() {
-	c.client, c.tr = nil, nil
+	c.client, c.rf, c.tr = nil, nil, nil
 }
 
 // Close logs out (Redfish DELETE of the session) and releases the Conn.
@@ -247,6 +240,9 @@ func (c *Conn) Close(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closed = true
+	if c.rf != nil {
+		return c.closeRedfish(ctx)
+	}
 	if c.client == nil {
 		return nil
 	}
@@ -265,6 +261,9 @@ func (c *Conn) Close(ctx context.Context) error {
 // PowerState reads the host's power: true when on (Redfish On/PoweringOff,
 // ipmitool "Chassis Power is on").
 func (c *Conn) PowerState(ctx context.Context) (bool, error) {
+	if c.proto == "redfish" {
+		return c.rfPowerState(ctx)
+	}
 	var on bool
 	err := c.call(ctx, "power get", func(ctx context.Context, cl *bmclib.Client) error {
 		s, err := cl.GetPowerState(ctx)
@@ -297,6 +296,9 @@ func (c *Conn) SetPower(ctx context.Context, g *guard.Guard, host string, on boo
 	if on {
 		state, op = "on", "power on"
 	}
+	if c.proto == "redfish" {
+		return c.rfSetPower(ctx, g, host, op, on)
+	}
 	return g.Do(ctx, host, op, c.opts.MutationTimeout, func(ctx context.Context) error {
 		return c.call(ctx, op, func(ctx context.Context, cl *bmclib.Client) error {
 			ok, err := cl.SetPowerState(ctx, state)
@@ -321,6 +323,9 @@ func (c *Conn) SetBootDevice(ctx context.Context, g *guard.Guard, host, dev stri
 	if persistent {
 		op += " persistent"
 	}
+	if c.proto == "redfish" {
+		return c.rfSetBootDevice(ctx, g, host, op, dev, persistent)
+	}
 	return g.Do(ctx, host, op, c.opts.MutationTimeout, func(ctx context.Context) error {
 		return c.call(ctx, op, func(ctx context.Context, cl *bmclib.Client) error {
 			ok, err := cl.SetBootDevice(ctx, dev, persistent, true)
@@ -332,39 +337,37 @@ func (c *Conn) SetBootDevice(ctx context.Context, g *guard.Guard, host, dev stri
 	})
 }
 
-// InsertMedia ejects whatever is inserted and inserts the CD image at url
-// (Redfish only), under the guard.
+// InsertMedia inserts the CD image at url in the system's virtual media
+// device (ejecting a different medium first) and reads it back (Redfish
+// only; see redfish_vmedia.go), under the guard. A BMC with no device
+// taking CD or DVD: ErrUnsupported naming the resources looked at.
 func (c *Conn) InsertMedia(ctx context.Context, g *guard.Guard, host, url string) error {
 	if url == "" {
 		return fmt.Errorf("%w: virtual media URL is empty; use EjectMedia to eject", ErrFailed)
 	}
-	return c.media(ctx, g, host, "media insert", url)
-}
-
-// EjectMedia ejects all inserted virtual media (Redfish only), under the
-// guard.
-func (c *Conn) EjectMedia(ctx context.Context, g *guard.Guard, host string) error {
-	return c.media(ctx, g, host, "media eject", "")
-}
-
-func (c *Conn) media(ctx context.Context, g *guard.Guard, host, op, url string) error {
 	if c.proto != "redfish" {
 		return fmt.Errorf("%w: virtual media needs a Redfish BMC; %s is %s", ErrUnsupported, c.addr, c.proto)
 	}
-	return g.Do(ctx, host, op, c.opts.MutationTimeout, func(ctx context.Context) error {
-		return c.call(ctx, op, func(ctx context.Context, cl *bmclib.Client) error {
-			ok, err := cl.SetVirtualMedia(ctx, "CD", url)
-			if err == nil && !ok {
-				return fmt.Errorf("BMC did not confirm %s", op)
-			}
-			return err
-		})
-	})
+	return c.rfInsertMedia(ctx, g, host, url)
 }
 
-// ResetBMC restarts the BMC itself (Redfish Manager.Reset GracefulRestart,
-// IPMI "mc reset cold"), under the guard. The session is dropped after it.
+// EjectMedia ejects the medium of the system's virtual media device and
+// reads it back (Redfish only), under the guard. Nothing inserted, or no
+// device at all: nothing to do.
+func (c *Conn) EjectMedia(ctx context.Context, g *guard.Guard, host string) error {
+	if c.proto != "redfish" {
+		return fmt.Errorf("%w: virtual media needs a Redfish BMC; %s is %s", ErrUnsupported, c.addr, c.proto)
+	}
+	return c.rfEjectMedia(ctx, g, host)
+}
+
+// ResetBMC restarts the BMC itself (Redfish Manager.Reset GracefulRestart
+// of the system's own manager, IPMI "mc reset cold"), under the guard. The
+// session is dropped after it.
 func (c *Conn) ResetBMC(ctx context.Context, g *guard.Guard, host string) error {
+	if c.proto == "redfish" {
+		return c.rfResetBMC(ctx, g, host)
+	}
 	typ := "GracefulRestart"
 	if c.proto == "ipmi" {
 		typ = "cold"

@@ -13,8 +13,8 @@ import (
 	"github.com/rackfence/rackfence/shared/testenv"
 )
 
-// These tests drive the real bmclib v2.3.0 client (through Conn, as the
-// agent does) against bmcsim.
+// These tests drive Conn's Redfish layer (gofish, as the agent does)
+// against bmcsim.
 
 func TestRedfishOperations(t *testing.T) {
 	audit := filepath.Join(t.TempDir(), "sim-audit.jsonl")
@@ -67,7 +67,7 @@ func TestRedfishOperations(t *testing.T) {
 	if m := sim.State(1).Media; !m.Inserted || m.Image != "http://images/ipa.iso" {
 		t.Fatalf("media after insert = %+v", m)
 	}
-	// Inserting again ejects first (bmclib does), so it works twice.
+	// Inserting a different image ejects the first one first, so it works twice.
 	if err := c.InsertMedia(ctx, g, "h1", "http://images/other.iso"); err != nil {
 		t.Fatalf("second insert: %v", err)
 	}

@@ -6,22 +6,22 @@ import (
 	"sync"
 )
 
-// callTransport is the http.RoundTripper under one Conn's bmclib client.
-// bmclib's Redfish provider (gofish) sends every request with its own
-// background context and a fixed User-Agent, so cancelling the caller's
-// context would not abort it. The Conn installs the current call's context
+// callTransport is the http.RoundTripper under one Conn's gofish client
+// (Redfish; for IPMI it is unused). gofish sends every request with the
+// context it was connected with (we give it a background one) and a fixed
+// User-Agent, so cancelling the caller's context would not abort it. The Conn installs the current call's context
 // and User-Agent here before each call; every request is re-issued under
 // that context (so the call's deadline and a lost lease abort it) and
 // carries the agent's User-Agent. It also records what the BMC answered,
-// which the error classifier reads, since bmclib flattens errors to text.
+// which the error classifier reads (gofish's errors are text with a code,
+// and a call makes several requests: the statuses tell which failed how).
 type callTransport struct {
 	base http.RoundTripper
 
-	mu    sync.Mutex
-	ctx   context.Context
-	ua    string
-	seen  observed
-	token string // the Redfish session token bmclib logged in with
+	mu   sync.Mutex
+	ctx  context.Context
+	ua   string
+	seen observed
 }
 
 // observed is what the transport saw during one call.
@@ -59,14 +59,6 @@ func (t *callTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp, err := t.base.RoundTrip(r)
 	t.mu.Lock()
-	if tok := req.Header.Get("X-Auth-Token"); tok != "" {
-		t.token = tok
-	}
-	if err == nil && resp.StatusCode == http.StatusCreated {
-		if tok := resp.Header.Get("X-Auth-Token"); tok != "" {
-			t.token = tok
-		}
-	}
 	t.seen.requests++
 	if err != nil {
 		t.seen.netErr = err
@@ -80,17 +72,9 @@ func (t *callTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// sessionToken is the token of bmclib's current Redfish session, "" if
-// none was seen (not logged in yet, or basic auth).
-func (t *callTransport) sessionToken() string {
+// snapshot is what the current call has seen so far.
+func (t *callTransport) snapshot() observed {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.token
-}
-
-// authRefused reports whether the current call saw a 401/403.
-func (t *callTransport) authRefused() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.seen.authFailed
+	return t.seen
 }

@@ -1,10 +1,12 @@
 package guard
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,11 +19,12 @@ import (
 // record. Every call to one of them anywhere in agent/** (outside _test.go)
 // must sit lexically inside a function literal passed to Guard.Do.
 //
-// Key: import path of the package. Value: names that mutate. For bmclib the
-// names are methods of *bmclib.Client (checked in every file importing
-// bmclib, whatever the receiver is called); for the others they are
-// package-level functions (pkg.Name(...), resolved through the file's
-// import name).
+// Key: import path of the package. Value: names that mutate. For bmclib
+// and gofish the names are methods (of *bmclib.Client; of gofish's
+// entities — ComputerSystem, Manager, VirtualMedia, common.Entity — and of
+// its *APIClient), checked in every file importing the package, whatever
+// the receiver is called; for the others they are package-level functions
+// (pkg.Name(...), resolved through the file's import name).
 var mutating = map[string]struct {
 	methods bool
 	names   []string
@@ -32,6 +35,24 @@ var mutating = map[string]struct {
 		"SetBiosConfiguration", "ResetBiosConfiguration",
 		"FirmwareInstall", "FirmwareUpload", "FirmwareInstallUploaded", "FirmwareInstallUploadAndInitiate",
 		"MountFloppyImage", "UnmountFloppyImage", "ClearSystemEventLog", "SendNMI", "DeactivateSOL",
+	}},
+	// gofish (agent/bmc's Redfish layer): the entities' mutations. Each
+	// sends If-Match with the entity's ETag; every one changes the host or
+	// its BMC.
+	"github.com/stmcginnis/gofish/redfish": {methods: true, names: []string{
+		"Reset", "SetBoot", "InsertMedia", "InsertMediaConfig", "EjectMedia", "Update", "Patch", "Post",
+		"PostWithResponse", "UpdateBootAttributes", "UpdateBootAttributesApplyAt", "SetDefaultBootOrder",
+		"ResetToDefaults", "ForceFailover", "ModifyRedundancySet", "ClearLog",
+	}},
+	"github.com/stmcginnis/gofish/common": {methods: true, names: []string{
+		"Update", "Patch", "Post", "PostWithResponse",
+	}},
+	// The raw client: any write through it (session login and logout go
+	// through gofish's own CreateSession/Logout, which are not writes to
+	// the host).
+	"github.com/stmcginnis/gofish": {methods: true, names: []string{
+		"Post", "PostWithHeaders", "PostMultipart", "PostMultipartWithHeaders", "Patch", "PatchWithHeaders",
+		"Put", "PutWithHeaders", "Delete", "DeleteWithHeaders", "RunRawRequestWithHeaders",
 	}},
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes": {names: []string{
 		"Create", "Update", "Delete", "ChangeProvisionState", "ChangePowerState",
@@ -59,26 +80,26 @@ type violation struct {
 // "Guarded" means lexically inside a function literal that is an argument
 // of a call X.Do(ctx, host, op, timeout, func…) with five arguments — the
 // shape of Guard.Do, which no other Do in the agent has.
-func checkGuarded(fset *token.FileSet, name string, src any) ([]violation, int, error) {
+func checkGuarded(fset *token.FileSet, name string, src any) ([]violation, map[string]int, error) {
 	f, err := parser.ParseFile(fset, name, src, parser.SkipObjectResolution)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
-	pkgFuncs := map[string]map[string]bool{} // local import name -> mutating funcs
-	methods := map[string]bool{}
+	pkgFuncs := map[string]map[string]string{} // local import name -> mutating func -> import path
+	methods := map[string][]string{}           // mutating method -> import paths naming it
 	for _, imp := range f.Imports {
 		path, _ := strconv.Unquote(imp.Path.Value)
 		m, ok := mutating[path]
 		if !ok {
 			continue
 		}
-		set := map[string]bool{}
+		set := map[string]string{}
 		for _, n := range m.names {
-			set[n] = true
+			set[n] = path
 		}
 		if m.methods {
 			for n := range set {
-				methods[n] = true
+				methods[n] = append(methods[n], path)
 			}
 			continue
 		}
@@ -89,10 +110,10 @@ func checkGuarded(fset *token.FileSet, name string, src any) ([]violation, int, 
 		pkgFuncs[local] = set
 	}
 	if len(pkgFuncs) == 0 && len(methods) == 0 {
-		return nil, 0, nil
+		return nil, nil, nil
 	}
 	var out []violation
-	guardedCalls := 0
+	guardedCalls := map[string]int{} // import path -> guarded mutating calls
 	var walk func(n ast.Node, guarded bool)
 	walk = func(n ast.Node, guarded bool) {
 		ast.Inspect(n, func(x ast.Node) bool {
@@ -101,9 +122,11 @@ func checkGuarded(fset *token.FileSet, name string, src any) ([]violation, int, 
 				return true
 			}
 			if sel, ok := call.Fun.(*ast.SelectorExpr); ok {
-				if isMutating(sel, pkgFuncs, methods) {
+				if paths := mutatingPaths(sel, pkgFuncs, methods); len(paths) > 0 {
 					if guarded {
-						guardedCalls++
+						for _, p := range paths {
+							guardedCalls[p]++
+						}
 					} else {
 						out = append(out, violation{pos: fset.Position(call.Pos()), call: exprString(sel)})
 					}
@@ -126,10 +149,15 @@ func checkGuarded(fset *token.FileSet, name string, src any) ([]violation, int, 
 	return out, guardedCalls, nil
 }
 
-func isMutating(sel *ast.SelectorExpr, pkgFuncs map[string]map[string]bool, methods map[string]bool) bool {
+// mutatingPaths returns the import paths whose table names the call (none:
+// not a mutation).
+func mutatingPaths(sel *ast.SelectorExpr, pkgFuncs map[string]map[string]string, methods map[string][]string) []string {
 	if id, ok := sel.X.(*ast.Ident); ok {
 		if set, ok := pkgFuncs[id.Name]; ok {
-			return set[sel.Sel.Name]
+			if p, ok := set[sel.Sel.Name]; ok {
+				return []string{p}
+			}
+			return nil
 		}
 	}
 	return methods[sel.Sel.Name]
@@ -148,7 +176,7 @@ func TestEveryMutationIsGuarded(t *testing.T) {
 	root := filepath.Join(testenv.RepoRoot(t), "agent")
 	fset := token.NewFileSet()
 	files := 0
-	guardedIn := map[string]int{} // package directory -> guarded mutating calls
+	guardedIn := map[string]map[string]int{} // package directory -> import path -> guarded mutating calls
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -169,7 +197,13 @@ func TestEveryMutationIsGuarded(t *testing.T) {
 			return nil
 		}
 		if rel, err := filepath.Rel(root, filepath.Dir(path)); err == nil {
-			guardedIn[filepath.ToSlash(rel)] += n
+			dir := filepath.ToSlash(rel)
+			if guardedIn[dir] == nil {
+				guardedIn[dir] = map[string]int{}
+			}
+			for p, k := range n {
+				guardedIn[dir][p] += k
+			}
 		}
 		for _, v := range vs {
 			t.Errorf("%s: %s is a mutating call outside Guard.Do: wrap it in g.Do(ctx, host, op, timeout, func(ctx context.Context) error { … })", v.pos, v.call)
@@ -183,11 +217,16 @@ func TestEveryMutationIsGuarded(t *testing.T) {
 		t.Fatalf("checked only %d files under %s; the walk is broken", files, root)
 	}
 	// The table must still name the calls the agent makes: the BMC adapter
-	// and the Ironic provisioner each have guarded mutations. None found
-	// means an import path or a name in the table went stale.
-	for _, dir := range []string{"bmc", "provisioner/ironic"} {
-		if guardedIn[dir] == 0 {
-			t.Errorf("found no guarded mutating call in agent/%s: the table above no longer matches its imports", dir)
+	// (bmclib for IPMI, gofish for Redfish) and the Ironic provisioner each
+	// have guarded mutations. None found means an import path or a name in
+	// the table went stale.
+	for _, want := range []struct{ dir, path string }{
+		{"bmc", "github.com/bmc-toolbox/bmclib/v2"},
+		{"bmc", "github.com/stmcginnis/gofish/redfish"},
+		{"provisioner/ironic", "github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"},
+	} {
+		if guardedIn[want.dir][want.path] == 0 {
+			t.Errorf("found no guarded mutating call of %s in agent/%s: the table above no longer matches its imports", want.path, want.dir)
 		}
 	}
 }
@@ -202,20 +241,28 @@ import (
 	bmclib "github.com/bmc-toolbox/bmclib/v2"
 	bm "github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/ports"
+	"github.com/stmcginnis/gofish"
+	"github.com/stmcginnis/gofish/redfish"
 )
 
-func bad(ctx context.Context, cl *bmclib.Client, g *Guard) {
+func bad(ctx context.Context, cl *bmclib.Client, g *Guard, sys *redfish.ComputerSystem, vm *redfish.VirtualMedia, api *gofish.APIClient) {
 	cl.SetPowerState(ctx, "on")                       // 1: bare
 	bm.ChangePowerState(ctx, nil, "u", bm.PowerStateOpts{}) // 2: bare, aliased import
 	go func() { ports.Delete(ctx, nil, "p") }()       // 3: inside a func lit, but not Do's
 	g.Do(ctx, "h", "op", 0, named)                    // named func: not lexically guarded
 	_ = bm.Get(ctx, nil, "u")                         // read: fine
 	_ = bm.UpdateOpts{}                               // not a call
+	_ = sys.Reset(redfish.OnResetType)                // 5: gofish power, bare
+	_ = vm.InsertMediaConfig(redfish.VirtualMediaConfig{}) // 6
+	_ = vm.Patch("/x", nil)                           // 7: PATCH through the entity
+	_, _ = api.Post("/x", nil)                        // 8: raw write
+	_, _ = api.Get("/x")                              // read: fine
+	_, _ = redfish.GetComputerSystem(api, "/x")       // read: fine
 }
 
 func named(ctx context.Context) error { return bm.Delete(ctx, nil, "u").ExtractErr() } // 4
 
-func good(ctx context.Context, cl *bmclib.Client, g *Guard) {
+func good(ctx context.Context, cl *bmclib.Client, g *Guard, sys *redfish.ComputerSystem, vm *redfish.VirtualMedia) {
 	_ = g.Do(ctx, "h", "power on", 0, func(ctx context.Context) error {
 		_, err := cl.SetPowerState(ctx, "on")
 		return err
@@ -223,21 +270,67 @@ func good(ctx context.Context, cl *bmclib.Client, g *Guard) {
 	_ = g.Do(ctx, "h", "op", 0, func(ctx context.Context) error {
 		return wrap(func() error { return bm.Update(ctx, nil, "u", nil).Err }) // nested: fine
 	})
+	_ = g.Do(ctx, "h", "boot", 0, func(ctx context.Context) error {
+		return call(ctx, func(ctx context.Context) error { // nested, as agent/bmc's rfCall
+			if err := sys.SetBoot(redfish.Boot{}); err != nil {
+				return err
+			}
+			return vm.EjectMedia()
+		})
+	})
 }
 `
 	vs, guarded, err := checkGuarded(token.NewFileSet(), "x.go", src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if guarded != 2 {
-		t.Errorf("guarded calls = %d; want 2 (cl.SetPowerState and bm.Update in good)", guarded)
+	wantGuarded := map[string]int{
+		"github.com/bmc-toolbox/bmclib/v2":                                   1,
+		"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes": 1,
+		"github.com/stmcginnis/gofish/redfish":                               2,
+	}
+	if fmt.Sprint(guarded) != fmt.Sprint(wantGuarded) {
+		t.Errorf("guarded calls = %v; want %v", guarded, wantGuarded)
 	}
 	var got []string
 	for _, v := range vs {
 		got = append(got, v.call)
 	}
-	want := []string{"cl.SetPowerState", "bm.ChangePowerState", "ports.Delete", "bm.Delete"}
+	want := []string{"cl.SetPowerState", "bm.ChangePowerState", "ports.Delete", "sys.Reset", "vm.InsertMediaConfig", "vm.Patch", "api.Post", "bm.Delete"}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("violations = %v; want %v", got, want)
 	}
+}
+
+// TestGuardCheckCatchesPlantedBypass plants an unguarded gofish mutation in
+// a copy of agent/bmc's real Redfish power file (a helper calling
+// ComputerSystem.Reset outside any Guard.Do closure) and checks the walk
+// reports exactly it, while the unchanged file has none.
+func TestGuardCheckCatchesPlantedBypass(t *testing.T) {
+	path := filepath.Join(testenv.RepoRoot(t), "agent", "bmc", "redfish_power.go")
+	orig, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs, guarded, err := checkGuarded(token.NewFileSet(), path, orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vs) != 0 || guarded["github.com/stmcginnis/gofish/redfish"] < 3 {
+		t.Fatalf("real file: violations %v, guarded %v; want none and at least Reset, SetBoot, Manager.Reset guarded", vs, guarded)
+	}
+	planted := string(orig) + `
+// powerOnQuickly skips the guard: the bypass the check must catch.
+func powerOnQuickly(sys *redfish.ComputerSystem) error {
+	return sys.Reset(redfish.OnResetType)
+}
+`
+	vs, _, err = checkGuarded(token.NewFileSet(), path, planted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vs) != 1 || vs[0].call != "sys.Reset" {
+		t.Fatalf("planted bypass: violations %v; want exactly sys.Reset", vs)
+	}
+	t.Logf("planted bypass caught: %s: %s", vs[0].pos, vs[0].call)
 }

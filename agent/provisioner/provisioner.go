@@ -1,6 +1,7 @@
 // Package provisioner is the one interface the rack agent drives a host's
-// lifecycle through. Two implementations: direct/ (BMC only, over bmclib)
-// and ironic/ (OpenStack Ironic over gophercloud).
+// lifecycle through. Two implementations: direct/ (BMC only: Redfish
+// through agent/bmc's gofish layer, IPMI through bmclib) and ironic/
+// (OpenStack Ironic over gophercloud).
 //
 // Every method that changes a BMC or a provisioner's record must reach the
 // outside world only through the agent's guard.Guard (agent/guard).

@@ -134,6 +134,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	poll("the panel shows the acknowledged intent", `(document.querySelector('#panel-intents') || {}).textContent?.includes('acknowledged (epoch')`, 10*time.Second)
 	poll("the panel lists events", `document.querySelectorAll('#panel-events tr').length > 1`, 10*time.Second)
 	poll("the panel shows the inventory bmcsim reported", `document.getElementById('panel-hw').textContent.includes('manufacturer')`, 10*time.Second)
+	poll("the panel shows what registration learnt about the BMC", `document.getElementById('panel-hw').textContent.includes('/redfish/v1/Managers/1/VirtualMedia/CD1 (actions)')`, 10*time.Second)
 	var h2 tileInfo
 	eval(`window.rackfence.tile('r1-h2')`, &h2)
 	if h2.OperationalStatus != api.OpOK || fmt.Sprint(h2.Stripe) == fmt.Sprint([3]int{107, 70, 193}) {

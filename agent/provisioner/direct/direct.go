@@ -1,6 +1,7 @@
 // Package direct is the provisioner without Ironic: it drives each host's
-// BMC directly through agent/bmc (bmclib). Register opens the BMC and
-// reads the power; inspect reads the inventory; provision inserts the image
+// BMC directly through agent/bmc (Redfish through its gofish layer, IPMI
+// through bmclib). Register opens the BMC, reads the power and says what
+// the BMC is (Result.BMCDetails); inspect reads the inventory; provision inserts the image
 // as virtual media, sets a one-time boot from CD and powers on; deprovision
 // ejects and powers off; adopt reads the power and changes nothing. Detach,
 // maintenance and delete have no back-end record to change. Every mutating
@@ -85,9 +86,30 @@ func (p *Provisioner) done(h provisioner.Host, err error) error {
 
 func boolp(b bool) *bool { return &b }
 
-// Register opens the BMC (bad credentials → ErrAuth) and reads its power.
+// Register opens the BMC (bad credentials → ErrAuth), reads its power and
+// what the BMC is (bmc.Conn.Details: Redfish version, vendor, auth, system,
+// where virtual media lives and how it is driven, boot modes, problems;
+// for IPMI only the protocol). A Redfish service serving several systems
+// with no system path in the address fails here (ErrFailed, telling the
+// operator to put it in bmc.address).
 func (p *Provisioner) Register(ctx context.Context, h provisioner.Host) (provisioner.Result, error) {
-	return p.readPower(ctx, h, "registered: BMC reachable, credentials accepted")
+	res, err := p.readPower(ctx, h, "registered: BMC reachable, credentials accepted")
+	if err != nil {
+		return res, err
+	}
+	c, err := p.conn(ctx, h)
+	if err != nil {
+		return provisioner.Result{}, p.done(h, err)
+	}
+	bd, err := c.Details(ctx)
+	if err != nil {
+		return provisioner.Result{}, p.done(h, err)
+	}
+	res.BMCDetails = bd
+	if len(bd.Problems) > 0 {
+		res.Message += "; the BMC lacks: " + strings.Join(bd.Problems, "; ")
+	}
+	return res, nil
 }
 
 func (p *Provisioner) readPower(ctx context.Context, h provisioner.Host, msg string) (provisioner.Result, error) {
@@ -130,7 +152,9 @@ func (p *Provisioner) Provide(ctx context.Context, h provisioner.Host) (provisio
 }
 
 // Provision inserts h.Image as virtual media, sets a one-time boot from
-// CD and powers the host on.
+// CD and powers the host on. A Redfish BMC with no virtual media device
+// taking CD or DVD fails with ErrUnsupported naming the resources looked
+// at (a counted failure of the host, not a transient error).
 func (p *Provisioner) Provision(ctx context.Context, h provisioner.Host) (provisioner.Result, error) {
 	if h.Image == nil || h.Image.URL == "" {
 		return provisioner.Result{}, fmt.Errorf("%w: host %s has no image to provision: set image.url in its spec", provisioner.ErrFailed, h.Name)

@@ -66,6 +66,11 @@ func TestLifecycleThroughVirtualMedia(t *testing.T) {
 	if err != nil || res.PoweredOn == nil {
 		t.Fatalf("register: %v %+v", err, res)
 	}
+	if bd := res.BMCDetails; bd == nil || bd.Protocol != "redfish" || bd.Auth != "session" || bd.System != "/redfish/v1/Systems/1" ||
+		bd.Manager != "/redfish/v1/Managers/1" || bd.VirtualMedia != "/redfish/v1/Managers/1/VirtualMedia/CD1" ||
+		bd.VirtualMediaMethod != "actions" || bd.RedfishVersion == "" || bd.FirmwareVersion == "" || len(bd.Problems) != 0 {
+		t.Fatalf("register BMC details = %+v", res.BMCDetails)
+	}
 	res, err = p.Inspect(ctx, h)
 	if err != nil {
 		t.Fatalf("inspect: %v", err)

@@ -2,6 +2,7 @@ package direct_test
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -36,8 +37,10 @@ func TestIPMIHost(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
-	if _, err := p.Register(ctx, h); err != nil {
+	if res, err := p.Register(ctx, h); err != nil {
 		t.Fatalf("register over IPMI: %v", err)
+	} else if bd := res.BMCDetails; bd == nil || !reflect.DeepEqual(*bd, api.BMCDetails{Protocol: "ipmi", Auth: "ipmi"}) {
+		t.Fatalf("register over IPMI: BMC details %+v; want protocol and auth ipmi", res.BMCDetails)
 	}
 	res, err := p.Inspect(ctx, h)
 	if err != nil {

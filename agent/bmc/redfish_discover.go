@@ -1,0 +1,344 @@
+package bmc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/stmcginnis/gofish/common"
+	"github.com/stmcginnis/gofish/redfish"
+
+	"github.com/rackfence/rackfence/shared/api"
+)
+
+// Redfish discovery: which system this Conn drives, its managers, where its
+// virtual media lives and how it is driven, and what the BMC says it is.
+// Everything is found by following links from the service root and the
+// system, never by fixed paths; what was found is kept per Conn
+// (Conn.disc), so later calls do not discover again.
+
+// rfLink is an OData link.
+type rfLink struct {
+	ID string `json:"@odata.id"`
+}
+
+type rfCollection struct{ Members []rfLink }
+
+// rfSystemDoc is what discovery and inventory read of a ComputerSystem.
+type rfSystemDoc struct {
+	ID                          string `json:"Id"`
+	Manufacturer, Model, UUID   string
+	SerialNumber, BiosVersion   string
+	PowerState                  string
+	Boot                        rfBootDoc
+	MemorySummary               struct{ TotalSystemMemoryGiB float64 }
+	Processors, Memory, Storage rfLink
+	SimpleStorage               rfLink
+	EthernetInterfaces          rfLink
+	VirtualMedia                rfLink
+	Links                       struct{ ManagedBy []rfLink }
+}
+
+type rfBootDoc struct {
+	BootSourceOverrideMode *string
+	Modes                  []string `json:"BootSourceOverrideMode@Redfish.AllowableValues"`
+}
+
+// rfManagerDoc is what discovery reads of a Manager.
+type rfManagerDoc struct {
+	Manufacturer, Model, FirmwareVersion string
+	VirtualMedia                         rfLink
+}
+
+// rfDiscovery is what a Conn learnt about its Redfish service.
+type rfDiscovery struct {
+	redfishVersion, vendor string
+	system                 string   // the system this Conn drives
+	managers               []string // its Links.ManagedBy
+	bootModes              []string // BootSourceOverrideMode@Redfish.AllowableValues, else the current mode
+	bootModeAllowed        []string // the allowable values alone
+	bootModeProp           bool     // the system has BootSourceOverrideMode
+	sysVirtualMedia        string   // the system's VirtualMedia collection link
+
+	manager    *rfManagerDoc // the first manager, once read
+	vmediaDone bool          // the search below ran
+	vmedia     string        // the device taking CD or DVD, "" if none
+	vmediaAct  bool          // it has the InsertMedia action
+	noVMedia   string        // the message when there is none
+}
+
+// rfGet GETs path and decodes the body into every one of into; gofish
+// entities among them get the ETag and the client (for their mutations,
+// which send If-Match with that ETag).
+func rfGet(c common.Client, path string, into ...any) error {
+	if path == "" {
+		return fmt.Errorf("%w: empty Redfish link", ErrFailed)
+	}
+	if !strings.HasPrefix(path, "/") {
+		return fmt.Errorf("%w: unexpected Redfish link %q", ErrFailed, path)
+	}
+	resp, err := c.Get(path)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if err != nil {
+		return err
+	}
+	for _, x := range into {
+		if err := json.Unmarshal(body, x); err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrFailed, path, err)
+		}
+		if e, ok := x.(interface {
+			SetETag(string)
+			SetClient(common.Client)
+		}); ok {
+			e.SetETag(resp.Header.Get("ETag"))
+			e.SetClient(c)
+		}
+	}
+	return nil
+}
+
+// isNotFound: the BMC answered 404 (a link to nothing).
+func isNotFound(err error) bool {
+	var ge *common.Error
+	return errors.As(err, &ge) && ge.HTTPReturnedStatusCode == http.StatusNotFound
+}
+
+// short is a resource path without /redfish/v1/, as messages show it.
+func short(p string) string { return strings.TrimPrefix(p, "/redfish/v1/") }
+
+// discover finds the system (cached). c.mu held (inside rfCall).
+func (c *Conn) discover(s *rfSession) (*rfDiscovery, error) {
+	if c.disc != nil {
+		return c.disc, nil
+	}
+	d := &rfDiscovery{}
+	if svc := s.api.Service; svc != nil {
+		d.redfishVersion, d.vendor = svc.RedfishVersion, svc.Vendor
+	}
+	d.system = c.addressSystem()
+	if d.system == "" {
+		var col rfCollection
+		if err := rfGet(s.api, "/redfish/v1/Systems", &col); err != nil {
+			return nil, err
+		}
+		switch len(col.Members) {
+		case 0:
+			return nil, fmt.Errorf("%w: the Redfish service at %s lists no system", ErrFailed, c.addr)
+		case 1:
+			d.system = col.Members[0].ID
+		default:
+			var ids []string
+			for _, m := range col.Members {
+				ids = append(ids, m.ID)
+			}
+			return nil, fmt.Errorf("%w: the Redfish service at %s serves %d systems (%s) and the address names none: put the host's system path in bmc.address, e.g. redfish://%s%s",
+				ErrFailed, c.addr, len(ids), strings.Join(ids, ", "), c.addr, ids[0])
+		}
+	}
+	var sys rfSystemDoc
+	if err := rfGet(s.api, d.system, &sys); err != nil {
+		return nil, err
+	}
+	c.freshSys = &sys
+	for _, m := range sys.Links.ManagedBy {
+		d.managers = append(d.managers, m.ID)
+	}
+	d.sysVirtualMedia = sys.VirtualMedia.ID
+	d.bootModeProp = sys.Boot.BootSourceOverrideMode != nil
+	d.bootModeAllowed = sys.Boot.Modes
+	d.bootModes = slices.Clone(sys.Boot.Modes)
+	if len(d.bootModes) == 0 && sys.Boot.BootSourceOverrideMode != nil && *sys.Boot.BootSourceOverrideMode != "" {
+		d.bootModes = []string{*sys.Boot.BootSourceOverrideMode}
+	}
+	c.disc = d
+	return d, nil
+}
+
+// systemDoc reads the system: the document discovery read in this same
+// call when there is one (one round trip less on a Conn's first call),
+// else a fresh GET.
+func (c *Conn) systemDoc(s *rfSession, d *rfDiscovery) (*rfSystemDoc, error) {
+	if sys := c.freshSys; sys != nil {
+		c.freshSys = nil
+		return sys, nil
+	}
+	var sys rfSystemDoc
+	if err := rfGet(s.api, d.system, &sys); err != nil {
+		return nil, err
+	}
+	return &sys, nil
+}
+
+// managerDoc reads the system's first manager (cached).
+func (c *Conn) managerDoc(s *rfSession, d *rfDiscovery) (*rfManagerDoc, error) {
+	if d.manager != nil || len(d.managers) == 0 {
+		return d.manager, nil
+	}
+	var m rfManagerDoc
+	if err := rfGet(s.api, d.managers[0], &m); err != nil {
+		return nil, err
+	}
+	d.manager = &m
+	return d.manager, nil
+}
+
+// findVirtualMedia looks for the device an image goes in (cached): the
+// system's VirtualMedia first, then that of each manager of the system
+// (Links.ManagedBy); the first resource whose MediaTypes has CD or DVD.
+// None: d.noVMedia names the resources looked at.
+func (c *Conn) findVirtualMedia(s *rfSession, d *rfDiscovery) error {
+	if d.vmediaDone {
+		return nil
+	}
+	looked := []string{short(d.system)}
+	// The first manager is read meanwhile (Details needs it, and it is the
+	// next place to look): one round trip less when the system has none.
+	var (
+		mgr    rfManagerDoc
+		mgrErr error
+		mgrGot = make(chan struct{})
+	)
+	if d.manager == nil && len(d.managers) > 0 {
+		go func() {
+			defer close(mgrGot)
+			mgrErr = rfGet(s.api, d.managers[0], &mgr)
+		}()
+	} else {
+		close(mgrGot)
+	}
+	ok, err := c.pickVirtualMedia(s, d, d.sysVirtualMedia)
+	<-mgrGot
+	if d.manager == nil && len(d.managers) > 0 && mgrErr == nil {
+		d.manager = &mgr
+	}
+	if err != nil || ok {
+		d.vmediaDone = err == nil
+		return err
+	}
+	for i, mp := range d.managers {
+		looked = append(looked, short(mp))
+		var m rfManagerDoc
+		if i == 0 {
+			mm, err := c.managerDoc(s, d)
+			if err != nil {
+				return err
+			}
+			m = *mm
+		} else if err := rfGet(s.api, mp, &m); err != nil {
+			return err
+		}
+		if ok, err := c.pickVirtualMedia(s, d, m.VirtualMedia.ID); err != nil || ok {
+			d.vmediaDone = err == nil
+			return err
+		}
+	}
+	d.vmediaDone = true
+	d.noVMedia = "no virtual media device taking CD or DVD under " + strings.Join(looked, " or ")
+	return nil
+}
+
+// pickVirtualMedia reads a VirtualMedia collection and picks its first
+// device taking CD or DVD. A missing collection (no link, 404) has none.
+func (c *Conn) pickVirtualMedia(s *rfSession, d *rfDiscovery, collection string) (bool, error) {
+	if collection == "" {
+		return false, nil
+	}
+	var col rfCollection
+	if err := rfGet(s.api, collection, &col); err != nil {
+		if isNotFound(err) {
+			return false, nil
+		}
+		return false, err
+	}
+	// The members are read in parallel; the first taking CD or DVD, in the
+	// collection's order, is the device.
+	vms := make([]redfish.VirtualMedia, len(col.Members))
+	errs := make([]error, len(col.Members))
+	var wg sync.WaitGroup
+	for i, m := range col.Members {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = rfGet(s.api, m.ID, &vms[i])
+		}()
+	}
+	wg.Wait()
+	for i, m := range col.Members {
+		if errs[i] != nil {
+			if isNotFound(errs[i]) {
+				continue
+			}
+			return false, errs[i]
+		}
+		if takesCD(vms[i].MediaTypes) {
+			d.vmedia, d.vmediaAct = m.ID, vms[i].SupportsMediaInsert
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func takesCD(types []redfish.VirtualMediaType) bool {
+	for _, t := range types {
+		if t == redfish.CDMediaType || t == redfish.DVDMediaType {
+			return true
+		}
+	}
+	return false
+}
+
+// Details says what the BMC is: for Redfish its version, vendor, model and
+// firmware, the authentication that worked, the system and manager this
+// Conn drives, where virtual media lives and how it is driven, the boot
+// modes, and what it lacks (Problems); for IPMI only the protocol.
+func (c *Conn) Details(ctx context.Context) (*api.BMCDetails, error) {
+	if c.proto != "redfish" {
+		return &api.BMCDetails{Protocol: c.proto, Auth: "ipmi"}, nil
+	}
+	var out *api.BMCDetails
+	err := c.rfCall(ctx, "details", func(ctx context.Context, s *rfSession) error {
+		d, err := c.discover(s)
+		if err != nil {
+			return err
+		}
+		if err := c.findVirtualMedia(s, d); err != nil {
+			return err
+		}
+		m, err := c.managerDoc(s, d)
+		if err != nil {
+			return err
+		}
+		bd := &api.BMCDetails{Protocol: "redfish", RedfishVersion: d.redfishVersion, Vendor: d.vendor,
+			Auth: s.auth, System: d.system, VirtualMedia: d.vmedia, BootModes: slices.Clone(d.bootModes)}
+		if len(d.managers) > 0 {
+			bd.Manager = d.managers[0]
+		}
+		if m != nil {
+			if bd.Vendor == "" {
+				bd.Vendor = m.Manufacturer
+			}
+			bd.Model, bd.FirmwareVersion = m.Model, m.FirmwareVersion
+		}
+		switch {
+		case d.vmedia == "":
+			bd.Problems = append(bd.Problems, d.noVMedia)
+		case d.vmediaAct:
+			bd.VirtualMediaMethod = "actions"
+		default:
+			bd.VirtualMediaMethod = "patch"
+		}
+		out = bd
+		return nil
+	})
+	return out, err
+}

@@ -1,0 +1,125 @@
+package bmc
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/stmcginnis/gofish/redfish"
+
+	"github.com/rackfence/rackfence/agent/guard"
+)
+
+// Redfish power, boot override and BMC reset: always on exactly the system
+// discovery chose (the address's system path, or the service's only
+// system) and its own manager — never on every system of the service (what
+// bmclib's gofish provider does, a fencing hazard on a blade BMC).
+
+// rfPowerState reads the system's PowerState.
+func (c *Conn) rfPowerState(ctx context.Context) (bool, error) {
+	var on bool
+	err := c.rfCall(ctx, "power get", func(ctx context.Context, s *rfSession) error {
+		d, err := c.discover(s)
+		if err != nil {
+			return err
+		}
+		sys, err := c.systemDoc(s, d)
+		if err != nil {
+			return err
+		}
+		on, err = normalisePower(sys.PowerState)
+		return err
+	})
+	return on, err
+}
+
+// rfSetPower: ComputerSystem.Reset On (ForceOn when the system lists only
+// that) or ForceOff, not sent when the system already is in that state
+// (several BMCs refuse On on a powered system).
+func (c *Conn) rfSetPower(ctx context.Context, g *guard.Guard, host, op string, on bool) error {
+	return g.Do(ctx, host, op, c.opts.MutationTimeout, func(ctx context.Context) error {
+		return c.rfCall(ctx, op, func(ctx context.Context, s *rfSession) error {
+			d, err := c.discover(s)
+			if err != nil {
+				return err
+			}
+			var sys redfish.ComputerSystem
+			if err := rfGet(s.api, d.system, &sys); err != nil {
+				return err
+			}
+			want, typ := redfish.OffPowerState, redfish.ForceOffResetType
+			if on {
+				want, typ = redfish.OnPowerState, redfish.OnResetType
+			}
+			if sys.PowerState == want {
+				return nil
+			}
+			if on && len(sys.SupportedResetTypes) > 0 && !slices.Contains(sys.SupportedResetTypes, typ) &&
+				slices.Contains(sys.SupportedResetTypes, redfish.ForceOnResetType) {
+				typ = redfish.ForceOnResetType // a system offering ForceOn but not On
+			}
+			return sys.Reset(typ)
+		})
+	})
+}
+
+// Redfish BootSourceOverrideTarget of each SetBootDevice device.
+var rfBootTargets = map[string]redfish.BootSourceOverrideTarget{
+	"pxe": redfish.PxeBootSourceOverrideTarget, "disk": redfish.HddBootSourceOverrideTarget,
+	"cdrom": redfish.CdBootSourceOverrideTarget, "bios": redfish.BiosSetupBootSourceOverrideTarget,
+	"none": redfish.NoneBootSourceOverrideTarget,
+}
+
+// rfSetBootDevice PATCHes the system's Boot override (If-Match with the
+// system's ETag): target, Once or Continuous, and UEFI mode only when the
+// system offers the property (and UEFI among its allowable values, when it
+// lists them).
+func (c *Conn) rfSetBootDevice(ctx context.Context, g *guard.Guard, host, op, dev string, persistent bool) error {
+	return g.Do(ctx, host, op, c.opts.MutationTimeout, func(ctx context.Context) error {
+		return c.rfCall(ctx, op, func(ctx context.Context, s *rfSession) error {
+			d, err := c.discover(s)
+			if err != nil {
+				return err
+			}
+			var sys redfish.ComputerSystem
+			if err := rfGet(s.api, d.system, &sys); err != nil {
+				return err
+			}
+			b := redfish.Boot{BootSourceOverrideTarget: rfBootTargets[dev], BootSourceOverrideEnabled: redfish.OnceBootSourceOverrideEnabled}
+			if persistent {
+				b.BootSourceOverrideEnabled = redfish.ContinuousBootSourceOverrideEnabled
+			}
+			if d.bootModeProp && (len(d.bootModeAllowed) == 0 || slices.Contains(d.bootModeAllowed, "UEFI")) {
+				b.BootSourceOverrideMode = redfish.UEFIBootSourceOverrideMode
+			}
+			return sys.SetBoot(b)
+		})
+	})
+}
+
+// rfResetBMC: Manager.Reset GracefulRestart of the system's own manager
+// (the first of its Links.ManagedBy); the session is dropped after it.
+func (c *Conn) rfResetBMC(ctx context.Context, g *guard.Guard, host string) error {
+	return g.Do(ctx, host, "bmc reset", c.opts.MutationTimeout, func(ctx context.Context) error {
+		err := c.rfCall(ctx, "bmc reset", func(ctx context.Context, s *rfSession) error {
+			d, err := c.discover(s)
+			if err != nil {
+				return err
+			}
+			if len(d.managers) == 0 {
+				return fmt.Errorf("%w: %s lists no manager (Links.ManagedBy) to reset", ErrUnsupported, short(d.system))
+			}
+			var m redfish.Manager
+			if err := rfGet(s.api, d.managers[0], &m); err != nil {
+				return err
+			}
+			return m.Reset(redfish.GracefulRestartResetType)
+		})
+		if err == nil {
+			c.mu.Lock()
+			c.dropSession()
+			c.mu.Unlock()
+		}
+		return err
+	})
+}

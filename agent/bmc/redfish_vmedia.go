@@ -1,0 +1,195 @@
+package bmc
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/stmcginnis/gofish/redfish"
+
+	"github.com/rackfence/rackfence/agent/guard"
+)
+
+// Redfish virtual media: the device discovery found (the system's
+// VirtualMedia first, then its managers'; MediaTypes with CD or DVD),
+// driven by its InsertMedia/EjectMedia actions when it has them, else by
+// PATCH of Image and Inserted (If-Match with its ETag); every change is
+// read back and fails with ErrFailed when it did not take.
+//
+// The mutating gofish calls sit lexically inside the Guard.Do closures
+// (agent/guard's guardcheck_test.go checks it), hence the long closures.
+
+// rfMediaDoc is what the layer reads of a VirtualMedia beside gofish's
+// view: which of the optional properties the resource lists.
+type rfMediaDoc map[string]json.RawMessage
+
+func (m rfMediaDoc) has(prop string) bool { _, ok := m[prop]; return ok }
+
+// transferProtocol is the Redfish TransferProtocolType of an image URL.
+func transferProtocol(u string) redfish.TransferProtocolType {
+	pu, err := url.Parse(u)
+	if err != nil {
+		return ""
+	}
+	switch strings.ToLower(pu.Scheme) {
+	case "https":
+		return redfish.HTTPSTransferProtocolType
+	case "http":
+		return redfish.HTTPTransferProtocolType
+	case "nfs":
+		return redfish.NFSTransferProtocolType
+	case "cifs", "smb":
+		return redfish.CIFSTransferProtocolType
+	case "ftp":
+		return redfish.FTPTransferProtocolType
+	case "sftp":
+		return redfish.SFTPTransferProtocolType
+	case "tftp":
+		return redfish.TFTPTransferProtocolType
+	}
+	return ""
+}
+
+// vmediaDevice returns the device path, or ErrUnsupported naming the
+// resources looked at. c.mu held.
+func (c *Conn) vmediaDevice(s *rfSession) (string, error) {
+	d, err := c.discover(s)
+	if err != nil {
+		return "", err
+	}
+	if err := c.findVirtualMedia(s, d); err != nil {
+		return "", err
+	}
+	if d.vmedia == "" {
+		return "", fmt.Errorf("%w: %s (%s): %s", ErrUnsupported, c.addr, short(d.system), d.noVMedia)
+	}
+	return d.vmedia, nil
+}
+
+// readMedia GETs the device (gofish's view, with its ETag, and the raw
+// property list).
+func readMedia(s *rfSession, path string) (*redfish.VirtualMedia, rfMediaDoc, error) {
+	var vm redfish.VirtualMedia
+	raw := rfMediaDoc{}
+	if err := rfGet(s.api, path, &vm, &raw); err != nil {
+		return nil, nil, err
+	}
+	return &vm, raw, nil
+}
+
+// rfInsertMedia inserts url (ejecting a different medium first).
+func (c *Conn) rfInsertMedia(ctx context.Context, g *guard.Guard, host, image string) error {
+	const op = "media insert"
+	return g.Do(ctx, host, op, c.opts.MutationTimeout, func(ctx context.Context) error {
+		return c.rfCall(ctx, op, func(ctx context.Context, s *rfSession) error {
+			dev, err := c.vmediaDevice(s)
+			if err != nil {
+				return err
+			}
+			vm, raw, err := readMedia(s, dev)
+			if err != nil {
+				return err
+			}
+			if vm.Inserted && vm.Image == image {
+				return nil // already there
+			}
+			if vm.Inserted {
+				if vm.SupportsMediaEject {
+					err = vm.EjectMedia()
+				} else {
+					err = vm.Patch(dev, map[string]any{"Image": nil, "Inserted": false})
+				}
+				if err != nil {
+					return err
+				}
+				if vm, raw, err = readMedia(s, dev); err != nil {
+					return err
+				}
+				if vm.Inserted {
+					return fmt.Errorf("%w: %s: the BMC accepted the eject of %q but %s still reads Inserted", ErrFailed, c.addr, vm.Image, short(dev))
+				}
+			}
+			proto := transferProtocol(image)
+			if vm.SupportsMediaInsert {
+				cfg := redfish.VirtualMediaConfig{Image: image, Inserted: true, WriteProtected: true}
+				if raw.has("TransferProtocolType") {
+					cfg.TransferProtocolType = proto
+				}
+				if raw.has("TransferMethod") {
+					cfg.TransferMethod = redfish.StreamTransferMethod
+				}
+				err = vm.InsertMediaConfig(cfg)
+			} else {
+				body := map[string]any{"Image": image, "Inserted": true}
+				if raw.has("WriteProtected") {
+					body["WriteProtected"] = true
+				}
+				if raw.has("TransferProtocolType") && proto != "" {
+					body["TransferProtocolType"] = proto
+				}
+				if raw.has("TransferMethod") {
+					body["TransferMethod"] = redfish.StreamTransferMethod
+				}
+				err = vm.Patch(dev, body)
+			}
+			if err != nil {
+				return err
+			}
+			back, _, err := readMedia(s, dev)
+			if err != nil {
+				return err
+			}
+			if !back.Inserted || back.Image != image {
+				return fmt.Errorf("%w: %s: the BMC accepted the insert of %q but %s reads back Image %q, Inserted %v",
+					ErrFailed, c.addr, image, short(dev), back.Image, back.Inserted)
+			}
+			return nil
+		})
+	})
+}
+
+// rfEjectMedia ejects the device's medium; nothing inserted, or no device
+// at all (nothing can be inserted), is nothing to do.
+func (c *Conn) rfEjectMedia(ctx context.Context, g *guard.Guard, host string) error {
+	const op = "media eject"
+	return g.Do(ctx, host, op, c.opts.MutationTimeout, func(ctx context.Context) error {
+		return c.rfCall(ctx, op, func(ctx context.Context, s *rfSession) error {
+			d, err := c.discover(s)
+			if err != nil {
+				return err
+			}
+			if err := c.findVirtualMedia(s, d); err != nil {
+				return err
+			}
+			dev := d.vmedia
+			if dev == "" {
+				return nil
+			}
+			vm, _, err := readMedia(s, dev)
+			if err != nil {
+				return err
+			}
+			if !vm.Inserted {
+				return nil
+			}
+			if vm.SupportsMediaEject {
+				err = vm.EjectMedia()
+			} else {
+				err = vm.Patch(dev, map[string]any{"Image": nil, "Inserted": false})
+			}
+			if err != nil {
+				return err
+			}
+			back, _, err := readMedia(s, dev)
+			if err != nil {
+				return err
+			}
+			if back.Inserted {
+				return fmt.Errorf("%w: %s: the BMC accepted the eject but %s reads back Inserted with Image %q", ErrFailed, c.addr, short(dev), back.Image)
+			}
+			return nil
+		})
+	})
+}
