@@ -162,11 +162,14 @@ func hostDetail(w io.Writer, h *api.Host) {
 		if hw := s.HardwareDetails; hw != nil {
 			k.add("Hardware", hardwareSummary(hw))
 		}
-		if b := s.BMCDetails; b != nil {
-			k.add("BMC is", bmcSummary(b))
-			k.add("Virtual media", virtualMediaSummary(b))
-			for _, p := range b.Problems {
-				k.add("BMC lacks", p)
+		if bd := s.BMCDetails; bd != nil {
+			k.add("BMC details", bmcSummary(bd))
+			for i, p := range bd.Problems {
+				if i == 0 {
+					k.add("BMC lacks", p)
+				} else {
+					k.more(p)
+				}
 			}
 		}
 	} else {
@@ -237,50 +240,47 @@ func hardwareSummary(hw *api.HardwareDetails) string {
 	if n := len(hw.Disks); n > 0 {
 		p = append(p, fmt.Sprintf("%d disk", n))
 	}
+	if n := len(hw.Accelerators); n > 0 {
+		p = append(p, fmt.Sprintf("%d accelerator", n))
+	}
 	if hw.SerialNumber != "" {
 		p = append(p, "serial "+hw.SerialNumber)
 	}
 	return strings.Join(p, ", ")
 }
 
-// bmcSummary is one line on what the BMC is: protocol and version, vendor
-// and model, firmware, the authentication that worked, the system.
-func bmcSummary(b *api.BMCDetails) string {
+// bmcSummary is what registration learnt about the BMC, on one line: what
+// it is, the auth that worked, the system, where virtual media lives and
+// how it is driven, the boot modes.
+func bmcSummary(bd *api.BMCDetails) string {
 	var p []string
-	proto := b.Protocol
-	if b.RedfishVersion != "" {
-		proto += " " + b.RedfishVersion
+	what := bd.Protocol
+	if bd.RedfishVersion != "" {
+		what += " " + bd.RedfishVersion
 	}
-	p = append(p, proto)
-	if m := strings.TrimSpace(b.Vendor + " " + b.Model); m != "" {
-		p = append(p, m)
+	if m := strings.TrimSpace(bd.Vendor + " " + bd.Model); m != "" {
+		what += ", " + m
 	}
-	if b.FirmwareVersion != "" {
-		p = append(p, "firmware "+b.FirmwareVersion)
+	if bd.FirmwareVersion != "" {
+		what += " firmware " + bd.FirmwareVersion
 	}
-	if b.Auth != "" {
-		p = append(p, b.Auth+" auth")
+	p = append(p, what)
+	if bd.Auth != "" {
+		p = append(p, "auth "+bd.Auth)
 	}
-	if b.System != "" {
-		p = append(p, "system "+b.System)
+	if bd.System != "" {
+		p = append(p, "system "+bd.System)
 	}
-	if len(b.BootModes) > 0 {
-		p = append(p, "boot "+strings.Join(b.BootModes, "/"))
+	switch {
+	case bd.VirtualMedia != "":
+		p = append(p, "virtual media "+bd.VirtualMedia+" by "+bd.VirtualMediaMethod)
+	case bd.Protocol == "redfish":
+		p = append(p, "no virtual media")
+	}
+	if len(bd.BootModes) > 0 {
+		p = append(p, "boot modes "+strings.Join(bd.BootModes, "/"))
 	}
 	return strings.Join(p, ", ")
-}
-
-// virtualMediaSummary says where images go and how, or that they cannot.
-func virtualMediaSummary(b *api.BMCDetails) string {
-	switch {
-	case b.VirtualMedia != "" && b.VirtualMediaMethod != "":
-		return b.VirtualMedia + " (" + b.VirtualMediaMethod + ")"
-	case b.VirtualMedia != "":
-		return b.VirtualMedia
-	case b.Protocol == "ipmi":
-		return "none over IPMI: provisioning boots once from the network (PXE)"
-	}
-	return "none taking CD or DVD: images cannot be provisioned through this BMC"
 }
 
 func sortHosts(hs []api.Host) {
