@@ -25,6 +25,8 @@ type Provisioner struct {
 	cfg    Config
 	client *gophercloud.ServiceClient
 	log    loggerT
+	// redfish is what Register and Provision do for redfish nodes.
+	redfish redfishChoice
 }
 
 var _ provisioner.Provisioner = (*Provisioner)(nil)
@@ -55,6 +57,7 @@ func New(ctx context.Context, cfg Config) (*Provisioner, error) {
 	if err := p.checkMicroversion(ctx); err != nil {
 		return nil, err
 	}
+	p.redfish = p.chooseRedfish(ctx)
 	return p, nil
 }
 

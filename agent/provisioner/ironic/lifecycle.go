@@ -25,7 +25,11 @@ func (p *Provisioner) Provide(ctx context.Context, h provisioner.Host) (provisio
 }
 
 // Provision writes h.Image into instance_info and deploys: available →
-// deploying → active.
+// deploying → active. A redfish node deploys over virtual media when
+// Config.RedfishVirtualMedia says so: boot_interface redfish-virtual-media,
+// deploy_interface ramdisk, instance_info.boot_iso = the image URL (Ironic
+// powers off, inserts the ISO into the BMC's virtual CD, sets the boot
+// device to CD and powers on; the node is active without any callback).
 func (p *Provisioner) Provision(ctx context.Context, h provisioner.Host) (provisioner.Result, error) {
 	if h.Image == nil || h.Image.URL == "" {
 		return provisioner.Result{}, fmt.Errorf("%w: host %s has no image.url to provision", provisioner.ErrFailed, h.Name)
@@ -36,7 +40,16 @@ func (p *Provisioner) Provision(ctx context.Context, h provisioner.Host) (provis
 	}
 	switch n.ProvisionState {
 	case string(nodes.Available), string(nodes.DeployFail):
-		if err := p.updateNode(ctx, h, n.UUID, "set instance_info", instanceInfo(h)); err != nil {
+		if n.Driver == "redfish" && p.redfish.vmedia && !usesVirtualMedia(n) {
+			if err := p.updateNode(ctx, h, n.UUID, "set boot and deploy interfaces", nodes.UpdateOpts{
+				nodes.UpdateOperation{Op: nodes.ReplaceOp, Path: "/boot_interface", Value: vmediaBootIface},
+				nodes.UpdateOperation{Op: nodes.ReplaceOp, Path: "/deploy_interface", Value: ramdiskDeployIface},
+			}); err != nil {
+				return provisioner.Result{ProvisioningID: n.UUID}, err
+			}
+			n.BootInterface, n.DeployInterface = vmediaBootIface, ramdiskDeployIface
+		}
+		if err := p.updateNode(ctx, h, n.UUID, "set instance_info", instanceInfo(h, n)); err != nil {
 			return provisioner.Result{ProvisioningID: n.UUID}, err
 		}
 	}
@@ -62,7 +75,7 @@ func (p *Provisioner) Adopt(ctx context.Context, h provisioner.Host) (provisione
 		return provisioner.Result{}, err
 	}
 	if h.Image != nil && h.Image.URL != "" && n.ProvisionState == string(nodes.Manageable) {
-		if err := p.updateNode(ctx, h, n.UUID, "set instance_info", instanceInfo(h)); err != nil {
+		if err := p.updateNode(ctx, h, n.UUID, "set instance_info", instanceInfo(h, n)); err != nil {
 			return provisioner.Result{ProvisioningID: n.UUID}, err
 		}
 	}
@@ -130,8 +143,17 @@ func joinStates(states []nodes.ProvisionState) string {
 	return strings.Join(s, ", ")
 }
 
-// instanceInfo is the patch writing the host's image into instance_info.
-func instanceInfo(h provisioner.Host) nodes.UpdateOpts {
+// instanceInfo is the patch writing the host's image into instance_info:
+// boot_iso for a node deploying over virtual media (ramdisk deploy: Ironic
+// refuses image_source and boot_iso together), with
+// ramdisk_image_download_source "http" (the BMC reads the URL itself:
+// Ironic neither downloads it nor needs an HTTP server of its own);
+// image_source otherwise.
+func instanceInfo(h provisioner.Host, n *nodes.Node) nodes.UpdateOpts {
+	if usesVirtualMedia(n) {
+		return nodes.UpdateOpts{nodes.UpdateOperation{Op: nodes.AddOp, Path: "/instance_info", Value: map[string]any{
+			"boot_iso": h.Image.URL, "ramdisk_image_download_source": "http"}}}
+	}
 	ii := map[string]any{"image_source": h.Image.URL}
 	if c := h.Image.Checksum; c != "" {
 		if algo, sum, ok := strings.Cut(c, ":"); ok {

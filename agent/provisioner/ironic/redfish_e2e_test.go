@@ -1,0 +1,261 @@
+package ironic_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
+
+	"github.com/rackfence/rackfence/agent/provisioner"
+	"github.com/rackfence/rackfence/agent/provisioner/ironic"
+	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/bmcsim"
+)
+
+// The five operations of the Ironic redfish path, in order.
+var vmediaOps = []string{"manage", "inspect", "provide", "deploy", "undeploy"}
+
+// vmediaCase is one simulator profile and what Ironic 21.4 + sushy 4.3.3
+// do with it: fail maps an operation that is expected to fail to a
+// fragment of Ironic's last_error (or of the provisioner's error); the
+// operations after it are not run.
+type vmediaCase struct {
+	profile string
+	fail    map[string]string
+	// details checks the inspected details (nil: the default profile's).
+	details func(t *testing.T, d *api.HardwareDetails, props map[string]any)
+}
+
+// defaultDetails: bmcsim's default system (2 × 32 threads x86, 64 GiB,
+// one 480 GB SSD, one NIC) as Ironic's redfish inspect interface reports it.
+func defaultDetails(t *testing.T, d *api.HardwareDetails, props map[string]any) {
+	t.Helper()
+	if fmt.Sprint(props["cpus"]) != "64" || props["cpu_arch"] != "x86_64" ||
+		fmt.Sprint(props["memory_mb"]) != "65536" || fmt.Sprint(props["local_gb"]) != "446" {
+		t.Errorf("node properties %v, want cpus 64, cpu_arch x86_64, memory_mb 65536, local_gb 446", props)
+	}
+	if d == nil || d.MemoryMiB != 65536 || len(d.CPUs) != 1 || d.CPUs[0].Threads != 64 || d.CPUs[0].Model != "x86_64" ||
+		len(d.Disks) != 1 || d.Disks[0].SizeBytes != 446<<30 {
+		t.Errorf("hardware details %+v, want Ironic's properties mapped", d)
+	}
+}
+
+// The Ironic path with Ironic's own redfish hardware type end to end
+// against rackfence-bmcsim, per simulator profile: manage (Ironic
+// verifies the BMC through sushy), inspect (redfish inspect interface),
+// provide, deploy (ramdisk deploy, redfish-virtual-media boot: the ISO
+// URL is inserted into the BMC's virtual CD, boot device CD, power on)
+// and undeploy (eject, power off, available again). Assertions read the
+// simulator's state and audit and Ironic's node, not our logs.
+func TestRedfishHardwareTypeEndToEnd(t *testing.T) {
+	url := needIronic(t)
+	requireSushy(t)
+	cases := []vmediaCase{
+		{profile: "default", details: defaultDetails},
+	}
+	table := map[string]map[string]string{}
+	for _, c := range cases {
+		t.Run(c.profile, func(t *testing.T) {
+			table[c.profile] = runVMediaCase(t, url, c)
+		})
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n| profile | %s |\n|---|---|---|---|---|---|\n", strings.Join(vmediaOps, " | "))
+	for _, c := range cases {
+		row := table[c.profile]
+		cells := make([]string, len(vmediaOps))
+		for i, op := range vmediaOps {
+			cells[i] = row[op]
+			if cells[i] == "" {
+				cells[i] = "not run"
+			}
+		}
+		fmt.Fprintf(&b, "| %s | %s |\n", c.profile, strings.Join(cells, " | "))
+	}
+	t.Log(b.String())
+}
+
+func runVMediaCase(t *testing.T, url string, c vmediaCase) map[string]string {
+	row := map[string]string{}
+	audit := filepath.Join(t.TempDir(), "audit.jsonl")
+	sim, err := bmcsim.Start(bmcsim.Config{Hosts: 1, AuditPath: audit, PowerOn: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	p := newProv(t, url, func(c *ironic.Config) {
+		c.WaitTimeout = 3 * time.Minute
+		c.Inventory = func(context.Context, provisioner.Host) (*api.HardwareDetails, error) {
+			return nil, fmt.Errorf("the BMC inventory must not be read: Ironic inspects")
+		}
+	})
+	ctx := ctxT(t)
+	h := simHost(sim, 0, uniqName("vm-"+c.profile))
+	iso := "http://127.0.0.1:9/images/" + h.Name + ".iso"
+	h.Image = &api.Image{URL: iso}
+
+	// step runs one operation: an expected failure must happen with its
+	// reason; an unexpected one fails the test. It reports whether the
+	// next operations can run.
+	step := func(op string, call func() (provisioner.Result, error)) (provisioner.Result, bool) {
+		t.Helper()
+		start := time.Now()
+		r, err := call()
+		took := time.Since(start).Seconds()
+		if err == nil && r.InProgress {
+			err = fmt.Errorf("still in progress after the wait timeout")
+		}
+		var n *nodes.Node
+		if h.ProvisioningID != "" {
+			n, _ = rawNode(t, url, h.ProvisioningID)
+		}
+		want, expectFail := c.fail[op]
+		switch {
+		case err == nil && !expectFail:
+			row[op] = fmt.Sprintf("pass (%.1f s)", took)
+			t.Logf("%s: pass in %.1f s", op, took)
+			return r, true
+		case err == nil:
+			t.Errorf("%s passed (%.1f s); expected Ironic to fail with %q", op, took, want)
+			row[op] = "UNEXPECTED pass"
+			return r, false
+		case !expectFail:
+			t.Errorf("%s failed after %.1f s: %v", op, took, err)
+			row[op] = "UNEXPECTED failure: " + err.Error()
+			return r, false
+		}
+		reason := err.Error()
+		if n != nil && n.LastError != "" {
+			reason = n.LastError
+		}
+		if !strings.Contains(reason, want) && !strings.Contains(err.Error(), want) {
+			t.Errorf("%s failed as expected but with %q (error %v), want %q", op, reason, err, want)
+		}
+		row[op] = fmt.Sprintf("expected failure (%.1f s): %s", took, reason)
+		t.Logf("%s: expected failure in %.1f s: %s", op, took, reason)
+		return r, false
+	}
+
+	// manage: create (redfish hardware type), enroll → verifying →
+	// manageable: Ironic reads the system through sushy.
+	r, ok := step("manage", func() (provisioner.Result, error) { return p.Register(ctx, h) })
+	if r.ProvisioningID != "" {
+		h.ProvisioningID = r.ProvisioningID
+		t.Cleanup(func() { _, _ = p.Delete(context.Background(), h) })
+	}
+	if !ok {
+		return row
+	}
+	n := wantState(t, url, h.ProvisioningID, "manageable")
+	if n.Driver != "redfish" || n.InspectInterface != "redfish" || n.ManagementInterface != "redfish" || n.PowerInterface != "redfish" {
+		t.Fatalf("node driver %q, inspect %q, management %q, power %q; want redfish for all",
+			n.Driver, n.InspectInterface, n.ManagementInterface, n.PowerInterface)
+	}
+
+	// inspect: manageable → inspecting → manageable through the redfish
+	// inspect interface; details from the node's properties.
+	before := len(auditLines(t, audit))
+	r, ok = step("inspect", func() (provisioner.Result, error) { return p.Inspect(ctx, h) })
+	if !ok {
+		return row
+	}
+	n = wantState(t, url, h.ProvisioningID, "manageable")
+	if c.details != nil {
+		c.details(t, r.HardwareDetails, n.Properties)
+	}
+	if muts := mutating(auditLines(t, audit)[before:]); len(muts) != 0 {
+		t.Errorf("inspection changed the BMC: %+v", muts)
+	}
+
+	// provide: manageable → available (automated cleaning is off).
+	if _, ok = step("provide", func() (provisioner.Result, error) { return p.Provide(ctx, h) }); !ok {
+		return row
+	}
+	wantState(t, url, h.ProvisioningID, "available")
+
+	// deploy: ramdisk deploy over redfish virtual media.
+	before = len(auditLines(t, audit))
+	if _, ok = step("deploy", func() (provisioner.Result, error) { return p.Provision(ctx, h) }); !ok {
+		return row
+	}
+	n = wantState(t, url, h.ProvisioningID, "active")
+	if n.BootInterface != "redfish-virtual-media" || n.DeployInterface != "ramdisk" || n.LastError != "" {
+		t.Errorf("active node boot %q deploy %q last_error %q; want redfish-virtual-media, ramdisk, none",
+			n.BootInterface, n.DeployInterface, n.LastError)
+	}
+	if n.InstanceInfo["boot_iso"] != iso {
+		t.Errorf("instance_info %v, want boot_iso %s", n.InstanceInfo, iso)
+	}
+	st := sim.State(0)
+	if st.Media.Image != iso || !st.Media.Inserted || st.Power != "On" || st.LastBoot != "Cd" {
+		t.Errorf("simulator after deploy: media %+v, power %s, last boot %q; want %s inserted, On, booted from Cd",
+			st.Media, st.Power, st.LastBoot, iso)
+	}
+	wantCalls(t, auditLines(t, audit)[before:], "deploy",
+		"ForceOff", "VirtualMedia.InsertMedia|PATCH VirtualMedia", `"BootSourceOverrideTarget":"Cd"`, `"ResetType":"On"`)
+
+	// undeploy: active → deleting → cleaning → available: power off,
+	// eject.
+	before = len(auditLines(t, audit))
+	if _, ok = step("undeploy", func() (provisioner.Result, error) { return p.Deprovision(ctx, h) }); !ok {
+		return row
+	}
+	n = wantState(t, url, h.ProvisioningID, "available")
+	if n.LastError != "" {
+		t.Errorf("available node after undeploy has last_error %q", n.LastError)
+	}
+	st = sim.State(0)
+	if st.Media.Inserted || st.Media.Image != "" || st.Power != "Off" {
+		t.Errorf("simulator after undeploy: media %+v, power %s; want ejected and Off", st.Media, st.Power)
+	}
+	// Ironic ejects first (boot clean_up_instance), then powers off.
+	wantCalls(t, auditLines(t, audit)[before:], "undeploy", "VirtualMedia.EjectMedia|PATCH VirtualMedia", "ForceOff")
+	return row
+}
+
+// mutating keeps the audit lines of calls that change the BMC (sessions
+// are Ironic's client logging in and out, not changes).
+func mutating(lines []bmcsim.AuditLine) []bmcsim.AuditLine {
+	var out []bmcsim.AuditLine
+	for _, l := range lines {
+		if l.Method == "GET" || l.Method == "HEAD" || strings.Contains(l.Path, "SessionService") {
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// wantCalls checks that the audit shows, in this order, a mutating call
+// matching each want: "A|B" matches either, "PATCH X" a PATCH whose path
+// contains X; other wants match the path or the body.
+func wantCalls(t *testing.T, lines []bmcsim.AuditLine, what string, wants ...string) {
+	t.Helper()
+	muts := mutating(lines)
+	i := 0
+	for _, w := range wants {
+		found := false
+		for ; i < len(muts) && !found; i++ {
+			for _, alt := range strings.Split(w, "|") {
+				l := muts[i]
+				if m, frag, ok := strings.Cut(alt, " "); ok && m == strings.ToUpper(m) {
+					found = found || (l.Method == m && strings.Contains(l.Path, frag))
+				} else {
+					found = found || strings.Contains(l.Path, alt) || strings.Contains(l.Body, alt)
+				}
+			}
+		}
+		if !found {
+			var got []string
+			for _, l := range muts {
+				got = append(got, l.Method+" "+l.Path+" "+l.Body)
+			}
+			t.Errorf("%s: the simulator's audit has no %q in order; mutating calls:\n%s", what, w, strings.Join(got, "\n"))
+			return
+		}
+	}
+}
