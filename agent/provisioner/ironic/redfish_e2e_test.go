@@ -27,19 +27,19 @@ type vmediaCase struct {
 	profile string
 	fail    map[string]string
 	// details checks the inspected details (nil: the default profile's).
-	details func(t *testing.T, d *api.HardwareDetails, props map[string]any)
+	details func(t *testing.T, d *api.HardwareDetails, props map[string]any, mac string)
 }
 
 // defaultDetails: bmcsim's default system (2 × 32 threads x86, 64 GiB,
 // one 480 GB SSD, one NIC) as Ironic's redfish inspect interface reports it.
-func defaultDetails(t *testing.T, d *api.HardwareDetails, props map[string]any) {
+func defaultDetails(t *testing.T, d *api.HardwareDetails, props map[string]any, mac string) {
 	t.Helper()
 	if fmt.Sprint(props["cpus"]) != "64" || props["cpu_arch"] != "x86_64" ||
 		fmt.Sprint(props["memory_mb"]) != "65536" || fmt.Sprint(props["local_gb"]) != "446" {
 		t.Errorf("node properties %v, want cpus 64, cpu_arch x86_64, memory_mb 65536, local_gb 446", props)
 	}
 	if d == nil || d.MemoryMiB != 65536 || len(d.CPUs) != 1 || d.CPUs[0].Threads != 64 || d.CPUs[0].Model != "x86_64" ||
-		len(d.Disks) != 1 || d.Disks[0].SizeBytes != 446<<30 {
+		len(d.Disks) != 1 || d.Disks[0].SizeBytes != 446<<30 || len(d.NICs) != 1 || !strings.EqualFold(d.NICs[0].MAC, mac) {
 		t.Errorf("hardware details %+v, want Ironic's properties mapped", d)
 	}
 }
@@ -165,7 +165,7 @@ func runVMediaCase(t *testing.T, url string, c vmediaCase) map[string]string {
 	}
 	n = wantState(t, url, h.ProvisioningID, "manageable")
 	if c.details != nil {
-		c.details(t, r.HardwareDetails, n.Properties)
+		c.details(t, r.HardwareDetails, n.Properties, h.BootMACAddress)
 	}
 	if muts := mutating(auditLines(t, audit)[before:]); len(muts) != 0 {
 		t.Errorf("inspection changed the BMC: %+v", muts)
