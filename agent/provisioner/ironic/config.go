@@ -78,6 +78,15 @@ type Config struct {
 	// callback. "off": Ironic's interfaces, instance_info.image_source.
 	// Interfaces["boot"] or Interfaces["deploy"] turn it off.
 	RedfishVirtualMedia string
+	// RedfishISODownload is the node's
+	// instance_info.ramdisk_image_download_source for a virtual media
+	// deploy. "http" (default): the BMC reads the host's image URL itself,
+	// as with the direct provisioner; Ironic checks nothing about it.
+	// "local": the conductor downloads the ISO into its [deploy] http_root
+	// and gives the BMC [deploy] http_url/redfish/boot-NODE.iso instead
+	// (for BMCs that reach the conductor but not the image server; needs
+	// an HTTP server publishing http_root, and a download per deploy).
+	RedfishISODownload string
 }
 
 const (
@@ -92,6 +101,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.WaitTimeout <= 0 {
 		c.WaitTimeout = defaultWaitTimeout
+	}
+	if c.RedfishISODownload == "" {
+		c.RedfishISODownload = "http"
 	}
 	if c.PollInterval <= 0 {
 		c.PollInterval = defaultPollInterval

@@ -49,7 +49,7 @@ func (p *Provisioner) Provision(ctx context.Context, h provisioner.Host) (provis
 			}
 			n.BootInterface, n.DeployInterface = vmediaBootIface, ramdiskDeployIface
 		}
-		if err := p.updateNode(ctx, h, n.UUID, "set instance_info", instanceInfo(h, n)); err != nil {
+		if err := p.updateNode(ctx, h, n.UUID, "set instance_info", p.instanceInfo(h, n)); err != nil {
 			return provisioner.Result{ProvisioningID: n.UUID}, err
 		}
 	}
@@ -75,7 +75,7 @@ func (p *Provisioner) Adopt(ctx context.Context, h provisioner.Host) (provisione
 		return provisioner.Result{}, err
 	}
 	if h.Image != nil && h.Image.URL != "" && n.ProvisionState == string(nodes.Manageable) {
-		if err := p.updateNode(ctx, h, n.UUID, "set instance_info", instanceInfo(h, n)); err != nil {
+		if err := p.updateNode(ctx, h, n.UUID, "set instance_info", p.instanceInfo(h, n)); err != nil {
 			return provisioner.Result{ProvisioningID: n.UUID}, err
 		}
 	}
@@ -146,13 +146,13 @@ func joinStates(states []nodes.ProvisionState) string {
 // instanceInfo is the patch writing the host's image into instance_info:
 // boot_iso for a node deploying over virtual media (ramdisk deploy: Ironic
 // refuses image_source and boot_iso together), with
-// ramdisk_image_download_source "http" (the BMC reads the URL itself:
-// Ironic neither downloads it nor needs an HTTP server of its own);
-// image_source otherwise.
-func instanceInfo(h provisioner.Host, n *nodes.Node) nodes.UpdateOpts {
+// ramdisk_image_download_source Config.RedfishISODownload ("http": the BMC
+// reads the URL itself, Ironic neither downloads it nor needs an HTTP
+// server of its own); image_source otherwise.
+func (p *Provisioner) instanceInfo(h provisioner.Host, n *nodes.Node) nodes.UpdateOpts {
 	if usesVirtualMedia(n) {
 		return nodes.UpdateOpts{nodes.UpdateOperation{Op: nodes.AddOp, Path: "/instance_info", Value: map[string]any{
-			"boot_iso": h.Image.URL, "ramdisk_image_download_source": "http"}}}
+			"boot_iso": h.Image.URL, "ramdisk_image_download_source": p.cfg.RedfishISODownload}}}
 	}
 	ii := map[string]any{"image_source": h.Image.URL}
 	if c := h.Image.Checksum; c != "" {

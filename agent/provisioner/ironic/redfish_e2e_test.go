@@ -1,10 +1,16 @@
 package ironic_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +20,7 @@ import (
 	"github.com/rackfence/rackfence/agent/provisioner/ironic"
 	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/bmcsim"
+	"github.com/rackfence/rackfence/shared/testenv"
 )
 
 // The five operations of the Ironic redfish path, in order.
@@ -257,5 +264,83 @@ func wantCalls(t *testing.T, lines []bmcsim.AuditLine, what string, wants ...str
 			t.Errorf("%s: the simulator's audit has no %q in order; mutating calls:\n%s", what, w, strings.Join(got, "\n"))
 			return
 		}
+	}
+}
+
+// With RedfishISODownload "local" Ironic itself downloads the ISO (a real
+// one, built with genisoimage, served by the test), publishes it under its
+// [deploy] http_root and hands the BMC its own [deploy] http_url for it;
+// undeploy ejects it and removes the published copy.
+func TestRedfishVirtualMediaLocalISO(t *testing.T) {
+	url := needIronic(t)
+	requireSushy(t)
+	_, err := exec.LookPath("genisoimage")
+	testenv.RequirePeer(t, err == nil, "genisoimage (Debian package genisoimage)")
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "README"), []byte("rackfence test boot ISO\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	iso := filepath.Join(dir, "boot.iso")
+	if out, err := exec.Command("genisoimage", "-quiet", "-V", "RACKFENCE", "-J", "-R", "-o", iso, src).CombinedOutput(); err != nil {
+		t.Fatalf("genisoimage: %v\n%s", err, out)
+	}
+	isoBytes, err := os.ReadFile(iso)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gets atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			gets.Add(1)
+		}
+		http.ServeFile(w, r, iso)
+	}))
+	t.Cleanup(srv.Close)
+
+	audit := filepath.Join(t.TempDir(), "audit.jsonl")
+	sim, err := bmcsim.Start(bmcsim.Config{Hosts: 1, AuditPath: audit, PowerOn: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	p := newProv(t, url, func(c *ironic.Config) { c.RedfishISODownload = "local" })
+	ctx := ctxT(t)
+	h := simHost(sim, 0, uniqName("vmlocal"))
+	h.Image = &api.Image{URL: srv.URL + "/boot.iso"}
+	h.ProvisioningID = must(t, "register")(p.Register(ctx, h)).ProvisioningID
+	t.Cleanup(func() { _, _ = p.Delete(context.Background(), h) })
+	must(t, "provide")(p.Provide(ctx, h))
+	start := time.Now()
+	must(t, "deploy")(p.Provision(ctx, h))
+	t.Logf("deploy with a local ISO: %.1f s", time.Since(start).Seconds())
+	n := wantState(t, url, h.ProvisioningID, "active")
+	if n.InstanceInfo["ramdisk_image_download_source"] != "local" {
+		t.Fatalf("instance_info %v, want ramdisk_image_download_source local", n.InstanceInfo)
+	}
+	published := filepath.Join(sharedIronic.Dir, "httpboot", "redfish", "boot-"+h.ProvisioningID+".iso")
+	got, err := os.ReadFile(published)
+	if err != nil || !bytes.Equal(got, isoBytes) {
+		t.Fatalf("published ISO %s: %v (%d bytes, want the %d served)", published, err, len(got), len(isoBytes))
+	}
+	st := sim.State(0)
+	if !strings.HasSuffix(st.Media.Image, "/redfish/boot-"+h.ProvisioningID+".iso") || strings.HasPrefix(st.Media.Image, srv.URL) ||
+		!st.Media.Inserted || st.Power != "On" || st.LastBoot != "Cd" {
+		t.Fatalf("simulator after deploy: media %+v, power %s, last boot %q; want Ironic's http_url/redfish/boot-%s.iso",
+			st.Media, st.Power, st.LastBoot, h.ProvisioningID)
+	}
+	if gets.Load() < 1 {
+		t.Fatalf("Ironic did not download the ISO")
+	}
+	t.Logf("BMC got %s; Ironic downloaded the ISO %d time(s)", st.Media.Image, gets.Load())
+	must(t, "undeploy")(p.Deprovision(ctx, h))
+	if st := sim.State(0); st.Media.Inserted || st.Power != "Off" {
+		t.Fatalf("simulator after undeploy: media %+v, power %s", st.Media, st.Power)
+	}
+	if _, err := os.Stat(published); !os.IsNotExist(err) {
+		t.Fatalf("published ISO still there after undeploy: %v", err)
 	}
 }
