@@ -111,8 +111,10 @@ func runVMediaCase(t *testing.T, url string, c vmediaCase) map[string]string {
 	step := func(op string, call func() (provisioner.Result, error)) (provisioner.Result, bool) {
 		t.Helper()
 		start := time.Now()
+		auditBefore := len(auditLines(t, audit))
 		r, err := call()
 		took := time.Since(start).Seconds()
+		logWire(t, op, auditLines(t, audit)[auditBefore:])
 		if err == nil && r.InProgress {
 			err = fmt.Errorf("still in progress after the wait timeout")
 		}
@@ -198,9 +200,10 @@ func runVMediaCase(t *testing.T, url string, c vmediaCase) map[string]string {
 		t.Errorf("instance_info %v, want boot_iso %s", n.InstanceInfo, iso)
 	}
 	st := sim.State(0)
-	if st.Media.Image != iso || !st.Media.Inserted || st.Power != "On" || st.LastBoot != "Cd" {
-		t.Errorf("simulator after deploy: media %+v, power %s, last boot %q; want %s inserted, On, booted from Cd",
-			st.Media, st.Power, st.LastBoot, iso)
+	if st.Media.Image != iso || !st.Media.Inserted || st.Power != "On" || st.LastBoot != "Cd" ||
+		st.BootOverride.Target != "Cd" || st.BootOverride.Enabled != "Continuous" {
+		t.Errorf("simulator after deploy: media %+v, power %s, last boot %q, override %+v; want %s inserted, On, booted from Cd (persistent: Continuous)",
+			st.Media, st.Power, st.LastBoot, st.BootOverride, iso)
 	}
 	wantCalls(t, auditLines(t, audit)[before:], "deploy",
 		"ForceOff", "VirtualMedia.InsertMedia|PATCH VirtualMedia", `"BootSourceOverrideTarget":"Cd"`, `"ResetType":"On"`)
@@ -219,9 +222,25 @@ func runVMediaCase(t *testing.T, url string, c vmediaCase) map[string]string {
 	if st.Media.Inserted || st.Media.Image != "" || st.Power != "Off" {
 		t.Errorf("simulator after undeploy: media %+v, power %s; want ejected and Off", st.Media, st.Power)
 	}
+	// Ironic's undeploy leaves the persistent boot override (Cd,
+	// Continuous) in place; the next deploy sets the device again.
+	if st.BootOverride.Target != "Cd" || st.BootOverride.Enabled != "Continuous" {
+		t.Logf("boot override after undeploy: %+v (Ironic 21.4 left Cd/Continuous when this was written)", st.BootOverride)
+	}
 	// Ironic ejects first (boot clean_up_instance), then powers off.
 	wantCalls(t, auditLines(t, audit)[before:], "undeploy", "VirtualMedia.EjectMedia|PATCH VirtualMedia", "ForceOff")
 	return row
+}
+
+// logWire logs what the BMC saw during one operation: every call in the
+// simulator's audit (it records the calls that change something).
+func logWire(t *testing.T, op string, lines []bmcsim.AuditLine) {
+	t.Helper()
+	var calls []string
+	for _, l := range lines {
+		calls = append(calls, fmt.Sprintf("%s %s %s → %d", l.Method, l.Path, l.Body, l.Status))
+	}
+	t.Logf("%s: the BMC's audit shows %d calls\n  %s", op, len(calls), strings.Join(calls, "\n  "))
 }
 
 // mutating keeps the audit lines of calls that change the BMC (sessions
