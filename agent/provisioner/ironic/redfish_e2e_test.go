@@ -176,6 +176,10 @@ func runVMediaCase(t *testing.T, url string, c vmediaCase) map[string]string {
 	if c.details != nil {
 		c.details(t, r.HardwareDetails, n.Properties, h.BootMACAddress)
 	}
+	// Ironic's redfish inspect interface records properties, no inventory.
+	if code := inventoryStatus(t, url, h.ProvisioningID); code != http.StatusNotFound {
+		t.Errorf("GET inventory after redfish inspection: %d, want 404 (no inventory recorded)", code)
+	}
 	if muts := mutating(auditLines(t, audit)[before:]); len(muts) != 0 {
 		t.Errorf("inspection changed the BMC: %+v", muts)
 	}
@@ -230,6 +234,19 @@ func runVMediaCase(t *testing.T, url string, c vmediaCase) map[string]string {
 	// Ironic ejects first (boot clean_up_instance), then powers off.
 	wantCalls(t, auditLines(t, audit)[before:], "undeploy", "VirtualMedia.EjectMedia|PATCH VirtualMedia", "ForceOff")
 	return row
+}
+
+// inventoryStatus answers GET /v1/nodes/ID/inventory's status code.
+func inventoryStatus(t *testing.T, url, id string) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url+"/v1/nodes/"+id+"/inventory", nil)
+	req.Header.Set("X-OpenStack-Ironic-API-Version", ironic.Microversion)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 // logWire logs what the BMC saw during one operation: every call in the
