@@ -54,6 +54,9 @@ type Config struct {
 	// MaxSessions per BMC; the oldest session is dropped beyond it, as
 	// real BMCs do. Default 32.
 	MaxSessions int
+	// Profile is the BMC shape every BMC serves: one of Profiles()
+	// ("" = "default", the shape bmclib v2.3.0 expects). See DESIGN.md.
+	Profile string
 }
 
 // Fault modes for PUT /sim/fault and Sim.SetFault.

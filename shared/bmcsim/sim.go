@@ -17,6 +17,7 @@ import (
 // Sim is a running simulator.
 type Sim struct {
 	cfg   Config
+	prof  *profile
 	base  int
 	bmcs  []*bmc
 	lns   []net.Listener
@@ -38,8 +39,15 @@ func Start(cfg Config) (*Sim, error) {
 	case cfg.Latency < 0 || cfg.Jitter < 0:
 		return nil, fmt.Errorf("%w: Latency and Jitter must not be negative", ErrConfig)
 	}
-	s := &Sim{cfg: cfg, done: make(chan struct{})}
-	var err error
+	prof, err := loadProfile(cfg.Profile)
+	if err != nil {
+		return nil, err
+	}
+	prefix, err := parsePrefix(cfg.MACPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	s := &Sim{cfg: cfg, prof: prof, done: make(chan struct{})}
 	if cfg.BasePort == 0 {
 		for try := 0; try < 50; try++ {
 			base := 20000 + rand.N(40000-cfg.Hosts)
@@ -74,7 +82,7 @@ func Start(cfg Config) (*Sim, error) {
 	}
 	s.bmcs = make([]*bmc, cfg.Hosts)
 	for i := range s.bmcs {
-		s.bmcs[i] = newBMC(i, s.base+i, cfg.MACPrefix, cfg.PowerOn)
+		s.bmcs[i] = newBMC(i, s.base+i, prof, prefix, cfg.PowerOn)
 	}
 	s.srv = &http.Server{
 		Handler:           s,
@@ -147,20 +155,38 @@ func (s *Sim) URL(i int) string {
 	return fmt.Sprintf("%s://%s", scheme, net.JoinHostPort(s.cfg.Host, strconv.Itoa(s.base+i)))
 }
 
+// Profile is the name of the profile every BMC serves.
+func (s *Sim) Profile() string { return s.prof.name }
+
 // Address is BMC i's CONTRACT.md BMC address (redfish+http:// or, with
-// TLS, redfish://) pointing at its system.
+// TLS, redfish://) pointing at its first system.
 func (s *Sim) Address(i int) string {
+	return s.SystemAddresses(i)[0]
+}
+
+// SystemAddresses are BMC i's CONTRACT.md addresses, one per system in the
+// profile's order (four with the blade profile).
+func (s *Sim) SystemAddresses(i int) []string {
 	scheme := "redfish+http"
 	if s.cfg.TLS {
 		scheme = "redfish"
 	}
-	return fmt.Sprintf("%s://%s/redfish/v1/Systems/1", scheme, net.JoinHostPort(s.cfg.Host, strconv.Itoa(s.base+i)))
+	hp := net.JoinHostPort(s.cfg.Host, strconv.Itoa(s.base+i))
+	out := make([]string, 0, len(s.prof.systems))
+	for _, r := range s.prof.systems {
+		out = append(out, scheme+"://"+hp+r.path)
+	}
+	return out
 }
 
-// MAC is host i's boot MAC: MACPrefix:HH:LL with HHLL = i.
-func (s *Sim) MAC(i int) string {
+// MAC is host i's boot MAC (its first system's): MACPrefix:HH:LL with
+// HHLL = i.
+func (s *Sim) MAC(i int) string { return s.SystemMAC(i, 0) }
+
+// SystemMAC is the boot MAC of BMC i's system j ("" for a bad index).
+func (s *Sim) SystemMAC(i, j int) string {
 	if b := s.bmcAt(i); b != nil {
-		return b.mac
+		return b.systemMAC(j)
 	}
 	return ""
 }
@@ -187,7 +213,7 @@ func (s *Sim) SetFault(i int, mode string) error {
 }
 
 // SetPower sets host i's power directly (as if someone pressed the button),
-// without an audit line.
+// without an audit line: every system of BMC i.
 func (s *Sim) SetPower(i int, on bool) error {
 	b := s.bmcAt(i)
 	if b == nil {
@@ -195,11 +221,12 @@ func (s *Sim) SetPower(i int, on bool) error {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if on && !b.power {
-		b.powerOn()
-	} else if !on && b.power {
-		b.power = false
-		b.gen++
+	for j := range b.sys {
+		if on && !b.sys[j].power {
+			b.powerOn(j)
+		} else if !on && b.sys[j].power {
+			b.powerOff(j)
+		}
 	}
 	return nil
 }

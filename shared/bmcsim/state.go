@@ -1,0 +1,228 @@
+package bmcsim
+
+import (
+	"path"
+	"strconv"
+	"sync"
+)
+
+// State is what GET /sim/state answers and Sim.State returns. Its first
+// fields describe the first system and the first device taking CD or DVD.
+type State struct {
+	Index int    `json:"index"`
+	Port  int    `json:"port"`
+	MAC   string `json:"mac"`
+	// Power is "On" or "Off".
+	Power string `json:"power"`
+	// BootOverride is the system's boot source override.
+	BootOverride BootOverride `json:"bootOverride"`
+	// LastBoot is the device the host last booted from ("" before any
+	// power-on): a Once override is consumed by the power-on it applies to.
+	LastBoot string `json:"lastBoot"`
+	// Media is the first virtual media device taking CD or DVD (with the
+	// default profile: Managers/1/VirtualMedia/CD1).
+	Media Media `json:"media"`
+	// BMCResets counts Manager.Reset calls.
+	BMCResets int `json:"bmcResets"`
+	// Fault is the active fault mode.
+	Fault string `json:"fault"`
+	// Sessions is the number of open Redfish sessions.
+	Sessions int `json:"sessions"`
+	// Mutations counts mutating calls answered 2xx.
+	Mutations int `json:"mutations"`
+	// Systems is every ComputerSystem, in the profile's order (Power,
+	// BootOverride and LastBoot above are Systems[0]'s).
+	Systems []SystemState `json:"systems"`
+	// VirtualMedia is every VirtualMedia device, sorted by path.
+	VirtualMedia []MediaState `json:"virtualMedia"`
+}
+
+// BootOverride mirrors ComputerSystem.Boot.
+type BootOverride struct {
+	Target  string `json:"target"`  // None, Pxe, Hdd, Cd, BiosSetup, …
+	Enabled string `json:"enabled"` // Disabled, Once, Continuous
+	Mode    string `json:"mode"`    // UEFI, Legacy
+}
+
+// Media mirrors VirtualMedia CD1.
+type Media struct {
+	Image    string `json:"image"`
+	Inserted bool   `json:"inserted"`
+}
+
+// SystemState is one ComputerSystem's state.
+type SystemState struct {
+	ID           string       `json:"id"`
+	Path         string       `json:"path"`
+	Power        string       `json:"power"`
+	BootOverride BootOverride `json:"bootOverride"`
+	LastBoot     string       `json:"lastBoot"`
+}
+
+// MediaState is one VirtualMedia device's state.
+type MediaState struct {
+	Path                 string `json:"path"`
+	Image                string `json:"image"`
+	Inserted             bool   `json:"inserted"`
+	WriteProtected       bool   `json:"writeProtected"`
+	TransferProtocolType string `json:"transferProtocolType,omitempty"`
+	TransferMethod       string `json:"transferMethod,omitempty"`
+}
+
+// bmc is one simulated BMC. Small on purpose: 1,000 of them fit easily.
+type bmc struct {
+	index int
+	port  int
+	prof  *profile
+	vars  vars
+
+	mu        sync.Mutex
+	sys       []sysState   // per profile system
+	media     []mediaState // per profile virtual media device
+	resets    int
+	mutations int
+	fault     string
+	faultCh   chan struct{} // closed when the fault changes (wakes hangs)
+	sessions  []session     // oldest first
+	nextSess  int
+}
+
+// sysState is one system's state; gen is its ETag, bumped on every change.
+type sysState struct {
+	power    bool
+	boot     BootOverride
+	lastBoot string
+	gen      uint64
+}
+
+// mediaState is one virtual media device's state; gen is its ETag.
+type mediaState struct {
+	image         string
+	inserted, wp  bool
+	proto, method string
+	gen           uint64
+}
+
+type session struct {
+	id    string
+	token string
+}
+
+func newBMC(i, port int, p *profile, prefix [4]byte, on bool) *bmc {
+	b := &bmc{
+		index: i, port: port, prof: p,
+		vars:    vars{index: i, prefix: prefix},
+		sys:     append([]sysState(nil), p.initSys...),
+		media:   append([]mediaState(nil), p.initMed...),
+		fault:   FaultNone,
+		faultCh: make(chan struct{}),
+	}
+	for j := range b.sys {
+		b.sys[j].power = on
+	}
+	return b
+}
+
+// etag formats a generation as a weak ETag.
+func etag(gen uint64) string { return `W/"` + strconv.FormatUint(gen, 10) + `"` }
+
+// systemMAC is system j's boot MAC.
+func (b *bmc) systemMAC(j int) string {
+	if j < 0 || j >= len(b.prof.fsys) {
+		return ""
+	}
+	return b.vars.mustExpand(b.prof.fsys[j].BootMAC)
+}
+
+func (b *bmc) state() State {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	st := State{Index: b.index, Port: b.port, MAC: b.systemMAC(0), BMCResets: b.resets, Fault: b.fault,
+		Sessions: len(b.sessions), Mutations: b.mutations}
+	for j, s := range b.sys {
+		r := b.prof.systems[j]
+		st.Systems = append(st.Systems, SystemState{ID: path.Base(r.path), Path: r.path, Power: onOff(s.power),
+			BootOverride: s.boot, LastBoot: s.lastBoot})
+	}
+	for k, m := range b.media {
+		st.VirtualMedia = append(st.VirtualMedia, MediaState{Path: b.prof.media[k].path, Image: m.image, Inserted: m.inserted,
+			WriteProtected: m.wp, TransferProtocolType: m.proto, TransferMethod: m.method})
+	}
+	first := st.Systems[0]
+	st.Power, st.BootOverride, st.LastBoot = first.Power, first.BootOverride, first.LastBoot
+	if k := b.prof.cdMedia; k >= 0 {
+		st.Media = Media{Image: b.media[k].image, Inserted: b.media[k].inserted}
+	}
+	return st
+}
+
+func onOff(on bool) string {
+	if on {
+		return "On"
+	}
+	return "Off"
+}
+
+// powerOn boots system j: a Once override is used and cleared. b.mu held.
+func (b *bmc) powerOn(j int) {
+	s := &b.sys[j]
+	s.power = true
+	dev := "Hdd"
+	if s.boot.Enabled != "Disabled" && s.boot.Target != "None" {
+		dev = s.boot.Target
+	}
+	if s.boot.Enabled == "Once" {
+		s.boot.Enabled = "Disabled"
+	}
+	s.lastBoot = dev
+	s.gen++
+}
+
+// powerOff turns system j off. b.mu held.
+func (b *bmc) powerOff(j int) {
+	b.sys[j].power = false
+	b.sys[j].gen++
+}
+
+func (b *bmc) setFault(mode string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if mode == b.fault {
+		return
+	}
+	b.fault = mode
+	close(b.faultCh)
+	b.faultCh = make(chan struct{})
+}
+
+// addSession stores a new session and returns it. b.mu held.
+func (b *bmc) addSession(max int, token string) session {
+	b.nextSess++
+	s := session{id: strconv.Itoa(b.nextSess), token: token}
+	b.sessions = append(b.sessions, s)
+	if len(b.sessions) > max {
+		b.sessions = append(b.sessions[:0], b.sessions[len(b.sessions)-max:]...)
+	}
+	return s
+}
+
+// sessionByToken reports whether token is a live session. b.mu held.
+func (b *bmc) sessionByToken(token string) bool {
+	for _, s := range b.sessions {
+		if s.token == token {
+			return true
+		}
+	}
+	return false
+}
+
+// dropSession removes session id. b.mu held.
+func (b *bmc) dropSession(id string) bool {
+	for i, s := range b.sessions {
+		if s.id == id {
+			b.sessions = append(b.sessions[:i], b.sessions[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
