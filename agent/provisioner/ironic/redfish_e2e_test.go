@@ -29,26 +29,18 @@ var vmediaOps = []string{"manage", "inspect", "provide", "deploy", "undeploy"}
 // vmediaCase is one simulator profile and what Ironic 21.4 + sushy 4.3.3
 // do with it: fail maps an operation that is expected to fail to a
 // fragment of Ironic's last_error (or of the provisioner's error); the
-// operations after it are not run.
+// operations after it are not run. system is the system to drive (the
+// blade profile serves four).
 type vmediaCase struct {
 	profile string
+	system  int
 	fail    map[string]string
-	// details checks the inspected details (nil: the default profile's).
-	details func(t *testing.T, d *api.HardwareDetails, props map[string]any, mac string)
-}
-
-// defaultDetails: bmcsim's default system (2 × 32 threads x86, 64 GiB,
-// one 480 GB SSD, one NIC) as Ironic's redfish inspect interface reports it.
-func defaultDetails(t *testing.T, d *api.HardwareDetails, props map[string]any, mac string) {
-	t.Helper()
-	if fmt.Sprint(props["cpus"]) != "64" || props["cpu_arch"] != "x86_64" ||
-		fmt.Sprint(props["memory_mb"]) != "65536" || fmt.Sprint(props["local_gb"]) != "446" {
-		t.Errorf("node properties %v, want cpus 64, cpu_arch x86_64, memory_mb 65536, local_gb 446", props)
-	}
-	if d == nil || d.MemoryMiB != 65536 || len(d.CPUs) != 1 || d.CPUs[0].Threads != 64 || d.CPUs[0].Model != "x86_64" ||
-		len(d.Disks) != 1 || d.Disks[0].SizeBytes != 446<<30 || len(d.NICs) != 1 || !strings.EqualFold(d.NICs[0].MAC, mac) {
-		t.Errorf("hardware details %+v, want Ironic's properties mapped", d)
-	}
+	// props are the node properties Ironic's redfish inspection must
+	// write (cpus, cpu_arch, memory_mb, local_gb), hand-checked against
+	// the profile's fixture and sushy's rules (see DESIGN.md).
+	props map[string]string
+	// media is the virtual media device Ironic must use (path suffix).
+	media string
 }
 
 // The Ironic path with Ironic's own redfish hardware type end to end
@@ -58,22 +50,40 @@ func defaultDetails(t *testing.T, d *api.HardwareDetails, props map[string]any, 
 // URL is inserted into the BMC's virtual CD, boot device CD, power on)
 // and undeploy (eject, power off, available again). Assertions read the
 // simulator's state and audit and Ironic's node, not our logs.
+//
+//	go test -race -count=1 -v -run 'TestRedfishHardwareTypeEndToEnd' ./agent/provisioner/ironic/
 func TestRedfishHardwareTypeEndToEnd(t *testing.T) {
 	url := needIronic(t)
 	requireSushy(t)
 	cases := []vmediaCase{
-		{profile: "default", details: defaultDetails},
+		{profile: "default", media: "/Managers/1/VirtualMedia/CD1",
+			props: map[string]string{"cpus": "64", "cpu_arch": "x86_64", "memory_mb": "65536", "local_gb": "446"}},
+	}
+	have := map[string]bool{}
+	for _, p := range bmcsim.Profiles() {
+		have[p] = true
 	}
 	table := map[string]map[string]string{}
 	for _, c := range cases {
-		t.Run(c.profile, func(t *testing.T) {
-			table[c.profile] = runVMediaCase(t, url, c)
+		name := c.profile
+		if c.system != 0 {
+			name = fmt.Sprintf("%s-system%d", c.profile, c.system)
+		}
+		t.Run(name, func(t *testing.T) {
+			if !have[c.profile] {
+				t.Fatalf("bmcsim has no profile %q (it has %v)", c.profile, bmcsim.Profiles())
+			}
+			table[name] = runVMediaCase(t, url, c)
 		})
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n| profile | %s |\n|---|---|---|---|---|---|\n", strings.Join(vmediaOps, " | "))
 	for _, c := range cases {
-		row := table[c.profile]
+		name := c.profile
+		if c.system != 0 {
+			name = fmt.Sprintf("%s-system%d", c.profile, c.system)
+		}
+		row := table[name]
 		cells := make([]string, len(vmediaOps))
 		for i, op := range vmediaOps {
 			cells[i] = row[op]
@@ -81,7 +91,7 @@ func TestRedfishHardwareTypeEndToEnd(t *testing.T) {
 				cells[i] = "not run"
 			}
 		}
-		fmt.Fprintf(&b, "| %s | %s |\n", c.profile, strings.Join(cells, " | "))
+		fmt.Fprintf(&b, "| %s | %s |\n", name, strings.Join(cells, " | "))
 	}
 	t.Log(b.String())
 }
@@ -89,7 +99,7 @@ func TestRedfishHardwareTypeEndToEnd(t *testing.T) {
 func runVMediaCase(t *testing.T, url string, c vmediaCase) map[string]string {
 	row := map[string]string{}
 	audit := filepath.Join(t.TempDir(), "audit.jsonl")
-	sim, err := bmcsim.Start(bmcsim.Config{Hosts: 1, AuditPath: audit, PowerOn: true})
+	sim, err := bmcsim.Start(bmcsim.Config{Hosts: 1, AuditPath: audit, PowerOn: true, Profile: c.profile})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,9 +111,12 @@ func runVMediaCase(t *testing.T, url string, c vmediaCase) map[string]string {
 		}
 	})
 	ctx := ctxT(t)
-	h := simHost(sim, 0, uniqName("vm-"+c.profile))
+	j := c.system
+	h := provisioner.Host{Name: uniqName("vm-" + c.profile), BMC: api.BMC{Address: sim.SystemAddresses(0)[j]},
+		Username: "admin", Password: "password", BootMACAddress: sim.SystemMAC(0, j)}
 	iso := "http://127.0.0.1:9/images/" + h.Name + ".iso"
 	h.Image = &api.Image{URL: iso}
+	sys := func() bmcsim.SystemState { return sim.State(0).Systems[j] }
 
 	// step runs one operation: an expected failure must happen with its
 	// reason; an unexpected one fails the test. It reports whether the
@@ -144,8 +157,12 @@ func runVMediaCase(t *testing.T, url string, c vmediaCase) map[string]string {
 		if !strings.Contains(reason, want) && !strings.Contains(err.Error(), want) {
 			t.Errorf("%s failed as expected but with %q (error %v), want %q", op, reason, err, want)
 		}
-		row[op] = fmt.Sprintf("expected failure (%.1f s): %s", took, reason)
-		t.Logf("%s: expected failure in %.1f s: %s", op, took, reason)
+		state := ""
+		if n != nil {
+			state = n.ProvisionState + ": "
+		}
+		row[op] = fmt.Sprintf("expected failure (%.1f s), %s%s", took, state, reason)
+		t.Logf("%s: expected failure in %.1f s: %s%s", op, took, state, reason)
 		return r, false
 	}
 
@@ -166,22 +183,20 @@ func runVMediaCase(t *testing.T, url string, c vmediaCase) map[string]string {
 	}
 
 	// inspect: manageable → inspecting → manageable through the redfish
-	// inspect interface; details from the node's properties.
+	// inspect interface; details from the node's properties and ports.
 	before := len(auditLines(t, audit))
 	r, ok = step("inspect", func() (provisioner.Result, error) { return p.Inspect(ctx, h) })
 	if !ok {
 		return row
 	}
 	n = wantState(t, url, h.ProvisioningID, "manageable")
-	if c.details != nil {
-		c.details(t, r.HardwareDetails, n.Properties, h.BootMACAddress)
+	checkInspected(t, c, n.Properties, r.HardwareDetails, h.BootMACAddress)
+	if muts := mutating(auditLines(t, audit)[before:]); len(muts) != 0 {
+		t.Errorf("inspection changed the BMC: %+v", muts)
 	}
 	// Ironic's redfish inspect interface records properties, no inventory.
 	if code := inventoryStatus(t, url, h.ProvisioningID); code != http.StatusNotFound {
 		t.Errorf("GET inventory after redfish inspection: %d, want 404 (no inventory recorded)", code)
-	}
-	if muts := mutating(auditLines(t, audit)[before:]); len(muts) != 0 {
-		t.Errorf("inspection changed the BMC: %+v", muts)
 	}
 
 	// provide: manageable → available (automated cleaning is off).
@@ -204,16 +219,24 @@ func runVMediaCase(t *testing.T, url string, c vmediaCase) map[string]string {
 		t.Errorf("instance_info %v, want boot_iso %s", n.InstanceInfo, iso)
 	}
 	st := sim.State(0)
-	if st.Media.Image != iso || !st.Media.Inserted || st.Power != "On" || st.LastBoot != "Cd" ||
-		st.BootOverride.Target != "Cd" || st.BootOverride.Enabled != "Continuous" {
-		t.Errorf("simulator after deploy: media %+v, power %s, last boot %q, override %+v; want %s inserted, On, booted from Cd (persistent: Continuous)",
-			st.Media, st.Power, st.LastBoot, st.BootOverride, iso)
+	var used []string
+	for _, m := range st.VirtualMedia {
+		if m.Image == iso && m.Inserted {
+			used = append(used, m.Path)
+		}
+	}
+	if len(used) != 1 || !strings.HasSuffix(used[0], c.media) {
+		t.Errorf("virtual media holding the ISO after deploy: %v, want exactly %s (devices %+v)", used, c.media, st.VirtualMedia)
+	}
+	if s := sys(); s.Power != "On" || s.LastBoot != "Cd" || s.BootOverride.Target != "Cd" || s.BootOverride.Enabled != "Continuous" {
+		t.Errorf("system %s after deploy: power %s, last boot %q, override %+v; want On, booted from Cd (persistent: Continuous)",
+			s.Path, s.Power, s.LastBoot, s.BootOverride)
 	}
 	wantCalls(t, auditLines(t, audit)[before:], "deploy",
 		"ForceOff", "VirtualMedia.InsertMedia|PATCH VirtualMedia", `"BootSourceOverrideTarget":"Cd"`, `"ResetType":"On"`)
 
-	// undeploy: active → deleting → cleaning → available: power off,
-	// eject.
+	// undeploy: active → deleting → cleaning → available: eject, power
+	// off.
 	before = len(auditLines(t, audit))
 	if _, ok = step("undeploy", func() (provisioner.Result, error) { return p.Deprovision(ctx, h) }); !ok {
 		return row
@@ -222,18 +245,52 @@ func runVMediaCase(t *testing.T, url string, c vmediaCase) map[string]string {
 	if n.LastError != "" {
 		t.Errorf("available node after undeploy has last_error %q", n.LastError)
 	}
-	st = sim.State(0)
-	if st.Media.Inserted || st.Media.Image != "" || st.Power != "Off" {
-		t.Errorf("simulator after undeploy: media %+v, power %s; want ejected and Off", st.Media, st.Power)
+	for _, m := range sim.State(0).VirtualMedia {
+		if m.Inserted || m.Image != "" {
+			t.Errorf("virtual media %s after undeploy: %+v; want ejected", m.Path, m)
+		}
 	}
-	// Ironic's undeploy leaves the persistent boot override (Cd,
-	// Continuous) in place; the next deploy sets the device again.
-	if st.BootOverride.Target != "Cd" || st.BootOverride.Enabled != "Continuous" {
-		t.Logf("boot override after undeploy: %+v (Ironic 21.4 left Cd/Continuous when this was written)", st.BootOverride)
+	if s := sys(); s.Power != "Off" {
+		t.Errorf("system %s after undeploy: power %s; want Off", s.Path, s.Power)
+	} else if s.BootOverride.Target != "Cd" || s.BootOverride.Enabled != "Continuous" {
+		// Ironic's undeploy leaves the persistent boot override (Cd,
+		// Continuous) in place; the next deploy sets the device again.
+		t.Logf("boot override after undeploy: %+v (Ironic 21.4 left Cd/Continuous when this was written)", s.BootOverride)
 	}
 	// Ironic ejects first (boot clean_up_instance), then powers off.
 	wantCalls(t, auditLines(t, audit)[before:], "undeploy", "VirtualMedia.EjectMedia|PATCH VirtualMedia", "ForceOff")
 	return row
+}
+
+// checkInspected compares what Ironic's redfish inspection wrote with the
+// case's properties, and rackfence's mapping of them.
+func checkInspected(t *testing.T, c vmediaCase, props map[string]any, d *api.HardwareDetails, mac string) {
+	t.Helper()
+	for k, want := range c.props {
+		if got := fmt.Sprint(props[k]); got != want {
+			t.Errorf("node property %s = %q, want %q (all: %v)", k, got, want, props)
+		}
+	}
+	num := func(k string) int {
+		var x int
+		fmt.Sscan(fmt.Sprint(props[k]), &x)
+		return x
+	}
+	if d == nil || d.MemoryMiB != num("memory_mb") || len(d.CPUs) != 1 || d.CPUs[0].Threads != num("cpus") ||
+		d.CPUs[0].Model != fmt.Sprint(props["cpu_arch"]) {
+		t.Errorf("hardware details %+v, want Ironic's properties %v mapped", d, props)
+		return
+	}
+	if gb := num("local_gb"); gb > 0 && (len(d.Disks) != 1 || d.Disks[0].SizeBytes != int64(gb)<<30) {
+		t.Errorf("disks %+v, want one of local_gb %d GiB", d.Disks, gb)
+	}
+	found := false
+	for _, nic := range d.NICs {
+		found = found || strings.EqualFold(nic.MAC, mac)
+	}
+	if !found {
+		t.Errorf("NICs %+v do not include the boot MAC %s", d.NICs, mac)
+	}
 }
 
 // inventoryStatus answers GET /v1/nodes/ID/inventory's status code.
