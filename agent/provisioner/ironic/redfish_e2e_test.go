@@ -116,7 +116,6 @@ func runVMediaCase(t *testing.T, url string, c vmediaCase) map[string]string {
 		Username: "admin", Password: "password", BootMACAddress: sim.SystemMAC(0, j)}
 	iso := "http://127.0.0.1:9/images/" + h.Name + ".iso"
 	h.Image = &api.Image{URL: iso}
-	sys := func() bmcsim.SystemState { return sim.State(0).Systems[j] }
 
 	// step runs one operation: an expected failure must happen with its
 	// reason; an unexpected one fails the test. It reports whether the
@@ -207,10 +206,45 @@ func runVMediaCase(t *testing.T, url string, c vmediaCase) map[string]string {
 
 	// deploy: ramdisk deploy over redfish virtual media.
 	before = len(auditLines(t, audit))
-	if _, ok = step("deploy", func() (provisioner.Result, error) { return p.Provision(ctx, h) }); !ok {
+	if _, ok = step("deploy", func() (provisioner.Result, error) { return p.Provision(ctx, h) }); ok {
+		checkDeployed(t, c, url, h, iso, sim, audit, before)
+	} else if _, expected := c.fail["deploy"]; !expected {
 		return row
 	}
-	n = wantState(t, url, h.ProvisioningID, "active")
+
+	// undeploy (also after an expected deploy failure: from deploy failed):
+	// active → deleting → cleaning → available: eject, power off.
+	before = len(auditLines(t, audit))
+	if _, ok = step("undeploy", func() (provisioner.Result, error) { return p.Deprovision(ctx, h) }); !ok {
+		return row
+	}
+	n = wantState(t, url, h.ProvisioningID, "available")
+	if n.LastError != "" {
+		t.Errorf("available node after undeploy has last_error %q", n.LastError)
+	}
+	for _, m := range sim.State(0).VirtualMedia {
+		if m.Inserted || m.Image != "" {
+			t.Errorf("virtual media %s after undeploy: %+v; want ejected", m.Path, m)
+		}
+	}
+	if s := sim.State(0).Systems[j]; s.Power != "Off" {
+		t.Errorf("system %s after undeploy: power %s; want Off", s.Path, s.Power)
+	} else if s.BootOverride.Target != "Cd" || s.BootOverride.Enabled != "Continuous" {
+		// Ironic's undeploy leaves the persistent boot override (Cd,
+		// Continuous) in place; the next deploy sets the device again.
+		t.Logf("boot override after undeploy: %+v (Ironic 21.4 left Cd/Continuous when this was written)", s.BootOverride)
+	}
+	if _, failed := c.fail["deploy"]; !failed {
+		// Ironic ejects first (boot clean_up_instance), then powers off.
+		wantCalls(t, auditLines(t, audit)[before:], "undeploy", "VirtualMedia.EjectMedia|PATCH VirtualMedia", "ForceOff")
+	}
+	return row
+}
+
+// checkDeployed checks an active node and what the simulator saw.
+func checkDeployed(t *testing.T, c vmediaCase, url string, h provisioner.Host, iso string, sim *bmcsim.Sim, audit string, before int) {
+	t.Helper()
+	n := wantState(t, url, h.ProvisioningID, "active")
 	if n.BootInterface != "redfish-virtual-media" || n.DeployInterface != "ramdisk" || n.LastError != "" {
 		t.Errorf("active node boot %q deploy %q last_error %q; want redfish-virtual-media, ramdisk, none",
 			n.BootInterface, n.DeployInterface, n.LastError)
@@ -228,38 +262,12 @@ func runVMediaCase(t *testing.T, url string, c vmediaCase) map[string]string {
 	if len(used) != 1 || !strings.HasSuffix(used[0], c.media) {
 		t.Errorf("virtual media holding the ISO after deploy: %v, want exactly %s (devices %+v)", used, c.media, st.VirtualMedia)
 	}
-	if s := sys(); s.Power != "On" || s.LastBoot != "Cd" || s.BootOverride.Target != "Cd" || s.BootOverride.Enabled != "Continuous" {
+	if s := st.Systems[c.system]; s.Power != "On" || s.LastBoot != "Cd" || s.BootOverride.Target != "Cd" || s.BootOverride.Enabled != "Continuous" {
 		t.Errorf("system %s after deploy: power %s, last boot %q, override %+v; want On, booted from Cd (persistent: Continuous)",
 			s.Path, s.Power, s.LastBoot, s.BootOverride)
 	}
 	wantCalls(t, auditLines(t, audit)[before:], "deploy",
 		"ForceOff", "VirtualMedia.InsertMedia|PATCH VirtualMedia", `"BootSourceOverrideTarget":"Cd"`, `"ResetType":"On"`)
-
-	// undeploy: active → deleting → cleaning → available: eject, power
-	// off.
-	before = len(auditLines(t, audit))
-	if _, ok = step("undeploy", func() (provisioner.Result, error) { return p.Deprovision(ctx, h) }); !ok {
-		return row
-	}
-	n = wantState(t, url, h.ProvisioningID, "available")
-	if n.LastError != "" {
-		t.Errorf("available node after undeploy has last_error %q", n.LastError)
-	}
-	for _, m := range sim.State(0).VirtualMedia {
-		if m.Inserted || m.Image != "" {
-			t.Errorf("virtual media %s after undeploy: %+v; want ejected", m.Path, m)
-		}
-	}
-	if s := sys(); s.Power != "Off" {
-		t.Errorf("system %s after undeploy: power %s; want Off", s.Path, s.Power)
-	} else if s.BootOverride.Target != "Cd" || s.BootOverride.Enabled != "Continuous" {
-		// Ironic's undeploy leaves the persistent boot override (Cd,
-		// Continuous) in place; the next deploy sets the device again.
-		t.Logf("boot override after undeploy: %+v (Ironic 21.4 left Cd/Continuous when this was written)", s.BootOverride)
-	}
-	// Ironic ejects first (boot clean_up_instance), then powers off.
-	wantCalls(t, auditLines(t, audit)[before:], "undeploy", "VirtualMedia.EjectMedia|PATCH VirtualMedia", "ForceOff")
-	return row
 }
 
 // checkInspected compares what Ironic's redfish inspection wrote with the
