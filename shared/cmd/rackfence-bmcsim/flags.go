@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/rackfence/rackfence/shared/bmcsim"
 	"github.com/rackfence/rackfence/shared/daemon"
+	"github.com/rackfence/rackfence/shared/envflag"
 )
 
 // Config is rackfence-bmcsim's configuration: the simulator's (one flag a
@@ -19,6 +21,8 @@ import (
 type Config struct {
 	daemon.Common
 	Sim bmcsim.Config
+	// ListProfiles prints every profile and its source, then exits 0.
+	ListProfiles bool
 }
 
 // Flags declares c's flags on a new flag set.
@@ -36,6 +40,10 @@ func (c *Config) Flags() *pflag.FlagSet {
 	fs.StringVar(&s.MACPrefix, "mac-prefix", bmcsim.DefaultMACPrefix, "first four bytes of each host's MAC; the last two are the BMC index")
 	fs.BoolVar(&s.PowerOn, "power-on", false, "start every host powered on")
 	fs.BoolVar(&s.TLS, "tls", false, "serve HTTPS with a self-signed certificate")
+	fs.StringVar(&s.Profile, "profile", bmcsim.DefaultProfile, "BMC shape every BMC serves, one of: "+strings.Join(bmcsim.Profiles(), ", ")+
+		" (--list-profiles says what each is modelled on)")
+	fs.BoolVar(&c.ListProfiles, "list-profiles", false, "print each profile's name and the published Redfish shape it is modelled on, then exit")
+	envflag.CommandLineOnly(fs, "list-profiles")
 	return fs
 }
 
@@ -57,6 +65,9 @@ func (c *Config) Validate() error {
 	}
 	if _, err := net.ParseMAC(s.MACPrefix + ":00:00"); err != nil || strings.Count(s.MACPrefix, ":") != 3 {
 		return fmt.Errorf("--mac-prefix %q: want four hex bytes, e.g. %s", s.MACPrefix, bmcsim.DefaultMACPrefix)
+	}
+	if !slices.Contains(bmcsim.Profiles(), s.Profile) {
+		return fmt.Errorf("--profile %q is not a profile: use one of %s", s.Profile, strings.Join(bmcsim.Profiles(), ", "))
 	}
 	if s.Username == "" || s.Password == "" {
 		return errors.New("--username and --password must not be empty: every BMC checks them")
