@@ -29,6 +29,7 @@ func (s *Sim) get(w http.ResponseWriter, b *bmc, pth string) {
 		writeError(w, http.StatusNotFound, "Base.1.0.ResourceMissingAtURI", "no resource at "+pth)
 		return
 	}
+	w.Header().Set("Allow", r.allow)
 	if r.static != nil {
 		writeBytes(w, http.StatusOK, r.static, "")
 		return

@@ -194,6 +194,10 @@ func (s *Sim) serveRedfish(w http.ResponseWriter, r *http.Request, b *bmc, path 
 	case path == b.prof.sessions && b.prof.sessions != "" && r.Method == http.MethodPost:
 		s.login(w, b, body)
 		return
+	case b.prof.sessions == "" && strings.HasPrefix(path, v1+"/SessionService"):
+		// No session service: a login attempt finds nothing (HTTP Basic only).
+		writeError(w, http.StatusNotFound, "Base.1.0.ResourceMissingAtURI", "no session service on this BMC: use HTTP Basic authentication")
+		return
 	}
 	if !s.authorized(r, b) {
 		w.Header().Set("WWW-Authenticate", `Basic realm="bmcsim"`)
@@ -228,6 +232,7 @@ func (s *Sim) login(w http.ResponseWriter, b *bmc, body []byte) {
 	_, _ = crand.Read(raw[:])
 	b.mu.Lock()
 	sess := b.addSession(s.cfg.MaxSessions, hex.EncodeToString(raw[:]))
+	b.logins++
 	b.mu.Unlock()
 	loc := b.prof.sessions + "/" + sess.id
 	w.Header().Set("X-Auth-Token", sess.token)
@@ -257,6 +262,15 @@ func writeBytes(w http.ResponseWriter, code int, b []byte, etag string) {
 }
 
 func writeError(w http.ResponseWriter, code int, id, msg string) {
-	writeJSON(w, code, doc{"error": doc{"code": id, "message": msg,
-		"@Message.ExtendedInfo": []doc{{"MessageId": id, "Message": msg}}}}, "")
+	writeErrorRelated(w, code, id, msg)
+}
+
+// writeErrorRelated is writeError naming the properties at fault
+// (ExtendedInfo RelatedProperties, JSON pointers such as "#/Image").
+func writeErrorRelated(w http.ResponseWriter, code int, id, msg string, related ...string) {
+	info := doc{"MessageId": id, "Message": msg}
+	if len(related) > 0 {
+		info["RelatedProperties"] = related
+	}
+	writeJSON(w, code, doc{"error": doc{"code": id, "message": msg, "@Message.ExtendedInfo": []doc{info}}}, "")
 }

@@ -137,8 +137,11 @@ func (s *Sim) insertMedia(w http.ResponseWriter, b *bmc, res *resource, body []b
 		return
 	}
 	if b.prof.needsProto && (req.TransferProtocolType == nil || *req.TransferProtocolType == "") {
-		writeError(w, http.StatusBadRequest, "Base.1.0.ActionParameterMissing",
-			"InsertMedia needs TransferProtocolType (e.g. \"HTTP\", \"HTTPS\", \"CIFS\", \"NFS\") on this BMC")
+		// The message as bmcweb words it; Base.1.5 and RelatedProperties
+		// are what sushy 4.3.3 looks for before it retries with the type.
+		writeErrorRelated(w, http.StatusBadRequest, "Base.1.5.ActionParameterMissing",
+			"The action InsertMedia requires the parameter TransferProtocolType to be present in the request body.",
+			"#/TransferProtocolType")
 		return
 	}
 	k := res.idx

@@ -13,6 +13,8 @@ import (
 //	{{mac}}      the boot MAC of system 0: MACPrefix:HH:LL, HHLL = index
 //	{{mac:K}}    the same with K (0..255) added to MACPrefix's last byte:
 //	             system j's boot NIC is {{mac:j}}; other NICs use K ≥ 16
+//	{{MAC}}, {{MAC:K}} the same in upper case (as Dell and DMTF's mockups
+//	             print MACs)
 //	{{uuid}}     00000000-0000-4000-8000-IIIIIIIIIIII (I: index, hex)
 //	{{uuid:K}}   the same with 80KK (K in hex) as the fourth group
 //
@@ -78,10 +80,12 @@ func expand(s string, v *vars) (string, error) {
 			fmt.Fprintf(&b, "%06d", v.index)
 		case name == "mac":
 			b.WriteString(v.mac(k))
+		case name == "MAC":
+			b.WriteString(strings.ToUpper(v.mac(k)))
 		case name == "uuid":
 			fmt.Fprintf(&b, "00000000-0000-4000-80%02x-%012x", k, v.index)
 		default:
-			return "", fmt.Errorf("unknown placeholder {{%s}}: use index, serial, mac, mac:K, uuid, uuid:K", name)
+			return "", fmt.Errorf("unknown placeholder {{%s}}: use index, serial, mac, mac:K, MAC, MAC:K, uuid, uuid:K", name)
 		}
 	}
 }

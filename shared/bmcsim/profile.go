@@ -78,6 +78,9 @@ type resource struct {
 	bootTargets, bootModes, resetTypes []string
 	// VirtualMedia: has InsertMedia (then PATCH is refused).
 	hasInsert bool
+	// allow is the Allow header of a GET (sushy PATCHes a VirtualMedia
+	// without actions only when its GET allows PATCH).
+	allow string
 	// has lists the top-level keys the fixture gives (overlays only touch
 	// keys the shape has).
 	has map[string]bool
@@ -300,6 +303,13 @@ func newResource(pth string, m map[string]any) *resource {
 		}
 	case strings.HasPrefix(typ, "#SessionCollection."):
 		r.kind = kindSessions
+	}
+	r.allow = "GET, HEAD"
+	switch {
+	case r.kind == kindSystem, r.kind == kindMedia && !r.hasInsert:
+		r.allow = "GET, HEAD, PATCH"
+	case r.kind == kindSessions:
+		r.allow = "GET, HEAD, POST"
 	}
 	return r
 }

@@ -30,6 +30,9 @@ type State struct {
 	Sessions int `json:"sessions"`
 	// Mutations counts mutating calls answered 2xx.
 	Mutations int `json:"mutations"`
+	// Logins counts session logins accepted (how a test tells session
+	// auth from HTTP Basic: logins are not audited).
+	Logins int `json:"logins"`
 	// Systems is every ComputerSystem, in the profile's order (Power,
 	// BootOverride and LastBoot above are Systems[0]'s).
 	Systems []SystemState `json:"systems"`
@@ -81,6 +84,7 @@ type bmc struct {
 	media     []mediaState // per profile virtual media device
 	resets    int
 	mutations int
+	logins    int
 	fault     string
 	faultCh   chan struct{} // closed when the fault changes (wakes hangs)
 	sessions  []session     // oldest first
@@ -138,7 +142,7 @@ func (b *bmc) state() State {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	st := State{Index: b.index, Port: b.port, MAC: b.systemMAC(0), BMCResets: b.resets, Fault: b.fault,
-		Sessions: len(b.sessions), Mutations: b.mutations}
+		Sessions: len(b.sessions), Mutations: b.mutations, Logins: b.logins}
 	for j, s := range b.sys {
 		r := b.prof.systems[j]
 		st.Systems = append(st.Systems, SystemState{ID: path.Base(r.path), Path: r.path, Power: onOff(s.power),
