@@ -59,10 +59,65 @@ func (p *Provisioner) Provision(ctx context.Context, h provisioner.Host) (provis
 }
 
 // Deprovision undeploys: active → deleting → cleaning → available.
+//
+// A virtual media deploy that failed because Ironic found no usable
+// virtual media (its Redfish client looks under the system's managers
+// only) cannot be torn down by the same interfaces either: the tear down
+// ejects through the same lookup and the node lands in "error". So a node
+// in "deploy failed" or "error" whose last_error is about virtual media
+// gets Ironic's default boot and deploy interfaces back first
+// (maintenance on, interfaces reset, maintenance off: Ironic changes
+// interfaces outside enroll/manageable/available only in maintenance);
+// the undeploy then powers it off and makes it available.
 func (p *Provisioner) Deprovision(ctx context.Context, h provisioner.Host) (provisioner.Result, error) {
-	return p.transition(ctx, h, "undeploy", nodes.TargetDeleted,
+	n, err := p.node(ctx, h)
+	if err != nil {
+		return provisioner.Result{}, err
+	}
+	if usesVirtualMedia(n) && vmediaFailure(n) {
+		if err := p.resetDeployInterfaces(ctx, h, n); err != nil {
+			return provisioner.Result{ProvisioningID: n.UUID}, err
+		}
+		if n, err = p.node(ctx, h); err != nil {
+			return provisioner.Result{}, err
+		}
+	}
+	return p.transitionFrom(ctx, h, n, "undeploy", nodes.TargetDeleted,
 		[]nodes.ProvisionState{nodes.Active, nodes.DeployFail, nodes.Error},
 		[]nodes.ProvisionState{nodes.Available})
+}
+
+// vmediaFailure: the node failed (deploy failed, error) on virtual media.
+func vmediaFailure(n *nodes.Node) bool {
+	if n.ProvisionState != string(nodes.DeployFail) && n.ProvisionState != string(nodes.Error) {
+		return false
+	}
+	e := strings.ToLower(n.LastError)
+	return strings.Contains(e, "virtualmedia") || strings.Contains(e, "virtual media")
+}
+
+// resetDeployInterfaces gives the node Ironic's default boot and deploy
+// interfaces back, in maintenance (see Deprovision).
+func (p *Provisioner) resetDeployInterfaces(ctx context.Context, h provisioner.Host, n *nodes.Node) error {
+	if !n.Maintenance {
+		if err := p.setMaintenance(ctx, h, n.UUID, reasonVMediaReset); err != nil {
+			return err
+		}
+	}
+	err := p.updateNode(ctx, h, n.UUID, "reset boot and deploy interfaces", nodes.UpdateOpts{
+		nodes.UpdateOperation{Op: nodes.RemoveOp, Path: "/boot_interface"},
+		nodes.UpdateOperation{Op: nodes.RemoveOp, Path: "/deploy_interface"},
+	})
+	if !n.Maintenance {
+		if err2 := p.unsetMaintenance(ctx, h, n.UUID); err == nil {
+			err = err2
+		}
+	}
+	if err == nil {
+		p.log.host(h.Name, n.UUID).Warn("virtual media deploy failed; undeploying with Ironic's default boot and deploy interfaces",
+			"provision_state", n.ProvisionState, "last_error", n.LastError)
+	}
+	return err
 }
 
 // Adopt takes over a running host with no power change: manageable →

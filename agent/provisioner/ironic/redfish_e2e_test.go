@@ -35,10 +35,6 @@ type vmediaCase struct {
 	profile string
 	system  int
 	fail    map[string]string
-	// props are the node properties Ironic's redfish inspection must
-	// write (cpus, cpu_arch, memory_mb, local_gb), hand-checked against
-	// the profile's fixture and sushy's rules (see DESIGN.md).
-	props map[string]string
 	// media is the virtual media device Ironic must use (path suffix).
 	media string
 }
@@ -56,8 +52,22 @@ func TestRedfishHardwareTypeEndToEnd(t *testing.T) {
 	url := needIronic(t)
 	requireSushy(t)
 	cases := []vmediaCase{
-		{profile: "default", media: "/Managers/1/VirtualMedia/CD1",
-			props: map[string]string{"cpus": "64", "cpu_arch": "x86_64", "memory_mb": "65536", "local_gb": "446"}},
+		{profile: "default", media: "/Managers/1/VirtualMedia/CD1"},
+		// No session service: sushy falls back to HTTP Basic.
+		{profile: "basic-only", media: "/Managers/1/VirtualMedia/Cd"},
+		// Virtual media only under the system, changed by PATCH: sushy
+		// 4.3.3 looks under the managers only.
+		{profile: "system-vmedia-patch", fail: map[string]string{
+			"deploy": "The attribute VirtualMedia is missing from the resource /redfish/v1/Managers/BMC"}},
+		{profile: "ilo", media: "/Managers/1/VirtualMedia/2"},
+		// Virtual media under System.Embedded.1 only (iDRAC 10 shape).
+		{profile: "idrac", fail: map[string]string{
+			"deploy": "The attribute VirtualMedia is missing from the resource /redfish/v1/Managers/iDRAC.Embedded.1"}},
+		// InsertMedia needs TransferProtocolType: sushy retries with it.
+		{profile: "openbmc", media: "/Managers/bmc/VirtualMedia/Slot_0"},
+		{profile: "blade", media: "/Managers/Blade1BMC/VirtualMedia/CD"},
+		{profile: "blade", system: 2, media: "/Managers/Blade3BMC/VirtualMedia/CD"},
+		{profile: "no-vmedia", fail: map[string]string{"deploy": "No suitable virtual media device found"}},
 	}
 	have := map[string]bool{}
 	for _, p := range bmcsim.Profiles() {
@@ -99,7 +109,11 @@ func TestRedfishHardwareTypeEndToEnd(t *testing.T) {
 func runVMediaCase(t *testing.T, url string, c vmediaCase) map[string]string {
 	row := map[string]string{}
 	audit := filepath.Join(t.TempDir(), "audit.jsonl")
-	sim, err := bmcsim.Start(bmcsim.Config{Hosts: 1, AuditPath: audit, PowerOn: true, Profile: c.profile})
+	// A MAC prefix of its own per case: the nodes of earlier cases (and
+	// runs) keep their ports in the shared Ironic until deleted.
+	seq := hostSeq.Add(1)
+	sim, err := bmcsim.Start(bmcsim.Config{Hosts: 1, AuditPath: audit, PowerOn: true, Profile: c.profile,
+		MACPrefix: fmt.Sprintf("52:55:%02x:%02x", os.Getpid()&0xff, seq&0xff)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +184,7 @@ func runVMediaCase(t *testing.T, url string, c vmediaCase) map[string]string {
 	r, ok := step("manage", func() (provisioner.Result, error) { return p.Register(ctx, h) })
 	if r.ProvisioningID != "" {
 		h.ProvisioningID = r.ProvisioningID
-		t.Cleanup(func() { _, _ = p.Delete(context.Background(), h) })
+		t.Cleanup(func() { forceDelete(t, url, h.ProvisioningID) })
 	}
 	if !ok {
 		return row
@@ -189,7 +203,8 @@ func runVMediaCase(t *testing.T, url string, c vmediaCase) map[string]string {
 		return row
 	}
 	n = wantState(t, url, h.ProvisioningID, "manageable")
-	checkInspected(t, c, n.Properties, r.HardwareDetails, h.BootMACAddress)
+	t.Logf("inspect: node properties %v", n.Properties)
+	checkInspected(t, ironicProps(sim.ExpectedHardware(0, j)), n.Properties, r.HardwareDetails, h.BootMACAddress)
 	if muts := mutating(auditLines(t, audit)[before:]); len(muts) != 0 {
 		t.Errorf("inspection changed the BMC: %+v", muts)
 	}
@@ -212,8 +227,9 @@ func runVMediaCase(t *testing.T, url string, c vmediaCase) map[string]string {
 		return row
 	}
 
-	// undeploy (also after an expected deploy failure: from deploy failed):
-	// active → deleting → cleaning → available: eject, power off.
+	// undeploy (also after an expected deploy failure: from deploy failed,
+	// see Deprovision): active → deleting → cleaning → available: eject,
+	// power off.
 	before = len(auditLines(t, audit))
 	if _, ok = step("undeploy", func() (provisioner.Result, error) { return p.Deprovision(ctx, h) }); !ok {
 		return row
@@ -227,14 +243,21 @@ func runVMediaCase(t *testing.T, url string, c vmediaCase) map[string]string {
 			t.Errorf("virtual media %s after undeploy: %+v; want ejected", m.Path, m)
 		}
 	}
+	_, deployFailed := c.fail["deploy"]
+	if deployFailed && (n.BootInterface != "pxe" || n.DeployInterface != "direct" || n.Maintenance) {
+		// Deprovision reset the interfaces to Ironic's defaults: the
+		// virtual media ones cannot tear down what they could not set up.
+		t.Errorf("node after undeploy of a failed virtual media deploy: boot %q deploy %q maintenance %v; want Ironic's defaults pxe, direct, no maintenance",
+			n.BootInterface, n.DeployInterface, n.Maintenance)
+	}
 	if s := sim.State(0).Systems[j]; s.Power != "Off" {
 		t.Errorf("system %s after undeploy: power %s; want Off", s.Path, s.Power)
-	} else if s.BootOverride.Target != "Cd" || s.BootOverride.Enabled != "Continuous" {
+	} else if !deployFailed && (s.BootOverride.Target != "Cd" || s.BootOverride.Enabled != "Continuous") {
 		// Ironic's undeploy leaves the persistent boot override (Cd,
 		// Continuous) in place; the next deploy sets the device again.
 		t.Logf("boot override after undeploy: %+v (Ironic 21.4 left Cd/Continuous when this was written)", s.BootOverride)
 	}
-	if _, failed := c.fail["deploy"]; !failed {
+	if !deployFailed {
 		// Ironic ejects first (boot clean_up_instance), then powers off.
 		wantCalls(t, auditLines(t, audit)[before:], "undeploy", "VirtualMedia.EjectMedia|PATCH VirtualMedia", "ForceOff")
 	}
@@ -270,11 +293,35 @@ func checkDeployed(t *testing.T, c vmediaCase, url string, h provisioner.Host, i
 		"ForceOff", "VirtualMedia.InsertMedia|PATCH VirtualMedia", `"BootSourceOverrideTarget":"Cd"`, `"ResetType":"On"`)
 }
 
+// ironicProps are the node properties Ironic's redfish inspection must
+// write for hardware a correct Redfish reader finds (the profile's
+// expectations), by Ironic's rules: cpus the threads summed, memory_mb,
+// local_gb the smallest disk of at least 4 GiB in GiB minus 1, cpu_arch
+// x86_64 (every profile's processors are x86).
+func ironicProps(hw api.HardwareDetails) map[string]string {
+	threads := 0
+	for _, c := range hw.CPUs {
+		threads += c.Threads
+	}
+	var smallest int64
+	for _, d := range hw.Disks {
+		if d.SizeBytes >= 4<<30 && (smallest == 0 || d.SizeBytes < smallest) {
+			smallest = d.SizeBytes
+		}
+	}
+	gb := 0
+	if smallest > 0 {
+		gb = int(float64(smallest)/(1<<30) - 1)
+	}
+	return map[string]string{"cpus": fmt.Sprint(threads), "cpu_arch": "x86_64",
+		"memory_mb": fmt.Sprint(hw.MemoryMiB), "local_gb": fmt.Sprint(gb)}
+}
+
 // checkInspected compares what Ironic's redfish inspection wrote with the
-// case's properties, and rackfence's mapping of them.
-func checkInspected(t *testing.T, c vmediaCase, props map[string]any, d *api.HardwareDetails, mac string) {
+// properties expected, and rackfence's mapping of them.
+func checkInspected(t *testing.T, want map[string]string, props map[string]any, d *api.HardwareDetails, mac string) {
 	t.Helper()
-	for k, want := range c.props {
+	for k, want := range want {
 		if got := fmt.Sprint(props[k]); got != want {
 			t.Errorf("node property %s = %q, want %q (all: %v)", k, got, want, props)
 		}
@@ -298,6 +345,28 @@ func checkInspected(t *testing.T, c vmediaCase, props map[string]any, d *api.Har
 	}
 	if !found {
 		t.Errorf("NICs %+v do not include the boot MAC %s", d.NICs, mac)
+	}
+}
+
+// forceDelete removes a node whatever its state, as an operator would
+// (maintenance on, then delete), so a failed case leaves nothing behind.
+func forceDelete(t *testing.T, url, id string) {
+	for _, req := range []struct{ method, path, body string }{
+		{http.MethodPut, "/v1/nodes/" + id + "/maintenance", `{"reason":"rackfence test cleanup"}`},
+		{http.MethodDelete, "/v1/nodes/" + id, ""},
+	} {
+		r, _ := http.NewRequest(req.method, url+req.path, strings.NewReader(req.body))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("X-OpenStack-Ironic-API-Version", ironic.Microversion)
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Logf("cleanup %s %s: %v", req.method, req.path, err)
+			return
+		}
+		resp.Body.Close()
+		if resp.StatusCode >= 300 && resp.StatusCode != http.StatusNotFound {
+			t.Logf("cleanup %s %s: %d", req.method, req.path, resp.StatusCode)
+		}
 	}
 }
 
