@@ -37,6 +37,8 @@ type vmediaCase struct {
 	fail    map[string]string
 	// media is the virtual media device Ironic must use (path suffix).
 	media string
+	// basic: the service has no session service (sushy uses HTTP Basic).
+	basic bool
 }
 
 // The Ironic path with Ironic's own redfish hardware type end to end
@@ -54,7 +56,7 @@ func TestRedfishHardwareTypeEndToEnd(t *testing.T) {
 	cases := []vmediaCase{
 		{profile: "default", media: "/Managers/1/VirtualMedia/CD1"},
 		// No session service: sushy falls back to HTTP Basic.
-		{profile: "basic-only", media: "/Managers/1/VirtualMedia/Cd"},
+		{profile: "basic-only", media: "/Managers/1/VirtualMedia/Cd", basic: true},
 		// Virtual media only under the system, changed by PATCH: sushy
 		// 4.3.3 looks under the managers only.
 		{profile: "system-vmedia-patch", fail: map[string]string{
@@ -190,6 +192,15 @@ func runVMediaCase(t *testing.T, url string, c vmediaCase) map[string]string {
 		return row
 	}
 	n := wantState(t, url, h.ProvisioningID, "manageable")
+	// How sushy authenticated (logins are not audited: the simulator
+	// counts them): a session where the service has a session service,
+	// HTTP Basic where it has none.
+	if logins := sim.State(0).Logins; (logins == 0) != c.basic {
+		t.Errorf("session logins after manage: %d; want none exactly when the profile has no session service (basic=%v)", logins, c.basic)
+	}
+	if n.PowerState != "power on" {
+		t.Errorf("node power_state %q after manage, want the simulator's \"power on\" read through sushy", n.PowerState)
+	}
 	if n.Driver != "redfish" || n.InspectInterface != "redfish" || n.ManagementInterface != "redfish" || n.PowerInterface != "redfish" {
 		t.Fatalf("node driver %q, inspect %q, management %q, power %q; want redfish for all",
 			n.Driver, n.InspectInterface, n.ManagementInterface, n.PowerInterface)
