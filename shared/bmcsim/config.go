@@ -1,9 +1,15 @@
 // Package bmcsim is a Redfish BMC simulator: N BMCs on consecutive loopback
-// ports in one process, each with one system (Systems/1), one manager
-// (Managers/1, with virtual media) and one chassis (Chassis/1). It serves
-// what bmclib v2.3.0 and Ironic's sushy send (see DESIGN.md), checks
-// sessions and basic auth, honours ETags on PATCH, injects faults on
-// demand, and writes one audit JSON line per mutating call.
+// ports in one process. Every BMC serves one profile: an embedded JSON
+// fixture (profiles/NAME.json) of Redfish path → document, modelled on a
+// published shape (bmclib's default, DMTF's mockups, HPE iLO, Dell iDRAC,
+// OpenBMC, a blade enclosure, …), served by a generic engine that overlays
+// each BMC's small state (power and boot per system, media per virtual
+// media device, sessions) and dispatches mutations by action name or
+// resource type. It checks sessions and basic auth, honours ETags on
+// PATCH, injects faults on demand, and writes one audit JSON line per
+// mutating call. Each fixture also holds the hand-written hardware and
+// BMC details a correct Redfish reader must find (ExpectedHardware,
+// ExpectedBMC). See DESIGN.md.
 package bmcsim
 
 import "time"

@@ -1,11 +1,13 @@
 package bmcsim
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The generic engine on every profile: auth as the profile says, power and
@@ -190,5 +192,68 @@ func TestManagerResetEndsSessions(t *testing.T) {
 	}
 	if st := sim.State(0); st.BMCResets != 1 || st.Sessions != 0 {
 		t.Fatalf("state %+v", st)
+	}
+}
+
+// Faults, TLS, MaxSessions, latency and /sim/state work the same on every
+// profile (they sit in front of the engine).
+func TestCommonFeaturesEveryProfile(t *testing.T) {
+	for _, name := range Profiles() {
+		t.Run(name, func(t *testing.T) {
+			sim, err := Start(Config{Hosts: 1, Profile: name, TLS: true, MaxSessions: 2, Latency: 5 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sim.Close()
+			if !strings.HasPrefix(sim.URL(0), "https://") || !strings.HasPrefix(sim.Address(0), "redfish://") {
+				t.Fatalf("TLS: URL %s Address %s", sim.URL(0), sim.Address(0))
+			}
+			c := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+			do := func(method, url, body string) *http.Response {
+				r, _ := http.NewRequest(method, url, strings.NewReader(body))
+				r.SetBasicAuth("admin", "password")
+				resp, err := c.Do(r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				return resp
+			}
+			u, sys := sim.URL(0), sim.prof.systems[0].path
+			start := time.Now()
+			if r := do("GET", u+sys, ""); r.StatusCode != 200 || time.Since(start) < 5*time.Millisecond {
+				t.Fatalf("GET over TLS: %d in %s", r.StatusCode, time.Since(start))
+			}
+			if sim.prof.sessions != "" {
+				for i := 0; i < 3; i++ {
+					if r := do("POST", u+sim.prof.sessions, `{"UserName":"admin","Password":"password"}`); r.StatusCode != 201 {
+						t.Fatalf("login %d: %d", i, r.StatusCode)
+					}
+				}
+				if st := sim.State(0); st.Sessions != 2 || st.Logins != 3 {
+					t.Errorf("MaxSessions 2 after 3 logins: %+v", st)
+				}
+			}
+			if err := sim.SetFault(0, FaultHTTP500); err != nil {
+				t.Fatal(err)
+			}
+			if r := do("GET", u+sys, ""); r.StatusCode != 500 {
+				t.Errorf("http500 fault: %d", r.StatusCode)
+			}
+			_ = sim.SetFault(0, FaultNone)
+			r, err := c.Get(u + "/sim/state")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var st State
+			err = json.NewDecoder(r.Body).Decode(&st)
+			r.Body.Close()
+			if err != nil || len(st.Systems) != len(sim.prof.systems) || len(st.VirtualMedia) != len(sim.prof.media) || st.Systems[0].Path != sys {
+				t.Errorf("/sim/state: %+v, %v", st, err)
+			}
+			if len(sim.SystemAddresses(0)) != len(st.Systems) || sim.SystemMAC(0, len(st.Systems)) != "" {
+				t.Errorf("SystemAddresses %v for %d systems", sim.SystemAddresses(0), len(st.Systems))
+			}
+		})
 	}
 }

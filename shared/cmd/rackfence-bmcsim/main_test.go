@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackfence/rackfence/shared/bmcsim"
 	"github.com/rackfence/rackfence/shared/daemon"
 	"github.com/rackfence/rackfence/shared/testenv"
 )
@@ -60,9 +61,39 @@ func TestBinaryServesAndStopsOnSIGTERM(t *testing.T) {
 	}
 }
 
+// --profile serves the named shape (RACKFENCE_PROFILE too); --list-profiles
+// prints every profile with its source and exits 0.
+func TestProfileFlags(t *testing.T) {
+	bin := testenv.Binary(t, "rackfence-bmcsim")
+	out, err := exec.Command(bin, "--list-profiles").CombinedOutput()
+	if err != nil {
+		t.Fatalf("--list-profiles: %v\n%s", err, out)
+	}
+	for _, p := range bmcsim.Profiles() {
+		if !strings.Contains(string(out), p+" ") || bmcsim.ProfileSource(p) == "" || !strings.Contains(string(out), bmcsim.ProfileSource(p)) {
+			t.Errorf("--list-profiles lacks %s:\n%s", p, out)
+		}
+	}
+	help, _ := exec.Command(bin, "--help").CombinedOutput()
+	if !strings.Contains(string(help), "system-vmedia-patch") {
+		t.Errorf("--help does not list the profiles:\n%s", help)
+	}
+	base := testenv.FreePorts(t, "127.0.0.1", 1)
+	p := testenv.Start(t, "bmcsim", bin, []string{"RACKFENCE_PROFILE=idrac"}, "--hosts", "1", "--base-port", strconv.Itoa(base))
+	testenv.Eventually(t, 60*time.Second, "the listening line", func() error {
+		if !strings.Contains(p.Output(), "/redfish/v1/Systems/System.Embedded.1") {
+			return fmt.Errorf("output so far: %q", p.Output())
+		}
+		return nil
+	})
+}
+
 func TestBadFlagsExit2(t *testing.T) {
 	if code := daemon.Main(name, &Config{}, serve, []string{"--hosts", "many"}); code != 2 {
 		t.Fatalf("bad --hosts: exit %d; want 2", code)
+	}
+	if code := daemon.Main(name, &Config{}, serve, []string{"--profile", "hal9000"}); code != 2 {
+		t.Fatalf("unknown --profile: exit %d; want 2", code)
 	}
 	t.Setenv("RACKFENCE_LATENCY", "slow")
 	if code := daemon.Main(name, &Config{}, serve, []string{"--hosts", "1"}); code != 2 {
@@ -72,7 +103,8 @@ func TestBadFlagsExit2(t *testing.T) {
 
 // TestRSSWith1000BMCs starts the simulator with 1,000 BMCs (a build without
 // -race, as the demo and benchmarks run it), logs in to every BMC and reads
-// its system, then reads VmRSS from /proc: it must stay under 200 MiB.
+// its systems, then reads VmRSS from /proc: it must stay under 200 MiB.
+// Run with the default profile and with blade (four systems per BMC).
 // Reproduce the figure: go test -run RSS -v ./shared/cmd/rackfence-bmcsim/
 func TestRSSWith1000BMCs(t *testing.T) {
 	testenv.SkipShort(t)
@@ -85,9 +117,21 @@ func TestRSSWith1000BMCs(t *testing.T) {
 			t.Fatalf("go build: %v\n%s", err, out)
 		}
 	}
+	for _, c := range []struct {
+		profile, figure string
+		systems         []string
+	}{
+		{"default", "bmcsim_rss_1000_bmcs_mib", []string{"/Systems/1"}},
+		{"blade", "bmcsim_rss_1000_blade_bmcs_mib", []string{"/Systems/Blade1", "/Systems/Blade2", "/Systems/Blade3", "/Systems/Blade4"}},
+	} {
+		t.Run(c.profile, func(t *testing.T) { rss1000(t, bin, c.profile, c.figure, c.systems) })
+	}
+}
+
+func rss1000(t *testing.T, bin, profile, figure string, systems []string) {
 	const n = 1000
 	// --base-port 0: the simulator finds a free range of 1,000 itself.
-	p := testenv.Start(t, "bmcsim", bin, nil, "--hosts", strconv.Itoa(n), "--base-port", "0")
+	p := testenv.Start(t, "bmcsim", bin, nil, "--hosts", strconv.Itoa(n), "--base-port", "0", "--profile", profile)
 	var base int
 	testenv.Eventually(t, 60*time.Second, "the listening line", func() error {
 		_, rest, ok := strings.Cut(p.Output(), "listening on 127.0.0.1:")
@@ -101,7 +145,7 @@ func TestRSSWith1000BMCs(t *testing.T) {
 	})
 	idle := rssMiB(t, p.Cmd.Process.Pid)
 
-	// Touch every BMC: a session login and a system read, 32 at a time.
+	// Touch every BMC: a session login and its systems read, 32 at a time.
 	client := &http.Client{Timeout: 60 * time.Second}
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
@@ -119,16 +163,18 @@ func TestRSSWith1000BMCs(t *testing.T) {
 				return
 			}
 			resp.Body.Close()
-			req, _ := http.NewRequest("GET", u+"/Systems/1", nil)
-			req.Header.Set("X-Auth-Token", resp.Header.Get("X-Auth-Token"))
-			resp, err = client.Do(req)
-			if err != nil {
-				errs <- err
-				return
-			}
-			resp.Body.Close()
-			if resp.StatusCode != 200 {
-				errs <- fmt.Errorf("port %d: %d", port, resp.StatusCode)
+			for _, sys := range systems {
+				req, _ := http.NewRequest("GET", u+sys, nil)
+				req.Header.Set("X-Auth-Token", resp.Header.Get("X-Auth-Token"))
+				r, err := client.Do(req)
+				if err != nil {
+					errs <- err
+					return
+				}
+				r.Body.Close()
+				if r.StatusCode != 200 {
+					errs <- fmt.Errorf("port %d %s: %d", port, sys, r.StatusCode)
+				}
 			}
 		}(base + i)
 	}
@@ -138,8 +184,8 @@ func TestRSSWith1000BMCs(t *testing.T) {
 		t.Fatal(err)
 	}
 	busy := rssMiB(t, p.Cmd.Process.Pid)
-	t.Logf("bmcsim RSS with %d BMCs: %.1f MiB idle, %.1f MiB after a login and a system read on every BMC", n, idle, busy)
-	fmt.Printf("FIGURE bmcsim_rss_1000_bmcs_mib idle=%.1f busy=%.1f\n", idle, busy)
+	t.Logf("bmcsim RSS with %d BMCs (profile %s): %.1f MiB idle, %.1f MiB after a login and a read of every system on every BMC", n, profile, idle, busy)
+	fmt.Printf("FIGURE %s idle=%.1f busy=%.1f\n", figure, idle, busy)
 	if busy >= 200 {
 		t.Fatalf("RSS %.1f MiB with %d BMCs; the limit is 200 MiB", busy, n)
 	}
