@@ -525,3 +525,62 @@ func TestRedfishVirtualMediaLocalISO(t *testing.T) {
 		t.Fatalf("published ISO still there after undeploy: %v", err)
 	}
 }
+
+// A node an earlier undeploy left in "error" (Ironic could not eject: the
+// BMC's virtual media lives under the system, bmcsim profile idrac) is
+// deprovisioned: Deprovision resets its boot and deploy interfaces in
+// maintenance, then undeploys to available.
+func TestRedfishVirtualMediaUndeployFromError(t *testing.T) {
+	url := needIronic(t)
+	requireSushy(t)
+	sim, err := bmcsim.Start(bmcsim.Config{Hosts: 1, Profile: "idrac", PowerOn: true,
+		MACPrefix: fmt.Sprintf("52:57:%02x:%02x", os.Getpid()&0xff, hostSeq.Add(1)&0xff)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	p := newProv(t, url, nil)
+	ctx := ctxT(t)
+	h := simHost(sim, 0, uniqName("vmerr"))
+	h.Image = &api.Image{URL: "http://127.0.0.1:9/images/" + h.Name + ".iso"}
+	h.ProvisioningID = must(t, "register")(p.Register(ctx, h)).ProvisioningID
+	t.Cleanup(func() { forceDelete(t, url, h.ProvisioningID) })
+	must(t, "provide")(p.Provide(ctx, h))
+	if _, err := p.Provision(ctx, h); err == nil || !strings.Contains(err.Error(), "VirtualMedia is missing") {
+		t.Fatalf("deploy: %v, want Ironic's deploy failure on the missing VirtualMedia", err)
+	}
+	// What an undeploy without the reset does: Ironic's own tear down.
+	req, _ := http.NewRequest(http.MethodPut, url+"/v1/nodes/"+h.ProvisioningID+"/states/provision", strings.NewReader(`{"target":"deleted"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-OpenStack-Ironic-API-Version", ironic.Microversion)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	var n *nodes.Node
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		n, _ = rawNode(t, url, h.ProvisioningID)
+		if n != nil && n.ProvisionState == "error" && n.TargetProvisionState == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node after Ironic's own undeploy: %+v, want error", n)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !strings.Contains(n.LastError, "Failed to tear down") || !strings.Contains(n.LastError, "VirtualMedia") {
+		t.Fatalf("last_error %q, want Ironic's failed tear down on the missing VirtualMedia", n.LastError)
+	}
+	t.Logf("Ironic's own undeploy: error: %s", n.LastError)
+	must(t, "deprovision from error")(p.Deprovision(ctx, h))
+	n = wantState(t, url, h.ProvisioningID, "available")
+	if n.BootInterface != "pxe" || n.DeployInterface != "direct" || n.Maintenance || n.LastError != "" {
+		t.Fatalf("node boot %q deploy %q maintenance %v last_error %q; want pxe, direct, off, none",
+			n.BootInterface, n.DeployInterface, n.Maintenance, n.LastError)
+	}
+	if st := sim.State(0); st.Power != "Off" {
+		t.Fatalf("host power %s after deprovisioning, want Off", st.Power)
+	}
+}
