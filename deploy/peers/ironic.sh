@@ -71,6 +71,12 @@ start() {
     fi
   fi
   : >"$d/ironic.out"
+  # python3-requests lets REQUESTS_CA_BUNDLE / CURL_CA_BUNDLE from the
+  # environment override a session's verify=False, so a node's
+  # redfish_verify_ca=false (a BMC with a self-signed certificate and
+  # disableCertificateVerification) would still be verified: Ironic runs
+  # without them (its own CA settings live in ironic.conf / driver_info).
+  env -u REQUESTS_CA_BUNDLE -u CURL_CA_BUNDLE \
   setsid $PY /usr/bin/ironic --config-file "$d/ironic.conf" \
     >"$d/ironic.out" 2>&1 </dev/null &
   local pid=$!

@@ -39,6 +39,20 @@ type vmediaCase struct {
 	media string
 	// basic: the service has no session service (sushy uses HTTP Basic).
 	basic bool
+	// tls: the BMC serves HTTPS with a self-signed certificate (the host
+	// sets disableCertificateVerification: redfish_verify_ca false).
+	tls bool
+}
+
+func (c vmediaCase) name() string {
+	name := c.profile
+	if c.system != 0 {
+		name = fmt.Sprintf("%s-system%d", name, c.system)
+	}
+	if c.tls {
+		name += "-https"
+	}
+	return name
 }
 
 // The Ironic path with Ironic's own redfish hardware type end to end
@@ -55,6 +69,7 @@ func TestRedfishHardwareTypeEndToEnd(t *testing.T) {
 	requireSushy(t)
 	cases := []vmediaCase{
 		{profile: "default", media: "/Managers/1/VirtualMedia/CD1"},
+		{profile: "default", tls: true, media: "/Managers/1/VirtualMedia/CD1"},
 		// No session service: sushy falls back to HTTP Basic.
 		{profile: "basic-only", media: "/Managers/1/VirtualMedia/Cd", basic: true},
 		// Virtual media only under the system, changed by PATCH: sushy
@@ -77,10 +92,7 @@ func TestRedfishHardwareTypeEndToEnd(t *testing.T) {
 	}
 	table := map[string]map[string]string{}
 	for _, c := range cases {
-		name := c.profile
-		if c.system != 0 {
-			name = fmt.Sprintf("%s-system%d", c.profile, c.system)
-		}
+		name := c.name()
 		t.Run(name, func(t *testing.T) {
 			if !have[c.profile] {
 				t.Fatalf("bmcsim has no profile %q (it has %v)", c.profile, bmcsim.Profiles())
@@ -91,10 +103,7 @@ func TestRedfishHardwareTypeEndToEnd(t *testing.T) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n| profile | %s |\n|---|---|---|---|---|---|\n", strings.Join(vmediaOps, " | "))
 	for _, c := range cases {
-		name := c.profile
-		if c.system != 0 {
-			name = fmt.Sprintf("%s-system%d", c.profile, c.system)
-		}
+		name := c.name()
 		row := table[name]
 		cells := make([]string, len(vmediaOps))
 		for i, op := range vmediaOps {
@@ -114,7 +123,7 @@ func runVMediaCase(t *testing.T, url string, c vmediaCase) map[string]string {
 	// A MAC prefix of its own per case: the nodes of earlier cases (and
 	// runs) keep their ports in the shared Ironic until deleted.
 	seq := hostSeq.Add(1)
-	sim, err := bmcsim.Start(bmcsim.Config{Hosts: 1, AuditPath: audit, PowerOn: true, Profile: c.profile,
+	sim, err := bmcsim.Start(bmcsim.Config{Hosts: 1, AuditPath: audit, PowerOn: true, Profile: c.profile, TLS: c.tls,
 		MACPrefix: fmt.Sprintf("52:55:%02x:%02x", os.Getpid()&0xff, seq&0xff)})
 	if err != nil {
 		t.Fatal(err)
@@ -128,7 +137,7 @@ func runVMediaCase(t *testing.T, url string, c vmediaCase) map[string]string {
 	})
 	ctx := ctxT(t)
 	j := c.system
-	h := provisioner.Host{Name: uniqName("vm-" + c.profile), BMC: api.BMC{Address: sim.SystemAddresses(0)[j]},
+	h := provisioner.Host{Name: uniqName("vm-" + c.profile), BMC: api.BMC{Address: sim.SystemAddresses(0)[j], DisableCertificateVerification: c.tls},
 		Username: "admin", Password: "password", BootMACAddress: sim.SystemMAC(0, j)}
 	iso := "http://127.0.0.1:9/images/" + h.Name + ".iso"
 	h.Image = &api.Image{URL: iso}
@@ -147,8 +156,10 @@ func runVMediaCase(t *testing.T, url string, c vmediaCase) map[string]string {
 			err = fmt.Errorf("still in progress after the wait timeout")
 		}
 		var n *nodes.Node
-		if h.ProvisioningID != "" {
-			n, _ = rawNode(t, url, h.ProvisioningID)
+		if id := h.ProvisioningID; id != "" {
+			n, _ = rawNode(t, url, id)
+		} else if id := r.ProvisioningID; id != "" {
+			n, _ = rawNode(t, url, id)
 		}
 		want, expectFail := c.fail[op]
 		switch {
