@@ -7,8 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
+
 	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/bmcsim"
+	"github.com/rackfence/rackfence/shared/testenv"
 	"github.com/rackfence/rackfence/shared/testenv/rig"
 )
 
@@ -51,7 +54,18 @@ func TestAgentIronicBasicOnlyBMC(t *testing.T) {
 	if hw == nil || hw.MemoryMiB != want.MemoryMiB || len(hw.CPUs) != 1 || hw.CPUs[0].Threads != 4 {
 		t.Fatalf("hardware details %+v, want Ironic's redfish inspection of the fixture (8192 MiB, 4 threads)", hw)
 	}
-	n := wantState(t, url, h.Status.ProvisioningID, "available")
+	// The host is available once inspected; the agent's provide follows.
+	var n *nodes.Node
+	testenv.Eventually(t, 2*time.Minute, "Ironic node available (provided)", func() error {
+		var err error
+		if n, err = rawNode(t, url, h.Status.ProvisioningID); err != nil || n == nil {
+			return fmt.Errorf("node %s: %v", h.Status.ProvisioningID, err)
+		}
+		if n.ProvisionState != "available" {
+			return fmt.Errorf("node is %q (last_error %q)", n.ProvisionState, n.LastError)
+		}
+		return nil
+	})
 	if n.Driver != "redfish" || n.InspectInterface != "redfish" {
 		t.Fatalf("node driver %q inspect %q, want redfish, redfish", n.Driver, n.InspectInterface)
 	}
