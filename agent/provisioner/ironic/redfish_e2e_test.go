@@ -518,11 +518,21 @@ func TestRedfishVirtualMediaLocalISO(t *testing.T) {
 	if err != nil || !bytes.Equal(got, isoBytes) {
 		t.Fatalf("published ISO %s: %v (%d bytes, want the %d served)", published, err, len(got), len(isoBytes))
 	}
+	conf, err := os.ReadFile(filepath.Join(sharedIronic.Dir, "ironic.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	httpURL := ""
+	for _, line := range strings.Split(string(conf), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok && strings.TrimSpace(k) == "http_url" {
+			httpURL = strings.TrimSpace(v)
+		}
+	}
 	st := sim.State(0)
-	if !strings.HasSuffix(st.Media.Image, "/redfish/boot-"+h.ProvisioningID+".iso") || strings.HasPrefix(st.Media.Image, srv.URL) ||
+	if httpURL == "" || st.Media.Image != httpURL+"/redfish/boot-"+h.ProvisioningID+".iso" ||
 		!st.Media.Inserted || st.Power != "On" || st.LastBoot != "Cd" {
-		t.Fatalf("simulator after deploy: media %+v, power %s, last boot %q; want Ironic's http_url/redfish/boot-%s.iso",
-			st.Media, st.Power, st.LastBoot, h.ProvisioningID)
+		t.Fatalf("simulator after deploy: media %+v, power %s, last boot %q; want Ironic's http_url (%s)/redfish/boot-%s.iso",
+			st.Media, st.Power, st.LastBoot, httpURL, h.ProvisioningID)
 	}
 	if gets.Load() < 1 {
 		t.Fatalf("Ironic did not download the ISO")
