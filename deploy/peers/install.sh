@@ -5,14 +5,15 @@
 # (python3-ironic, run as one process by deploy/peers/ironic.sh),
 # systemd-analyze for the unit files, chromium for the dashboard's browser
 # test (coordinator/ui, driven by chromedp), DMTF's redfishtool (a second
-# Redfish client the simulator's profiles are checked with), promtool (Debian package
+# Redfish client the simulator's profiles are checked with), genisoimage (a
+# boot ISO for the Ironic virtual media tests), promtool (Debian package
 # prometheus) for deploy/prometheus/'s rules, and iproute2 and nftables for
 # the chaos harness's network namespaces and partitions. Idempotent,
 # non-interactive, and it starts no services. Needs root (or sudo).
 set -euo pipefail
 pkgs=(ipmitool openipmi python3-pyghmi python3-sushy python3-ironic ironic-common
       python3-ironicclient sqlite3 curl systemd iproute2 nftables strace chromium prometheus
-      redfishtool)
+      redfishtool genisoimage)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

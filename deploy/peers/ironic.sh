@@ -2,7 +2,9 @@
 # Starts and stops a standalone OpenStack Ironic (Debian's python3-ironic,
 # installed by deploy/peers/install.sh) on loopback, for tests, CI and
 # people. One process runs API + conductor; sqlite, noauth, no message bus
-# (rpc_transport = none); hardware types fake-hardware, ipmi and redfish.
+# (rpc_transport = none); hardware types fake-hardware, ipmi and redfish
+# (redfish: inspect interface redfish, boot redfish-virtual-media, deploy
+# ramdisk; see agent/provisioner/ironic/DESIGN.md).
 #
 #   deploy/peers/ironic.sh start STATEDIR [PORT [HOST]]
 #       renders STATEDIR/ironic.conf from deploy/peers/ironic/ironic.conf.tmpl,
@@ -17,7 +19,11 @@
 #       stop, then delete the database (the next start is an empty Ironic).
 #   deploy/peers/ironic.sh status STATEDIR
 #
-# Environment: IRONIC_START_TIMEOUT (seconds, default 90); IRONIC_WATCH_PID:
+# Environment: IRONIC_START_TIMEOUT (seconds, default 90); IRONIC_HTTP_URL:
+# the URL under which something else serves STATEDIR/httpboot ([deploy]
+# http_url: only used when Ironic itself publishes a virtual media ISO,
+# ramdisk_image_download_source = local; nothing is served by default);
+# IRONIC_WATCH_PID:
 # when set, Ironic is stopped as soon as that process is gone (tests pass
 # their own pid, so a killed test binary leaves no Ironic behind).
 set -euo pipefail
@@ -54,7 +60,8 @@ start() {
   fi
   mkdir -p "$d/tmp" "$d/locks" "$d/tftpboot/master_images" "$d/images" \
     "$d/master_images" "$d/httpboot"
-  sed -e "s#@STATE@#$d#g" -e "s#@PORT@#$port#g" -e "s#@HOST@#$host#g" \
+  local http_url=${IRONIC_HTTP_URL:-http://$host:$port/httpboot-not-served}
+  sed -e "s#@STATE@#$d#g" -e "s#@PORT@#$port#g" -e "s#@HOST@#$host#g" -e "s#@HTTP_URL@#$http_url#g" \
     "$here/ironic/ironic.conf.tmpl" >"$d/ironic.conf"
   if [ ! -s "$d/ironic.sqlite" ]; then
     if ! $PY /usr/bin/ironic-dbsync --config-file "$d/ironic.conf" create_schema \
@@ -64,6 +71,12 @@ start() {
     fi
   fi
   : >"$d/ironic.out"
+  # python3-requests lets REQUESTS_CA_BUNDLE / CURL_CA_BUNDLE from the
+  # environment override a session's verify=False, so a node's
+  # redfish_verify_ca=false (a BMC with a self-signed certificate and
+  # disableCertificateVerification) would still be verified: Ironic runs
+  # without them (its own CA settings live in ironic.conf / driver_info).
+  env -u REQUESTS_CA_BUNDLE -u CURL_CA_BUNDLE \
   setsid $PY /usr/bin/ironic --config-file "$d/ironic.conf" \
     >"$d/ironic.out" 2>&1 </dev/null &
   local pid=$!

@@ -51,6 +51,10 @@ type Config struct {
 	// ironicURL and ironicTokenFile: the Ironic API and its token (empty:
 	// noauth).
 	ironicURL, ironicTokenFile string
+	// ironicRedfishInspect and ironicRedfishVMedia: ironic.Config's
+	// RedfishInspect and RedfishVirtualMedia ("" = decided from what
+	// Ironic enables).
+	ironicRedfishInspect, ironicRedfishVMedia string
 	// workers is the number of concurrent host reconciles, 1..maxWorkers.
 	workers int
 	// leaseTTL is the rack lease TTL asked for; at least 1s.
@@ -91,6 +95,8 @@ func (c *Config) Flags() *pflag.FlagSet {
 	fs.StringVar(&c.provisioner, "provisioner", provDirect, "provisioner: direct (BMCs only) or ironic")
 	fs.StringVar(&c.ironicURL, "ironic-url", "", "Ironic API endpoint (with --provisioner ironic)")
 	fs.StringVar(&c.ironicTokenFile, "ironic-token-file", "", "file holding a token for Ironic (empty: noauth)")
+	fs.StringVar(&c.ironicRedfishInspect, "ironic-redfish-inspect", "", "inspect interface of Redfish hosts' Ironic nodes: redfish (Ironic reads CPUs, memory, disk size through its Redfish client), no-inspect (the agent reads the BMC inventory); empty: redfish when Ironic enables it")
+	fs.StringVar(&c.ironicRedfishVMedia, "ironic-redfish-virtual-media", "", "on: deploy Redfish hosts through Ironic with redfish-virtual-media boot and ramdisk deploy (image.url is a bootable ISO the BMC inserts); off: Ironic's default interfaces; empty: on when Ironic enables both")
 	fs.IntVar(&c.workers, "workers", agent.DefaultWorkers, "concurrent host reconciles (CONTRACT.md said 32; 256 is the measured default that brings 1,000 hosts behind 200 ms BMCs to available within 30 s, see agent/DESIGN.md)")
 	fs.DurationVar(&c.leaseTTL, "lease-ttl", agent.DefaultLeaseTTL, "rack lease TTL")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve Prometheus /metrics on this address (e.g. 127.0.0.1:9490); empty: off")
@@ -137,6 +143,9 @@ func (c *Config) Validate() error {
 	case provIronic:
 		if c.ironicURL == "" {
 			return errors.New("--provisioner ironic needs --ironic-url (or RACKFENCE_IRONIC_URL), e.g. http://127.0.0.1:6385")
+		}
+		if v := c.ironicRedfishVMedia; v != "" && v != "on" && v != "off" {
+			return fmt.Errorf("--ironic-redfish-virtual-media %q is not on or off (empty: decided from what Ironic enables)", v)
 		}
 	default:
 		return fmt.Errorf("--provisioner %q is not one of %s, %s", c.provisioner, provDirect, provIronic)

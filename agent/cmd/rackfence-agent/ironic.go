@@ -15,8 +15,11 @@ import (
 )
 
 // newIronic builds the Ironic provisioner (--provisioner ironic). Hosts
-// whose hardware type cannot inspect get their details from the BMC
-// inventory (read-only, through a session pool of their own).
+// whose node cannot inspect (inspect interface no-inspect, e.g. ipmi, or
+// --ironic-redfish-inspect no-inspect) get their details from the BMC
+// inventory (read-only, through a session pool of their own); Redfish
+// hosts are inspected by Ironic's redfish inspect interface when Ironic
+// enables it.
 func newIronic(o *Config, g *guard.Guard, bmcOpts bmc.Options, log *slog.Logger) (provisioner.Provisioner, func(), error) {
 	var token string
 	if o.ironicTokenFile != "" {
@@ -38,7 +41,8 @@ func newIronic(o *Config, g *guard.Guard, bmcOpts bmc.Options, log *slog.Logger)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	p, err := ironic.New(ctx, ironic.Config{URL: o.ironicURL, Token: token, Guard: g,
-		Timeout: o.mutationTimeout, Logger: log, Inventory: inventory})
+		Timeout: o.mutationTimeout, Logger: log, Inventory: inventory,
+		RedfishInspect: o.ironicRedfishInspect, RedfishVirtualMedia: o.ironicRedfishVMedia})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -25,6 +25,8 @@ type Provisioner struct {
 	cfg    Config
 	client *gophercloud.ServiceClient
 	log    loggerT
+	// redfish is what Register and Provision do for redfish nodes.
+	redfish redfishChoice
 }
 
 var _ provisioner.Provisioner = (*Provisioner)(nil)
@@ -41,6 +43,16 @@ func New(ctx context.Context, cfg Config) (*Provisioner, error) {
 		return nil, fmt.Errorf("%w: Guard is nil: every mutating Ironic call must go through the agent's guard.Guard", ErrConfig)
 	}
 	cfg.setDefaults()
+	switch cfg.RedfishVirtualMedia {
+	case "", "on", "off":
+	default:
+		return nil, fmt.Errorf("%w: RedfishVirtualMedia %q is not on or off (empty: decided from what Ironic enables)", ErrConfig, cfg.RedfishVirtualMedia)
+	}
+	switch cfg.RedfishISODownload {
+	case "http", "local", "swift":
+	default:
+		return nil, fmt.Errorf("%w: RedfishISODownload %q is not http, local or swift", ErrConfig, cfg.RedfishISODownload)
+	}
 	endpoint := strings.TrimSuffix(strings.TrimSuffix(cfg.URL, "/"), "/v1") + "/v1/"
 	sc, err := noauth.NewBareMetalNoAuth(noauth.EndpointOpts{IronicEndpoint: endpoint})
 	if err != nil {
@@ -55,6 +67,7 @@ func New(ctx context.Context, cfg Config) (*Provisioner, error) {
 	if err := p.checkMicroversion(ctx); err != nil {
 		return nil, err
 	}
+	p.redfish = p.chooseRedfish(ctx)
 	return p, nil
 }
 

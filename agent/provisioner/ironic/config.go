@@ -49,6 +49,44 @@ type Config struct {
 	Interfaces map[string]string
 	// ResourceClass is set on created nodes when not empty.
 	ResourceClass string
+	// RedfishInspect is the inspect interface of nodes created with the
+	// redfish hardware type. "" (default): "redfish" when Ironic enables
+	// it for that hardware type (New reads GET /v1/drivers/redfish),
+	// otherwise Ironic's default. "redfish": Ironic reads the
+	// ComputerSystem through its Redfish client (sushy) and writes only
+	// the node properties cpus (the processors' TotalThreads summed,
+	// whatever their ProcessorType or state), cpu_arch, memory_mb
+	// (MemorySummary), local_gb (the smallest disk or volume of 4 GiB or
+	// more, minus 1 GiB) and a boot_mode capability, and creates a port
+	// for each enabled EthernetInterface; it stores no inventory (no
+	// vendor, model, serial, disk or NIC list), and it fails the
+	// inspection when one of the four properties cannot be read (e.g. a
+	// ProcessorArchitecture Ironic does not map). rackfence maps those
+	// properties and the node's ports. "no-inspect": details come from
+	// Inventory (the BMC inventory read through agent/bmc). Any other
+	// value is passed to Ironic as it is. Interfaces["inspect"] wins.
+	RedfishInspect string
+	// RedfishVirtualMedia chooses how Provision deploys a host with the
+	// redfish hardware type. "" (default): "on" when Ironic enables boot
+	// interface redfish-virtual-media and deploy interface ramdisk for
+	// that hardware type, otherwise "off". "on": the node gets
+	// boot_interface redfish-virtual-media and deploy_interface ramdisk
+	// before its deploy, and instance_info.boot_iso = the host's image
+	// URL (a bootable ISO) with ramdisk_image_download_source "http":
+	// Ironic hands the URL to the BMC's virtual CD as it is (InsertMedia),
+	// sets the boot device to CD and powers on; no agent ramdisk, no
+	// callback. "off": Ironic's interfaces, instance_info.image_source.
+	// Interfaces["boot"] or Interfaces["deploy"] turn it off.
+	RedfishVirtualMedia string
+	// RedfishISODownload is the node's
+	// instance_info.ramdisk_image_download_source for a virtual media
+	// deploy. "http" (default): the BMC reads the host's image URL itself,
+	// as with the direct provisioner; Ironic checks nothing about it.
+	// "local": the conductor downloads the ISO into its [deploy] http_root
+	// and gives the BMC [deploy] http_url/redfish/boot-NODE.iso instead
+	// (for BMCs that reach the conductor but not the image server; needs
+	// an HTTP server publishing http_root, and a download per deploy).
+	RedfishISODownload string
 }
 
 const (
@@ -63,6 +101,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.WaitTimeout <= 0 {
 		c.WaitTimeout = defaultWaitTimeout
+	}
+	if c.RedfishISODownload == "" {
+		c.RedfishISODownload = "http"
 	}
 	if c.PollInterval <= 0 {
 		c.PollInterval = defaultPollInterval

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
+	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/ports"
 
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/shared/api"
@@ -90,11 +91,38 @@ func (p *Provisioner) ironicDetails(ctx context.Context, n *nodes.Node) *api.Har
 			return d
 		}
 	}
-	return detailsFromProperties(n.Properties)
+	d := detailsFromProperties(n.Properties)
+	if d != nil {
+		// Ironic's redfish inspect interface stores no inventory: the
+		// NICs it found are the node's ports (one per enabled
+		// EthernetInterface, plus the boot MAC's).
+		d.NICs = p.portNICs(cctx, n.UUID)
+	}
+	return d
 }
 
-// detailsFromProperties maps Ironic's scheduling properties (cpus,
-// memory_mb, local_gb, cpu_arch); nil when none is set.
+// portNICs lists the node's ports as NICs (MAC only); nil on error.
+func (p *Provisioner) portNICs(ctx context.Context, uuid string) []api.NIC {
+	page, err := ports.ListDetail(p.client, ports.ListOpts{NodeUUID: uuid}).AllPages(ctx)
+	if err != nil {
+		return nil
+	}
+	all, err := ports.ExtractPorts(page)
+	if err != nil {
+		return nil
+	}
+	var nics []api.NIC
+	for _, pt := range all {
+		nics = append(nics, api.NIC{MAC: pt.Address})
+	}
+	return nics
+}
+
+// detailsFromProperties maps Ironic's scheduling properties, all that
+// Ironic's redfish inspect interface records: cpus (logical CPUs: one CPU
+// entry with that many threads, its model the architecture), memory_mb,
+// local_gb (one disk "root" of that size) and cpu_arch; nil when none is
+// set.
 func detailsFromProperties(props map[string]any) *api.HardwareDetails {
 	num := func(k string) int {
 		switch v := props[k].(type) {

@@ -25,7 +25,11 @@ func (p *Provisioner) Provide(ctx context.Context, h provisioner.Host) (provisio
 }
 
 // Provision writes h.Image into instance_info and deploys: available →
-// deploying → active.
+// deploying → active. A redfish node deploys over virtual media when
+// Config.RedfishVirtualMedia says so: boot_interface redfish-virtual-media,
+// deploy_interface ramdisk, instance_info.boot_iso = the image URL (Ironic
+// powers off, inserts the ISO into the BMC's virtual CD, sets the boot
+// device to CD and powers on; the node is active without any callback).
 func (p *Provisioner) Provision(ctx context.Context, h provisioner.Host) (provisioner.Result, error) {
 	if h.Image == nil || h.Image.URL == "" {
 		return provisioner.Result{}, fmt.Errorf("%w: host %s has no image.url to provision", provisioner.ErrFailed, h.Name)
@@ -36,7 +40,16 @@ func (p *Provisioner) Provision(ctx context.Context, h provisioner.Host) (provis
 	}
 	switch n.ProvisionState {
 	case string(nodes.Available), string(nodes.DeployFail):
-		if err := p.updateNode(ctx, h, n.UUID, "set instance_info", instanceInfo(h)); err != nil {
+		if n.Driver == "redfish" && p.redfish.vmedia && !usesVirtualMedia(n) {
+			if err := p.updateNode(ctx, h, n.UUID, "set boot and deploy interfaces", nodes.UpdateOpts{
+				nodes.UpdateOperation{Op: nodes.ReplaceOp, Path: "/boot_interface", Value: vmediaBootIface},
+				nodes.UpdateOperation{Op: nodes.ReplaceOp, Path: "/deploy_interface", Value: ramdiskDeployIface},
+			}); err != nil {
+				return provisioner.Result{ProvisioningID: n.UUID}, err
+			}
+			n.BootInterface, n.DeployInterface = vmediaBootIface, ramdiskDeployIface
+		}
+		if err := p.updateNode(ctx, h, n.UUID, "set instance_info", p.instanceInfo(h, n)); err != nil {
 			return provisioner.Result{ProvisioningID: n.UUID}, err
 		}
 	}
@@ -46,10 +59,65 @@ func (p *Provisioner) Provision(ctx context.Context, h provisioner.Host) (provis
 }
 
 // Deprovision undeploys: active → deleting → cleaning → available.
+//
+// A virtual media deploy that failed because Ironic found no usable
+// virtual media (its Redfish client looks under the system's managers
+// only) cannot be torn down by the same interfaces either: the tear down
+// ejects through the same lookup and the node lands in "error". So a node
+// in "deploy failed" or "error" whose last_error is about virtual media
+// gets Ironic's default boot and deploy interfaces back first
+// (maintenance on, interfaces reset, maintenance off: Ironic changes
+// interfaces outside enroll/manageable/available only in maintenance);
+// the undeploy then powers it off and makes it available.
 func (p *Provisioner) Deprovision(ctx context.Context, h provisioner.Host) (provisioner.Result, error) {
-	return p.transition(ctx, h, "undeploy", nodes.TargetDeleted,
+	n, err := p.node(ctx, h)
+	if err != nil {
+		return provisioner.Result{}, err
+	}
+	if usesVirtualMedia(n) && vmediaFailure(n) {
+		if err := p.resetDeployInterfaces(ctx, h, n); err != nil {
+			return provisioner.Result{ProvisioningID: n.UUID}, err
+		}
+		if n, err = p.node(ctx, h); err != nil {
+			return provisioner.Result{}, err
+		}
+	}
+	return p.transitionFrom(ctx, h, n, "undeploy", nodes.TargetDeleted,
 		[]nodes.ProvisionState{nodes.Active, nodes.DeployFail, nodes.Error},
 		[]nodes.ProvisionState{nodes.Available})
+}
+
+// vmediaFailure: the node failed (deploy failed, error) on virtual media.
+func vmediaFailure(n *nodes.Node) bool {
+	if n.ProvisionState != string(nodes.DeployFail) && n.ProvisionState != string(nodes.Error) {
+		return false
+	}
+	e := strings.ToLower(n.LastError)
+	return strings.Contains(e, "virtualmedia") || strings.Contains(e, "virtual media")
+}
+
+// resetDeployInterfaces gives the node Ironic's default boot and deploy
+// interfaces back, in maintenance (see Deprovision).
+func (p *Provisioner) resetDeployInterfaces(ctx context.Context, h provisioner.Host, n *nodes.Node) error {
+	if !n.Maintenance {
+		if err := p.setMaintenance(ctx, h, n.UUID, reasonVMediaReset); err != nil {
+			return err
+		}
+	}
+	err := p.updateNode(ctx, h, n.UUID, "reset boot and deploy interfaces", nodes.UpdateOpts{
+		nodes.UpdateOperation{Op: nodes.RemoveOp, Path: "/boot_interface"},
+		nodes.UpdateOperation{Op: nodes.RemoveOp, Path: "/deploy_interface"},
+	})
+	if !n.Maintenance {
+		if err2 := p.unsetMaintenance(ctx, h, n.UUID); err == nil {
+			err = err2
+		}
+	}
+	if err == nil {
+		p.log.host(h.Name, n.UUID).Warn("virtual media deploy failed; undeploying with Ironic's default boot and deploy interfaces",
+			"provision_state", n.ProvisionState, "last_error", n.LastError)
+	}
+	return err
 }
 
 // Adopt takes over a running host with no power change: manageable →
@@ -62,7 +130,7 @@ func (p *Provisioner) Adopt(ctx context.Context, h provisioner.Host) (provisione
 		return provisioner.Result{}, err
 	}
 	if h.Image != nil && h.Image.URL != "" && n.ProvisionState == string(nodes.Manageable) {
-		if err := p.updateNode(ctx, h, n.UUID, "set instance_info", instanceInfo(h)); err != nil {
+		if err := p.updateNode(ctx, h, n.UUID, "set instance_info", p.instanceInfo(h, n)); err != nil {
 			return provisioner.Result{ProvisioningID: n.UUID}, err
 		}
 	}
@@ -130,8 +198,17 @@ func joinStates(states []nodes.ProvisionState) string {
 	return strings.Join(s, ", ")
 }
 
-// instanceInfo is the patch writing the host's image into instance_info.
-func instanceInfo(h provisioner.Host) nodes.UpdateOpts {
+// instanceInfo is the patch writing the host's image into instance_info:
+// boot_iso for a node deploying over virtual media (ramdisk deploy: Ironic
+// refuses image_source and boot_iso together), with
+// ramdisk_image_download_source Config.RedfishISODownload ("http": the BMC
+// reads the URL itself, Ironic neither downloads it nor needs an HTTP
+// server of its own); image_source otherwise.
+func (p *Provisioner) instanceInfo(h provisioner.Host, n *nodes.Node) nodes.UpdateOpts {
+	if usesVirtualMedia(n) {
+		return nodes.UpdateOpts{nodes.UpdateOperation{Op: nodes.AddOp, Path: "/instance_info", Value: map[string]any{
+			"boot_iso": h.Image.URL, "ramdisk_image_download_source": p.cfg.RedfishISODownload}}}
+	}
 	ii := map[string]any{"image_source": h.Image.URL}
 	if c := h.Image.Checksum; c != "" {
 		if algo, sum, ok := strings.Cut(c, ":"); ok {

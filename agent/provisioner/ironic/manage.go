@@ -15,6 +15,9 @@ const (
 	reasonDetach = "rackfence: detached (node removed without deprovisioning)"
 	reasonDelete = "rackfence: deleting without deprovisioning"
 	reasonDrain  = "rackfence: drain (maintenance)"
+	// reasonVMediaReset: a failed virtual media deploy gets its
+	// interfaces reset before the undeploy (Deprovision).
+	reasonVMediaReset = "rackfence: resetting boot and deploy interfaces after a failed virtual media deploy"
 )
 
 // Detach stops Ironic's management without deprovisioning: maintenance on

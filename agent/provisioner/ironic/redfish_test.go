@@ -72,6 +72,7 @@ func TestRedfishDriverAgainstBMCSim(t *testing.T) {
 	sim, audit := startSim(t, 2, true)
 	var inventoryCalls int
 	p := newProv(t, url, func(c *ironic.Config) {
+		c.RedfishInspect = "no-inspect" // the BMC inventory fallback
 		c.Inventory = func(ctx context.Context, h provisioner.Host) (*api.HardwareDetails, error) {
 			inventoryCalls++
 			return &api.HardwareDetails{Manufacturer: "bmcsim", MemoryMiB: 4096}, nil
@@ -90,8 +91,8 @@ func TestRedfishDriverAgainstBMCSim(t *testing.T) {
 		t.Fatalf("registration sent the BMC mutating calls: %+v", got)
 	}
 
-	// No inspect interface is enabled for redfish here: details come from
-	// the BMC inventory.
+	// Inspect interface no-inspect (Config.RedfishInspect): details come
+	// from the BMC inventory.
 	ri := must(t, "inspect")(p.Inspect(ctx, h))
 	if ri.HardwareDetails == nil || ri.HardwareDetails.Manufacturer != "bmcsim" || inventoryCalls != 1 {
 		t.Fatalf("inspect details %+v (inventory calls %d), want the BMC inventory's", ri.HardwareDetails, inventoryCalls)

@@ -30,6 +30,9 @@ func (p *Provisioner) Register(ctx context.Context, h provisioner.Host) (provisi
 	created := n == nil
 	if created {
 		opts := nodes.CreateOpts{Name: h.Name, Driver: driver, DriverInfo: info, ResourceClass: p.cfg.ResourceClass}
+		if driver == "redfish" {
+			opts.InspectInterface = p.redfish.inspect
+		}
 		p.setInterfaces(&opts)
 		n, err = p.createNode(ctx, h, opts)
 		if err != nil {
