@@ -38,10 +38,23 @@ func newIronic(o *Config, g *guard.Guard, bmcOpts bmc.Options, log *slog.Logger)
 		}
 		return c.Inventory(ctx)
 	}
+	// What the BMC is, read once at registration (read-only GETs; Ironic
+	// alone changes the host). IPMI BMCs have nothing to read beyond that.
+	details := func(ctx context.Context, h provisioner.Host) (*api.BMCDetails, error) {
+		if s, err := api.ParseBMCAddress(h.BMC.Address); err == nil && s.Protocol == "ipmi" {
+			return &api.BMCDetails{Protocol: "ipmi", Auth: "ipmi"}, nil
+		}
+		c, err := pool.Get(ctx, h.Name, bmc.Target{Address: h.BMC.Address, Username: h.Username,
+			Password: h.Password, Insecure: h.BMC.DisableCertificateVerification})
+		if err != nil {
+			return nil, err
+		}
+		return c.Details(ctx)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	p, err := ironic.New(ctx, ironic.Config{URL: o.ironicURL, Token: token, Guard: g,
-		Timeout: o.mutationTimeout, Logger: log, Inventory: inventory,
+		Timeout: o.mutationTimeout, Logger: log, Inventory: inventory, BMCDetails: details,
 		RedfishInspect: o.ironicRedfishInspect, RedfishVirtualMedia: o.ironicRedfishVMedia})
 	if err != nil {
 		return nil, nil, err

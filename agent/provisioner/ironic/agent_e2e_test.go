@@ -54,6 +54,12 @@ func TestAgentIronicBasicOnlyBMC(t *testing.T) {
 	if hw == nil || hw.MemoryMiB != want.MemoryMiB || len(hw.CPUs) != 1 || hw.CPUs[0].Threads != 4 {
 		t.Fatalf("hardware details %+v, want Ironic's redfish inspection of the fixture (8192 MiB, 4 threads)", hw)
 	}
+	// Registration through Ironic records what the BMC is, read by the
+	// agent (read-only) as the direct provisioner does: Basic auth here.
+	if bd, wantBD := h.Status.BMCDetails, sim.ExpectedBMC(0, 0); bd == nil || bd.Auth != "basic" || bd.System != wantBD.System ||
+		bd.VirtualMedia != wantBD.VirtualMedia || bd.VirtualMediaMethod != wantBD.VirtualMediaMethod {
+		t.Fatalf("status.bmcDetails %+v, want %+v", bd, wantBD)
+	}
 	// The host is available once inspected; the agent's provide follows.
 	var n *nodes.Node
 	testenv.Eventually(t, 2*time.Minute, "Ironic node available (provided)", func() error {

@@ -8,6 +8,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
 
 	"github.com/rackfence/rackfence/agent/provisioner"
+	"github.com/rackfence/rackfence/shared/api"
 )
 
 // Register finds the host's node (by UUID, then name, then boot MAC) or
@@ -99,8 +100,25 @@ func (p *Provisioner) Register(ctx context.Context, h provisioner.Host) (provisi
 	if !inProgress {
 		res.Message = "registered as Ironic node " + n.UUID
 		log.Info("ironic node manageable", "node", n.UUID)
+		res.BMCDetails = p.bmcDetails(ctx, h)
 	}
 	return res, nil
+}
+
+// bmcDetails asks Config.BMCDetails what the BMC is; nil when there is no
+// hook, Ironic talks to no BMC (Config.Driver), or the read failed.
+func (p *Provisioner) bmcDetails(ctx context.Context, h provisioner.Host) *api.BMCDetails {
+	if p.cfg.BMCDetails == nil || p.cfg.Driver != "" {
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
+	defer cancel()
+	d, err := p.cfg.BMCDetails(cctx, h)
+	if err != nil {
+		p.log.Info("could not read what the BMC is; the host's status leaves it out", "host", h.Name, "err", err)
+		return nil
+	}
+	return d
 }
 
 // setInterfaces copies Config.Interfaces into the create options.
