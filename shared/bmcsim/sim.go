@@ -164,7 +164,7 @@ func (s *Sim) Address(i int) string {
 	return s.SystemAddresses(i)[0]
 }
 
-// SystemAddresses are BMC i's CONTRACT.md addresses, one per system in the
+// SystemAddresses are BMC i's host BMC addresses (bmc.address), one per system in the
 // profile's order (four with the blade profile).
 func (s *Sim) SystemAddresses(i int) []string {
 	scheme := "redfish+http"
