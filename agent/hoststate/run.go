@@ -34,6 +34,10 @@ func newRun(in Input) *run {
 		extra[k] = v
 	}
 	r.st.Extra = extra
+	if h := r.st.OperationHistory; h != nil {
+		c := *h
+		r.st.OperationHistory = &c
+	}
 	// Nothing is registered for a new or unmanaged host, whatever a stale
 	// record says.
 	if r.st.ProvisioningState == api.StateNone || r.st.ProvisioningState == api.StateUnmanaged {

@@ -64,6 +64,7 @@ scan:
 // apply runs one row: state change (with an event), effect, removal.
 func (r *run) apply(w *row) {
 	if w.to != "" && w.to != r.state() {
+		r.recordTransition(w, r.state(), w.to)
 		from := r.state()
 		if from == "" {
 			from = "new"

@@ -85,12 +85,74 @@ type HostStatus struct {
 	// and how it is driven); nil before registration.
 	BMCDetails  *BMCDetails `json:"bmcDetails,omitempty"`
 	LastUpdated time.Time   `json:"lastUpdated"`
+	// OperationHistory is when the host's last register, inspect,
+	// provision and deprovision started and ended (metal3 BareMetalHost's
+	// operationHistory); nil before the first of them started.
+	OperationHistory *OperationHistory `json:"operationHistory,omitempty"`
 	// Epoch of the lease under which the agent reported this status.
 	Epoch uint64 `json:"epoch"`
 	// Extra is state-machine bookkeeping that must survive an agent restart
 	// (for example the spec index it last acted on, retry counters). Keys are
 	// owned by agent/hoststate.
 	Extra map[string]string `json:"extra,omitempty"`
+}
+
+// OperationHistory holds one OperationMetric per operation, set by the
+// agent's state machine from its clock: Start when the host enters the
+// operation's provisioning state (registering, inspecting, provisioning,
+// deprovisioning), End when it leaves that state because the operation
+// succeeded. A new run of the operation restarts its metric (End zero
+// again); an operation that failed, or was abandoned (node lost, deletion,
+// detach), keeps its Start and no End.
+type OperationHistory struct {
+	Register    OperationMetric `json:"register,omitzero"`
+	Inspect     OperationMetric `json:"inspect,omitzero"`
+	Provision   OperationMetric `json:"provision,omitzero"`
+	Deprovision OperationMetric `json:"deprovision,omitzero"`
+}
+
+// OperationMetric is when one operation started and ended (RFC 3339).
+// Start zero: never run; End zero with Start set: running, or it never
+// finished (the host is no longer in the operation's state).
+type OperationMetric struct {
+	Start time.Time `json:"start,omitzero"`
+	End   time.Time `json:"end,omitzero"`
+}
+
+// Duration is End - Start, or 0 while the operation has not ended.
+func (m OperationMetric) Duration() time.Duration {
+	if m.Start.IsZero() || m.End.IsZero() {
+		return 0
+	}
+	return m.End.Sub(m.Start)
+}
+
+// Operations of an OperationHistory, in lifecycle order (the label values
+// of the agent's rackfence_agent_operation_duration_seconds).
+const (
+	OperationRegister    = "register"
+	OperationInspect     = "inspect"
+	OperationProvision   = "provision"
+	OperationDeprovision = "deprovision"
+)
+
+// Operations lists the operations in lifecycle order.
+var Operations = []string{OperationRegister, OperationInspect, OperationProvision, OperationDeprovision}
+
+// Metric returns the metric of operation op (one of Operations), nil for
+// an unknown name.
+func (h *OperationHistory) Metric(op string) *OperationMetric {
+	switch op {
+	case OperationRegister:
+		return &h.Register
+	case OperationInspect:
+		return &h.Inspect
+	case OperationProvision:
+		return &h.Provision
+	case OperationDeprovision:
+		return &h.Deprovision
+	}
+	return nil
 }
 
 // HardwareDetails is the inventory read during inspection.
