@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/rackfence/rackfence/agent/guard"
+	"github.com/rackfence/rackfence/shared/api"
 )
 
 // Lease states of the rackfence_agent_lease_state gauge.
@@ -31,6 +32,7 @@ type Metrics struct {
 	statusWrites *prometheus.CounterVec
 	watchErrors  prometheus.Counter
 	ackLatency   prometheus.Histogram
+	operations   *prometheus.HistogramVec
 	leaseState   prometheus.Gauge
 	leaseEpoch   prometheus.Gauge
 	// lease mirrors leaseState for the per-rack role gauge.
@@ -61,12 +63,15 @@ func NewMetrics() *Metrics {
 	m.ackLatency = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rackfence_agent_intent_ack_seconds",
 		Help:    "From the watch delivering a host change to the status write carrying its intent acks.",
 		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 5, 30, 120}})
+	m.operations = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "rackfence_agent_operation_duration_seconds",
+		Help:    "Duration of each register, inspect, provision and deprovision that ended successfully (status.operationHistory's end - start).",
+		Buckets: []float64{1, 5, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200}}, []string{"operation"})
 	m.leaseState = prometheus.NewGauge(prometheus.GaugeOpts{Name: "rackfence_agent_lease_state",
 		Help: "Rack lease state: 0 none, 1 standby (another agent holds it), 2 held."})
 	m.leaseEpoch = prometheus.NewGauge(prometheus.GaugeOpts{Name: "rackfence_agent_lease_epoch",
 		Help: "Epoch of the last lease held."})
 	m.reg.MustRegister(m.reconciles, m.actions, m.actionErrors, m.guarded, m.refusals, m.statusWrites,
-		m.watchErrors, m.ackLatency, m.leaseState, m.leaseEpoch, hostCollector{m},
+		m.watchErrors, m.ackLatency, m.operations, m.leaseState, m.leaseEpoch, hostCollector{m},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -92,6 +97,25 @@ func (m *Metrics) observeAction(op string, d time.Duration, err error) {
 	m.actions.WithLabelValues(op).Observe(d.Seconds())
 	if err != nil {
 		m.actionErrors.WithLabelValues(op).Inc()
+	}
+}
+
+// observeOperations observes, in rackfence_agent_operation_duration_seconds,
+// every operation whose end the step from before to after set: each is
+// observed once, when the state machine ends it.
+func (m *Metrics) observeOperations(before, after *api.OperationHistory) {
+	if after == nil {
+		return
+	}
+	for _, op := range api.Operations {
+		a := after.Metric(op)
+		if a.End.IsZero() || a.Start.IsZero() {
+			continue
+		}
+		if before != nil && *before.Metric(op) == *a {
+			continue
+		}
+		m.operations.WithLabelValues(op).Observe(a.Duration().Seconds())
 	}
 }
 

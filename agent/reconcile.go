@@ -48,6 +48,11 @@ func (s *session) reconcile(name string) {
 		h.Status = st
 		d := hoststate.Step(hoststate.Input{Host: h, Now: time.Now(), Jitter: rand.Float64(),
 			Last: last, Config: s.a.cfg.StateMachine})
+		var before *api.OperationHistory
+		if st != nil {
+			before = st.OperationHistory
+		}
+		s.a.cfg.Metrics.observeOperations(before, d.Status.OperationHistory)
 
 		// A blocked host is blocked before any ack goes out: Block returns
 		// once the last in-flight mutation of the host has finished, and

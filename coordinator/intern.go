@@ -30,6 +30,10 @@ func internStatus(st api.HostStatus) api.HostStatus {
 		}
 		st.Extra = m
 	}
+	if oh := st.OperationHistory; oh != nil {
+		c := *oh
+		st.OperationHistory = &c
+	}
 	if hw := st.HardwareDetails; hw != nil {
 		c := *hw
 		c.Manufacturer, c.Model, c.BIOSVersion = in(c.Manufacturer), in(c.Model), in(c.BIOSVersion)
