@@ -20,6 +20,9 @@ import (
 	"github.com/rackfence/rackfence/shared/testenv"
 )
 
+// opT0 is when r1-h01's reported operations started.
+var opT0 = time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+
 // TestAgainstCoordinator runs rackfencectl against one real coordinator
 // process; a fake agent (the real API with an agent token) reports what
 // the tests need. Subtests run in order and build on each other.
@@ -37,7 +40,11 @@ func TestAgainstCoordinator(t *testing.T) {
 		ProvisioningID: "p-1", HardwareDetails: &api.HardwareDetails{Manufacturer: "Sim", Model: "R1", MemoryMiB: 65536, CPUs: []api.CPU{{Cores: 8}}, NICs: []api.NIC{{MAC: "52:54:00:00:01:01"}}},
 		BMCDetails: &api.BMCDetails{Protocol: "redfish", RedfishVersion: "1.11.0", Vendor: "Rackfence", Model: "SimBMC", FirmwareVersion: "2.0.0",
 			Auth: "session", System: "/redfish/v1/Systems/1", Manager: "/redfish/v1/Managers/1",
-			VirtualMedia: "/redfish/v1/Managers/1/VirtualMedia/CD1", VirtualMediaMethod: "actions", BootModes: []string{"UEFI", "Legacy"}}}, false)
+			VirtualMedia: "/redfish/v1/Managers/1/VirtualMedia/CD1", VirtualMediaMethod: "actions", BootModes: []string{"UEFI", "Legacy"}},
+		OperationHistory: &api.OperationHistory{
+			Register:  api.OperationMetric{Start: opT0, End: opT0.Add(1200 * time.Millisecond)},
+			Inspect:   api.OperationMetric{Start: opT0.Add(2 * time.Second), End: opT0.Add(6200 * time.Millisecond)},
+			Provision: api.OperationMetric{Start: opT0.Add(time.Minute), End: opT0.Add(4*time.Minute + 5*time.Second)}}}, false)
 	ag.report(t, "r1-h02", api.HostStatus{ProvisioningState: api.StateUnmanaged, OperationalStatus: api.OpDiscovered}, false)
 	ag.report(t, "r1-h03", api.HostStatus{ProvisioningState: api.StateRegistering, OperationalStatus: api.OpError,
 		ErrorType: api.ErrRegistration, ErrorMessage: "ipmi 127.0.0.1:9623: no answer", ErrorCount: 2}, false)

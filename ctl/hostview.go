@@ -172,6 +172,9 @@ func hostDetail(w io.Writer, h *api.Host) {
 				}
 			}
 		}
+		for _, l := range operationLines(s, now()) {
+			k.add(l[0], l[1])
+		}
 	} else {
 		k.add("Status", "not reported yet (no rack agent has acted on it)")
 	}
@@ -285,4 +288,58 @@ func bmcSummary(bd *api.BMCDetails) string {
 
 func sortHosts(hs []api.Host) {
 	sort.Slice(hs, func(i, j int) bool { return hs[i].Name < hs[j].Name })
+}
+
+// now is the clock "host get" measures running operations with.
+var now = time.Now
+
+// operationStates are the provisioning states of status.operationHistory's
+// operations.
+var operationStates = map[string]string{
+	api.OperationRegister:    api.StateRegistering,
+	api.OperationInspect:     api.StateInspecting,
+	api.OperationProvision:   api.StateProvisioning,
+	api.OperationDeprovision: api.StateDeprovisioning,
+}
+
+// operationLines is one key/value line per operation of the status's
+// history that ever started, in lifecycle order: its duration and end,
+// running (the host is in its state) with the time so far, or not
+// finished (failed or abandoned, the host left its state).
+func operationLines(s *api.HostStatus, at time.Time) [][2]string {
+	oh := s.OperationHistory
+	if oh == nil {
+		return nil
+	}
+	var out [][2]string
+	for _, op := range api.Operations {
+		m := oh.Metric(op)
+		if m.Start.IsZero() {
+			continue
+		}
+		key := strings.ToUpper(op[:1]) + op[1:]
+		var v string
+		switch {
+		case !m.End.IsZero():
+			v = fmt.Sprintf("%s (ended %s)", opDuration(m.Duration()), m.End.UTC().Format(time.RFC3339))
+		case s.ProvisioningState == operationStates[op]:
+			v = fmt.Sprintf("running for %s (since %s)", opDuration(at.Sub(m.Start)), m.Start.UTC().Format(time.RFC3339))
+		default:
+			v = fmt.Sprintf("did not finish (started %s)", m.Start.UTC().Format(time.RFC3339))
+		}
+		out = append(out, [2]string{key, v})
+	}
+	return out
+}
+
+// opDuration renders an operation's duration: tenths of a second under a
+// minute (4.2 s), whole seconds above (12m5s).
+func opDuration(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	if d < time.Minute {
+		return fmt.Sprintf("%.1f s", d.Seconds())
+	}
+	return d.Round(time.Second).String()
 }

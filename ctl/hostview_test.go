@@ -3,6 +3,7 @@ package ctl
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rackfence/rackfence/shared/api"
 )
@@ -31,5 +32,46 @@ func TestHostDetailBMC(t *testing.T) {
 	}
 	if got := bmcSummary(&api.BMCDetails{Protocol: "ipmi", Auth: "ipmi"}); got != "ipmi, auth ipmi" {
 		t.Errorf("IPMI BMC details %q", got)
+	}
+}
+
+// host get's operation lines: ended, running, not finished.
+func TestHostDetailOperationHistory(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	defer func(f func() time.Time) { now = f }(now)
+	now = func() time.Time { return t0.Add(10 * time.Minute) }
+	var b strings.Builder
+	hostDetail(&b, &api.Host{Name: "h", Rack: "r1", Status: &api.HostStatus{ProvisioningState: api.StateProvisioning,
+		OperationHistory: &api.OperationHistory{
+			Register:    api.OperationMetric{Start: t0, End: t0.Add(1500 * time.Millisecond)},
+			Inspect:     api.OperationMetric{Start: t0.Add(2 * time.Second), End: t0.Add(6200 * time.Millisecond)},
+			Provision:   api.OperationMetric{Start: t0.Add(5 * time.Minute)},
+			Deprovision: api.OperationMetric{Start: t0.Add(time.Minute)},
+		}}})
+	lines := map[string]string{}
+	var order []string
+	for _, l := range strings.Split(b.String(), "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok {
+			lines[k] = strings.TrimSpace(v)
+			order = append(order, k)
+		}
+	}
+	for k, want := range map[string]string{
+		"Register":    "1.5 s (ended 2026-03-01T10:00:01Z)",
+		"Inspect":     "4.2 s (ended 2026-03-01T10:00:06Z)",
+		"Provision":   "running for 5m0s (since 2026-03-01T10:05:00Z)",
+		"Deprovision": "did not finish (started 2026-03-01T10:01:00Z)",
+	} {
+		if lines[k] != want {
+			t.Errorf("host get %s: %q; want %q:\n%s", k, lines[k], want, b.String())
+		}
+	}
+	if got := strings.Join(order, ","); !strings.Contains(got, "Register,Inspect,Provision,Deprovision") {
+		t.Errorf("order %s", got)
+	}
+	b.Reset()
+	hostDetail(&b, &api.Host{Name: "h", Rack: "r1", Status: &api.HostStatus{ProvisioningState: api.StateAvailable}})
+	if strings.Contains(b.String(), "Register") {
+		t.Errorf("a host without history shows operations:\n%s", b.String())
 	}
 }
