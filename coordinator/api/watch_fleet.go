@@ -11,7 +11,8 @@ import (
 // watchFleet answers a watch without ?rack=: the changes of every rack
 // (the dashboard's live view), each held lease with the time the leader's
 // expiry clock gives it. brief drops what only a host's detail view needs
-// (status.hardwareDetails and status.extra), about half of a host's size.
+// (status.hardwareDetails, bmcDetails, operationHistory and extra), about
+// half of a host's size.
 func (s *Server) watchFleet(c echo.Context, after uint64, timeout time.Duration, brief bool) error {
 	resp, err := s.store.FSM().WatchFleet(c.Request().Context(), after, timeout)
 	if err != nil {
@@ -21,9 +22,9 @@ func (s *Server) watchFleet(c echo.Context, after uint64, timeout time.Duration,
 		r := &resp.Racks[i]
 		if brief {
 			for j := range r.Hosts {
-				if st := r.Hosts[j].Status; st != nil && (st.HardwareDetails != nil || st.BMCDetails != nil || st.Extra != nil) {
+				if st := r.Hosts[j].Status; st != nil && (st.HardwareDetails != nil || st.BMCDetails != nil || st.OperationHistory != nil || st.Extra != nil) {
 					cp := *st // the FSM's record is shared and immutable: copy
-					cp.HardwareDetails, cp.BMCDetails, cp.Extra = nil, nil, nil
+					cp.HardwareDetails, cp.BMCDetails, cp.OperationHistory, cp.Extra = nil, nil, nil, nil
 					r.Hosts[j].Status = &cp
 				}
 			}

@@ -134,6 +134,8 @@ func TestDashboardInBrowser(t *testing.T) {
 	poll("the panel shows the acknowledged intent", `(document.querySelector('#panel-intents') || {}).textContent?.includes('acknowledged (epoch')`, 10*time.Second)
 	poll("the panel lists events", `document.querySelectorAll('#panel-events tr').length > 1`, 10*time.Second)
 	poll("the panel shows the inventory bmcsim reported", `document.getElementById('panel-hw').textContent.includes('manufacturer')`, 10*time.Second)
+	poll("the panel shows how long register and inspect took", `(() => { const t = document.getElementById('panel-ops');
+		return !!t && /register.*\d ?s/.test(t.textContent) && /inspect/.test(t.textContent); })()`, 10*time.Second)
 	poll("the panel shows what registration learnt about the BMC", `document.getElementById('panel-hw').textContent.includes('/redfish/v1/Managers/1/VirtualMedia/CD1 (actions)')`, 10*time.Second)
 	var h2 tileInfo
 	eval(`window.rackfence.tile('r1-h2')`, &h2)

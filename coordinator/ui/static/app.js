@@ -854,10 +854,45 @@
     }
   }
 
+  // OPERATIONS are status.operationHistory's operations, in lifecycle
+  // order, with the provisioning state each runs in.
+  const OPERATIONS = [['register', 'registering'], ['inspect', 'inspecting'], ['provision', 'provisioning'], ['deprovision', 'deprovisioning']];
+
+  // opDuration renders milliseconds as rackfencectl does: 4.2 s, 12m5s.
+  function opDuration(ms) {
+    if (!(ms >= 0)) return '';
+    if (ms < 60000) return `${(ms / 1000).toFixed(1)} s`;
+    const s = Math.round(ms / 1000), h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60);
+    return (h ? `${h}h` : '') + ((h || m) ? `${m}m` : '') + `${s % 60}s`;
+  }
+
+  // renderOperations is the host's operation history as a small table:
+  // when each operation started and ended and how long it took; a running
+  // one says so, one that failed or was abandoned says it did not finish.
+  function renderOperations(s) {
+    const oh = s && s.operationHistory;
+    if (!oh) return [];
+    const rows = [];
+    for (const [op, state] of OPERATIONS) {
+      const m = oh[op];
+      if (!m || !m.start) continue;
+      const start = new Date(m.start);
+      let ended, took;
+      if (m.end) { ended = new Date(m.end).toLocaleString(); took = opDuration(new Date(m.end) - start); }
+      else if (s.provisioningState === state) { ended = 'running'; took = opDuration(Date.now() - start) + ' so far'; }
+      else { ended = 'did not finish'; took = ''; }
+      rows.push([op, start.toLocaleString(), ended, took]);
+    }
+    if (!rows.length) return [];
+    const t = grid(['operation', 'started', 'ended', 'took'], rows);
+    t.id = 'panel-ops';
+    return [el('h3', 'Operations'), t];
+  }
+
   function renderHardware(full, box) {
     const hw = full.status && full.status.hardwareDetails;
     const bmc = full.status && full.status.bmcDetails;
-    const parts = [];
+    const parts = [...renderOperations(full.status)];
     if (bmc) {
       parts.push(el('h3', 'BMC'));
       const vm = bmc.virtualMedia ? `${bmc.virtualMedia} (${bmc.virtualMediaMethod || '?'})` : (bmc.protocol === 'redfish' ? 'none taking CD or DVD' : '');
