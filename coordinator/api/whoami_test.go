@@ -51,7 +51,8 @@ func TestFleetWatch(t *testing.T) {
 	must(t, 200, "POST", u+"/v1/racks/r1/lease", agent, wire.LeaseRequest{Holder: "agent-1", TTL: wire.Duration(time.Minute)}, &l)
 	must(t, 200, "PUT", u+"/v1/hosts/h1/status", agent, wire.StatusReport{Epoch: l.Epoch, Status: wire.HostStatus{
 		ProvisioningState: wire.StateAvailable, OperationalStatus: wire.OpOK, Extra: map[string]string{"k": "v"},
-		HardwareDetails: &wire.HardwareDetails{Manufacturer: "Contoso", MemoryMiB: 1024}}}, nil)
+		HardwareDetails:  &wire.HardwareDetails{Manufacturer: "Contoso", MemoryMiB: 1024},
+		OperationHistory: &wire.OperationHistory{Inspect: wire.OperationMetric{Start: time.Unix(1, 0).UTC(), End: time.Unix(5, 0).UTC()}}}}, nil)
 
 	var all wire.FleetWatchResponse
 	must(t, 200, "GET", u+"/v1/watch?index=0", viewer, nil, &all)
@@ -71,19 +72,20 @@ func TestFleetWatch(t *testing.T) {
 	if r2.Lease != nil || r2.ExpiresIn != nil {
 		t.Fatalf("r2 is free: %+v", r2)
 	}
-	if st := r1.Hosts[0].Status; st == nil || st.HardwareDetails == nil || st.Extra["k"] != "v" {
+	if st := r1.Hosts[0].Status; st == nil || st.HardwareDetails == nil || st.Extra["k"] != "v" || st.OperationHistory == nil ||
+		st.OperationHistory.Inspect.Duration() != 4*time.Second {
 		t.Fatalf("a whole host without brief: %+v", st)
 	}
 
 	// brief=true leaves out the inventory and bookkeeping, and only that.
 	var brief wire.FleetWatchResponse
 	must(t, 200, "GET", u+"/v1/watch?index=0&brief=true", viewer, nil, &brief)
-	if st := brief.Racks[0].Hosts[0].Status; st == nil || st.HardwareDetails != nil || st.Extra != nil || st.ProvisioningState != wire.StateAvailable {
+	if st := brief.Racks[0].Hosts[0].Status; st == nil || st.HardwareDetails != nil || st.Extra != nil || st.OperationHistory != nil || st.ProvisioningState != wire.StateAvailable {
 		t.Fatalf("brief host status: %+v", st)
 	}
 	var h1 wire.Host
 	must(t, 200, "GET", u+"/v1/hosts/h1", viewer, nil, &h1)
-	if h1.Status == nil || h1.Status.HardwareDetails == nil || h1.Status.HardwareDetails.Manufacturer != "Contoso" {
+	if h1.Status == nil || h1.Status.HardwareDetails == nil || h1.Status.HardwareDetails.Manufacturer != "Contoso" || h1.Status.OperationHistory == nil {
 		t.Fatalf("a brief watch changed the stored host: %+v", h1.Status)
 	}
 	if d := errBody(t, must(t, 400, "GET", u+"/v1/watch?index=0&brief=yes", viewer, nil, nil)); d.Field != "brief" {
