@@ -30,7 +30,13 @@ func (p *Provisioner) Register(ctx context.Context, h provisioner.Host) (provisi
 	log := p.log.With("host", h.Name)
 	created := n == nil
 	if created {
-		opts := nodes.CreateOpts{Name: h.Name, Driver: driver, DriverInfo: info, ResourceClass: p.cfg.ResourceClass}
+		clean := h.AutomatedCleaningMode != api.CleaningDisabled
+		props := map[string]any{"capabilities": capabilities("", h.BootMode)}
+		if rd := rootDevice(h.RootDeviceHints); rd != nil {
+			props["root_device"] = rd
+		}
+		opts := nodes.CreateOpts{Name: h.Name, Driver: driver, DriverInfo: info, ResourceClass: p.cfg.ResourceClass,
+			Properties: props, AutomatedClean: &clean}
 		if driver == "redfish" {
 			opts.InspectInterface = p.redfish.inspect
 		}
@@ -47,6 +53,9 @@ func (p *Provisioner) Register(ctx context.Context, h provisioner.Host) (provisi
 		}
 	}
 	res := provisioner.Result{ProvisioningID: n.UUID}
+	if err := p.syncSpec(ctx, h, n); err != nil {
+		return res, err
+	}
 	if created && h.BootMACAddress != "" {
 		// find looked the MAC up and no port held it.
 		if err := p.createPort(ctx, h, n.UUID, strings.ToLower(h.BootMACAddress)); err != nil {
