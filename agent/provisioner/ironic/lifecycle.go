@@ -234,14 +234,14 @@ func joinStates(states []nodes.ProvisionState) string {
 func (p *Provisioner) instanceInfo(h provisioner.Host, n *nodes.Node) nodes.UpdateOpts {
 	caps := instanceCaps(h.BootMode)
 	if usesVirtualMedia(n) {
-		return nodes.UpdateOpts{nodes.UpdateOperation{Op: nodes.AddOp, Path: "/instance_info", Value: map[string]any{
-			"boot_iso": h.Image.URL, "ramdisk_image_download_source": p.cfg.RedfishISODownload, "capabilities": caps}}}
+		return nodes.UpdateOpts{nodes.UpdateOperation{Op: nodes.AddOp, Path: "/instance_info", Value: withCaps(map[string]any{
+			"boot_iso": h.Image.URL, "ramdisk_image_download_source": p.cfg.RedfishISODownload}, caps)}}
 	}
-	if n.DeployInterface == ramdiskDeployIface {
-		return nodes.UpdateOpts{nodes.UpdateOperation{Op: nodes.AddOp, Path: "/instance_info", Value: map[string]any{
-			"boot_iso": h.Image.URL, "capabilities": caps}}}
+	if n.DeployInterface == ramdiskDeployIface && h.Image.EffectiveFormat() == api.FormatLiveISO {
+		return nodes.UpdateOpts{nodes.UpdateOperation{Op: nodes.AddOp, Path: "/instance_info", Value: withCaps(map[string]any{
+			"boot_iso": h.Image.URL}, caps)}}
 	}
-	ii := map[string]any{"image_source": h.Image.URL, "capabilities": caps}
+	ii := withCaps(map[string]any{"image_source": h.Image.URL}, caps)
 	if algo, sum := h.Image.ChecksumAlgo(); algo != "" {
 		if algo == api.ChecksumMD5 {
 			ii["image_checksum"] = sum

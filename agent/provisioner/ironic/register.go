@@ -30,13 +30,18 @@ func (p *Provisioner) Register(ctx context.Context, h provisioner.Host) (provisi
 	log := p.log.With("host", h.Name)
 	created := n == nil
 	if created {
-		clean := h.AutomatedCleaningMode != api.CleaningDisabled
-		props := map[string]any{"capabilities": capabilities("", h.BootMode)}
+		props := map[string]any{}
+		if h.BootMode != "" {
+			props["capabilities"] = capabilities("", h.BootMode)
+		}
 		if rd := rootDevice(h.RootDeviceHints); rd != nil {
 			props["root_device"] = rd
 		}
 		opts := nodes.CreateOpts{Name: h.Name, Driver: driver, DriverInfo: info, ResourceClass: p.cfg.ResourceClass,
-			Properties: props, AutomatedClean: &clean}
+			AutomatedClean: autoClean(h.AutomatedCleaningMode)}
+		if len(props) > 0 {
+			opts.Properties = props
+		}
 		if driver == "redfish" {
 			opts.InspectInterface = p.redfish.inspect
 		}

@@ -82,8 +82,12 @@ func capabilities(cur string, mode string) string {
 	return strings.Join(out, ",")
 }
 
-// instanceCaps is instance_info.capabilities for the host's boot mode.
+// instanceCaps is instance_info.capabilities for the host's boot mode;
+// nil for "" (Ironic's default_boot_mode, uefi by default).
 func instanceCaps(mode string) map[string]any {
+	if mode == "" {
+		return nil
+	}
 	bm, sb := bootCaps(mode)
 	c := map[string]any{"boot_mode": bm}
 	if sb != "" {
@@ -91,6 +95,10 @@ func instanceCaps(mode string) map[string]any {
 	}
 	return c
 }
+
+// An empty bootMode or automatedCleaningMode leaves Ironic's own default
+// (its configuration) in charge: nothing is written to the node, so nodes
+// registered before these fields existed deploy as they did.
 
 // specPatch is the patch bringing a node's properties.root_device,
 // properties.capabilities and automated_clean to the host's spec; empty
@@ -106,14 +114,25 @@ func specPatch(h provisioner.Host, n *nodes.Node) nodes.UpdateOpts {
 		patch = append(patch, nodes.UpdateOperation{Op: nodes.AddOp, Path: "/properties/root_device", Value: rd})
 	}
 	curCaps, _ := n.Properties["capabilities"].(string)
-	if caps := capabilities(curCaps, h.BootMode); caps != curCaps {
-		patch = append(patch, nodes.UpdateOperation{Op: nodes.AddOp, Path: "/properties/capabilities", Value: caps})
+	if h.BootMode != "" {
+		if caps := capabilities(curCaps, h.BootMode); caps != curCaps {
+			patch = append(patch, nodes.UpdateOperation{Op: nodes.AddOp, Path: "/properties/capabilities", Value: caps})
+		}
 	}
-	clean := h.AutomatedCleaningMode != api.CleaningDisabled
-	if n.AutomatedClean == nil || *n.AutomatedClean != clean {
-		patch = append(patch, nodes.UpdateOperation{Op: nodes.ReplaceOp, Path: "/automated_clean", Value: clean})
+	if clean := autoClean(h.AutomatedCleaningMode); clean != nil && (n.AutomatedClean == nil || *n.AutomatedClean != *clean) {
+		patch = append(patch, nodes.UpdateOperation{Op: nodes.ReplaceOp, Path: "/automated_clean", Value: *clean})
 	}
 	return patch
+}
+
+// autoClean is the node's automated_clean for a cleaning mode: nil for
+// "" (Ironic's [conductor]automated_clean decides, true by default).
+func autoClean(mode string) *bool {
+	if mode == "" {
+		return nil
+	}
+	v := mode != api.CleaningDisabled
+	return &v
 }
 
 // sameJSON compares a value read back from Ironic (JSON-decoded) with one
@@ -151,4 +170,12 @@ func (p *Provisioner) syncSpec(ctx context.Context, h provisioner.Host, n *nodes
 func diskFormat(im *api.Image) bool {
 	f := im.EffectiveFormat()
 	return f != "" && f != api.FormatLiveISO
+}
+
+// withCaps adds instance_info.capabilities when there are any.
+func withCaps(ii map[string]any, caps map[string]any) map[string]any {
+	if caps != nil {
+		ii["capabilities"] = caps
+	}
+	return ii
 }

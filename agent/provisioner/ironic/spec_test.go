@@ -46,7 +46,7 @@ func TestSpecFieldsFakeHardware(t *testing.T) {
 	}
 
 	// A spec change after registration: legacy boot, cleaning back on, no hints.
-	h.BootMode, h.AutomatedCleaningMode, h.RootDeviceHints = api.BootModeLegacy, "", nil
+	h.BootMode, h.AutomatedCleaningMode, h.RootDeviceHints = api.BootModeLegacy, api.CleaningMetadata, nil
 	must(t, "register again")(p.Register(ctx, h))
 	n = wantState(t, url, h.ProvisioningID, "manageable")
 	if _, ok := n.Properties["root_device"]; ok {
@@ -60,7 +60,7 @@ func TestSpecFieldsFakeHardware(t *testing.T) {
 	}
 
 	// Provision a qcow2 image with a bare sha512 checksum, UEFI.
-	h.BootMode, h.AutomatedCleaningMode = "", api.CleaningDisabled
+	h.BootMode, h.AutomatedCleaningMode = api.BootModeUEFI, api.CleaningDisabled
 	must(t, "provide")(p.Provide(ctx, h))
 	wantState(t, url, h.ProvisioningID, "available")
 	sum := strings.Repeat("cd", 64)
