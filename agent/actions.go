@@ -26,7 +26,8 @@ func (s *session) runAction(name string, h api.Host, st *api.HostStatus, act hos
 	defer cancel()
 
 	ph := provisioner.Host{Name: h.Name, BMC: h.BMC, BootMACAddress: h.BootMACAddress,
-		Image: h.Image, Online: h.Online}
+		Image: h.Image, Online: h.Online, RootDeviceHints: h.RootDeviceHints, BootMode: h.BootMode,
+		AutomatedCleaningMode: h.AutomatedCleaningMode}
 	if st != nil {
 		ph.ProvisioningID = st.ProvisioningID
 		ph.HardwareDetails = st.HardwareDetails

@@ -25,6 +25,7 @@ func specOf(h *api.Host) api.Host {
 		Name: h.Name, Rack: h.Rack, BMC: h.BMC, BootMACAddress: h.BootMACAddress,
 		Online: h.Online, ExternallyProvisioned: h.ExternallyProvisioned,
 		Image: h.Image, Consumer: h.Consumer, Handoff: h.Handoff, Labels: h.Labels,
+		RootDeviceHints: h.RootDeviceHints, BootMode: h.BootMode, AutomatedCleaningMode: h.AutomatedCleaningMode,
 	}
 }
 
@@ -78,7 +79,10 @@ func (f *FSM) applyPutHost(t *tx, c PutHostCmd) (any, error) {
 	spec.Image = cloneImage(spec.Image)
 	if spec.Image != nil {
 		spec.Image.URL, spec.Image.Checksum = in(spec.Image.URL), in(spec.Image.Checksum)
+		spec.Image.ChecksumType, spec.Image.Format = in(spec.Image.ChecksumType), in(spec.Image.Format)
 	}
+	spec.RootDeviceHints = cloneHints(spec.RootDeviceHints)
+	spec.BootMode, spec.AutomatedCleaningMode = in(spec.BootMode), in(spec.AutomatedCleaningMode)
 	spec.Handoff = cloneHandoff(spec.Handoff)
 	spec.Labels = cloneLabels(spec.Labels)
 	old := f.s.Hosts[spec.Name]
@@ -324,5 +328,19 @@ func cloneHandoff(h *api.Handoff) *api.Handoff {
 		return nil
 	}
 	c := *h
+	return &c
+}
+
+// cloneHints copies root device hints (and their rotational flag), so the
+// stored spec shares nothing with the command.
+func cloneHints(r *api.RootDeviceHints) *api.RootDeviceHints {
+	if r == nil {
+		return nil
+	}
+	c := *r
+	if r.Rotational != nil {
+		v := *r.Rotational
+		c.Rotational = &v
+	}
 	return &c
 }

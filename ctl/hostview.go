@@ -124,10 +124,30 @@ func hostDetail(w io.Writer, h *api.Host) {
 	}
 	if h.Image != nil {
 		img := h.Image.URL
+		var extra []string
+		if h.Image.Format != "" {
+			extra = append(extra, "format "+h.Image.Format)
+		}
 		if h.Image.Checksum != "" {
-			img += " (" + h.Image.Checksum + ")"
+			c := h.Image.Checksum
+			if t := h.Image.ChecksumType; t != "" {
+				c = t + " " + c
+			}
+			extra = append(extra, c)
+		}
+		if len(extra) > 0 {
+			img += " (" + strings.Join(extra, ", ") + ")"
 		}
 		k.add("Image", img)
+	}
+	if h.BootMode != "" {
+		k.add("Boot mode", h.BootMode)
+	}
+	if h.AutomatedCleaningMode != "" {
+		k.add("Automated cleaning", h.AutomatedCleaningMode)
+	}
+	if r := h.RootDeviceHints; r != nil {
+		k.add("Root device hints", rootHints(r)+" (Ironic only: the direct provisioner writes no disk)")
 	}
 	k.add("Consumer", h.Consumer)
 	if len(h.Labels) > 0 {
@@ -342,4 +362,32 @@ func opDuration(d time.Duration) string {
 		return fmt.Sprintf("%.1f s", d.Seconds())
 	}
 	return d.Round(time.Second).String()
+}
+
+// rootHints is root device hints as name=value pairs, in the API's order.
+func rootHints(r *api.RootDeviceHints) string {
+	var out []string
+	add := func(k, v string) {
+		if v != "" {
+			out = append(out, k+"="+v)
+		}
+	}
+	add("deviceName", r.DeviceName)
+	add("hctl", r.HCTL)
+	add("model", r.Model)
+	add("vendor", r.Vendor)
+	add("serialNumber", r.SerialNumber)
+	if r.MinSizeGigabytes > 0 {
+		add("minSizeGigabytes", fmt.Sprint(r.MinSizeGigabytes))
+	}
+	add("wwn", r.WWN)
+	add("wwnWithExtension", r.WWNWithExtension)
+	add("wwnVendorExtension", r.WWNVendorExtension)
+	if r.Rotational != nil {
+		add("rotational", fmt.Sprint(*r.Rotational))
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, " ")
 }

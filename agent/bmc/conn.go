@@ -316,25 +316,67 @@ var bootDevices = map[string]bool{"pxe": true, "disk": true, "cdrom": true, "bio
 // SetBootDevice sets the next boot (persistent=false: once) to dev, one of
 // pxe, disk, cdrom, bios, none, in UEFI mode, under the guard.
 func (c *Conn) SetBootDevice(ctx context.Context, g *guard.Guard, host, dev string, persistent bool) error {
+	return c.SetBootDeviceMode(ctx, g, host, dev, persistent, "")
+}
+
+// Boot modes accepted by SetBootDeviceMode ("" is UEFI).
+const (
+	BootModeUEFI   = "UEFI"
+	BootModeLegacy = "Legacy"
+)
+
+// SetBootDeviceMode is SetBootDevice in a boot mode: "" or UEFI (sent as
+// BootSourceOverrideMode when the system offers the property and UEFI),
+// or Legacy: refused with ErrUnsupported, before any request changes
+// anything, where the system has no BootSourceOverrideMode or its
+// AllowableValues lack Legacy.
+func (c *Conn) SetBootDeviceMode(ctx context.Context, g *guard.Guard, host, dev string, persistent bool, mode string) error {
 	if !bootDevices[dev] {
 		return fmt.Errorf("%w: boot device %q is not one of pxe, disk, cdrom, bios, none", ErrUnsupported, dev)
+	}
+	if mode != "" && mode != BootModeUEFI && mode != BootModeLegacy {
+		return fmt.Errorf("%w: boot mode %q is not UEFI or Legacy", ErrUnsupported, mode)
 	}
 	op := "boot " + dev
 	if persistent {
 		op += " persistent"
 	}
+	if mode == BootModeLegacy {
+		op += " legacy"
+	}
 	if c.proto == "redfish" {
-		return c.rfSetBootDevice(ctx, g, host, op, dev, persistent)
+		return c.rfSetBootDevice(ctx, g, host, op, dev, persistent, mode)
 	}
 	return g.Do(ctx, host, op, c.opts.MutationTimeout, func(ctx context.Context) error {
 		return c.call(ctx, op, func(ctx context.Context, cl *bmclib.Client) error {
-			ok, err := cl.SetBootDevice(ctx, dev, persistent, true)
+			ok, err := cl.SetBootDevice(ctx, dev, persistent, mode != BootModeLegacy)
 			if err == nil && !ok {
 				return fmt.Errorf("BMC did not confirm boot device %s", dev)
 			}
 			return err
 		})
 	})
+}
+
+// CheckBootMode reads, changing nothing, whether a one-time boot in mode
+// (see SetBootDeviceMode) would be refused: ErrUnsupported naming the
+// system and the modes it offers. IPMI takes both modes.
+func (c *Conn) CheckBootMode(ctx context.Context, mode string) error {
+	if c.proto != "redfish" {
+		return nil
+	}
+	return c.rfCheckBootMode(ctx, mode)
+}
+
+// EnableSecureBoot sets SecureBootEnable on the system's SecureBoot
+// resource (Redfish only), under the guard; nothing is sent when it is
+// already enabled. A system with no SecureBoot resource, or an IPMI BMC:
+// ErrUnsupported naming the system.
+func (c *Conn) EnableSecureBoot(ctx context.Context, g *guard.Guard, host string) error {
+	if c.proto != "redfish" {
+		return fmt.Errorf("%w: %s: IPMI cannot enable UEFI secure boot: use a redfish:// BMC address or bootMode UEFI", ErrUnsupported, c.addr)
+	}
+	return c.rfEnableSecureBoot(ctx, g, host)
 }
 
 // InsertMedia inserts the CD image at url in the system's virtual media

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/stmcginnis/gofish/redfish"
 
@@ -74,7 +75,13 @@ var rfBootTargets = map[string]redfish.BootSourceOverrideTarget{
 // system's ETag): target, Once or Continuous, and UEFI mode only when the
 // system offers the property (and UEFI among its allowable values, when it
 // lists them).
-func (c *Conn) rfSetBootDevice(ctx context.Context, g *guard.Guard, host, op, dev string, persistent bool) error {
+func (c *Conn) rfSetBootDevice(ctx context.Context, g *guard.Guard, host, op, dev string, persistent bool, mode string) error {
+	if mode == BootModeLegacy {
+		// Refused before the guard: nothing would be changed.
+		if err := c.rfCheckBootMode(ctx, mode); err != nil {
+			return err
+		}
+	}
 	return g.Do(ctx, host, op, c.opts.MutationTimeout, func(ctx context.Context) error {
 		return c.rfCall(ctx, op, func(ctx context.Context, s *rfSession) error {
 			d, err := c.discover(s)
@@ -89,7 +96,10 @@ func (c *Conn) rfSetBootDevice(ctx context.Context, g *guard.Guard, host, op, de
 			if persistent {
 				b.BootSourceOverrideEnabled = redfish.ContinuousBootSourceOverrideEnabled
 			}
-			if d.bootModeProp && (len(d.bootModeAllowed) == 0 || slices.Contains(d.bootModeAllowed, "UEFI")) {
+			switch {
+			case mode == BootModeLegacy:
+				b.BootSourceOverrideMode = redfish.LegacyBootSourceOverrideMode
+			case d.bootModeProp && (len(d.bootModeAllowed) == 0 || slices.Contains(d.bootModeAllowed, "UEFI")):
 				b.BootSourceOverrideMode = redfish.UEFIBootSourceOverrideMode
 			}
 			return sys.SetBoot(b)
@@ -121,5 +131,58 @@ func (c *Conn) rfResetBMC(ctx context.Context, g *guard.Guard, host string) erro
 			c.mu.Unlock()
 		}
 		return err
+	})
+}
+
+// rfEnableSecureBoot PATCHes SecureBootEnable true on the system's
+// SecureBoot resource (gofish ComputerSystem.SecureBoot) when it is not
+// already enabled.
+func (c *Conn) rfEnableSecureBoot(ctx context.Context, g *guard.Guard, host string) error {
+	const op = "secure boot on"
+	return g.Do(ctx, host, op, c.opts.MutationTimeout, func(ctx context.Context) error {
+		return c.rfCall(ctx, op, func(ctx context.Context, s *rfSession) error {
+			d, err := c.discover(s)
+			if err != nil {
+				return err
+			}
+			var sys redfish.ComputerSystem
+			if err := rfGet(s.api, d.system, &sys); err != nil {
+				return err
+			}
+			sb, err := sys.SecureBoot()
+			if err != nil {
+				return err
+			}
+			if sb == nil {
+				return fmt.Errorf("%w: %s: %s has no SecureBoot resource: bootMode UEFISecureBoot cannot be set through this BMC (use bootMode UEFI)", ErrUnsupported, c.addr, short(d.system))
+			}
+			if sb.SecureBootEnable {
+				return nil
+			}
+			sb.SecureBootEnable = true
+			return sb.Update()
+		})
+	})
+}
+
+// rfCheckBootMode reads whether the system can take a one-time boot in
+// mode (Legacy needs Boot.BootSourceOverrideMode with Legacy among its
+// AllowableValues, when it lists them); read-only.
+func (c *Conn) rfCheckBootMode(ctx context.Context, mode string) error {
+	if mode != BootModeLegacy {
+		return nil
+	}
+	return c.rfCall(ctx, "read boot modes", func(ctx context.Context, s *rfSession) error {
+		d, err := c.discover(s)
+		if err != nil {
+			return err
+		}
+		switch {
+		case !d.bootModeProp:
+			return fmt.Errorf("%w: %s: %s has no Boot.BootSourceOverrideMode: cannot boot it in legacy (BIOS) mode", ErrUnsupported, c.addr, short(d.system))
+		case len(d.bootModeAllowed) > 0 && !slices.Contains(d.bootModeAllowed, BootModeLegacy):
+			return fmt.Errorf("%w: %s: %s offers boot modes %s, not Legacy: set bootMode UEFI", ErrUnsupported, c.addr, short(d.system), strings.Join(d.bootModeAllowed, ", "))
+		}
+		return nil
 	})
 }

@@ -39,6 +39,11 @@ type Host struct {
 	BootMACAddress string
 	Image          *api.Image
 	Online         bool
+	// RootDeviceHints, BootMode ("" = UEFI) and AutomatedCleaningMode
+	// ("" = metadata) are the spec's (see api.Host).
+	RootDeviceHints       *api.RootDeviceHints
+	BootMode              string
+	AutomatedCleaningMode string
 	// ProvisioningID is the provisioner's own ID for the host (Ironic node
 	// UUID), from the last status; empty before registration.
 	ProvisioningID string

@@ -26,6 +26,7 @@ func checkRefusal(t *testing.T, err error) {
 
 func FuzzDecodeHost(f *testing.F) {
 	f.Add([]byte(`{"name":"h1","rack":"r1","bmc":{"address":"redfish://10.0.0.1/redfish/v1/Systems/1","credentials":"c"},"bootMACAddress":"52:54:00:00:01:07","online":true,"image":{"url":"http://i/x","checksum":"sha256:ab"}}`))
+	f.Add([]byte(`{"name":"h1","rack":"r1","image":{"url":"http://i/x","checksum":"ab","checksumType":"md5","format":"qcow2"},"bootMode":"legacy","automatedCleaningMode":"disabled","rootDeviceHints":{"deviceName":"/dev/sda","hctl":"0:0:0:0","minSizeGigabytes":10,"rotational":true}}`))
 	f.Add([]byte(`{"rack":"r1","status":{"provisioningState":"x"},"intents":{"detach":{}}}`))
 	f.Add([]byte(`{"rack":"r1","x":1}`))
 	f.Add([]byte(`[]`))

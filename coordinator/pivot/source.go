@@ -109,6 +109,7 @@ func Outgoing(h *api.Host, selfTier, clusterID string, detachIndex uint64) *api.
 	out := &api.Host{
 		Name: h.Name, Rack: h.Rack, BMC: h.BMC, BootMACAddress: h.BootMACAddress, Online: h.Online,
 		ExternallyProvisioned: h.ExternallyProvisioned, Image: h.Image, Consumer: h.Consumer, Labels: h.Labels,
+		RootDeviceHints: h.RootDeviceHints, BootMode: h.BootMode, AutomatedCleaningMode: h.AutomatedCleaningMode,
 		Handoff: &api.Handoff{SourceTier: selfTier, SourceClusterID: clusterID, DetachIndex: detachIndex},
 	}
 	if s := h.Status; s != nil {

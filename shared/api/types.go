@@ -5,7 +5,11 @@
 // handbook): add fields freely, never rename or remove one.
 package api
 
-import "time"
+import (
+	"net/url"
+	"strings"
+	"time"
+)
 
 // Host is one bare-metal host: the operator's spec plus, on reads, the
 // coordinator's bookkeeping, the agent's last reported status and the
@@ -19,6 +23,16 @@ type Host struct {
 	Online                bool   `json:"online"`
 	ExternallyProvisioned bool   `json:"externallyProvisioned,omitempty"`
 	Image                 *Image `json:"image,omitempty"`
+	// RootDeviceHints choose the disk the image is written to (Ironic
+	// properties.root_device); the direct provisioner writes no disk and
+	// only records them.
+	RootDeviceHints *RootDeviceHints `json:"rootDeviceHints,omitempty"`
+	// BootMode is UEFI (the default when empty), UEFISecureBoot or legacy.
+	BootMode string `json:"bootMode,omitempty"`
+	// AutomatedCleaningMode is metadata (the default when empty: Ironic
+	// cleans the disks) or disabled (Ironic's per-node automated_clean);
+	// the direct provisioner never cleans.
+	AutomatedCleaningMode string `json:"automatedCleaningMode,omitempty"`
 	// Consumer names who uses the host; a drain waits for it to be empty.
 	Consumer string `json:"consumer"`
 	// Labels are the operator's key/value tags (Kubernetes syntax and
@@ -55,8 +69,116 @@ type BMC struct {
 
 // Image is what provisioning writes to the host.
 type Image struct {
-	URL      string `json:"url"`
+	URL string `json:"url"`
+	// Checksum is HEX (its algorithm given by ChecksumType) or ALGO:HEX
+	// (md5:, sha256:, sha512:).
 	Checksum string `json:"checksum,omitempty"`
+	// ChecksumType is md5, sha256, sha512 or auto (the default when
+	// empty: the ALGO: prefix, else the length of the hex digest).
+	ChecksumType string `json:"checksumType,omitempty"`
+	// Format is raw, qcow2, vdi, vmdk or live-iso; empty: live-iso for a
+	// URL ending in .iso, otherwise what Ironic detects.
+	Format string `json:"format,omitempty"`
+}
+
+// Image checksum types and formats (metal3 BareMetalHost names).
+const (
+	ChecksumMD5    = "md5"
+	ChecksumSHA256 = "sha256"
+	ChecksumSHA512 = "sha512"
+	ChecksumAuto   = "auto"
+
+	FormatRaw     = "raw"
+	FormatQCOW2   = "qcow2"
+	FormatVDI     = "vdi"
+	FormatVMDK    = "vmdk"
+	FormatLiveISO = "live-iso"
+)
+
+// ImageChecksumTypes and ImageFormats are the accepted values, in the
+// order error messages list them.
+var (
+	ImageChecksumTypes = []string{ChecksumMD5, ChecksumSHA256, ChecksumSHA512, ChecksumAuto}
+	ImageFormats       = []string{FormatRaw, FormatQCOW2, FormatVDI, FormatVMDK, FormatLiveISO}
+)
+
+// Boot modes and automated cleaning modes.
+const (
+	BootModeUEFI       = "UEFI"
+	BootModeUEFISecure = "UEFISecureBoot"
+	BootModeLegacy     = "legacy"
+
+	CleaningMetadata = "metadata"
+	CleaningDisabled = "disabled"
+)
+
+// BootModes and CleaningModes are the accepted values ("" is the first).
+var (
+	BootModes     = []string{BootModeUEFI, BootModeUEFISecure, BootModeLegacy}
+	CleaningModes = []string{CleaningMetadata, CleaningDisabled}
+)
+
+// RootDeviceHints select the root disk (metal3 names; Ironic's
+// root_device keys in brackets). Every hint given must match.
+type RootDeviceHints struct {
+	DeviceName         string `json:"deviceName,omitempty"`         // name: /dev/sda or /dev/disk/by-path/…
+	HCTL               string `json:"hctl,omitempty"`               // hctl: Host:Channel:Target:Lun
+	Model              string `json:"model,omitempty"`              // model
+	Vendor             string `json:"vendor,omitempty"`             // vendor
+	SerialNumber       string `json:"serialNumber,omitempty"`       // serial
+	MinSizeGigabytes   int    `json:"minSizeGigabytes,omitempty"`   // size: ">= N"
+	WWN                string `json:"wwn,omitempty"`                // wwn
+	WWNWithExtension   string `json:"wwnWithExtension,omitempty"`   // wwn_with_extension
+	WWNVendorExtension string `json:"wwnVendorExtension,omitempty"` // wwn_vendor_extension
+	Rotational         *bool  `json:"rotational,omitempty"`         // rotational
+}
+
+// EffectiveFormat is the image's format, live-iso for no format and a URL
+// whose path ends in .iso, "" when unknown (Ironic detects it).
+func (i *Image) EffectiveFormat() string {
+	if i == nil {
+		return ""
+	}
+	if i.Format != "" {
+		return i.Format
+	}
+	p := i.URL
+	if u, err := url.Parse(i.URL); err == nil {
+		p = u.Path
+	}
+	if strings.HasSuffix(strings.ToLower(p), ".iso") {
+		return FormatLiveISO
+	}
+	return ""
+}
+
+// ChecksumAlgo returns the checksum's algorithm (md5, sha256, sha512) and
+// hex digest: from checksumType, else the ALGO: prefix, else the digest's
+// length (32, 64 or 128 hex digits). "" algo when there is no checksum or
+// it cannot be told.
+func (i *Image) ChecksumAlgo() (algo, hex string) {
+	if i == nil || i.Checksum == "" {
+		return "", ""
+	}
+	hex = i.Checksum
+	if a, h, ok := strings.Cut(i.Checksum, ":"); ok {
+		algo, hex = a, h
+	}
+	if t := i.ChecksumType; t != "" && t != ChecksumAuto {
+		return t, hex
+	}
+	if algo != "" {
+		return algo, hex
+	}
+	switch len(hex) {
+	case 32:
+		return ChecksumMD5, hex
+	case 64:
+		return ChecksumSHA256, hex
+	case 128:
+		return ChecksumSHA512, hex
+	}
+	return "", hex
 }
 
 // Handoff records where a pivoted host came from.

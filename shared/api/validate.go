@@ -146,12 +146,20 @@ func ValidateHost(h *Host, name string) error {
 		if err != nil || u.Scheme == "" || u.Host == "" {
 			return fieldErr("image.url", "%q is not an absolute URL", h.Image.URL)
 		}
-		if c := h.Image.Checksum; c != "" {
-			algo, sum, ok := strings.Cut(c, ":")
-			if !ok || sum == "" || (algo != "sha256" && algo != "sha512" && algo != "md5") {
-				return fieldErr("image.checksum", "%q must be sha256:HEX, sha512:HEX or md5:HEX", c)
-			}
+		if err := validateImage(h.Image); err != nil {
+			return err
 		}
+	}
+	if h.RootDeviceHints != nil {
+		if err := validateRootDeviceHints(h.RootDeviceHints); err != nil {
+			return err
+		}
+	}
+	if h.BootMode != "" && !oneOf(h.BootMode, BootModes) {
+		return fieldErr("bootMode", "%q is not one of %s", h.BootMode, strings.Join(BootModes, ", "))
+	}
+	if h.AutomatedCleaningMode != "" && !oneOf(h.AutomatedCleaningMode, CleaningModes) {
+		return fieldErr("automatedCleaningMode", "%q is not one of %s", h.AutomatedCleaningMode, strings.Join(CleaningModes, ", "))
 	}
 	if err := ValidateLabels("labels", h.Labels); err != nil {
 		return err
@@ -210,4 +218,87 @@ func ValidRole(role string) bool {
 		return true
 	}
 	return false
+}
+
+func oneOf(v string, set []string) bool {
+	for _, x := range set {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func isHex(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+func validateImage(im *Image) error {
+	if t := im.ChecksumType; t != "" && !oneOf(t, ImageChecksumTypes) {
+		return fieldErr("image.checksumType", "%q is not one of %s", t, strings.Join(ImageChecksumTypes, ", "))
+	}
+	if f := im.Format; f != "" && !oneOf(f, ImageFormats) {
+		return fieldErr("image.format", "%q is not one of %s", f, strings.Join(ImageFormats, ", "))
+	}
+	c := im.Checksum
+	if c == "" {
+		return nil
+	}
+	if prefix, sum, ok := strings.Cut(c, ":"); ok {
+		// The ALGO:HEX form, as accepted before checksumType existed.
+		if sum == "" || (prefix != ChecksumMD5 && prefix != ChecksumSHA256 && prefix != ChecksumSHA512) {
+			return fieldErr("image.checksum", "%q must be HEX, sha256:HEX, sha512:HEX or md5:HEX", c)
+		}
+		if t := im.ChecksumType; t != "" && t != ChecksumAuto && t != prefix {
+			return fieldErr("image.checksumType", "%q does not match the checksum's %s: prefix", t, prefix)
+		}
+		return nil
+	}
+	if !isHex(c) {
+		return fieldErr("image.checksum", "%q must be HEX, sha256:HEX, sha512:HEX or md5:HEX", c)
+	}
+	if algo, _ := im.ChecksumAlgo(); algo == "" {
+		return fieldErr("image.checksum", "a digest of %d hex digits is no md5 (32), sha256 (64) or sha512 (128): set image.checksumType or an ALGO: prefix", len(c))
+	}
+	return nil
+}
+
+func validateRootDeviceHints(r *RootDeviceHints) error {
+	for _, f := range []struct{ name, v string }{
+		{"deviceName", r.DeviceName}, {"hctl", r.HCTL}, {"model", r.Model}, {"vendor", r.Vendor},
+		{"serialNumber", r.SerialNumber}, {"wwn", r.WWN}, {"wwnWithExtension", r.WWNWithExtension},
+		{"wwnVendorExtension", r.WWNVendorExtension},
+	} {
+		if len(f.v) > 256 {
+			return fieldErr("rootDeviceHints."+f.name, "is %d characters long; at most 256 are allowed", len(f.v))
+		}
+	}
+	if d := r.DeviceName; d != "" && !strings.HasPrefix(d, "/dev/") {
+		return fieldErr("rootDeviceHints.deviceName", "%q must be a device path starting with /dev/ (for example /dev/sda or /dev/disk/by-path/…)", d)
+	}
+	if h := r.HCTL; h != "" {
+		parts := strings.Split(h, ":")
+		ok := len(parts) == 4
+		for _, p := range parts {
+			if _, err := strconv.ParseUint(p, 10, 32); err != nil {
+				ok = false
+			}
+		}
+		if !ok {
+			return fieldErr("rootDeviceHints.hctl", "%q must be Host:Channel:Target:Lun, four numbers like 0:0:0:0", h)
+		}
+	}
+	if r.MinSizeGigabytes < 0 {
+		return fieldErr("rootDeviceHints.minSizeGigabytes", "%d must not be negative", r.MinSizeGigabytes)
+	}
+	return nil
 }

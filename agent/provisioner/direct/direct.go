@@ -152,21 +152,43 @@ func (p *Provisioner) Provide(ctx context.Context, h provisioner.Host) (provisio
 }
 
 // Provision inserts h.Image as virtual media, sets a one-time boot from
-// CD and powers the host on. A Redfish BMC with no virtual media device
+// CD in the host's boot mode (BootSourceOverrideMode UEFI or Legacy;
+// UEFISecureBoot first enables the system's SecureBoot resource) and powers
+// the host on. An image.format other than live-iso is refused
+// (ErrUnsupported: it needs --provisioner ironic); root device hints and
+// automatedCleaningMode do not apply (nothing is written, nothing cleaned). A Redfish BMC with no virtual media device
 // taking CD or DVD fails with ErrUnsupported naming the resources looked
 // at (a counted failure of the host, not a transient error).
 func (p *Provisioner) Provision(ctx context.Context, h provisioner.Host) (provisioner.Result, error) {
 	if h.Image == nil || h.Image.URL == "" {
 		return provisioner.Result{}, fmt.Errorf("%w: host %s has no image to provision: set image.url in its spec", provisioner.ErrFailed, h.Name)
 	}
+	// A disk image format needs something that writes it to disk: Ironic.
+	// No format and a URL not ending in .iso is inserted as before.
+	if f := h.Image.Format; f != "" && f != api.FormatLiveISO {
+		return provisioner.Result{}, fmt.Errorf("%w: host %s: image.format %s is a disk image the direct provisioner cannot write (it only boots a live ISO by virtual media): it needs --provisioner ironic",
+			provisioner.ErrUnsupported, h.Name, f)
+	}
 	c, err := p.conn(ctx, h)
 	if err != nil {
 		return provisioner.Result{}, p.done(h, err)
 	}
+	mode := bmc.BootModeUEFI
+	if h.BootMode == api.BootModeLegacy {
+		mode = bmc.BootModeLegacy
+	}
+	if err := c.CheckBootMode(ctx, mode); err != nil {
+		return provisioner.Result{}, p.done(h, fmt.Errorf("bootMode %s: %w", h.BootMode, err))
+	}
+	if h.BootMode == api.BootModeUEFISecure {
+		if err := c.EnableSecureBoot(ctx, p.guard, h.Name); err != nil {
+			return provisioner.Result{}, p.done(h, fmt.Errorf("bootMode UEFISecureBoot: %w", err))
+		}
+	}
 	if c.Protocol() == "ipmi" {
 		// No virtual media over IPMI: boot once from the network, where
 		// the image is served by PXE.
-		if err := c.SetBootDevice(ctx, p.guard, h.Name, "pxe", false); err != nil {
+		if err := c.SetBootDeviceMode(ctx, p.guard, h.Name, "pxe", false, mode); err != nil {
 			return provisioner.Result{}, p.done(h, fmt.Errorf("one-time boot from the network: %w", err))
 		}
 		if err := c.SetPower(ctx, p.guard, h.Name, true); err != nil {
@@ -177,8 +199,8 @@ func (p *Provisioner) Provision(ctx context.Context, h provisioner.Host) (provis
 	if err := c.InsertMedia(ctx, p.guard, h.Name, h.Image.URL); err != nil {
 		return provisioner.Result{}, p.done(h, fmt.Errorf("insert image as virtual media: %w", err))
 	}
-	if err := c.SetBootDevice(ctx, p.guard, h.Name, "cdrom", false); err != nil {
-		return provisioner.Result{}, p.done(h, fmt.Errorf("one-time boot from CD: %w", err))
+	if err := c.SetBootDeviceMode(ctx, p.guard, h.Name, "cdrom", false, mode); err != nil {
+		return provisioner.Result{}, p.done(h, fmt.Errorf("one-time boot from CD in %s mode: %w", mode, err))
 	}
 	if err := c.SetPower(ctx, p.guard, h.Name, true); err != nil {
 		return provisioner.Result{}, p.done(h, fmt.Errorf("power on: %w", err))

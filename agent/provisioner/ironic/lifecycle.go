@@ -8,6 +8,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
 
 	"github.com/rackfence/rackfence/agent/provisioner"
+	"github.com/rackfence/rackfence/shared/api"
 )
 
 // Every method below reads the node first and acts from the state Ironic
@@ -40,7 +41,33 @@ func (p *Provisioner) Provision(ctx context.Context, h provisioner.Host) (provis
 	}
 	switch n.ProvisionState {
 	case string(nodes.Available), string(nodes.DeployFail):
-		if n.Driver == "redfish" && p.redfish.vmedia && !usesVirtualMedia(n) {
+		if err := p.syncSpec(ctx, h, n); err != nil {
+			return provisioner.Result{ProvisioningID: n.UUID}, err
+		}
+		switch {
+		case diskFormat(h.Image) && n.DeployInterface == ramdiskDeployIface:
+			// A disk image is written by Ironic's default deploy
+			// interface, not booted as an ISO.
+			if err := p.updateNode(ctx, h, n.UUID, "reset boot and deploy interfaces", nodes.UpdateOpts{
+				nodes.UpdateOperation{Op: nodes.RemoveOp, Path: "/boot_interface"},
+				nodes.UpdateOperation{Op: nodes.RemoveOp, Path: "/deploy_interface"},
+			}); err != nil {
+				return provisioner.Result{ProvisioningID: n.UUID}, err
+			}
+			if n, err = p.get(ctx, n.UUID); err != nil {
+				return provisioner.Result{}, err
+			}
+		case h.Image.EffectiveFormat() == api.FormatLiveISO && n.DeployInterface != ramdiskDeployIface &&
+			!(n.Driver == "redfish" && p.redfish.vmedia):
+			// A live ISO boots with the ramdisk deploy interface and boot_iso.
+			if err := p.updateNode(ctx, h, n.UUID, "set deploy interface", nodes.UpdateOpts{
+				nodes.UpdateOperation{Op: nodes.ReplaceOp, Path: "/deploy_interface", Value: ramdiskDeployIface},
+			}); err != nil {
+				return provisioner.Result{ProvisioningID: n.UUID}, err
+			}
+			n.DeployInterface = ramdiskDeployIface
+		}
+		if n.Driver == "redfish" && p.redfish.vmedia && !usesVirtualMedia(n) && !diskFormat(h.Image) {
 			if err := p.updateNode(ctx, h, n.UUID, "set boot and deploy interfaces", nodes.UpdateOpts{
 				nodes.UpdateOperation{Op: nodes.ReplaceOp, Path: "/boot_interface", Value: vmediaBootIface},
 				nodes.UpdateOperation{Op: nodes.ReplaceOp, Path: "/deploy_interface", Value: ramdiskDeployIface},
@@ -205,20 +232,26 @@ func joinStates(states []nodes.ProvisionState) string {
 // reads the URL itself, Ironic neither downloads it nor needs an HTTP
 // server of its own); image_source otherwise.
 func (p *Provisioner) instanceInfo(h provisioner.Host, n *nodes.Node) nodes.UpdateOpts {
+	caps := instanceCaps(h.BootMode)
 	if usesVirtualMedia(n) {
-		return nodes.UpdateOpts{nodes.UpdateOperation{Op: nodes.AddOp, Path: "/instance_info", Value: map[string]any{
-			"boot_iso": h.Image.URL, "ramdisk_image_download_source": p.cfg.RedfishISODownload}}}
+		return nodes.UpdateOpts{nodes.UpdateOperation{Op: nodes.AddOp, Path: "/instance_info", Value: withCaps(map[string]any{
+			"boot_iso": h.Image.URL, "ramdisk_image_download_source": p.cfg.RedfishISODownload}, caps)}}
 	}
-	ii := map[string]any{"image_source": h.Image.URL}
-	if c := h.Image.Checksum; c != "" {
-		if algo, sum, ok := strings.Cut(c, ":"); ok {
-			if algo == "md5" {
-				ii["image_checksum"] = sum
-			} else {
-				ii["image_os_hash_algo"] = algo
-				ii["image_os_hash_value"] = sum
-			}
+	if n.DeployInterface == ramdiskDeployIface && h.Image.EffectiveFormat() == api.FormatLiveISO {
+		return nodes.UpdateOpts{nodes.UpdateOperation{Op: nodes.AddOp, Path: "/instance_info", Value: withCaps(map[string]any{
+			"boot_iso": h.Image.URL}, caps)}}
+	}
+	ii := withCaps(map[string]any{"image_source": h.Image.URL}, caps)
+	if algo, sum := h.Image.ChecksumAlgo(); algo != "" {
+		if algo == api.ChecksumMD5 {
+			ii["image_checksum"] = sum
+		} else {
+			ii["image_os_hash_algo"] = algo
+			ii["image_os_hash_value"] = sum
 		}
+	}
+	if f := h.Image.EffectiveFormat(); f != "" && f != api.FormatLiveISO {
+		ii["image_disk_format"] = f
 	}
 	return nodes.UpdateOpts{nodes.UpdateOperation{Op: nodes.AddOp, Path: "/instance_info", Value: ii}}
 }

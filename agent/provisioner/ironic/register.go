@@ -30,7 +30,18 @@ func (p *Provisioner) Register(ctx context.Context, h provisioner.Host) (provisi
 	log := p.log.With("host", h.Name)
 	created := n == nil
 	if created {
-		opts := nodes.CreateOpts{Name: h.Name, Driver: driver, DriverInfo: info, ResourceClass: p.cfg.ResourceClass}
+		props := map[string]any{}
+		if h.BootMode != "" {
+			props["capabilities"] = capabilities("", h.BootMode)
+		}
+		if rd := rootDevice(h.RootDeviceHints); rd != nil {
+			props["root_device"] = rd
+		}
+		opts := nodes.CreateOpts{Name: h.Name, Driver: driver, DriverInfo: info, ResourceClass: p.cfg.ResourceClass,
+			AutomatedClean: autoClean(h.AutomatedCleaningMode)}
+		if len(props) > 0 {
+			opts.Properties = props
+		}
 		if driver == "redfish" {
 			opts.InspectInterface = p.redfish.inspect
 		}
@@ -47,6 +58,9 @@ func (p *Provisioner) Register(ctx context.Context, h provisioner.Host) (provisi
 		}
 	}
 	res := provisioner.Result{ProvisioningID: n.UUID}
+	if err := p.syncSpec(ctx, h, n); err != nil {
+		return res, err
+	}
 	if created && h.BootMACAddress != "" {
 		// find looked the MAC up and no port held it.
 		if err := p.createPort(ctx, h, n.UUID, strings.ToLower(h.BootMACAddress)); err != nil {
