@@ -176,12 +176,17 @@ func (r *reader) bmc(sysPath string) api.BMCDetails {
 		}
 		return false
 	}
-	if !pick(r.members(s, "VirtualMedia")) {
-		for _, m := range s["Links"].(map[string]any)["ManagedBy"].([]any) {
-			if pick(r.members(r.get(odataID(m)), "VirtualMedia")) {
-				break
-			}
+	looked := []string{strings.TrimPrefix(sysPath, v1+"/")}
+	found := pick(r.members(s, "VirtualMedia"))
+	for _, m := range s["Links"].(map[string]any)["ManagedBy"].([]any) {
+		if found {
+			break
 		}
+		looked = append(looked, strings.TrimPrefix(odataID(m), v1+"/"))
+		found = pick(r.members(r.get(odataID(m)), "VirtualMedia"))
+	}
+	if !found {
+		d.Problems = []string{"no virtual media device taking CD or DVD under " + strings.Join(looked, " or ")}
 	}
 	boot, _ := s["Boot"].(map[string]any)
 	d.BootModes = strs(boot["BootSourceOverrideMode@Redfish.AllowableValues"])
