@@ -199,26 +199,40 @@ func (c *Conn) callContext(ctx context.Context) (context.Context, context.Cancel
 	return context.WithTimeout(ctx, c.opts.Timeout)
 }
 
-// call runs fn on the session with the call's context installed in the
-// transport; on an authentication failure of a reused session (expired,
-// BMC rebooted) it logs in again once and retries: a 401 means the BMC did
-// not act, so the retry cannot repeat a mutation.
+// call runs fn on the bmclib (IPMI) session; see inSession.
 func (c *Conn) call(ctx context.Context, op string, fn func(ctx context.Context, cl *bmclib.Client) error) error {
+	return c.inSession(ctx, op, func(ctx context.Context) error { return fn(ctx, c.client) })
+}
+
+// inSession runs fn with c.mu held, on an open session (logging in when
+// there is none) and with the call's context installed in the transport;
+// on an authentication failure of a reused session (expired, BMC
+// rebooted) it logs in again once and retries: a 401 means the BMC did
+// not act, so the retry cannot repeat a mutation. Errors fn returns
+// already classified (ErrUnsupported for a missing device, ErrFailed for a
+// change that did not take) are returned as they are; others are
+// classified from what the transport saw. The one loop of both protocols
+// (call for bmclib, rfCall for the Redfish layer).
+func (c *Conn) inSession(ctx context.Context, op string, fn func(ctx context.Context) error) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	cctx, cancel := c.callContext(ctx)
 	defer cancel()
 	for attempt := 0; ; attempt++ {
-		if c.client == nil {
+		if c.tr == nil { // no session: open sets it with the client
 			if err := c.open(cctx); err != nil {
 				return err
 			}
 		}
 		c.tr.begin(cctx, c.opts.UserAgent(cctx))
-		err := fn(cctx, c.client)
+		c.freshSys = nil // only ever reused within one call
+		err := fn(cctx)
 		seen := c.tr.end()
 		if err == nil {
 			return nil
+		}
+		if classified(err) {
+			return err
 		}
 		cerr := c.classify(cctx, op, err, seen)
 		if attempt == 0 && seen.authFailed && cctx.Err() == nil {

@@ -164,6 +164,20 @@ func (c *Conn) discover(s *rfSession) (*rfDiscovery, error) {
 	return d, nil
 }
 
+// discoveredSystem is discovery's result and the system's document
+// (systemDoc). c.mu held.
+func (c *Conn) discoveredSystem(s *rfSession) (*rfDiscovery, *rfSystemDoc, error) {
+	d, err := c.discover(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	sys, err := c.systemDoc(s, d)
+	if err != nil {
+		return nil, nil, err
+	}
+	return d, sys, nil
+}
+
 // systemDoc reads the system: the document discovery read in this same
 // call when there is one (one round trip less on a Conn's first call),
 // else a fresh GET.

@@ -23,11 +23,7 @@ func (c *Conn) Inventory(ctx context.Context) (*api.HardwareDetails, error) {
 	}
 	var hd *api.HardwareDetails
 	err := c.rfCall(ctx, "inventory", func(ctx context.Context, s *rfSession) error {
-		d, err := c.discover(s)
-		if err != nil {
-			return err
-		}
-		sys, err := c.systemDoc(s, d)
+		d, sys, err := c.discoveredSystem(s)
 		if err != nil {
 			return err
 		}

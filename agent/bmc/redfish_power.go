@@ -16,15 +16,25 @@ import (
 // system) and its own manager — never on every system of the service (what
 // bmclib's gofish provider does, a fencing hazard on a blade BMC).
 
+// systemEntity is the system discovery chose, read fresh as a gofish
+// entity (its ETag and client ready for a guarded mutation). c.mu held.
+func (c *Conn) systemEntity(s *rfSession) (*rfDiscovery, *redfish.ComputerSystem, error) {
+	d, err := c.discover(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	var sys redfish.ComputerSystem
+	if err := rfGet(s.api, d.system, &sys); err != nil {
+		return nil, nil, err
+	}
+	return d, &sys, nil
+}
+
 // rfPowerState reads the system's PowerState.
 func (c *Conn) rfPowerState(ctx context.Context) (bool, error) {
 	var on bool
 	err := c.rfCall(ctx, "power get", func(ctx context.Context, s *rfSession) error {
-		d, err := c.discover(s)
-		if err != nil {
-			return err
-		}
-		sys, err := c.systemDoc(s, d)
+		_, sys, err := c.discoveredSystem(s)
 		if err != nil {
 			return err
 		}
@@ -40,12 +50,8 @@ func (c *Conn) rfPowerState(ctx context.Context) (bool, error) {
 func (c *Conn) rfSetPower(ctx context.Context, g *guard.Guard, host, op string, on bool) error {
 	return g.Do(ctx, host, op, c.opts.MutationTimeout, func(ctx context.Context) error {
 		return c.rfCall(ctx, op, func(ctx context.Context, s *rfSession) error {
-			d, err := c.discover(s)
+			_, sys, err := c.systemEntity(s)
 			if err != nil {
-				return err
-			}
-			var sys redfish.ComputerSystem
-			if err := rfGet(s.api, d.system, &sys); err != nil {
 				return err
 			}
 			want, typ := redfish.OffPowerState, redfish.ForceOffResetType
@@ -76,20 +82,15 @@ var rfBootTargets = map[string]redfish.BootSourceOverrideTarget{
 // system offers the property (and UEFI among its allowable values, when it
 // lists them).
 func (c *Conn) rfSetBootDevice(ctx context.Context, g *guard.Guard, host, op, dev string, persistent bool, mode string) error {
-	if mode == BootModeLegacy {
-		// Refused before the guard: nothing would be changed.
-		if err := c.rfCheckBootMode(ctx, mode); err != nil {
-			return err
-		}
+	// A mode the system cannot take is refused before the guard: nothing
+	// would be changed.
+	if err := c.rfCheckBootMode(ctx, mode); err != nil {
+		return err
 	}
 	return g.Do(ctx, host, op, c.opts.MutationTimeout, func(ctx context.Context) error {
 		return c.rfCall(ctx, op, func(ctx context.Context, s *rfSession) error {
-			d, err := c.discover(s)
+			d, sys, err := c.systemEntity(s)
 			if err != nil {
-				return err
-			}
-			var sys redfish.ComputerSystem
-			if err := rfGet(s.api, d.system, &sys); err != nil {
 				return err
 			}
 			b := redfish.Boot{BootSourceOverrideTarget: rfBootTargets[dev], BootSourceOverrideEnabled: redfish.OnceBootSourceOverrideEnabled}
@@ -141,12 +142,8 @@ func (c *Conn) rfEnableSecureBoot(ctx context.Context, g *guard.Guard, host stri
 	const op = "secure boot on"
 	return g.Do(ctx, host, op, c.opts.MutationTimeout, func(ctx context.Context) error {
 		return c.rfCall(ctx, op, func(ctx context.Context, s *rfSession) error {
-			d, err := c.discover(s)
+			d, sys, err := c.systemEntity(s)
 			if err != nil {
-				return err
-			}
-			var sys redfish.ComputerSystem
-			if err := rfGet(s.api, d.system, &sys); err != nil {
 				return err
 			}
 			sb, err := sys.SecureBoot()

@@ -143,41 +143,9 @@ func (c *Conn) closeRedfish(ctx context.Context) error {
 	return nil
 }
 
-// rfCall runs fn on the Redfish session with the call's context installed
-// in the transport; on an authentication failure of a reused session
-// (expired, BMC rebooted) it logs in again once and retries: a 401 means the
-// BMC did not act, so the retry cannot repeat a mutation. Errors fn returns
-// already classified (ErrUnsupported for a missing device, ErrFailed for a
-// change that did not take) are returned as they are.
+// rfCall runs fn on the Redfish session; see inSession.
 func (c *Conn) rfCall(ctx context.Context, op string, fn func(ctx context.Context, s *rfSession) error) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	cctx, cancel := c.callContext(ctx)
-	defer cancel()
-	for attempt := 0; ; attempt++ {
-		if c.rf == nil {
-			if err := c.open(cctx); err != nil {
-				return err
-			}
-		}
-		c.tr.begin(cctx, c.opts.UserAgent(cctx))
-		c.freshSys = nil // only ever reused within one call
-		err := fn(cctx, c.rf)
-		seen := c.tr.end()
-		if err == nil {
-			return nil
-		}
-		if classified(err) {
-			return err
-		}
-		cerr := c.classify(cctx, op, err, seen)
-		if attempt == 0 && seen.authFailed && cctx.Err() == nil {
-			c.opts.Logger.Debug("bmc session refused, logging in again", "bmc", c.addr, "op", op)
-			c.dropSession()
-			continue
-		}
-		return cerr
-	}
+	return c.inSession(ctx, op, func(ctx context.Context) error { return fn(ctx, c.rf) })
 }
 
 func classified(err error) bool {
