@@ -44,12 +44,27 @@ type Host struct {
 	RootDeviceHints       *api.RootDeviceHints
 	BootMode              string
 	AutomatedCleaningMode string
+	// ConfigDrive is the content revealed from the records the spec's
+	// userData/networkData/metaData name; nil when it names none.
+	ConfigDrive *ConfigDrive
+	// PreprovisioningNetworkData is the deploy ramdisk's network
+	// configuration (JSON), from the record the spec names; nil when none.
+	PreprovisioningNetworkData []byte
 	// ProvisioningID is the provisioner's own ID for the host (Ironic node
 	// UUID), from the last status; empty before registration.
 	ProvisioningID string
 	// HardwareDetails from the last status (pivoted-in hosts carry them, so
 	// inspection is skipped).
 	HardwareDetails *api.HardwareDetails
+}
+
+// ConfigDrive is what a config drive carries (OpenStack config-2 layout):
+// each field is the raw content of the record's key, nil when the spec
+// names no record for it.
+type ConfigDrive struct {
+	UserData    []byte // openstack/latest/user_data
+	NetworkData []byte // openstack/latest/network_data.json (JSON)
+	MetaData    []byte // merged into openstack/latest/meta_data.json (JSON object)
 }
 
 // Result is what a call learnt about the host.

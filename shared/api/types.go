@@ -33,6 +33,15 @@ type Host struct {
 	// cleans the disks) or disabled (Ironic's per-node automated_clean);
 	// the direct provisioner never cleans.
 	AutomatedCleaningMode string `json:"automatedCleaningMode,omitempty"`
+	// UserData, NetworkData and MetaData name credentials records whose
+	// data map holds the config drive's content (key userData, networkData,
+	// metaData, or a lone key "value"); PreprovisioningNetworkData is the
+	// network configuration of the deploy ramdisk. Absent: no config drive.
+	// The content is never part of the host: a GET shows only the names.
+	UserData                   *SecretReference `json:"userData,omitempty"`
+	NetworkData                *SecretReference `json:"networkData,omitempty"`
+	MetaData                   *SecretReference `json:"metaData,omitempty"`
+	PreprovisioningNetworkData *SecretReference `json:"preprovisioningNetworkData,omitempty"`
 	// Consumer names who uses the host; a drain waits for it to be empty.
 	Consumer string `json:"consumer"`
 	// Labels are the operator's key/value tags (Kubernetes syntax and
@@ -427,11 +436,25 @@ type Event struct {
 }
 
 // Credentials is the body of PUT /v1/credentials/{name}; reads omit the
-// password unless revealed to an agent of a rack that uses them.
+// password and the data values unless revealed to an agent of a rack that
+// uses them.
 type Credentials struct {
 	Name     string `json:"name,omitempty"`
 	Username string `json:"username"`
 	Password string `json:"password,omitempty"`
+	// Data is sealed key/value content (as a Kubernetes Secret's data):
+	// user data, network data, meta data a host's spec names. A record may
+	// hold only data (no username). Reads list the keys (DataKeys), never
+	// the values, except when revealed to an agent.
+	Data map[string]string `json:"data,omitempty"`
+	// DataKeys lists Data's keys on reads that do not reveal (sorted).
+	DataKeys []string `json:"dataKeys,omitempty"`
+}
+
+// SecretReference names a credentials record holding data (BMO's
+// SecretReference without a namespace: the tier is the namespace).
+type SecretReference struct {
+	Name string `json:"name"`
 }
 
 // TokenRequest is the body of POST /v1/tokens.
