@@ -68,6 +68,8 @@ func maxVersion(t CmdType) byte {
 	switch {
 	case t == CmdPutToken:
 		return putTokenVersion
+	case t == CmdPutSealedCredentials || t == CmdResealCredentials:
+		return sealedCredsVersion
 	case binaryBody[t]:
 		return bodyBinary
 	}
@@ -353,7 +355,7 @@ func Decode(b []byte) (Command, error) {
 		c, err = decodeBody[TouchTokensCmd](ver, body)
 	default:
 		var ok bool
-		if c, ok, err = decodeSealed(CmdType(b[0]), body); !ok {
+		if c, ok, err = decodeSealed(CmdType(b[0]), ver, body); !ok {
 			return nil, fmt.Errorf("%w: type %d", ErrUnknownCommand, b[0])
 		}
 	}

@@ -26,6 +26,8 @@ func specOf(h *api.Host) api.Host {
 		Online: h.Online, ExternallyProvisioned: h.ExternallyProvisioned,
 		Image: h.Image, Consumer: h.Consumer, Handoff: h.Handoff, Labels: h.Labels,
 		RootDeviceHints: h.RootDeviceHints, BootMode: h.BootMode, AutomatedCleaningMode: h.AutomatedCleaningMode,
+		UserData: h.UserData, NetworkData: h.NetworkData, MetaData: h.MetaData,
+		PreprovisioningNetworkData: h.PreprovisioningNetworkData,
 	}
 }
 
@@ -85,6 +87,8 @@ func (f *FSM) applyPutHost(t *tx, c PutHostCmd) (any, error) {
 	spec.BootMode, spec.AutomatedCleaningMode = in(spec.BootMode), in(spec.AutomatedCleaningMode)
 	spec.Handoff = cloneHandoff(spec.Handoff)
 	spec.Labels = cloneLabels(spec.Labels)
+	spec.UserData, spec.NetworkData = cloneRef(spec.UserData), cloneRef(spec.NetworkData)
+	spec.MetaData, spec.PreprovisioningNetworkData = cloneRef(spec.MetaData), cloneRef(spec.PreprovisioningNetworkData)
 	old := f.s.Hosts[spec.Name]
 	handoff := spec.Handoff != nil && spec.Handoff.Confirmed
 	if old == nil {
@@ -343,4 +347,13 @@ func cloneHints(r *api.RootDeviceHints) *api.RootDeviceHints {
 		c.Rotational = &v
 	}
 	return &c
+}
+
+// cloneRef copies a data record reference (interned name), so the stored
+// spec shares nothing with the command.
+func cloneRef(r *api.SecretReference) *api.SecretReference {
+	if r == nil {
+		return nil
+	}
+	return &api.SecretReference{Name: in(r.Name)}
 }

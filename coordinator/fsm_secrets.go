@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/rackfence/rackfence/coordinator/seal"
@@ -13,7 +14,12 @@ import (
 func (f *FSM) applyPutSealedCredentials(t *tx, c PutSealedCredentialsCmd) (any, error) {
 	_, existed := f.s.Creds[c.Name]
 	s := c.Sealed
-	f.s.Creds[c.Name] = credRec{Username: c.Username, Sealed: &s, Index: t.index}
+	rec := credRec{Username: c.Username, Sealed: &s, Index: t.index}
+	if c.Data != nil {
+		d := *c.Data
+		rec.Data, rec.DataKeys = &d, append([]string(nil), c.DataKeys...)
+	}
+	f.s.Creds[c.Name] = rec
 	return !existed, nil
 }
 
@@ -28,7 +34,12 @@ func (f *FSM) applyResealCredentials(t *tx, c ResealCredentialsCmd) (any, error)
 		return nil, conflict("credentials %s changed (index %d, read at %d) during the re-encryption; the new write is already sealed under the primary key", c.Name, r.Index, c.Index)
 	}
 	s := c.Sealed
-	f.s.Creds[c.Name] = credRec{Username: r.Username, Sealed: &s, Index: t.index}
+	rec := credRec{Username: r.Username, Sealed: &s, Index: t.index, DataKeys: r.DataKeys, Data: r.Data}
+	if c.Data != nil {
+		d := *c.Data
+		rec.Data = &d
+	}
+	f.s.Creds[c.Name] = rec
 	return true, nil
 }
 
@@ -42,10 +53,15 @@ type StoredCredentials struct {
 	Plaintext string
 	// Index is the Raft index of the record's last write.
 	Index uint64
+	// DataKeys are the data map's keys (sorted); Data the sealed map, nil
+	// when the record holds no data.
+	DataKeys []string
+	Data     *seal.Sealed
 }
 
 func (r credRec) stored() StoredCredentials {
-	return StoredCredentials{Username: r.Username, Sealed: r.Sealed, Plaintext: r.Password, Index: r.Index}
+	return StoredCredentials{Username: r.Username, Sealed: r.Sealed, Plaintext: r.Password, Index: r.Index,
+		DataKeys: slices.Clone(r.DataKeys), Data: r.Data}
 }
 
 // Credentials returns a stored credentials record.

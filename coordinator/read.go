@@ -99,7 +99,9 @@ func (f *FSM) CredentialNames() ([]string, uint64) {
 	return out, f.applied.Load()
 }
 
-// RackUsesCredentials reports whether a host of rack names the credentials.
+// RackUsesCredentials reports whether a host of rack names the credentials
+// (as its BMC's, or as the record of its userData, networkData, metaData
+// or preprovisioningNetworkData).
 func (f *FSM) RackUsesCredentials(rack, cred string) bool {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
@@ -108,7 +110,7 @@ func (f *FSM) RackUsesCredentials(rack, cred string) bool {
 		return false
 	}
 	for _, h := range r.Hosts {
-		if h.BMC.Credentials == cred {
+		if h.NamesRecord(cred) {
 			return true
 		}
 	}

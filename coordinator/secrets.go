@@ -2,8 +2,11 @@ package coordinator
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -20,6 +23,10 @@ import (
 // value copied to another record fails to open.
 func credentialsAAD(name string) []byte { return []byte("rackfence/credentials/" + name) }
 
+// credentialsDataAAD binds a record's sealed data map to its name (and
+// keeps it apart from the password: one never opens as the other).
+func credentialsDataAAD(name string) []byte { return []byte("rackfence/credentials-data/" + name) }
+
 // keys returns this member's keyring (nil when it has none).
 func (s *Store) keys() *seal.Keyring { return s.cfg.Secrets.Get() }
 
@@ -34,6 +41,13 @@ func (s *Store) SecretsKeyFile() string {
 // SealCredentials returns the command that stores credentials name with
 // the password sealed under this member's primary key.
 func (s *Store) SealCredentials(name, username, password string) (PutSealedCredentialsCmd, error) {
+	return s.SealCredentialsData(name, username, password, nil)
+}
+
+// SealCredentialsData is SealCredentials for a record that may hold a data
+// map too: the map (its JSON) is sealed as one value beside the password,
+// its keys are kept in the clear, sorted. An empty map is no data.
+func (s *Store) SealCredentialsData(name, username, password string, data map[string]string) (PutSealedCredentialsCmd, error) {
 	k := s.keys()
 	if k == nil {
 		return PutSealedCredentialsCmd{}, errCredentialsKey("member %s has no secrets key, so it cannot seal the password of credentials %s: "+
@@ -44,7 +58,48 @@ func (s *Store) SealCredentials(name, username, password string) (PutSealedCrede
 	if err != nil {
 		return PutSealedCredentialsCmd{}, err
 	}
-	return PutSealedCredentialsCmd{Name: name, Username: username, Sealed: sealed}, nil
+	cmd := PutSealedCredentialsCmd{Name: name, Username: username, Sealed: sealed}
+	if len(data) > 0 {
+		if cmd.Data, err = sealData(k, name, data); err != nil {
+			return PutSealedCredentialsCmd{}, err
+		}
+		cmd.DataKeys = slices.Sorted(maps.Keys(data))
+	}
+	return cmd, nil
+}
+
+// sealData seals a data map (its JSON) under the primary key.
+func sealData(k *seal.Keyring, name string, data map[string]string) (*seal.Sealed, error) {
+	b, err := json.Marshal(data)
+	if err != nil {
+		return nil, err
+	}
+	sd, err := k.Seal(b, credentialsDataAAD(name))
+	if err != nil {
+		return nil, err
+	}
+	return &sd, nil
+}
+
+// RevealData returns the data map of a stored record (nil when it holds
+// none), opened with this member's keys; errors as RevealPassword's.
+func (s *Store) RevealData(name string, c StoredCredentials) (map[string]string, error) {
+	return s.openData(s.keys(), name, c)
+}
+
+func (s *Store) openData(k *seal.Keyring, name string, c StoredCredentials) (map[string]string, error) {
+	if c.Data == nil {
+		return nil, nil
+	}
+	b, err := s.openSealed(k, name, *c.Data, credentialsDataAAD(name))
+	if err != nil {
+		return nil, err
+	}
+	var data map[string]string
+	if err := json.Unmarshal(b, &data); err != nil {
+		return nil, fmt.Errorf("credentials %s: sealed data is not a JSON map: %w", name, err)
+	}
+	return data, nil
 }
 
 // RevealPassword returns the password of a stored record: a legacy
@@ -58,24 +113,31 @@ func (s *Store) openWith(k *seal.Keyring, name string, c StoredCredentials) (str
 	if c.Sealed == nil {
 		return c.Plaintext, nil
 	}
-	pw, err := k.Open(*c.Sealed, credentialsAAD(name))
+	pw, err := s.openSealed(k, name, *c.Sealed, credentialsAAD(name))
+	return string(pw), err
+}
+
+// openSealed opens one sealed value of credentials name (password or
+// data); a missing key is a *Error naming the key ID and what to do.
+func (s *Store) openSealed(k *seal.Keyring, name string, sealed seal.Sealed, aad []byte) ([]byte, error) {
+	pw, err := k.Open(sealed, aad)
 	var uk *seal.UnknownKeyError
 	switch {
 	case err == nil:
-		return string(pw), nil
+		return pw, nil
 	case errors.As(err, &uk) && len(uk.Have) == 0:
-		return "", errCredentialsKey("credentials %s are sealed under key %s, but member %s has no secrets key loaded: "+
+		return nil, errCredentialsKey("credentials %s are sealed under key %s, but member %s has no secrets key loaded: "+
 			"copy the key file holding %s from another member to %s and send SIGHUP to this member (docs/operator.md, \"Secrets key\")",
 			name, uk.ID, s.cfg.NodeID, uk.ID, s.SecretsKeyFile())
 	case errors.As(err, &uk):
-		return "", errCredentialsKey("credentials %s are sealed under key %s, which member %s lacks (its key file %s holds %s): "+
+		return nil, errCredentialsKey("credentials %s are sealed under key %s, which member %s lacks (its key file %s holds %s): "+
 			"add the line of key %s from another member's key file and send SIGHUP to this member (docs/operator.md, \"Rotating the secrets key\")",
 			name, uk.ID, s.cfg.NodeID, s.SecretsKeyFile(), strings.Join(uk.Have, ", "), uk.ID)
 	case errors.Is(err, seal.ErrOpen):
-		return "", newErr(api.CodeInternal, "credentials %s do not open under key %s on member %s: the stored value was altered, or this member's key %s differs from the one that sealed it; "+
-			"compare the key files of the members, or set the credentials again", name, c.Sealed.KeyID, s.cfg.NodeID, c.Sealed.KeyID)
+		return nil, newErr(api.CodeInternal, "credentials %s do not open under key %s on member %s: the stored value was altered, or this member's key %s differs from the one that sealed it; "+
+			"compare the key files of the members, or set the credentials again", name, sealed.KeyID, s.cfg.NodeID, sealed.KeyID)
 	default:
-		return "", fmt.Errorf("open credentials %s: %w", name, err)
+		return nil, fmt.Errorf("open credentials %s: %w", name, err)
 	}
 }
 
@@ -117,11 +179,15 @@ func (s *Store) Reencrypt(ctx context.Context) (api.ReencryptResult, error) {
 	all, _ := s.fsm.AllCredentials()
 	res := api.ReencryptResult{Primary: k.Primary()}
 	for _, c := range all {
-		if c.Sealed != nil && c.Sealed.KeyID == res.Primary {
+		if c.Sealed != nil && c.Sealed.KeyID == res.Primary && (c.Data == nil || c.Data.KeyID == res.Primary) {
 			res.Unchanged++
 			continue
 		}
 		pw, err := s.openWith(k, c.Name, c.StoredCredentials)
+		var data map[string]string
+		if err == nil {
+			data, err = s.openData(k, c.Name, c.StoredCredentials)
+		}
 		if err != nil {
 			res.Failed = append(res.Failed, api.ReencryptFailure{Name: c.Name, Error: err.Error()})
 			continue
@@ -130,7 +196,13 @@ func (s *Store) Reencrypt(ctx context.Context) (api.ReencryptResult, error) {
 		if err != nil {
 			return res, err
 		}
-		_, err = s.Apply(ctx, ResealCredentialsCmd{Name: c.Name, Index: c.Index, Sealed: sealed})
+		cmd := ResealCredentialsCmd{Name: c.Name, Index: c.Index, Sealed: sealed}
+		if c.Data != nil {
+			if cmd.Data, err = sealData(k, c.Name, data); err != nil {
+				return res, err
+			}
+		}
+		_, err = s.Apply(ctx, cmd)
 		var ce *Error
 		switch {
 		case err == nil:

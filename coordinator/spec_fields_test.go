@@ -27,6 +27,11 @@ func TestSpecFieldsAreSpec(t *testing.T) {
 		func() { a.AutomatedCleaningMode = api.CleaningDisabled },
 		func() { a.RootDeviceHints = &api.RootDeviceHints{DeviceName: "/dev/sda"} },
 		func() { a.RootDeviceHints = &api.RootDeviceHints{DeviceName: "/dev/sda", Rotational: &yes} },
+		func() { a.UserData = &api.SecretReference{Name: "ud"} },
+		func() { a.NetworkData = &api.SecretReference{Name: "nd"} },
+		func() { a.MetaData = &api.SecretReference{Name: "md"} },
+		func() { a.PreprovisioningNetworkData = &api.SecretReference{Name: "pnd"} },
+		func() { a.UserData = &api.SecretReference{Name: "ud2"} },
 	} {
 		change()
 		r := h.ok(PutHostCmd{Host: a, Time: t0}).(PutHostResult)
@@ -46,6 +51,10 @@ func TestSpecFieldsAreSpec(t *testing.T) {
 	got, _ := h.f.Host("h1")
 	if got.RootDeviceHints.DeviceName != "/dev/sda" || !*got.RootDeviceHints.Rotational {
 		t.Fatalf("stored hints share the caller's: %+v", got.RootDeviceHints)
+	}
+	a.UserData.Name = "changed"
+	if got, _ := h.f.Host("h1"); got.UserData.Name != "ud2" {
+		t.Fatalf("stored userData shares the caller's: %+v", got.UserData)
 	}
 
 	// A snapshot chunk carries them.

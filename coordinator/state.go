@@ -52,6 +52,11 @@ type credRec struct {
 	// Index is the Raft index of the record's last write (0 in records
 	// from before sealing); re-sealing compares it.
 	Index uint64 `json:"index,omitempty"`
+	// DataKeys are the keys of the record's data map (sorted; not secret);
+	// Data is the map itself (its JSON), sealed under the same key as the
+	// password. Both absent in a record without data.
+	DataKeys []string     `json:"dataKeys,omitempty"`
+	Data     *seal.Sealed `json:"data,omitempty"`
 }
 
 // TokenInfo is what a token grants, and its lifecycle. ID is public (the

@@ -26,7 +26,7 @@ func (s *Server) putCredentials(c echo.Context) error {
 	}
 	// Sealed here, on the leader, before the Raft write: the log, the
 	// snapshots and the FSM only ever hold the sealed password.
-	cmd, err := s.store.SealCredentials(name, cr.Username, cr.Password)
+	cmd, err := s.store.SealCredentialsData(name, cr.Username, cr.Password, cr.Data)
 	if err != nil {
 		return err
 	}
@@ -38,7 +38,7 @@ func (s *Server) putCredentials(c echo.Context) error {
 	if v == true {
 		code = http.StatusCreated
 	}
-	return c.JSON(code, wire.Credentials{Name: name, Username: cr.Username})
+	return c.JSON(code, wire.Credentials{Name: name, Username: cr.Username, DataKeys: cmd.DataKeys})
 }
 
 // getCredentials never returns the password, except with ?reveal=true to
@@ -52,7 +52,7 @@ func (s *Server) getCredentials(c echo.Context) error {
 	id := who(c)
 	if reveal {
 		if id.Role != wire.RoleAgent {
-			return forbidden("only an agent of a rack with a host naming credentials %s may reveal the password", name)
+			return forbidden("only an agent of a rack with a host naming credentials %s may reveal the password and data", name)
 		}
 	} else if err := need(c, wire.RoleViewer, true, ""); err != nil {
 		return err
@@ -64,7 +64,7 @@ func (s *Server) getCredentials(c echo.Context) error {
 	if !ok {
 		return notFound("credentials %s do not exist", name)
 	}
-	out := wire.Credentials{Name: name, Username: stored.Username}
+	out := wire.Credentials{Name: name, Username: stored.Username, DataKeys: stored.DataKeys}
 	if reveal {
 		if !s.store.FSM().RackUsesCredentials(id.Rack, name) {
 			return forbidden("no host of rack %s names credentials %s, so this agent may not reveal them", id.Rack, name)
@@ -74,6 +74,10 @@ func (s *Server) getCredentials(c echo.Context) error {
 			return err
 		}
 		out.Password = pw
+		if out.Data, err = s.store.RevealData(name, stored); err != nil {
+			return err
+		}
+		out.DataKeys = nil
 	}
 	return c.JSON(http.StatusOK, out)
 }
@@ -88,7 +92,7 @@ func (s *Server) listCredentials(c echo.Context) error {
 	all, idx := s.store.FSM().AllCredentials()
 	items := make([]wire.Credentials, 0, len(all))
 	for _, cr := range all {
-		items = append(items, wire.Credentials{Name: cr.Name, Username: cr.Username})
+		items = append(items, wire.Credentials{Name: cr.Name, Username: cr.Username, DataKeys: cr.DataKeys})
 	}
 	return c.JSON(http.StatusOK, wire.List[wire.Credentials]{Items: items, Index: idx})
 }

@@ -66,6 +66,10 @@ type Store interface {
 	SealCredentials(name, username, password string) (coordinator.PutSealedCredentialsCmd, error)
 	// RevealPassword opens a stored password.
 	RevealPassword(name string, c coordinator.StoredCredentials) (string, error)
+	// SealCredentialsData seals a password and a data map (may be empty).
+	SealCredentialsData(name, username, password string, data map[string]string) (coordinator.PutSealedCredentialsCmd, error)
+	// RevealData opens a stored data map (nil when the record has none).
+	RevealData(name string, c coordinator.StoredCredentials) (map[string]string, error)
 	// SecretsStatus lists this member's keys and what each seals.
 	SecretsStatus() wire.SecretsStatus
 	// Reencrypt re-seals every credential under the primary key.

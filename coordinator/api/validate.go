@@ -107,8 +107,15 @@ func validateCredentials(cr *wire.Credentials, name string) error {
 	if cr.Name != "" && cr.Name != name {
 		return fe("name", "%q does not match the name in the path (%q)", cr.Name, name)
 	}
-	if cr.Username == "" {
-		return fe("username", "is required")
+	if cr.Username == "" && (cr.Password != "" || len(cr.Data) == 0) {
+		// A data-only record (user data, network data) needs no username.
+		return fe("username", "is required with a password (a record holding only data may omit both)")
+	}
+	if len(cr.DataKeys) > 0 {
+		return fe("dataKeys", "is read-only (the keys a GET lists): send the values in data")
+	}
+	if err := wire.ValidateCredentialsData(cr.Data); err != nil {
+		return err
 	}
 	if len(cr.Username) > 256 {
 		return fe("username", "is longer than 256 bytes")

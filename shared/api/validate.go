@@ -132,6 +132,9 @@ func ValidateHost(h *Host, name string) error {
 			return err
 		}
 	}
+	if err := validateSecretRefs(h); err != nil {
+		return err
+	}
 	if h.BootMACAddress != "" {
 		if _, err := net.ParseMAC(h.BootMACAddress); err != nil || len(h.BootMACAddress) != 17 {
 			return fieldErr("bootMACAddress", "%q is not a MAC address like 52:54:00:00:01:07", h.BootMACAddress)
