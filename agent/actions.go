@@ -40,6 +40,10 @@ func (s *session) runAction(name string, h api.Host, st *api.HostStatus, act hos
 		}
 		ph.Username, ph.Password = u, p
 	}
+	if err := s.resolveData(ctx, &h, act, &ph); err != nil {
+		out.Err, out.Message = classify(err), err.Error()
+		return out
+	}
 
 	p := s.a.cfg.Provisioner
 	start := time.Now()

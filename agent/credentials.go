@@ -4,53 +4,77 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/rackfence/rackfence/agent/provisioner"
+	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
 )
 
-// credCache keeps revealed BMC credentials per credentials name, so 1,000
-// hosts sharing one record cost one request. An auth failure drops the
-// entry (the operator may have fixed the password). Passwords stay in
-// memory only: never logged, never in an error.
+// credCache keeps revealed credentials records per name, so 1,000 hosts
+// sharing one record cost one request. An auth failure drops the entry
+// (the operator may have fixed the password); so does any error reading
+// it. Passwords and data stay in memory only: never logged, never in an
+// error.
 type credCache struct {
 	c  CredentialsRevealer
 	mu sync.Mutex
 	m  map[string]*credCall
+	// now is the clock data reads age entries by (tests replace it).
+	now func() time.Time
 }
 
 type credCall struct {
-	done     chan struct{}
-	user     string
-	password string
-	err      error
+	done chan struct{}
+	cr   *api.Credentials
+	err  error // the coordinator's answer, unclassified
+	at   time.Time
 }
 
 func newCredCache(c CredentialsRevealer) *credCache {
-	return &credCache{c: c, m: map[string]*credCall{}}
+	return &credCache{c: c, m: map[string]*credCall{}, now: time.Now}
 }
 
 // get returns the username and password of the credentials record name.
 // Errors wrap provisioner.ErrAuth (record missing or not ours) or
 // provisioner.ErrTransient (coordinator unreachable).
 func (cc *credCache) get(ctx context.Context, name string) (string, string, error) {
+	cr, err := cc.record(ctx, name, 0)
+	switch {
+	case err == nil:
+		return cr.Username, cr.Password, nil
+	case ctx.Err() != nil && err == ctx.Err():
+		return "", "", fmt.Errorf("%w: reading credentials %q: %v", provisioner.ErrTransient, name, err)
+	case client.IsNotFound(err):
+		return "", "", fmt.Errorf("%w: credentials %q are not set on the coordinator; set them with: rackfencectl credentials set %s --username U --password-file F", provisioner.ErrAuth, name, name)
+	case client.IsForbidden(err) || client.IsUnauthorized(err):
+		return "", "", fmt.Errorf("%w: the coordinator refused to reveal credentials %q to this agent (%v); check the agent token's rack", provisioner.ErrAuth, name, err)
+	default:
+		return "", "", fmt.Errorf("%w: reading credentials %q: %v", provisioner.ErrTransient, name, err)
+	}
+}
+
+// record returns the revealed record name, from the cache unless the
+// entry is older than maxAge (0: any age). A failed read is not kept.
+func (cc *credCache) record(ctx context.Context, name string, maxAge time.Duration) (*api.Credentials, error) {
 	cc.mu.Lock()
 	call, ok := cc.m[name]
+	if ok && maxAge > 0 {
+		select {
+		case <-call.done:
+			if cc.now().Sub(call.at) > maxAge {
+				delete(cc.m, name)
+				ok = false
+			}
+		default: // a read in flight is fresh
+		}
+	}
 	if !ok {
 		call = &credCall{done: make(chan struct{})}
 		cc.m[name] = call
 		cc.mu.Unlock()
-		cr, err := cc.c.RevealCredentials(ctx, name)
-		switch {
-		case err == nil:
-			call.user, call.password = cr.Username, cr.Password
-		case client.IsNotFound(err):
-			call.err = fmt.Errorf("%w: credentials %q are not set on the coordinator; set them with: rackfencectl credentials set %s --username U --password-file F", provisioner.ErrAuth, name, name)
-		case client.IsForbidden(err) || client.IsUnauthorized(err):
-			call.err = fmt.Errorf("%w: the coordinator refused to reveal credentials %q to this agent (%v); check the agent token's rack", provisioner.ErrAuth, name, err)
-		default:
-			call.err = fmt.Errorf("%w: reading credentials %q: %v", provisioner.ErrTransient, name, err)
-		}
+		call.cr, call.err = cc.c.RevealCredentials(ctx, name)
+		call.at = cc.now()
 		close(call.done)
 		if call.err != nil {
 			cc.forget(name)
@@ -61,9 +85,9 @@ func (cc *credCache) get(ctx context.Context, name string) (string, string, erro
 	select {
 	case <-call.done:
 	case <-ctx.Done():
-		return "", "", fmt.Errorf("%w: reading credentials %q: %v", provisioner.ErrTransient, name, ctx.Err())
+		return nil, ctx.Err()
 	}
-	return call.user, call.password, call.err
+	return call.cr, call.err
 }
 
 // forget drops the cached record name, so the next get asks again.

@@ -60,6 +60,9 @@ type agentOpts struct {
 	// share makes the agent's provisioner a Sibling of this one (the same
 	// hosts, as two agents of one rack share its BMCs).
 	share *fake.Provisioner
+	// tune, when set, changes the agent's Config before New (a test that
+	// wraps the provisioner or shortens the error backoff).
+	tune func(*Config)
 }
 
 // mutationTimeout is the guard's room for each fake call at ttl:
@@ -89,9 +92,13 @@ func startAgent(t *testing.T, c *coordtest.Coordinator, rack, id string, o agent
 	if testing.Verbose() {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("agent", id)
 	}
-	a, err := New(Config{Client: r.coord, Rack: rack, AgentID: id, Workers: 8, LeaseTTL: o.ttl,
+	cfg := Config{Client: r.coord, Rack: rack, AgentID: id, Workers: 8, LeaseTTL: o.ttl,
 		StatusRefresh: o.refresh, ShutdownGrace: o.grace, WatchTimeout: 5 * time.Second,
-		Holder: r.holder, Guard: r.guard, Provisioner: r.prov, Logger: log})
+		Holder: r.holder, Guard: r.guard, Provisioner: r.prov, Logger: log}
+	if o.tune != nil {
+		o.tune(&cfg)
+	}
+	a, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
