@@ -109,14 +109,14 @@ func (s *session) readData(ctx context.Context, r api.SecretRef) ([]byte, error)
 	if r.Key == api.DataKeyUserData {
 		return []byte(v), nil
 	}
-	// Network data and meta data are JSON; meta data a JSON object.
+	// Network data and meta data are JSON objects.
 	var j any
 	if err := json.Unmarshal([]byte(v), &j); err != nil {
 		return nil, fmt.Errorf("%w: %s: key %q of secret %q is not valid JSON (%v); fix it with: rackfencectl credentials set %s --from-file %s=PATH",
 			provisioner.ErrFailed, r.Field, key, r.Name, err, r.Name, key)
 	}
-	if _, obj := j.(map[string]any); r.Key == api.DataKeyMetaData && !obj {
-		return nil, fmt.Errorf("%w: %s: key %q of secret %q is JSON but not an object; meta data must be a JSON object like {\"public_keys\": {...}}",
+	if _, obj := j.(map[string]any); !obj {
+		return nil, fmt.Errorf("%w: %s: key %q of secret %q is JSON but not an object; network data and meta data are JSON objects (OpenStack network_data.json, meta_data.json)",
 			provisioner.ErrFailed, r.Field, key, r.Name)
 	}
 	return []byte(v), nil

@@ -41,8 +41,19 @@ func (p *Provisioner) updateNode(ctx context.Context, h provisioner.Host, uuid, 
 }
 
 func (p *Provisioner) changeProvisionState(ctx context.Context, h provisioner.Host, uuid string, target nodes.TargetProvisionState) error {
+	opts := nodes.ProvisionStateOpts{Target: target}
+	if target == nodes.TargetActive {
+		// The deploy carries the config drive (configdrive.go).
+		cd, err := configDrive(h, uuid)
+		if err != nil {
+			return err
+		}
+		if cd != nil {
+			opts.ConfigDrive = cd
+		}
+	}
 	err := p.cfg.Guard.Do(ctx, h.Name, "ironic.provision-"+string(target), p.cfg.Timeout, func(ctx context.Context) error {
-		return nodes.ChangeProvisionState(ctx, p.client, uuid, nodes.ProvisionStateOpts{Target: target}).ExtractErr()
+		return nodes.ChangeProvisionState(ctx, p.client, uuid, opts).ExtractErr()
 	})
 	return classify(err, "provision target "+string(target)+" for node "+uuid)
 }

@@ -158,10 +158,15 @@ func (p *Provisioner) syncSpec(ctx context.Context, h provisioner.Host, n *nodes
 		return nil
 	}
 	patch := specPatch(h, n)
+	nd, err := networkDataPatch(h, n)
+	if err != nil {
+		return err
+	}
+	patch = append(patch, nd...)
 	if len(patch) == 0 {
 		return nil
 	}
-	return p.updateNode(ctx, h, n.UUID, "set root device, boot mode and automated cleaning", patch)
+	return p.updateNode(ctx, h, n.UUID, "set root device, boot mode, automated cleaning and network data", patch)
 }
 
 // diskFormat reports whether the image is given as a disk image format
