@@ -149,6 +149,7 @@ func hostDetail(w io.Writer, h *api.Host) {
 	if r := h.RootDeviceHints; r != nil {
 		k.add("Root device hints", rootHints(r)+" (Ironic only: the direct provisioner writes no disk)")
 	}
+	dataRefs(k, h)
 	k.add("Consumer", h.Consumer)
 	if len(h.Labels) > 0 {
 		k.add("Labels", api.FormatLabels(h.Labels))

@@ -1,0 +1,104 @@
+package ctl
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/rackfence/rackfence/shared/api"
+)
+
+func init() {
+	register(&command{
+		path:  "credentials list",
+		usage: "",
+		short: "List credentials records: usernames and data keys (never a password or a data value)",
+		setup: credentialsList,
+	})
+}
+
+// readData builds a record's data map from --from-file KEY=PATH (or PATH,
+// keyed by its base name, as kubectl does) and --from-literal KEY=VALUE.
+func readData(files, literals []string) (map[string]string, error) {
+	data := map[string]string{}
+	put := func(flag, k, v string) error {
+		if err := api.ValidateDataKey(flag, k); err != nil {
+			return usagef("%v", err)
+		}
+		if _, dup := data[k]; dup {
+			return usagef("%s: key %q is given twice", flag, k)
+		}
+		data[k] = v
+		return nil
+	}
+	for _, f := range files {
+		k, path, ok := strings.Cut(f, "=")
+		if !ok {
+			k, path = filepath.Base(f), f
+		}
+		if path == "" {
+			return nil, usagef("--from-file %s: no file after '=' (use --from-file KEY=PATH)", f)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, usagef("--from-file %s: %v", f, err)
+		}
+		if err := put("--from-file", k, string(b)); err != nil {
+			return nil, err
+		}
+	}
+	for _, l := range literals {
+		k, v, ok := strings.Cut(l, "=")
+		if !ok {
+			return nil, usagef("--from-literal %q: use --from-literal KEY=VALUE", l)
+		}
+		if err := put("--from-literal", k, v); err != nil {
+			return nil, err
+		}
+	}
+	if len(data) == 0 {
+		return nil, nil
+	}
+	if err := api.ValidateCredentialsData(data); err != nil {
+		return nil, usagef("%v", err)
+	}
+	return data, nil
+}
+
+func credentialsList(fs *pflag.FlagSet) func(*Ctx, []string) error {
+	return func(x *Ctx, args []string) error {
+		if len(args) > 0 {
+			return usagef("credentials list takes no arguments")
+		}
+		cl, err := x.Client()
+		if err != nil {
+			return err
+		}
+		l, err := cl.ListCredentials(x.ctx)
+		if err != nil {
+			return err
+		}
+		return x.print(l, func(w io.Writer) {
+			if len(l.Items) == 0 {
+				fmt.Fprintln(w, "No credentials.")
+				return
+			}
+			t := &table{header: []string{"NAME", "USERNAME", "DATA KEYS"}}
+			for _, c := range l.Items {
+				t.add(c.Name, dashIfEmpty(c.Username), dashIfEmpty(strings.Join(c.DataKeys, ",")))
+			}
+			t.write(w, x.tableWidth())
+		})
+	}
+}
+
+func dashIfEmpty(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
