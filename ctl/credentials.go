@@ -33,7 +33,7 @@ VALUE. Both repeat. Keys are letters, digits, '-', '_' and '.'; a record
 holds at most 256 KiB. A host's userData reads the key userData,
 networkData and preprovisioningNetworkData read networkData, metaData
 reads metaData; a record with a single key "value" serves any of them.
-network and meta data must be JSON objects. Values are sealed like
+Network and meta data must be JSON objects. Values are sealed like
 passwords and never shown: get and list show only the keys.
 
 Examples:
