@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -45,6 +46,11 @@ func TestNoPasswordAtRest(t *testing.T) {
 	goodPW := "rf-atrest-good-" + randomHex(t, 8)
 	wrongPW := "rf-atrest-wrong-" + randomHex(t, 8)
 	canary := "rf-atrest-user-" + randomHex(t, 4)
+	// A data record (user data, the ramdisk's network data) is sealed the
+	// same way: its values are scanned for like the passwords.
+	dataPW := "rf-atrest-data-" + randomHex(t, 8)
+	dataRec := map[string]string{"userData": "#cloud-config\n# " + dataPW + "\n",
+		"networkData": `{"links":[],"networks":[],"services":[],"x-note":"` + dataPW + `"}`}
 
 	simProc := testenv.Start(t, "bmcsim", testenv.Binary(t, "rackfence-bmcsim"), nil,
 		"--hosts", "2", "--base-port", "0", "--username", canary, "--password", goodPW)
@@ -70,8 +76,14 @@ func TestNoPasswordAtRest(t *testing.T) {
 	if err := c.Admin.SetCredentials(ctx, "wrong", api.Credentials{Username: canary, Password: wrongPW}); err != nil {
 		t.Fatal(err)
 	}
+	if err := c.Admin.SetCredentials(ctx, "atrest-data", api.Credentials{Data: dataRec}); err != nil {
+		t.Fatal(err)
+	}
 	h0, h1 := sim.Host("atrest-0", "r1", 0), sim.Host("atrest-1", "r1", 1)
 	h0.BMC.Credentials, h1.BMC.Credentials = "good", "wrong"
+	// The agent reveals the ramdisk's network data to register the host.
+	h0.UserData = &api.SecretReference{Name: "atrest-data"}
+	h0.PreprovisioningNetworkData = &api.SecretReference{Name: "atrest-data"}
 	c.Apply(h0)
 	c.Apply(h1)
 	agent := c.StartAgent("r1", "a1")
@@ -82,6 +94,26 @@ func TestNoPasswordAtRest(t *testing.T) {
 		}
 		return nil
 	})
+
+	// A GET, a list and the host show the record's keys, never a value.
+	if cr, err := c.Admin.GetCredentials(ctx, "atrest-data"); err != nil || len(cr.DataKeys) != 2 || cr.Data != nil {
+		t.Fatalf("GET credentials: %+v %v", cr, err)
+	}
+	reads := map[string]func() (any, error){
+		"GET /v1/credentials/atrest-data": func() (any, error) { return c.Admin.GetCredentials(ctx, "atrest-data") },
+		"GET /v1/credentials":             func() (any, error) { return c.Admin.ListCredentials(ctx) },
+		"GET /v1/hosts/atrest-0":          func() (any, error) { return c.Admin.GetHost(ctx, "atrest-0") },
+		"GET /v1/audit":                   func() (any, error) { return c.Admin.Audit(ctx, 0) },
+	}
+	for what, read := range reads {
+		v, err := read()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if b, _ := json.Marshal(v); strings.Contains(string(b), dataPW) {
+			t.Errorf("%s shows a data value", what)
+		}
+	}
 
 	snap, err := c.Admin.Snapshot(ctx)
 	if err != nil || snap.Index == 0 {
@@ -128,6 +160,9 @@ func TestNoPasswordAtRest(t *testing.T) {
 		if cr.Password != goodPW {
 			return fmt.Errorf("revealed a different password")
 		}
+		if d, err := ac.RevealCredentials(ctx, "atrest-data"); err != nil || d.Data["userData"] != dataRec["userData"] {
+			return fmt.Errorf("data not revealed after restart: %v", err)
+		}
 		return nil
 	})
 	secondRun := c.Proc.Output()
@@ -166,7 +201,7 @@ func TestNoPasswordAtRest(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "guard-a1.jsonl")); err != nil {
 		t.Fatalf("the agent's audit file is not where the scan looks: %v", err)
 	}
-	for _, pw := range []string{goodPW, wrongPW} {
+	for _, pw := range []string{goodPW, wrongPW, dataPW} {
 		hits, n, err := testenv.FindSecret(dir, []byte(pw))
 		if err != nil {
 			t.Fatal(err)
@@ -185,7 +220,7 @@ func TestNoPasswordAtRest(t *testing.T) {
 			scanned += int64(len(text))
 		}
 	}
-	t.Logf("password bytes found: %d (2 passwords × %d forms; %d files (data dir, agent audit file, tokens), %d snapshot(s), 3 process logs; %d bytes scanned incl. inflated gzip)",
+	t.Logf("password bytes found: %d (2 passwords and a data value × %d forms; %d files (data dir, agent audit file, tokens), %d snapshot(s), 3 process logs; %d bytes scanned incl. inflated gzip)",
 		found, len(testenv.SecretForms([]byte(goodPW))), files, len(snaps), scanned)
 
 	// After the restart over loosened modes, everything is owner-only again.
