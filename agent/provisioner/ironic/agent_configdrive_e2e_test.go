@@ -1,0 +1,73 @@
+package ironic_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/bmcsim"
+	"github.com/rackfence/rackfence/shared/testenv/rig"
+)
+
+// The whole path with real processes: records created through the API,
+// a host naming them, the agent (--provisioner ironic) revealing them and
+// deploying through the real Ironic over Redfish virtual media to
+// rackfence-bmcsim. Ironic's redfish-virtual-media boot attaches a config
+// drive as a virtual USB stick; the simulator offers only a CD, so the
+// deploy fails with Ironic's own error, which the host reports. Timed:
+//
+//	go test -count=1 -v -run TestAgentIronicConfigDrive ./agent/provisioner/ironic/
+func TestAgentIronicConfigDrive(t *testing.T) {
+	url := needIronic(t)
+	requireSushy(t)
+	dir := t.TempDir()
+	sim, err := bmcsim.Start(bmcsim.Config{Hosts: 1, AuditPath: filepath.Join(dir, "audit.jsonl"),
+		MACPrefix: fmt.Sprintf("52:57:%02x:%02x", hostSeq.Add(1)&0xff, time.Now().Unix()&0xff)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	c := rig.StartCoordinator(t, dir, rig.CoordOpts{})
+	ctx := rig.Ctx(t)
+	if err := c.Admin.SetCredentials(ctx, "cd-data", api.Credentials{Data: map[string]string{
+		"userData":    "#cloud-config\nhostname: e2e\n",
+		"networkData": `{"links":[],"networks":[],"services":[]}`,
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	c.StartAgent("r1", "a1", "--provisioner", "ironic", "--ironic-url", url)
+
+	name := uniqName("agent-cd")
+	host := &api.Host{Name: name, Rack: "r1", Online: true, BootMACAddress: sim.MAC(0),
+		BMC:         api.BMC{Address: sim.Address(0), Credentials: "bmc"},
+		UserData:    &api.SecretReference{Name: "cd-data"},
+		NetworkData: &api.SecretReference{Name: "cd-data"}}
+	c.Apply(host)
+	h := c.WaitHost(name, 3*time.Minute, "available through Ironic", rig.StateIs(api.StateAvailable, api.OpOK))
+	t.Cleanup(func() {
+		if id := h.Status.ProvisioningID; id != "" {
+			forceDelete(t, url, id)
+		}
+	})
+	start := time.Now()
+	host.Image = &api.Image{URL: "http://127.0.0.1:9/images/" + name + ".iso"}
+	c.Apply(host)
+	h = c.WaitHost(name, 3*time.Minute, "the deploy's outcome", func(h *api.Host) error {
+		if h.Status == nil || (h.Status.ProvisioningState != api.StateProvisioned && h.Status.ErrorMessage == "") {
+			return fmt.Errorf("status %+v", h.Status)
+		}
+		return nil
+	})
+	t.Logf("deploy with a config drive through the agent and Ironic: %.1f s, state %s, error %q",
+		time.Since(start).Seconds(), h.Status.ProvisioningState, h.Status.ErrorMessage)
+	n, _ := rawNode(t, url, h.Status.ProvisioningID)
+	if n == nil || n.InstanceInfo["configdrive"] != "******" {
+		t.Fatalf("the deploy request carried no config drive: node %+v", n)
+	}
+	if h.Status.ProvisioningState != api.StateProvisioned && !strings.Contains(h.Status.ErrorMessage, "configdrive") {
+		t.Fatalf("deploy failed for another reason: %s", h.Status.ErrorMessage)
+	}
+}
