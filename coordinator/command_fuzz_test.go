@@ -16,7 +16,10 @@ func FuzzApplyLogEntry(f *testing.F) {
 		f.Add(EncodeBatch([][]byte{b, b}))
 	}
 	sealed := PutSealedCredentialsCmd{Name: "c", Username: "u", Sealed: seal.Sealed{KeyID: "k1", Nonce: make([]byte, 12), Ciphertext: []byte("0123456789abcdef")}}
-	for _, c := range []Command{sealed, ResealCredentialsCmd{Name: "c", Index: 2, Sealed: sealed.Sealed}} {
+	withData := sealed
+	withData.DataKeys, withData.Data = []string{"userData"}, &sealed.Sealed // body version 2
+	for _, c := range []Command{sealed, ResealCredentialsCmd{Name: "c", Index: 2, Sealed: sealed.Sealed}, withData,
+		ResealCredentialsCmd{Name: "c", Index: 2, Sealed: sealed.Sealed, Data: &sealed.Sealed}} {
 		b, _ := Encode(c)
 		f.Add(b)
 	}
