@@ -7,7 +7,9 @@ import (
 
 // The data limits hold at their edges, and every error names the field.
 func TestValidateCredentialsData(t *testing.T) {
-	fill := func(n int) map[string]string { return map[string]string{"userData": strings.Repeat("x", n-len("userData"))} }
+	fill := func(n int) map[string]string {
+		return map[string]string{"userData": strings.Repeat("x", n-len("userData"))}
+	}
 	if err := ValidateCredentialsData(fill(MaxCredentialsData)); err != nil {
 		t.Fatalf("exactly %d bytes refused: %v", MaxCredentialsData, err)
 	}
