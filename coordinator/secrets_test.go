@@ -23,7 +23,7 @@ import (
 	"github.com/rackfence/rackfence/shared/testenv"
 )
 
-func testKeys(t *testing.T) *seal.Holder {
+func testKeys(t testing.TB) *seal.Holder {
 	t.Helper()
 	k, err := seal.Generate()
 	if err != nil {
