@@ -67,6 +67,15 @@ func TestAgentIronicConfigDrive(t *testing.T) {
 	if n == nil || n.InstanceInfo["configdrive"] != "******" {
 		t.Fatalf("the deploy request carried no config drive: node %+v", n)
 	}
+	// What the agent revealed reached Ironic unchanged.
+	cd, _ := storedInstanceInfo(t, sharedIronic.Dir, h.Status.ProvisioningID)["configdrive"].(map[string]any)
+	md, _ := cd["meta_data"].(map[string]any)
+	if cd["user_data"] != "#cloud-config\nhostname: e2e\n" || md["uuid"] != h.Status.ProvisioningID || md["name"] != name {
+		t.Fatalf("config drive stored by Ironic: %v", cd)
+	}
+	if nd, _ := cd["network_data"].(map[string]any); nd == nil || nd["links"] == nil {
+		t.Fatalf("network_data stored by Ironic: %v", cd["network_data"])
+	}
 	if h.Status.ProvisioningState != api.StateProvisioned && !strings.Contains(h.Status.ErrorMessage, "configdrive") {
 		t.Fatalf("deploy failed for another reason: %s", h.Status.ErrorMessage)
 	}
