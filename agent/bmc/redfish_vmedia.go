@@ -52,9 +52,27 @@ func transferProtocol(u string) redfish.TransferProtocolType {
 	return ""
 }
 
-// vmediaDevice returns the device path, or ErrUnsupported naming the
-// resources looked at. c.mu held.
-func (c *Conn) vmediaDevice(s *rfSession) (string, error) {
+// mediaSlot is the device a media call drives: the CD the image boots
+// from, or the second device the config drive goes in.
+type mediaSlot int
+
+const (
+	slotCD mediaSlot = iota
+	slotDrive
+)
+
+// ops are the guard's operation names of each slot's insert and eject.
+func (m mediaSlot) ops() (insert, eject string) {
+	if m == slotDrive {
+		return "config drive insert", "config drive eject"
+	}
+	return "media insert", "media eject"
+}
+
+// slotDevice returns the slot's device path: for an insert ErrUnsupported
+// naming what was searched when there is none; for an eject "" (nothing
+// can be inserted there). c.mu held.
+func (c *Conn) slotDevice(s *rfSession, slot mediaSlot, insert bool) (string, error) {
 	d, err := c.discover(s)
 	if err != nil {
 		return "", err
@@ -62,10 +80,18 @@ func (c *Conn) vmediaDevice(s *rfSession) (string, error) {
 	if err := c.findVirtualMedia(s, d); err != nil {
 		return "", err
 	}
-	if d.vmedia == "" {
-		return "", fmt.Errorf("%w: %s (%s): %s", ErrUnsupported, c.addr, short(d.system), d.noVMedia)
+	dev, none := d.vmedia, d.noVMedia
+	if slot == slotDrive && d.vmedia != "" {
+		dev, none = d.drive, d.noDrive
 	}
-	return d.vmedia, nil
+	if dev == "" && insert {
+		what := ""
+		if slot == slotDrive {
+			what = "config drive: "
+		}
+		return "", fmt.Errorf("%w: %s (%s): %s%s", ErrUnsupported, c.addr, short(d.system), what, none)
+	}
+	return dev, nil
 }
 
 // readMedia GETs the device (gofish's view, with its ETag, and the raw
@@ -79,12 +105,13 @@ func readMedia(s *rfSession, path string) (*redfish.VirtualMedia, rfMediaDoc, er
 	return &vm, raw, nil
 }
 
-// rfInsertMedia inserts url (ejecting a different medium first).
-func (c *Conn) rfInsertMedia(ctx context.Context, g *guard.Guard, host, image string) error {
-	const op = "media insert"
+// rfInsertMedia inserts url in the slot's device (ejecting a different
+// medium first).
+func (c *Conn) rfInsertMedia(ctx context.Context, g *guard.Guard, host, image string, slot mediaSlot) error {
+	op, _ := slot.ops()
 	return g.Do(ctx, host, op, c.opts.MutationTimeout, func(ctx context.Context) error {
 		return c.rfCall(ctx, op, func(ctx context.Context, s *rfSession) error {
-			dev, err := c.vmediaDevice(s)
+			dev, err := c.slotDevice(s, slot, true)
 			if err != nil {
 				return err
 			}
@@ -150,20 +177,16 @@ func (c *Conn) rfInsertMedia(ctx context.Context, g *guard.Guard, host, image st
 	})
 }
 
-// rfEjectMedia ejects the device's medium; nothing inserted, or no device
-// at all (nothing can be inserted), is nothing to do.
-func (c *Conn) rfEjectMedia(ctx context.Context, g *guard.Guard, host string) error {
-	const op = "media eject"
+// rfEjectMedia ejects the slot's device's medium; nothing inserted, or no
+// device at all (nothing can be inserted), is nothing to do.
+func (c *Conn) rfEjectMedia(ctx context.Context, g *guard.Guard, host string, slot mediaSlot) error {
+	_, op := slot.ops()
 	return g.Do(ctx, host, op, c.opts.MutationTimeout, func(ctx context.Context) error {
 		return c.rfCall(ctx, op, func(ctx context.Context, s *rfSession) error {
-			d, err := c.discover(s)
+			dev, err := c.slotDevice(s, slot, false)
 			if err != nil {
 				return err
 			}
-			if err := c.findVirtualMedia(s, d); err != nil {
-				return err
-			}
-			dev := d.vmedia
 			if dev == "" {
 				return nil
 			}
