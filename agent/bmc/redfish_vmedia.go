@@ -69,6 +69,16 @@ func (m mediaSlot) ops() (insert, eject string) {
 	return "media insert", "media eject"
 }
 
+// show is how an error names a URL in the slot's device: a config
+// drive's URL is a secret (its token gives the host's user data), so it is
+// never put in an error (which becomes a host event).
+func (m mediaSlot) show(u string) string {
+	if m == slotDrive && u != "" {
+		return "(config drive URL, not shown)"
+	}
+	return fmt.Sprintf("%q", u)
+}
+
 // slotDevice returns the slot's device path: for an insert ErrUnsupported
 // naming what was searched when there is none; for an eject "" (nothing
 // can be inserted there). c.mu held.
@@ -135,7 +145,7 @@ func (c *Conn) rfInsertMedia(ctx context.Context, g *guard.Guard, host, image st
 					return err
 				}
 				if vm.Inserted {
-					return fmt.Errorf("%w: %s: the BMC accepted the eject of %q but %s still reads Inserted", ErrFailed, c.addr, vm.Image, short(dev))
+					return fmt.Errorf("%w: %s: the BMC accepted the eject of %s but %s still reads Inserted", ErrFailed, c.addr, slot.show(vm.Image), short(dev))
 				}
 			}
 			proto := transferProtocol(image)
@@ -169,8 +179,8 @@ func (c *Conn) rfInsertMedia(ctx context.Context, g *guard.Guard, host, image st
 				return err
 			}
 			if !back.Inserted || back.Image != image {
-				return fmt.Errorf("%w: %s: the BMC accepted the insert of %q but %s reads back Image %q, Inserted %v",
-					ErrFailed, c.addr, image, short(dev), back.Image, back.Inserted)
+				return fmt.Errorf("%w: %s: the BMC accepted the insert of %s but %s reads back Image %s, Inserted %v",
+					ErrFailed, c.addr, slot.show(image), short(dev), slot.show(back.Image), back.Inserted)
 			}
 			return nil
 		})
@@ -210,7 +220,7 @@ func (c *Conn) rfEjectMedia(ctx context.Context, g *guard.Guard, host string, sl
 				return err
 			}
 			if back.Inserted {
-				return fmt.Errorf("%w: %s: the BMC accepted the eject but %s reads back Inserted with Image %q", ErrFailed, c.addr, short(dev), back.Image)
+				return fmt.Errorf("%w: %s: the BMC accepted the eject but %s reads back Inserted with Image %s", ErrFailed, c.addr, short(dev), slot.show(back.Image))
 			}
 			return nil
 		})
