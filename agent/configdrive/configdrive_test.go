@@ -64,6 +64,15 @@ func TestDriveReadBackByIsoinfo(t *testing.T) {
 	if !strings.Contains(d, "Rock Ridge signatures version 1 found") {
 		t.Fatalf("no Rock Ridge: isoinfo -d says\n%s", d)
 	}
+	// blkid (util-linux) is how cloud-init finds the drive: LABEL=config-2.
+	if blkid, err := exec.LookPath("blkid"); err == nil {
+		out, err := exec.Command(blkid, "-o", "export", iso).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "\nLABEL=config-2\n") || !strings.Contains(string(out), "\nTYPE=iso9660\n") {
+			t.Errorf("blkid -o export: %v\n%s", err, out)
+		}
+	} else {
+		t.Log("SKIPPING the blkid check: blkid (util-linux) is not installed")
+	}
 	list := isoinfo(t, bin, iso, "-R", "-f")
 	for _, want := range []string{"/openstack", "/openstack/latest", "/" + configdrive.MetaDataPath,
 		"/" + configdrive.UserDataPath, "/" + configdrive.NetworkDataPath} {
