@@ -109,10 +109,16 @@ func TestConfigDriveInSecondDevice(t *testing.T) {
 	}
 	art := startArtifacts(t, "")
 	p := newDirect(t, art)
-	const image = "http://images.example/live.iso"
+	iso := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.ServeContent(w, r, "live.iso", time.Unix(0, 0), strings.NewReader(strings.Repeat("iso", 1<<16)))
+	}))
+	defer iso.Close()
+	image := iso.URL + "/live.iso"
 	for _, c := range cases {
 		t.Run(c.profile, func(t *testing.T) {
-			sim, err := bmcsim.Start(bmcsim.Config{Hosts: 1, Profile: c.profile})
+			// FetchMedia: the simulated BMC reads what it is given, from
+			// the artifact server for the drive, as a real one does.
+			sim, err := bmcsim.Start(bmcsim.Config{Hosts: 1, Profile: c.profile, FetchMedia: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -144,6 +150,9 @@ func TestConfigDriveInSecondDevice(t *testing.T) {
 			}
 			if !dr.Inserted || !strings.HasPrefix(dr.Image, art.BaseURL()+"/drives/") {
 				t.Fatalf("second device %+v; want the artifact server's drive URL", dr)
+			}
+			if cd.Read != bmcsim.FetchMediaBytes || dr.Read == 0 || dr.ReadError != "" {
+				t.Fatalf("the BMC's reads: CD %d bytes (%s), drive %d bytes (%s)", cd.Read, cd.ReadError, dr.Read, dr.ReadError)
 			}
 			code, img := fetch(t, dr.Image)
 			if code != http.StatusOK {
@@ -207,7 +216,7 @@ func TestImageFromRackCache(t *testing.T) {
 		http.ServeContent(w, r, "live.iso", time.Unix(0, 0), strings.NewReader(string(body)))
 	}))
 	defer origin.Close()
-	sim, err := bmcsim.Start(bmcsim.Config{Hosts: 2})
+	sim, err := bmcsim.Start(bmcsim.Config{Hosts: 2, FetchMedia: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,6 +246,9 @@ func TestImageFromRackCache(t *testing.T) {
 	m := sim.State(0).Media
 	if want := art.BaseURL() + "/images/sha256-" + h.Image.Checksum + "/live.iso"; !m.Inserted || m.Image != want {
 		t.Fatalf("media %+v, want %s", m, want)
+	}
+	if vm := sim.State(0).VirtualMedia[0]; vm.Read != bmcsim.FetchMediaBytes || vm.ReadError != "" {
+		t.Fatalf("the BMC read %d bytes of the rack's copy (%s), want %d", vm.Read, vm.ReadError, bmcsim.FetchMediaBytes)
 	}
 	if code, b := fetch(t, m.Image); code != http.StatusOK || string(b) != string(body) {
 		t.Fatalf("GET the inserted URL: %d, %d bytes", code, len(b))
