@@ -227,8 +227,7 @@ func (s *Server) serveImage(w http.ResponseWriter, r *http.Request, rest string)
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	cw := &countingWriter{ResponseWriter: w}
+	cw := &countingWriter{ResponseWriter: w, served: s.m.served.WithLabelValues("image")}
 	http.ServeContent(cw, r, path.Base(rest), fi.ModTime(), f)
-	s.m.served.WithLabelValues("image").Add(float64(cw.n))
 	s.log.Debug("cached image served", "key", key, "remote", r.RemoteAddr, "range", r.Header.Get("Range"), "bytes", cw.n)
 }

@@ -88,9 +88,8 @@ func (s *Server) serveDrive(w http.ResponseWriter, r *http.Request, rest string)
 		http.NotFound(w, r)
 		return
 	}
-	cw := &countingWriter{ResponseWriter: w}
+	cw := &countingWriter{ResponseWriter: w, served: s.m.served.WithLabelValues("configdrive")}
 	w.Header().Set("Cache-Control", "no-store")
 	http.ServeContent(cw, r, driveName, d.mod, bytes.NewReader(d.image))
-	s.m.served.WithLabelValues("configdrive").Add(float64(cw.n))
 	s.log.Debug("config drive served", "host", d.host, "remote", r.RemoteAddr, "range", r.Header.Get("Range"), "bytes", cw.n)
 }

@@ -50,7 +50,7 @@ func TestDriveServedByTokenRangesAndRemoved(t *testing.T) {
 	if s.HasDrive("h1") {
 		t.Error("HasDrive after RemoveDrive")
 	}
-	if got := counter(t, s.m.served.WithLabelValues("configdrive")); got != float64(len(img)+15) {
+	if got := eventually(t, s.m.served.WithLabelValues("configdrive"), float64(len(img)+15)); got != float64(len(img)+15) {
 		t.Errorf("served configdrive bytes = %v, want %d", got, len(img)+15)
 	}
 }

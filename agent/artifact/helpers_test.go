@@ -62,12 +62,23 @@ func newOrigin(t testing.TB, size int64, delay time.Duration) *origin {
 	o.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		o.gets.Add(1)
 		time.Sleep(delay) // lets concurrent requests pile up on one fetch
-		cw := &countingWriter{ResponseWriter: w}
-		http.ServeContent(cw, r, "img.iso", time.Unix(0, 0), &genReader{size: size})
-		o.bytes.Add(cw.n)
+		// Counted before each write, so a client that has read everything
+		// sees it counted.
+		http.ServeContent(preCounting{w, &o.bytes}, r, "img.iso", time.Unix(0, 0), &genReader{size: size})
 	}))
 	t.Cleanup(o.srv.Close)
 	return o
+}
+
+// preCounting adds what it is about to write to n.
+type preCounting struct {
+	http.ResponseWriter
+	n *atomic.Int64
+}
+
+func (p preCounting) Write(b []byte) (int, error) {
+	p.n.Add(int64(len(b)))
+	return p.ResponseWriter.Write(b)
 }
 
 func digest(algo string, size int64) string {
@@ -104,6 +115,20 @@ func serve(t testing.TB, s *Server) string {
 	t.Cleanup(hs.Close)
 	s.base = hs.URL
 	return hs.URL
+}
+
+// eventually waits up to 10 s for c to reach want (a handler counts its
+// last bytes as the client already has them) and returns its value.
+func eventually(t testing.TB, c prometheus.Collector, want float64) float64 {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		v := testutil.ToFloat64(c)
+		if v == want || time.Now().After(deadline) {
+			return v
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 func counter(t testing.TB, c prometheus.Collector) float64 {

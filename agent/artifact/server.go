@@ -126,15 +126,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// countingWriter counts the body bytes sent.
+// countingWriter counts the body bytes sent, in n and, as they go (a
+// 1 GiB read shows in the metric while it runs), in served.
 type countingWriter struct {
 	http.ResponseWriter
-	n int64
+	n      int64
+	served prometheus.Counter
 }
 
 func (c *countingWriter) Write(b []byte) (int, error) {
 	n, err := c.ResponseWriter.Write(b)
 	c.n += int64(n)
+	if c.served != nil {
+		c.served.Add(float64(n))
+	}
 	return n, err
 }
 

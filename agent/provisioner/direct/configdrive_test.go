@@ -25,6 +25,7 @@ import (
 	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/bmcsim"
 	"github.com/rackfence/rackfence/shared/fence"
+	"github.com/rackfence/rackfence/shared/testenv"
 )
 
 // startArtifacts serves an artifact server on a loopback port (the URL the
@@ -103,10 +104,7 @@ func TestConfigDriveInSecondDevice(t *testing.T) {
 		{"default", "/redfish/v1/Managers/1/VirtualMedia/CD1", ""},
 		{"openbmc", "/redfish/v1/Managers/bmc/VirtualMedia/Slot_0", ""},
 	}
-	isoinfo, _ := exec.LookPath("isoinfo")
-	if isoinfo == "" && os.Getenv("CI") == "true" {
-		t.Fatal("isoinfo is not installed (Debian genisoimage): run deploy/peers/install.sh")
-	}
+	isoinfo := testenv.LookPath(t, "isoinfo") // fails in CI, skips loudly elsewhere
 	art := startArtifacts(t, "")
 	p := newDirect(t, art)
 	iso := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -158,17 +156,13 @@ func TestConfigDriveInSecondDevice(t *testing.T) {
 			if code != http.StatusOK {
 				t.Fatalf("GET %s: %d", dr.Image, code)
 			}
-			if isoinfo != "" {
-				f := filepath.Join(t.TempDir(), "drive.iso")
-				if err := os.WriteFile(f, img, 0o600); err != nil {
-					t.Fatal(err)
-				}
-				out, err := exec.Command(isoinfo, "-i", f, "-R", "-x", "/"+configdrive.UserDataPath).Output()
-				if err != nil || string(out) != string(h.ConfigDrive.UserData) {
-					t.Fatalf("user_data read back by isoinfo: %q %v", out, err)
-				}
-			} else {
-				t.Log("SKIPPING the isoinfo read-back: isoinfo is not installed (deploy/peers/install.sh)")
+			f := filepath.Join(t.TempDir(), "drive.iso")
+			if err := os.WriteFile(f, img, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			out, err := exec.Command(isoinfo, "-i", f, "-R", "-x", "/"+configdrive.UserDataPath).Output()
+			if err != nil || string(out) != string(h.ConfigDrive.UserData) {
+				t.Fatalf("user_data read back by isoinfo: %q %v", out, err)
 			}
 			if _, err := p.Deprovision(ctx, h); err != nil {
 				t.Fatalf("deprovision: %v", err)
