@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -204,9 +205,9 @@ func TestConfigDriveNeedsArtifactServer(t *testing.T) {
 func TestImageFromRackCache(t *testing.T) {
 	body := []byte(strings.Repeat("live iso ", 100000))
 	sum := sha256.Sum256(body)
-	var gets int
+	var gets atomic.Int64
 	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		gets++
+		gets.Add(1)
 		http.ServeContent(w, r, "live.iso", time.Unix(0, 0), strings.NewReader(string(body)))
 	}))
 	defer origin.Close()
@@ -247,7 +248,7 @@ func TestImageFromRackCache(t *testing.T) {
 	if code, b := fetch(t, m.Image); code != http.StatusOK || string(b) != string(body) {
 		t.Fatalf("GET the inserted URL: %d, %d bytes", code, len(b))
 	}
-	if gets != 2 {
-		t.Errorf("origin GETs %d, want 2 (the mismatching fetch and the good one)", gets)
+	if n := gets.Load(); n != 2 {
+		t.Errorf("origin GETs %d, want 2 (the mismatching fetch and the good one)", n)
 	}
 }
