@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 func TestDriveServedByTokenRangesAndRemoved(t *testing.T) {
@@ -60,5 +62,13 @@ func TestNewRefusesBadURL(t *testing.T) {
 		if _, err := New(Config{BaseURL: u}); err == nil || !strings.Contains(err.Error(), "--artifact-url") {
 			t.Errorf("BaseURL %q: err = %v, want one naming --artifact-url", u, err)
 		}
+	}
+}
+
+func TestMetricsLint(t *testing.T) {
+	_, reg := newServer(t, t.TempDir(), 1<<20)
+	problems, err := testutil.GatherAndLint(reg)
+	if err != nil || len(problems) != 0 {
+		t.Fatalf("promlint: %v %+v", err, problems)
 	}
 }
