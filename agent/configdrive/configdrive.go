@@ -38,7 +38,9 @@ type Input struct {
 	UUID, Name, Hostname string
 	// Content is the revealed user, network and meta data.
 	Content provisioner.ConfigDrive
-	// Time is every record's date (zero: now).
+	// Time is every record's date. Zero: the Unix epoch, so the same
+	// content always gives the same bytes (a retried provision publishes
+	// the same drive under the same URL).
 	Time time.Time
 }
 
@@ -77,7 +79,7 @@ func Build(in Input) ([]byte, error) {
 	}
 	t := in.Time
 	if t.IsZero() {
-		t = time.Now()
+		t = time.Unix(0, 0)
 	}
 	return writeISO(Label, files, t)
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rackfence/rackfence/agent/configdrive"
 	"github.com/rackfence/rackfence/agent/provisioner"
@@ -138,5 +139,46 @@ func TestDriveRefusesBadContent(t *testing.T) {
 		if !errors.Is(err, configdrive.ErrInvalid) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err = %v, want ErrInvalid with %q", c.name, err, c.want)
 		}
+	}
+}
+
+func TestDriveIsDeterministic(t *testing.T) {
+	a, err := configdrive.Build(sample())
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond) // a clock-stamped drive would differ now
+	b, _ := configdrive.Build(sample())
+	if !bytes.Equal(a, b) {
+		t.Fatal("two builds of the same content differ")
+	}
+	other := sample()
+	other.Content.UserData = append([]byte("#x\n"), other.Content.UserData...)
+	if c, _ := configdrive.Build(other); bytes.Equal(a, c) {
+		t.Fatal("different user data, same drive")
+	}
+}
+
+// A user data of several sectors, not a multiple of 2048 bytes, and an
+// empty network data file read back whole.
+func TestDriveLargeAndEmptyFiles(t *testing.T) {
+	bin := needIsoinfo(t)
+	ud := bytes.Repeat([]byte("write_files: [{path: /etc/motd, content: hello}]\n"), 6000)
+	img, err := configdrive.Build(configdrive.Input{UUID: "u", Name: "h", Hostname: "h",
+		Content: provisioner.ConfigDrive{UserData: ud, NetworkData: []byte{}}})
+	if err == nil {
+		t.Fatal("empty network data accepted (it is no JSON)")
+	}
+	img, err = configdrive.Build(configdrive.Input{UUID: "u", Name: "h", Hostname: "h",
+		Content: provisioner.ConfigDrive{UserData: ud, MetaData: []byte(" ")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	iso := filepath.Join(t.TempDir(), "cd.iso")
+	if err := os.WriteFile(iso, img, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := []byte(isoinfo(t, bin, iso, "-R", "-x", "/"+configdrive.UserDataPath)); !bytes.Equal(got, ud) {
+		t.Fatalf("user_data of %d bytes read back as %d bytes", len(ud), len(got))
 	}
 }

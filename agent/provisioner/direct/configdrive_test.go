@@ -153,6 +153,14 @@ func TestConfigDriveInSecondDevice(t *testing.T) {
 			if cd.Read != bmcsim.FetchMediaBytes || dr.Read == 0 || dr.ReadError != "" {
 				t.Fatalf("the BMC's reads: CD %d bytes (%s), drive %d bytes (%s)", cd.Read, cd.ReadError, dr.Read, dr.ReadError)
 			}
+			// A retried provision builds the same drive: same URL, nothing
+			// ejected and inserted again.
+			if _, err := p.Provision(ctx, h); err != nil {
+				t.Fatalf("provision again: %v", err)
+			}
+			if again := mediaAt(sim.State(0), c.drive); again.Image != dr.Image || !again.Inserted {
+				t.Fatalf("provision again moved the drive: %+v, was %s", again, dr.Image)
+			}
 			code, img := fetch(t, dr.Image)
 			if code != http.StatusOK {
 				t.Fatalf("GET %s: %d", dr.Image, code)
