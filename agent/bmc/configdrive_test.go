@@ -2,6 +2,7 @@ package bmc
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -46,5 +47,16 @@ func TestConfigDriveSlotKeepsURLOutOfErrors(t *testing.T) {
 	}
 	if d := f.doc(usb); d["Inserted"] != false {
 		t.Fatalf("USB1 after eject: %v", d)
+	}
+}
+
+func TestRedactURLKeepsTheClass(t *testing.T) {
+	const u = "http://10.0.0.5:8090/drives/abc/config-2.iso"
+	err := redactURL(fmt.Errorf("%w: the BMC refused the operation with 400 (Unable to mount %s)", ErrFailed, u), u)
+	if !errors.Is(err, ErrFailed) || strings.Contains(err.Error(), "drives/abc") || !strings.Contains(err.Error(), "Unable to mount (config drive URL, not shown)") {
+		t.Fatalf("redacted: %v", err)
+	}
+	if redactURL(nil, u) != nil {
+		t.Fatal("nil error redacted into something")
 	}
 }

@@ -429,7 +429,7 @@ func (c *Conn) InsertConfigDrive(ctx context.Context, g *guard.Guard, host, url 
 	if c.proto != "redfish" {
 		return fmt.Errorf("%w: a config drive needs Redfish virtual media; %s is %s", ErrUnsupported, c.addr, c.proto)
 	}
-	return c.rfInsertMedia(ctx, g, host, url, slotDrive)
+	return redactURL(c.rfInsertMedia(ctx, g, host, url, slotDrive), url)
 }
 
 // EjectConfigDrive ejects the config drive's device (nothing inserted, or

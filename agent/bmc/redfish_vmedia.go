@@ -79,6 +79,25 @@ func (m mediaSlot) show(u string) string {
 	return fmt.Sprintf("%q", u)
 }
 
+// redactedError is an error whose message had a secret removed; errors.Is
+// still sees what it wraps.
+type redactedError struct {
+	err error
+	msg string
+}
+
+func (e redactedError) Error() string { return e.msg }
+func (e redactedError) Unwrap() error { return e.err }
+
+// redactURL removes url from err's message (a BMC may echo the Image it
+// refused in its error body, which classify quotes).
+func redactURL(err error, url string) error {
+	if err == nil || url == "" || !strings.Contains(err.Error(), url) {
+		return err
+	}
+	return redactedError{err: err, msg: strings.ReplaceAll(err.Error(), url, "(config drive URL, not shown)")}
+}
+
 // slotDevice returns the slot's device path: for an insert ErrUnsupported
 // naming what was searched when there is none; for an eject "" (nothing
 // can be inserted there). c.mu held.
