@@ -432,6 +432,22 @@ func (c *Conn) InsertConfigDrive(ctx context.Context, g *guard.Guard, host, url 
 	return redactURL(c.rfInsertMedia(ctx, g, host, url, slotDrive), url)
 }
 
+// ConfigDriveDevice returns the device InsertConfigDrive would use,
+// read-only (nothing is changed): ErrUnsupported naming what was searched
+// when the BMC has no second device, or is not Redfish.
+func (c *Conn) ConfigDriveDevice(ctx context.Context) (string, error) {
+	if c.proto != "redfish" {
+		return "", fmt.Errorf("%w: a config drive needs Redfish virtual media; %s is %s", ErrUnsupported, c.addr, c.proto)
+	}
+	var dev string
+	err := c.rfCall(ctx, "config drive device", func(ctx context.Context, s *rfSession) error {
+		var err error
+		dev, err = c.slotDevice(s, slotDrive, true)
+		return err
+	})
+	return dev, err
+}
+
 // EjectConfigDrive ejects the config drive's device (nothing inserted, or
 // no second device: nothing to do), under the guard.
 func (c *Conn) EjectConfigDrive(ctx context.Context, g *guard.Guard, host string) error {

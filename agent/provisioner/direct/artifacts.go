@@ -57,9 +57,10 @@ func (p *Provisioner) publishDrive(h provisioner.Host) (string, error) {
 	return p.art.PublishDrive(h.Name, img)
 }
 
-// checkDrive refuses a config drive this agent or BMC cannot insert,
-// before anything is changed.
-func (p *Provisioner) checkDrive(h provisioner.Host, c *bmc.Conn) error {
+// checkDrive refuses a config drive this agent or BMC cannot insert (no
+// artifact server, IPMI, no second virtual media device), before anything
+// is changed or fetched.
+func (p *Provisioner) checkDrive(ctx context.Context, h provisioner.Host, c *bmc.Conn) error {
 	if h.ConfigDrive == nil {
 		return nil
 	}
@@ -70,6 +71,9 @@ func (p *Provisioner) checkDrive(h provisioner.Host, c *bmc.Conn) error {
 	if p.art == nil {
 		return fmt.Errorf("%w: host %s has userData/networkData/metaData, but this agent serves no config drives: start rackfence-agent with --artifact-addr (and --artifact-url as the BMCs reach it)",
 			provisioner.ErrUnsupported, h.Name)
+	}
+	if _, err := c.ConfigDriveDevice(ctx); err != nil {
+		return err
 	}
 	return nil
 }

@@ -126,9 +126,13 @@ func TestConfigDriveInSecondDevice(t *testing.T) {
 			defer cancel()
 			h := provisioner.Host{Name: "cd-" + c.profile, Username: "admin", Password: "password", Online: true,
 				BMC: api.BMC{Address: sim.Address(0)}, Image: &api.Image{URL: image, Format: api.FormatLiveISO}, ConfigDrive: driveContent()}
+			before := sim.State(0).Mutations
 			_, err = p.Provision(ctx, h)
 			st := sim.State(0)
 			if c.drive == "" {
+				if st.Mutations != before {
+					t.Fatalf("a provision refused for want of a second device changed the BMC %d times", st.Mutations-before)
+				}
 				if !errors.Is(err, provisioner.ErrUnsupported) || !strings.Contains(err.Error(), "no second virtual media device (USBStick, Floppy or another CD/DVD) beside") {
 					t.Fatalf("provision on a one-device BMC: %v; want ErrUnsupported naming what was searched", err)
 				}

@@ -198,8 +198,8 @@ func (p *Provisioner) Provision(ctx context.Context, h provisioner.Host) (provis
 	if err != nil {
 		return provisioner.Result{}, p.done(h, err)
 	}
-	if err := p.checkDrive(h, c); err != nil {
-		return provisioner.Result{}, err
+	if err := p.checkDrive(ctx, h, c); err != nil {
+		return provisioner.Result{}, p.done(h, err)
 	}
 	mode := bmc.BootModeUEFI
 	if h.BootMode == api.BootModeLegacy {
