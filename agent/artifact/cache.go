@@ -40,6 +40,7 @@ type entry struct {
 type cache struct {
 	s    *Server
 	dir  string
+	lock *os.File // dir/.lock, held while the server runs
 	max  int64
 	mu   sync.Mutex
 	ents map[string]*entry
@@ -54,9 +55,14 @@ func openCache(s *Server, dir string, max int64) (*cache, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("image cache directory (--image-cache-dir): %w", err)
 	}
-	c := &cache{s: s, dir: dir, max: max, ents: map[string]*entry{}, origins: map[string]string{}, lru: list.New()}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	c := &cache{s: s, dir: dir, lock: lock, max: max, ents: map[string]*entry{}, origins: map[string]string{}, lru: list.New()}
 	des, err := os.ReadDir(dir)
 	if err != nil {
+		lock.Close()
 		return nil, fmt.Errorf("image cache directory (--image-cache-dir): %w", err)
 	}
 	type found struct {

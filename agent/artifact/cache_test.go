@@ -92,8 +92,8 @@ func TestCacheRefusesChecksumMismatch(t *testing.T) {
 	if code, _ := get(t, base+"/images/sha256-"+wrong+"/img.iso", ""); code != http.StatusNotFound {
 		t.Errorf("a mismatching image answers %d, want 404", code)
 	}
-	if des, _ := os.ReadDir(dir); len(des) != 0 {
-		t.Errorf("cache dir holds %v after a mismatch", des)
+	if des, _ := os.ReadDir(dir); len(des) != 1 || des[0].Name() != ".lock" {
+		t.Errorf("cache dir holds %v after a mismatch, want only .lock", des)
 	}
 	if counter(t, s.m.mismatches) != 1 || o.gets.Load() != 1 {
 		t.Errorf("mismatches %v, origin GETs %d; want 1 and 1", counter(t, s.m.mismatches), o.gets.Load())
@@ -198,6 +198,7 @@ func TestCacheReopenKeepsVerifiedImages(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "sha256-"+strings.Repeat("a", 64)+".part"), []byte("half"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	s.Close() // the agent restarts
 	s2, _ := newServer(t, dir, 8*mib)
 	base := serve(t, s2)
 	if code, b := get(t, base+"/images/sha256-"+im.Checksum+"/1.iso", ""); code != http.StatusOK || len(b) != mib {
@@ -209,4 +210,18 @@ func TestCacheReopenKeepsVerifiedImages(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "sha256-"+strings.Repeat("a", 64)+".part")); !os.IsNotExist(err) {
 		t.Error("a .part file survived reopening")
 	}
+}
+
+func TestCacheDirOnePerProcess(t *testing.T) {
+	dir := t.TempDir()
+	s, _ := newServer(t, dir, mib)
+	if _, err := New(Config{BaseURL: "http://x", CacheDir: dir, CacheSize: mib}); err == nil || !strings.Contains(err.Error(), "give each rackfence-agent its own --image-cache-dir") {
+		t.Fatalf("second server on the same directory: %v", err)
+	}
+	s.Close()
+	s2, err := New(Config{BaseURL: "http://x", CacheDir: dir, CacheSize: mib})
+	if err != nil {
+		t.Fatalf("after the first closed: %v", err)
+	}
+	s2.Close()
 }

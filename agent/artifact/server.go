@@ -104,8 +104,14 @@ func (s *Server) BaseURL() string { return s.base }
 // CacheOn reports whether images are cached.
 func (s *Server) CacheOn() bool { return s.cache != nil }
 
-// Close cancels the origin fetches in flight.
-func (s *Server) Close() { s.close() }
+// Close cancels the origin fetches in flight and releases the cache
+// directory.
+func (s *Server) Close() {
+	s.close()
+	if s.cache != nil {
+		s.cache.lock.Close()
+	}
+}
 
 // ServeHTTP serves GET and HEAD of drives and cached images; anything else
 // is 404 (nothing is listed) or 405.
