@@ -96,7 +96,10 @@ func TestSyscallFilter(t *testing.T) {
 	agentTrace := filepath.Join(dir, "agent.trace")
 	agent := testenv.Start(t, "agent", strace, nil, "-f", "-qq", "-o", agentTrace, bins["rackfence-agent"],
 		"--coordinator", url, "--token-file", tokFile, "--rack", "r1", "--agent-id", "traced",
-		"--metrics-addr", fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, "127.0.0.1")))
+		"--metrics-addr", fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, "127.0.0.1")),
+		// The artifact server and its image cache (the directory's flock).
+		"--artifact-addr", fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, "127.0.0.1")),
+		"--image-cache-dir", filepath.Join(dir, "imagecache"))
 	testenv.Eventually(t, 3*time.Minute, "both hosts available", func() error {
 		l, err := admin.ListHosts(ctx, client.HostFilter{Rack: "r1"})
 		if err != nil {

@@ -404,7 +404,7 @@ func (c *Conn) InsertMedia(ctx context.Context, g *guard.Guard, host, url string
 	if c.proto != "redfish" {
 		return fmt.Errorf("%w: virtual media needs a Redfish BMC; %s is %s", ErrUnsupported, c.addr, c.proto)
 	}
-	return c.rfInsertMedia(ctx, g, host, url)
+	return c.rfInsertMedia(ctx, g, host, url, slotCD)
 }
 
 // EjectMedia ejects the medium of the system's virtual media device and
@@ -414,7 +414,47 @@ func (c *Conn) EjectMedia(ctx context.Context, g *guard.Guard, host string) erro
 	if c.proto != "redfish" {
 		return fmt.Errorf("%w: virtual media needs a Redfish BMC; %s is %s", ErrUnsupported, c.addr, c.proto)
 	}
-	return c.rfEjectMedia(ctx, g, host)
+	return c.rfEjectMedia(ctx, g, host, slotCD)
+}
+
+// InsertConfigDrive inserts the config drive image at url in a second
+// virtual media device beside the CD's (USBStick, else Floppy, else another
+// CD or DVD of the same collection; ejecting a different medium first) and
+// reads it back, under the guard. A BMC without one: ErrUnsupported naming
+// what was searched.
+func (c *Conn) InsertConfigDrive(ctx context.Context, g *guard.Guard, host, url string) error {
+	if url == "" {
+		return fmt.Errorf("%w: config drive URL is empty; use EjectConfigDrive to eject", ErrFailed)
+	}
+	if c.proto != "redfish" {
+		return fmt.Errorf("%w: a config drive needs Redfish virtual media; %s is %s", ErrUnsupported, c.addr, c.proto)
+	}
+	return redactURL(c.rfInsertMedia(ctx, g, host, url, slotDrive), url)
+}
+
+// ConfigDriveDevice returns the device InsertConfigDrive would use,
+// read-only (nothing is changed): ErrUnsupported naming what was searched
+// when the BMC has no second device, or is not Redfish.
+func (c *Conn) ConfigDriveDevice(ctx context.Context) (string, error) {
+	if c.proto != "redfish" {
+		return "", fmt.Errorf("%w: a config drive needs Redfish virtual media; %s is %s", ErrUnsupported, c.addr, c.proto)
+	}
+	var dev string
+	err := c.rfCall(ctx, "config drive device", func(ctx context.Context, s *rfSession) error {
+		var err error
+		dev, err = c.slotDevice(s, slotDrive, true)
+		return err
+	})
+	return dev, err
+}
+
+// EjectConfigDrive ejects the config drive's device (nothing inserted, or
+// no second device: nothing to do), under the guard.
+func (c *Conn) EjectConfigDrive(ctx context.Context, g *guard.Guard, host string) error {
+	if c.proto != "redfish" {
+		return fmt.Errorf("%w: a config drive needs Redfish virtual media; %s is %s", ErrUnsupported, c.addr, c.proto)
+	}
+	return c.rfEjectMedia(ctx, g, host, slotDrive)
 }
 
 // ResetBMC restarts the BMC itself (Redfish Manager.Reset GracefulRestart

@@ -71,6 +71,11 @@ type rfDiscovery struct {
 	vmedia     string        // the device taking CD or DVD, "" if none
 	vmediaAct  bool          // it has the InsertMedia action
 	noVMedia   string        // the message when there is none
+	// drive is a second device of the same collection for a config drive
+	// (USBStick first, then Floppy, then another CD or DVD), "" if none;
+	// noDrive says what was searched.
+	drive   string
+	noDrive string
 }
 
 // rfGet GETs path and decodes the body into every one of into; gofish
@@ -296,10 +301,47 @@ func (c *Conn) pickVirtualMedia(s *rfSession, d *rfDiscovery, collection string)
 		}
 		if takesCD(vms[i].MediaTypes) {
 			d.vmedia, d.vmediaAct = m.ID, vms[i].SupportsMediaInsert
+			d.drive, d.noDrive = pickDrive(col, vms, errs, i, collection)
 			return true, nil
 		}
 	}
 	return false, nil
+}
+
+// pickDrive picks the config drive's device among the collection's other
+// members: the best ranked (USBStick, Floppy, another CD or DVD), first in
+// the collection's order on a tie.
+func pickDrive(col rfCollection, vms []redfish.VirtualMedia, errs []error, cd int, collection string) (string, string) {
+	best, rank := "", 99
+	for j, m := range col.Members {
+		if j == cd || errs[j] != nil {
+			continue
+		}
+		if r := driveRank(vms[j].MediaTypes); r < rank {
+			best, rank = m.ID, r
+		}
+	}
+	if best != "" {
+		return best, ""
+	}
+	return "", "no second virtual media device (USBStick, Floppy or another CD/DVD) beside " + short(col.Members[cd].ID) + " in " + short(collection)
+}
+
+// driveRank ranks a device for a config drive: 0 USBStick, 1 Floppy, 2 CD
+// or DVD, 99 none of them.
+func driveRank(types []redfish.VirtualMediaType) int {
+	r := 99
+	for _, t := range types {
+		switch t {
+		case redfish.USBStickMediaType:
+			r = min(r, 0)
+		case redfish.FloppyMediaType:
+			r = min(r, 1)
+		case redfish.CDMediaType, redfish.DVDMediaType:
+			r = min(r, 2)
+		}
+	}
+	return r
 }
 
 func takesCD(types []redfish.VirtualMediaType) bool {

@@ -52,9 +52,56 @@ func transferProtocol(u string) redfish.TransferProtocolType {
 	return ""
 }
 
-// vmediaDevice returns the device path, or ErrUnsupported naming the
-// resources looked at. c.mu held.
-func (c *Conn) vmediaDevice(s *rfSession) (string, error) {
+// mediaSlot is the device a media call drives: the CD the image boots
+// from, or the second device the config drive goes in.
+type mediaSlot int
+
+const (
+	slotCD mediaSlot = iota
+	slotDrive
+)
+
+// ops are the guard's operation names of each slot's insert and eject.
+func (m mediaSlot) ops() (insert, eject string) {
+	if m == slotDrive {
+		return "config drive insert", "config drive eject"
+	}
+	return "media insert", "media eject"
+}
+
+// show is how an error names a URL in the slot's device: a config
+// drive's URL is a secret (its token gives the host's user data), so it is
+// never put in an error (which becomes a host event).
+func (m mediaSlot) show(u string) string {
+	if m == slotDrive && u != "" {
+		return "(config drive URL, not shown)"
+	}
+	return fmt.Sprintf("%q", u)
+}
+
+// redactedError is an error whose message had a secret removed; errors.Is
+// still sees what it wraps.
+type redactedError struct {
+	err error
+	msg string
+}
+
+func (e redactedError) Error() string { return e.msg }
+func (e redactedError) Unwrap() error { return e.err }
+
+// redactURL removes url from err's message (a BMC may echo the Image it
+// refused in its error body, which classify quotes).
+func redactURL(err error, url string) error {
+	if err == nil || url == "" || !strings.Contains(err.Error(), url) {
+		return err
+	}
+	return redactedError{err: err, msg: strings.ReplaceAll(err.Error(), url, "(config drive URL, not shown)")}
+}
+
+// slotDevice returns the slot's device path: for an insert ErrUnsupported
+// naming what was searched when there is none; for an eject "" (nothing
+// can be inserted there). c.mu held.
+func (c *Conn) slotDevice(s *rfSession, slot mediaSlot, insert bool) (string, error) {
 	d, err := c.discover(s)
 	if err != nil {
 		return "", err
@@ -62,10 +109,18 @@ func (c *Conn) vmediaDevice(s *rfSession) (string, error) {
 	if err := c.findVirtualMedia(s, d); err != nil {
 		return "", err
 	}
-	if d.vmedia == "" {
-		return "", fmt.Errorf("%w: %s (%s): %s", ErrUnsupported, c.addr, short(d.system), d.noVMedia)
+	dev, none := d.vmedia, d.noVMedia
+	if slot == slotDrive && d.vmedia != "" {
+		dev, none = d.drive, d.noDrive
 	}
-	return d.vmedia, nil
+	if dev == "" && insert {
+		what := ""
+		if slot == slotDrive {
+			what = "config drive: "
+		}
+		return "", fmt.Errorf("%w: %s (%s): %s%s", ErrUnsupported, c.addr, short(d.system), what, none)
+	}
+	return dev, nil
 }
 
 // readMedia GETs the device (gofish's view, with its ETag, and the raw
@@ -79,12 +134,13 @@ func readMedia(s *rfSession, path string) (*redfish.VirtualMedia, rfMediaDoc, er
 	return &vm, raw, nil
 }
 
-// rfInsertMedia inserts url (ejecting a different medium first).
-func (c *Conn) rfInsertMedia(ctx context.Context, g *guard.Guard, host, image string) error {
-	const op = "media insert"
+// rfInsertMedia inserts url in the slot's device (ejecting a different
+// medium first).
+func (c *Conn) rfInsertMedia(ctx context.Context, g *guard.Guard, host, image string, slot mediaSlot) error {
+	op, _ := slot.ops()
 	return g.Do(ctx, host, op, c.opts.MutationTimeout, func(ctx context.Context) error {
 		return c.rfCall(ctx, op, func(ctx context.Context, s *rfSession) error {
-			dev, err := c.vmediaDevice(s)
+			dev, err := c.slotDevice(s, slot, true)
 			if err != nil {
 				return err
 			}
@@ -108,7 +164,7 @@ func (c *Conn) rfInsertMedia(ctx context.Context, g *guard.Guard, host, image st
 					return err
 				}
 				if vm.Inserted {
-					return fmt.Errorf("%w: %s: the BMC accepted the eject of %q but %s still reads Inserted", ErrFailed, c.addr, vm.Image, short(dev))
+					return fmt.Errorf("%w: %s: the BMC accepted the eject of %s but %s still reads Inserted", ErrFailed, c.addr, slot.show(vm.Image), short(dev))
 				}
 			}
 			proto := transferProtocol(image)
@@ -142,28 +198,24 @@ func (c *Conn) rfInsertMedia(ctx context.Context, g *guard.Guard, host, image st
 				return err
 			}
 			if !back.Inserted || back.Image != image {
-				return fmt.Errorf("%w: %s: the BMC accepted the insert of %q but %s reads back Image %q, Inserted %v",
-					ErrFailed, c.addr, image, short(dev), back.Image, back.Inserted)
+				return fmt.Errorf("%w: %s: the BMC accepted the insert of %s but %s reads back Image %s, Inserted %v",
+					ErrFailed, c.addr, slot.show(image), short(dev), slot.show(back.Image), back.Inserted)
 			}
 			return nil
 		})
 	})
 }
 
-// rfEjectMedia ejects the device's medium; nothing inserted, or no device
-// at all (nothing can be inserted), is nothing to do.
-func (c *Conn) rfEjectMedia(ctx context.Context, g *guard.Guard, host string) error {
-	const op = "media eject"
+// rfEjectMedia ejects the slot's device's medium; nothing inserted, or no
+// device at all (nothing can be inserted), is nothing to do.
+func (c *Conn) rfEjectMedia(ctx context.Context, g *guard.Guard, host string, slot mediaSlot) error {
+	_, op := slot.ops()
 	return g.Do(ctx, host, op, c.opts.MutationTimeout, func(ctx context.Context) error {
 		return c.rfCall(ctx, op, func(ctx context.Context, s *rfSession) error {
-			d, err := c.discover(s)
+			dev, err := c.slotDevice(s, slot, false)
 			if err != nil {
 				return err
 			}
-			if err := c.findVirtualMedia(s, d); err != nil {
-				return err
-			}
-			dev := d.vmedia
 			if dev == "" {
 				return nil
 			}
@@ -187,7 +239,7 @@ func (c *Conn) rfEjectMedia(ctx context.Context, g *guard.Guard, host string) er
 				return err
 			}
 			if back.Inserted {
-				return fmt.Errorf("%w: %s: the BMC accepted the eject but %s reads back Inserted with Image %q", ErrFailed, c.addr, short(dev), back.Image)
+				return fmt.Errorf("%w: %s: the BMC accepted the eject but %s reads back Inserted with Image %s", ErrFailed, c.addr, short(dev), slot.show(back.Image))
 			}
 			return nil
 		})

@@ -6,7 +6,8 @@
 # systemd-analyze for the unit files, chromium for the dashboard's browser
 # test (coordinator/ui, driven by chromedp), DMTF's redfishtool (a second
 # Redfish client the simulator's profiles are checked with), genisoimage (a
-# boot ISO for the Ironic virtual media tests), promtool (Debian package
+# boot ISO for the Ironic virtual media tests; its isoinfo reads back the
+# agent's config drives in agent/configdrive's tests), promtool (Debian package
 # prometheus) for deploy/prometheus/'s rules, and iproute2 and nftables for
 # the chaos harness's network namespaces and partitions. Idempotent,
 # non-interactive, and it starts no services. Needs root (or sudo).

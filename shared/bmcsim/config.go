@@ -24,6 +24,8 @@ const (
 	// DefaultBasePort is rackfence-bmcsim's --base-port (the library's
 	// zero value picks a free range instead).
 	DefaultBasePort = 9001
+	// FetchMediaBytes is how much of an inserted image FetchMedia reads.
+	FetchMediaBytes = 64 << 10
 	// MaxHosts is the most BMCs one simulator serves.
 	MaxHosts = 10000
 )
@@ -60,6 +62,12 @@ type Config struct {
 	// MaxSessions per BMC; the oldest session is dropped beyond it, as
 	// real BMCs do. Default 32.
 	MaxSessions int
+	// FetchMedia makes every BMC read an inserted image as a BMC does
+	// before it reports the medium: a Range GET of its first
+	// FetchMediaBytes (the ISO's volume descriptors) once the insert is
+	// accepted, its result in MediaState.Read/ReadError. Off: an image URL
+	// is only recorded (most tests use URLs nobody serves).
+	FetchMedia bool
 	// Profile is the BMC shape every BMC serves: one of Profiles()
 	// ("" = "default", the shape bmclib v2.3.0 expects). See DESIGN.md.
 	Profile string

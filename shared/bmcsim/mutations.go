@@ -146,12 +146,14 @@ func (s *Sim) insertMedia(w http.ResponseWriter, b *bmc, res *resource, body []b
 	}
 	k := res.idx
 	b.mu.Lock()
+	defer func() { s.fetchMedia(b, k) }() // after the unlock below
 	defer b.mu.Unlock()
 	if b.media[k].inserted {
 		writeError(w, http.StatusConflict, "Base.1.0.ResourceInUse", "a medium is already inserted; eject it first")
 		return
 	}
 	m := &b.media[k]
+	m.read, m.readErr = 0, ""
 	m.image = *req.Image
 	m.inserted = req.Inserted == nil || *req.Inserted
 	m.wp = req.WriteProtected == nil || *req.WriteProtected
@@ -191,12 +193,14 @@ func (s *Sim) patchMedia(w http.ResponseWriter, r *http.Request, b *bmc, res *re
 	}
 	k := res.idx
 	b.mu.Lock()
+	defer func() { s.fetchMedia(b, k) }() // after the unlock below
 	defer b.mu.Unlock()
 	if !ifMatch(w, r, etag(b.media[k].gen), "virtual media") {
 		return
 	}
 	m := &b.media[k]
 	if _, ok := raw["Image"]; ok {
+		m.read, m.readErr = 0, ""
 		if req.Image == nil || *req.Image == "" {
 			m.image, m.inserted = "", false
 		} else {

@@ -70,6 +70,10 @@ type MediaState struct {
 	WriteProtected       bool   `json:"writeProtected"`
 	TransferProtocolType string `json:"transferProtocolType,omitempty"`
 	TransferMethod       string `json:"transferMethod,omitempty"`
+	// Read and ReadError: with Config.FetchMedia, the bytes the BMC read
+	// of the inserted image and why it could not ("" when it could).
+	Read      int64  `json:"read,omitempty"`
+	ReadError string `json:"readError,omitempty"`
 }
 
 // bmc is one simulated BMC. Small on purpose: 1,000 of them fit easily.
@@ -105,6 +109,8 @@ type mediaState struct {
 	inserted, wp  bool
 	proto, method string
 	gen           uint64
+	read          int64  // FetchMedia: bytes read of image
+	readErr       string // FetchMedia: why image could not be read
 }
 
 type session struct {
@@ -150,7 +156,7 @@ func (b *bmc) state() State {
 	}
 	for k, m := range b.media {
 		st.VirtualMedia = append(st.VirtualMedia, MediaState{Path: b.prof.media[k].path, Image: m.image, Inserted: m.inserted,
-			WriteProtected: m.wp, TransferProtocolType: m.proto, TransferMethod: m.method})
+			WriteProtected: m.wp, TransferProtocolType: m.proto, TransferMethod: m.method, Read: m.read, ReadError: m.readErr})
 	}
 	first := st.Systems[0]
 	st.Power, st.BootOverride, st.LastBoot = first.Power, first.BootOverride, first.LastBoot

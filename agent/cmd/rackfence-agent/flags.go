@@ -80,6 +80,14 @@ type Config struct {
 	// machine's error handling (hoststate.Config); 0 takes its default.
 	backoffBase, transientRetry time.Duration
 	maxTransient                int
+	// artifactAddr serves config drives and cached images to the BMCs
+	// (empty: off); artifactURL is its URL as the BMCs reach it (empty:
+	// derived from the address); artifactCert/Key turn HTTPS on.
+	artifactAddr, artifactURL, artifactCert, artifactKey string
+	// imageCacheDir caches images by checksum (empty: off), within
+	// imageCacheSize (parsed into imageCacheBytes by Validate).
+	imageCacheDir, imageCacheSize string
+	imageCacheBytes               int64
 }
 
 // Flags declares c's flags on a new flag set.
@@ -108,6 +116,12 @@ func (c *Config) Flags() *pflag.FlagSet {
 	fs.DurationVar(&c.backoffBase, "error-backoff-base", hoststate.DefaultBackoffBase, "unit of the error backoff: retry n waits base*2^n minus up to half")
 	fs.DurationVar(&c.transientRetry, "transient-retry", hoststate.DefaultTransientRetry, "wait after a transient (uncounted) failure")
 	fs.IntVar(&c.maxTransient, "max-transient-failures", hoststate.DefaultMaxTransientFailures, "transient BMC failures (timeout, unreachable, 5xx) in a row before they count as host errors with backoff (negative: never)")
+	fs.StringVar(&c.artifactAddr, "artifact-addr", "", "serve config drives and cached images to the rack's BMCs on this address (HOST:PORT; --provisioner direct); empty: off, and hosts with userData/networkData/metaData are refused")
+	fs.StringVar(&c.artifactURL, "artifact-url", "", "URL of --artifact-addr as the BMCs reach it (e.g. http://10.0.0.5:8090); empty: from --artifact-addr (which must then name a host)")
+	fs.StringVar(&c.artifactCert, "artifact-cert-file", "", "serve the artifact server over HTTPS with this certificate (PEM; with --artifact-key-file)")
+	fs.StringVar(&c.artifactKey, "artifact-key-file", "", "private key (PEM) of --artifact-cert-file")
+	fs.StringVar(&c.imageCacheDir, "image-cache-dir", "", "cache images by checksum in this directory and give the BMCs the artifact server's URL: fetched once from the origin, verified against image.checksum before serving (needs --artifact-addr); empty: BMCs fetch images from their origin")
+	fs.StringVar(&c.imageCacheSize, "image-cache-size", DefaultImageCacheSize, "bound of --image-cache-dir (e.g. 20GiB, 500GB); least recently used images are evicted")
 	fs.BoolVar(&c.pprof, "pprof", false, "also serve Go's /debug/pprof/ on --metrics-addr (profiling; --pprof-addr serves it on an address of its own)")
 	return fs
 }
@@ -161,6 +175,9 @@ func (c *Config) Validate() error {
 		if d.v < 0 {
 			return fmt.Errorf("--%s %s is negative: use a positive duration (0 takes the default)", d.flag, d.v)
 		}
+	}
+	if err := c.validateArtifacts(); err != nil {
+		return err
 	}
 	if c.pprof && c.metricsAddr == "" {
 		return errors.New("--pprof serves /debug/pprof/ on --metrics-addr, which is empty: set --metrics-addr, or use --pprof-addr ADDR")

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/agent"
+	"github.com/rackfence/rackfence/agent/artifact"
 	"github.com/rackfence/rackfence/agent/bmc"
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/hoststate"
@@ -82,7 +83,12 @@ func serve(ctx context.Context, o *Config, log *slog.Logger) error {
 	holder := fence.NewHolder(nil)
 	g := guard.NewGuard(holder, metrics.Auditor(audit))
 
-	prov, closeProv, err := newProvisioner(o, holder, g, log)
+	art, stopArt, err := startArtifacts(o, metrics.Registry(), log)
+	if err != nil {
+		return err
+	}
+	defer stopArt()
+	prov, closeProv, err := newProvisioner(o, holder, g, art, log)
 	if err != nil {
 		return err
 	}
@@ -131,13 +137,13 @@ func serve(ctx context.Context, o *Config, log *slog.Logger) error {
 }
 
 // newProvisioner builds the --provisioner back end and its closer.
-func newProvisioner(o *Config, holder *fence.Holder, g *guard.Guard, log *slog.Logger) (provisioner.Provisioner, func(), error) {
+func newProvisioner(o *Config, holder *fence.Holder, g *guard.Guard, art *artifact.Server, log *slog.Logger) (provisioner.Provisioner, func(), error) {
 	bmcOpts := bmc.Options{Timeout: o.bmcTimeout, MutationTimeout: o.mutationTimeout, Logger: log,
 		UserAgent: bmc.AgentUserAgent(version.Version, o.agentID, o.rack, holder)}
 	if o.provisioner == provIronic { // Validate allowed only direct and ironic
 		return newIronic(o, g, bmcOpts, log)
 	}
-	p, err := direct.New(direct.Config{Guard: g, BMC: bmcOpts, Logger: log})
+	p, err := direct.New(direct.Config{Guard: g, BMC: bmcOpts, Logger: log, Artifacts: art})
 	if err != nil {
 		return nil, nil, err
 	}

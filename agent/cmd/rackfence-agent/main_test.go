@@ -65,6 +65,9 @@ func TestBadFlagsFailBeforeAnyRequest(t *testing.T) {
 		{"bad log format", append(base, "--log-format", "xml"), 2},
 		{"negative bmc timeout", append(base, "--bmc-timeout", "-1s"), 2},
 		{"pprof without metrics addr", append(base, "--pprof"), 2},
+		{"image cache without artifact addr", append(base, "--image-cache-dir", "/tmp/c"), 2},
+		{"artifact addr on every address", append(base, "--artifact-addr", ":8090"), 2},
+		{"bad image cache size", append(base, "--artifact-addr", "127.0.0.1:0", "--image-cache-dir", "/tmp/c", "--image-cache-size", "big"), 2},
 		{"bad coordinator", []string{"--coordinator", "::nope", "--token-file", tok, "--rack", "r1"}, 2},
 		// A flag set well but a token file that is not there: the start
 		// fails (exit 1), still before any request.

@@ -18,7 +18,9 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
+	"github.com/rackfence/rackfence/agent/artifact"
 	"github.com/rackfence/rackfence/agent/bmc"
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/provisioner"
@@ -33,13 +35,22 @@ type Config struct {
 	BMC bmc.Options
 	// Logger receives debug logs; nil discards them.
 	Logger *slog.Logger
+	// Artifacts is the agent's artifact server (--artifact-addr): it
+	// serves the config drives and, with its image cache on, the images.
+	// nil: no config drives, images fetched from their origin.
+	Artifacts *artifact.Server
+	// ImageWait bounds one Provision's wait for the image cache
+	// (DefaultImageWait when zero).
+	ImageWait time.Duration
 }
 
 // Provisioner implements provisioner.Provisioner over BMCs only.
 type Provisioner struct {
-	guard *guard.Guard
-	pool  *bmc.Pool
-	log   *slog.Logger
+	guard     *guard.Guard
+	pool      *bmc.Pool
+	log       *slog.Logger
+	art       *artifact.Server
+	imageWait time.Duration
 }
 
 var _ provisioner.Provisioner = (*Provisioner)(nil)
@@ -55,7 +66,10 @@ func New(cfg Config) (*Provisioner, error) {
 	if cfg.BMC.Logger == nil {
 		cfg.BMC.Logger = cfg.Logger
 	}
-	return &Provisioner{guard: cfg.Guard, pool: bmc.NewPool(cfg.BMC), log: cfg.Logger}, nil
+	if cfg.ImageWait <= 0 {
+		cfg.ImageWait = DefaultImageWait
+	}
+	return &Provisioner{guard: cfg.Guard, pool: bmc.NewPool(cfg.BMC), log: cfg.Logger, art: cfg.Artifacts, imageWait: cfg.ImageWait}, nil
 }
 
 // Close logs out of every open BMC session.
@@ -159,6 +173,17 @@ func (p *Provisioner) Provide(ctx context.Context, h provisioner.Host) (provisio
 // automatedCleaningMode do not apply (nothing is written, nothing cleaned). A Redfish BMC with no virtual media device
 // taking CD or DVD fails with ErrUnsupported naming the resources looked
 // at (a counted failure of the host, not a transient error).
+//
+// With a config drive (h.ConfigDrive: the spec names user, network or meta
+// data) the drive is built (agent/configdrive), published on the agent's
+// artifact server under a random URL and inserted in a second virtual
+// media device (USBStick, Floppy or another CD: ErrUnsupported naming what
+// was searched when the BMC has none, before anything changes); an agent
+// without an artifact server refuses such a host. With the artifact
+// server's image cache on, the BMC is given the rack's URL of the image,
+// fetched once and verified against image.checksum first (a mismatch fails
+// the host with both digests; while the fetch runs the host is in
+// progress).
 func (p *Provisioner) Provision(ctx context.Context, h provisioner.Host) (provisioner.Result, error) {
 	if h.Image == nil || h.Image.URL == "" {
 		return provisioner.Result{}, fmt.Errorf("%w: host %s has no image to provision: set image.url in its spec", provisioner.ErrFailed, h.Name)
@@ -171,6 +196,9 @@ func (p *Provisioner) Provision(ctx context.Context, h provisioner.Host) (provis
 	}
 	c, err := p.conn(ctx, h)
 	if err != nil {
+		return provisioner.Result{}, p.done(h, err)
+	}
+	if err := p.checkDrive(ctx, h, c); err != nil {
 		return provisioner.Result{}, p.done(h, err)
 	}
 	mode := bmc.BootModeUEFI
@@ -196,7 +224,29 @@ func (p *Provisioner) Provision(ctx context.Context, h provisioner.Host) (provis
 		}
 		return provisioner.Result{PoweredOn: boolp(true), Message: "IPMI BMC has no virtual media: booting once from the network (PXE)"}, nil
 	}
-	if err := c.InsertMedia(ctx, p.guard, h.Name, h.Image.URL); err != nil {
+	image, ready, err := p.imageURL(ctx, h)
+	if err != nil {
+		return provisioner.Result{}, err
+	}
+	if !ready {
+		return provisioner.Result{InProgress: true, Message: "the rack's image cache is fetching and verifying the image"}, nil
+	}
+	msg := "image inserted as virtual media, booting once from CD"
+	if image != h.Image.URL {
+		msg = "image (from the rack's image cache) inserted as virtual media, booting once from CD"
+	}
+	driveURL, err := p.publishDrive(h)
+	if err != nil {
+		return provisioner.Result{}, err
+	}
+	if driveURL != "" {
+		if err := c.InsertConfigDrive(ctx, p.guard, h.Name, driveURL); err != nil {
+			p.forgetDrive(h)
+			return provisioner.Result{}, p.done(h, fmt.Errorf("insert config drive as virtual media: %w", err))
+		}
+		msg += "; config drive inserted as a second virtual media device"
+	}
+	if err := c.InsertMedia(ctx, p.guard, h.Name, image); err != nil {
 		return provisioner.Result{}, p.done(h, fmt.Errorf("insert image as virtual media: %w", err))
 	}
 	if err := c.SetBootDeviceMode(ctx, p.guard, h.Name, "cdrom", false, mode); err != nil {
@@ -205,14 +255,22 @@ func (p *Provisioner) Provision(ctx context.Context, h provisioner.Host) (provis
 	if err := c.SetPower(ctx, p.guard, h.Name, true); err != nil {
 		return provisioner.Result{}, p.done(h, fmt.Errorf("power on: %w", err))
 	}
-	return provisioner.Result{PoweredOn: boolp(true), Message: "image inserted as virtual media, booting once from CD"}, nil
+	return provisioner.Result{PoweredOn: boolp(true), Message: msg}, nil
 }
 
-// Deprovision ejects the virtual media and powers the host off.
+// Deprovision ejects the virtual media (the config drive's device too when
+// the host has one), stops serving its config drive and powers the host
+// off.
 func (p *Provisioner) Deprovision(ctx context.Context, h provisioner.Host) (provisioner.Result, error) {
 	c, err := p.conn(ctx, h)
 	if err != nil {
 		return provisioner.Result{}, p.done(h, err)
+	}
+	if c.Protocol() != "ipmi" && p.hasDrive(h) {
+		if err := c.EjectConfigDrive(ctx, p.guard, h.Name); err != nil {
+			return provisioner.Result{}, p.done(h, fmt.Errorf("eject config drive: %w", err))
+		}
+		p.forgetDrive(h)
 	}
 	if c.Protocol() != "ipmi" {
 		if err := c.EjectMedia(ctx, p.guard, h.Name); err != nil {
@@ -231,13 +289,17 @@ func (p *Provisioner) Adopt(ctx context.Context, h provisioner.Host) (provisione
 }
 
 // Detach has no back-end record to delete and sends nothing to the BMC
-// (not even a session logout: the session is simply left to expire).
+// (not even a session logout: the session is simply left to expire); the
+// host's config drive is no longer served.
 func (p *Provisioner) Detach(ctx context.Context, h provisioner.Host) (provisioner.Result, error) {
+	p.forgetDrive(h)
 	return provisioner.Result{Message: "detached: nothing to delete without Ironic"}, nil
 }
 
-// Delete logs out of the host's BMC; there is no back-end record.
+// Delete logs out of the host's BMC and stops serving its config drive;
+// there is no back-end record.
 func (p *Provisioner) Delete(ctx context.Context, h provisioner.Host) (provisioner.Result, error) {
+	p.forgetDrive(h)
 	p.pool.Forget(ctx, h.Name)
 	return provisioner.Result{}, nil
 }

@@ -40,6 +40,7 @@ func (c *Config) Flags() *pflag.FlagSet {
 	fs.StringVar(&s.MACPrefix, "mac-prefix", bmcsim.DefaultMACPrefix, "first four bytes of each host's MAC; the last two are the BMC index")
 	fs.BoolVar(&s.PowerOn, "power-on", false, "start every host powered on")
 	fs.BoolVar(&s.TLS, "tls", false, "serve HTTPS with a self-signed certificate")
+	fs.BoolVar(&s.FetchMedia, "fetch-media", false, "read the first 64 KiB of every inserted virtual media image (a Range GET, as a BMC does) and show the result in /sim/state (read, readError)")
 	fs.StringVar(&s.Profile, "profile", bmcsim.DefaultProfile, "BMC shape every BMC serves, one of: "+strings.Join(bmcsim.Profiles(), ", ")+
 		" (--list-profiles says what each is modelled on)")
 	fs.BoolVar(&c.ListProfiles, "list-profiles", false, "print each profile's name and the published Redfish shape it is modelled on, then exit")

@@ -1,0 +1,20 @@
+package artifact
+
+import "errors"
+
+// Errors of the artifact server. Callers match them with errors.Is; the
+// messages around them name the image, the digests and what to do.
+var (
+	// ErrChecksumMismatch: the image fetched from its origin does not
+	// match the spec's checksum; nothing of it is served.
+	ErrChecksumMismatch = errors.New("image checksum mismatch")
+	// ErrNoChecksum: the image has no checksum, so it cannot be cached
+	// (the checksum is its cache key and its verification).
+	ErrNoChecksum = errors.New("image has no checksum to cache it by")
+	// ErrTooLarge: the image is larger than the whole cache.
+	ErrTooLarge = errors.New("image larger than the image cache")
+	// ErrNoCache: the server has no image cache (no --image-cache-dir).
+	ErrNoCache = errors.New("no image cache")
+	// ErrOrigin: the image's origin did not serve it.
+	ErrOrigin = errors.New("image origin failed")
+)
