@@ -36,13 +36,15 @@ func TestDemo(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "demo")
 	httpPort := testenv.FreePort(t, "127.0.0.1")
 	raftPort := testenv.FreePort(t, "127.0.0.1")
-	bmcPort := freeRange(t, 24)
+	bmcPort := freeRange(t, 25)
 	metricsPort := testenv.FreePorts(t, "127.0.0.1", 2)
+	artifactPort := testenv.FreePort(t, "127.0.0.1")
 	env := func(duration int) []string {
 		return []string{
 			"RACKFENCE_BIN=" + bin, "DEMO_DIR=" + dir, fmt.Sprintf("DEMO_DURATION=%d", duration),
 			fmt.Sprintf("DEMO_HTTP_PORT=%d", httpPort), fmt.Sprintf("DEMO_RAFT_PORT=%d", raftPort),
 			fmt.Sprintf("DEMO_BMC_PORT=%d", bmcPort), fmt.Sprintf("DEMO_METRICS_PORT=%d", metricsPort),
+			fmt.Sprintf("DEMO_ARTIFACT_PORT=%d", artifactPort),
 		}
 	}
 	script := filepath.Join(testenv.RepoRoot(t), "deploy", "demo", "run.sh")
@@ -50,7 +52,7 @@ func TestDemo(t *testing.T) {
 	p := testenv.Start(t, "demo", script, env(600))
 	url := fmt.Sprintf("https://127.0.0.1:%d", httpPort)
 	want := map[string]string{"r2-h12": api.StateExternallyProvisioned, "r2-h13": api.StateUnmanaged}
-	for _, n := range []string{"r1-h01", "r1-h02", "r1-h03", "r1-h04"} {
+	for _, n := range []string{"r1-h01", "r1-h02", "r1-h03", "r1-h04", "r1-web"} {
 		want[n] = api.StateProvisioned
 	}
 	testenv.Eventually(t, 3*time.Minute, "every demo host at rest", func() error {
@@ -69,8 +71,8 @@ func TestDemo(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if len(l.Items) != 25 {
-			return fmt.Errorf("%d hosts, want 25", len(l.Items))
+		if len(l.Items) != 26 {
+			return fmt.Errorf("%d hosts, want 26", len(l.Items))
 		}
 		for _, h := range l.Items {
 			st := ""
@@ -100,6 +102,7 @@ func TestDemo(t *testing.T) {
 		}
 		return nil
 	})
+	checkConfigDrive(t, bmcPort+24)
 	// Ctrl-C: the terminal sends SIGINT to the whole foreground group.
 	if err := syscall.Kill(-p.Cmd.Process.Pid, syscall.SIGINT); err != nil {
 		t.Fatal(err)
@@ -112,12 +115,12 @@ func TestDemo(t *testing.T) {
 		t.Errorf("exit code after Ctrl-C: %d (%v), want 130", code, err)
 	}
 	out := p.Output()
-	for _, w := range []string{"rackfencectl detach r1-h01", "RACKFENCE_TOKEN_FILE", "hosts (printed when they change", "stopping 4 processes"} {
+	for _, w := range []string{"rackfencectl detach r1-h01", "RACKFENCE_TOKEN_FILE", "hosts (printed when they change", "stopping 5 processes"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("demo output lacks %q", w)
 		}
 	}
-	for _, port := range []int{httpPort, raftPort, bmcPort, bmcPort + 23, metricsPort, metricsPort + 1} {
+	for _, port := range []int{httpPort, raftPort, bmcPort, bmcPort + 23, bmcPort + 24, metricsPort, metricsPort + 1, artifactPort} {
 		if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second); err == nil {
 			c.Close()
 			t.Errorf("port %d still answers after the demo ended: a process was left behind", port)

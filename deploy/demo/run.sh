@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# make demo: one coordinator, 24 simulated Redfish BMCs, two rack agents
-# (r1, r2), the hosts of deploy/demo/hosts.yaml, and a live view of racks and
+# make demo: one coordinator, 24 simulated Redfish BMCs plus one iLO-shaped
+# BMC, two rack agents (r1, r2; r1 serves config drives from its artifact
+# server), the hosts of deploy/demo/hosts.yaml, and a live view of racks and
 # hosts until Ctrl-C. Every process it starts is stopped on exit; state lives
 # in .demo/ (wiped at start), so it can run again at once.
 #
@@ -8,7 +9,8 @@
 #   DEMO_DURATION=SECONDS  exit by itself after that long (CI, tests)
 #   DEMO_DIR=PATH          state directory (default ./.demo)
 #   DEMO_HTTP_PORT=7480    coordinator API; DEMO_RAFT_PORT=7481 its Raft port
-#   DEMO_BMC_PORT=9001     first of the 24 BMC ports
+#   DEMO_BMC_PORT=9001     first of the 25 BMC ports
+#   DEMO_ARTIFACT_PORT=7482 agent r1's artifact server (config drives)
 #   DEMO_METRICS_PORT=9490 agent r1's /metrics (r2: +1)
 #   RACKFENCE_BIN=DIR      where the binaries are (default ./bin, from make build)
 set -euo pipefail
@@ -20,6 +22,7 @@ HTTP_PORT=${DEMO_HTTP_PORT:-7480}
 RAFT_PORT=${DEMO_RAFT_PORT:-7481}
 BMC_PORT=${DEMO_BMC_PORT:-9001}
 METRICS_PORT=${DEMO_METRICS_PORT:-9490}
+ARTIFACT_PORT=${DEMO_ARTIFACT_PORT:-7482}
 DURATION=${DEMO_DURATION:-0}
 NBMC=24
 URL=https://127.0.0.1:$HTTP_PORT
@@ -75,8 +78,8 @@ start() { # name, command...
 }
 
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-for p in "$HTTP_PORT" "$RAFT_PORT" "$BMC_PORT" $((BMC_PORT+NBMC-1)) "$METRICS_PORT" $((METRICS_PORT+1)); do
-  port_free "$p" || die "port $p is in use (another demo or service?); choose others with DEMO_HTTP_PORT, DEMO_RAFT_PORT, DEMO_BMC_PORT, DEMO_METRICS_PORT"
+for p in "$HTTP_PORT" "$RAFT_PORT" "$BMC_PORT" $((BMC_PORT+NBMC)) "$METRICS_PORT" $((METRICS_PORT+1)) "$ARTIFACT_PORT"; do
+  port_free "$p" || die "port $p is in use (another demo or service?); choose others with DEMO_HTTP_PORT, DEMO_RAFT_PORT, DEMO_BMC_PORT, DEMO_METRICS_PORT, DEMO_ARTIFACT_PORT"
 done
 
 # wait_for WHAT SECONDS PROCESS-NAME COMMAND...: poll until COMMAND succeeds.
@@ -104,26 +107,38 @@ wait_for "the coordinator to elect itself" 60 coordinator \
 say "starting rackfence-bmcsim: $NBMC Redfish BMCs on 127.0.0.1:$BMC_PORT..$((BMC_PORT+NBMC-1))"
 start bmcsim "$BIN/rackfence-bmcsim" --hosts "$NBMC" --base-port "$BMC_PORT" --audit "$DEMO/bmc-audit.jsonl"
 wait_for "the BMCs" 30 bmcsim bash -c "(exec 3<>/dev/tcp/127.0.0.1/$((BMC_PORT+NBMC-1)))"
+WEB_BMC=$((BMC_PORT+NBMC))
+say "starting an iLO-shaped BMC for r1-web on 127.0.0.1:$WEB_BMC (it reads what is inserted in its virtual media)"
+start bmcsim-ilo "$BIN/rackfence-bmcsim" --profile ilo --hosts 1 --base-port "$WEB_BMC" --mac-prefix 52:54:00:01 \
+  --fetch-media --audit "$DEMO/bmc-audit.jsonl"
+wait_for "the iLO BMC" 30 bmcsim-ilo bash -c "(exec 3<>/dev/tcp/127.0.0.1/$WEB_BMC)"
 
 say "storing BMC credentials and applying deploy/demo/hosts.yaml"
 printf 'password\n' > "$DEMO/bmc.pass"
 "$CTL" credentials set demo-bmc --username admin --password-file "$DEMO/bmc.pass" >/dev/null
+say "storing r1-web's user data, network data and meta data (sealed) as credentials r1-web-config"
+web=$ROOT/deploy/demo/r1-web
+"$CTL" credentials set r1-web-config --from-file "userData=$web/user-data.yaml" \
+  --from-file "networkData=$web/network-data.json" --from-file "metaData=$web/meta-data.json" >/dev/null
 hosts=$ROOT/deploy/demo/hosts.yaml
 if [ "$BMC_PORT" != 9001 ]; then
   sedargs=()
-  for i in $(seq 0 $((NBMC-1))); do sedargs+=(-e "s#127.0.0.1:$((9001+i))/#127.0.0.1:$((BMC_PORT+i))@/#"); done
+  for i in $(seq 0 "$NBMC"); do sedargs+=(-e "s#127.0.0.1:$((9001+i))/#127.0.0.1:$((BMC_PORT+i))@/#"); done
   sed "${sedargs[@]}" -e 's#@/#/#' "$hosts" > "$DEMO/hosts.yaml"
   hosts=$DEMO/hosts.yaml
 fi
 "$CTL" host apply -f "$hosts" | tail -1 | sed 's/^/    ... /'
 
+# Agent r1 serves the config drives it builds (r1-web's) to its rack's BMCs.
+ARTIFACTS=("" "--artifact-addr=127.0.0.1:$ARTIFACT_PORT" "")
 for i in 1 2; do
   rack=r$i
   "$CTL" token create --role agent --rack "$rack" > "$DEMO/agent-$rack.token"
   say "starting the rack agent of $rack"
   start "agent-$rack" "$BIN/rackfence-agent" --coordinator "$URL" --token-file "$DEMO/agent-$rack.token" \
     --rack "$rack" --agent-id "demo-agent-$rack" --provisioner direct --workers 16 --lease-ttl 10s \
-    --metrics-addr "127.0.0.1:$((METRICS_PORT+i-1))" --audit-file "$DEMO/agent-$rack-audit.jsonl"
+    --metrics-addr "127.0.0.1:$((METRICS_PORT+i-1))" --audit-file "$DEMO/agent-$rack-audit.jsonl" \
+    ${ARTIFACTS[$i]:+${ARTIFACTS[$i]}}
 done
 
 cat > "$DEMO/env" <<ENV
@@ -154,6 +169,11 @@ In another terminal:
   rackfencectl drain r1-h07 --mode maintenance --wait       # planned downtime
   rackfencectl restore r1-h07 --wait                        # back to management
   rackfencectl drain r1-h08 --mode removal --wait           # leaves for good
+
+  rackfencectl host get r1-web                              # provisioned with user data (the record's name, never its content)
+  rackfencectl credentials get r1-web-config                # the data keys, never the values
+  curl -s http://127.0.0.1:$((BMC_PORT+NBMC))/sim/state     # the iLO read the config drive from agent r1's artifact server
+                                                            # (its CD's readError is expected: the demo serves no image)
 
   rackfencectl host get r2-h12                              # adopted, never redeployed
   rackfencectl host get r2-h13                              # no BMC details: unmanaged
