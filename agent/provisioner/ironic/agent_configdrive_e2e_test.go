@@ -15,16 +15,18 @@ import (
 // The whole path with real processes: records created through the API,
 // a host naming them, the agent (--provisioner ironic) revealing them and
 // deploying through the real Ironic over Redfish virtual media to
-// rackfence-bmcsim. Ironic's redfish-virtual-media boot attaches a config
-// drive as a virtual USB stick; the simulator offers only a CD, so the
-// deploy fails with Ironic's own error, which the host reports. Timed:
+// rackfence-bmcsim's iLO profile. Ironic's redfish-virtual-media boot
+// attaches the config drive it builds as a virtual USB stick, which the
+// iLO shape offers beside its CD (a BMC with only a CD fails the deploy
+// with Ironic's "no suitable virtual USB slot", which the host reports).
+// Timed:
 //
 //	go test -count=1 -v -run TestAgentIronicConfigDrive ./agent/provisioner/ironic/
 func TestAgentIronicConfigDrive(t *testing.T) {
 	url := needIronic(t)
 	requireSushy(t)
 	dir := t.TempDir()
-	sim, err := bmcsim.Start(bmcsim.Config{Hosts: 1, AuditPath: filepath.Join(dir, "audit.jsonl"),
+	sim, err := bmcsim.Start(bmcsim.Config{Hosts: 1, Profile: "ilo", AuditPath: filepath.Join(dir, "audit.jsonl"),
 		MACPrefix: fmt.Sprintf("52:57:%02x:%02x", hostSeq.Add(1)&0xff, time.Now().Unix()&0xff)})
 	if err != nil {
 		t.Fatal(err)
@@ -68,15 +70,30 @@ func TestAgentIronicConfigDrive(t *testing.T) {
 		t.Fatalf("the deploy request carried no config drive: node %+v", n)
 	}
 	// What the agent revealed reached Ironic unchanged.
-	cd, _ := storedInstanceInfo(t, sharedIronic.Dir, h.Status.ProvisioningID)["configdrive"].(map[string]any)
-	md, _ := cd["meta_data"].(map[string]any)
-	if cd["user_data"] != "#cloud-config\nhostname: e2e\n" || md["uuid"] != h.Status.ProvisioningID || md["name"] != name {
-		t.Fatalf("config drive stored by Ironic: %v", cd)
+	drive, _ := storedInstanceInfo(t, sharedIronic.Dir, h.Status.ProvisioningID)["configdrive"].(map[string]any)
+	md, _ := drive["meta_data"].(map[string]any)
+	if drive["user_data"] != "#cloud-config\nhostname: e2e\n" || md["uuid"] != h.Status.ProvisioningID || md["name"] != name {
+		t.Fatalf("config drive stored by Ironic: %v", drive)
 	}
-	if nd, _ := cd["network_data"].(map[string]any); nd == nil || nd["links"] == nil {
-		t.Fatalf("network_data stored by Ironic: %v", cd["network_data"])
+	if nd, _ := drive["network_data"].(map[string]any); nd == nil || nd["links"] == nil {
+		t.Fatalf("network_data stored by Ironic: %v", drive["network_data"])
 	}
-	if h.Status.ProvisioningState != api.StateProvisioned && !strings.Contains(h.Status.ErrorMessage, "configdrive") {
-		t.Fatalf("deploy failed for another reason: %s", h.Status.ErrorMessage)
+	if h.Status.ProvisioningState != api.StateProvisioned {
+		t.Fatalf("deploy with a config drive failed: %s", h.Status.ErrorMessage)
+	}
+	// Ironic inserted two media: the boot ISO in the CD and its config
+	// drive in the USB stick.
+	var cd, usb string
+	for _, m := range sim.State(0).VirtualMedia {
+		switch {
+		case !m.Inserted:
+		case strings.HasSuffix(m.Path, "/1"):
+			usb = m.Image
+		default:
+			cd = m.Image
+		}
+	}
+	if cd == "" || usb == "" || cd == usb {
+		t.Fatalf("virtual media after the deploy: CD %q, USB %q; want both, different", cd, usb)
 	}
 }
