@@ -86,6 +86,16 @@ func (s *Store) Members() ([]api.Member, error) {
 		if m.ID == s.cfg.NodeID {
 			m.HTTPAddr = s.cfg.HTTPURL
 		}
+		_, m.Version = s.fsm.memberTable(m.ID)
+		if p, ok := s.probes.get(m.ID); ok && p.err == nil && p.health.Stopped != nil {
+			m.Stopped = p.health.Stopped.Message
+		}
+		if m.ID == s.cfg.NodeID {
+			m.Version = binaryVersion()
+			if r := s.fsm.Stopped(); r != nil {
+				m.Stopped = r.Message
+			}
+		}
 		out = append(out, m)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
@@ -97,8 +107,16 @@ func (s *Store) Status() api.ClusterStatus {
 	ms, _ := s.Members()
 	_, leader := s.Leader()
 	st := s.State()
-	return api.ClusterStatus{
+	out := api.ClusterStatus{
 		ClusterID: s.fsm.ClusterID(), NodeID: s.cfg.NodeID, State: st, Leader: leader,
 		Members: ms, CommitIndex: s.raft.CommitIndex(), AppliedIndex: s.fsm.AppliedIndex(),
 	}
+	if s.IsLeader() {
+		out.Upgrade = s.upgradeStatus()
+		out.Warnings = s.divergence.warnings()
+	}
+	if r := s.fsm.Stopped(); r != nil {
+		out.Warnings = append(out.Warnings, "this member stopped applying the Raft log: "+r.Message)
+	}
+	return out
 }
