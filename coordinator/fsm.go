@@ -53,6 +53,8 @@ type FSM struct {
 	// commands is what this FSM applies: commandVersions, except in a
 	// test that plays an older binary (Config.TestOnlyCommands).
 	commands map[CmdType]byte
+	// versionsGen counts changes of the member version table.
+	versionsGen atomic.Uint64
 }
 
 // NewFSM returns an empty FSM.
@@ -170,10 +172,12 @@ func (f *FSM) applyCmd(t *tx, c Command) Result {
 		f.s.Members[c.ID] = c.HTTPAddr
 		if c.Version != nil {
 			f.s.Versions[c.ID] = *c.Version
+			f.versionsGen.Add(1)
 		}
 	case RemoveMemberCmd:
 		delete(f.s.Members, c.ID)
 		delete(f.s.Versions, c.ID)
+		f.versionsGen.Add(1)
 	case NoopCmd:
 	case SetPivotedCmd:
 		v, err = f.applySetPivoted(t, c)

@@ -70,13 +70,42 @@ func (s *Store) refreshVoters() []string {
 	return ids
 }
 
+// clusterTable is the table every voter applies, cached until the voters
+// or the recorded versions change.
+type clusterTable struct {
+	gen    uint64
+	voters *[]string
+	table  map[CmdType]byte
+}
+
+func (s *Store) clusterTable() map[CmdType]byte {
+	gen, voters := s.fsm.versionsGen.Load(), s.voters.Load()
+	if voters == nil {
+		s.refreshVoters()
+		voters = s.voters.Load()
+	}
+	if c := s.gateCache.Load(); c != nil && c.gen == gen && c.voters == voters {
+		return c.table
+	}
+	var ts []map[CmdType]byte
+	if voters != nil {
+		for _, id := range *voters {
+			t, _ := s.fsm.memberTable(id)
+			ts = append(ts, t)
+		}
+	}
+	t := intersect(ts...)
+	s.gateCache.Store(&clusterTable{gen: gen, voters: voters, table: t})
+	return t
+}
+
 // gate refuses an encoded command some voter cannot apply.
 func (s *Store) gate(data []byte) error {
 	if len(data) < 2 {
 		return nil
 	}
 	ct, v := CmdType(data[0]), data[1]
-	if supports(legacyVersions, ct, v) {
+	if supports(s.clusterTable(), ct, v) {
 		return nil
 	}
 	var lag []string
@@ -114,6 +143,5 @@ func (s *Store) upgradeStatus() *api.UpgradeStatus {
 			out.Lagging = append(out.Lagging, api.LaggingMember{ID: id, Version: bin, Missing: m})
 		}
 	}
-	out.HashCheck = s.divergence.last()
 	return out
 }

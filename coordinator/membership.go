@@ -111,8 +111,9 @@ func (s *Store) Status() api.ClusterStatus {
 		ClusterID: s.fsm.ClusterID(), NodeID: s.cfg.NodeID, State: st, Leader: leader,
 		Members: ms, CommitIndex: s.raft.CommitIndex(), AppliedIndex: s.fsm.AppliedIndex(),
 	}
+	out.Upgrade = s.upgradeStatus()
 	if s.IsLeader() {
-		out.Upgrade = s.upgradeStatus()
+		out.Upgrade.HashCheck = s.divergence.last()
 		out.Warnings = s.divergence.warnings()
 	}
 	if r := s.fsm.Stopped(); r != nil {

@@ -210,6 +210,7 @@ func (f *FSM) restore(r io.Reader) error {
 	f.s = s
 	f.applied.Store(meta.Applied)
 	f.hashes.restored(meta.Applied)
+	f.versionsGen.Add(1)
 	f.mu.Unlock()
 	f.wakeAll()
 	return nil

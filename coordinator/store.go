@@ -42,6 +42,7 @@ type Store struct {
 
 	// Version gate and divergence check (gate.go, peers.go, divergence.go).
 	voters     atomic.Pointer[[]string]
+	gateCache  atomic.Pointer[clusterTable]
 	probes     probes
 	divergence *divergence
 	// stopCh is closed when the FSM stops at an entry it cannot apply.
