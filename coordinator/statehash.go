@@ -7,6 +7,7 @@ import (
 	"hash"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/rackfence/rackfence/shared/api"
 )
@@ -35,6 +36,10 @@ type hasher struct {
 	mu     sync.Mutex
 	recent []StateHash // ascending by index, at most keepHashes
 	wg     sync.WaitGroup
+	// busy is set while a hash runs: a boundary met meanwhile is skipped
+	// (a member that skips an index is simply not compared there), so a
+	// burst of writes on a large fleet never queues hashes.
+	busy atomic.Bool
 	// sync hashes on the apply path (tests and benchmarks).
 	sync bool
 }
@@ -56,14 +61,18 @@ func (h *hasher) maybeCapture(f *FSM, index uint64) {
 	if !crossed {
 		return
 	}
-	snap := f.snapshotLocked()
 	if h.sync {
-		h.record(StateHash{Index: index, Sum: snap.sum()})
+		h.record(StateHash{Index: index, Sum: f.snapshotLocked().sum()})
 		return
 	}
+	if !h.busy.CompareAndSwap(false, true) {
+		return
+	}
+	snap := f.snapshotLocked()
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
+		defer h.busy.Store(false)
 		h.record(StateHash{Index: index, Sum: snap.sum()})
 	}()
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/raft"
+	"github.com/rackfence/rackfence/shared/api"
 )
 
 // TestStateHashAtSameIndexes: two FSMs fed the same log hash at the same
@@ -64,22 +65,45 @@ func last(h *fsmT) StateHash {
 	return hs[len(hs)-1]
 }
 
-// BenchmarkStateHash is the cost of one state hash (capture + hashing) at
-// fleet sizes: go test -run '^$' -bench StateHash -benchmem ./coordinator
+// BenchmarkStateHash is the cost of one state hash at fleet sizes, hosts
+// with a status and hardware details: capture is what the apply path pays
+// (under the FSM lock, every HashEvery entries), sum the hashing after it.
+//
+//	go test -run '^$' -bench StateHash -benchmem ./coordinator
 func BenchmarkStateHash(b *testing.B) {
-	for _, n := range []int{1000, 10000} {
-		b.Run(fmt.Sprintf("hosts=%d", n), func(b *testing.B) {
-			h := &fsmT{f: NewFSM()}
-			for i := 0; i < n; i++ {
-				x := host(fmt.Sprintf("h%06d", i), fmt.Sprintf("r%d", i%50))
-				c, _ := Encode(PutHostCmd{Host: x})
-				h.index++
-				h.f.Apply(&raft.Log{Index: h.index, Type: raft.LogCommand, Data: c})
+	for _, n := range []int{1000, 10000, 100000} {
+		f := benchFSM(n)
+		b.Run(fmt.Sprintf("capture/hosts=%d", n), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				f.mu.Lock()
+				_ = f.snapshotLocked()
+				f.mu.Unlock()
 			}
+		})
+		b.Run(fmt.Sprintf("sum/hosts=%d", n), func(b *testing.B) {
+			snap := f.snapshot()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				_ = h.f.snapshot().sum()
+				_ = snap.sum()
 			}
 		})
 	}
+}
+
+func benchFSM(n int) *FSM {
+	f := NewFSM()
+	hw := &api.HardwareDetails{Manufacturer: "Acme", Model: "R640", SerialNumber: "SN123", BIOSVersion: "2.1",
+		CPUs: []api.CPU{{Model: "Xeon", Cores: 16, Threads: 32}, {Model: "Xeon", Cores: 16, Threads: 32}}, MemoryMiB: 262144,
+		NICs:  []api.NIC{{Name: "eno1", MAC: "52:54:00:00:00:01", SpeedMbps: 25000}, {Name: "eno2", MAC: "52:54:00:00:00:02", SpeedMbps: 25000}},
+		Disks: []api.Disk{{Name: "sda", Model: "SSD", SizeBytes: 960e9, Type: "SSD"}, {Name: "sdb", Model: "SSD", SizeBytes: 960e9, Type: "SSD"}}}
+	for i := 0; i < n; i++ {
+		x := host(fmt.Sprintf("h%06d", i), fmt.Sprintf("r%d", i%50))
+		c, _ := Encode(PutHostCmd{Host: x, Time: t0})
+		f.Apply(&raft.Log{Index: uint64(i + 1), Type: raft.LogCommand, Data: c})
+		h := *f.s.Hosts[x.Name]
+		h.Status = &api.HostStatus{ProvisioningState: api.StateAvailable, OperationalStatus: api.OpOK, PoweredOn: true,
+			HardwareDetails: hw, LastUpdated: t0, Epoch: 7}
+		f.s.Hosts[x.Name] = &h
+	}
+	return f
 }
