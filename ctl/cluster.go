@@ -13,7 +13,7 @@ func init() {
 	register(&command{
 		path:  "cluster status",
 		usage: "",
-		short: "Show the answering member's view: tier, leader, members, indexes",
+		short: "Show the answering member's view: tier, leader, members and their versions, indexes, state hash check",
 		setup: clusterStatus,
 	})
 	register(&command{
