@@ -39,6 +39,7 @@ func (s *Store) Join(ctx context.Context, req api.JoinRequest) error {
 		}
 		s.log.Info("member joined", "id", req.ID, "raft", req.RaftAddr, "http", req.HTTPAddr)
 	}
+	s.refreshVoters() // the gate counts the new voter (as legacy until its version is recorded)
 	_, err := s.Apply(ctx, SetMemberCmd{ID: req.ID, HTTPAddr: req.HTTPAddr})
 	return err
 }
@@ -65,6 +66,7 @@ func (s *Store) RemoveMember(ctx context.Context, id string) error {
 		return fmt.Errorf("remove member %s: %w", id, mapRaftErr(err))
 	}
 	s.log.Info("member removed", "id", id)
+	s.refreshVoters()
 	if id == s.cfg.NodeID {
 		return nil
 	}
