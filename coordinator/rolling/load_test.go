@@ -15,6 +15,10 @@ import (
 // agent: only the writer changes them).
 const loadHosts = 20
 
+// writers is how many goroutines write at once; each owns the hosts i
+// with i % writers == its number, so one host's writes stay in order.
+const writers = 4
+
 // writer keeps writing host specs (a new consumer each time) through any
 // member and remembers, per host, what it may find there: the last
 // acknowledged value, plus every value whose outcome it does not know
@@ -28,28 +32,31 @@ type writer struct {
 	unknown atomic.Int64
 	paused  bool
 	cond    *sync.Cond
-	busy    bool
+	busy    int
 	stop    chan struct{}
-	done    chan struct{}
+	done    sync.WaitGroup
 }
 
 func startWriter(c *client.Client) *writer {
-	w := &writer{c: c, allowed: map[string]map[string]bool{}, stop: make(chan struct{}), done: make(chan struct{})}
+	w := &writer{c: c, allowed: map[string]map[string]bool{}, stop: make(chan struct{})}
 	w.cond = sync.NewCond(&w.mu)
-	go w.run()
+	for g := 0; g < writers; g++ {
+		w.done.Add(1)
+		go w.run(g)
+	}
 	return w
 }
 
 func loadHost(i int) string { return fmt.Sprintf("load-%02d", i) }
 
-func (w *writer) run() {
-	defer close(w.done)
-	for seq := 0; ; seq++ {
+func (w *writer) run(g int) {
+	defer w.done.Done()
+	for seq := g; ; seq += writers {
 		w.mu.Lock()
 		for w.paused {
 			w.cond.Wait()
 		}
-		w.busy = true
+		w.busy++
 		w.mu.Unlock()
 		select {
 		case <-w.stop:
@@ -57,7 +64,7 @@ func (w *writer) run() {
 			return
 		default:
 		}
-		name, val := loadHost(seq%loadHosts), fmt.Sprintf("w%06d", seq)
+		name, val := loadHost(seq%loadHosts), fmt.Sprintf("w%07d", seq)
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		_, _, err := w.c.ApplyHost(ctx, &api.Host{Name: name, Rack: "load", Consumer: val,
 			BMC: api.BMC{Address: "redfish+http://127.0.0.1:1/redfish/v1/Systems/1", Credentials: "bmc"}})
@@ -81,7 +88,7 @@ func (w *writer) run() {
 
 func (w *writer) idle() {
 	w.mu.Lock()
-	w.busy = false
+	w.busy--
 	w.cond.Broadcast()
 	w.mu.Unlock()
 }
@@ -90,7 +97,7 @@ func (w *writer) idle() {
 func (w *writer) pause() {
 	w.mu.Lock()
 	w.paused = true
-	for w.busy {
+	for w.busy > 0 {
 		w.cond.Wait()
 	}
 	w.mu.Unlock()
@@ -106,7 +113,7 @@ func (w *writer) resume() {
 func (w *writer) close() {
 	close(w.stop)
 	w.resume()
-	<-w.done
+	w.done.Wait()
 }
 
 // lost lists the hosts whose value in hosts is not one the writer may

@@ -119,6 +119,14 @@ func TestRollingUpgradeFromLastRelease(t *testing.T) {
 		if err != nil {
 			return err
 		}
+		// Status is answered by the member asked; the hash check is the leader's.
+		lc, err := client.New(client.Config{Coordinator: st.Leader, Token: tok, RetryFor: -1})
+		if err != nil || st.Leader == "" {
+			return fmt.Errorf("leader %q: %v", st.Leader, err)
+		}
+		if st, err = lc.Status(ctx(t)); err != nil {
+			return err
+		}
 		if st.Upgrade == nil || len(st.Upgrade.Lagging) != 0 || st.Upgrade.EffectiveVersion == "" || strings.Contains(st.Upgrade.EffectiveVersion, "legacy") {
 			return fmt.Errorf("upgrade %+v", st.Upgrade)
 		}
