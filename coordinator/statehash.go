@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"hash"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -148,7 +147,5 @@ func (s *fsmSnapshot) sum() string {
 	for _, h := range hosts {
 		put("host", h)
 	}
-	return hex.EncodeToString(sumOf(d))
+	return hex.EncodeToString(d.Sum(nil))
 }
-
-func sumOf(d hash.Hash) []byte { return d.Sum(nil) }
