@@ -136,7 +136,8 @@ func (s *Store) upgradeStatus() *api.UpgradeStatus {
 	low := -1
 	for _, id := range s.voterIDs() {
 		t, bin := s.fsm.memberTable(id)
-		if l := level(t); low < 0 || l < low {
+		// On a tie the legacy release wins: it is the older one.
+		if l := level(t); low < 0 || l < low || (l == low && bin == LegacyVersion) {
 			low, out.EffectiveVersion = l, bin
 		}
 		if m := missing(t); len(m) > 0 {

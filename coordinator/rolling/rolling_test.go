@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackfence/rackfence/coordinator"
 	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
 	"github.com/rackfence/rackfence/shared/testenv"
@@ -115,16 +116,8 @@ func TestRollingUpgradeFromLastRelease(t *testing.T) {
 
 	// The leader, current now, sees every member current and equal.
 	testenv.Eventually(t, 60*time.Second, "the leader's gate and hash check", func() error {
-		st, err := admin.Status(ctx(t))
+		st, err := leaderStatus(t, admin, tok)
 		if err != nil {
-			return err
-		}
-		// Status is answered by the member asked; the hash check is the leader's.
-		lc, err := client.New(client.Config{Coordinator: st.Leader, Token: tok, RetryFor: -1})
-		if err != nil || st.Leader == "" {
-			return fmt.Errorf("leader %q: %v", st.Leader, err)
-		}
-		if st, err = lc.Status(ctx(t)); err != nil {
 			return err
 		}
 		if st.Upgrade == nil || len(st.Upgrade.Lagging) != 0 || st.Upgrade.EffectiveVersion == "" || strings.Contains(st.Upgrade.EffectiveVersion, "legacy") {
@@ -135,6 +128,26 @@ func TestRollingUpgradeFromLastRelease(t *testing.T) {
 		}
 		return nil
 	})
+
+	// Once more back to the release, now that every member ran the current
+	// binary: still safe (nothing the release lacks was written), and the
+	// leader sees it and records it as the release.
+	swap(ms[1], oldCoord, false)
+	check("m2 downgraded to " + oldCommit + " after the full upgrade")
+	testenv.Eventually(t, 60*time.Second, "the leader records m2's downgrade", func() error {
+		st, err := leaderStatus(t, admin, tok)
+		if err != nil {
+			return err
+		}
+		for _, m := range st.Members {
+			if m.ID == "m2" && m.Version == coordinator.LegacyVersion && st.Upgrade.EffectiveVersion == coordinator.LegacyVersion {
+				return nil
+			}
+		}
+		return fmt.Errorf("members %+v, effective %q", st.Members, st.Upgrade.EffectiveVersion)
+	})
+	swap(ms[1], newCoord, true)
+	check("m2 upgraded again")
 	_ = agent
 	t.Logf("FIGURES rolling upgrade: %d steps, %d writes acknowledged under load (%d with unknown outcome), %d acknowledged writes lost, "+
 		"%d state hash comparisons, %d mismatches, took %s",
@@ -142,6 +155,20 @@ func TestRollingUpgradeFromLastRelease(t *testing.T) {
 	if f.lost != 0 || f.mismatches != 0 {
 		t.Fatalf("lost %d, mismatches %d", f.lost, f.mismatches)
 	}
+}
+
+// leaderStatus is the leader's GET /v1/status (status is answered by the
+// member asked; the hash check is the leader's).
+func leaderStatus(t *testing.T, admin *client.Client, tok string) (*api.ClusterStatus, error) {
+	st, err := admin.Status(ctx(t))
+	if err != nil {
+		return nil, err
+	}
+	lc, err := client.New(client.Config{Coordinator: st.Leader, Token: tok, RetryFor: -1})
+	if err != nil || st.Leader == "" {
+		return nil, fmt.Errorf("leader %q: %v", st.Leader, err)
+	}
+	return lc.Status(ctx(t))
 }
 
 type figures struct {
