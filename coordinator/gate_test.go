@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"bytes"
 	"errors"
 	"maps"
 	"strings"
@@ -68,5 +69,30 @@ func TestGateNeedsEveryVoter(t *testing.T) {
 	s.voters.Store(&ids2)
 	if err := s.gate([]byte{byte(cmdNew), 1}); err != nil {
 		t.Fatalf("the downgraded member was removed: %v", err)
+	}
+}
+
+// TestMemberVersionsSurviveASnapshot: the recorded versions are in the
+// snapshot, and removing a member forgets its record.
+func TestMemberVersionsSurviveASnapshot(t *testing.T) {
+	h := newFSMT(t)
+	v := MemberVersion{Binary: "v2 (abc)", Commands: SupportedCommands()}
+	h.ok(SetMemberCmd{ID: "n1", HTTPAddr: "http://n1", Version: &v})
+	h.ok(SetMemberCmd{ID: "n2", HTTPAddr: "http://n2", Version: &v})
+	h.ok(RemoveMemberCmd{ID: "n2"})
+	var buf bytes.Buffer
+	if err := h.f.snapshot().writeTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	f := NewFSM()
+	if err := f.restore(&buf); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := f.MemberVersion("n1")
+	if !ok || !sameVersion(got, v) {
+		t.Fatalf("n1 after restore: %+v %v", got, ok)
+	}
+	if _, ok := f.MemberVersion("n2"); ok {
+		t.Fatal("a removed member's version survived")
 	}
 }
