@@ -20,6 +20,14 @@ const (
 	// (binaryBody): a status report with hardware details is 32 % smaller
 	// and decodes in half of JSON's time (BenchmarkCommandBody).
 	bodyBinary = 2
+	// putHostDataVersion (v3, CmdPutHost only) is the MessagePack body of a
+	// host that names config drive records (userData, networkData,
+	// metaData, preprovisioningNetworkData). A host naming none is still
+	// written as v2, so binaries from before those fields apply it; one
+	// naming any is v3, which such a binary refuses (it stops, fsm_stop.go)
+	// instead of dropping the fields, and which the gate (gate.go) writes
+	// only once every voter applies it.
+	putHostDataVersion = 3
 )
 
 // binaryBody lists the commands written as v2: the writes agents and
@@ -58,7 +66,7 @@ func encodeBody(c Command) (byte, []byte, error) {
 func decodeBody[T Command](ver byte, body []byte) (Command, error) {
 	var v T
 	switch {
-	case ver == bodyBinary && binaryBody[v.Type()]:
+	case ver >= bodyBinary && binaryBody[v.Type()] && ver <= maxVersion(v.Type()):
 		if err := codec.NewDecoderBytes(body, msgpackHandle).Decode(&v); err != nil {
 			return nil, err
 		}

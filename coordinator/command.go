@@ -58,23 +58,14 @@ type versioned interface {
 	bodyVersion() byte
 }
 
-// maxVersion is the newest body version this binary reads for each type;
-// every older one still decodes (old entries stay in logs and snapshots).
+// maxVersion is the newest body version this binary reads for type t (0:
+// a type it does not know); every older one still decodes (old entries
+// stay in logs and snapshots). The table is commandVersions (versions.go).
 //
 // Two kinds of version share the byte: a JSON body's layout (PutToken v2
 // adds creation and expiry) and, for the hot-path types of binaryBody,
 // version 2 = the MessagePack body (codec.go).
-func maxVersion(t CmdType) byte {
-	switch {
-	case t == CmdPutToken:
-		return putTokenVersion
-	case t == CmdPutSealedCredentials || t == CmdResealCredentials:
-		return sealedCredsVersion
-	case binaryBody[t]:
-		return bodyBinary
-	}
-	return bodyVersion
-}
+func maxVersion(t CmdType) byte { return commandVersions[t] }
 
 // Command is one state change. Every field the FSM needs that is not
 // deterministic (time, random IDs, token hashes) is filled in before the
@@ -99,6 +90,15 @@ type InitCmd struct {
 type PutHostCmd struct {
 	Host api.Host  `json:"host"`
 	Time time.Time `json:"time"`
+}
+
+// A host naming config drive records is body version 3 (codec.go).
+func (c PutHostCmd) bodyVersion() byte {
+	h := &c.Host
+	if h.UserData != nil || h.NetworkData != nil || h.MetaData != nil || h.PreprovisioningNetworkData != nil {
+		return putHostDataVersion
+	}
+	return bodyBinary
 }
 
 // DeleteHostCmd asks for a host's deletion.
@@ -201,10 +201,20 @@ type NoopCmd struct {
 	Node string `json:"node"`
 }
 
-// SetMemberCmd records a member's HTTP address.
+// SetMemberCmd records a member's HTTP address and, since the version
+// gate, what its binary applies (Version; binaries from before the gate
+// ignore the field, so the leader may write it in a mixed cluster).
 type SetMemberCmd struct {
-	ID       string `json:"id"`
-	HTTPAddr string `json:"httpAddr"`
+	ID       string         `json:"id"`
+	HTTPAddr string         `json:"httpAddr"`
+	Version  *MemberVersion `json:"version,omitempty"`
+}
+
+// MemberVersion is what a member's binary applies, as the leader recorded
+// it in Raft: the binary's version and its command table.
+type MemberVersion struct {
+	Binary   string   `json:"binary"`
+	Commands Commands `json:"commands"`
 }
 
 // RemoveMemberCmd forgets a member's HTTP address.
@@ -257,8 +267,8 @@ func Encode(c Command) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode command %d: %w", c.Type(), err)
 	}
-	if vc, ok := c.(versioned); ok && ver == bodyJSON {
-		ver = vc.bodyVersion() // a JSON body with a newer layout (PutToken v2)
+	if vc, ok := c.(versioned); ok && vc.bodyVersion() > ver {
+		ver = vc.bodyVersion() // a body with a newer layout (PutToken v2, PutHost v3)
 	}
 	out := make([]byte, 0, len(body)+2)
 	out = append(out, byte(c.Type()), ver)

@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/rackfence/rackfence/coordinator/seal"
@@ -112,6 +113,23 @@ type Config struct {
 	// --secrets-key-file, replaced on SIGHUP). nil or empty: this member
 	// can neither store nor reveal sealed passwords, and says so.
 	Secrets *seal.Holder
+
+	// Version gate and divergence check (gate.go, peers.go,
+	// divergence.go). PeerClient reads other members' GET /v1/health
+	// (default: 5s timeout, plain transport; the binary passes its member
+	// TLS client). ProbeInterval is how often the leader reads them
+	// (default 10s), HashCheckInterval how often it compares state hashes
+	// (default 1m), HashEvery how many log entries apart members hash
+	// their state (default 1024).
+	PeerClient        *http.Client
+	ProbeInterval     time.Duration
+	HashCheckInterval time.Duration
+	HashEvery         uint64
+
+	// TestOnlyCommands, in tests only, makes this member apply (and
+	// report) only these command types and body versions, as an older
+	// binary would. nil: everything this binary knows.
+	TestOnlyCommands map[CmdType]byte
 }
 
 func (c *Config) applyDefaults() {
@@ -138,5 +156,17 @@ func (c *Config) applyDefaults() {
 	}
 	if c.RaftLogLevel == "" {
 		c.RaftLogLevel = DefaultRaftLogLevel
+	}
+	if c.PeerClient == nil {
+		c.PeerClient = &http.Client{Timeout: 5 * time.Second}
+	}
+	if c.ProbeInterval <= 0 {
+		c.ProbeInterval = DefaultProbeInterval
+	}
+	if c.HashCheckInterval <= 0 {
+		c.HashCheckInterval = DefaultHashCheckInterval
+	}
+	if c.HashEvery == 0 {
+		c.HashEvery = DefaultHashEvery
 	}
 }

@@ -64,3 +64,12 @@ var (
 	// ErrSnapshotVersion means a snapshot was written by an unknown version.
 	ErrSnapshotVersion = errors.New("snapshot has an unknown format version; this binary is older than the cluster")
 )
+
+// Errors of the version gate (fsm_stop.go); a write the gate refuses is an
+// *Error with code api.CodeUpgradeRequired (gate.go).
+var (
+	// ErrStopped means this member stopped applying its log at an entry
+	// its binary does not know (the *StopReason names it): upgrade this
+	// member's binary and restart it.
+	ErrStopped = errors.New("this member stopped applying the Raft log; upgrade its binary")
+)

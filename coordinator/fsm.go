@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"fmt"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -41,11 +42,25 @@ type FSM struct {
 	onLease func([]LeaseChange)
 	// onApply observes each applied command type (metrics); may be nil.
 	onApply func(CmdType)
+
+	// stopped is set at the first entry this binary cannot apply
+	// (fsm_stop.go); nothing is applied after it.
+	stopped atomic.Pointer[StopReason]
+	// onStop is called once, outside the lock, when the FSM stops.
+	onStop func(*StopReason)
+	// hashes computes the periodic state hash (statehash.go).
+	hashes *hasher
+	// commands is what this FSM applies: commandVersions, except in a
+	// test that plays an older binary (Config.TestOnlyCommands).
+	commands map[CmdType]byte
+	// versionsGen counts changes of the member version table.
+	versionsGen atomic.Uint64
 }
 
 // NewFSM returns an empty FSM.
 func NewFSM() *FSM {
-	return &FSM{s: newState(), appliedCh: make(chan struct{}), rackCh: map[string]chan struct{}{}}
+	return &FSM{s: newState(), appliedCh: make(chan struct{}), rackCh: map[string]chan struct{}{}, hashes: newHasher(0),
+		commands: commandVersions}
 }
 
 // AppliedIndex is the index of the last log entry the FSM applied.
@@ -75,6 +90,16 @@ func (f *FSM) Apply(l *raft.Log) any {
 		f.markApplied(l.Index, nil)
 		return nil
 	}
+	if r := f.stopped.Load(); r != nil {
+		return Result{Err: r}
+	}
+	if p := unknownPart(f.commands, l.Data); p != nil {
+		r := newStopReason(f.commands, l.Index, p)
+		if f.stopped.CompareAndSwap(nil, r) && f.onStop != nil {
+			f.onStop(r)
+		}
+		return Result{Err: r}
+	}
 	t := &tx{index: l.Index}
 	var out any
 	f.mu.Lock()
@@ -93,6 +118,7 @@ func (f *FSM) Apply(l *raft.Log) any {
 		out = f.applyOne(t, l.Data)
 	}
 	f.applied.Store(l.Index)
+	f.hashes.maybeCapture(f, l.Index)
 	f.mu.Unlock()
 	f.markApplied(l.Index, t)
 	return out
@@ -144,8 +170,14 @@ func (f *FSM) applyCmd(t *tx, c Command) Result {
 		v, err = f.applyPutToken(t, c)
 	case SetMemberCmd:
 		f.s.Members[c.ID] = c.HTTPAddr
+		if c.Version != nil {
+			f.s.Versions[c.ID] = *c.Version
+			f.versionsGen.Add(1)
+		}
 	case RemoveMemberCmd:
 		delete(f.s.Members, c.ID)
+		delete(f.s.Versions, c.ID)
+		f.versionsGen.Add(1)
 	case NoopCmd:
 	case SetPivotedCmd:
 		v, err = f.applySetPivoted(t, c)
@@ -222,7 +254,14 @@ func (f *FSM) StoreConfiguration(index uint64, _ raft.Configuration) {
 }
 
 // Snapshot captures the state for raft; see snapshot.go.
-func (f *FSM) Snapshot() (raft.FSMSnapshot, error) { return f.snapshot(), nil }
+// A stopped FSM refuses: raft would record the snapshot at an index past
+// the entry this member could not apply, and a restart would skip it.
+func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
+	if r := f.stopped.Load(); r != nil {
+		return nil, fmt.Errorf("no snapshot: %w", r)
+	}
+	return f.snapshot(), nil
+}
 
 // Restore replaces the state with a snapshot; see snapshot.go.
 func (f *FSM) Restore(rc io.ReadCloser) error {

@@ -287,18 +287,6 @@ func TestBatchEntryAppliesEachCommand(t *testing.T) {
 	}
 }
 
-func TestUnknownCommandRefused(t *testing.T) {
-	f := NewFSM()
-	r := f.Apply(&raft.Log{Index: 1, Type: raft.LogCommand, Data: []byte{200, 1, '{', '}'}}).(Result)
-	if !errors.Is(r.Err, ErrUnknownCommand) {
-		t.Fatal(r.Err)
-	}
-	r = f.Apply(&raft.Log{Index: 2, Type: raft.LogCommand, Data: []byte{byte(CmdPutHost), 9, '{', '}'}}).(Result)
-	if !errors.Is(r.Err, ErrUnknownCommand) {
-		t.Fatal(r.Err)
-	}
-}
-
 // fullState builds a state exercising every kind of record.
 func fullState(t *testing.T) *fsmT {
 	h := newFSMT(t)

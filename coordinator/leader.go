@@ -75,9 +75,10 @@ func (s *Store) takeOver(g uint64) {
 		s.log.Warn("leader no-op failed", "err", err)
 		return
 	}
-	if s.fsm.MemberHTTP(s.cfg.NodeID) != s.cfg.HTTPURL {
-		if _, err := s.Apply(ctx, SetMemberCmd{ID: s.cfg.NodeID, HTTPAddr: s.cfg.HTTPURL}); err != nil {
-			s.log.Warn("could not record this node's HTTP URL", "err", err)
+	if have, _ := s.fsm.MemberVersion(s.cfg.NodeID); s.fsm.MemberHTTP(s.cfg.NodeID) != s.cfg.HTTPURL || !sameVersion(have, s.thisMember()) {
+		me := s.thisMember()
+		if _, err := s.Apply(ctx, SetMemberCmd{ID: s.cfg.NodeID, HTTPAddr: s.cfg.HTTPURL, Version: &me}); err != nil {
+			s.log.Warn("could not record this node's HTTP URL and version", "err", err)
 		}
 	}
 	if s.fsm.ClusterID() == "" {
@@ -89,7 +90,9 @@ func (s *Store) takeOver(g uint64) {
 		return
 	}
 	s.timers.armAll(s.fsm.leases())
+	s.refreshVoters()
 	s.ready.Store(true)
+	go s.probeMembers() // record the other members' versions now, not in ProbeInterval
 	s.log.Info("leader ready", "node", s.cfg.NodeID, "appliedIndex", s.fsm.AppliedIndex())
 }
 

@@ -39,6 +39,7 @@ func (s *Store) Join(ctx context.Context, req api.JoinRequest) error {
 		}
 		s.log.Info("member joined", "id", req.ID, "raft", req.RaftAddr, "http", req.HTTPAddr)
 	}
+	s.refreshVoters() // the gate counts the new voter (as legacy until its version is recorded)
 	_, err := s.Apply(ctx, SetMemberCmd{ID: req.ID, HTTPAddr: req.HTTPAddr})
 	return err
 }
@@ -65,6 +66,7 @@ func (s *Store) RemoveMember(ctx context.Context, id string) error {
 		return fmt.Errorf("remove member %s: %w", id, mapRaftErr(err))
 	}
 	s.log.Info("member removed", "id", id)
+	s.refreshVoters()
 	if id == s.cfg.NodeID {
 		return nil
 	}
@@ -86,6 +88,16 @@ func (s *Store) Members() ([]api.Member, error) {
 		if m.ID == s.cfg.NodeID {
 			m.HTTPAddr = s.cfg.HTTPURL
 		}
+		_, m.Version = s.fsm.memberTable(m.ID)
+		if p, ok := s.probes.get(m.ID); ok && p.err == nil && p.health.Stopped != nil {
+			m.Stopped = p.health.Stopped.Message
+		}
+		if m.ID == s.cfg.NodeID {
+			m.Version = binaryVersion()
+			if r := s.fsm.Stopped(); r != nil {
+				m.Stopped = r.Message
+			}
+		}
 		out = append(out, m)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
@@ -97,8 +109,17 @@ func (s *Store) Status() api.ClusterStatus {
 	ms, _ := s.Members()
 	_, leader := s.Leader()
 	st := s.State()
-	return api.ClusterStatus{
+	out := api.ClusterStatus{
 		ClusterID: s.fsm.ClusterID(), NodeID: s.cfg.NodeID, State: st, Leader: leader,
 		Members: ms, CommitIndex: s.raft.CommitIndex(), AppliedIndex: s.fsm.AppliedIndex(),
 	}
+	out.Upgrade = s.upgradeStatus()
+	if s.IsLeader() {
+		out.Upgrade.HashCheck = s.divergence.last()
+		out.Warnings = s.divergence.warnings()
+	}
+	if r := s.fsm.Stopped(); r != nil {
+		out.Warnings = append(out.Warnings, "this member stopped applying the Raft log: "+r.Message)
+	}
+	return out
 }

@@ -63,6 +63,7 @@ func (m *Metrics) Register(reg prometheus.Registerer, s *Store) {
 		return 0
 	}))
 	reg.MustRegister(&secretsCollector{s: s})
+	registerGate(reg, s)
 	reg.MustRegister(newFleetCollector(s.fsm, time.Now))
 }
 

@@ -40,6 +40,9 @@ type snapMeta struct {
 	Tokens    map[string]TokenInfo `json:"tokens"`
 	Racks     map[string]rackRec   `json:"racks"`
 	HostCount int                  `json:"hostCount"`
+	// Versions is the member version table (absent before the gate; an
+	// older binary ignores it).
+	Versions map[string]MemberVersion `json:"versions,omitempty"`
 }
 
 type fsmSnapshot struct {
@@ -52,6 +55,11 @@ type fsmSnapshot struct {
 func (f *FSM) snapshot() *fsmSnapshot {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
+	return f.snapshotLocked()
+}
+
+// snapshotLocked is snapshot with f.mu already held.
+func (f *FSM) snapshotLocked() *fsmSnapshot {
 	s := &fsmSnapshot{meta: snapMeta{
 		Applied:   f.applied.Load(),
 		ClusterID: f.s.ClusterID,
@@ -59,6 +67,7 @@ func (f *FSM) snapshot() *fsmSnapshot {
 		Creds:     maps.Clone(f.s.Creds),
 		Tokens:    maps.Clone(f.s.Tokens),
 		Racks:     make(map[string]rackRec, len(f.s.Racks)),
+		Versions:  maps.Clone(f.s.Versions),
 	}}
 	for n, r := range f.s.Racks {
 		c := *r
@@ -178,6 +187,9 @@ func (f *FSM) restore(r io.Reader) error {
 	if meta.Creds != nil {
 		s.Creds = meta.Creds
 	}
+	if meta.Versions != nil {
+		s.Versions = meta.Versions
+	}
 	for hash, info := range meta.Tokens {
 		s.putToken(hash, info) // snapshots before 2026-11-23 carry no IDs
 	}
@@ -197,6 +209,8 @@ func (f *FSM) restore(r io.Reader) error {
 	f.mu.Lock()
 	f.s = s
 	f.applied.Store(meta.Applied)
+	f.hashes.restored(meta.Applied)
+	f.versionsGen.Add(1)
 	f.mu.Unlock()
 	f.wakeAll()
 	return nil

@@ -106,6 +106,9 @@ type state struct {
 	Racks     map[string]*rackRec
 	Creds     map[string]credRec
 	Tokens    map[string]TokenInfo // sha256 hex -> info
+	// Versions is what each member's binary applies (versions.go), as
+	// the leader last recorded it; a member missing here is legacy.
+	Versions map[string]MemberVersion
 	// tokenIDs maps a token's public ID to its hash; derived from Tokens
 	// (rebuilt on restore, never snapshotted).
 	tokenIDs map[string]string
@@ -113,11 +116,12 @@ type state struct {
 
 func newState() *state {
 	return &state{
-		Members: map[string]string{},
-		Hosts:   map[string]*hostRec{},
-		Racks:   map[string]*rackRec{},
-		Creds:   map[string]credRec{},
-		Tokens:  map[string]TokenInfo{},
+		Members:  map[string]string{},
+		Hosts:    map[string]*hostRec{},
+		Racks:    map[string]*rackRec{},
+		Creds:    map[string]credRec{},
+		Tokens:   map[string]TokenInfo{},
+		Versions: map[string]MemberVersion{},
 
 		tokenIDs: map[string]string{},
 	}

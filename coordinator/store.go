@@ -39,6 +39,15 @@ type Store struct {
 	gen   atomic.Uint64
 	// uses are token uses seen here, not yet written (see tokens.go).
 	uses tokenUses
+
+	// Version gate and divergence check (gate.go, peers.go, divergence.go).
+	voters     atomic.Pointer[[]string]
+	gateCache  atomic.Pointer[clusterTable]
+	probes     probes
+	divergence *divergence
+	// stopCh is closed when the FSM stops at an entry it cannot apply.
+	stopCh   chan struct{}
+	stopOnce sync.Once
 }
 
 // Open starts a member from cfg.DataDir, bootstrapping a cluster of one when
@@ -59,6 +68,13 @@ func Open(cfg Config) (*Store, error) {
 	s := &Store{cfg: cfg, log: cfg.Logger, fsm: NewFSM(), notifyCh: make(chan bool, 16), closing: make(chan struct{})}
 	s.timers = newLeaseTimers(s)
 	s.fsm.onLease = s.timers.changed
+	s.fsm.hashes = newHasher(cfg.HashEvery)
+	if cfg.TestOnlyCommands != nil {
+		s.fsm.commands = cfg.TestOnlyCommands
+	}
+	s.divergence = newDivergence()
+	s.stopCh = make(chan struct{})
+	s.fsm.onStop = s.stopApplying
 	if cfg.Metrics != nil {
 		s.fsm.onApply = cfg.Metrics.observeApply
 	}
@@ -152,6 +168,8 @@ func Open(cfg Config) (*Store, error) {
 	s.batch = newBatcher(r, cfg.MaxBatch, cfg.ApplyTimeout, cfg.Metrics)
 	go s.leaderLoop()
 	go s.touchLoop()
+	go s.peerLoop()
+	go s.shutdownWhenStopped()
 	return s, nil
 }
 
@@ -179,7 +197,7 @@ func (s *Store) IsLeader() bool { return s.raft.State() == raft.Leader }
 
 // Ready reports whether this node leads and has finished taking over
 // (barrier passed, lease timers re-armed).
-func (s *Store) Ready() bool { return s.IsLeader() && s.ready.Load() }
+func (s *Store) Ready() bool { return s.IsLeader() && s.ready.Load() && s.fsm.Stopped() == nil }
 
 // State is the Raft state in lower case: leader, follower, candidate, shutdown.
 func (s *Store) State() string { return strings.ToLower(s.raft.State().String()) }
@@ -210,6 +228,9 @@ func (s *Store) Apply(ctx context.Context, c Command) (any, error) {
 	}
 	data, err := Encode(c)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.gate(data); err != nil {
 		return nil, err
 	}
 	start := time.Now()
@@ -299,7 +320,9 @@ func (s *Store) Close() error {
 	s.closed.Do(func() {
 		close(s.closing)
 		s.timers.stopAll()
-		s.snapshotIfBehind()
+		if s.fsm.Stopped() == nil {
+			s.snapshotIfBehind()
+		}
 		if s.raft != nil {
 			err = s.raft.Shutdown().Error()
 		}

@@ -68,9 +68,10 @@ func TestPutTokenWritesVersion2AndNewerIsRefused(t *testing.T) {
 	if _, err := Decode(append([]byte{byte(CmdRemoveMember), 2}, "{}"...)); !errors.Is(err, ErrUnknownCommand) {
 		t.Fatalf("RemoveMember version 2: %v", err)
 	}
-	// PutHost's version 2 is its binary body (codec.go); 3 is unknown.
-	if _, err := Decode(append([]byte{byte(CmdPutHost), 3}, "{}"...)); !errors.Is(err, ErrUnknownCommand) {
-		t.Fatalf("PutHost version 3: %v", err)
+	// PutHost's version 2 is its binary body (codec.go), 3 the binary
+	// body naming config drive records; 4 is unknown.
+	if _, err := Decode(append([]byte{byte(CmdPutHost), 4}, "{}"...)); !errors.Is(err, ErrUnknownCommand) {
+		t.Fatalf("PutHost version 4: %v", err)
 	}
 	if b, _ := Encode(RevokeTokenCmd{ID: "ab", Time: t0}); b[1] != 1 {
 		t.Fatalf("RevokeTokenCmd version %d", b[1])

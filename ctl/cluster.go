@@ -13,7 +13,7 @@ func init() {
 	register(&command{
 		path:  "cluster status",
 		usage: "",
-		short: "Show the answering member's view: tier, leader, members, indexes",
+		short: "Show the answering member's view: tier, leader, members and their versions, indexes, state hash check",
 		setup: clusterStatus,
 	})
 	register(&command{
@@ -53,21 +53,34 @@ func clusterStatus(fs *pflag.FlagSet) func(*Ctx, []string) error {
 			k.add("Leader", s.Leader)
 			k.add("Commit index", fmt.Sprint(s.CommitIndex))
 			k.add("Applied index", fmt.Sprint(s.AppliedIndex))
+			upgradeLines(k, s.Upgrade)
 			k.write(w)
 			fmt.Fprintln(w)
 			memberTable(w, s.Members, x.tableWidth())
+			for _, m := range s.Members {
+				if m.Stopped != "" {
+					fmt.Fprintf(w, "\nMember %s STOPPED applying the Raft log: %s\n", m.ID, m.Stopped)
+				}
+			}
+			for _, wn := range s.Warnings {
+				fmt.Fprintf(w, "\nWARNING: %s\n", wn)
+			}
 		})
 	}
 }
 
 func memberTable(w io.Writer, ms []api.Member, width int) {
-	t := &table{header: []string{"ID", "SUFFRAGE", "LEADER", "RAFT", "HTTP"}}
+	t := &table{header: []string{"ID", "SUFFRAGE", "LEADER", "RAFT", "HTTP", "VERSION"}}
 	for _, m := range ms {
 		leader := ""
 		if m.Leader {
 			leader = "yes"
 		}
-		t.add(m.ID, m.Suffrage, leader, m.RaftAddr, m.HTTPAddr)
+		v := m.Version
+		if m.Stopped != "" {
+			v += " STOPPED"
+		}
+		t.add(m.ID, m.Suffrage, leader, m.RaftAddr, m.HTTPAddr, v)
 	}
 	if len(ms) == 0 {
 		fmt.Fprintln(w, "No members.")

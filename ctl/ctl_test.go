@@ -466,6 +466,14 @@ func TestAgainstCoordinator(t *testing.T) {
 		if err := json.Unmarshal([]byte(c.mustCtl(t, "", "cluster", "status", "-o", "json").stdout), &st); err != nil || st.NodeID != "n1" || st.Tier != "test" {
 			t.Fatalf("cluster status: %+v %v", st, err)
 		}
+		// Versions: each member's, and the cluster's effective one.
+		if st.Upgrade == nil || st.Upgrade.EffectiveVersion == "" || len(st.Members) != 1 || st.Members[0].Version != st.Upgrade.EffectiveVersion {
+			t.Fatalf("cluster status versions: %+v %+v", st.Upgrade, st.Members)
+		}
+		if r := c.mustCtl(t, "", "cluster", "status"); !strings.Contains(r.stdout, "Effective version") || !strings.Contains(r.stdout, "VERSION") ||
+			!strings.Contains(r.stdout, st.Upgrade.EffectiveVersion) {
+			t.Errorf("cluster status table: %s", r)
+		}
 		r := c.mustCtl(t, "", "cluster", "members")
 		if !strings.Contains(r.stdout, "n1") || !strings.Contains(r.stdout, "yes") {
 			t.Errorf("members: %s", r)

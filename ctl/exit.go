@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
 )
 
@@ -118,6 +119,12 @@ func (x *Ctx) classifyAPI(err error) (int, []string) {
 	case http.StatusTooManyRequests:
 		return ExitFailed, []string{"this address sent too many unknown or expired tokens; wait the time the message says, and check --token-file / RACKFENCE_TOKEN (the coordinator counts failures per client address)"}
 	case http.StatusServiceUnavailable:
+		switch e.Code {
+		case api.CodeUpgradeRequired:
+			return ExitFailed, []string{"a coordinator member runs an older binary that cannot apply this write: upgrade the members the message names ('rackfencectl cluster status' shows each member's version), then retry"}
+		case api.CodeMemberStopped:
+			return ExitFailed, []string{"this member stopped applying the Raft log: point rackfencectl at another member (--coordinator URL), and upgrade this one (its GET /v1/health says why)"}
+		}
 		return ExitFailed, []string{"the cluster has no leader: check 'rackfencectl cluster status' on each member; a majority of members must be up"}
 	}
 	return ExitFailed, nil

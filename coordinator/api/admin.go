@@ -103,7 +103,9 @@ func (s *Server) status(c echo.Context) error {
 	}
 	st := s.store.Status()
 	st.Tier = s.cfg.Tier
-	st.TLS, st.Warnings = s.tlsStatus()
+	var tw []string
+	st.TLS, tw = s.tlsStatus()
+	st.Warnings = append(tw, st.Warnings...)
 	return c.JSON(http.StatusOK, st)
 }
 

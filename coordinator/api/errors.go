@@ -110,6 +110,10 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	ae := toAPIError(err, s.log, c)
 	if ae.Status == http.StatusServiceUnavailable {
 		c.Response().Header().Set("Retry-After", "1")
+		if ae.Detail.Code == wire.CodeUpgradeRequired {
+			// An upgrade takes minutes, not a second.
+			c.Response().Header().Set("Retry-After", "30")
+		}
 	}
 	_ = c.JSON(ae.Status, wire.ErrorBody{Error: ae.Detail})
 }

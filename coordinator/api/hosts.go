@@ -9,8 +9,15 @@ import (
 	wire "github.com/rackfence/rackfence/shared/api"
 )
 
+// health answers 200 while this member serves, 503 once it stopped
+// applying the Raft log; both carry its version, command table and state
+// hashes (the leader reads them: the version gate, the divergence check).
 func (s *Server) health(c echo.Context) error {
-	return c.JSON(http.StatusOK, map[string]string{"status": "ok", "node": s.store.NodeID(), "state": s.store.State()})
+	h := s.store.Health()
+	if h.Stopped != nil {
+		return c.JSON(http.StatusServiceUnavailable, h)
+	}
+	return c.JSON(http.StatusOK, h)
 }
 
 func pathName(c echo.Context, param, field string) (string, error) {

@@ -44,6 +44,12 @@ func startNode(t *testing.T, id, ip, dir string, bootstrap bool, raftPort, httpP
 
 func startNodeWith(t *testing.T, id, ip, dir string, bootstrap bool, raftPort, httpPort int, tweak func(*Config)) *node {
 	t.Helper()
+	return startNodeCfg(t, id, ip, dir, bootstrap, raftPort, httpPort, nil, tweak)
+}
+
+// startNodeCfg is startNodeWith that may also change the store's Config.
+func startNodeCfg(t *testing.T, id, ip, dir string, bootstrap bool, raftPort, httpPort int, tweakStore func(*coordinator.Config), tweak func(*Config)) *node {
+	t.Helper()
 	if raftPort == 0 {
 		raftPort = testenv.FreePort(t, ip)
 	}
@@ -57,8 +63,12 @@ func startNodeWith(t *testing.T, id, ip, dir string, bootstrap bool, raftPort, h
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("node", id)
 	}
 	m := coordinator.NewMetrics()
-	st, err := coordinator.Open(coordinator.Config{NodeID: id, DataDir: dir, HTTPURL: n.url, RaftAddr: n.raftAddr,
-		Bootstrap: bootstrap, Logger: log, RaftLogLevel: raftLevel(), Metrics: m, Secrets: testSecrets})
+	scfg := coordinator.Config{NodeID: id, DataDir: dir, HTTPURL: n.url, RaftAddr: n.raftAddr,
+		Bootstrap: bootstrap, Logger: log, RaftLogLevel: raftLevel(), Metrics: m, Secrets: testSecrets}
+	if tweakStore != nil {
+		tweakStore(&scfg)
+	}
+	st, err := coordinator.Open(scfg)
 	if err != nil {
 		t.Fatalf("open %s: %v", id, err)
 	}

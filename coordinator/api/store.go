@@ -30,6 +30,8 @@ type Store interface {
 	Leader() (id, httpURL string)
 	// State is the Raft state in lower case (leader, follower, ...).
 	State() string
+	// Health is GET /v1/health's answer (version, state hashes, stop).
+	Health() wire.Health
 
 	// Replicated state: writes, linearizable reads, the state machine.
 

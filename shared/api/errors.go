@@ -39,6 +39,14 @@ const (
 	// ID and the key file to add it to. 503 like no_leader: another member
 	// (or this one after SIGHUP) may answer.
 	CodeSecretsKeyMissing = "secrets_key_missing"
+	// CodeUpgradeRequired (503): the write needs a command type or body
+	// version a cluster member's binary does not apply yet: the message
+	// names the members to upgrade. Retry-After says when to try again.
+	CodeUpgradeRequired = "upgrade_required"
+	// CodeMemberStopped (503): the answering member stopped applying the
+	// Raft log at an entry its binary does not know: the message names
+	// it. Ask another member; upgrade this one.
+	CodeMemberStopped = "member_stopped"
 )
 
 // WireError is one row of the wire-error table: an error code and the
@@ -67,6 +75,8 @@ var (
 	ErrInternal          = &WireError{CodeInternal, http.StatusInternalServerError}
 	ErrNoLeader          = &WireError{CodeNoLeader, http.StatusServiceUnavailable}
 	ErrSecretsKeyMissing = &WireError{CodeSecretsKeyMissing, http.StatusServiceUnavailable}
+	ErrUpgradeRequired   = &WireError{CodeUpgradeRequired, http.StatusServiceUnavailable}
+	ErrMemberStopped     = &WireError{CodeMemberStopped, http.StatusServiceUnavailable}
 )
 
 // WireErrors is the whole table. Where codes share a status, the first
@@ -76,6 +86,7 @@ var WireErrors = []*WireError{
 	ErrBadRequest, ErrUnauthorized, ErrForbidden, ErrNotFound,
 	ErrConflict, ErrStaleEpoch, ErrTooLarge, ErrTooManyRequests,
 	ErrInternal, ErrNoLeader, ErrSecretsKeyMissing,
+	ErrUpgradeRequired, ErrMemberStopped,
 }
 
 var (

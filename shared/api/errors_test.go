@@ -23,6 +23,8 @@ func TestWireErrorTable(t *testing.T) {
 		"internal":            500,
 		"no_leader":           503,
 		"secrets_key_missing": 503,
+		"upgrade_required":    503,
+		"member_stopped":      503,
 	}
 	if len(WireErrors) != len(want) {
 		t.Errorf("the table has %d rows, want %d", len(WireErrors), len(want))

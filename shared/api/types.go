@@ -563,8 +563,11 @@ type ClusterStatus struct {
 	AppliedIndex uint64   `json:"appliedIndex"`
 	// TLS says how this member's API and Raft transport are secured.
 	TLS TLSStatus `json:"tls"`
-	// Warnings are conditions an operator should fix (e.g. plaintext).
+	// Warnings are conditions an operator should fix (e.g. plaintext,
+	// a member whose state hash differs from the leader's).
 	Warnings []string `json:"warnings,omitempty"`
+	// Upgrade is the version gate's view (upgrade.go), filled by the leader.
+	Upgrade *UpgradeStatus `json:"upgrade,omitempty"`
 }
 
 // Member is one Raft server.
@@ -574,6 +577,10 @@ type Member struct {
 	HTTPAddr string `json:"httpAddr"`
 	Suffrage string `json:"suffrage"`
 	Leader   bool   `json:"leader"`
+	// Version gate (upgrade.go): the member's binary version as the
+	// leader last saw it, and why it stopped applying, if it did.
+	Version string `json:"version,omitempty"`
+	Stopped string `json:"stopped,omitempty"`
 }
 
 // JoinRequest is the body of POST /v1/cluster/join.

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"time"
 
@@ -80,6 +81,8 @@ func serve(ctx context.Context, o *Config, log *slog.Logger) error {
 		NodeID: o.nodeID, DataDir: o.dataDir, HTTPURL: advertise, RaftAddr: o.raftAddr,
 		Bootstrap: bootstrap, Logger: log, RaftLogLevel: o.raftLogLevel, MaxBatch: o.maxBatch, Metrics: m,
 		Secrets: secrets, LogStore: o.raftLogStore,
+		ProbeInterval: o.probeInterval, HashCheckInterval: o.hashCheckInterval, HashEvery: o.hashEvery,
+		PeerClient: &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsClient}},
 	}
 	acfg := capi.Config{Tier: o.tier, PeerTiers: peerTiers, PeerTokenFiles: peerTokens,
 		Logger: log, Registry: reg, ProxyTLS: tlsClient, Pivot: peers}

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackfence/rackfence/coordinator"
 	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/testenv"
 )
@@ -68,7 +69,7 @@ func TestTLSWithClientCertificates(t *testing.T) {
 	bin := testenv.Binary(t, "rackfence-coordinator")
 	dir := t.TempDir()
 	ca, cert, key, pool, pair := writePKI(t, dir)
-	tlsArgs := []string{"--tls-cert", cert, "--tls-key", key, "--tls-client-ca", ca, "--raft-log-level", "error"}
+	tlsArgs := []string{"--tls-cert", cert, "--tls-key", key, "--tls-client-ca", ca, "--raft-log-level", "error", "--probe-interval", "500ms"}
 	h1, r1 := testenv.FreePort(t, "127.0.0.1"), testenv.FreePort(t, "127.0.0.1")
 	h2, r2 := testenv.FreePort(t, "127.0.0.2"), testenv.FreePort(t, "127.0.0.2")
 	u1, u2 := fmt.Sprintf("https://127.0.0.1:%d", h1), fmt.Sprintf("https://127.0.0.2:%d", h2)
@@ -117,4 +118,24 @@ func TestTLSWithClientCertificates(t *testing.T) {
 		return nil
 	}
 	testenv.Eventually(t, 90*time.Second, "a write through the joined member", put)
+	// The leader reads n2's health over mutual TLS and records its version.
+	testenv.Eventually(t, 60*time.Second, "n2's version recorded by the leader", func() error {
+		req, _ := http.NewRequest("GET", u1+"/v1/status", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := good.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		var st api.ClusterStatus
+		if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+			return err
+		}
+		for _, m := range st.Members {
+			if m.ID == "n2" && m.Version != "" && m.Version != coordinator.LegacyVersion {
+				return nil
+			}
+		}
+		return fmt.Errorf("members %+v", st.Members)
+	})
 }

@@ -1,0 +1,148 @@
+package coordinator
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/raft"
+	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/version"
+)
+
+// The version gate: the leader writes a command type or body version only
+// when every voter's binary applies it. What each member applies is in
+// the FSM (SetMemberCmd.Version, recorded by the leader from the member's
+// health answer, peers.go); a voter with no record runs a binary from
+// before the gate and applies legacyVersions. Everything in legacyVersions
+// passes without a look at the members, so today's writes never wait.
+
+// binaryVersion names this binary in the member table.
+func binaryVersion() string {
+	i := version.Get("rackfence-coordinator")
+	return i.Version + " (" + i.Commit + ")"
+}
+
+// thisMember is this member's record.
+func (s *Store) thisMember() MemberVersion {
+	return MemberVersion{Binary: binaryVersion(), Commands: wireCommands(s.fsm.commands)}
+}
+
+// MemberVersion returns what member id applies, as recorded; ok false
+// when it never recorded one (a binary from before the gate).
+func (f *FSM) MemberVersion(id string) (MemberVersion, bool) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	v, ok := f.s.Versions[id]
+	return v, ok
+}
+
+// memberTable is the command table member id applies.
+func (f *FSM) memberTable(id string) (map[CmdType]byte, string) {
+	if v, ok := f.MemberVersion(id); ok {
+		return table(v.Commands), v.Binary
+	}
+	return legacyVersions, LegacyVersion
+}
+
+// voterIDs returns the voters of the current configuration (cached; the
+// peer loop and leadership changes refresh it).
+func (s *Store) voterIDs() []string {
+	if v := s.voters.Load(); v != nil {
+		return *v
+	}
+	return s.refreshVoters()
+}
+
+func (s *Store) refreshVoters() []string {
+	cf := s.raft.GetConfiguration()
+	if cf.Error() != nil {
+		return nil
+	}
+	var ids []string
+	for _, srv := range cf.Configuration().Servers {
+		if srv.Suffrage == raft.Voter {
+			ids = append(ids, string(srv.ID))
+		}
+	}
+	sort.Strings(ids)
+	s.voters.Store(&ids)
+	return ids
+}
+
+// clusterTable is the table every voter applies, cached until the voters
+// or the recorded versions change.
+type clusterTable struct {
+	gen    uint64
+	voters *[]string
+	table  map[CmdType]byte
+}
+
+func (s *Store) clusterTable() map[CmdType]byte {
+	gen, voters := s.fsm.versionsGen.Load(), s.voters.Load()
+	if voters == nil {
+		s.refreshVoters()
+		voters = s.voters.Load()
+	}
+	if c := s.gateCache.Load(); c != nil && c.gen == gen && c.voters == voters {
+		return c.table
+	}
+	var ts []map[CmdType]byte
+	if voters != nil {
+		for _, id := range *voters {
+			t, _ := s.fsm.memberTable(id)
+			ts = append(ts, t)
+		}
+	}
+	t := intersect(ts...)
+	s.gateCache.Store(&clusterTable{gen: gen, voters: voters, table: t})
+	return t
+}
+
+// gate refuses an encoded command some voter cannot apply.
+func (s *Store) gate(data []byte) error {
+	if len(data) < 2 {
+		return nil
+	}
+	ct, v := CmdType(data[0]), data[1]
+	if supports(s.clusterTable(), ct, v) {
+		return nil
+	}
+	var lag []string
+	for _, id := range s.voterIDs() {
+		t, bin := s.fsm.memberTable(id)
+		if !supports(t, ct, v) {
+			lag = append(lag, id+" ("+bin+")")
+		}
+	}
+	if len(lag) == 0 {
+		return nil
+	}
+	return &Error{Code: api.CodeUpgradeRequired, Message: fmt.Sprintf(
+		"this write needs command type %d at body version %d, which member(s) %s do not apply yet: "+
+			"upgrade them to this leader's binary (%s), then retry (the cluster status lists each member's version)",
+		ct, v, strings.Join(lag, ", "), binaryVersion())}
+}
+
+// Supports reports whether every voter applies command type ct at body
+// version v: a handler with a fallback writes the old form when not.
+func (s *Store) Supports(ct CmdType, v byte) bool {
+	return s.gate([]byte{byte(ct), v}) == nil
+}
+
+// upgradeStatus is the gate's view for GET /v1/status.
+func (s *Store) upgradeStatus() *api.UpgradeStatus {
+	out := &api.UpgradeStatus{}
+	low := -1
+	for _, id := range s.voterIDs() {
+		t, bin := s.fsm.memberTable(id)
+		// On a tie the legacy release wins: it is the older one.
+		if l := level(t); low < 0 || l < low || (l == low && bin == LegacyVersion) {
+			low, out.EffectiveVersion = l, bin
+		}
+		if m := missing(t); len(m) > 0 {
+			out.Lagging = append(out.Lagging, api.LaggingMember{ID: id, Version: bin, Missing: m})
+		}
+	}
+	return out
+}

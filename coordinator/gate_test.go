@@ -1,0 +1,99 @@
+package coordinator
+
+import (
+	"bytes"
+	"errors"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/rackfence/rackfence/shared/api"
+)
+
+// TestGateNeedsEveryVoter: a command type (or body version) outside the
+// legacy table is written only when every voter's recorded table has it;
+// the refusal is upgrade_required and names the members to upgrade; a
+// legacy command never waits; a downgrade recorded later closes the gate
+// again.
+func TestGateNeedsEveryVoter(t *testing.T) {
+	const cmdNew CmdType = 250
+	saved := maps.Clone(commandVersions)
+	commandVersions[cmdNew] = 1
+	t.Cleanup(func() { commandVersions = saved })
+
+	s := &Store{fsm: NewFSM(), divergence: newDivergence()}
+	ids := []string{"n1", "n2", "n3"}
+	s.voters.Store(&ids)
+	h := &fsmT{t: t, f: s.fsm}
+	record := func(id string, t map[CmdType]byte, bin string) {
+		h.ok(SetMemberCmd{ID: id, HTTPAddr: "http://" + id, Version: &MemberVersion{Binary: bin, Commands: wireCommands(t)}})
+	}
+	record("n1", commandVersions, "v2")
+	record("n2", commandVersions, "v2")
+	// n3 never recorded: a binary from before the gate.
+
+	if err := s.gate([]byte{byte(CmdPutHost), bodyBinary}); err != nil {
+		t.Fatalf("a legacy command was gated: %v", err)
+	}
+	err := s.gate([]byte{byte(cmdNew), 1})
+	if !errors.Is(err, api.ErrUpgradeRequired) || !strings.Contains(err.Error(), "n3 ("+LegacyVersion+")") ||
+		strings.Contains(err.Error(), "n2") || !strings.Contains(err.Error(), "upgrade them") {
+		t.Fatalf("new type with a legacy voter: %v", err)
+	}
+	if s.Supports(cmdNew, 1) {
+		t.Fatal("Supports says yes with a legacy voter")
+	}
+	st := s.upgradeStatus()
+	if st.EffectiveVersion != LegacyVersion || len(st.Lagging) != 1 || st.Lagging[0].ID != "n3" || !slices.Contains(st.Lagging[0].Missing, "250/1") {
+		t.Fatalf("upgrade status: %+v", st)
+	}
+
+	record("n3", commandVersions, "v2")
+	if err := s.gate([]byte{byte(cmdNew), 1}); err != nil || !s.Supports(cmdNew, 1) {
+		t.Fatalf("every voter applies it: %v", err)
+	}
+	if err := s.gate([]byte{byte(cmdNew), 2}); err == nil {
+		t.Fatal("a body version nobody applies passed")
+	}
+	if st := s.upgradeStatus(); st.EffectiveVersion != "v2" || len(st.Lagging) != 0 {
+		t.Fatalf("upgrade status, all upgraded: %+v", st)
+	}
+
+	// n2 goes back to an older binary: the leader records its table.
+	record("n2", legacyVersions, LegacyVersion)
+	if err := s.gate([]byte{byte(cmdNew), 1}); err == nil || !strings.Contains(err.Error(), "n2") {
+		t.Fatalf("after a downgrade: %v", err)
+	}
+	// A removed member no longer counts.
+	ids2 := []string{"n1", "n3"}
+	s.voters.Store(&ids2)
+	if err := s.gate([]byte{byte(cmdNew), 1}); err != nil {
+		t.Fatalf("the downgraded member was removed: %v", err)
+	}
+}
+
+// TestMemberVersionsSurviveASnapshot: the recorded versions are in the
+// snapshot, and removing a member forgets its record.
+func TestMemberVersionsSurviveASnapshot(t *testing.T) {
+	h := newFSMT(t)
+	v := MemberVersion{Binary: "v2 (abc)", Commands: SupportedCommands()}
+	h.ok(SetMemberCmd{ID: "n1", HTTPAddr: "http://n1", Version: &v})
+	h.ok(SetMemberCmd{ID: "n2", HTTPAddr: "http://n2", Version: &v})
+	h.ok(RemoveMemberCmd{ID: "n2"})
+	var buf bytes.Buffer
+	if err := h.f.snapshot().writeTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	f := NewFSM()
+	if err := f.restore(&buf); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := f.MemberVersion("n1")
+	if !ok || !sameVersion(got, v) {
+		t.Fatalf("n1 after restore: %+v %v", got, ok)
+	}
+	if _, ok := f.MemberVersion("n2"); ok {
+		t.Fatal("a removed member's version survived")
+	}
+}
