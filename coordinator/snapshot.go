@@ -33,13 +33,16 @@ const (
 )
 
 type snapMeta struct {
-	Applied   uint64               `json:"applied"`
-	ClusterID string               `json:"clusterID"`
-	Members   map[string]string    `json:"members"`
-	Creds     map[string]credRec   `json:"creds"`
-	Tokens    map[string]TokenInfo `json:"tokens"`
-	Racks     map[string]rackRec   `json:"racks"`
-	HostCount int                  `json:"hostCount"`
+	Applied   uint64 `json:"applied"`
+	ClusterID string `json:"clusterID"`
+	// Generation is the restore generation (epoch.go); absent before
+	// 2026-11-24 and in never-restored clusters.
+	Generation uint64               `json:"generation,omitempty"`
+	Members    map[string]string    `json:"members"`
+	Creds      map[string]credRec   `json:"creds"`
+	Tokens     map[string]TokenInfo `json:"tokens"`
+	Racks      map[string]rackRec   `json:"racks"`
+	HostCount  int                  `json:"hostCount"`
 }
 
 type fsmSnapshot struct {
@@ -53,12 +56,13 @@ func (f *FSM) snapshot() *fsmSnapshot {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	s := &fsmSnapshot{meta: snapMeta{
-		Applied:   f.applied.Load(),
-		ClusterID: f.s.ClusterID,
-		Members:   maps.Clone(f.s.Members),
-		Creds:     maps.Clone(f.s.Creds),
-		Tokens:    maps.Clone(f.s.Tokens),
-		Racks:     make(map[string]rackRec, len(f.s.Racks)),
+		Applied:    f.applied.Load(),
+		ClusterID:  f.s.ClusterID,
+		Generation: f.s.Generation,
+		Members:    maps.Clone(f.s.Members),
+		Creds:      maps.Clone(f.s.Creds),
+		Tokens:     maps.Clone(f.s.Tokens),
+		Racks:      make(map[string]rackRec, len(f.s.Racks)),
 	}}
 	for n, r := range f.s.Racks {
 		c := *r
@@ -172,6 +176,7 @@ func (f *FSM) restore(r io.Reader) error {
 	}
 	s := newState()
 	s.ClusterID = meta.ClusterID
+	s.Generation = meta.Generation
 	if meta.Members != nil {
 		s.Members = meta.Members
 	}
