@@ -63,12 +63,6 @@ var (
 	ErrLogStoreMismatch = errors.New("the data dir's Raft log was written by another log store")
 	// ErrSnapshotVersion means a snapshot was written by an unknown version.
 	ErrSnapshotVersion = errors.New("snapshot has an unknown format version; this binary is older than the cluster")
-	// ErrNotBackup means a file is not a rackfence backup (rackfencectl
-	// cluster snapshot save writes them).
-	ErrNotBackup = errors.New("not a rackfence backup file")
-	// ErrBackupChecksum means a backup's body does not match its header:
-	// the file is truncated or corrupt; take another backup.
-	ErrBackupChecksum = errors.New("the backup is truncated or corrupt: its body does not match the checksum in its header; use another backup")
 	// ErrDataDirNotEmpty means restore was pointed at a data dir that
 	// already holds files.
 	ErrDataDirNotEmpty = errors.New("the data dir is not empty")

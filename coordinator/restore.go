@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
+	"github.com/rackfence/rackfence/coordinator/backupfile"
 	"github.com/rackfence/rackfence/coordinator/seal"
 	"github.com/rackfence/rackfence/shared/api"
 )
@@ -66,13 +67,13 @@ func RestoreDataDir(o RestoreOptions) (RestoreResult, error) {
 		return res, err
 	}
 	br := bufio.NewReaderSize(o.Backup, 256<<10)
-	hdr, err := ReadBackupHeader(br)
+	hdr, err := backupfile.Read(br)
 	if err != nil {
 		return res, err
 	}
 	res.Header = hdr
 	f := NewFSM()
-	if err := checkBody(br, hdr, f.restore); err != nil {
+	if err := backupfile.CheckBody(br, hdr, f.restore); err != nil {
 		return res, err
 	}
 	s := f.s

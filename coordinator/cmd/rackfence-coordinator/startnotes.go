@@ -45,9 +45,13 @@ func noteRecovery(o *Config, log *slog.Logger) {
 	}
 	var rec Recovery
 	_ = json.Unmarshal(b, &rec)
+	var last uint64
+	if rec.Member != nil {
+		last = rec.Member.LastIndex
+	}
 	log.Warn("this member was recovered from a lost quorum: it is a cluster of one until new members join; "+
 		"wipe the old members' data dirs before they start again, with --join",
-		"recoveredAt", rec.Time, "before", rec.Before, "lastIndex", rec.Member.LastIndex)
+		"recoveredAt", rec.Time, "before", rec.Before, "lastIndex", last)
 	if err := os.Rename(p, p+".seen"); err != nil {
 		log.Warn("could not mark the recovery as seen", "path", p, "err", err)
 	}
