@@ -1,0 +1,183 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rackfence/rackfence/coordinator"
+	"github.com/rackfence/rackfence/coordinator/backupfile"
+	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/testenv/rig"
+)
+
+// TestRestoreFencesOldAgent runs it all with real processes: a backup of
+// cluster A (rackfencectl cluster snapshot save); A moves on and a real
+// agent takes rack r1 under an epoch E above anything in the backup; the
+// backup is restored (rackfence-coordinator restore) into a new cluster B;
+// A dies and the agent, still holding E, fails over to B: B refuses E, the
+// agent stops touching its BMCs under E, and takes the rack again on B
+// under an epoch above E.
+func TestRestoreFencesOldAgent(t *testing.T) {
+	bin := testenv.Binary(t, "rackfence-coordinator")
+	ctl := testenv.Binary(t, "rackfencectl")
+	dir := t.TempDir()
+	a := rig.StartCoordinator(t, filepath.Join(dir, "a"), rig.CoordOpts{Insecure: true})
+	sim := rig.StartSim(t, dir, 2, 0)
+	a.Apply(sim.Host("r1-h0", "r1", 0))
+	// The agent's token exists before the backup, so B knows it too.
+	agentToken := a.Token(api.RoleAgent, "r1", "agent.token")
+	adminTokenFile := filepath.Join(dir, "a", "data", coordinator.AdminTokenFile)
+
+	backup := filepath.Join(dir, "cluster.backup")
+	if out, err := exec.Command(ctl, "--coordinator", a.URL, "--token-file", adminTokenFile, "cluster", "snapshot", "save", backup).CombinedOutput(); err != nil {
+		t.Fatalf("snapshot save: %v\n%s", err, out)
+	}
+	out, err := exec.Command(ctl, "cluster", "snapshot", "status", backup, "-o", "json").CombinedOutput()
+	if err != nil {
+		t.Fatalf("snapshot status: %v\n%s", err, out)
+	}
+	var st struct {
+		Header     backupfile.Header `json:"header"`
+		ChecksumOK bool              `json:"checksumOK"`
+	}
+	if err := json.Unmarshal(out, &st); err != nil || !st.ChecksumOK || st.Header.Hosts != 1 || st.Header.Tier != "default" {
+		t.Fatalf("snapshot status: %v %s", err, out)
+	}
+
+	// A moves on, well past the backup's index.
+	for i := range 100 {
+		a.Apply(&api.Host{Name: fmt.Sprintf("r9-h%03d", i), Rack: "r9", Online: true, BMC: api.BMC{Address: sim.Address(1), Credentials: "bmc"}})
+	}
+	bHTTP, bRaft := testenv.FreePort(t, "127.0.0.1"), testenv.FreePort(t, "127.0.0.1")
+	bURL := fmt.Sprintf("http://127.0.0.1:%d", bHTTP)
+	agent := testenv.Start(t, "agent", testenv.Binary(t, "rackfence-agent"), nil,
+		"--coordinator", a.URL+","+bURL, "--token-file", agentToken, "--rack", "r1", "--agent-id", "old",
+		"--lease-ttl", "5s", "--log-level", "debug", "--audit-file", filepath.Join(dir, "guard.jsonl"))
+	var held *api.Lease
+	testenv.Eventually(t, 60*time.Second, "the agent holding r1 on A", func() error {
+		held, err = a.Admin.GetLease(rig.Ctx(t), "r1")
+		if err != nil {
+			return err
+		}
+		if held == nil || held.Epoch == 0 {
+			return fmt.Errorf("no lease")
+		}
+		return nil
+	})
+	if held.Epoch <= st.Header.Index+100 {
+		t.Fatalf("A's epoch %d is not above the backup's index %d", held.Epoch, st.Header.Index)
+	}
+	a.WaitHost("r1-h0", 60*time.Second, "reconciled by the agent", func(h *api.Host) error {
+		if h.Status == nil {
+			return fmt.Errorf("no status")
+		}
+		return nil
+	})
+
+	bDir := filepath.Join(dir, "b")
+	out, err = exec.Command(bin, "restore", "--snapshot", backup, "--data-dir", bDir, "--node-id", "b-1",
+		"--raft-addr", fmt.Sprintf("127.0.0.1:%d", bRaft), "--secrets-key-file", filepath.Join(dir, "a", "data", "secrets.key")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("restore: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "restore generation 1") {
+		t.Errorf("restore output does not name the generation:\n%s", out)
+	}
+	if out, err := exec.Command(bin, "restore", "--snapshot", backup, "--data-dir", bDir, "--node-id", "b-1").CombinedOutput(); err == nil || !strings.Contains(string(out), "not empty") {
+		t.Errorf("a second restore into the same dir: %v\n%s", err, out)
+	}
+	b := testenv.Start(t, "coordinator b", bin, nil, "--data-dir", bDir, "--http-addr", fmt.Sprintf("127.0.0.1:%d", bHTTP),
+		"--raft-addr", fmt.Sprintf("127.0.0.1:%d", bRaft), "--insecure-plaintext", "--raft-log-level", "error")
+	tok, err := client.ReadTokenFile(adminTokenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	adminB, err := client.New(client.Config{Coordinator: bURL, Token: tok, RetryFor: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 60*time.Second, "B serving the restored hosts", func() error {
+		if b.Exited() {
+			t.Fatalf("B exited:\n%s", b.Output())
+		}
+		_, err := adminB.GetHost(rig.Ctx(t), "r1-h0")
+		return err
+	})
+
+	// A dies; the agent, still holding E, fails over to B and is refused.
+	a.Proc.Kill()
+	refusal := regexp.MustCompile(fmt.Sprintf(`renewal of epoch %d refused`, held.Epoch))
+	testenv.Eventually(t, 60*time.Second, "B refusing the old agent's epoch", func() error {
+		if !refusal.MatchString(agent.Output()) {
+			return fmt.Errorf("no refusal of epoch %d in the agent's log yet", held.Epoch)
+		}
+		return nil
+	})
+	refusedAt := logTime(t, agent.Output(), refusal)
+	var again *api.Lease
+	testenv.Eventually(t, 60*time.Second, "the rack taken again on B", func() error {
+		again, err = adminB.GetLease(rig.Ctx(t), "r1")
+		if err != nil {
+			return err
+		}
+		if again == nil {
+			return fmt.Errorf("no lease on B yet")
+		}
+		return nil
+	})
+	if again.Epoch <= held.Epoch || coordinator.EpochGeneration(again.Epoch) != 1 {
+		t.Fatalf("B granted epoch %d, A had granted %d: want above it, generation 1", again.Epoch, held.Epoch)
+	}
+	t.Logf("A's epoch %d refused by B at %s; B granted %d", held.Epoch, refusedAt.Format(time.RFC3339Nano), again.Epoch)
+	// No BMC call under the old epoch after B refused it.
+	old := fmt.Sprintf("epoch=%d)", held.Epoch)
+	underOld := 0
+	for _, l := range sim.AuditLines(-1) {
+		at, _ := time.Parse(time.RFC3339Nano, l.Time)
+		if !strings.HasSuffix(l.UserAgent, old) {
+			continue
+		}
+		underOld++
+		if at.After(refusedAt) {
+			t.Errorf("BMC call under the refused epoch at %s: %s %s", l.Time, l.Method, l.Path)
+		}
+	}
+	if underOld == 0 {
+		t.Errorf("no BMC call under epoch %d at all: the agent never acted, so the check above proves nothing", held.Epoch)
+	}
+}
+
+// logTime is the time of the first JSON log line matching re.
+func logTime(t *testing.T, out string, re *regexp.Regexp) time.Time {
+	t.Helper()
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !re.MatchString(line) {
+			continue
+		}
+		if i := strings.IndexByte(line, '{'); i >= 0 {
+			line = line[i:]
+		}
+		var rec struct {
+			Time time.Time `json:"time"`
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err == nil && !rec.Time.IsZero() {
+			return rec.Time
+		}
+		t.Fatalf("log line without a time: %s", line)
+	}
+	t.Fatalf("no log line matches %s", re)
+	return time.Time{}
+}
+
