@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -181,3 +182,58 @@ func logTime(t *testing.T, out string, re *regexp.Regexp) time.Time {
 	return time.Time{}
 }
 
+// TestRestoreTLS: a backup of a TLS cluster restored and started with the
+// old cluster's CA (--ca-cert/--ca-key on the first start): the old admin
+// token, which pins that CA, works on the new cluster as it is.
+func TestRestoreTLS(t *testing.T) {
+	bin := testenv.Binary(t, "rackfence-coordinator")
+	dir := t.TempDir()
+	a := rig.StartCoordinator(t, filepath.Join(dir, "a"), rig.CoordOpts{})
+	a.Apply(&api.Host{Name: "h1", Rack: "r1", Online: true, BMC: api.BMC{Address: "redfish+http://127.0.0.1:1/redfish/v1/Systems/1", Credentials: "bmc"}})
+	aData := filepath.Join(dir, "a", "data")
+	backup := filepath.Join(dir, "a.backup")
+	f, err := os.Create(backup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Admin.Backup(rig.Ctx(t), f, nil); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	a.Proc.Stop(30 * time.Second)
+
+	bDir := filepath.Join(dir, "b")
+	raft := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, "127.0.0.1"))
+	if out, err := exec.Command(bin, "restore", "--snapshot", backup, "--data-dir", bDir, "--node-id", "b-1",
+		"--raft-addr", raft, "--secrets-key-file", filepath.Join(aData, "secrets.key"), "-o", "json").CombinedOutput(); err != nil {
+		t.Fatalf("restore: %v\n%s", err, out)
+	}
+	httpAddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, "127.0.0.1"))
+	b := testenv.Start(t, "coordinator b", bin, nil, "--data-dir", bDir, "--http-addr", httpAddr, "--raft-addr", raft,
+		"--ca-cert", filepath.Join(aData, "tls", "ca.crt"), "--ca-key", filepath.Join(aData, "tls", "ca.key"), "--raft-log-level", "error")
+	tok, err := client.ReadTokenFile(filepath.Join(aData, coordinator.AdminTokenFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	adminB, err := client.New(client.Config{Coordinator: "https://" + httpAddr, Token: tok, RetryFor: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 60*time.Second, "B serving the restored host over TLS", func() error {
+		if b.Exited() {
+			t.Fatalf("B exited:\n%s", b.Output())
+		}
+		_, err := adminB.GetHost(rig.Ctx(t), "h1")
+		return err
+	})
+	// Restarted, B is an ordinary member: its TLS files are in place.
+	b.Stop(30 * time.Second)
+	b = testenv.Start(t, "coordinator b restarted", bin, nil, "--data-dir", bDir, "--http-addr", httpAddr, "--raft-addr", raft, "--raft-log-level", "error")
+	testenv.Eventually(t, 60*time.Second, "B restarted", func() error {
+		if b.Exited() {
+			t.Fatalf("B exited after a restart:\n%s", b.Output())
+		}
+		_, err := adminB.GetHost(rig.Ctx(t), "h1")
+		return err
+	})
+}
