@@ -100,5 +100,6 @@ func (s *Store) Status() api.ClusterStatus {
 	return api.ClusterStatus{
 		ClusterID: s.fsm.ClusterID(), NodeID: s.cfg.NodeID, State: st, Leader: leader,
 		Members: ms, CommitIndex: s.raft.CommitIndex(), AppliedIndex: s.fsm.AppliedIndex(),
+		RestoreGeneration: s.fsm.Generation(),
 	}
 }

@@ -53,6 +53,9 @@ func clusterStatus(fs *pflag.FlagSet) func(*Ctx, []string) error {
 			k.add("Leader", s.Leader)
 			k.add("Commit index", fmt.Sprint(s.CommitIndex))
 			k.add("Applied index", fmt.Sprint(s.AppliedIndex))
+			if s.RestoreGeneration > 0 {
+				k.add("Restore generation", fmt.Sprint(s.RestoreGeneration))
+			}
 			k.write(w)
 			fmt.Fprintln(w)
 			memberTable(w, s.Members, x.tableWidth())

@@ -139,6 +139,9 @@ func TestRestoreFencesOldAgent(t *testing.T) {
 		t.Fatalf("B granted epoch %d, A had granted %d: want above it, generation 1", again.Epoch, held.Epoch)
 	}
 	t.Logf("A's epoch %d refused by B at %s; B granted %d", held.Epoch, refusedAt.Format(time.RFC3339Nano), again.Epoch)
+	if st, err := adminB.Status(rig.Ctx(t)); err != nil || st.RestoreGeneration != 1 {
+		t.Errorf("B's status: restore generation %d (%v), want 1", st.RestoreGeneration, err)
+	}
 	// No BMC call under the old epoch after B refused it.
 	old := fmt.Sprintf("epoch=%d)", held.Epoch)
 	underOld := 0
