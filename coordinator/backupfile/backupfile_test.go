@@ -42,4 +42,3 @@ func TestVerify(t *testing.T) {
 		t.Errorf("format 9: %v, want ErrVersion", err)
 	}
 }
-
