@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -213,5 +214,28 @@ func TestRestoreRefuses(t *testing.T) {
 	}
 	if err := restore(backup, filepath.Join(t.TempDir(), "x"), a.Keys); err != nil {
 		t.Errorf("the intact backup: %v", err)
+	}
+}
+
+// TestInspect: a running member's data dir is refused (its files are
+// locked) with what to do; once stopped, inspect reads it without a
+// change.
+func TestInspect(t *testing.T) {
+	a := coordtest.Start(t, coordtest.Options{})
+	a.Apply(host("r1-h0", "r1"))
+	if _, err := coordinator.Inspect(a.Dir); err == nil || !strings.Contains(err.Error(), "stop the member") {
+		t.Fatalf("inspect of a running member: %v", err)
+	}
+	a.Close()
+	in, err := coordinator.Inspect(a.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.Hosts != 1 || in.ClusterID == "" || len(in.Configuration) != 1 || in.Configuration[0].Suffrage != "Voter" || in.LastIndex == 0 || in.LastTerm == 0 {
+		t.Fatalf("inspect: %+v", in)
+	}
+	again, err := coordinator.Inspect(a.Dir)
+	if err != nil || again.LastIndex != in.LastIndex {
+		t.Fatalf("a second inspect: %+v %v", again, err)
 	}
 }
