@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -63,6 +64,7 @@ func recoverDir(dataDir, raftAddr, out string) error {
 	for _, s := range before {
 		ids = append(ids, s.ID)
 	}
+	sort.Strings(ids)
 	if err := auditTool(dataDir, after.ID, "recover", fmt.Sprintf("configuration=%s -> %s lastIndex=%d", strings.Join(ids, ","), after.ID, in.LastIndex)); err != nil {
 		return err
 	}
