@@ -189,8 +189,8 @@ func logTime(t *testing.T, out string, re *regexp.Regexp) time.Time {
 // TLS flags: the first start creates a new CA and member certificate
 // (the data dir holds Raft state, yet it is a new cluster), the old admin
 // token works with the new CA file, and a restart reuses the TLS files.
-// (With --ca-cert/--ca-key of the old cluster the old token works as it
-// is: the existing start-up path, unchanged.)
+// A new member then joins it. (With --ca-cert/--ca-key of the old cluster
+// the old token works as it is: the existing start-up path, unchanged.)
 func TestRestoreTLS(t *testing.T) {
 	bin := testenv.Binary(t, "rackfence-coordinator")
 	dir := t.TempDir()
@@ -246,4 +246,25 @@ func TestRestoreTLS(t *testing.T) {
 		_, err := adminB.GetHost(rig.Ctx(t), "h1")
 		return err
 	})
+	// A new member joins the restored cluster as usual (trusting its new CA).
+	joiner := newMember(t, t.TempDir(), 2)
+	joiner.args = append(joiner.args, "--join", "https://"+httpAddr, "--ca-file", filepath.Join(bDir, "tls", "ca.crt"))
+	j := testenv.Start(t, "joiner", bin, []string{"RACKFENCE_TOKEN=" + tok}, joiner.args...)
+	testenv.Eventually(t, 90*time.Second, "two voters in the restored cluster", func() error {
+		if j.Exited() {
+			t.Fatalf("the joiner exited:\n%s", j.Output())
+		}
+		st, err := adminB.Status(rig.Ctx(t))
+		if err != nil {
+			return err
+		}
+		if len(st.Members) != 2 || st.RestoreGeneration != 1 {
+			return fmt.Errorf("members %+v, generation %d", st.Members, st.RestoreGeneration)
+		}
+		return nil
+	})
+	if _, _, err := adminB.ApplyHost(rig.Ctx(t), &api.Host{Name: "h2", Rack: "r1", Online: true,
+		BMC: api.BMC{Address: "redfish+http://127.0.0.1:1/redfish/v1/Systems/1", Credentials: "bmc"}}); err != nil {
+		t.Fatalf("a write on the two-member restored cluster: %v", err)
+	}
 }

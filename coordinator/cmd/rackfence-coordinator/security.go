@@ -172,7 +172,20 @@ func (m *memberTLS) enroll(ctx context.Context, o *Config, log *slog.Logger) err
 	if err != nil {
 		return fmt.Errorf("CA received from %s: %w", o.join, err)
 	}
-	if pin != "" && ca.Fingerprint() != pin {
+	// --ca-fingerprint or --ca-file, when given, say which CA to expect
+	// instead of the token's pin: a cluster restored from a backup keeps
+	// the old tokens (pinning the old CA) under a new CA.
+	switch {
+	case o.caFingerprint != "":
+		pin = o.caFingerprint
+	case o.caFile != "":
+		want, err := pki.LoadCA(o.caFile, "")
+		if err != nil {
+			return fmt.Errorf("--ca-file: %w", err)
+		}
+		pin = want.Fingerprint()
+	}
+	if pin != "" && !strings.EqualFold(ca.Fingerprint(), pin) {
 		return fmt.Errorf("%w: %s sent CA %s", pki.ErrPinMismatch, o.join, ca.Fingerprint())
 	}
 	keyPEM, err := pki.KeyPEM(key)
