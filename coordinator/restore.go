@@ -47,6 +47,9 @@ type RestoreResult struct {
 	EndedLeases int    `json:"endedLeases"`
 	// MinEpoch is EpochAt(Generation, 0).
 	MinEpoch uint64 `json:"minEpoch"`
+	// NodeID and RaftAddr are the member the data dir was prepared for.
+	NodeID   string `json:"nodeID"`
+	RaftAddr string `json:"raftAddr"`
 }
 
 // RestoreDataDir prepares o.DataDir so that a member started on it leads a
@@ -103,6 +106,7 @@ func RestoreDataDir(o RestoreOptions) (RestoreResult, error) {
 		res.EndedLeases++
 	}
 	res.Generation, res.MinEpoch = s.Generation, EpochAt(s.Generation, 0)
+	res.NodeID, res.RaftAddr = o.NodeID, o.RaftAddr
 
 	if err := os.MkdirAll(o.DataDir, 0o700); err != nil {
 		return res, fmt.Errorf("create data dir %s: %w", o.DataDir, err)

@@ -54,7 +54,10 @@ func serve(ctx context.Context, o *Config, log *slog.Logger) error {
 
 	// A data dir restore prepared starts a new cluster (new secrets key
 	// unless the restore copied one in, new TLS files) on restored state.
-	fresh := freshRestore(o, log)
+	fresh, err := freshRestore(o, log)
+	if err != nil {
+		return err
+	}
 	// Sets the umask (0077) too, so open it before anything is written.
 	secrets, err := openSecrets(o.secretsKeyFile, o.dataDir, bootstrap && !existing || fresh, log)
 	if err != nil {

@@ -215,6 +215,11 @@ func TestRestoreTLS(t *testing.T) {
 		t.Fatalf("restore: %v\n%s", err, out)
 	}
 	httpAddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, "127.0.0.1"))
+	// Started with another Raft address than restore was given: refused.
+	if out, err := exec.Command(bin, "--data-dir", bDir, "--http-addr", httpAddr, "--raft-addr", "127.0.0.1:1").CombinedOutput(); err == nil ||
+		!strings.Contains(string(out), "start with --raft-addr "+raft) {
+		t.Fatalf("start with another --raft-addr: %v\n%s", err, out)
+	}
 	b := testenv.Start(t, "coordinator b", bin, nil, "--data-dir", bDir, "--http-addr", httpAddr, "--raft-addr", raft, "--raft-log-level", "error")
 	tok, err := client.ReadTokenFile(filepath.Join(aData, coordinator.AdminTokenFile))
 	if err != nil {

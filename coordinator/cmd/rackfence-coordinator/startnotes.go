@@ -13,17 +13,21 @@ import (
 
 // freshRestore reports whether the data dir was prepared by restore and
 // has not started yet (no TLS files): it then starts as a new cluster.
-func freshRestore(o *Config, log *slog.Logger) bool {
+func freshRestore(o *Config, log *slog.Logger) (bool, error) {
 	b, err := os.ReadFile(filepath.Join(o.dataDir, restoredFile))
 	if err != nil || fileExists(filepath.Join(o.dataDir, "tls", pki.CACertFile)) {
-		return false
+		return false, nil
 	}
 	var res coordinator.RestoreResult
 	_ = json.Unmarshal(b, &res)
+	if res.RaftAddr != "" && res.RaftAddr != o.raftAddr {
+		return false, fmt.Errorf("--raft-addr %s: restore prepared %s for Raft address %s (its configuration names it); start with --raft-addr %s, or restore again into an empty dir with the address you want",
+			o.raftAddr, o.dataDir, res.RaftAddr, res.RaftAddr)
+	}
 	log.Warn("first start of a restored data dir: this member leads a new cluster of one on the backup's state",
 		"clusterID", res.Header.ClusterID, "backupIndex", res.Header.Index, "generation", res.Generation,
 		"minEpoch", res.MinEpoch, "endedLeases", res.EndedLeases)
-	return true
+	return true, nil
 }
 
 // storeTier records --tier in the data dir (inspect shows it).
