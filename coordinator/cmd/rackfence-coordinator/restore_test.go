@@ -16,6 +16,7 @@ import (
 	"github.com/rackfence/rackfence/coordinator/backupfile"
 	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/pki"
 	"github.com/rackfence/rackfence/shared/testenv"
 	"github.com/rackfence/rackfence/shared/testenv/rig"
 )
@@ -251,9 +252,13 @@ func TestRestoreTLS(t *testing.T) {
 		_, err := adminB.GetHost(rig.Ctx(t), "h1")
 		return err
 	})
-	// A new member joins the restored cluster as usual (trusting its new CA).
+	// A new member joins the restored cluster as usual, pinning its new CA.
 	joiner := newMember(t, t.TempDir(), 2)
-	joiner.args = append(joiner.args, "--join", "https://"+httpAddr, "--ca-file", filepath.Join(bDir, "tls", "ca.crt"))
+	newCA, err := pki.LoadCA(filepath.Join(bDir, "tls", "ca.crt"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	joiner.args = append(joiner.args, "--join", "https://"+httpAddr, "--ca-fingerprint", newCA.Fingerprint())
 	j := testenv.Start(t, "joiner", bin, []string{"RACKFENCE_TOKEN=" + tok}, joiner.args...)
 	testenv.Eventually(t, 90*time.Second, "two voters in the restored cluster", func() error {
 		if j.Exited() {

@@ -172,18 +172,12 @@ func (m *memberTLS) enroll(ctx context.Context, o *Config, log *slog.Logger) err
 	if err != nil {
 		return fmt.Errorf("CA received from %s: %w", o.join, err)
 	}
-	// --ca-fingerprint or --ca-file, when given, say which CA to expect
-	// instead of the token's pin: a cluster restored from a backup keeps
-	// the old tokens (pinning the old CA) under a new CA.
-	switch {
-	case o.caFingerprint != "":
+	// --ca-fingerprint, when given, names the cluster CA instead of the
+	// token's pin: a cluster restored from a backup keeps the old tokens
+	// (pinning the old CA) under a new CA. (--ca-file only says whom to
+	// trust for the API connection: an operator's certificate may serve it.)
+	if o.caFingerprint != "" {
 		pin = o.caFingerprint
-	case o.caFile != "":
-		want, err := pki.LoadCA(o.caFile, "")
-		if err != nil {
-			return fmt.Errorf("--ca-file: %w", err)
-		}
-		pin = want.Fingerprint()
 	}
 	if pin != "" && !strings.EqualFold(ca.Fingerprint(), pin) {
 		return fmt.Errorf("%w: %s sent CA %s", pki.ErrPinMismatch, o.join, ca.Fingerprint())
