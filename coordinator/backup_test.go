@@ -92,6 +92,19 @@ func TestRestoreFencesOldEpochs(t *testing.T) {
 	if hdr.Hosts != 5 || hdr.Credentials != 1 || hdr.Generation != 0 || hdr.Index == 0 || len(hdr.SecretsKeyIDs) != 1 {
 		t.Fatalf("header %+v", hdr)
 	}
+	audit, err := a.Admin.Audit(ctx(t), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	downloads := 0
+	for _, r := range audit.Items {
+		if r.Method == "GET" && r.Route == "/v1/cluster/snapshot" && r.Actor == "admin" && r.Code == 200 {
+			downloads++
+		}
+	}
+	if downloads != 1 {
+		t.Errorf("backup downloads in the audit trail: %d, want 1", downloads)
+	}
 	// A moves on: many writes, then the agent takes a newer epoch.
 	for i := range 50 {
 		a.Apply(host(fmt.Sprintf("r9-h%02d", i), "r9"))
