@@ -234,6 +234,7 @@ func TestRestoreRefuses(t *testing.T) {
 // locked) with what to do; once stopped, inspect reads it without a
 // change.
 func TestInspect(t *testing.T) {
+	testenv.SkipShort(t) // waits out the data dir lock (5 s)
 	a := coordtest.Start(t, coordtest.Options{})
 	a.Apply(host("r1-h0", "r1"))
 	if _, err := coordinator.Inspect(a.Dir); err == nil || !strings.Contains(err.Error(), "stop the member") {
