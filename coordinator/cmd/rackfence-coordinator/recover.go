@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rackfence/rackfence/coordinator"
+	"github.com/rackfence/rackfence/shared/envflag"
 )
 
 // recoveredFile records a lost-quorum recovery in the data dir; the next
@@ -33,6 +34,8 @@ func recoverMain(args []string) int {
 	fs.StringVar(&raftAddr, "raft-addr", "", "its Raft address (default: the one in its last configuration)")
 	fs.BoolVar(&sure, "i-understand-this-may-lose-writes", false, "required: writes the other members held and this one did not are lost")
 	fs.StringVarP(&out, "output", "o", "text", "text or json")
+	// The confirmation must be typed: never taken from the environment.
+	envflag.CommandLineOnly(fs, "i-understand-this-may-lose-writes")
 	validate := func() error {
 		if dataDir == "" {
 			return errors.New("--data-dir is required: the stopped surviving member's data dir (pick the member whose 'rackfence-coordinator inspect' shows the highest last index)")

@@ -27,8 +27,20 @@ var tools = map[string]func(args []string) int{
 	"inspect": inspectMain,
 }
 
+// toolsUsage is the first lines of rackfence-coordinator --help.
+const toolsUsage = `Usage: rackfence-coordinator [flags]             run a member
+       rackfence-coordinator restore --help        build a new cluster's data dir from a backup
+       rackfence-coordinator recover --help        make a stopped member a cluster of one (lost quorum)
+       rackfence-coordinator inspect --help        show what a stopped member's data dir holds
+
+`
+
 // runTool runs one subcommand as a daemon.Program (no daemon flags).
 func runTool(name string, fs *pflag.FlagSet, validate func() error, run func() error, args []string) int {
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: rackfence-coordinator %s [flags]\n\n", name)
+		fs.PrintDefaults()
+	}
 	return daemon.Program{Name: "rackfence-coordinator " + name, Flags: fs, Validate: validate,
 		Run: func(context.Context, *slog.Logger) error { return run() }}.Main(args)
 }
