@@ -10,11 +10,11 @@ import (
 	"fmt"
 	"io"
 	"sort"
-
-	"github.com/rackfence/rackfence/coordinator/backupfile"
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/rackfence/rackfence/coordinator/backupfile"
 )
 
 // BackupHeader describes a backup file (package backupfile).

@@ -33,16 +33,17 @@ const (
 )
 
 type snapMeta struct {
-	Applied   uint64 `json:"applied"`
-	ClusterID string `json:"clusterID"`
+	Applied   uint64               `json:"applied"`
+	ClusterID string               `json:"clusterID"`
+	Members   map[string]string    `json:"members"`
+	Creds     map[string]credRec   `json:"creds"`
+	Tokens    map[string]TokenInfo `json:"tokens"`
+	Racks     map[string]rackRec   `json:"racks"`
+	HostCount int                  `json:"hostCount"`
+
 	// Generation is the restore generation (epoch.go); absent before
 	// 2026-11-24 and in never-restored clusters.
-	Generation uint64               `json:"generation,omitempty"`
-	Members    map[string]string    `json:"members"`
-	Creds      map[string]credRec   `json:"creds"`
-	Tokens     map[string]TokenInfo `json:"tokens"`
-	Racks      map[string]rackRec   `json:"racks"`
-	HostCount  int                  `json:"hostCount"`
+	Generation uint64 `json:"generation,omitempty"`
 }
 
 type fsmSnapshot struct {
@@ -56,14 +57,14 @@ func (f *FSM) snapshot() *fsmSnapshot {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	s := &fsmSnapshot{meta: snapMeta{
-		Applied:    f.applied.Load(),
-		ClusterID:  f.s.ClusterID,
-		Generation: f.s.Generation,
-		Members:    maps.Clone(f.s.Members),
-		Creds:      maps.Clone(f.s.Creds),
-		Tokens:     maps.Clone(f.s.Tokens),
-		Racks:      make(map[string]rackRec, len(f.s.Racks)),
+		Applied:   f.applied.Load(),
+		ClusterID: f.s.ClusterID,
+		Members:   maps.Clone(f.s.Members),
+		Creds:     maps.Clone(f.s.Creds),
+		Tokens:    maps.Clone(f.s.Tokens),
+		Racks:     make(map[string]rackRec, len(f.s.Racks)),
 	}}
+	s.meta.Generation = f.s.Generation
 	for n, r := range f.s.Racks {
 		c := *r
 		c.Hosts = nil

@@ -96,18 +96,19 @@ type rackRec struct {
 // state is everything the FSM holds.
 type state struct {
 	ClusterID string
+	Members   map[string]string // node ID -> HTTP URL
+	Hosts     map[string]*hostRec
+	Racks     map[string]*rackRec
+	Creds     map[string]credRec
+	Tokens    map[string]TokenInfo // sha256 hex -> info
+	// tokenIDs maps a token's public ID to its hash; derived from Tokens
+	// (rebuilt on restore, never snapshotted).
+	tokenIDs map[string]string
+
 	// Generation is the restore generation (epoch.go): 0 until the
 	// cluster's state is first restored from a backup, bumped by every
 	// restore.
 	Generation uint64
-	Members    map[string]string // node ID -> HTTP URL
-	Hosts      map[string]*hostRec
-	Racks      map[string]*rackRec
-	Creds      map[string]credRec
-	Tokens     map[string]TokenInfo // sha256 hex -> info
-	// tokenIDs maps a token's public ID to its hash; derived from Tokens
-	// (rebuilt on restore, never snapshotted).
-	tokenIDs map[string]string
 }
 
 func newState() *state {
