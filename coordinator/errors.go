@@ -63,6 +63,12 @@ var (
 	ErrLogStoreMismatch = errors.New("the data dir's Raft log was written by another log store")
 	// ErrSnapshotVersion means a snapshot was written by an unknown version.
 	ErrSnapshotVersion = errors.New("snapshot has an unknown format version; this binary is older than the cluster")
+	// ErrDataDirNotEmpty means restore was pointed at a data dir that
+	// already holds files.
+	ErrDataDirNotEmpty = errors.New("the data dir is not empty")
+	// ErrSecretsKey means the secrets key file cannot open the sealed
+	// records of a backup.
+	ErrSecretsKey = errors.New("the secrets key file cannot open the backup's sealed records")
 )
 
 // Errors of the version gate (fsm_stop.go); a write the gate refuses is an

@@ -45,7 +45,7 @@ func (f *FSM) applyLeaseAcquire(t *tx, c LeaseAcquireCmd) (any, error) {
 		// epoch ends and a new one starts.
 		f.endLease(t, c.Rack, r, EndReleased, c.Time)
 	}
-	l := &leaseRec{Holder: c.Holder, Epoch: t.index, TTL: c.TTL, RenewIndex: t.index, GrantedAt: c.Time}
+	l := &leaseRec{Holder: c.Holder, Epoch: EpochAt(f.s.Generation, t.index), TTL: c.TTL, RenewIndex: t.index, GrantedAt: c.Time}
 	hist := append([]api.LeaseRecord(nil), r.History...)
 	hist = append(hist, api.LeaseRecord{Epoch: l.Epoch, Holder: l.Holder, GrantedAt: c.Time})
 	if n := len(hist) - MaxLeaseHistory; n > 0 {

@@ -112,6 +112,7 @@ func (s *Store) Status() api.ClusterStatus {
 	out := api.ClusterStatus{
 		ClusterID: s.fsm.ClusterID(), NodeID: s.cfg.NodeID, State: st, Leader: leader,
 		Members: ms, CommitIndex: s.raft.CommitIndex(), AppliedIndex: s.fsm.AppliedIndex(),
+		RestoreGeneration: s.fsm.Generation(),
 	}
 	out.Upgrade = s.upgradeStatus()
 	if s.IsLeader() {

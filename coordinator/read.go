@@ -18,6 +18,13 @@ func (f *FSM) ClusterID() string {
 	return f.s.ClusterID
 }
 
+// Generation is the cluster's restore generation (epoch.go).
+func (f *FSM) Generation() uint64 {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.s.Generation
+}
+
 // MemberHTTP returns the HTTP URL recorded for a member.
 func (f *FSM) MemberHTTP(id string) string {
 	f.mu.RLock()

@@ -43,6 +43,10 @@ type snapMeta struct {
 	// Versions is the member version table (absent before the gate; an
 	// older binary ignores it).
 	Versions map[string]MemberVersion `json:"versions,omitempty"`
+
+	// Generation is the restore generation (epoch.go); absent before
+	// 2026-11-24 and in never-restored clusters.
+	Generation uint64 `json:"generation,omitempty"`
 }
 
 type fsmSnapshot struct {
@@ -69,6 +73,7 @@ func (f *FSM) snapshotLocked() *fsmSnapshot {
 		Racks:     make(map[string]rackRec, len(f.s.Racks)),
 		Versions:  maps.Clone(f.s.Versions),
 	}}
+	s.meta.Generation = f.s.Generation
 	for n, r := range f.s.Racks {
 		c := *r
 		c.Hosts = nil
@@ -181,6 +186,7 @@ func (f *FSM) restore(r io.Reader) error {
 	}
 	s := newState()
 	s.ClusterID = meta.ClusterID
+	s.Generation = meta.Generation
 	if meta.Members != nil {
 		s.Members = meta.Members
 	}

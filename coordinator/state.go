@@ -112,6 +112,11 @@ type state struct {
 	// tokenIDs maps a token's public ID to its hash; derived from Tokens
 	// (rebuilt on restore, never snapshotted).
 	tokenIDs map[string]string
+
+	// Generation is the restore generation (epoch.go): 0 until the
+	// cluster's state is first restored from a backup, bumped by every
+	// restore.
+	Generation uint64
 }
 
 func newState() *state {

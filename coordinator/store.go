@@ -27,6 +27,7 @@ type Store struct {
 	raft   *raft.Raft
 	trans  *raft.NetworkTransport
 	stores *raftStores
+	snaps  *secureSnapshots
 	batch  *batcher
 	timers *leaseTimers
 
@@ -143,6 +144,7 @@ func Open(cfg Config) (*Store, error) {
 		}
 	}
 	s.trans = trans
+	s.snaps = snaps
 
 	existing, err := raft.HasExistingState(logs, stores.stable, snaps)
 	if err != nil {

@@ -54,6 +54,9 @@ func clusterStatus(fs *pflag.FlagSet) func(*Ctx, []string) error {
 			k.add("Commit index", fmt.Sprint(s.CommitIndex))
 			k.add("Applied index", fmt.Sprint(s.AppliedIndex))
 			upgradeLines(k, s.Upgrade)
+			if s.RestoreGeneration > 0 {
+				k.add("Restore generation", fmt.Sprint(s.RestoreGeneration))
+			}
 			k.write(w)
 			fmt.Fprintln(w)
 			memberTable(w, s.Members, x.tableWidth())

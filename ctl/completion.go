@@ -3,6 +3,7 @@ package ctl
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -61,6 +62,15 @@ func writeBashCompletion(w io.Writer) {
 			if len(groups[a]) == 0 {
 				top = append(top, a)
 			}
+			// A three-word command ("cluster snapshot save") adds its
+			// second word once and a group of its own for the third.
+			if b2, b3, three := strings.Cut(b, " "); three {
+				if !slices.Contains(groups[a], b2) {
+					groups[a] = append(groups[a], b2)
+				}
+				groups[a+" "+b2] = append(groups[a+" "+b2], b3)
+				continue
+			}
 			groups[a] = append(groups[a], b)
 		} else {
 			top = append(top, a)
@@ -98,8 +108,12 @@ _rackfencectl() {
   fi
   local flags="" names=""
   case "$w1 $w2" in
-`, strings.Join(sortedKeys(groups), "|"), strings.Join(top, " "))
+`, strings.Join(slices.DeleteFunc(sortedKeys(groups), func(k string) bool { return strings.Contains(k, " ") }), "|"), strings.Join(top, " "))
 	for g, subs := range sortedGroups(groups) {
+		if strings.Contains(g, " ") { // "$w1 $w2" is the whole group
+			fmt.Fprintf(w, "    \"%s\") COMPREPLY=($(compgen -W \"%s\" -- \"$cur\")); return ;;\n", g, strings.Join(subs, " "))
+			continue
+		}
 		fmt.Fprintf(w, "    \"%s \") COMPREPLY=($(compgen -W \"%s\" -- \"$cur\")); return ;;\n", g, strings.Join(subs, " "))
 	}
 	for _, p := range paths {

@@ -186,8 +186,28 @@ func wantsWord(words []string, g map[string][]string) bool {
 	case 1:
 		_, isGroup := g[words[0]]
 		return isGroup
+	case 2:
+		// A three-word command ("cluster snapshot save").
+		return len(subgroup(words)) > 0
 	}
 	return false
+}
+
+// subgroup lists the third words of the commands that start with the two
+// given ("cluster snapshot" -> save, status).
+func subgroup(words []string) []string {
+	if len(words) != 2 || commands[words[0]+" "+words[1]] != nil {
+		return nil
+	}
+	prefix := words[0] + " " + words[1] + " "
+	var subs []string
+	for p, c := range commands {
+		if rest, ok := strings.CutPrefix(p, prefix); ok && !c.hidden {
+			subs = append(subs, rest)
+		}
+	}
+	sort.Strings(subs)
+	return subs
 }
 
 // printVersion prints `rackfencectl VERSION (COMMIT, GO VERSION)`, or with
@@ -243,6 +263,16 @@ func topLevel(io IO, words, rest []string, g map[string][]string) int {
 		return ExitOK
 	case len(words) == 1 && words[0] == "version":
 		return printVersion(io, rest)
+	}
+	if subs := subgroup(words); len(subs) > 0 {
+		group := strings.Join(words, " ")
+		if help {
+			printGroupHelp(io.Stdout, group, subs)
+			return ExitOK
+		}
+		fmt.Fprintf(io.Stderr, "error: %q needs a subcommand: %s\n", group, strings.Join(subs, ", "))
+		fmt.Fprintf(io.Stderr, "Run 'rackfencectl %s --help' for usage.\n", group)
+		return ExitUsage
 	}
 	if subs, ok := g[words[0]]; ok {
 		if len(words) == 1 && help {

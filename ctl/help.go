@@ -58,9 +58,13 @@ func order(p string) string {
 
 func printGroupHelp(w io.Writer, group string, subs []string) {
 	fmt.Fprintf(w, "Usage: rackfencectl %s SUBCOMMAND\n\nSubcommands:\n", group)
+	width := 10
+	for _, s := range subs {
+		width = max(width, len(s))
+	}
 	for _, s := range subs {
 		c := commands[group+" "+s]
-		fmt.Fprintf(w, "  %-10s %s\n", s, c.short)
+		fmt.Fprintf(w, "  %-*s %s\n", width, s, c.short)
 	}
 	fmt.Fprintf(w, "\nRun 'rackfencectl %s SUBCOMMAND --help' for more.\n", group)
 }

@@ -52,6 +52,7 @@ var routeMatrix = map[string][]probe{
 	"GET /v1/audit":             {{"/v1/audit", nil, "UUFFAFF"}},
 	"GET /v1/whoami":            {{"/v1/whoami", nil, "UUAAAAA"}},
 	"POST /v1/cluster/snapshot": {{"/v1/cluster/snapshot", nil, "UUFFAFF"}},
+	"GET /v1/cluster/snapshot":  {{"/v1/cluster/snapshot", nil, "UUFFAFF"}},
 
 	"GET /v1/hosts": {
 		{"/v1/hosts?rack=r1", nil, "UUAAAAF"},

@@ -265,6 +265,10 @@ func TestOpenAPIResponses(t *testing.T) {
 	// Without TLS there is no CA: every authenticated caller gets 409.
 	must(t, 409, "POST", u+"/v1/certificates", admin, wire.CertificateRequest{Kind: wire.CertKindMember, ID: "n2", CSR: "x"}, nil)
 	must(t, 200, "POST", u+"/v1/cluster/snapshot", admin, nil, nil)
+	if raw := must(t, 200, "GET", u+"/v1/cluster/snapshot", admin, nil, nil); !bytes.HasPrefix(raw, []byte("rackfence-backup 1\n")) {
+		t.Errorf("GET /v1/cluster/snapshot answered %.60q, want a backup file", raw)
+	}
+	must(t, 403, "GET", u+"/v1/cluster/snapshot", op, nil, nil)
 	must(t, 200, "GET", u+"/v1/audit?limit=5", admin, nil, nil)
 	must(t, 400, "GET", u+"/v1/audit?limit=0", admin, nil, nil)
 	must(t, 413, "PUT", u+"/v1/hosts/h2", op, `{"rack":"r1","consumer":"`+strings.Repeat("x", 1<<20)+`"}`, nil)

@@ -207,6 +207,7 @@ func (s *Server) routes() {
 	v1.GET("/racks/:rack/leases", s.leaseHistory)
 	v1.GET("/watch", s.watch)
 	v1.POST("/cluster/join", s.join)
+	v1.GET("/cluster/snapshot", s.backup)
 	v1.DELETE("/cluster/members/:id", s.removeMember)
 }
 

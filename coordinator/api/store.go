@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"io"
 	"time"
 
 	"github.com/rackfence/rackfence/coordinator"
@@ -61,6 +62,9 @@ type Store interface {
 	RemoveMember(ctx context.Context, id string) error
 	// Snapshot takes a Raft snapshot of this member now.
 	Snapshot() (index uint64, took time.Duration, err error)
+	// Backup writes a backup file of the leader's state to w (leader
+	// only; tier goes into its header).
+	Backup(w io.Writer, tier string) (coordinator.BackupHeader, error)
 
 	// Secrets: sealing BMC passwords under this member's keys.
 

@@ -60,6 +60,9 @@ type Coordinator struct {
 	Store *coordinator.Store
 	// Admin is a client with the bootstrap admin token.
 	Admin *client.Client
+	// Keys is the keyring that seals its credentials (a backup restore
+	// needs it).
+	Keys *seal.Keyring
 
 	t         testing.TB
 	srv       *httptest.Server
@@ -98,6 +101,7 @@ func Start(t testing.TB, o Options) *Coordinator {
 	}
 	secrets := &seal.Holder{Path: "(coordtest keyring)"}
 	secrets.Set(key)
+	c.Keys = key
 	m := coordinator.NewMetrics()
 	st, err := coordinator.Open(coordinator.Config{NodeID: o.Tier + "-1", DataDir: c.Dir, HTTPURL: c.URL,
 		RaftAddr: raftAddr, Bootstrap: true, Logger: log, RaftLogLevel: raftLevel, Metrics: m, Secrets: secrets})

@@ -561,6 +561,9 @@ type ClusterStatus struct {
 	Members      []Member `json:"members"`
 	CommitIndex  uint64   `json:"commitIndex"`
 	AppliedIndex uint64   `json:"appliedIndex"`
+	// RestoreGeneration counts the restores from backups behind this
+	// cluster (0: never restored); lease epochs carry it in bits 40-52.
+	RestoreGeneration uint64 `json:"restoreGeneration,omitempty"`
 	// TLS says how this member's API and Raft transport are secured.
 	TLS TLSStatus `json:"tls"`
 	// Warnings are conditions an operator should fix (e.g. plaintext,

@@ -216,6 +216,10 @@ type request struct {
 	body   []byte
 	// timeout overrides c.timeout for this call (watch).
 	timeout time.Duration
+	// sink, when set, reads a successful (2xx) answer's body instead of
+	// it being buffered (a backup). It may be called again on another
+	// member after a failed attempt: it must start over each time.
+	sink func(io.Reader) error
 }
 
 // call sends in (JSON-encoded unless nil) and decodes the answer into out
@@ -362,6 +366,14 @@ func (c *Client) attempt(ctx context.Context, base *url.URL, r request) (*http.R
 			c.log.Debug("following redirect", "from", target.Redacted(), "to", loc.Redacted())
 			target = loc
 			continue
+		}
+		if r.sink != nil && resp.StatusCode < 300 {
+			err := r.sink(resp.Body)
+			resp.Body.Close()
+			if err != nil {
+				return nil, nil, fmt.Errorf("read answer: %w", err)
+			}
+			return resp, nil, nil
 		}
 		var rd io.Reader = resp.Body
 		if resp.StatusCode >= 300 {

@@ -88,6 +88,10 @@ func (c *Config) Flags() *pflag.FlagSet {
 	host, _ := os.Hostname()
 	fs := pflag.NewFlagSet("rackfence-coordinator", pflag.ContinueOnError)
 	c.fs = fs
+	fs.Usage = func() { // names the offline subcommands (tools.go) too
+		fmt.Fprint(fs.Output(), toolsUsage)
+		fs.PrintDefaults()
+	}
 	str := func(p *string, name, def, usage string) { fs.StringVar(p, name, def, usage) }
 	str(&c.nodeID, "node-id", host, "Raft server ID of this member")
 	str(&c.dataDir, "data-dir", coordinator.DefaultDataDir, "Raft log (wal/ or raft.db), stable store (raft.db), snapshots, admin.token")

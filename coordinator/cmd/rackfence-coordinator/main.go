@@ -24,6 +24,11 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 {
+		if tool := tools[os.Args[1]]; tool != nil {
+			os.Exit(tool(os.Args[2:]))
+		}
+	}
 	os.Exit(daemon.Main("rackfence-coordinator", &Config{}, serve, os.Args[1:]))
 }
 
@@ -48,8 +53,14 @@ func serve(ctx context.Context, o *Config, log *slog.Logger) error {
 		return err
 	}
 
+	// A data dir restore prepared starts a new cluster (new secrets key
+	// unless the restore copied one in, new TLS files) on restored state.
+	fresh, err := freshRestore(o, log)
+	if err != nil {
+		return err
+	}
 	// Sets the umask (0077) too, so open it before anything is written.
-	secrets, err := openSecrets(o.secretsKeyFile, o.dataDir, bootstrap && !existing, log)
+	secrets, err := openSecrets(o.secretsKeyFile, o.dataDir, bootstrap && !existing || fresh, log)
 	if err != nil {
 		return err
 	}
@@ -60,7 +71,7 @@ func serve(ctx context.Context, o *Config, log *slog.Logger) error {
 		log.Warn("INSECURE: --insecure-plaintext serves the API over plain HTTP and Raft over plain TCP; " +
 			"tokens and BMC passwords cross the network in clear and any process that reaches the Raft port can speak Raft. Use only on a trusted test network.")
 	} else {
-		if sec, err = setupTLS(ctx, o, existing, secrets, log); err != nil {
+		if sec, err = setupTLS(ctx, o, existing && !fresh, secrets, log); err != nil {
 			return err
 		}
 		tlsServer, tlsClient, scheme = sec.apiServer(), sec.proxyClient(), "https"
@@ -105,6 +116,10 @@ func serve(ctx context.Context, o *Config, log *slog.Logger) error {
 	if err := storeNodeID(o); err != nil {
 		return err
 	}
+	if err := storeTier(o); err != nil {
+		return err
+	}
+	noteRecovery(o, log)
 	m.Register(reg, store)
 
 	acfg.Store = store

@@ -172,7 +172,14 @@ func (m *memberTLS) enroll(ctx context.Context, o *Config, log *slog.Logger) err
 	if err != nil {
 		return fmt.Errorf("CA received from %s: %w", o.join, err)
 	}
-	if pin != "" && ca.Fingerprint() != pin {
+	// --ca-fingerprint, when given, names the cluster CA instead of the
+	// token's pin: a cluster restored from a backup keeps the old tokens
+	// (pinning the old CA) under a new CA. (--ca-file only says whom to
+	// trust for the API connection: an operator's certificate may serve it.)
+	if o.caFingerprint != "" {
+		pin = o.caFingerprint
+	}
+	if pin != "" && !strings.EqualFold(ca.Fingerprint(), pin) {
 		return fmt.Errorf("%w: %s sent CA %s", pki.ErrPinMismatch, o.join, ca.Fingerprint())
 	}
 	keyPEM, err := pki.KeyPEM(key)
