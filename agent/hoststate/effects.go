@@ -70,6 +70,9 @@ func (r *run) powered(on bool) {
 	if r.in.Last == nil || r.in.Last.PoweredOn == nil {
 		r.st.PoweredOn = on
 	}
+	if !r.st.PoweredOn {
+		r.set(keySoftOffSince, "")
+	}
 }
 
 // markDetached: the node is gone, nothing may touch the host.
