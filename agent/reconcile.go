@@ -217,6 +217,13 @@ func applyAcks(h *api.Host, acks []api.IntentAck, epoch uint64) {
 			p = &in.Drain
 		case api.IntentResume:
 			p = &in.Resume
+		case api.IntentReboot:
+			p = &in.Reboot
+		case api.IntentInspect:
+			p = &in.Inspect
+		case api.IntentPowerOff:
+			in.PowerOff = ackHold(in.PowerOff, a, epoch)
+			continue
 		default:
 			continue
 		}
@@ -232,6 +239,20 @@ func applyAcks(h *api.Host, acks []api.IntentAck, epoch uint64) {
 		*p = &it
 	}
 	h.Intents = &in
+}
+
+// ackHold applies a power-off ack to a copy of the holds.
+func ackHold(holds map[string]*api.Intent, a api.IntentAck, epoch uint64) map[string]*api.Intent {
+	out := make(map[string]*api.Intent, len(holds))
+	for k, it := range holds {
+		if it.CreatedIndex == a.CreatedIndex {
+			c := *it
+			c.Acknowledged, c.AckEpoch = true, epoch
+			it = &c
+		}
+		out[k] = it
+	}
+	return out
 }
 
 func ackKinds(acks []api.IntentAck) []string {

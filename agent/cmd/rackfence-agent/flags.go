@@ -80,6 +80,9 @@ type Config struct {
 	// machine's error handling (hoststate.Config); 0 takes its default.
 	backoffBase, transientRetry time.Duration
 	maxTransient                int
+	// softOffTimeout bounds a soft power-off (reboot mode soft, a soft
+	// power-off hold) before the hard one (issue 21).
+	softOffTimeout time.Duration
 }
 
 // Flags declares c's flags on a new flag set.
@@ -108,6 +111,7 @@ func (c *Config) Flags() *pflag.FlagSet {
 	fs.DurationVar(&c.backoffBase, "error-backoff-base", hoststate.DefaultBackoffBase, "unit of the error backoff: retry n waits base*2^n minus up to half")
 	fs.DurationVar(&c.transientRetry, "transient-retry", hoststate.DefaultTransientRetry, "wait after a transient (uncounted) failure")
 	fs.IntVar(&c.maxTransient, "max-transient-failures", hoststate.DefaultMaxTransientFailures, "transient BMC failures (timeout, unreachable, 5xx) in a row before they count as host errors with backoff (negative: never)")
+	fs.DurationVar(&c.softOffTimeout, "soft-power-off-timeout", hoststate.DefaultSoftPowerOffTimeout, "how long a soft power-off (reboot --soft, a soft power-off hold) waits for the OS to shut down before the host is powered off hard")
 	fs.BoolVar(&c.pprof, "pprof", false, "also serve Go's /debug/pprof/ on --metrics-addr (profiling; --pprof-addr serves it on an address of its own)")
 	return fs
 }
@@ -157,7 +161,8 @@ func (c *Config) Validate() error {
 		flag string
 		v    time.Duration
 	}{{"bmc-timeout", c.bmcTimeout}, {"mutation-timeout", c.mutationTimeout}, {"status-refresh", c.statusRefresh},
-		{"shutdown-grace", c.shutdownGrace}, {"error-backoff-base", c.backoffBase}, {"transient-retry", c.transientRetry}} {
+		{"shutdown-grace", c.shutdownGrace}, {"error-backoff-base", c.backoffBase}, {"transient-retry", c.transientRetry},
+		{"soft-power-off-timeout", c.softOffTimeout}} {
 		if d.v < 0 {
 			return fmt.Errorf("--%s %s is negative: use a positive duration (0 takes the default)", d.flag, d.v)
 		}

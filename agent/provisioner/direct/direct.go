@@ -40,6 +40,7 @@ type Provisioner struct {
 	guard *guard.Guard
 	pool  *bmc.Pool
 	log   *slog.Logger
+	soft  softOffs
 }
 
 var _ provisioner.Provisioner = (*Provisioner)(nil)
@@ -254,6 +255,7 @@ func (p *Provisioner) SetPower(ctx context.Context, h provisioner.Host, on bool)
 	if err != nil {
 		return provisioner.Result{}, p.done(h, err)
 	}
+	p.soft.forget(h.Name)
 	if err := c.SetPower(ctx, p.guard, h.Name, on); err != nil {
 		return provisioner.Result{}, p.done(h, err)
 	}
