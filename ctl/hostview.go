@@ -70,6 +70,18 @@ func hostIntents(h *api.Host) (string, bool) {
 			add("drain-"+d.Mode, d)
 		}
 		add("resume", in.Resume)
+		if r := in.Reboot; r != nil {
+			add("reboot-"+r.Mode, r)
+		}
+		add("inspect", in.Inspect)
+		keys := make([]string, 0, len(in.PowerOff))
+		for k := range in.PowerOff {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			add("poweroff:"+k, in.PowerOff[k])
+		}
 	}
 	if h.DeletionRequested {
 		parts = append(parts, "delete")
