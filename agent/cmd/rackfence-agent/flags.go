@@ -83,6 +83,9 @@ type Config struct {
 	// softOffTimeout bounds a soft power-off (reboot mode soft, a soft
 	// power-off hold) before the hard one (issue 21).
 	softOffTimeout time.Duration
+	// pollInterval is the wait before asking again about an action in
+	// progress (hoststate.Config.PollInterval).
+	pollInterval time.Duration
 }
 
 // Flags declares c's flags on a new flag set.
@@ -112,6 +115,7 @@ func (c *Config) Flags() *pflag.FlagSet {
 	fs.DurationVar(&c.transientRetry, "transient-retry", hoststate.DefaultTransientRetry, "wait after a transient (uncounted) failure")
 	fs.IntVar(&c.maxTransient, "max-transient-failures", hoststate.DefaultMaxTransientFailures, "transient BMC failures (timeout, unreachable, 5xx) in a row before they count as host errors with backoff (negative: never)")
 	fs.DurationVar(&c.softOffTimeout, "soft-power-off-timeout", hoststate.DefaultSoftPowerOffTimeout, "how long a soft power-off (reboot --soft, a soft power-off hold) waits for the OS to shut down before the host is powered off hard")
+	fs.DurationVar(&c.pollInterval, "poll-interval", hoststate.DefaultPollInterval, "wait before asking again about an action still in progress (a soft power-off, an Ironic deployment)")
 	fs.BoolVar(&c.pprof, "pprof", false, "also serve Go's /debug/pprof/ on --metrics-addr (profiling; --pprof-addr serves it on an address of its own)")
 	return fs
 }
@@ -162,7 +166,7 @@ func (c *Config) Validate() error {
 		v    time.Duration
 	}{{"bmc-timeout", c.bmcTimeout}, {"mutation-timeout", c.mutationTimeout}, {"status-refresh", c.statusRefresh},
 		{"shutdown-grace", c.shutdownGrace}, {"error-backoff-base", c.backoffBase}, {"transient-retry", c.transientRetry},
-		{"soft-power-off-timeout", c.softOffTimeout}} {
+		{"soft-power-off-timeout", c.softOffTimeout}, {"poll-interval", c.pollInterval}} {
 		if d.v < 0 {
 			return fmt.Errorf("--%s %s is negative: use a positive duration (0 takes the default)", d.flag, d.v)
 		}

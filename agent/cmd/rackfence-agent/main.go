@@ -93,7 +93,7 @@ func serve(ctx context.Context, o *Config, log *slog.Logger) error {
 		StatusRefresh: o.statusRefresh, ShutdownGrace: o.shutdownGrace,
 		Holder: holder, Guard: g, Provisioner: prov, Metrics: metrics, Logger: log,
 		StateMachine: hoststate.Config{BackoffBase: o.backoffBase, TransientRetry: o.transientRetry, MaxTransientFailures: o.maxTransient,
-			SoftPowerOffTimeout: o.softOffTimeout},
+			SoftPowerOffTimeout: o.softOffTimeout, PollInterval: o.pollInterval},
 		OnRunning: func() { daemon.Ready(log) },
 	})
 	if err != nil {
