@@ -138,7 +138,6 @@ func (r *run) ackHolds() {
 // inspect intent.
 func (r *run) startReinspect() {
 	r.set(keyReinspect, idx(r.inspectIntent()))
-	r.event(api.EventNormal, "InspectRequested", "reading the hardware again (inspect intent)")
 }
 
 // reinspectWanted: an inspect intent not yet carried out.
