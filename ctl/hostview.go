@@ -255,6 +255,19 @@ func intentLines(h *api.Host) []string {
 		one("drain "+d.Mode, d)
 	}
 	one("resume", h.Intents.Resume)
+	if r := h.Intents.Reboot; r != nil {
+		one("reboot "+r.Mode, r)
+	}
+	one("inspect", h.Intents.Inspect)
+	keys := make([]string, 0, len(h.Intents.PowerOff))
+	for k := range h.Intents.PowerOff {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		in := h.Intents.PowerOff[k]
+		one("power-off ("+in.Mode+") held by "+k, in)
+	}
 	return out
 }
 

@@ -71,6 +71,10 @@ func TestRebootAndInspect(t *testing.T) {
 		if !strings.Contains(list.stdout, "poweroff:fw") || strings.Contains(list.stdout, "poweroff:fw*") {
 			t.Fatalf("host list does not show the acknowledged hold: %s", list.stdout)
 		}
+		get := c.mustCtl(t, "", "host", "get", "r1-h01")
+		if !strings.Contains(get.stdout, "power-off (soft) held by fw, acknowledged under epoch") {
+			t.Fatalf("host get does not show the hold: %s", get.stdout)
+		}
 		r = c.mustCtl(t, "", "reboot", "r1-h01", "--release", "--requester", "fw", "-o", "json")
 		if !strings.Contains(r.stdout, `"name": "r1-h01"`) || strings.Contains(r.stdout, `"powerOff"`) {
 			t.Fatalf("release -o json: %s", r)
