@@ -8,6 +8,7 @@ import (
 
 	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/bmcsim"
+	"github.com/rackfence/rackfence/shared/testenv"
 )
 
 // Reboot, power-off holds and re-inspection (issue 21) with real processes:
@@ -176,7 +177,8 @@ func TestRebootHoldAndInspect(t *testing.T) {
 func TestSoftRebootFallsBackToHard(t *testing.T) {
 	e := newEnv(t, envOpts{bmcs: 1, simArgs: []string{"--ignore-graceful-shutdown"}})
 	e.apply(e.hostSpec("sf", "r1", 0))
-	e.startAgent("r1", "a1", "--poll-interval", "200ms", "--soft-power-off-timeout", "2s")
+	maddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, "127.0.0.1"))
+	e.startAgent("r1", "a1", "--poll-interval", "200ms", "--soft-power-off-timeout", "2s", "--metrics-addr", maddr)
 	e.waitHost("sf", 90*time.Second, "available and on", func(h *api.Host) error {
 		if err := stateIs(api.StateAvailable, api.OpOK)(h); err != nil {
 			return err
@@ -207,5 +209,8 @@ func TestSoftRebootFallsBackToHard(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("no SoftPowerOffTimedOut warning: %+v", evs.Items)
+	}
+	if n := scrape(t, maddr, "rackfence_agent_soft_power_off_fallbacks_total"); n != 1 {
+		t.Fatalf("rackfence_agent_soft_power_off_fallbacks_total = %v, want 1", n)
 	}
 }

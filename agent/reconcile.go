@@ -53,6 +53,11 @@ func (s *session) reconcile(name string) {
 			before = st.OperationHistory
 		}
 		s.a.cfg.Metrics.observeOperations(before, d.Status.OperationHistory)
+		for _, ev := range d.Events {
+			if ev.Reason == hoststate.ReasonSoftPowerOffTimedOut {
+				s.a.cfg.Metrics.softFallbacks.Inc()
+			}
+		}
 
 		// A blocked host is blocked before any ack goes out: Block returns
 		// once the last in-flight mutation of the host has finished, and

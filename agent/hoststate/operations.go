@@ -82,6 +82,10 @@ func (r *run) offMode() string {
 	return api.RebootSoft
 }
 
+// ReasonSoftPowerOffTimedOut is the reason of the Warning event recorded
+// when a soft power-off is given up for a hard one (the agent counts them).
+const ReasonSoftPowerOffTimedOut = "SoftPowerOffTimedOut"
+
 // powerOff asks for a soft power-off while the soft mode's time lasts,
 // then for a hard one (with a Warning event saying so).
 func (r *run) powerOff() {
@@ -94,7 +98,7 @@ func (r *run) powerOff() {
 		r.emit(ActionSoftPowerOff)
 		return
 	}
-	r.note("softOff", r.get(keySoftOffSince), api.EventWarning, "SoftPowerOffTimedOut",
+	r.note("softOff", r.get(keySoftOffSince), api.EventWarning, ReasonSoftPowerOffTimedOut,
 		"the graceful shutdown did not power the host off within %s (the agent's --soft-power-off-timeout): powering it off hard", r.cfg.SoftPowerOffTimeout)
 	r.emit(ActionPowerOff)
 }
