@@ -57,6 +57,7 @@ func (p *Provisioner) SoftPowerOff(ctx context.Context, h provisioner.Host) (pro
 			return provisioner.Result{}, p.done(h, err)
 		}
 		p.soft.mark(h.Name)
+		p.log.Info("graceful shutdown requested", "host", h.Name, "protocol", c.Protocol())
 		// An OS (or BMC) that powers off at once needs no second poll.
 		if on, err = c.PowerState(ctx); err == nil && !on {
 			p.soft.forget(h.Name)

@@ -56,6 +56,7 @@ func (p *Provisioner) SoftPowerOff(ctx context.Context, h provisioner.Host) (pro
 		p.soft.swap(n.UUID, false)
 		return res, err
 	}
+	p.log.host(h.Name, n.UUID).Info("ironic soft power off requested", "timeout", p.cfg.SoftPowerOffTimeout)
 	// A host that powers off at once is reported off by this call.
 	deadline := time.Now().Add(min(p.cfg.WaitTimeout, 5*time.Second))
 	for delay := p.firstPoll(); time.Now().Before(deadline); delay = p.nextPoll(delay) {
