@@ -96,7 +96,7 @@ var table = []row{
 	{name: "Inspected", on: ActionInspect, res: resOK, from: states(sInspecting), to: sAvailable,
 		why: "Lifecycle: inspecting → available (provide follows)."},
 	{name: "Reinspected", on: ActionReinspect, res: resOK, from: states(sInspecting), to: sAvailable,
-		why: "Issue 21: the hardware was read again; the inspect intent is dropped and the node provided again (Ironic left it manageable).",
+		why: "the hardware was read again; the inspect intent is dropped and the node provided again (Ironic left it manageable; issue 21).",
 		do:  (*run).reinspected},
 	{name: "Provided", on: ActionProvide, res: resOK,
 		why: "The provisioner made the node available.", do: func(r *run) { r.setNode(nodeReady) }},
@@ -383,7 +383,7 @@ var table = []row{
 		do:   func(r *run) { r.emit(ActionRegister) }},
 	{name: "Reinspect", from: states(sAvailable), to: sInspecting, next: true,
 		when: func(r *run) bool { return r.reinspectWanted() && r.node() == nodeReady },
-		why:  "Issue 21: the inspect intent reads the hardware of an available host again.",
+		why:  "the inspect intent reads the hardware of an available host again (issue 21).",
 		do:   (*run).startReinspect},
 	{name: "InspectIntentDropped", next: true,
 		when: func(r *run) bool {
