@@ -45,6 +45,10 @@ const (
 	// found still running (RFC 3339, UTC): the hard power-off follows
 	// SoftPowerOffTimeout after it.
 	keySoftOffSince = "softOffSince"
+	// keySoftOffFor is what the soft power-off of keySoftOffSince is for
+	// (offCause): a start recorded for a withdrawn reboot or hold never
+	// shortens a later one's time.
+	keySoftOffFor = "softOffFor"
 	// keyReinspect is the createdIndex of the inspect intent whose
 	// re-inspection is under way.
 	keyReinspect = "reinspect"

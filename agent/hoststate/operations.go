@@ -86,6 +86,24 @@ func (r *run) offMode() string {
 // when a soft power-off is given up for a hard one (the agent counts them).
 const ReasonSoftPowerOffTimedOut = "SoftPowerOffTimedOut"
 
+// offCause names what asks for the power-off now: the pending reboot, or
+// the holds (by the first hold's index), or online false.
+func (r *run) offCause() string {
+	if r.rebootPending() {
+		return "reboot:" + idx(r.reboot())
+	}
+	var first uint64
+	for _, it := range r.holds() {
+		if first == 0 || it.CreatedIndex < first {
+			first = it.CreatedIndex
+		}
+	}
+	if first > 0 {
+		return "hold:" + strconv.FormatUint(first, 10)
+	}
+	return "offline"
+}
+
 // powerOff asks for a soft power-off while the soft mode's time lasts,
 // then for a hard one (with a Warning event saying so).
 func (r *run) powerOff() {
@@ -94,7 +112,7 @@ func (r *run) powerOff() {
 		return
 	}
 	since, err := time.Parse(time.RFC3339Nano, r.get(keySoftOffSince))
-	if err != nil || r.in.Now.Before(since.Add(r.cfg.SoftPowerOffTimeout)) {
+	if err != nil || r.get(keySoftOffFor) != r.offCause() || r.in.Now.Before(since.Add(r.cfg.SoftPowerOffTimeout)) {
 		r.emit(ActionSoftPowerOff)
 		return
 	}
@@ -105,8 +123,9 @@ func (r *run) powerOff() {
 
 // softOffUnderway records when a graceful shutdown was first seen running.
 func (r *run) softOffUnderway() {
-	if r.get(keySoftOffSince) == "" {
+	if r.get(keySoftOffSince) == "" || r.get(keySoftOffFor) != r.offCause() {
 		r.set(keySoftOffSince, r.in.Now.UTC().Format(time.RFC3339Nano))
+		r.set(keySoftOffFor, r.offCause())
 	}
 	r.hold = r.cfg.PollInterval
 }

@@ -154,3 +154,23 @@ func TestInspectDroppedOutsideAvailable(t *testing.T) {
 		t.Fatalf("want the inspect dropped with a warning: %s", s.d)
 	}
 }
+
+// A soft power-off withdrawn while under way leaves no start behind that
+// would cut a later soft reboot short.
+func TestSoftRebootWithdrawnThenAgain(t *testing.T) {
+	s := provisionedSim(t)
+	s.intents().Reboot = intent(func(i *api.Intent) { i.Mode = api.RebootSoft })
+	s.step(nil)
+	s.expect(ActionSoftPowerOff, api.StateProvisioned)
+	s.step(&Outcome{Action: ActionSoftPowerOff, PoweredOn: boolp(true), InProgress: true})
+	s.h.Intents.Reboot = nil // withdrawn; the OS never shut down
+	s.now = s.now.Add(time.Hour)
+	s.step(nil)
+	s.intents().Reboot = intent(func(i *api.Intent) { i.Mode = api.RebootSoft })
+	s.step(nil)
+	s.expect(ActionSoftPowerOff, api.StateProvisioned)
+	s.step(&Outcome{Action: ActionSoftPowerOff, PoweredOn: boolp(true), InProgress: true})
+	s.now = s.now.Add(DefaultPollInterval)
+	s.step(nil)
+	s.expect(ActionSoftPowerOff, api.StateProvisioned) // a fresh timeout, not the stale one
+}
