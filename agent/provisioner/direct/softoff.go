@@ -3,31 +3,38 @@ package direct
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/rackfence/rackfence/agent/provisioner"
 )
 
 // softOffs remembers the hosts a graceful shutdown was sent to and that
 // have not been seen off since, so polling does not press the power
-// button again (an agent restart forgets it: one more request then).
+// button again. A mark older than softMarkTTL is forgotten (a soft
+// power-off withdrawn while under way must not keep a later one from
+// being sent); an agent restart forgets them all: one more request then.
 type softOffs struct {
 	mu   sync.Mutex
-	sent map[string]bool
+	sent map[string]time.Time
 }
+
+// softMarkTTL bounds how long a sent graceful shutdown counts as under way.
+const softMarkTTL = 10 * time.Minute
 
 func (s *softOffs) was(host string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.sent[host]
+	at, ok := s.sent[host]
+	return ok && time.Since(at) < softMarkTTL
 }
 
 func (s *softOffs) mark(host string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.sent == nil {
-		s.sent = map[string]bool{}
+		s.sent = map[string]time.Time{}
 	}
-	s.sent[host] = true
+	s.sent[host] = time.Now()
 }
 
 func (s *softOffs) forget(host string) {

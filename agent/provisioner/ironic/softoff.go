@@ -11,24 +11,30 @@ import (
 // softSent remembers the nodes a soft power-off was asked for and not seen
 // off since, so a poll after Ironic gave up does not ask again (the state
 // machine powers off hard then).
+// A mark older than softMarkTTL is forgotten (a soft power-off withdrawn
+// while under way must not keep a later one from being asked for).
 type softSent struct {
 	mu   sync.Mutex
-	uuid map[string]bool
+	uuid map[string]time.Time
 }
 
+// softMarkTTL bounds how long a soft power off counts as asked for.
+const softMarkTTL = 10 * time.Minute
+
+// swap marks (v) or forgets the node, saying whether it was marked.
 func (s *softSent) swap(uuid string, v bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	old := s.uuid[uuid]
+	at, ok := s.uuid[uuid]
 	if s.uuid == nil {
-		s.uuid = map[string]bool{}
+		s.uuid = map[string]time.Time{}
 	}
 	if v {
-		s.uuid[uuid] = true
+		s.uuid[uuid] = time.Now()
 	} else {
 		delete(s.uuid, uuid)
 	}
-	return old
+	return ok && time.Since(at) < softMarkTTL
 }
 
 // SoftPowerOff asks Ironic for "soft power off" (Ironic's power interface
