@@ -74,6 +74,11 @@ func (s *session) runAction(name string, h api.Host, st *api.HostStatus, act hos
 		res, err = p.SetPower(ctx, ph, true)
 	case hoststate.ActionPowerOff:
 		res, err = p.SetPower(ctx, ph, false)
+	case hoststate.ActionSoftPowerOff:
+		res, err = p.SoftPowerOff(ctx, ph)
+	case hoststate.ActionReinspect:
+		ph.HardwareDetails = nil // read again, whatever is known
+		res, err = p.Inspect(ctx, ph)
 	default:
 		err = fmt.Errorf("%w: the agent does not know action %q (state machine newer than the agent?)", provisioner.ErrUnsupported, act)
 	}

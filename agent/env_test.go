@@ -36,6 +36,8 @@ type env struct {
 type envOpts struct {
 	bmcs    int
 	latency time.Duration
+	// simArgs are more rackfence-bmcsim flags.
+	simArgs []string
 }
 
 func newEnv(t testing.TB, o envOpts) *env {
@@ -44,7 +46,7 @@ func newEnv(t testing.TB, o envOpts) *env {
 	e.c = rig.StartCoordinator(t, e.dir, rig.CoordOpts{})
 	e.url, e.admin, e.coord = e.c.URL, e.c.Admin, e.c.Proc
 	if o.bmcs > 0 {
-		e.s = rig.StartSim(t, e.dir, o.bmcs, o.latency)
+		e.s = rig.StartSim(t, e.dir, o.bmcs, o.latency, o.simArgs...)
 		e.sim = e.s.Proc
 	}
 	return e

@@ -3,10 +3,14 @@ package agent_test
 import (
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/testenv"
 	"github.com/rackfence/rackfence/shared/testenv/rig"
 )
 
@@ -39,4 +43,79 @@ func TestIronicProvisioner(t *testing.T) {
 	if code := ir.NodeStatus(t, node); code != http.StatusNotFound {
 		t.Fatalf("GET Ironic node %s after detach answered %d, want 404 (node deleted)", node, code)
 	}
+}
+
+// TestIronicRebootAndInspect: with --provisioner ironic a soft reboot is
+// Ironic's soft power off (GracefulShutdown on the BMC) then power on, and
+// an inspect intent takes the available node through manage, inspect and
+// provide back to available (issue 21).
+func TestIronicRebootAndInspect(t *testing.T) {
+	ir, e := rig.StartIronic(t), newEnv(t, envOpts{bmcs: 1, simArgs: []string{"--graceful-shutdown-delay", "300ms"}})
+	e.apply(e.hostSpec("ir", "r1", 0))
+	e.startAgent("r1", "a1", "--provisioner", "ironic", "--ironic-url", ir.URL, "--lease-ttl", "10s", "--poll-interval", "500ms")
+	first := e.waitHost("ir", 3*time.Minute, "available and on through Ironic", func(h *api.Host) error {
+		if err := stateIs(api.StateAvailable, api.OpOK)(h); err != nil {
+			return err
+		}
+		if !h.Status.PoweredOn {
+			return fmt.Errorf("not powered on yet")
+		}
+		return nil
+	})
+	n := len(e.auditLines(0))
+	start := time.Now()
+	if _, err := e.admin.Reboot(ctx(t), "ir", api.RebootRequest{Mode: api.RebootSoft}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitHost("ir", 2*time.Minute, "soft reboot through Ironic done", func(h *api.Host) error {
+		if err := rebootGone(h); err != nil {
+			return err
+		}
+		if !h.Status.PoweredOn {
+			return fmt.Errorf("not on again")
+		}
+		return nil
+	})
+	t.Logf("soft reboot through Ironic: %s", time.Since(start).Round(time.Millisecond))
+	got := resetsSince(e.auditLines(0), n)
+	if len(got) < 2 || got[0] != "GracefulShutdown" || got[len(got)-1] != "On" {
+		t.Fatalf("BMC resets during the soft reboot through Ironic: %v, want GracefulShutdown first and On last", got)
+	}
+
+	start = time.Now()
+	if _, err := e.admin.Inspect(ctx(t), "ir", api.IntentRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	h := e.waitHost("ir", 3*time.Minute, "inspected again through Ironic", func(h *api.Host) error {
+		if h.Intents != nil {
+			return fmt.Errorf("intents %+v", h.Intents)
+		}
+		if err := stateIs(api.StateAvailable, api.OpOK)(h); err != nil {
+			return err
+		}
+		if oh := h.Status.OperationHistory; oh == nil || !oh.Inspect.Start.After(first.Status.OperationHistory.Inspect.Start) || oh.Inspect.End.IsZero() {
+			return fmt.Errorf("operation history %+v", h.Status.OperationHistory)
+		}
+		return nil
+	})
+	t.Logf("inspect through Ironic (manage, inspect, provide): %s", time.Since(start).Round(time.Millisecond))
+	if h.Status.HardwareDetails == nil {
+		t.Fatal("no hardware details after the re-inspection")
+	}
+	// Ironic did manage, inspect and provide the node (the guard's audit
+	// of the agent's Ironic calls says so, in that order).
+	testenv.Eventually(t, 2*time.Minute, "manage, inspect, provide in the guard audit", func() error {
+		b, err := os.ReadFile(filepath.Join(e.c.Dir, "guard-a1.jsonl"))
+		if err != nil {
+			return err
+		}
+		s := string(b)
+		i := strings.LastIndex(s, "ironic.provision-manage")
+		j := strings.LastIndex(s, "ironic.provision-inspect")
+		k := strings.LastIndex(s, "ironic.provision-provide")
+		if i < 0 || j < i || k < j {
+			return fmt.Errorf("no manage → inspect → provide in the audit (%d %d %d)", i, j, k)
+		}
+		return nil
+	})
 }

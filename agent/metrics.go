@@ -35,6 +35,8 @@ type Metrics struct {
 	operations   *prometheus.HistogramVec
 	leaseState   prometheus.Gauge
 	leaseEpoch   prometheus.Gauge
+	// softFallbacks counts soft power-offs that ended in a hard one.
+	softFallbacks prometheus.Counter
 	// lease mirrors leaseState for the per-rack role gauge.
 	lease atomic.Int32
 	src   atomic.Pointer[Agent]
@@ -70,7 +72,9 @@ func NewMetrics() *Metrics {
 		Help: "Rack lease state: 0 none, 1 standby (another agent holds it), 2 held."})
 	m.leaseEpoch = prometheus.NewGauge(prometheus.GaugeOpts{Name: "rackfence_agent_lease_epoch",
 		Help: "Epoch of the last lease held."})
-	m.reg.MustRegister(m.reconciles, m.actions, m.actionErrors, m.guarded, m.refusals, m.statusWrites,
+	m.softFallbacks = prometheus.NewCounter(prometheus.CounterOpts{Name: "rackfence_agent_soft_power_off_fallbacks_total",
+		Help: "Soft power-offs (reboot --soft, soft power-off holds) the OS did not finish within --soft-power-off-timeout, so the host was powered off hard."})
+	m.reg.MustRegister(m.softFallbacks, m.reconciles, m.actions, m.actionErrors, m.guarded, m.refusals, m.statusWrites,
 		m.watchErrors, m.ackLatency, m.operations, m.leaseState, m.leaseEpoch, hostCollector{m},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -53,6 +53,11 @@ func (s *session) reconcile(name string) {
 			before = st.OperationHistory
 		}
 		s.a.cfg.Metrics.observeOperations(before, d.Status.OperationHistory)
+		for _, ev := range d.Events {
+			if ev.Reason == hoststate.ReasonSoftPowerOffTimedOut {
+				s.a.cfg.Metrics.softFallbacks.Inc()
+			}
+		}
 
 		// A blocked host is blocked before any ack goes out: Block returns
 		// once the last in-flight mutation of the host has finished, and
@@ -217,6 +222,13 @@ func applyAcks(h *api.Host, acks []api.IntentAck, epoch uint64) {
 			p = &in.Drain
 		case api.IntentResume:
 			p = &in.Resume
+		case api.IntentReboot:
+			p = &in.Reboot
+		case api.IntentInspect:
+			p = &in.Inspect
+		case api.IntentPowerOff:
+			in.PowerOff = ackHold(in.PowerOff, a, epoch)
+			continue
 		default:
 			continue
 		}
@@ -232,6 +244,20 @@ func applyAcks(h *api.Host, acks []api.IntentAck, epoch uint64) {
 		*p = &it
 	}
 	h.Intents = &in
+}
+
+// ackHold applies a power-off ack to a copy of the holds.
+func ackHold(holds map[string]*api.Intent, a api.IntentAck, epoch uint64) map[string]*api.Intent {
+	out := make(map[string]*api.Intent, len(holds))
+	for k, it := range holds {
+		if it.CreatedIndex == a.CreatedIndex {
+			c := *it
+			c.Acknowledged, c.AckEpoch = true, epoch
+			it = &c
+		}
+		out[k] = it
+	}
+	return out
 }
 
 func ackKinds(acks []api.IntentAck) []string {

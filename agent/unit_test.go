@@ -101,3 +101,26 @@ func TestApplyAcks(t *testing.T) {
 		t.Errorf("applyAcks changed the watch's copy in place")
 	}
 }
+
+func TestApplyAcksOperationIntents(t *testing.T) {
+	h := api.Host{Intents: &api.Intents{
+		Reboot:   &api.Intent{CreatedIndex: 5, Mode: api.RebootSoft},
+		Inspect:  &api.Intent{CreatedIndex: 6},
+		PowerOff: map[string]*api.Intent{"a": {CreatedIndex: 7, Requester: "a"}, "b": {CreatedIndex: 8, Requester: "b"}},
+	}}
+	orig := h.Intents
+	applyAcks(&h, []api.IntentAck{{Kind: api.IntentReboot, CreatedIndex: 5, Drop: true},
+		{Kind: api.IntentInspect, CreatedIndex: 4, Drop: true}, {Kind: api.IntentPowerOff, CreatedIndex: 8}}, 42)
+	if h.Intents.Reboot != nil {
+		t.Errorf("reboot not dropped")
+	}
+	if h.Intents.Inspect == nil {
+		t.Errorf("an ack for an older inspect (4) dropped the newer one (6)")
+	}
+	if a, b := h.Intents.PowerOff["a"], h.Intents.PowerOff["b"]; a.Acknowledged || !b.Acknowledged || b.AckEpoch != 42 {
+		t.Errorf("holds a %+v b %+v, want only b acknowledged under epoch 42", a, b)
+	}
+	if orig.Reboot == nil || orig.PowerOff["b"].Acknowledged {
+		t.Errorf("applyAcks changed the watch's copy in place")
+	}
+}

@@ -41,6 +41,13 @@ const (
 	CmdRevokeToken CmdType = 18
 	// CmdTouchTokens records when tokens were last used (leader flush).
 	CmdTouchTokens CmdType = 19
+	// CmdPutOperationIntent sets a reboot, inspect or power-off intent
+	// (issue 21; command_intents.go). A type of its own, not a new kind of
+	// CmdPutIntent, so a binary that predates it refuses the entry
+	// (ErrUnknownCommand) rather than applying it differently.
+	CmdPutOperationIntent CmdType = 20
+	// CmdDeleteOperationIntent withdraws one (a power-off by requester).
+	CmdDeleteOperationIntent CmdType = 21
 )
 
 // bodyVersion is the version of the JSON body of every command that does
@@ -363,6 +370,10 @@ func Decode(b []byte) (Command, error) {
 		c, err = decodeBody[RevokeTokenCmd](ver, body)
 	case CmdTouchTokens:
 		c, err = decodeBody[TouchTokensCmd](ver, body)
+	case CmdPutOperationIntent:
+		c, err = decodeBody[PutOperationIntentCmd](ver, body)
+	case CmdDeleteOperationIntent:
+		c, err = decodeBody[DeleteOperationIntentCmd](ver, body)
 	default:
 		var ok bool
 		if c, ok, err = decodeSealed(CmdType(b[0]), ver, body); !ok {

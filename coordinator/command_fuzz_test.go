@@ -5,12 +5,15 @@ import (
 
 	"github.com/hashicorp/raft"
 	"github.com/rackfence/rackfence/coordinator/seal"
+	"github.com/rackfence/rackfence/shared/api"
 )
 
 // FuzzApplyLogEntry feeds arbitrary log entries to the FSM: decoding and
 // applying must refuse garbage without panicking.
 func FuzzApplyLogEntry(f *testing.F) {
-	for _, c := range []Command{PutHostCmd{Host: host("h1", "r1")}, LeaseAcquireCmd{Rack: "r1", Holder: "a"}, StatusCmd{Rack: "r1", Name: "h1"}} {
+	for _, c := range []Command{PutHostCmd{Host: host("h1", "r1")}, LeaseAcquireCmd{Rack: "r1", Holder: "a"}, StatusCmd{Rack: "r1", Name: "h1"},
+		PutOperationIntentCmd{Name: "h1", Kind: api.IntentPowerOff, Intent: api.Intent{Requester: "k", Mode: api.RebootSoft}},
+		DeleteOperationIntentCmd{Name: "h1", Kind: api.IntentPowerOff, Requester: "k"}} {
 		b, _ := Encode(c)
 		f.Add(b)
 		f.Add(EncodeBatch([][]byte{b, b}))

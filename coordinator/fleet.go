@@ -88,9 +88,15 @@ func (f *FSM) Fleet() Fleet {
 			for _, k := range []struct {
 				kind string
 				i    *api.Intent
-			}{{api.IntentDetach, in.Detach}, {api.IntentDrain, in.Drain}, {api.IntentResume, in.Resume}} {
+			}{{api.IntentDetach, in.Detach}, {api.IntentDrain, in.Drain}, {api.IntentResume, in.Resume},
+				{api.IntentReboot, in.Reboot}, {api.IntentInspect, in.Inspect}} {
 				if k.i != nil && !k.i.Acknowledged {
 					fl.Pending = append(fl.Pending, PendingIntent{Host: h.Name, Rack: h.Rack, Kind: k.kind, CreatedIndex: k.i.CreatedIndex})
+				}
+			}
+			for _, it := range in.PowerOff {
+				if !it.Acknowledged {
+					fl.Pending = append(fl.Pending, PendingIntent{Host: h.Name, Rack: h.Rack, Kind: api.IntentPowerOff, CreatedIndex: it.CreatedIndex})
 				}
 			}
 			if d := in.Detach; d != nil && h.PivotedTo == "" && strings.HasPrefix(d.Reason, pivotReason) {

@@ -150,6 +150,10 @@ func (f *FSM) applyCmd(t *tx, c Command) Result {
 		v, err = f.applyPutIntent(t, c)
 	case DeleteIntentCmd:
 		v, err = f.applyDeleteIntent(t, c)
+	case PutOperationIntentCmd:
+		v, err = f.applyPutOperationIntent(t, c)
+	case DeleteOperationIntentCmd:
+		v, err = f.applyDeleteOperationIntent(t, c)
 	case StatusCmd:
 		v, err = f.applyStatus(t, c)
 	case LeaseAcquireCmd:

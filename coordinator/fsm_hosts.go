@@ -202,7 +202,8 @@ func cloneIntents(in *api.Intents) *api.Intents {
 }
 
 func normIntents(in *api.Intents) *api.Intents {
-	if in == nil || (in.Detach == nil && in.Drain == nil && in.Resume == nil) {
+	if in == nil || (in.Detach == nil && in.Drain == nil && in.Resume == nil &&
+		in.Reboot == nil && in.Inspect == nil && len(in.PowerOff) == 0) {
 		return nil
 	}
 	return in
@@ -271,8 +272,11 @@ func (f *FSM) applyStatus(t *tx, c StatusCmd) (any, error) {
 	st.Epoch = c.Report.Epoch
 	rec.Status = &st
 	if len(c.Report.Acks) > 0 && old.Intents != nil {
-		rec.Intents = cloneIntents(old.Intents)
+		rec.Intents = cloneOpIntents(old.Intents)
 		for _, a := range c.Report.Acks {
+			if ackOperation(rec.Intents, a, c.Report.Epoch) {
+				continue
+			}
 			slot := intentSlot(rec.Intents, a.Kind)
 			if slot == nil || *slot == nil || (*slot).CreatedIndex != a.CreatedIndex {
 				continue

@@ -45,7 +45,7 @@ var (
 		"Age of the oldest pivot in flight on the side, counted from the first scrape of this member that saw it (0 when none).", []string{"side"}, nil)
 )
 
-var intentKinds = []string{api.IntentDetach, api.IntentDrain, api.IntentResume}
+var intentKinds = []string{api.IntentDetach, api.IntentDrain, api.IntentResume, api.IntentReboot, api.IntentInspect, api.IntentPowerOff}
 
 func (c *fleetCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{hostsDesc, hostsOpDesc, hostsErrDesc, leasesDesc, rackHostsDesc, rackHeldDesc,

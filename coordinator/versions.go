@@ -34,6 +34,9 @@ var commandVersions = map[CmdType]byte{
 	CmdTouchTokens:          bodyJSON,
 	CmdPutSealedCredentials: sealedCredsVersion,
 	CmdResealCredentials:    sealedCredsVersion,
+	// Operation intents (reboot, inspect, power-off holds).
+	CmdPutOperationIntent:    bodyJSON,
+	CmdDeleteOperationIntent: bodyJSON,
 }
 
 // legacyVersions is what every binary released before the version gate

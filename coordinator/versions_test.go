@@ -1,8 +1,64 @@
 package coordinator
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"strings"
 	"testing"
 )
+
+// TestEveryCmdTypeIsInTheTable: every CmdType constant declared in the
+// package's sources is in commandVersions; a type missing there would be
+// written by this binary and then stop its own FSM as unknown.
+func TestEveryCmdTypeIsInTheTable(t *testing.T) {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for path, f := range pkgs["coordinator"].Files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue // tests declare made-up types (gate_test.go)
+		}
+		ast.Inspect(f, func(x ast.Node) bool {
+			vs, ok := x.(*ast.ValueSpec)
+			if !ok {
+				return true
+			}
+			if id, ok := vs.Type.(*ast.Ident); !ok || id.Name != "CmdType" {
+				return true
+			}
+			for _, name := range vs.Names {
+				n++
+				ct, ok := cmdTypeByName[name.Name]
+				if !ok {
+					t.Errorf("%s (%s) is not in the test's name table: add it there and to commandVersions", name.Name, fset.Position(name.Pos()))
+					continue
+				}
+				if ct != CmdBatch && commandVersions[ct] == 0 {
+					t.Errorf("%s (type %d) is not in commandVersions (versions.go)", name.Name, ct)
+				}
+			}
+			return true
+		})
+	}
+	if n < 20 {
+		t.Fatalf("found %d CmdType constants: the scan is broken", n)
+	}
+}
+
+var cmdTypeByName = map[string]CmdType{
+	"CmdInit": CmdInit, "CmdPutHost": CmdPutHost, "CmdDeleteHost": CmdDeleteHost, "CmdPutIntent": CmdPutIntent,
+	"CmdDeleteIntent": CmdDeleteIntent, "CmdStatus": CmdStatus, "CmdLeaseAcquire": CmdLeaseAcquire,
+	"CmdLeaseRenew": CmdLeaseRenew, "CmdLeaseRelease": CmdLeaseRelease, "CmdLeaseExpire": CmdLeaseExpire,
+	"CmdPutCredentials": CmdPutCredentials, "CmdPutToken": CmdPutToken, "CmdSetMember": CmdSetMember,
+	"CmdRemoveMember": CmdRemoveMember, "CmdBatch": CmdBatch, "CmdNoop": CmdNoop, "CmdSetPivoted": CmdSetPivoted,
+	"CmdRevokeToken": CmdRevokeToken, "CmdTouchTokens": CmdTouchTokens,
+	"CmdPutSealedCredentials": CmdPutSealedCredentials, "CmdResealCredentials": CmdResealCredentials,
+	"CmdPutOperationIntent": CmdPutOperationIntent, "CmdDeleteOperationIntent": CmdDeleteOperationIntent,
+}
 
 // TestCommandTableCoversEveryCommand: every command this binary writes is
 // in commandVersions at the version Encode writes, and the legacy table is
@@ -11,7 +67,7 @@ func TestCommandTableCoversEveryCommand(t *testing.T) {
 	all := []Command{InitCmd{}, PutHostCmd{}, DeleteHostCmd{}, PutIntentCmd{}, DeleteIntentCmd{}, StatusCmd{},
 		LeaseAcquireCmd{}, LeaseRenewCmd{}, LeaseReleaseCmd{}, LeaseExpireCmd{}, PutCredentialsCmd{}, PutTokenCmd{},
 		SetMemberCmd{}, RemoveMemberCmd{}, NoopCmd{}, SetPivotedCmd{}, RevokeTokenCmd{}, TouchTokensCmd{},
-		PutSealedCredentialsCmd{}, ResealCredentialsCmd{}}
+		PutSealedCredentialsCmd{}, ResealCredentialsCmd{}, PutOperationIntentCmd{}, DeleteOperationIntentCmd{}}
 	for _, c := range all {
 		b, err := Encode(c)
 		if err != nil {

@@ -24,6 +24,9 @@ type Ctx struct {
 	cl          *client.Client
 	token       string
 	tokenSource string
+	// waitRequester is the power-off holder reboot --hold-off/--release
+	// --wait waits on (reboot.go).
+	waitRequester string
 }
 
 // Client returns the API client for --coordinator and the token.

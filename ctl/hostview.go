@@ -70,6 +70,18 @@ func hostIntents(h *api.Host) (string, bool) {
 			add("drain-"+d.Mode, d)
 		}
 		add("resume", in.Resume)
+		if r := in.Reboot; r != nil {
+			add("reboot-"+r.Mode, r)
+		}
+		add("inspect", in.Inspect)
+		keys := make([]string, 0, len(in.PowerOff))
+		for k := range in.PowerOff {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			add("poweroff:"+k, in.PowerOff[k])
+		}
 	}
 	if h.DeletionRequested {
 		parts = append(parts, "delete")
@@ -244,6 +256,19 @@ func intentLines(h *api.Host) []string {
 		one("drain "+d.Mode, d)
 	}
 	one("resume", h.Intents.Resume)
+	if r := h.Intents.Reboot; r != nil {
+		one("reboot "+r.Mode, r)
+	}
+	one("inspect", h.Intents.Inspect)
+	keys := make([]string, 0, len(h.Intents.PowerOff))
+	for k := range h.Intents.PowerOff {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		in := h.Intents.PowerOff[k]
+		one("power-off ("+in.Mode+") held by "+k, in)
+	}
 	return out
 }
 

@@ -38,15 +38,22 @@ const (
 	goalRemoved
 	goalRestored
 	goalDeleted
+	// Issue 21 (reboot.go): the operation intents.
+	goalRebooted
+	goalHeldOff
+	goalReleased
+	goalInspected
 )
 
 func (g goal) String() string {
-	return [...]string{"detach", "attach", "drain (maintenance)", "drain (removal)", "restore", "delete"}[g]
+	return [...]string{"detach", "attach", "drain (maintenance)", "drain (removal)", "restore", "delete",
+		"reboot", "power-off hold", "power-off release", "inspect"}[g]
 }
 
 // doneWord is what a finished host shows.
 func (g goal) doneWord() string {
-	return [...]string{"detached", "attached", "in maintenance", "removed", "restored", "deleted"}[g]
+	return [...]string{"detached", "attached", "in maintenance", "removed", "restored", "deleted",
+		"rebooted", "held off", "released", "inspected"}[g]
 }
 
 const waitRules = `--wait blocks until every host is done, shows progress (a live table on a
@@ -67,6 +74,8 @@ type hostProgress struct {
 	failed  string // why it failed
 	lastErr string // last error seen, kept after it clears
 	line    string // last printed summary (non-terminal)
+	// requester is the power-off holder a hold or release waits on.
+	requester string
 }
 
 // judge updates p from the last fetch.
@@ -107,6 +116,8 @@ func (p *hostProgress) judge(g goal) {
 		p.done = in.Detach == nil && s != nil && restful(s.OperationalStatus)
 	case goalRestored:
 		p.done = in.Drain == nil && s != nil && restful(s.OperationalStatus)
+	default:
+		p.judgeOperation(g, h, in)
 	}
 	if !p.done && p.failed == "" && fresh && s.OperationalStatus == api.OpError && s.ErrorCount >= 1 {
 		p.failed = p.lastErr
@@ -160,7 +171,7 @@ func (x *Ctx) wait(cl *client.Client, g goal, before map[string]*api.Host, rack 
 	}
 	var ps []*hostProgress
 	for n, h := range before {
-		ps = append(ps, &hostProgress{name: n, before: h})
+		ps = append(ps, &hostProgress{name: n, before: h, requester: x.waitRequester})
 	}
 	sort.Slice(ps, func(i, j int) bool { return ps[i].name < ps[j].name })
 

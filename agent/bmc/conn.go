@@ -324,6 +324,26 @@ func (c *Conn) SetPower(ctx context.Context, g *guard.Guard, host string, on boo
 	})
 }
 
+// SoftPowerOff asks the host's OS to shut down, under the guard: Redfish
+// ComputerSystem.Reset GracefulShutdown (ErrUnsupported when the system
+// does not offer it), IPMI chassis power soft. Nothing is sent when the
+// host is already off. It returns at once; the caller polls PowerState.
+func (c *Conn) SoftPowerOff(ctx context.Context, g *guard.Guard, host string) error {
+	const op = "power soft off"
+	if c.proto == "redfish" {
+		return c.rfSoftPowerOff(ctx, g, host, op)
+	}
+	return g.Do(ctx, host, op, c.opts.MutationTimeout, func(ctx context.Context) error {
+		return c.call(ctx, op, func(ctx context.Context, cl *bmclib.Client) error {
+			ok, err := cl.SetPowerState(ctx, "soft")
+			if err == nil && !ok {
+				return fmt.Errorf("BMC did not confirm power soft")
+			}
+			return err
+		})
+	})
+}
+
 // Boot devices accepted by SetBootDevice.
 var bootDevices = map[string]bool{"pxe": true, "disk": true, "cdrom": true, "bios": true, "none": true}
 

@@ -70,6 +70,26 @@ func (c *Conn) rfSetPower(ctx context.Context, g *guard.Guard, host, op string, 
 	})
 }
 
+// rfSoftPowerOff: ComputerSystem.Reset GracefulShutdown, not sent when the
+// system is off or already powering off.
+func (c *Conn) rfSoftPowerOff(ctx context.Context, g *guard.Guard, host, op string) error {
+	return g.Do(ctx, host, op, c.opts.MutationTimeout, func(ctx context.Context) error {
+		return c.rfCall(ctx, op, func(ctx context.Context, s *rfSession) error {
+			d, sys, err := c.systemEntity(s)
+			if err != nil {
+				return err
+			}
+			if sys.PowerState == redfish.OffPowerState || sys.PowerState == redfish.PoweringOffPowerState {
+				return nil
+			}
+			if len(sys.SupportedResetTypes) > 0 && !slices.Contains(sys.SupportedResetTypes, redfish.GracefulShutdownResetType) {
+				return fmt.Errorf("%w: %s: %s offers no GracefulShutdown reset (it offers %v): reboot it in mode hard", ErrUnsupported, c.addr, short(d.system), sys.SupportedResetTypes)
+			}
+			return sys.Reset(redfish.GracefulShutdownResetType)
+		})
+	})
+}
+
 // Redfish BootSourceOverrideTarget of each SetBootDevice device.
 var rfBootTargets = map[string]redfish.BootSourceOverrideTarget{
 	"pxe": redfish.PxeBootSourceOverrideTarget, "disk": redfish.HddBootSourceOverrideTarget,

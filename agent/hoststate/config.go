@@ -13,6 +13,10 @@ const (
 	// DefaultMaxTransientFailures is how many transient failures in a row
 	// an action may have before they count as host errors (issue 14).
 	DefaultMaxTransientFailures = 5
+	// DefaultSoftPowerOffTimeout is how long a soft power-off (graceful
+	// shutdown) may take before a hard power-off follows (BMO and Ironic
+	// wait the same order of time).
+	DefaultSoftPowerOffTimeout = 3 * time.Minute
 )
 
 // Config holds the state machine's tunables. The zero value of every field
@@ -43,6 +47,10 @@ type Config struct {
 	// failure) ends the run. Fenced failures neither count nor end it
 	// (default 5; negative: never count, the behaviour before issue 14).
 	MaxTransientFailures int
+	// SoftPowerOffTimeout bounds a soft power-off (reboot mode soft, a
+	// soft power-off hold): past it the host is powered off hard
+	// (default 3 minutes; the agent's --soft-power-off-timeout).
+	SoftPowerOffTimeout time.Duration
 }
 
 // withDefaults returns c with every zero field set to its default.
@@ -61,6 +69,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxDeleteTries <= 0 {
 		c.MaxDeleteTries = DefaultMaxDeleteTries
+	}
+	if c.SoftPowerOffTimeout <= 0 {
+		c.SoftPowerOffTimeout = DefaultSoftPowerOffTimeout
 	}
 	if c.MaxTransientFailures == 0 {
 		c.MaxTransientFailures = DefaultMaxTransientFailures

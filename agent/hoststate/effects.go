@@ -70,6 +70,9 @@ func (r *run) powered(on bool) {
 	if r.in.Last == nil || r.in.Last.PoweredOn == nil {
 		r.st.PoweredOn = on
 	}
+	// Any power change ends a soft power-off under way.
+	r.set(keySoftOffSince, "")
+	r.set(keySoftOffFor, "")
 }
 
 // markDetached: the node is gone, nothing may touch the host.

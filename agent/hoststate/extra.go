@@ -38,6 +38,23 @@ const (
 	// keyNotePrefix prefixes one-shot notes: an event recorded once per
 	// cause (e.g. "note.detachWait" = the intent's createdIndex).
 	keyNotePrefix = "note."
+	// keyRebootOff is the createdIndex of the reboot intent whose
+	// power-off is done (the power-on follows, then the intent is dropped).
+	keyRebootOff = "rebootOff"
+	// keySoftOffSince is when the soft power-off under way was first
+	// found still running (RFC 3339, UTC): the hard power-off follows
+	// SoftPowerOffTimeout after it.
+	keySoftOffSince = "softOffSince"
+	// keySoftOffFor is what the soft power-off of keySoftOffSince is for
+	// (offCause): a start recorded for a withdrawn reboot or hold never
+	// shortens a later one's time.
+	keySoftOffFor = "softOffFor"
+	// keyReinspect is the createdIndex of the inspect intent whose
+	// re-inspection is under way.
+	keyReinspect = "reinspect"
+	// keyReinspected is the createdIndex of the last inspect intent
+	// carried out (a drop that did not land does not inspect twice).
+	keyReinspected = "reinspected"
 )
 
 // Values of keyNode.

@@ -60,6 +60,19 @@ func (s *sim) apply(d Decision) {
 			p = &s.h.Intents.Drain
 		case api.IntentResume:
 			p = &s.h.Intents.Resume
+		case api.IntentReboot:
+			p = &s.h.Intents.Reboot
+		case api.IntentInspect:
+			p = &s.h.Intents.Inspect
+		case api.IntentPowerOff:
+			for k, it := range s.h.Intents.PowerOff {
+				if it.CreatedIndex == a.CreatedIndex {
+					cp := *it
+					cp.Acknowledged = true
+					s.h.Intents.PowerOff[k] = &cp
+				}
+			}
+			continue
 		}
 		if *p == nil || (*p).CreatedIndex != a.CreatedIndex {
 			continue

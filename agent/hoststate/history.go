@@ -39,6 +39,7 @@ func (r *run) recordTransition(w *row, from, to string) {
 	if op := operationOf(from); op != "" && r.st.OperationHistory != nil {
 		m := r.st.OperationHistory.Metric(op)
 		succeeded := (w.on == actionOf[op] && w.res == resOK) ||
+			(op == api.OperationInspect && w.on == ActionReinspect && w.res == resOK) ||
 			(op == api.OperationInspect && w.on == "" && to == sAvailable)
 		if succeeded && !m.Start.IsZero() && m.End.IsZero() {
 			m.End = now

@@ -22,7 +22,7 @@ import (
 var modelSeeds = []uint64{1, 2, 3, 42, 20261122}
 
 const (
-	modelSequences = 500
+	modelSequences = 700
 	modelSteps     = 80
 )
 
@@ -123,6 +123,7 @@ func (m *model) settle(seed uint64, seq int) int {
 var allActions = []Action{
 	ActionRegister, ActionInspect, ActionProvide, ActionProvision, ActionDeprovision, ActionAdopt,
 	ActionDetach, ActionDelete, ActionMaintenanceOn, ActionMaintenanceOff, ActionPowerOn, ActionPowerOff,
+	ActionSoftPowerOff, ActionReinspect,
 }
 
 func (m *model) chance(p float64) bool { return m.rng.Float64() < p }
@@ -243,7 +244,32 @@ func (m *model) editSpec() {
 }
 
 func (m *model) editIntents() {
-	switch m.rng.IntN(9) {
+	switch m.rng.IntN(12) {
+	case 9: // reboot, hard or soft
+		mode := api.RebootHard
+		if m.chance(0.5) {
+			mode = api.RebootSoft
+		}
+		m.intents().Reboot = &api.Intent{CreatedIndex: m.nextIdx(), Mode: mode}
+	case 10: // a power-off hold set or withdrawn
+		in := m.intents()
+		key := []string{"a", "b"}[m.rng.IntN(2)]
+		holds := map[string]*api.Intent{}
+		for k, v := range in.PowerOff {
+			holds[k] = v
+		}
+		if holds[key] != nil {
+			delete(holds, key)
+		} else {
+			mode := api.RebootHard
+			if m.chance(0.5) {
+				mode = api.RebootSoft
+			}
+			holds[key] = &api.Intent{CreatedIndex: m.nextIdx(), Mode: mode, Requester: key}
+		}
+		in.PowerOff = holds
+	case 11:
+		m.intents().Inspect = &api.Intent{CreatedIndex: m.nextIdx()}
 	case 0, 1:
 		in := m.intents()
 		if in.Detach != nil {
@@ -299,11 +325,16 @@ func (m *model) outcome(a Action) *Outcome {
 		case ActionRegister:
 			o.ProvisioningID = fmt.Sprintf("node-%d", m.nextIdx())
 			o.PoweredOn = boolp(m.chance(0.5))
-		case ActionInspect:
+		case ActionInspect, ActionReinspect:
 			o.HardwareDetails = &api.HardwareDetails{Model: "m"}
 		case ActionPowerOn:
 			o.PoweredOn = boolp(true)
+		case ActionSoftPowerOff:
+			o.PoweredOn = boolp(false)
 		}
+	}
+	if o.InProgress && a == ActionSoftPowerOff {
+		o.PoweredOn = boolp(true)
 	}
 	return o
 }
@@ -351,8 +382,23 @@ func applyDecision(h api.Host, d Decision) api.Host {
 	}
 	in := *h.Intents
 	h.Intents = &in
+	if in.PowerOff != nil {
+		holds := map[string]*api.Intent{}
+		for k, v := range in.PowerOff {
+			holds[k] = v
+		}
+		in.PowerOff = holds
+	}
 	for _, a := range d.Acks {
-		for kind, p := range map[string]**api.Intent{api.IntentDetach: &in.Detach, api.IntentDrain: &in.Drain, api.IntentResume: &in.Resume} {
+		for k, it := range in.PowerOff {
+			if a.Kind == api.IntentPowerOff && it.CreatedIndex == a.CreatedIndex {
+				c := *it
+				c.Acknowledged = true
+				in.PowerOff[k] = &c
+			}
+		}
+		for kind, p := range map[string]**api.Intent{api.IntentDetach: &in.Detach, api.IntentDrain: &in.Drain, api.IntentResume: &in.Resume,
+			api.IntentReboot: &in.Reboot, api.IntentInspect: &in.Inspect} {
 			if kind != a.Kind || *p == nil || (*p).CreatedIndex != a.CreatedIndex {
 				continue
 			}
@@ -418,9 +464,16 @@ func (m *model) check(in Input, d Decision) {
 		m.fail("awaiting handoff but acting or unblocked: %s", d)
 	}
 	// Power only in steady states (and power-off before delete).
+	// A power-off hold keeps the host off (issue 21).
+	if d.Action == ActionPowerOn && in.Host.Intents != nil && len(in.Host.Intents.PowerOff) > 0 {
+		m.fail("power on while held off by %v: %s", in.Host.Intents.PowerOff, d)
+	}
 	switch d.Action {
-	case ActionPowerOn, ActionPowerOff:
-		if !steady(st.ProvisioningState) && !(d.Action == ActionPowerOff && st.ProvisioningState == api.StatePoweringOffBeforeDelete) {
+	case ActionPowerOn, ActionPowerOff, ActionSoftPowerOff, ActionReinspect:
+		if d.Action == ActionReinspect && st.ProvisioningState != api.StateInspecting {
+			m.fail("reinspect in %s: %s", st.ProvisioningState, d)
+		}
+		if d.Action != ActionReinspect && !steady(st.ProvisioningState) && !(d.Action == ActionPowerOff && st.ProvisioningState == api.StatePoweringOffBeforeDelete) {
 			m.fail("power action in %s: %s", st.ProvisioningState, d)
 		}
 	}

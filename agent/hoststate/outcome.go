@@ -56,7 +56,7 @@ func errorTypeFor(a Action, state string, class ErrClass) string {
 		return api.ErrRegistration
 	}
 	switch a {
-	case ActionInspect:
+	case ActionInspect, ActionReinspect:
 		return api.ErrInspection
 	case ActionProvide, ActionProvision:
 		return api.ErrProvisioning
@@ -64,7 +64,7 @@ func errorTypeFor(a Action, state string, class ErrClass) string {
 		return api.ErrDeprovisioning
 	case ActionDetach, ActionMaintenanceOn, ActionMaintenanceOff:
 		return api.ErrDetach
-	case ActionPowerOn, ActionPowerOff:
+	case ActionPowerOn, ActionPowerOff, ActionSoftPowerOff:
 		return api.ErrPowerManagement
 	}
 	return api.ErrRegistration

@@ -28,6 +28,9 @@ const (
 // deletion, removal, detach, maintenance, BMC details, lifecycle, power.
 var table = []row{
 	// ---- Outcomes of the last action ----------------------------------
+	{name: "SoftPowerOffUnderway", on: ActionSoftPowerOff, res: resProgress,
+		why: "Issue 21: the OS is shutting down; asked again after the poll interval, until SoftPowerOffTimeout after the first such answer (then a hard power-off).",
+		do:  (*run).softOffUnderway},
 	{name: "ActionInProgress", on: anyAction, res: resProgress,
 		why: "An action started but not finished is asked about again after the poll interval.",
 		do:  func(r *run) { r.hold = r.cfg.PollInterval }},
@@ -92,6 +95,9 @@ var table = []row{
 		do:  func(r *run) { r.setNode(nodeEnrolled) }},
 	{name: "Inspected", on: ActionInspect, res: resOK, from: states(sInspecting), to: sAvailable,
 		why: "Lifecycle: inspecting → available (provide follows)."},
+	{name: "Reinspected", on: ActionReinspect, res: resOK, from: states(sInspecting), to: sAvailable,
+		why: "the hardware was read again; the inspect intent is dropped and the node provided again (Ironic left it manageable; issue 21).",
+		do:  (*run).reinspected},
 	{name: "Provided", on: ActionProvide, res: resOK,
 		why: "The provisioner made the node available.", do: func(r *run) { r.setNode(nodeReady) }},
 	{name: "ProvisioningDone", on: ActionProvision, res: resOK, from: states(sProvisionin), to: sProvisioned,
@@ -139,6 +145,8 @@ var table = []row{
 		why: "Power asserted on.", do: func(r *run) { r.powered(true) }},
 	{name: "PoweredOff", on: ActionPowerOff, res: resOK,
 		why: "Power asserted off.", do: func(r *run) { r.powered(false) }},
+	{name: "SoftPoweredOff", on: ActionSoftPowerOff, res: resOK,
+		why: "Issue 21: the graceful shutdown powered the host off.", do: func(r *run) { r.powered(false) }},
 	{name: "ActionSucceeded", on: anyAction, res: resOK,
 		why: "Any other success: its facts are recorded and the error cleared."},
 
@@ -373,6 +381,23 @@ var table = []row{
 		when: func(r *run) bool { return r.node() == nodeNone },
 		why:  "Make the provisioner know the host (first time, after a lost node, after re-attach).",
 		do:   func(r *run) { r.emit(ActionRegister) }},
+	{name: "Reinspect", from: states(sAvailable), to: sInspecting, next: true,
+		when: func(r *run) bool { return r.reinspectWanted() && r.node() == nodeReady },
+		why:  "the inspect intent reads the hardware of an available host again (issue 21).",
+		do:   (*run).startReinspect},
+	{name: "InspectIntentDropped", next: true,
+		when: func(r *run) bool {
+			return r.reinspectWanted() && r.get(keyReinspect) == "" && r.state() != sAvailable
+		},
+		why: "Issue 21: an inspect intent on a host that left available before it ran is dropped with a Warning event.",
+		do: func(r *run) {
+			r.ack(api.IntentInspect, r.inspectIntent(), true)
+			r.note("inspectDropped", idx(r.inspectIntent()), api.EventWarning, "InspectDropped", "inspect dropped: the host is %s, only an available host is inspected again", r.state())
+		}},
+	{name: "ReinspectHardware", from: states(sInspecting),
+		when: func(r *run) bool { return r.get(keyReinspect) != "" },
+		why:  "Issue 21: read the hardware again even though details are known.",
+		do:   func(r *run) { r.emit(ActionReinspect) }},
 	{name: "InspectionSkipped", from: states(sInspecting), to: sAvailable, next: true,
 		when: func(r *run) bool { return r.st.HardwareDetails != nil },
 		why:  "Hardware details already known: no re-inspection."},
@@ -404,12 +429,29 @@ var table = []row{
 		do:   func(r *run) { r.emit(ActionAdopt) }},
 
 	// ---- Power ----------------------------------------------------------
+	{name: "RebootPowerOff", from: states(sAvailable, sProvisioned, sExternal),
+		when: func(r *run) bool { return r.node() == nodeReady && r.rebootPending() && r.st.PoweredOn },
+		why:  "Issue 21: a reboot powers the host off first (mode soft: graceful shutdown, hard after SoftPowerOffTimeout).",
+		do:   (*run).powerOff},
+	{name: "RebootPoweredOff", from: states(sAvailable, sProvisioned, sExternal), next: true,
+		when: func(r *run) bool { return r.node() == nodeReady && r.rebootPending() && !r.st.PoweredOn },
+		why:  "Issue 21: the reboot's power-off is done; the power-on follows when online and no requester holds the host off.",
+		do:   func(r *run) { r.set(keyRebootOff, idx(r.reboot())) }},
+	{name: "RebootDone", from: states(sAvailable, sProvisioned, sExternal), next: true, // once per intent: rebootDone notes it
+		when: func(r *run) bool { return r.rebootOffDone() && (r.st.PoweredOn || !r.wantOn()) },
+		why:  "Issue 21: powered on again (or kept off: online false, a power-off held): the reboot intent is dropped.",
+		do:   (*run).rebootDone},
+	{name: "PowerOffHeld", from: states(sAvailable, sProvisioned, sExternal), next: true,
+		when: func(r *run) bool { return r.node() == nodeReady && len(r.holds()) > 0 && !r.st.PoweredOn },
+		why:  "Issue 21 (metal3 reboot.metal3.io/KEY): the host is off; every power-off hold is acknowledged.",
+		do:   (*run).ackHolds},
 	{name: "PowerOn", from: states(sAvailable, sProvisioned, sExternal),
-		when: func(r *run) bool { return r.node() == nodeReady && r.h.Online && !r.st.PoweredOn },
-		why:  "online is asserted in steady states.", do: func(r *run) { r.emit(ActionPowerOn) }},
+		when: func(r *run) bool { return r.node() == nodeReady && r.wantOn() && !r.st.PoweredOn },
+		why:  "online is asserted in steady states (and no requester holds the host off).", do: func(r *run) { r.emit(ActionPowerOn) }},
 	{name: "PowerOff", from: states(sAvailable, sProvisioned, sExternal),
-		when: func(r *run) bool { return r.node() == nodeReady && !r.h.Online && r.st.PoweredOn },
-		why:  "online is asserted in steady states.", do: func(r *run) { r.emit(ActionPowerOff) }},
+		when: func(r *run) bool { return r.node() == nodeReady && !r.wantOn() && r.st.PoweredOn },
+		why:  "online is asserted in steady states; a power-off hold keeps the host off until its requester withdraws (soft when every hold asks soft).",
+		do:   (*run).powerOff},
 
 	// ---- Nothing left to do ---------------------------------------------
 	{name: "StaleErrorCleared", from: states(sAvailable, sProvisioned, sExternal),

@@ -44,6 +44,14 @@ const (
 	ActionMaintenanceOff Action = "maintenance-off"
 	ActionPowerOn        Action = "power-on"
 	ActionPowerOff       Action = "power-off"
+	// ActionSoftPowerOff asks the OS to shut down (Redfish
+	// GracefulShutdown, IPMI soft, Ironic soft power off); InProgress
+	// while it does. After Config.SoftPowerOffTimeout ActionPowerOff
+	// follows (issue 21).
+	ActionSoftPowerOff Action = "soft-power-off"
+	// ActionReinspect reads the hardware of an available host again, even
+	// though it has hardware details (the inspect intent).
+	ActionReinspect Action = "reinspect"
 )
 
 // ErrClass classifies how an action failed ("" = it succeeded).

@@ -117,4 +117,10 @@ type Provisioner interface {
 	SetPower(ctx context.Context, h Host, on bool) (Result, error)
 	// PowerState reads the power state (read-only, not guarded).
 	PowerState(ctx context.Context, h Host) (Result, error)
+	// SoftPowerOff asks the host's OS to shut down (Redfish
+	// GracefulShutdown, IPMI soft off, Ironic "soft power off"): PoweredOn
+	// false once it is off, InProgress while it shuts down (call it again
+	// to poll; it does not ask again while a shutdown is under way). The
+	// caller powers off hard (SetPower false) when it takes too long.
+	SoftPowerOff(ctx context.Context, h Host) (Result, error)
 }

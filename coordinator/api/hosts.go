@@ -168,10 +168,10 @@ func (s *Server) deleteHost(c echo.Context) error {
 func intentKind(c echo.Context) (string, error) {
 	k := c.Param("kind")
 	switch k {
-	case wire.IntentDetach, wire.IntentDrain, wire.IntentResume:
+	case wire.IntentDetach, wire.IntentDrain, wire.IntentResume, wire.IntentReboot, wire.IntentInspect:
 		return k, nil
 	}
-	return "", badField("kind", "%q is not an intent: use detach, drain or resume", k)
+	return "", badField("kind", "%q is not an intent: use detach, drain, resume, reboot or inspect", k)
 }
 
 // intentTarget checks the operator role and reads the host name and intent
@@ -191,6 +191,12 @@ func (s *Server) postIntent(c echo.Context) error {
 	name, kind, err := intentTarget(c)
 	if err != nil {
 		return err
+	}
+	switch kind {
+	case wire.IntentReboot:
+		return s.postReboot(c, name)
+	case wire.IntentInspect:
+		return s.postInspect(c, name)
 	}
 	var req wire.IntentRequest
 	if err := bind(c, &req, true); err != nil {
@@ -214,6 +220,9 @@ func (s *Server) deleteIntent(c echo.Context) error {
 	}
 	if kind == wire.IntentResume {
 		return badField("kind", "resume is one-shot and cannot be withdrawn; the agent drops it once handled")
+	}
+	if kind == wire.IntentReboot || kind == wire.IntentInspect {
+		return s.deleteOperationIntent(c, name, kind, "")
 	}
 	v, err := s.apply(c, coordinator.DeleteIntentCmd{Name: name, Kind: kind})
 	if err != nil {

@@ -58,16 +58,17 @@ var routeMatrix = map[string][]probe{
 		{"/v1/hosts?rack=r1", nil, "UUAAAAF"},
 		{"/v1/hosts", nil, "UUAAAAA"}, // an agent without ?rack= gets its own rack
 	},
-	"GET /v1/hosts/:name":                  {{"/v1/hosts/h1", nil, "UUAAAAF"}},
-	"PUT /v1/hosts/:name":                  {{"/v1/hosts/h1", hostBody("h1", "r1"), "UUFAAFF"}},
-	"DELETE /v1/hosts/:name":               {{"/v1/hosts/h1", nil, "UUFAAFF"}},
-	"POST /v1/hosts/:name/intents/:kind":   {{"/v1/hosts/h1/intents/detach", wire.IntentRequest{Reason: "matrix"}, "UUFAAFF"}},
-	"DELETE /v1/hosts/:name/intents/:kind": {{"/v1/hosts/h1/intents/detach", nil, "UUFAAFF"}},
-	"GET /v1/hosts/:name/events":           {{"/v1/hosts/h1/events", nil, "UUAAAAF"}},
-	"PUT /v1/hosts/:name/status":           {{"/v1/hosts/h1/status", okReport, "UUFFAAF"}},
-	"POST /v1/hosts/:name/pivot":           {{"/v1/hosts/h1/pivot", map[string]string{"to": "elsewhere"}, "UUFAAFF"}},
-	"GET /v1/credentials":                  {{"/v1/credentials", nil, "UUAAAFF"}},
-	"PUT /v1/credentials/:name":            {{"/v1/credentials/c1", wire.Credentials{Username: "u", Password: "p"}, "UUFFAFF"}},
+	"GET /v1/hosts/:name":                             {{"/v1/hosts/h1", nil, "UUAAAAF"}},
+	"PUT /v1/hosts/:name":                             {{"/v1/hosts/h1", hostBody("h1", "r1"), "UUFAAFF"}},
+	"DELETE /v1/hosts/:name":                          {{"/v1/hosts/h1", nil, "UUFAAFF"}},
+	"POST /v1/hosts/:name/intents/:kind":              {{"/v1/hosts/h1/intents/detach", wire.IntentRequest{Reason: "matrix"}, "UUFAAFF"}},
+	"DELETE /v1/hosts/:name/intents/:kind":            {{"/v1/hosts/h1/intents/detach", nil, "UUFAAFF"}},
+	"DELETE /v1/hosts/:name/intents/:kind/:requester": {{"/v1/hosts/h1/intents/reboot/k1", nil, "UUFAAFF"}},
+	"GET /v1/hosts/:name/events":                      {{"/v1/hosts/h1/events", nil, "UUAAAAF"}},
+	"PUT /v1/hosts/:name/status":                      {{"/v1/hosts/h1/status", okReport, "UUFFAAF"}},
+	"POST /v1/hosts/:name/pivot":                      {{"/v1/hosts/h1/pivot", map[string]string{"to": "elsewhere"}, "UUFAAFF"}},
+	"GET /v1/credentials":                             {{"/v1/credentials", nil, "UUAAAFF"}},
+	"PUT /v1/credentials/:name":                       {{"/v1/credentials/c1", wire.Credentials{Username: "u", Password: "p"}, "UUFFAFF"}},
 	"GET /v1/credentials/:name": {
 		{"/v1/credentials/c1", nil, "UUAAAAA"},             // no password: any token
 		{"/v1/credentials/c1?reveal=true", nil, "UUFFFAF"}, // only the agent of a rack using them

@@ -255,6 +255,23 @@ func TestOpenAPIResponses(t *testing.T) {
 	must(t, 200, "GET", u+"/v1/watch?index=0&brief=true", op, nil, nil)
 	must(t, 400, "GET", u+"/v1/watch?index=0", agent, nil, nil) // an agent names its rack
 	must(t, 400, "POST", u+"/v1/hosts/h1/pivot", op, wire.PivotRequest{To: "elsewhere"}, nil)
+	// Operation intents (issue 21): refused while detached, then held,
+	// re-inspected and released once attached.
+	must(t, 409, "POST", u+"/v1/hosts/h1/intents/reboot", op, wire.RebootRequest{Mode: wire.RebootSoft}, nil)
+	must(t, 400, "POST", u+"/v1/hosts/h1/intents/reboot", op, wire.RebootRequest{Mode: "gentle"}, nil)
+	must(t, 400, "POST", u+"/v1/hosts/h1/intents/reboot", op, wire.RebootRequest{PowerOff: true, Requester: "no/slash"}, nil)
+	must(t, 400, "POST", u+"/v1/hosts/h1/intents/inspect", op, wire.IntentRequest{Force: true}, nil)
+	must(t, 200, "DELETE", u+"/v1/hosts/h1/intents/detach", op, nil, nil)
+	var hold wire.Intent
+	must(t, 200, "POST", u+"/v1/hosts/h1/intents/reboot", op, wire.RebootRequest{PowerOff: true, Requester: "k1"}, &hold)
+	if hold.Requester != "k1" || hold.Mode != wire.RebootHard {
+		t.Errorf("power-off hold %+v, want requester k1, mode hard", hold)
+	}
+	must(t, 200, "POST", u+"/v1/hosts/h1/intents/reboot", op, nil, nil)
+	must(t, 200, "POST", u+"/v1/hosts/h1/intents/inspect", op, wire.IntentRequest{Reason: "new DIMMs"}, nil)
+	must(t, 200, "DELETE", u+"/v1/hosts/h1/intents/inspect", op, nil, nil)
+	must(t, 200, "DELETE", u+"/v1/hosts/h1/intents/reboot/k1", op, nil, nil)
+	must(t, 400, "DELETE", u+"/v1/hosts/h1/intents/drain/k1", op, nil, nil)
 	must(t, 403, "POST", u+"/v1/tokens", op, wire.TokenRequest{Role: "viewer"}, nil)
 	var short wire.TokenResponse
 	must(t, 201, "POST", u+"/v1/tokens", admin, wire.TokenRequest{Role: wire.RoleOperator, Name: "short", TTL: "1h"}, &short)

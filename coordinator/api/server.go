@@ -187,6 +187,7 @@ func (s *Server) routes() {
 	v1.DELETE("/hosts/:name", s.deleteHost)
 	v1.POST("/hosts/:name/intents/:kind", s.postIntent)
 	v1.DELETE("/hosts/:name/intents/:kind", s.deleteIntent)
+	v1.DELETE("/hosts/:name/intents/:kind/:requester", s.deletePowerOff)
 	v1.GET("/hosts/:name/events", s.events)
 	v1.PUT("/hosts/:name/status", s.putStatus)
 	v1.POST("/hosts/:name/pivot", s.pivotHost)

@@ -57,8 +57,10 @@ func validateReport(r *wire.StatusReport) error {
 		return fe("status.extra", "has %d keys; at most %d are allowed", len(st.Extra), maxExtra)
 	}
 	for i, a := range r.Acks {
-		if a.Kind != wire.IntentDetach && a.Kind != wire.IntentDrain && a.Kind != wire.IntentResume {
-			return fe(fmt.Sprintf("acks[%d].kind", i), "%q is not an intent: use detach, drain or resume", a.Kind)
+		switch a.Kind {
+		case wire.IntentDetach, wire.IntentDrain, wire.IntentResume, wire.IntentReboot, wire.IntentInspect, wire.IntentPowerOff:
+		default:
+			return fe(fmt.Sprintf("acks[%d].kind", i), "%q is not an intent: use detach, drain, resume, reboot, inspect or powerOff", a.Kind)
 		}
 		if a.CreatedIndex == 0 {
 			return fe(fmt.Sprintf("acks[%d].createdIndex", i), "is required")

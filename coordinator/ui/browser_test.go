@@ -157,6 +157,61 @@ func TestDashboardInBrowser(t *testing.T) {
 	step("close the panel and clear the filter", chromedp.Click("#panel-close"),
 		chromedp.Evaluate[chromedp.Void](`document.getElementById('filter').value = ''; document.getElementById('filter').dispatchEvent(new Event('input'))`))
 
+	// Reboot from the panel, holding r1-h2 off for requester "ui", then
+	// release it with the panel's button (issue 21).
+	step("hold r1-h2 off from its panel",
+		chromedp.SendKeys("#filter", "r1-h2\r"),
+		chromedp.WaitVisible(`#panel button[data-action="reboot"]`),
+		chromedp.Click(`#panel button[data-action="reboot"]`),
+		chromedp.WaitVisible("#confirm-hold"),
+		chromedp.Click("#confirm-hold"),
+		chromedp.SendKeys("#confirm-requester", "ui"),
+		chromedp.Click("#confirm-ok"),
+	)
+	poll("r1-h2 held off and acknowledged", `(() => { const x = window.rackfence.tile('r1-h2');
+		return x && x.intents && x.intents.powerOff && x.intents.powerOff.ui && x.intents.powerOff.ui.acknowledged; })()`, 90*time.Second)
+	if st, err := sim.State(1); err != nil || st.Power != "Off" {
+		t.Fatalf("r1-h2 held off from the dashboard, BMC power %+v %v", st.Power, err)
+	}
+	step("release the hold",
+		chromedp.WaitVisible(`#panel button[data-action="release"][data-requester="ui"]`),
+		chromedp.Click(`#panel button[data-action="release"][data-requester="ui"]`),
+		chromedp.WaitVisible("#confirm-ok"),
+		chromedp.Click("#confirm-ok"),
+	)
+	c.WaitHost("r1-h2", 90*time.Second, "released and powered on", func(h *api.Host) error {
+		if h.Intents != nil || h.Status == nil || !h.Status.PoweredOn {
+			return fmt.Errorf("intents %+v status %+v", h.Intents, h.Status)
+		}
+		return nil
+	})
+	step("inspect r1-h3 from its panel", chromedp.Click("#panel-close"),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById('filter').value = ''; document.getElementById('filter').dispatchEvent(new Event('input'))`),
+		chromedp.SendKeys("#filter", "r1-h3\r"),
+		chromedp.WaitVisible(`#panel button[data-action="inspect"]`),
+		chromedp.Click(`#panel button[data-action="inspect"]`),
+		chromedp.WaitVisible("#confirm-ok"),
+		chromedp.Click("#confirm-ok"),
+	)
+	c.WaitHost("r1-h3", 90*time.Second, "inspected again", func(h *api.Host) error {
+		if h.Intents != nil || h.Status == nil || h.Status.ProvisioningState != api.StateAvailable ||
+			h.Status.OperationHistory == nil || h.Status.OperationHistory.Inspect.End.Before(h.Status.OperationHistory.Inspect.Start) {
+			return fmt.Errorf("intents %+v status %+v", h.Intents, h.Status)
+		}
+		evs, err := c.Admin.Events(rig.Ctx(t), "r1-h3")
+		if err != nil {
+			return err
+		}
+		for _, e := range evs.Items {
+			if e.Reason == "Reinspected" {
+				return nil
+			}
+		}
+		return fmt.Errorf("no Reinspected event yet")
+	})
+	step("close the panel and clear the filter again", chromedp.Click("#panel-close"),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById('filter').value = ''; document.getElementById('filter').dispatchEvent(new Event('input'))`))
+
 	// A selection by ctrl-clicking two tiles (real mouse events on the
 	// canvas), drained for maintenance from the toolbar.
 	for _, n := range []string{"r1-h2", "r1-h3"} {

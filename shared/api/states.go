@@ -50,7 +50,21 @@ const (
 	IntentDetach = "detach"
 	IntentDrain  = "drain"
 	IntentResume = "resume"
+	// IntentReboot, IntentInspect and IntentPowerOff (the power-off holds
+	// a reboot with powerOff: true sets) came with issue 21.
+	IntentReboot   = "reboot"
+	IntentInspect  = "inspect"
+	IntentPowerOff = "powerOff"
 )
+
+// Reboot modes.
+const (
+	RebootHard = "hard"
+	RebootSoft = "soft"
+)
+
+// DefaultRequester names the holder of a power-off request that names none.
+const DefaultRequester = "default"
 
 // Drain modes.
 const (

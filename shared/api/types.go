@@ -379,6 +379,16 @@ type Intents struct {
 	Detach *Intent `json:"detach,omitempty"`
 	Drain  *Intent `json:"drain,omitempty"`
 	Resume *Intent `json:"resume,omitempty"`
+	// Reboot is a one-shot reboot (mode hard or soft): the agent powers
+	// the host off and on again once, then drops the intent.
+	Reboot *Intent `json:"reboot,omitempty"`
+	// Inspect is a one-shot re-inspection of an available host: the agent
+	// reads the hardware again, then drops the intent.
+	Inspect *Intent `json:"inspect,omitempty"`
+	// PowerOff holds the host powered off, one entry per requester
+	// (metal3's reboot.metal3.io/KEY): it powers on again only when no
+	// requester is left. Acknowledged once the host is off.
+	PowerOff map[string]*Intent `json:"powerOff,omitempty"`
 }
 
 // Intent is one operator request.
@@ -393,6 +403,22 @@ type Intent struct {
 	Force bool   `json:"force,omitempty"`
 	// Wipe asks a removal drain to deprovision (erase) before removing.
 	Wipe bool `json:"wipe,omitempty"`
+	// Requester names who holds a power-off intent (its key in
+	// Intents.PowerOff) or asked for a reboot.
+	Requester string `json:"requester,omitempty"`
+}
+
+// RebootRequest is the body of POST /v1/hosts/{name}/intents/reboot.
+type RebootRequest struct {
+	// Mode is hard (the default: power off at once) or soft (graceful
+	// shutdown, hard power-off after the agent's --soft-power-off-timeout).
+	Mode string `json:"mode,omitempty"`
+	// PowerOff keeps the host off until Requester withdraws
+	// (DELETE /v1/hosts/{name}/intents/reboot/{requester}).
+	PowerOff bool `json:"powerOff,omitempty"`
+	// Requester names the holder of a power-off ("default" when empty).
+	Requester string `json:"requester,omitempty"`
+	Reason    string `json:"reason,omitempty"`
 }
 
 // IntentRequest is the body of POST …/intents/{detach,drain,resume}.

@@ -71,6 +71,12 @@ type Config struct {
 	// Profile is the BMC shape every BMC serves: one of Profiles()
 	// ("" = "default", the shape bmclib v2.3.0 expects). See DESIGN.md.
 	Profile string
+	// GracefulShutdownDelay is how long the simulated OS takes to power
+	// off after a GracefulShutdown (0: at once); the system reads On
+	// meanwhile. IgnoreGracefulShutdown makes the OS never obey it (a hung
+	// OS: the caller's hard power-off fallback is what powers it off).
+	GracefulShutdownDelay  time.Duration
+	IgnoreGracefulShutdown bool
 }
 
 // Fault modes for PUT /sim/fault and Sim.SetFault.

@@ -33,8 +33,10 @@ func (s *Sim) resetSystem(w http.ResponseWriter, b *bmc, a action, body []byte) 
 		if !on {
 			b.powerOn(j)
 		}
-	case "ForceOff", "GracefulShutdown":
+	case "ForceOff":
 		b.powerOff(j)
+	case "GracefulShutdown":
+		s.gracefulShutdown(b, j)
 	case "PushPowerButton":
 		if on {
 			b.powerOff(j)

@@ -88,6 +88,12 @@ type Config struct {
 	// imageCacheSize (parsed into imageCacheBytes by Validate).
 	imageCacheDir, imageCacheSize string
 	imageCacheBytes               int64
+	// softOffTimeout bounds a soft power-off (reboot mode soft, a soft
+	// power-off hold) before the hard one (issue 21).
+	softOffTimeout time.Duration
+	// pollInterval is the wait before asking again about an action in
+	// progress (hoststate.Config.PollInterval).
+	pollInterval time.Duration
 }
 
 // Flags declares c's flags on a new flag set.
@@ -122,6 +128,8 @@ func (c *Config) Flags() *pflag.FlagSet {
 	fs.StringVar(&c.artifactKey, "artifact-key-file", "", "private key (PEM) of --artifact-cert-file")
 	fs.StringVar(&c.imageCacheDir, "image-cache-dir", "", "cache images by checksum in this directory and give the BMCs the artifact server's URL: fetched once from the origin, verified against image.checksum before serving (needs --artifact-addr); empty: BMCs fetch images from their origin")
 	fs.StringVar(&c.imageCacheSize, "image-cache-size", DefaultImageCacheSize, "bound of --image-cache-dir (e.g. 20GiB, 500GB); least recently used images are evicted")
+	fs.DurationVar(&c.softOffTimeout, "soft-power-off-timeout", hoststate.DefaultSoftPowerOffTimeout, "how long a soft power-off (reboot --soft, a soft power-off hold) waits for the OS to shut down before the host is powered off hard")
+	fs.DurationVar(&c.pollInterval, "poll-interval", hoststate.DefaultPollInterval, "wait before asking again about an action still in progress (a soft power-off, an Ironic deployment)")
 	fs.BoolVar(&c.pprof, "pprof", false, "also serve Go's /debug/pprof/ on --metrics-addr (profiling; --pprof-addr serves it on an address of its own)")
 	return fs
 }
@@ -171,7 +179,8 @@ func (c *Config) Validate() error {
 		flag string
 		v    time.Duration
 	}{{"bmc-timeout", c.bmcTimeout}, {"mutation-timeout", c.mutationTimeout}, {"status-refresh", c.statusRefresh},
-		{"shutdown-grace", c.shutdownGrace}, {"error-backoff-base", c.backoffBase}, {"transient-retry", c.transientRetry}} {
+		{"shutdown-grace", c.shutdownGrace}, {"error-backoff-base", c.backoffBase}, {"transient-retry", c.transientRetry},
+		{"soft-power-off-timeout", c.softOffTimeout}, {"poll-interval", c.pollInterval}} {
 		if d.v < 0 {
 			return fmt.Errorf("--%s %s is negative: use a positive duration (0 takes the default)", d.flag, d.v)
 		}

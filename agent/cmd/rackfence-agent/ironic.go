@@ -55,7 +55,8 @@ func newIronic(o *Config, g *guard.Guard, bmcOpts bmc.Options, log *slog.Logger)
 	defer cancel()
 	p, err := ironic.New(ctx, ironic.Config{URL: o.ironicURL, Token: token, Guard: g,
 		Timeout: o.mutationTimeout, Logger: log, Inventory: inventory, BMCDetails: details,
-		RedfishInspect: o.ironicRedfishInspect, RedfishVirtualMedia: o.ironicRedfishVMedia})
+		RedfishInspect: o.ironicRedfishInspect, RedfishVirtualMedia: o.ironicRedfishVMedia,
+		SoftPowerOffTimeout: o.softOffTimeout})
 	if err != nil {
 		return nil, nil, err
 	}

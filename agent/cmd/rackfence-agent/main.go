@@ -98,8 +98,9 @@ func serve(ctx context.Context, o *Config, log *slog.Logger) error {
 		Client: c, Rack: o.rack, AgentID: o.agentID, Workers: o.workers, LeaseTTL: o.leaseTTL,
 		StatusRefresh: o.statusRefresh, ShutdownGrace: o.shutdownGrace,
 		Holder: holder, Guard: g, Provisioner: prov, Metrics: metrics, Logger: log,
-		StateMachine: hoststate.Config{BackoffBase: o.backoffBase, TransientRetry: o.transientRetry, MaxTransientFailures: o.maxTransient},
-		OnRunning:    func() { daemon.Ready(log) },
+		StateMachine: hoststate.Config{BackoffBase: o.backoffBase, TransientRetry: o.transientRetry, MaxTransientFailures: o.maxTransient,
+			SoftPowerOffTimeout: o.softOffTimeout, PollInterval: o.pollInterval},
+		OnRunning: func() { daemon.Ready(log) },
 	})
 	if err != nil {
 		return err

@@ -51,6 +51,7 @@ type Provisioner struct {
 	log       *slog.Logger
 	art       *artifact.Server
 	imageWait time.Duration
+	soft      softOffs
 }
 
 var _ provisioner.Provisioner = (*Provisioner)(nil)
@@ -316,6 +317,7 @@ func (p *Provisioner) SetPower(ctx context.Context, h provisioner.Host, on bool)
 	if err != nil {
 		return provisioner.Result{}, p.done(h, err)
 	}
+	p.soft.forget(h.Name)
 	if err := c.SetPower(ctx, p.guard, h.Name, on); err != nil {
 		return provisioner.Result{}, p.done(h, err)
 	}

@@ -55,6 +55,18 @@ func TestIPMIHost(t *testing.T) {
 	if r, err := p.PowerState(ctx, h); err != nil || r.PoweredOn == nil || !*r.PoweredOn {
 		t.Fatalf("after provisioning power is %v, %v; want on", r.PoweredOn, err)
 	}
+	// Soft power-off over IPMI (chassis power soft), then on again.
+	soft, err := p.SoftPowerOff(ctx, h)
+	for i := 0; err == nil && soft.InProgress && i < 100; i++ {
+		time.Sleep(100 * time.Millisecond)
+		soft, err = p.SoftPowerOff(ctx, h)
+	}
+	if err != nil || soft.InProgress || soft.PoweredOn == nil || *soft.PoweredOn {
+		t.Fatalf("soft power-off over IPMI: %v %+v; want off", err, soft)
+	}
+	if _, err := p.SetPower(ctx, h, true); err != nil {
+		t.Fatalf("power on over IPMI after the soft power-off: %v", err)
+	}
 	if _, err := p.Deprovision(ctx, h); err != nil {
 		t.Fatalf("deprovision over IPMI: %v", err)
 	}
@@ -65,7 +77,7 @@ func TestIPMIHost(t *testing.T) {
 	for _, r := range audit.Records() {
 		ops = append(ops, r.Op+"="+strings.SplitN(r.Outcome, ":", 2)[0])
 	}
-	if got := strings.Join(ops, ","); got != "boot pxe=ok,power on=ok,power off=ok" {
-		t.Fatalf("guarded calls %s, want boot pxe, power on, power off", got)
+	if got := strings.Join(ops, ","); got != "boot pxe=ok,power on=ok,power soft off=ok,power on=ok,power off=ok" {
+		t.Fatalf("guarded calls %s, want boot pxe, power on, power soft off, power on, power off", got)
 	}
 }

@@ -55,6 +55,7 @@ const (
 	OpPowerOn        Op = "power-on"
 	OpPowerOff       Op = "power-off"
 	OpPowerState     Op = "power-state"
+	OpSoftPowerOff   Op = "soft-power-off"
 )
 
 // Mutating reports whether op goes through the guard: every operation but
@@ -465,6 +466,11 @@ func (p *Provisioner) SetPower(ctx context.Context, h provisioner.Host, on bool)
 		return p.power(ctx, h, OpPowerOn, true)
 	}
 	return p.power(ctx, h, OpPowerOff, false)
+}
+
+// SoftPowerOff powers the host off at once (the fake OS always obeys).
+func (p *Provisioner) SoftPowerOff(ctx context.Context, h provisioner.Host) (provisioner.Result, error) {
+	return p.power(ctx, h, OpSoftPowerOff, false)
 }
 
 // PowerState reads the power (unguarded).

@@ -27,6 +27,8 @@ type Provisioner struct {
 	log    loggerT
 	// redfish is what Register and Provision do for redfish nodes.
 	redfish redfishChoice
+	// soft: nodes asked for a soft power off (softoff.go).
+	soft softSent
 }
 
 var _ provisioner.Provisioner = (*Provisioner)(nil)

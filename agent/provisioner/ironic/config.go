@@ -32,6 +32,10 @@ type Config struct {
 	// waiting (the first read comes after 50ms, the pause doubling up to
 	// this). Default 500ms.
 	PollInterval time.Duration
+	// SoftPowerOffTimeout is the timeout sent with "soft power off" (the
+	// agent's --soft-power-off-timeout, so Ironic gives up when the agent
+	// falls back to a hard power-off). 0: Ironic's conductor default.
+	SoftPowerOffTimeout time.Duration
 	// Logger receives structured logs; default slog.Default().
 	Logger *slog.Logger
 	// Inventory reads hardware details from the host's BMC; used by Inspect

@@ -12,7 +12,9 @@ import (
 )
 
 // Inspect reads hardware details. Hosts that carry details already (pivoted
-// in) are not inspected again. When the node's inspect interface can
+// in) are not inspected again (a re-inspection passes none). An available
+// node (re-inspection) is managed first and left manageable: Provide
+// follows. When the node's inspect interface can
 // inspect, a manageable node goes manageable → inspecting → manageable and
 // the details come from Ironic's inventory (or its node properties);
 // otherwise (no-inspect) from Config.Inventory, the BMC's own inventory.
@@ -29,6 +31,16 @@ func (p *Provisioner) Inspect(ctx context.Context, h provisioner.Host) (provisio
 	}
 	if n.InspectInterface != "" && n.InspectInterface != "no-inspect" {
 		switch {
+		case n.ProvisionState == string(nodes.Available):
+			// Re-inspection (the inspect intent) of an available node:
+			// manage first; provide follows the inspection (Provide).
+			r, err := p.transitionFrom(ctx, h, n, "manage", nodes.TargetManage,
+				[]nodes.ProvisionState{nodes.Available}, []nodes.ProvisionState{nodes.Manageable})
+			if err != nil || r.InProgress {
+				res.InProgress = r.InProgress
+				return res, err
+			}
+			fallthrough
 		case n.ProvisionState == string(nodes.Manageable) || n.ProvisionState == string(nodes.InspectFail):
 			if err := p.changeProvisionState(ctx, h, n.UUID, nodes.TargetInspect); err != nil {
 				return res, err

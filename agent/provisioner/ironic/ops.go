@@ -65,6 +65,15 @@ func (p *Provisioner) changePowerState(ctx context.Context, h provisioner.Host, 
 	return classify(err, string(target)+" for node "+uuid)
 }
 
+// softPowerOff asks Ironic for "soft power off", bounded by timeout
+// (Ironic's own wait; 0: its conductor's soft_power_off_timeout).
+func (p *Provisioner) softPowerOff(ctx context.Context, h provisioner.Host, uuid string, timeout int) error {
+	err := p.cfg.Guard.Do(ctx, h.Name, "ironic.soft-power-off", p.cfg.Timeout, func(ctx context.Context) error {
+		return nodes.ChangePowerState(ctx, p.client, uuid, nodes.PowerStateOpts{Target: nodes.SoftPowerOff, Timeout: timeout}).ExtractErr()
+	})
+	return classify(err, "soft power off for node "+uuid)
+}
+
 func (p *Provisioner) setMaintenance(ctx context.Context, h provisioner.Host, uuid, reason string) error {
 	err := p.cfg.Guard.Do(ctx, h.Name, "ironic.maintenance-on", p.cfg.Timeout, func(ctx context.Context) error {
 		return nodes.SetMaintenance(ctx, p.client, uuid, nodes.MaintenanceOpts{Reason: reason}).ExtractErr()

@@ -23,7 +23,9 @@
     '': '#a0aec0', 'ok': '#2f855a', 'discovered': '#3182ce', 'error': '#e53e3e', 'delayed': '#d69e2e',
     'detached': '#6b46c1', 'maintenance': '#dd6b20', 'removing': '#9b2c2c', 'awaiting-handoff': '#d53f8c',
   };
-  const INTENT_LETTER = { detach: 'D', drain: 'N', resume: 'R' };
+  const INTENT_LETTER = { detach: 'D', drain: 'N', resume: 'R', reboot: 'B', inspect: 'I', powerOff: 'O' };
+  // INTENT_KINDS are the one-intent kinds; powerOff holds are by requester.
+  const INTENT_KINDS = ['detach', 'drain', 'resume', 'reboot', 'inspect'];
   const ACTIONS = [
     { id: 'detach', label: 'Detach', verb: 'detach', kind: 'detach', method: 'POST',
       what: 'The rack agent stops managing them (no power or provisioning calls) until they are attached again.' },
@@ -35,6 +37,10 @@
       what: 'Waits for the consumer to leave, then takes them out of service (maintenance) or out of the fleet (removal).' },
     { id: 'restore', label: 'Restore', verb: 'restore', kind: 'drain', method: 'DELETE',
       what: 'Withdraws the drain intent: hosts in maintenance return to service.' },
+    { id: 'reboot', label: 'Reboot…', verb: 'reboot', kind: 'reboot', method: 'POST',
+      what: 'Powers them off and on again once (soft: the OS shuts down first, hard after the agent\'s soft power-off timeout); or, holding them off, keeps them off until that requester releases. Only available, provisioned or externally provisioned hosts.' },
+    { id: 'inspect', label: 'Inspect', verb: 'inspect', kind: 'inspect', method: 'POST',
+      what: 'Reads the hardware of available hosts again (refused in any other state).' },
   ];
 
   const $ = (id) => document.getElementById(id);
@@ -421,7 +427,8 @@
     const i = h.intents;
     if (!i) return 0;
     let n = 0;
-    for (const k of ['detach', 'drain', 'resume']) if (i[k] && !i[k].acknowledged) n++;
+    for (const k of INTENT_KINDS) if (i[k] && !i[k].acknowledged) n++;
+    for (const x of Object.values(i.powerOff || {})) if (!x.acknowledged) n++;
     return n;
   }
 
@@ -468,7 +475,12 @@
       ctx.fillRect(x, y, 7, g.h);
       ctx.fillStyle = '#1a202c';
       let right = x + g.w - 2;
-      for (const kind of ['resume', 'drain', 'detach']) {
+      const holds = h.intents && h.intents.powerOff ? Object.values(h.intents.powerOff) : [];
+      if (holds.length) {
+        right -= 13;
+        drawBadge(ctx, right, y + 5, INTENT_LETTER.powerOff, holds.every((x) => x.acknowledged));
+      }
+      for (const kind of ['inspect', 'reboot', 'resume', 'drain', 'detach']) {
         const it = h.intents && h.intents[kind];
         if (!it) continue;
         right -= 13;
@@ -538,9 +550,12 @@
     const s = h.status || {};
     let t = `${h.name}: ${s.provisioningState || 'no status yet'} / ${s.operationalStatus || '-'}`;
     if (s.errorType) t += `\n${s.errorType}: ${s.errorMessage || ''}`;
-    for (const k of ['detach', 'drain', 'resume']) {
+    for (const k of INTENT_KINDS) {
       const it = h.intents && h.intents[k];
       if (it) t += `\n${k}${it.mode ? ' (' + it.mode + ')' : ''}: ${it.acknowledged ? 'acknowledged' : 'not acknowledged yet'}`;
+    }
+    for (const [k, it] of Object.entries((h.intents && h.intents.powerOff) || {})) {
+      t += `\npower-off held by ${k}: ${it.acknowledged ? 'acknowledged (off)' : 'not acknowledged yet'}`;
     }
     return t;
   }
@@ -697,6 +712,18 @@
       w.append(cb, ' wipe (removal only: deprovision before removing)');
       opts.append(l, w);
     }
+    if (a.id === 'reboot') {
+      const l = document.createElement('label'); l.textContent = 'Mode ';
+      const sel = document.createElement('select'); sel.id = 'confirm-reboot-mode';
+      for (const m of ['hard', 'soft']) { const o = document.createElement('option'); o.value = m; o.textContent = m; sel.append(o); }
+      l.append(sel);
+      const w = document.createElement('label');
+      const cb = document.createElement('input'); cb.type = 'checkbox'; cb.id = 'confirm-hold';
+      w.append(cb, ' hold powered off for requester ');
+      const rq = document.createElement('input'); rq.type = 'text'; rq.id = 'confirm-requester'; rq.placeholder = 'default'; rq.maxLength = 63;
+      w.append(rq);
+      opts.append(l, w);
+    }
     $('confirm-reason').value = '';
     $('confirm-reason').parentElement.hidden = a.method === 'DELETE';
     $('confirm-ok').textContent = `${a.label.replace('…', '')} ${noun}`;
@@ -707,6 +734,13 @@
       if (a.id === 'drain') {
         body.mode = $('confirm-mode').value;
         if ($('confirm-wipe').checked) body.wipe = true;
+      }
+      if (a.id === 'reboot') {
+        body.mode = $('confirm-reboot-mode').value;
+        if ($('confirm-hold').checked) {
+          body.powerOff = true;
+          body.requester = $('confirm-requester').value.trim() || undefined;
+        }
       }
       runAction(a, names, body);
     };
@@ -794,6 +828,14 @@
         b.addEventListener('click', () => confirmAction(a, [h.name]));
         acts.append(b);
       }
+      // One release button per power-off hold (DELETE …/intents/reboot/KEY).
+      for (const k of Object.keys(i.powerOff || {}).sort()) {
+        const rel = { id: 'release', label: `Release ${k}`, verb: 'release', kind: 'reboot/' + encodeURIComponent(k), method: 'DELETE',
+          what: `Withdraws the power-off held by ${k}: the host powers on again once no requester holds it off.` };
+        const b = el('button', rel.label); b.type = 'button'; b.dataset.action = 'release'; b.dataset.requester = k;
+        b.addEventListener('click', () => confirmAction(rel, [h.name]));
+        acts.append(b);
+      }
       const sel = el('button', st.selection.has(h.name) ? 'Unselect' : 'Add to selection');
       sel.type = 'button'; sel.dataset.action = 'toggle-select';
       sel.addEventListener('click', () => toggleSelect(h.name));
@@ -806,10 +848,9 @@
     parts.push(el('h3', 'Intents'));
     const it = h.intents || {};
     const irows = [];
-    for (const k of ['detach', 'drain', 'resume']) {
-      const x = it[k];
-      if (x) irows.push([k + (x.mode ? ` (${x.mode}${x.wipe ? ', wipe' : ''})` : ''), x.acknowledged ? `acknowledged (epoch ${x.ackEpoch})` : 'not acknowledged yet', x.actor, x.reason, x.createdIndex]);
-    }
+    const irow = (k, x) => irows.push([k + (x.mode ? ` (${x.mode}${x.wipe ? ', wipe' : ''})` : ''), x.acknowledged ? `acknowledged (epoch ${x.ackEpoch})` : 'not acknowledged yet', x.actor, x.reason, x.createdIndex]);
+    for (const k of INTENT_KINDS) if (it[k]) irow(k, it[k]);
+    for (const k of Object.keys(it.powerOff || {}).sort()) irow(`power-off held by ${k}`, it.powerOff[k]);
     if (irows.length) {
       const t = grid(['kind', 'state', 'by', 'reason', 'index'], irows);
       t.id = 'panel-intents';

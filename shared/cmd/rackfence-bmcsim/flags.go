@@ -43,6 +43,8 @@ func (c *Config) Flags() *pflag.FlagSet {
 	fs.BoolVar(&s.FetchMedia, "fetch-media", false, "read the first 64 KiB of every inserted virtual media image (a Range GET, as a BMC does) and show the result in /sim/state (read, readError)")
 	fs.StringVar(&s.Profile, "profile", bmcsim.DefaultProfile, "BMC shape every BMC serves, one of: "+strings.Join(bmcsim.Profiles(), ", ")+
 		" (--list-profiles says what each is modelled on)")
+	fs.DurationVar(&s.GracefulShutdownDelay, "graceful-shutdown-delay", 0, "how long the simulated OS takes to power off after a GracefulShutdown (0: at once)")
+	fs.BoolVar(&s.IgnoreGracefulShutdown, "ignore-graceful-shutdown", false, "the simulated OS never obeys GracefulShutdown (a hung OS: only a hard power-off works)")
 	fs.BoolVar(&c.ListProfiles, "list-profiles", false, "print each profile's name and the published Redfish shape it is modelled on, then exit")
 	envflag.CommandLineOnly(fs, "list-profiles")
 	return fs

@@ -216,14 +216,15 @@ type Sim struct {
 }
 
 // StartSim starts n simulated BMCs (user admin / password password) with an
-// audit file in dir.
-func StartSim(t testing.TB, dir string, n int, latency time.Duration) *Sim {
+// audit file in dir; extra are more rackfence-bmcsim flags.
+func StartSim(t testing.TB, dir string, n int, latency time.Duration, extra ...string) *Sim {
 	t.Helper()
 	s := &Sim{T: t, N: n, Audit: filepath.Join(dir, "bmc-audit.jsonl")}
 	args := []string{"--hosts", strconv.Itoa(n), "--base-port", "0", "--audit", s.Audit}
 	if latency > 0 {
 		args = append(args, "--latency", latency.String())
 	}
+	args = append(args, extra...)
 	s.Proc = testenv.Start(t, "bmcsim", testenv.Binary(t, "rackfence-bmcsim"), nil, args...)
 	testenv.Eventually(t, 60*time.Second, "bmcsim serving", func() error {
 		if s.Proc.Exited() {
