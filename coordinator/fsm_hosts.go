@@ -236,6 +236,9 @@ func (f *FSM) applyDeleteIntent(t *tx, c DeleteIntentCmd) (any, error) {
 		old.Status != nil && old.Status.Extra[api.ExtraRemovalCommitted] == "true" {
 		return nil, conflict("the removal of host %s is past its point of no return (its node is already gone from the provisioner); it cannot be restored, only deleted", c.Name)
 	}
+	if intentSlot(&api.Intents{}, c.Kind) == nil {
+		return nil, &Error{Code: api.CodeBadRequest, Field: "kind", Message: "unknown intent kind " + c.Kind}
+	}
 	if old.Intents == nil || *intentSlot(old.Intents, c.Kind) == nil {
 		return old.Host, nil
 	}

@@ -145,6 +145,10 @@ func TestIntentsAndAcks(t *testing.T) {
 		t.Fatal(e)
 	}
 	h.refused(PutIntentCmd{Name: "nope", Kind: api.IntentDetach}, api.CodeNotFound)
+	// A kind this command does not carry (a hand-made log entry: the API
+	// validates kinds) is an error result, never a panic of the FSM.
+	h.refused(DeleteIntentCmd{Name: "h1", Kind: "reboot"}, api.CodeBadRequest)
+	h.refused(PutIntentCmd{Name: "h1", Kind: "reboot"}, api.CodeBadRequest)
 }
 
 func TestStatusStaleEpochRefusedInFSM(t *testing.T) {
