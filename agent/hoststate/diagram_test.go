@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -55,6 +56,18 @@ func TestTableRowNamesUnique(t *testing.T) {
 		seen[w.name] = true
 		if w.why == "" {
 			t.Errorf("rule %s has no why", w.name)
+		}
+	}
+}
+
+// TestWhyIsOperatorText: a rule's why becomes an event message and a line
+// of docs/hoststate.md, so it must not name our design documents (seed
+// proposals, issues, BMO); those go in the row's src.
+func TestWhyIsOperatorText(t *testing.T) {
+	design := regexp.MustCompile(`(?i)\bseed \d|\bissue[ -]?\d|\bBMO\b`)
+	for _, w := range table {
+		if design.MatchString(w.why) {
+			t.Errorf("rule %s: why names a design document (move it to src): %q", w.name, w.why)
 		}
 	}
 }

@@ -9,8 +9,13 @@ type row struct {
 	// the row changes the provisioning state, and the edge label of the
 	// diagram.
 	name string
-	// why states the rule in words, with its source (seed, BMO, issue).
+	// why states the rule in words an operator reads: it is the message
+	// of the row's event and its line in docs/hoststate.md, so it never
+	// names our design documents.
 	why string
+	// src is where the rule comes from (a seed proposal, BMO, an issue),
+	// for readers of this table only: it reaches no event and no doc.
+	src string
 	// from lists the provisioning states the row applies in; nil = any.
 	from []string
 	// on is the action whose outcome an outcome row handles (anyAction =
