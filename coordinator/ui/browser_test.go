@@ -212,6 +212,21 @@ func TestDashboardInBrowser(t *testing.T) {
 	step("close the panel and clear the filter again", chromedp.Click("#panel-close"),
 		chromedp.Evaluate[chromedp.Void](`document.getElementById('filter').value = ''; document.getElementById('filter').dispatchEvent(new Event('input'))`))
 
+	// The spec section shows the everyday fields; config drive records by
+	// name only. r2 has no agent: the records need not exist.
+	r2h1 := sim.Host("r2-h1", "r2", 3)
+	r2h1.BootMode = api.BootModeUEFISecure
+	r2h1.RootDeviceHints = &api.RootDeviceHints{DeviceName: "/dev/sda", MinSizeGigabytes: 100}
+	r2h1.UserData = &api.SecretReference{Name: "web-cloud-init"}
+	r2h1.NetworkData = &api.SecretReference{Name: "web-net"}
+	c.Apply(r2h1)
+	step("open r2-h1", chromedp.SendKeys("#filter", "r2-h1\r"), chromedp.WaitVisible("#panel-close"))
+	for _, want := range []string{"UEFISecureBoot", "deviceName=/dev/sda, minSizeGigabytes=100", "record web-cloud-init", "record web-net"} {
+		poll("r2-h1's spec shows "+want, `document.getElementById('panel').textContent.includes(`+js(want)+`)`, 10*time.Second)
+	}
+	step("close r2-h1", chromedp.Click("#panel-close"),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById('filter').value = ''; document.getElementById('filter').dispatchEvent(new Event('input'))`))
+
 	// A selection by ctrl-clicking two tiles (real mouse events on the
 	// canvas), drained for maintenance from the toolbar.
 	for _, n := range []string{"r1-h2", "r1-h3"} {

@@ -787,6 +787,13 @@
     if (cls) e.className = cls;
     return e;
   }
+  // Config drive records are shown by name only: their content never
+  // leaves the coordinator except to the rack's agent.
+  function secretRef(r) { return r && r.name ? `record ${r.name}` : ''; }
+  function rootHints(r) {
+    if (!r) return '';
+    return Object.keys(r).sort().map(k => `${k}=${r[k]}`).join(', ');
+  }
   function kv(rows) {
     const t = el('table');
     for (const [k, v] of rows) {
@@ -869,7 +876,12 @@
     parts.push(kv([['rack', h.rack], ['BMC address', h.bmc && h.bmc.address], ['BMC credentials', h.bmc && h.bmc.credentials],
       ['skip TLS verification', h.bmc && h.bmc.disableCertificateVerification ? 'yes' : ''],
       ['boot MAC', h.bootMACAddress], ['online', h.online ? 'yes' : 'no'], ['externally provisioned', h.externallyProvisioned ? 'yes' : ''],
-      ['image', h.image && h.image.url], ['image checksum', h.image && h.image.checksum], ['consumer', h.consumer],
+      ['image', h.image && h.image.url], ['image checksum', h.image && h.image.checksum],
+      ['image checksum type', h.image && h.image.checksumType], ['image format', h.image && h.image.format],
+      ['boot mode', h.bootMode || 'UEFI'], ['root device hints', rootHints(h.rootDeviceHints)],
+      ['automated cleaning', h.automatedCleaningMode], ['user data', secretRef(h.userData)],
+      ['network data', secretRef(h.networkData)], ['meta data', secretRef(h.metaData)],
+      ['ramdisk network data', secretRef(h.preprovisioningNetworkData)], ['consumer', h.consumer],
       ['deletion requested', h.deletionRequested ? 'yes' : ''], ['created / spec / modified index', `${h.createdIndex} / ${h.specIndex} / ${h.modifiedIndex}`]]));
     const hwBox = el('div'); hwBox.id = 'panel-hw';
     parts.push(hwBox);
