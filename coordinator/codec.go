@@ -22,8 +22,8 @@ const (
 	bodyBinary = 2
 	// putHostDataVersion (v3, CmdPutHost only) is the MessagePack body of a
 	// host that names config drive records (userData, networkData,
-	// metaData, preprovisioningNetworkData). A host naming none is still
-	// written as v2, so binaries from before those fields apply it; one
+	// metaData, preprovisioningNetworkData) or carries an operation
+	// history from another tier. Any other host is still written as v2, so binaries from before those fields apply it; one
 	// naming any is v3, which such a binary refuses (it stops, fsm_stop.go)
 	// instead of dropping the fields, and which the gate (gate.go) writes
 	// only once every voter applies it.

@@ -99,10 +99,13 @@ type PutHostCmd struct {
 	Time time.Time `json:"time"`
 }
 
-// A host naming config drive records is body version 3 (codec.go).
+// A host naming config drive records, or carrying an operation history
+// from another tier (a pivot), is body version 3 (codec.go): a v2 binary
+// would drop either and its state would differ from its peers'.
 func (c PutHostCmd) bodyVersion() byte {
 	h := &c.Host
-	if h.UserData != nil || h.NetworkData != nil || h.MetaData != nil || h.PreprovisioningNetworkData != nil {
+	if h.UserData != nil || h.NetworkData != nil || h.MetaData != nil || h.PreprovisioningNetworkData != nil ||
+		(h.Status != nil && h.Status.OperationHistory != nil) {
 		return putHostDataVersion
 	}
 	return bodyBinary

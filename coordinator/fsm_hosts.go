@@ -156,10 +156,12 @@ func (f *FSM) applyDeleteHost(t *tx, c DeleteHostCmd) (any, error) {
 }
 
 // carriedStatus is the status a confirmed handoff brings from the source
-// tier (hardware details, power, provisioning state), so this tier does
-// not inspect again.
+// tier (hardware details, power, provisioning state, and when its last
+// operations ran), so this tier does not inspect again and the host's
+// history survives the move.
 func carriedStatus(src *api.HostStatus, at time.Time) *api.HostStatus {
-	st := internStatus(api.HostStatus{ProvisioningState: src.ProvisioningState, PoweredOn: src.PoweredOn, HardwareDetails: src.HardwareDetails})
+	st := internStatus(api.HostStatus{ProvisioningState: src.ProvisioningState, PoweredOn: src.PoweredOn,
+		HardwareDetails: src.HardwareDetails, OperationHistory: src.OperationHistory})
 	st.LastUpdated = at
 	return &st
 }

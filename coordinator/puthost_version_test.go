@@ -16,10 +16,13 @@ func TestPutHostDataRefsNeedVersion3(t *testing.T) {
 	plain := PutHostCmd{Host: api.Host{Name: "h1", Rack: "r1"}}
 	withData := PutHostCmd{Host: api.Host{Name: "h2", Rack: "r1",
 		UserData: &api.SecretReference{Name: "ud"}, PreprovisioningNetworkData: &api.SecretReference{Name: "pnd"}}}
+	// A pivoted-in host carrying its operation history from the source.
+	carried := PutHostCmd{Host: api.Host{Name: "h3", Rack: "r1",
+		Status: &api.HostStatus{OperationHistory: &api.OperationHistory{}}}}
 	for _, c := range []struct {
 		cmd  PutHostCmd
 		want byte
-	}{{plain, bodyBinary}, {withData, putHostDataVersion}} {
+	}{{plain, bodyBinary}, {withData, putHostDataVersion}, {carried, putHostDataVersion}} {
 		b, err := Encode(c.cmd)
 		if err != nil {
 			t.Fatal(err)

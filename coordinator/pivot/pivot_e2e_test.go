@@ -104,11 +104,18 @@ func TestPivotRackAndBack(t *testing.T) {
 		a.Apply(h)
 	}
 	details := map[string]string{}
+	inspected := map[string]time.Time{}
 	for n, st := range want {
 		h := a.WaitHost(n, 3*time.Minute, "settled in site-a", rig.StateIs(st, api.OpOK))
 		if h.Status.HardwareDetails != nil { // adopted hosts are not inspected
 			details[n] = h.Status.HardwareDetails.SerialNumber
 		}
+		if oh := h.Status.OperationHistory; oh != nil && !oh.Inspect.End.IsZero() {
+			inspected[n] = oh.Inspect.End
+		}
+	}
+	if len(inspected) == 0 {
+		t.Fatal("no host of site-a has an inspection in its operation history")
 	}
 	// Let power assertions of the steady state finish before the pivot.
 	for n := range want {
@@ -147,6 +154,11 @@ func TestPivotRackAndBack(t *testing.T) {
 		}
 		if d := hb.Status.HardwareDetails; details[n] != "" && (d == nil || d.SerialNumber != details[n]) {
 			t.Errorf("%s in site-b lost its hardware details: %+v", n, hb.Status.HardwareDetails)
+		}
+		if end, ok := inspected[n]; ok {
+			if oh := hb.Status.OperationHistory; oh == nil || !oh.Inspect.End.Equal(end) {
+				t.Errorf("%s in site-b lost when it was inspected in site-a (%s): %+v", n, end, oh)
+			}
 		}
 		evs, err := b.Admin.Events(rig.Ctx(t), n)
 		if err != nil {

@@ -104,12 +104,16 @@ func (p *Peers) checkAdopted(ctx context.Context, dst *client.Client, pr api.Piv
 // Outgoing is the host as the destination receives it: the spec, marked
 // externally provisioned when it was provisioned here (so the destination
 // adopts it instead of deploying it), the status it had here (hardware
-// details: the destination does not inspect again), and the handoff record.
+// details: the destination does not inspect again; the operation history),
+// the records its config drive names (they must exist at the destination
+// too), and the handoff record.
 func Outgoing(h *api.Host, selfTier, clusterID string, detachIndex uint64) *api.Host {
 	out := &api.Host{
 		Name: h.Name, Rack: h.Rack, BMC: h.BMC, BootMACAddress: h.BootMACAddress, Online: h.Online,
 		ExternallyProvisioned: h.ExternallyProvisioned, Image: h.Image, Consumer: h.Consumer, Labels: h.Labels,
 		RootDeviceHints: h.RootDeviceHints, BootMode: h.BootMode, AutomatedCleaningMode: h.AutomatedCleaningMode,
+		UserData: h.UserData, NetworkData: h.NetworkData, MetaData: h.MetaData,
+		PreprovisioningNetworkData: h.PreprovisioningNetworkData,
 		Handoff: &api.Handoff{SourceTier: selfTier, SourceClusterID: clusterID, DetachIndex: detachIndex},
 	}
 	if s := h.Status; s != nil {
@@ -118,7 +122,7 @@ func Outgoing(h *api.Host, selfTier, clusterID string, detachIndex uint64) *api.
 			out.ExternallyProvisioned = true
 		}
 		out.Status = &api.HostStatus{HardwareDetails: s.HardwareDetails, PoweredOn: s.PoweredOn,
-			ProvisioningState: s.ProvisioningState}
+			ProvisioningState: s.ProvisioningState, OperationHistory: s.OperationHistory}
 	}
 	return out
 }
