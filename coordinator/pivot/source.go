@@ -114,7 +114,7 @@ func Outgoing(h *api.Host, selfTier, clusterID string, detachIndex uint64) *api.
 		RootDeviceHints: h.RootDeviceHints, BootMode: h.BootMode, AutomatedCleaningMode: h.AutomatedCleaningMode,
 		UserData: h.UserData, NetworkData: h.NetworkData, MetaData: h.MetaData,
 		PreprovisioningNetworkData: h.PreprovisioningNetworkData,
-		Handoff: &api.Handoff{SourceTier: selfTier, SourceClusterID: clusterID, DetachIndex: detachIndex},
+		Handoff:                    &api.Handoff{SourceTier: selfTier, SourceClusterID: clusterID, DetachIndex: detachIndex},
 	}
 	if s := h.Status; s != nil {
 		switch s.ProvisioningState {
