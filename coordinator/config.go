@@ -28,7 +28,7 @@ const (
 	// DefaultRaftLogLevel is hashicorp/raft's log level (--raft-log-level).
 	DefaultRaftLogLevel = "warn"
 	// DefaultLogStore is where the Raft log lives (--raft-log-store).
-	DefaultLogStore = LogStoreWAL
+	DefaultLogStore = LogStoreAuto
 	// DefaultDataDir is --data-dir's default.
 	DefaultDataDir = "./rackfence-data"
 	// DefaultHTTPAddr is the API's listen address (--http-addr); the API
@@ -48,10 +48,12 @@ type Config struct {
 	// LogStore "bolt"), wal/ (the log with LogStore "wal"), snapshots/ and,
 	// on the bootstrapping node, admin.token.
 	DataDir string
-	// LogStore is where the Raft log lives: LogStoreWAL ("wal", the
-	// default: hashicorp/raft-wal segment files in DataDir/wal, one fsync
-	// of a preallocated file per append) or LogStoreBolt ("bolt": raft.db,
-	// as before 2026-11-23, two fdatasyncs per append). It is fixed for the life of
+	// LogStore is where the Raft log lives: LogStoreAuto ("auto", the
+	// default: the store the data dir was written with, bolt for a new
+	// one), LogStoreBolt ("bolt": raft.db, two fdatasyncs per append) or
+	// LogStoreWAL ("wal": hashicorp/raft-wal segment files in DataDir/wal,
+	// one fsync of a preallocated file per append; see its caveat at
+	// LogStoreWAL: a member that truncated its log tail cannot restart). It is fixed for the life of
 	// a data dir: Open refuses a data dir whose log the other store wrote
 	// (ErrLogStoreMismatch) rather than start from an empty log. To switch
 	// a member, remove it from the cluster, move its data dir away and

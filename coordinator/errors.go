@@ -61,6 +61,10 @@ var (
 	// other log store (Config.LogStore): start with the store it was
 	// written with, or re-join the member with a fresh data dir to switch.
 	ErrLogStoreMismatch = errors.New("the data dir's Raft log was written by another log store")
+	// ErrLogUnreadable means the data dir's raft-wal log cannot be read
+	// back (the raft-wal fault described at LogStoreWAL): the member must
+	// re-join with an empty data dir.
+	ErrLogUnreadable = errors.New("the data dir's Raft log cannot be read")
 	// ErrSnapshotVersion means a snapshot was written by an unknown version.
 	ErrSnapshotVersion = errors.New("snapshot has an unknown format version; this binary is older than the cluster")
 	// ErrDataDirNotEmpty means restore was pointed at a data dir that

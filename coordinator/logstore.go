@@ -18,9 +18,19 @@ import (
 
 // Raft log stores (Config.LogStore, --raft-log-store).
 const (
+	// LogStoreAuto (the default) opens a data dir with the store it was
+	// written with and creates a new data dir with LogStoreBolt.
+	LogStoreAuto = "auto"
 	// LogStoreWAL keeps the Raft log in hashicorp/raft-wal segment files
-	// under DATA/wal/ (the default): an append is one write and one fsync
-	// of the preallocated tail segment.
+	// under DATA/wal/: an append is one write and one fsync of the
+	// preallocated tail segment. Caveat: raft-wal v0.4.0 (hashicorp/raft-wal
+	// issue 31, fixed upstream after that release) marks the tail segment
+	// sealed on a tail truncation without writing its index block, so the
+	// member cannot read its log after its next restart. Raft truncates a
+	// follower's tail whenever a new leader overwrites entries that were
+	// never committed, which chaos runs and real clusters both do: openRaftStores
+	// then refuses with ErrLogUnreadable instead of Raft panicking, and
+	// new data dirs use bolt.
 	LogStoreWAL = "wal"
 	// LogStoreBolt keeps the Raft log in raft.db beside the stable store
 	// (raft-boltdb/v2, the store before 2026-11-23): an append is a bolt
@@ -50,13 +60,19 @@ type raftStores struct {
 // remembers a term and vote, i.e. silently lose every entry not yet in a
 // snapshot.
 func openRaftStores(dataDir, kind string, logger hclog.Logger) (*raftStores, error) {
-	if kind != LogStoreWAL && kind != LogStoreBolt {
-		return nil, fmt.Errorf("raft log store (--raft-log-store) %q is unknown: use %q or %q", kind, LogStoreWAL, LogStoreBolt)
+	if kind != LogStoreWAL && kind != LogStoreBolt && kind != LogStoreAuto {
+		return nil, fmt.Errorf("raft log store (--raft-log-store) %q is unknown: use %q, %q or %q", kind, LogStoreAuto, LogStoreBolt, LogStoreWAL)
 	}
 	walDir := filepath.Join(dataDir, walDirName)
 	walUsed, err := dirHasFiles(walDir)
 	if err != nil {
 		return nil, err
+	}
+	if kind == LogStoreAuto {
+		kind = LogStoreBolt
+		if walUsed {
+			kind = LogStoreWAL
+		}
 	}
 	if kind == LogStoreBolt && walUsed {
 		return nil, fmt.Errorf("%w: %s holds a raft-wal log but --raft-log-store is %q; start with --raft-log-store %s (the store this data dir was written with), or move the data dir away and re-join this member to switch",
@@ -97,7 +113,37 @@ func openRaftStores(dataDir, kind string, logger hclog.Logger) (*raftStores, err
 		return nil, fmt.Errorf("open raft-wal in %s: %w", walDir, err)
 	}
 	st.wal, st.logs, st.meta = w, w, meta
+	if err := checkLogReadable(w, walDir); err != nil {
+		st.Close()
+		return nil, err
+	}
 	return st, nil
+}
+
+// checkLogReadable reads the first and last entries of a raft-wal log, as
+// raft.NewRaft does (which panics where this returns ErrLogUnreadable).
+func checkLogReadable(w *wal.WAL, walDir string) error {
+	first, err := w.FirstIndex()
+	if err != nil {
+		return fmt.Errorf("read %s: %w", walDir, err)
+	}
+	last, err := w.LastIndex()
+	if err != nil {
+		return fmt.Errorf("read %s: %w", walDir, err)
+	}
+	if last == 0 {
+		return nil
+	}
+	for _, i := range []uint64{first, last} {
+		var l raft.Log
+		if err := w.GetLog(i, &l); err != nil {
+			return fmt.Errorf("%w: entry %d of %s: %v. raft-wal cannot read a segment it sealed when Raft truncated this member's log tail "+
+				"(the other members hold every committed entry): remove this member (rackfencectl cluster remove ID), move its data dir aside, "+
+				"and join it again with an empty data dir; new data dirs use --raft-log-store bolt, which has no such fault",
+				ErrLogUnreadable, i, walDir, err)
+		}
+	}
+	return nil
 }
 
 // Close closes the log store and the stable store.

@@ -28,7 +28,7 @@ type RestoreOptions struct {
 	Backup io.Reader
 	// DataDir must not exist or be empty.
 	DataDir, NodeID, RaftAddr string
-	// LogStore is the Raft log store to create (LogStoreWAL default).
+	// LogStore is the Raft log store to create (LogStoreBolt by default).
 	LogStore string
 	// Keys must open every sealed record of the backup; nil is accepted
 	// only for a backup without sealed records.
@@ -60,8 +60,8 @@ type RestoreResult struct {
 // members then join it as usual.
 func RestoreDataDir(o RestoreOptions) (RestoreResult, error) {
 	var res RestoreResult
-	if o.LogStore == "" {
-		o.LogStore = LogStoreWAL
+	if o.LogStore == "" || o.LogStore == LogStoreAuto {
+		o.LogStore = LogStoreBolt // a new data dir
 	}
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()

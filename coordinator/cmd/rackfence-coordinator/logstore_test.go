@@ -124,15 +124,16 @@ func boltLastIndex(t *testing.T, dir string) uint64 {
 	return last
 }
 
-// A data dir written with the default (wal) log store keeps its log in
-// wal/, refuses to open as bolt, and opens again as wal with every write.
+// A data dir written with --raft-log-store wal keeps its log in wal/,
+// refuses to open as bolt, and opens again as wal (and with the default,
+// auto) with every write.
 func TestLogStoreWALRefusesBolt(t *testing.T) {
 	n := newLogStoreNode(t)
-	p, c := n.serve("")
+	p, c := n.serve("wal")
 	writeCreds(t, c, 40)
 	p.Stop(30 * time.Second)
 	if _, err := os.Stat(filepath.Join(n.dir, "wal", "wal-meta.db")); err != nil {
-		t.Fatalf("default log store wrote no raft-wal directory: %v", err)
+		t.Fatalf("--raft-log-store wal wrote no raft-wal directory: %v", err)
 	}
 	if last := boltLastIndex(t, n.dir); last != 0 {
 		t.Fatalf("with the wal log store raft.db holds log entries up to %d; want none (stable store only)", last)
@@ -141,19 +142,21 @@ func TestLogStoreWALRefusesBolt(t *testing.T) {
 	p, c = n.serve("wal")
 	checkCreds(t, c, 40)
 	p.Stop(30 * time.Second)
+	p, c = n.serve("") // auto: the store the data dir was written with
+	checkCreds(t, c, 40)
+	p.Stop(30 * time.Second)
 }
 
-// A data dir written with --raft-log-store bolt (as every data dir before
-// raft-wal) refuses to open with the new default and opens as bolt.
+// A new data dir with the default (auto) keeps its log in raft.db (bolt),
+// refuses to open as wal, and opens again with the default and as bolt.
 func TestLogStoreBoltRefusesWAL(t *testing.T) {
 	n := newLogStoreNode(t)
-	p, c := n.serve("bolt")
+	p, c := n.serve("")
 	writeCreds(t, c, 40)
 	p.Kill() // no snapshot on shutdown: the writes are only in the log
 	if last := boltLastIndex(t, n.dir); last == 0 {
-		t.Fatal("with --raft-log-store bolt raft.db holds no log entries")
+		t.Fatal("with the default log store raft.db holds no log entries")
 	}
-	n.refused("", "bolt")
 	n.refused("wal", "bolt")
 	if _, err := os.Stat(filepath.Join(n.dir, "wal")); err == nil {
 		ents, _ := os.ReadDir(filepath.Join(n.dir, "wal"))
@@ -162,6 +165,9 @@ func TestLogStoreBoltRefusesWAL(t *testing.T) {
 		}
 	}
 	p, c = n.serve("bolt")
+	checkCreds(t, c, 40)
+	p.Stop(30 * time.Second)
+	p, c = n.serve("")
 	checkCreds(t, c, 40)
 	p.Stop(30 * time.Second)
 }

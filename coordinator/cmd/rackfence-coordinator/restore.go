@@ -27,7 +27,7 @@ func restoreMain(args []string) int {
 	fs.StringVar(&nodeID, "node-id", host, "Raft server ID of that member")
 	fs.StringVar(&raftAddr, "raft-addr", coordinator.DefaultRaftAddr, "Raft address that member will serve with (its --raft-addr)")
 	fs.StringVar(&keyFile, "secrets-key-file", "", "the old cluster's secrets key file: it must open every sealed record; copied to DATA/secrets.key")
-	fs.StringVar(&logStore, "raft-log-store", coordinator.DefaultLogStore, "Raft log store of the new data dir: wal or bolt")
+	fs.StringVar(&logStore, "raft-log-store", coordinator.DefaultLogStore, "Raft log store of the new data dir: auto (bolt), bolt or wal")
 	fs.StringVarP(&out, "output", "o", "text", "text or json")
 	validate := func() error {
 		switch {
@@ -38,8 +38,8 @@ func restoreMain(args []string) int {
 		case nodeID == "":
 			return errors.New("--node-id is empty: give the member's ID")
 		}
-		if logStore != coordinator.LogStoreWAL && logStore != coordinator.LogStoreBolt {
-			return fmt.Errorf("--raft-log-store %q: use %s or %s", logStore, coordinator.LogStoreWAL, coordinator.LogStoreBolt)
+		if logStore != coordinator.LogStoreWAL && logStore != coordinator.LogStoreBolt && logStore != coordinator.LogStoreAuto {
+			return fmt.Errorf("--raft-log-store %q: use %s, %s or %s", logStore, coordinator.LogStoreAuto, coordinator.LogStoreBolt, coordinator.LogStoreWAL)
 		}
 		return validOutput(out)
 	}
