@@ -200,6 +200,13 @@ func purgeAll(t *testing.T, userExisted bool) {
 			t.Errorf("cleanup: dpkg --purge %v: %v\n%s", installed, err, b)
 		}
 	}
+	// Neither existed before the test (refuseIfPresent): a broken postrm
+	// must not leave them behind for the next run.
+	for _, d := range []string{"/etc/rackfence", "/var/lib/rackfence"} {
+		if err := os.RemoveAll(d); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+	}
 	if !userExisted {
 		if _, err := user.Lookup("rackfence"); err == nil {
 			if b, err := exec.Command("userdel", "rackfence").CombinedOutput(); err != nil {
