@@ -22,8 +22,9 @@ const testVersion = "9.9.9-pkgtest"
 // TestInstallRemove builds the packages with deploy/dist.sh (what make
 // dist runs), installs them with dpkg -i on this machine, checks what
 // they installed (versions, owners, modes, the system user, conffiles),
-// systemd-analyze verifies the installed units, then removes and purges
-// them and checks everything is gone. Needs root, dpkg and dpkg-deb (CI
+// systemd-analyze verifies the installed units, reinstalls them over an
+// edited config and some data (both kept), then removes and purges them
+// and checks everything is gone. Needs root, dpkg and dpkg-deb (CI
 // has them); skips loudly if this machine already has rackfence installed
 // by anything else, so it never touches an installation it did not make.
 func TestInstallRemove(t *testing.T) {
@@ -102,6 +103,30 @@ func TestInstallRemove(t *testing.T) {
 		}
 	}
 	verifyUnits(t)
+
+	// Reinstall over it (dpkg's upgrade path: prerm upgrade, postinst
+	// configure with the old version): the operator's config edit and the
+	// member's data survive.
+	const edit = "RACKFENCE_NODE_ID=pkgtest\n"
+	f, err := os.OpenFile("/etc/rackfence/coordinator.env", os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(edit); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if err := os.WriteFile("/var/lib/rackfence/raft.db", []byte("data"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run(t, "dpkg", append([]string{"-i"}, debs...)...)
+	if b, err := os.ReadFile("/etc/rackfence/coordinator.env"); err != nil || !strings.HasSuffix(string(b), edit) {
+		t.Errorf("reinstall lost the edit of coordinator.env (a conffile): %v\n%s", err, b)
+	}
+	if b, err := os.ReadFile("/var/lib/rackfence/raft.db"); err != nil || string(b) != "data" {
+		t.Errorf("reinstall lost /var/lib/rackfence/raft.db: %v %q", err, b)
+	}
+	checkMode(t, "/var/lib/rackfence", os.ModeDir|0o700, "rackfence")
 
 	// remove: binaries and units go; the member's data and the config stay.
 	run(t, "dpkg", append([]string{"-r"}, packages...)...)
