@@ -1,10 +1,10 @@
-# rackfence — see README.md. Targets: build test test-short chaos bench lint demo fuzz clean.
+# rackfence — see README.md. Targets: build test test-short chaos bench lint demo dist fuzz clean.
 GO      ?= go
 BIN     := bin
 PKGS    := ./...
 FUZZTIME ?= 5s
 
-.PHONY: all build test test-short vet fmtcheck bench lint demo fuzz chaos clean
+.PHONY: all build test test-short vet fmtcheck bench lint demo dist fuzz chaos clean
 
 SEED     ?= 7
 SEEDS    ?= 1
@@ -62,5 +62,11 @@ lint:
 demo: build
 	./deploy/demo/run.sh
 
+# dist: Debian packages rackfence-coordinator, rackfence-agent and
+# rackfencectl in dist/ (dpkg-deb; see deploy/dist.sh). Install with
+# sudo dpkg -i dist/*.deb.
+dist:
+	VERSION=$(VERSION) COMMIT=$(COMMIT) GO=$(GO) ./deploy/dist.sh
+
 clean:
-	rm -rf $(BIN) .demo
+	rm -rf $(BIN) .demo dist

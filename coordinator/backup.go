@@ -14,7 +14,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
-	"github.com/rackfence/rackfence/coordinator/backupfile"
+	"github.com/rackfence/rackfence/shared/backupfile"
 )
 
 // BackupHeader describes a backup file (package backupfile).

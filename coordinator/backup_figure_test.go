@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/coordinator"
-	"github.com/rackfence/rackfence/coordinator/backupfile"
 	"github.com/rackfence/rackfence/coordinator/bench"
 	"github.com/rackfence/rackfence/coordinator/coordtest"
 	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/backupfile"
 	"github.com/rackfence/rackfence/shared/testenv"
 )
 

@@ -16,11 +16,11 @@ import (
 
 	"github.com/rackfence/rackfence/coordinator"
 	coordapi "github.com/rackfence/rackfence/coordinator/api"
-	"github.com/rackfence/rackfence/coordinator/backupfile"
 	"github.com/rackfence/rackfence/coordinator/coordtest"
-	"github.com/rackfence/rackfence/coordinator/seal"
 	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/backupfile"
 	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/seal"
 	"github.com/rackfence/rackfence/shared/testenv"
 )
 

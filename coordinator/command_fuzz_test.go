@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/hashicorp/raft"
-	"github.com/rackfence/rackfence/coordinator/seal"
 	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/seal"
 )
 
 // FuzzApplyLogEntry feeds arbitrary log entries to the FSM: decoding and

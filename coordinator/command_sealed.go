@@ -1,6 +1,6 @@
 package coordinator
 
-import "github.com/rackfence/rackfence/coordinator/seal"
+import "github.com/rackfence/rackfence/shared/seal"
 
 // Command types of sealed credentials. 32–39 are kept for secrets so new
 // command types added elsewhere (from 18 up) do not collide with them.

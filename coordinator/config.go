@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/rackfence/rackfence/coordinator/seal"
+	"github.com/rackfence/rackfence/shared/seal"
 )
 
 // Defaults of Config, and of rackfence-coordinator's flags (its flags.go

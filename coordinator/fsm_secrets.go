@@ -4,8 +4,8 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/rackfence/rackfence/coordinator/seal"
 	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/seal"
 )
 
 // applyPutSealedCredentials stores a record with a sealed password; the

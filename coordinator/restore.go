@@ -13,9 +13,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
-	"github.com/rackfence/rackfence/coordinator/backupfile"
-	"github.com/rackfence/rackfence/coordinator/seal"
 	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/backupfile"
+	"github.com/rackfence/rackfence/shared/seal"
 )
 
 // EndRestored ends, in the lease history, every lease a backup held:

@@ -10,8 +10,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/rackfence/rackfence/coordinator/seal"
 	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/seal"
 )
 
 // The secrets key: credentials passwords are sealed (AES-256-GCM, package

@@ -18,8 +18,8 @@ import (
 
 	"github.com/hashicorp/raft"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/rackfence/rackfence/coordinator/seal"
 	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/seal"
 	"github.com/rackfence/rackfence/shared/testenv"
 )
 

@@ -3,8 +3,8 @@ package coordinator
 import (
 	"time"
 
-	"github.com/rackfence/rackfence/coordinator/seal"
 	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/seal"
 )
 
 // Bounds of the FSM's per-key histories.

@@ -17,7 +17,7 @@ write, credential reveals, token creation and revocation) in its own
 DATA-DIR/audit.log; a write sent to a follower is recorded by the leader,
 with VIA naming the follower. The answer is the trail of the member that
 answers, so name one member to read its trail:
-  rackfencectl audit --coordinator http://10.0.0.2:7480 --limit 50 -o json
+  rackfencectl audit --coordinator https://10.0.0.2:7480 --limit 50 -o json
 Never a request body: passwords and tokens are not in it.`,
 		setup: auditCmd,
 	})

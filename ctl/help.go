@@ -11,7 +11,7 @@ import (
 
 const globalHelp = `Global flags (every command):
   --coordinator URL[,URL...]  coordinator members (env RACKFENCE_COORDINATOR,
-                              default http://127.0.0.1:7480)
+                              default https://127.0.0.1:7480)
   --token TOKEN               API token (env RACKFENCE_TOKEN)
   --token-file FILE           file holding the token (env RACKFENCE_TOKEN_FILE);
                               the first admin token is DATA-DIR/admin.token

@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/rackfence/rackfence/coordinator/backupfile"
+	"github.com/rackfence/rackfence/shared/backupfile"
 )
 
 func init() {

@@ -17,8 +17,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rackfence/rackfence/coordinator"
-	"github.com/rackfence/rackfence/coordinator/seal"
 	wire "github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/seal"
 	"github.com/rackfence/rackfence/shared/testenv"
 )
 

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rackfence/rackfence/coordinator/seal"
 	wire "github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/seal"
 )
 
 // TestSecretsRotationOverHTTP walks the documented rotation: add a key

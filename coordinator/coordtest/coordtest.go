@@ -31,9 +31,9 @@ import (
 
 	"github.com/rackfence/rackfence/coordinator"
 	coordapi "github.com/rackfence/rackfence/coordinator/api"
-	"github.com/rackfence/rackfence/coordinator/seal"
 	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/seal"
 	"github.com/rackfence/rackfence/shared/testenv"
 )
 

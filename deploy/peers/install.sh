@@ -11,10 +11,13 @@
 # prometheus) for deploy/prometheus/'s rules, and iproute2 and nftables for
 # the chaos harness's network namespaces and partitions. Idempotent,
 # non-interactive, and it starts no services. Needs root (or sudo).
+# dpkg (dpkg-deb) and passwd (useradd, for the postinst) build and install
+# the packages of make dist in deploy/debian's test.
 set -euo pipefail
 pkgs=(ipmitool openipmi python3-pyghmi python3-sushy python3-ironic ironic-common
       python3-ironicclient sqlite3 curl systemd iproute2 nftables strace chromium prometheus
-      redfishtool genisoimage)
+      redfishtool genisoimage
+      dpkg passwd)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

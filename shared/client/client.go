@@ -48,7 +48,7 @@ const (
 // Config says how to reach the coordinator cluster.
 type Config struct {
 	// Coordinator is one or more member URLs, comma-separated
-	// ("http://10.0.0.1:7480,http://10.0.0.2:7480"). Required.
+	// ("https://10.0.0.1:7480,https://10.0.0.2:7480"). Required.
 	Coordinator string
 	// Token is sent as "Authorization: Bearer TOKEN". Empty sends none
 	// (only /v1/health and /metrics answer without one).

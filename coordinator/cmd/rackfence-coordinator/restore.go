@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rackfence/rackfence/coordinator"
-	"github.com/rackfence/rackfence/coordinator/seal"
+	"github.com/rackfence/rackfence/shared/seal"
 )
 
 // restoredFile records, in a restored data dir, what the restore did; its

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/coordinator"
-	"github.com/rackfence/rackfence/coordinator/backupfile"
 	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/backupfile"
 	"github.com/rackfence/rackfence/shared/client"
 	"github.com/rackfence/rackfence/shared/pki"
 	"github.com/rackfence/rackfence/shared/testenv"

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/rackfence/rackfence/coordinator/seal"
+	"github.com/rackfence/rackfence/shared/seal"
 )
 
 // secretsKeyFileName is the key file's name in the data dir (the default

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rackfence/rackfence/coordinator/seal"
+	"github.com/rackfence/rackfence/shared/seal"
 )
 
 func TestAdoptKeyring(t *testing.T) {

@@ -16,10 +16,10 @@ import (
 
 	"github.com/rackfence/rackfence/coordinator"
 	capi "github.com/rackfence/rackfence/coordinator/api"
-	"github.com/rackfence/rackfence/coordinator/seal"
 	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
 	"github.com/rackfence/rackfence/shared/pki"
+	"github.com/rackfence/rackfence/shared/seal"
 	"github.com/rackfence/rackfence/shared/version"
 )
 
