@@ -140,12 +140,16 @@ func hostGet(fs *pflag.FlagSet) func(*Ctx, []string) error {
 
 func hostApply(fs *pflag.FlagSet) func(*Ctx, []string) error {
 	files := fs.StringArrayP("filename", "f", nil, "YAML or JSON file of hosts; '-' for standard input (repeatable)")
+	m3 := metal3Flags(fs)
 	return func(x *Ctx, args []string) error {
 		if len(args) > 0 {
 			return usagef("host apply takes files with -f, not arguments (got %q)", args)
 		}
 		if len(*files) == 0 {
 			return usagef("-f FILE is required ('-' reads standard input)")
+		}
+		if done, err := x.applyMetal3(*files, m3); done {
+			return err
 		}
 		var hosts []api.Host
 		for _, f := range *files {
