@@ -120,26 +120,27 @@ func (x *Ctx) planBMH(cl *client.Client, in *bmhInput, allowMissing bool) (*bmhP
 				return err
 			}})
 		}
+		// Power-off holds need a host the rack agent has registered (and
+		// not detached): until then they wait for a later run.
+		registered := exists && old.Status != nil && old.Status.ProvisioningState != "" && it.Detach == nil && !ph.Detach
 		for _, r := range ph.PowerOff {
 			if it.PowerOff[r.Requester] != nil {
+				continue
+			}
+			if !registered {
+				p.Items = append(p.Items, planItem{Object: obj, Action: "wait", Detail: "power-off hold by " + r.Requester + ": placed by a later run of this command once the rack agent has registered the host (or: rackfencectl reboot " + h.Name + " --hold-off --requester " + r.Requester + ")", Source: ph.Source})
 				continue
 			}
 			p.Items = append(p.Items, planItem{Object: obj, Action: "intent", Detail: "power-off hold by " + r.Requester, Source: ph.Source})
 			intents = append(intents, applyStep{obj + " power-off " + r.Requester, func() error { _, err := cl.Reboot(x.ctx, name, r); return err }})
 		}
-		// One-shot reboot and inspection only for a host this run
-		// creates: re-running the same documents must not reboot again.
-		if ph.Reboot != nil && !exists {
-			r := *ph.Reboot
-			p.Items = append(p.Items, planItem{Object: obj, Action: "intent", Detail: "reboot", Source: ph.Source})
-			intents = append(intents, applyStep{obj + " reboot", func() error { _, err := cl.Reboot(x.ctx, name, r); return err }})
+		// One-shot reboot and re-inspection are not carried over: running
+		// the same documents again must not reboot again.
+		if ph.Reboot != nil {
+			p.Notes = append(p.Notes, ph.Source+": annotation "+annReboot+" not carried over (a one-shot reboot); run 'rackfencectl reboot "+h.Name+"' if it is still wanted")
 		}
-		if ph.Inspect && !exists {
-			p.Items = append(p.Items, planItem{Object: obj, Action: "intent", Detail: "inspect", Source: ph.Source})
-			intents = append(intents, applyStep{obj + " inspect", func() error {
-				_, err := cl.Inspect(x.ctx, name, api.IntentRequest{Reason: "metal3 annotation " + annInspect})
-				return err
-			}})
+		if ph.Inspect {
+			p.Notes = append(p.Notes, ph.Source+": annotation "+annInspect+" not carried over: a new host is inspected when registered; run 'rackfencectl inspect "+h.Name+"' to inspect an available host again")
 		}
 	}
 	p.steps = append(p.steps, intents...)
