@@ -174,6 +174,7 @@ func convertBMH(objs []k8sObject, o bmhOptions) (*bmhInput, error) {
 	recordFrom := map[string]string{} // record name -> namespace/secret
 	hostFrom := map[string]string{}
 	used := map[string]bool{}
+	withheldNoted := map[string]bool{}
 	for _, b := range bmhs {
 		ph, refs, errs := mapBMH(b.d, o)
 		ph.Source = b.where + ": BareMetalHost " + qualified(b.d.Metadata)
@@ -193,6 +194,14 @@ func convertBMH(objs []k8sObject, o bmhOptions) (*bmhInput, error) {
 			ph.Secrets = append(ph.Secrets, rn)
 			if s, ok := secrets[k]; ok {
 				used[k] = true
+				if w, ok := s.Metadata.Annotations[annWithheld]; ok {
+					// An export without the values: the record must exist.
+					if !withheldNoted[k] {
+						withheldNoted[k] = true
+						in.Notes = append(in.Notes, fmt.Sprintf("%s: Secret %s has %s (%s were not exported): its record is not written", secretWhere[k], k, annWithheld, w))
+					}
+					continue
+				}
 				if _, done := in.Records[rn]; !done {
 					cr, err := secretRecord(s, rn)
 					if err != nil {
@@ -391,10 +400,13 @@ func mapBMH(d bmhDoc, o bmhOptions) (*plannedHost, []secretUse, []string) {
 // rackOf picks the host's rack from --rack or --rack-from.
 func rackOf(m k8sMeta, o bmhOptions) (string, error) {
 	if o.RackFrom == "" {
-		if o.Rack == "" {
-			return "", fmt.Errorf("no rack: give --rack R or --rack-from label:KEY|annotation:KEY")
+		if o.Rack != "" {
+			return o.Rack, nil
 		}
-		return o.Rack, nil
+		if r := m.Annotations[annRack]; r != "" {
+			return r, nil // written by host export
+		}
+		return "", fmt.Errorf("no rack: give --rack R or --rack-from label:KEY|annotation:KEY")
 	}
 	src, key, _ := strings.Cut(o.RackFrom, ":")
 	var v string

@@ -111,7 +111,7 @@ func TestApplyBMHRefused(t *testing.T) {
 		t.Errorf("unknown kind: %s", r)
 	}
 	r = c.ctl(t, good, "host", "apply", "-f", "-")
-	if r.code != 2 || !strings.Contains(r.stderr, "--rack") {
+	if r.code == 0 || !strings.Contains(r.stdout, "no rack: give --rack R") {
 		t.Errorf("no rack: %s", r)
 	}
 }

@@ -30,15 +30,14 @@ func metal3Flags(fs *pflag.FlagSet) metal3Opts {
 
 // applyMetal3 handles host apply when the files hold Kubernetes documents
 // (BareMetalHost, Secret). done is false for plain rackfence host files.
-func (x *Ctx) applyMetal3(files []string, f metal3Opts) (done bool, err error) {
+func (x *Ctx) applyMetal3(inputs []inputFile, f metal3Opts) (done bool, err error) {
 	var objs []k8sObject
 	plain := ""
-	for _, path := range files {
-		data, name, err := readInputFile(x, path)
-		if err != nil {
-			return true, err
-		}
-		os, err := splitObjects(data)
+	var files []string
+	for _, in := range inputs {
+		name := in.name
+		files = append(files, name)
+		os, err := splitObjects(in.data)
 		if err != nil {
 			if hasKinds(objs) {
 				return true, usagef("%s: %v", name, err)
@@ -75,9 +74,6 @@ func (x *Ctx) applyMetal3(files []string, f metal3Opts) (done bool, err error) {
 		if !ok || (src != "label" && src != "annotation") || key == "" {
 			return true, usagef("--rack-from %q: use label:KEY or annotation:KEY", o.RackFrom)
 		}
-	}
-	if o.Rack == "" && o.RackFrom == "" {
-		return true, usagef("BareMetalHost input needs --rack R or --rack-from label:KEY|annotation:KEY")
 	}
 	in, err := convertBMH(objs, o)
 	if err != nil {

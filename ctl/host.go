@@ -148,12 +148,20 @@ func hostApply(fs *pflag.FlagSet) func(*Ctx, []string) error {
 		if len(*files) == 0 {
 			return usagef("-f FILE is required ('-' reads standard input)")
 		}
-		if done, err := x.applyMetal3(*files, m3); done {
+		var inputs []inputFile
+		for _, f := range *files {
+			data, name, err := readInputFile(x, f)
+			if err != nil {
+				return err
+			}
+			inputs = append(inputs, inputFile{name, data})
+		}
+		if done, err := x.applyMetal3(inputs, m3); done {
 			return err
 		}
 		var hosts []api.Host
-		for _, f := range *files {
-			hs, err := readHostFile(x, f)
+		for _, in := range inputs {
+			hs, err := parseHostFile(x, in)
 			if err != nil {
 				return err
 			}

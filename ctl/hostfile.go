@@ -20,17 +20,20 @@ const maxHostFile = 64 << 20
 
 var docSep = regexp.MustCompile(`(?m)^---[ \t]*(#.*)?$`)
 
-// readHostFile reads hosts from path ('-' = stdin): YAML documents, a JSON
+// inputFile is one -f file read into memory (standard input can be read
+// only once).
+type inputFile struct {
+	name string
+	data []byte
+}
+
+// parseHostFile parses one file of rackfence hosts: YAML documents, a JSON
 // array or object, or a list {"items": [...]}. Every host is validated; a
 // bad one is a usage error naming the file, the document and the field.
-func readHostFile(x *Ctx, path string) ([]api.Host, error) {
-	data, name, err := readInputFile(x, path)
+func parseHostFile(x *Ctx, in inputFile) ([]api.Host, error) {
+	hosts, err := parseHosts(in.data, func(msg string) { fmt.Fprintf(x.io.Stderr, "warning: %s: %s\n", in.name, msg) })
 	if err != nil {
-		return nil, err
-	}
-	hosts, err := parseHosts(data, func(msg string) { fmt.Fprintf(x.io.Stderr, "warning: %s: %s\n", name, msg) })
-	if err != nil {
-		return nil, usagef("%s: %v", name, err)
+		return nil, usagef("%s: %v", in.name, err)
 	}
 	return hosts, nil
 }
