@@ -25,19 +25,22 @@ const (
 func init() {
 	register(&command{
 		path:  "host export",
-		usage: "-o bmh [-l SELECTOR] [--namespace NS]",
+		usage: "-o bmh [-l SELECTOR] [--namespace NS] [--include-secrets]",
 		short: "Write hosts as metal3 BareMetalHost and Secret documents",
 		long: `Writes one BareMetalHost (metal3.io/v1alpha1) per host and one Secret (v1)
 per credentials record the hosts name, as YAML documents separated by '---',
 for baremetal-operator or for 'host apply' on another cluster. The rack is
 the annotation ` + annRack + ` (apply with --rack-from annotation:` + annRack + `).
 
-The coordinator reveals passwords and data values to rack agents only, so
-each Secret carries the username and the annotation ` + annWithheld + `
-listing what was left out: fill in password (and the data keys) before
-giving the Secrets to baremetal-operator. 'host apply' leaves the record of
-a withheld Secret as it is (and refuses a host whose record is missing,
-unless --allow-missing-secrets).
+Without --include-secrets each Secret carries the username only and the
+annotation ` + annWithheld + ` listing what was left out: fill in password
+(and the data keys) before giving the Secrets to baremetal-operator.
+'host apply' leaves the record of a withheld Secret as it is (and refuses a
+host whose record is missing, unless --allow-missing-secrets).
+
+--include-secrets writes the passwords and data values too (admin token
+only; every record revealed is in the coordinator's audit trail): keep the
+output as secret as the records.
 
 Examples:
   rackfencectl host export -o bmh > fleet.yaml
@@ -49,6 +52,7 @@ Examples:
 func hostExport(fs *pflag.FlagSet) func(*Ctx, []string) error {
 	sel := fs.StringP("selector", "l", "", "only hosts whose labels match (e.g. role=compute,zone!=a)")
 	ns := fs.String("namespace", "", "metadata.namespace of every document (empty: none, kubectl applies the current namespace)")
+	include := fs.Bool("include-secrets", false, "write passwords and data values into the Secrets (admin only, audited)")
 	return func(x *Ctx, args []string) error {
 		if len(args) > 0 {
 			return usagef("host export takes no arguments (got %q); select hosts with -l", args)
@@ -88,7 +92,15 @@ func hostExport(fs *pflag.FlagSet) func(*Ctx, []string) error {
 		}
 		sort.Strings(names)
 		for _, n := range names {
-			cr, err := cl.GetCredentials(x.ctx, n)
+			var cr *api.Credentials
+			if *include {
+				cr, err = cl.RevealCredentials(x.ctx, n)
+				if client.IsForbidden(err) {
+					return withHints(err, "--include-secrets needs an admin token; without it the Secrets carry the usernames only")
+				}
+			} else {
+				cr, err = cl.GetCredentials(x.ctx, n)
+			}
 			if client.IsNotFound(err) {
 				fmt.Fprintf(x.io.Stderr, "warning: credentials record %s does not exist; no Secret written for it\n", n)
 				continue
@@ -96,7 +108,11 @@ func hostExport(fs *pflag.FlagSet) func(*Ctx, []string) error {
 			if err != nil {
 				return err
 			}
-			docs = append(docs, exportSecret(cr, n, *ns))
+			if *include {
+				docs = append(docs, revealedSecret(cr, n, *ns))
+			} else {
+				docs = append(docs, exportSecret(cr, n, *ns))
+			}
 		}
 		return writeDocs(x.io.Stdout, docs)
 	}
@@ -185,6 +201,21 @@ func exportSecret(cr *api.Credentials, name, ns string) secretDoc {
 	withheld = append(withheld, cr.DataKeys...)
 	if len(withheld) > 0 {
 		s.Metadata.Annotations = map[string]string{annWithheld: strings.Join(withheld, ",")}
+	}
+	return s
+}
+
+// revealedSecret writes a revealed record whole: username, password and
+// data keys as the Secret's (base64) data.
+func revealedSecret(cr *api.Credentials, name, ns string) secretDoc {
+	s := secretDoc{APIVersion: "v1", Kind: "Secret", Type: "Opaque",
+		Metadata: k8sMeta{Name: name, Namespace: ns}, Data: map[string][]byte{}}
+	if cr.Username != "" {
+		s.Data["username"] = []byte(cr.Username)
+		s.Data["password"] = []byte(cr.Password)
+	}
+	for k, v := range cr.Data {
+		s.Data[k] = []byte(v)
 	}
 	return s
 }
