@@ -196,6 +196,9 @@ func (p *bmhPlan) print(w io.Writer) {
 		prefix = "(dry run) "
 		verb = map[string]string{"create": "would be created", "change": "would change", "unchanged": "unchanged", "set": "would be set", "wait": "would wait", "intent": "would get intent"}
 	}
+	if len(p.NotApplied) > 0 {
+		fmt.Fprintln(w, "plan (stopped midway: what was applied and what was not follows the error):")
+	}
 	for _, it := range p.Items {
 		line := fmt.Sprintf("%s%s %s", prefix, it.Object, verb[it.Action])
 		if it.Detail != "" {

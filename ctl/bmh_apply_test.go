@@ -115,3 +115,25 @@ func TestApplyBMHRefused(t *testing.T) {
 		t.Errorf("no rack: %s", r)
 	}
 }
+
+// TestApplyBMHMidway: when the coordinator refuses one change, the command
+// stops and names what was applied and what was not.
+func TestApplyBMHMidway(t *testing.T) {
+	c := startCoordinator(t)
+	ctx := context.Background()
+	h0 := strings.Replace(oneBMH("  labels: {rack: r1}\n", ""), "name: h1", "name: h0", 1)
+	c.mustCtl(t, h0, "host", "apply", "-f", "-", "--rack-from", "label:rack")
+	// h2 is new; h0 would move to rack r2, which the coordinator refuses.
+	h2 := strings.Replace(oneBMH("  labels: {rack: r1}\n", ""), "name: h1", "name: h2", 1)
+	r := c.ctl(t, h2+"---\n"+strings.Replace(h0, "rack: r1", "rack: r2", 1), "host", "apply", "-f", "-", "--rack-from", "label:rack")
+	if r.code == 0 || !strings.Contains(r.stderr, "stopped at host/h0") || !strings.Contains(r.stderr, "applied: host/h2") ||
+		!strings.Contains(r.stderr, "not applied: host/h0") || !strings.Contains(r.stdout, "stopped midway") {
+		t.Errorf("midway failure: %s", r)
+	}
+	if _, err := c.admin.GetHost(ctx, "h2"); err != nil {
+		t.Errorf("h2 was reported applied: %v", err)
+	}
+	if h, err := c.admin.GetHost(ctx, "h0"); err != nil || h.Rack != "r1" {
+		t.Errorf("h0: %+v %v", h, err)
+	}
+}
