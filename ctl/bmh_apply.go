@@ -201,11 +201,12 @@ func (p *bmhPlan) print(w io.Writer) {
 	}
 	for _, it := range p.Items {
 		line := fmt.Sprintf("%s%s %s", prefix, it.Object, verb[it.Action])
-		if it.Detail != "" {
+		switch {
+		case it.Detail == "":
+		case it.Action == "change" || it.Action == "set":
+			line += ": " + it.Detail
+		default:
 			line += " " + it.Detail
-			if it.Action == "change" || it.Action == "set" {
-				line = fmt.Sprintf("%s%s %s: %s", prefix, it.Object, verb[it.Action], it.Detail)
-			}
 		}
 		fmt.Fprintln(w, line)
 	}

@@ -190,3 +190,29 @@ func TestConvertBMHNamespaces(t *testing.T) {
 		t.Errorf("--namespace-prefix: %v %q %v", err, in.Refused, in.Records)
 	}
 }
+
+// FuzzConvertBMH: no input makes the metal3 reader panic, and every host
+// it accepts passed validation (has a name and a rack).
+func FuzzConvertBMH(f *testing.F) {
+	for _, p := range []string{"testdata/metal3/list.yaml", "testdata/metal3/documents.yaml"} {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte(oneBMH("  annotations: {reboot.metal3.io/x: '{\"mode\":\"soft\"}'}\n", "  userData: {name: u}\n")))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		objs, err := splitObjects(data)
+		if err != nil {
+			return
+		}
+		in, err := convertBMH(objs, bmhOptions{Rack: "r1"})
+		if err != nil {
+			return
+		}
+		for _, h := range in.Hosts {
+			if h.Host.Name == "" || h.Host.Rack == "" {
+				t.Fatalf("accepted a host without name or rack: %+v", h.Host)
+			}
+		}
+	})
+}
