@@ -15,7 +15,7 @@ import (
 
 // Annotations host export writes (and host apply reads back).
 const (
-	// annRack carries the host's rack: apply with --rack-from annotation:rackfence.io/rack.
+	// annRack carries the host's rack; host apply reads it without --rack/--rack-from.
 	annRack = "rackfence.io/rack"
 	// annWithheld marks a Secret whose password and data values were not
 	// exported; host apply does not write such a Secret's record.
@@ -30,7 +30,8 @@ func init() {
 		long: `Writes one BareMetalHost (metal3.io/v1alpha1) per host and one Secret (v1)
 per credentials record the hosts name, as YAML documents separated by '---',
 for baremetal-operator or for 'host apply' on another cluster. The rack is
-the annotation ` + annRack + ` (apply with --rack-from annotation:` + annRack + `).
+the annotation ` + annRack + `, which 'host apply' reads back when given
+neither --rack nor --rack-from.
 
 Without --include-secrets each Secret carries the username only and the
 annotation ` + annWithheld + ` listing what was left out: fill in password
