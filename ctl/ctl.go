@@ -171,7 +171,7 @@ func Main(ctx context.Context, args []string, io IO) int {
 		return ExitOK
 	}
 	x := &Ctx{ctx: ctx, io: io, g: gl, cmd: cmd}
-	if err := checkOutput(gl.output); err != nil {
+	if err := checkOutput(gl.output); err != nil && !(cmd.path == "host export" && gl.output == OutBMH) {
 		return usageFail(io, cmd, err.Error())
 	}
 	err := run(x, fs.Args())

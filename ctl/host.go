@@ -45,8 +45,8 @@ unchanged:
 	})
 	register(&command{
 		path:  "host apply",
-		usage: "-f FILE [-f FILE...]",
-		short: "Create or update hosts from YAML or JSON (one or many)",
+		usage: "-f FILE [-f FILE...] [--rack R|--rack-from label:KEY|annotation:KEY] [--dry-run] [--allow-missing-secrets] [--namespace-prefix]",
+		short: "Create or update hosts from YAML or JSON (one or many; also metal3 BareMetalHosts)",
 		long: `FILE holds one host, several YAML documents separated by '---', a JSON
 array, or a list object {"items": [...]}; '-' reads standard input. Every
 host is checked before anything is sent (a bad file exits 2). Read-only
@@ -64,7 +64,16 @@ Example host:
 Labels follow Kubernetes' rules: a key is [prefix/]name (prefix a DNS
 subdomain, name 1-63 letters, digits, '-', '_', '.', starting and ending
 with a letter or digit); a value is empty or like a name. Changing only
-labels does not make the rack agent act.`,
+labels does not make the rack agent act.
+
+metal3 input: FILE may instead hold BareMetalHost (metal3.io/v1alpha1) and
+Secret (v1) documents, as 'kubectl get bmh,secret -o yaml' prints them.
+Every spec field is mapped or refused by name, Secrets become credentials
+records, annotations become intents; a refused host means nothing is
+applied. The rack comes from --rack or --rack-from; --dry-run prints the
+plan. The mapping is in docs/operator.md, "Coming from metal3".
+  kubectl get bmh,secret -n metal3 -o yaml > fleet.yaml
+  rackfencectl host apply -f fleet.yaml --rack-from label:rack --dry-run`,
 		setup: hostApply,
 	})
 	register(&command{
@@ -140,6 +149,7 @@ func hostGet(fs *pflag.FlagSet) func(*Ctx, []string) error {
 
 func hostApply(fs *pflag.FlagSet) func(*Ctx, []string) error {
 	files := fs.StringArrayP("filename", "f", nil, "YAML or JSON file of hosts; '-' for standard input (repeatable)")
+	m3 := metal3Flags(fs)
 	return func(x *Ctx, args []string) error {
 		if len(args) > 0 {
 			return usagef("host apply takes files with -f, not arguments (got %q)", args)
@@ -147,9 +157,20 @@ func hostApply(fs *pflag.FlagSet) func(*Ctx, []string) error {
 		if len(*files) == 0 {
 			return usagef("-f FILE is required ('-' reads standard input)")
 		}
-		var hosts []api.Host
+		var inputs []inputFile
 		for _, f := range *files {
-			hs, err := readHostFile(x, f)
+			data, name, err := readInputFile(x, f)
+			if err != nil {
+				return err
+			}
+			inputs = append(inputs, inputFile{name, data})
+		}
+		if done, err := x.applyMetal3(inputs, m3); done {
+			return err
+		}
+		var hosts []api.Host
+		for _, in := range inputs {
+			hs, err := parseHostFile(x, in)
 			if err != nil {
 				return err
 			}

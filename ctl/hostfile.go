@@ -20,34 +20,47 @@ const maxHostFile = 64 << 20
 
 var docSep = regexp.MustCompile(`(?m)^---[ \t]*(#.*)?$`)
 
-// readHostFile reads hosts from path ('-' = stdin): YAML documents, a JSON
+// inputFile is one -f file read into memory (standard input can be read
+// only once).
+type inputFile struct {
+	name string
+	data []byte
+}
+
+// parseHostFile parses one file of rackfence hosts: YAML documents, a JSON
 // array or object, or a list {"items": [...]}. Every host is validated; a
 // bad one is a usage error naming the file, the document and the field.
-func readHostFile(x *Ctx, path string) ([]api.Host, error) {
+func parseHostFile(x *Ctx, in inputFile) ([]api.Host, error) {
+	hosts, err := parseHosts(in.data, func(msg string) { fmt.Fprintf(x.io.Stderr, "warning: %s: %s\n", in.name, msg) })
+	if err != nil {
+		return nil, usagef("%s: %v", in.name, err)
+	}
+	return hosts, nil
+}
+
+// readInputFile reads path ('-' = stdin), bounded by maxHostFile; name is
+// how messages call it.
+func readInputFile(x *Ctx, path string) (data []byte, name string, err error) {
 	var r io.Reader
-	name := path
+	name = path
 	if path == "-" {
 		r, name = x.io.Stdin, "standard input"
 	} else {
 		f, err := os.Open(path)
 		if err != nil {
-			return nil, usagef("cannot read -f %s: %v", path, err)
+			return nil, name, usagef("cannot read -f %s: %v", path, err)
 		}
 		defer f.Close()
 		r = f
 	}
-	data, err := io.ReadAll(io.LimitReader(r, maxHostFile+1))
+	data, err = io.ReadAll(io.LimitReader(r, maxHostFile+1))
 	if err != nil {
-		return nil, usagef("cannot read %s: %v", name, err)
+		return nil, name, usagef("cannot read %s: %v", name, err)
 	}
 	if len(data) > maxHostFile {
-		return nil, usagef("%s is larger than %d MiB", name, maxHostFile>>20)
+		return nil, name, usagef("%s is larger than %d MiB", name, maxHostFile>>20)
 	}
-	hosts, err := parseHosts(data, func(msg string) { fmt.Fprintf(x.io.Stderr, "warning: %s: %s\n", name, msg) })
-	if err != nil {
-		return nil, usagef("%s: %v", name, err)
-	}
-	return hosts, nil
+	return data, name, nil
 }
 
 // parseHosts decodes and validates the hosts of one file. warn receives

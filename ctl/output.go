@@ -15,12 +15,17 @@ const (
 	OutTable = "table"
 	OutJSON  = "json"
 	OutYAML  = "yaml"
+	// OutBMH is host export's metal3 BareMetalHost + Secret documents.
+	OutBMH = "bmh"
 )
 
 func checkOutput(o string) error {
 	switch o {
 	case OutTable, OutJSON, OutYAML:
 		return nil
+	}
+	if o == OutBMH {
+		return fmt.Errorf("-o bmh is only for 'host export': use table, json or yaml")
 	}
 	return fmt.Errorf("-o %q is not an output format: use table, json or yaml", o)
 }

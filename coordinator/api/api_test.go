@@ -90,7 +90,12 @@ func TestSingleNodeAPI(t *testing.T) {
 		if cr.Username != "admin" || strings.Contains(string(raw), "password\":\"password") {
 			t.Fatalf("viewer sees %s", raw)
 		}
-		must(t, 403, "GET", u+"/v1/credentials/c1?reveal=true", admin, nil, nil)
+		must(t, 403, "GET", u+"/v1/credentials/c1?reveal=true", viewer, nil, nil)
+		must(t, 200, "GET", u+"/v1/credentials/c1?reveal=true", admin, nil, &cr)
+		if cr.Password != "password" {
+			t.Fatalf("admin did not get the password: %+v", cr)
+		}
+		cr = wire.Credentials{}
 		must(t, 200, "GET", u+"/v1/credentials/c1?reveal=true", agent, nil, &cr)
 		if cr.Password != "password" {
 			t.Fatalf("agent of r1 did not get the password: %+v", cr)

@@ -71,7 +71,7 @@ var routeMatrix = map[string][]probe{
 	"PUT /v1/credentials/:name":                       {{"/v1/credentials/c1", wire.Credentials{Username: "u", Password: "p"}, "UUFFAFF"}},
 	"GET /v1/credentials/:name": {
 		{"/v1/credentials/c1", nil, "UUAAAAA"},             // no password: any token
-		{"/v1/credentials/c1?reveal=true", nil, "UUFFFAF"}, // only the agent of a rack using them
+		{"/v1/credentials/c1?reveal=true", nil, "UUFFAAF"}, // an admin, or the agent of a rack using them
 	},
 	"POST /v1/tokens":       {{"/v1/tokens", wire.TokenRequest{Role: wire.RoleViewer}, "UUFFAFF"}},
 	"GET /v1/tokens":        {{"/v1/tokens", nil, "UUFFAFF"}},

@@ -27,8 +27,8 @@ func (c *Client) GetCredentials(ctx context.Context, name string) (*api.Credenti
 }
 
 // RevealCredentials reads a credentials record with its password: GET
-// /v1/credentials/{name}?reveal=true. Only an agent of a rack whose hosts
-// use them may.
+// /v1/credentials/{name}?reveal=true. Only an admin, or an agent of a rack
+// whose hosts use them, may; every reveal is audited.
 func (c *Client) RevealCredentials(ctx context.Context, name string) (*api.Credentials, error) {
 	var out api.Credentials
 	q := url.Values{api.ParamReveal: {"true"}}

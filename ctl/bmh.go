@@ -1,0 +1,572 @@
+package ctl
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/rackfence/rackfence/shared/api"
+)
+
+// metal3 annotations host apply reads (BMO's names).
+const (
+	annDetached = "baremetalhost.metal3.io/detached"
+	annPaused   = "baremetalhost.metal3.io/paused"
+	annReboot   = "reboot.metal3.io"
+	annInspect  = "inspect.metal3.io"
+)
+
+// bmhOptions are host apply's flags for metal3 documents.
+type bmhOptions struct {
+	Rack            string // --rack
+	RackFrom        string // --rack-from label:KEY | annotation:KEY
+	NamespacePrefix bool   // --namespace-prefix: records named NAMESPACE-SECRET
+}
+
+// k8sObject is one decoded document (or List item) with where it was.
+type k8sObject struct {
+	where string
+	js    []byte
+	kind  string
+	api   string
+}
+
+// plannedHost is one BareMetalHost turned into a rackfence host and the
+// intents its annotations ask for.
+type plannedHost struct {
+	Source   string              `json:"source"`
+	Host     api.Host            `json:"host"`
+	Detach   bool                `json:"detach,omitempty"`
+	Reboot   *api.RebootRequest  `json:"reboot,omitempty"`
+	PowerOff []api.RebootRequest `json:"powerOff,omitempty"`
+	Inspect  bool                `json:"inspect,omitempty"`
+	Secrets  []string            `json:"-"` // record names it references
+	notes    []string
+}
+
+// bmhInput is what a set of metal3 documents asks for, before any call.
+type bmhInput struct {
+	Hosts   []plannedHost
+	Records map[string]api.Credentials // from Secrets a host references
+	Refused []string                   // "WHERE: why"
+	Notes   []string                   // dropped fields, ignored Secrets
+}
+
+// splitObjects splits a file into objects: YAML documents, a JSON array,
+// a List's items.
+func splitObjects(data []byte) ([]k8sObject, error) {
+	var out []k8sObject
+	docs := docSep.Split(string(data), -1)
+	for i, doc := range docs {
+		if isBlankYAML(doc) {
+			continue
+		}
+		where := fmt.Sprintf("document %d", i+1)
+		js, err := yaml.YAMLToJSON([]byte(doc))
+		if err != nil {
+			return nil, fmt.Errorf("%s: is not valid YAML or JSON: %v", where, err)
+		}
+		js = bytes.TrimSpace(js)
+		var raws []json.RawMessage
+		switch {
+		case string(js) == "null":
+			continue
+		case len(js) > 0 && js[0] == '[':
+			if err := json.Unmarshal(js, &raws); err != nil {
+				return nil, fmt.Errorf("%s: %v", where, err)
+			}
+		case len(js) > 0 && js[0] == '{':
+			var probe struct {
+				Items []json.RawMessage `json:"items"`
+			}
+			if err := json.Unmarshal(js, &probe); err == nil && probe.Items != nil {
+				raws = probe.Items
+			} else {
+				raws = []json.RawMessage{js}
+			}
+		default:
+			return nil, fmt.Errorf("%s: expected an object, a list or {\"items\": [...]}", where)
+		}
+		for j, raw := range raws {
+			w := where
+			if len(raws) > 1 || (len(raws) == 1 && js[0] != '{') || string(raw) != string(js) {
+				w += fmt.Sprintf(" item %d", j+1)
+			}
+			var tm struct {
+				APIVersion string `json:"apiVersion"`
+				Kind       string `json:"kind"`
+			}
+			if err := json.Unmarshal(raw, &tm); err != nil {
+				return nil, fmt.Errorf("%s: %v", w, strings.TrimPrefix(err.Error(), "json: "))
+			}
+			out = append(out, k8sObject{where: w, js: raw, kind: tm.Kind, api: tm.APIVersion})
+		}
+	}
+	return out, nil
+}
+
+// hasKinds says whether any object carries a kind: such a file holds
+// Kubernetes documents (metal3), not rackfence hosts.
+func hasKinds(objs []k8sObject) bool {
+	for _, o := range objs {
+		if o.kind != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// convertBMH turns metal3 documents into a plan input. Malformed documents
+// are errors naming the document and field; hosts rackfence cannot take
+// as they are go to Refused with why.
+func convertBMH(objs []k8sObject, o bmhOptions) (*bmhInput, error) {
+	in := &bmhInput{Records: map[string]api.Credentials{}}
+	var bmhs []struct {
+		where string
+		d     bmhDoc
+	}
+	secrets := map[string]secretDoc{} // by namespace/name
+	secretWhere := map[string]string{}
+	for _, ob := range objs {
+		switch {
+		case ob.kind == "BareMetalHost" && ob.api == "metal3.io/v1alpha1":
+			d, err := decodeBMH(ob.js)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %v", ob.where, err)
+			}
+			bmhs = append(bmhs, struct {
+				where string
+				d     bmhDoc
+			}{ob.where, d})
+		case ob.kind == "Secret" && ob.api == "v1":
+			var s secretDoc
+			if err := json.Unmarshal(ob.js, &s); err != nil {
+				return nil, fmt.Errorf("%s: Secret: %v (data values must be base64)", ob.where, strings.TrimPrefix(err.Error(), "json: "))
+			}
+			if s.Metadata.Name == "" {
+				return nil, fmt.Errorf("%s: Secret: field metadata.name is required", ob.where)
+			}
+			k := s.Metadata.Namespace + "/" + s.Metadata.Name
+			secrets[k] = s
+			secretWhere[k] = ob.where
+		case ob.kind == "":
+			return nil, fmt.Errorf("%s: has no kind; a file of BareMetalHost and Secret documents cannot also hold rackfence hosts", ob.where)
+		default:
+			return nil, fmt.Errorf("%s: kind %q (apiVersion %q) is not supported; host apply reads BareMetalHost (metal3.io/v1alpha1) and Secret (v1)", ob.where, ob.kind, ob.api)
+		}
+	}
+	namespaces := map[string]bool{}
+	for _, b := range bmhs {
+		namespaces[b.d.Metadata.Namespace] = true
+	}
+	recordName := func(ns, name string) string {
+		if o.NamespacePrefix && ns != "" {
+			return ns + "-" + name
+		}
+		return name
+	}
+	recordFrom := map[string]string{} // record name -> namespace/secret
+	hostFrom := map[string]string{}
+	used := map[string]bool{}
+	withheldNoted := map[string]bool{}
+	for _, b := range bmhs {
+		ph, refs, errs := mapBMH(b.d, o)
+		ph.Source = b.where + ": BareMetalHost " + qualified(b.d.Metadata)
+		for _, ref := range refs {
+			k := b.d.Metadata.Namespace + "/" + ref.secret
+			rn := recordName(b.d.Metadata.Namespace, ref.secret)
+			if err := api.ValidateName(ref.field, rn); err != nil {
+				errs = append(errs, err.Error())
+				continue
+			}
+			if prev, ok := recordFrom[rn]; ok && prev != k {
+				errs = append(errs, fmt.Sprintf("%s: Secret %s and Secret %s would both become credentials record %q; use --namespace-prefix", ref.field, prev, k, rn))
+				continue
+			}
+			recordFrom[rn] = k
+			ref.set(rn)
+			ph.Secrets = append(ph.Secrets, rn)
+			if s, ok := secrets[k]; ok {
+				used[k] = true
+				if w, ok := s.Metadata.Annotations[annWithheld]; ok {
+					// An export without the values: the record must exist.
+					if !withheldNoted[k] {
+						withheldNoted[k] = true
+						in.Notes = append(in.Notes, fmt.Sprintf("%s: Secret %s has %s (%s were not exported): its record is not written", secretWhere[k], k, annWithheld, w))
+					}
+					continue
+				}
+				if _, done := in.Records[rn]; !done {
+					cr, err := secretRecord(s, rn)
+					if err != nil {
+						return nil, fmt.Errorf("%s: Secret %s: %v", secretWhere[k], k, err)
+					}
+					in.Records[rn] = cr
+				}
+			}
+		}
+		if prev, ok := hostFrom[ph.Host.Name]; ok {
+			errs = append(errs, fmt.Sprintf("host name %q is also %s (hosts are named after metadata.name, whatever the namespace)", ph.Host.Name, prev))
+		}
+		hostFrom[ph.Host.Name] = ph.Source
+		if len(errs) == 0 {
+			if err := api.ValidateHost(&ph.Host, ph.Host.Name); err != nil {
+				var fe *api.FieldError
+				if errors.As(err, &fe) {
+					errs = append(errs, fmt.Sprintf("field %s %s", bmhField(fe.Field), fe.Message))
+				} else {
+					errs = append(errs, err.Error())
+				}
+			}
+		}
+		if len(errs) > 0 {
+			for _, e := range errs {
+				in.Refused = append(in.Refused, ph.Source+": "+e)
+			}
+			continue
+		}
+		for _, n := range ph.notes {
+			in.Notes = append(in.Notes, ph.Source+": "+n)
+		}
+		in.Hosts = append(in.Hosts, *ph)
+	}
+	var ignored []string
+	for k := range secrets {
+		if !used[k] {
+			ignored = append(ignored, k)
+		}
+	}
+	sort.Strings(ignored)
+	for _, k := range ignored {
+		in.Notes = append(in.Notes, fmt.Sprintf("%s: Secret %s ignored: no BareMetalHost references it", secretWhere[k], k))
+	}
+	return in, nil
+}
+
+func qualified(m k8sMeta) string {
+	if m.Namespace == "" {
+		return m.Name
+	}
+	return m.Namespace + "/" + m.Name
+}
+
+// decodeBMH decodes one BareMetalHost; its spec strictly, so a field BMO
+// adds later (or a misspelt one) is refused by name, not silently dropped.
+func decodeBMH(raw []byte) (bmhDoc, error) {
+	var d bmhDoc
+	var outer struct {
+		APIVersion string          `json:"apiVersion"`
+		Kind       string          `json:"kind"`
+		Metadata   k8sMeta         `json:"metadata"`
+		Spec       json.RawMessage `json:"spec"`
+		Status     bmhStatus       `json:"status"`
+	}
+	if err := json.Unmarshal(raw, &outer); err != nil {
+		return d, fmt.Errorf("BareMetalHost: %v", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	d.APIVersion, d.Kind, d.Metadata, d.Status = outer.APIVersion, outer.Kind, outer.Metadata, outer.Status
+	if d.Metadata.Name == "" {
+		return d, fmt.Errorf("BareMetalHost: field metadata.name is required")
+	}
+	if len(outer.Spec) == 0 || string(outer.Spec) == "null" {
+		return d, fmt.Errorf("BareMetalHost %s: field spec is required", d.Metadata.Name)
+	}
+	dec := json.NewDecoder(bytes.NewReader(outer.Spec))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&d.Spec); err != nil {
+		msg := strings.TrimPrefix(err.Error(), "json: ")
+		if f, ok := strings.CutPrefix(msg, "unknown field "); ok {
+			return d, fmt.Errorf("BareMetalHost %s: field spec.%s is not a BareMetalHost field rackfence knows; remove it", d.Metadata.Name, strings.Trim(f, `"`))
+		}
+		return d, fmt.Errorf("BareMetalHost %s: spec: %s", d.Metadata.Name, msg)
+	}
+	return d, nil
+}
+
+// bmhField names a rackfence host field as the BMH spells it.
+func bmhField(f string) string {
+	switch {
+	case f == "name":
+		return "metadata.name"
+	case f == "rack":
+		return "rack (from --rack or --rack-from)"
+	case f == "labels" || strings.HasPrefix(f, "labels"):
+		return "metadata." + f
+	case f == "consumer":
+		return "spec.consumerRef"
+	case f == "bmc.credentials":
+		return "spec.bmc.credentialsName"
+	case strings.HasSuffix(f, ".name") && (strings.HasPrefix(f, "userData") || strings.HasPrefix(f, "networkData") || strings.HasPrefix(f, "metaData")):
+		return "spec." + f
+	case f == "preprovisioningNetworkData" || strings.HasPrefix(f, "preprovisioningNetworkData."):
+		return "spec.preprovisioningNetworkDataName"
+	}
+	return "spec." + f
+}
+
+// secretUse is one Secret a BMH references and where the record name goes.
+type secretUse struct {
+	field  string
+	secret string
+	set    func(record string)
+}
+
+// mapBMH maps one BMH's spec, labels, annotations and status.
+func mapBMH(d bmhDoc, o bmhOptions) (*plannedHost, []secretUse, []string) {
+	var errs []string
+	s := d.Spec
+	ph := &plannedHost{}
+	h := &ph.Host
+	h.Name = d.Metadata.Name
+	errs = append(errs, s.refused()...)
+	rack, err := rackOf(d.Metadata, o)
+	if err != nil {
+		errs = append(errs, err.Error())
+	}
+	h.Rack = rack
+	addr, err := mapBMCAddress(s.BMC.Address)
+	if err != nil {
+		errs = append(errs, err.Error())
+	}
+	h.BMC.Address = addr
+	h.BMC.DisableCertificateVerification = s.BMC.DisableCertificateVerification
+	h.BootMACAddress = s.BootMACAddress
+	h.Online = s.Online
+	h.ExternallyProvisioned = s.ExternallyProvisioned
+	switch d.Status.Provisioning.State {
+	case "provisioned", "externally provisioned":
+		if !h.ExternallyProvisioned {
+			ph.notes = append(ph.notes, fmt.Sprintf("status.provisioning.state %q: adopted as externally provisioned (never reprovisioned)", d.Status.Provisioning.State))
+		}
+		h.ExternallyProvisioned = true
+	}
+	if s.Image != nil {
+		h.Image = &api.Image{URL: s.Image.URL, Checksum: s.Image.Checksum, ChecksumType: s.Image.ChecksumType, Format: s.Image.DiskFormat}
+	}
+	if r := s.RootDeviceHints; r != nil {
+		h.RootDeviceHints = &api.RootDeviceHints{DeviceName: r.DeviceName, HCTL: r.HCTL, Model: r.Model, Vendor: r.Vendor,
+			SerialNumber: r.SerialNumber, MinSizeGigabytes: r.MinSizeGigabytes, WWN: r.WWN, WWNWithExtension: r.WWNWithExtension,
+			WWNVendorExtension: r.WWNVendorExtension, Rotational: r.Rotational}
+	}
+	h.BootMode = s.BootMode
+	h.AutomatedCleaningMode = s.AutomatedCleaningMode
+	if s.ConsumerRef != nil {
+		c := s.ConsumerRef
+		ns := c.Namespace
+		if ns == "" {
+			ns = d.Metadata.Namespace
+		}
+		h.Consumer = strings.Trim(c.Kind+"/"+ns+"/"+c.Name, "/")
+	}
+	if s.Description != "" {
+		ph.notes = append(ph.notes, "spec.description dropped (rackfence hosts have no description)")
+	}
+	if len(d.Metadata.Labels) > 0 {
+		h.Labels = map[string]string{}
+		for k, v := range d.Metadata.Labels {
+			h.Labels[k] = v
+		}
+	}
+	var refs []secretUse
+	if s.BMC.CredentialsName != "" {
+		refs = append(refs, secretUse{"spec.bmc.credentialsName", s.BMC.CredentialsName, func(r string) { h.BMC.Credentials = r }})
+	}
+	dataRef := func(field string, r *secretRef, dst **api.SecretReference) {
+		if r == nil || r.Name == "" {
+			return
+		}
+		if r.Namespace != "" && r.Namespace != d.Metadata.Namespace {
+			errs = append(errs, fmt.Sprintf("%s.namespace %q differs from the host's namespace %q; rackfence reads Secrets of the host's own namespace", field, r.Namespace, d.Metadata.Namespace))
+			return
+		}
+		refs = append(refs, secretUse{field, r.Name, func(rn string) { *dst = &api.SecretReference{Name: rn} }})
+	}
+	dataRef("spec.userData", s.UserData, &h.UserData)
+	dataRef("spec.networkData", s.NetworkData, &h.NetworkData)
+	dataRef("spec.metaData", s.MetaData, &h.MetaData)
+	if s.PreprovisioningNetworkDataName != "" {
+		dataRef("spec.preprovisioningNetworkDataName", &secretRef{Name: s.PreprovisioningNetworkDataName}, &h.PreprovisioningNetworkData)
+	}
+	errs = append(errs, mapAnnotations(d.Metadata.Annotations, ph)...)
+	return ph, refs, errs
+}
+
+// rackOf picks the host's rack from --rack or --rack-from.
+func rackOf(m k8sMeta, o bmhOptions) (string, error) {
+	if o.RackFrom == "" {
+		if o.Rack != "" {
+			return o.Rack, nil
+		}
+		if r := m.Annotations[annRack]; r != "" {
+			return r, nil // written by host export
+		}
+		return "", fmt.Errorf("no rack: give --rack R or --rack-from label:KEY|annotation:KEY")
+	}
+	src, key, _ := strings.Cut(o.RackFrom, ":")
+	var v string
+	var ok bool
+	if src == "label" {
+		v, ok = m.Labels[key]
+	} else {
+		v, ok = m.Annotations[key]
+	}
+	if !ok || v == "" {
+		if o.Rack != "" {
+			return o.Rack, nil
+		}
+		return "", fmt.Errorf("metadata.%ss has no %q (--rack-from %s) and no --rack was given", src, key, o.RackFrom)
+	}
+	return v, nil
+}
+
+// bmcSchemes maps BMO's bmc.address schemes to rackfence's. The
+// virtual-media and vendor flavours of Redfish all speak Redfish; a
+// "+http" suffix means plain HTTP.
+var bmcSchemes = map[string]string{
+	"redfish":                    "redfish",
+	"redfish+https":              "redfish",
+	"redfish+http":               "redfish+http",
+	"redfish-virtualmedia":       "redfish",
+	"redfish-virtualmedia+https": "redfish",
+	"redfish-virtualmedia+http":  "redfish+http",
+	"redfish-uefihttp":           "redfish",
+	"redfish-uefihttp+https":     "redfish",
+	"redfish-uefihttp+http":      "redfish+http",
+	"idrac-redfish":              "redfish",
+	"idrac-redfish+https":        "redfish",
+	"idrac-redfish+http":         "redfish+http",
+	"idrac-virtualmedia":         "redfish",
+	"idrac-virtualmedia+https":   "redfish",
+	"idrac-virtualmedia+http":    "redfish+http",
+	"ilo5-redfish":               "redfish",
+	"ilo5-redfish+https":         "redfish",
+	"ilo5-virtualmedia":          "redfish",
+	"ilo5-virtualmedia+https":    "redfish",
+	"ipmi":                       "ipmi",
+}
+
+// mapBMCAddress rewrites a BMO bmc.address into rackfence's schemes.
+func mapBMCAddress(addr string) (string, error) {
+	if addr == "" {
+		return "", nil
+	}
+	scheme, rest, ok := strings.Cut(addr, "://")
+	if !ok {
+		// BMO takes a bare host (or host:port) as IPMI.
+		if _, err := url.Parse("ipmi://" + addr); err != nil {
+			return "", fmt.Errorf("field spec.bmc.address %q is not an address: %v", addr, err)
+		}
+		return "ipmi://" + addr, nil
+	}
+	to, ok := bmcSchemes[strings.ToLower(scheme)]
+	if !ok {
+		return "", fmt.Errorf("field spec.bmc.address: scheme %q is not supported; rackfence speaks Redfish and IPMI (redfish://, redfish-virtualmedia://, idrac-virtualmedia://, ilo5-virtualmedia://, ipmi:// and their +http forms)", scheme)
+	}
+	return to + "://" + rest, nil
+}
+
+// mapAnnotations turns metal3 annotations into intents. Unknown
+// annotations are ignored (Kubernetes tools add many).
+func mapAnnotations(ann map[string]string, ph *plannedHost) []string {
+	var errs []string
+	keys := make([]string, 0, len(ann))
+	for k := range ann {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := ann[k]
+		switch {
+		case k == annDetached:
+			ph.Detach = true
+		case k == annPaused:
+			errs = append(errs, fmt.Sprintf("annotation %s is not supported: rackfence has no pause; remove it, or use %s to stop rackfence managing the host", annPaused, annDetached))
+		case k == annReboot:
+			r, err := rebootArgs(k, v)
+			if err != nil {
+				errs = append(errs, err.Error())
+				continue
+			}
+			ph.Reboot = &r
+		case strings.HasPrefix(k, annReboot+"/"):
+			r, err := rebootArgs(k, v)
+			if err != nil {
+				errs = append(errs, err.Error())
+				continue
+			}
+			r.PowerOff, r.Requester = true, strings.TrimPrefix(k, annReboot+"/")
+			if err := api.ValidateName("annotation "+k, r.Requester); err != nil {
+				errs = append(errs, err.Error())
+				continue
+			}
+			ph.PowerOff = append(ph.PowerOff, r)
+		case k == annInspect:
+			if v == "disabled" {
+				ph.notes = append(ph.notes, "annotation inspect.metal3.io: disabled ignored: rackfence always inspects a newly registered host (an externally provisioned one is not inspected)")
+			} else if v == "" {
+				ph.Inspect = true
+			} else {
+				errs = append(errs, fmt.Sprintf("annotation %s: value %q is not \"\" or \"disabled\"", k, v))
+			}
+		}
+	}
+	return errs
+}
+
+// rebootArgs reads BMO's reboot annotation value: empty or {"mode": "hard"|"soft"}.
+func rebootArgs(k, v string) (api.RebootRequest, error) {
+	r := api.RebootRequest{Reason: "metal3 annotation " + k}
+	if strings.TrimSpace(v) == "" {
+		return r, nil
+	}
+	var a struct {
+		Mode  string `json:"mode"`
+		Force bool   `json:"force"`
+	}
+	if err := json.Unmarshal([]byte(v), &a); err != nil {
+		return r, fmt.Errorf("annotation %s: value %q is not {\"mode\": \"hard\"|\"soft\"}", k, v)
+	}
+	switch a.Mode {
+	case "", "hard", "soft":
+		r.Mode = a.Mode
+	default:
+		return r, fmt.Errorf("annotation %s: mode %q is not hard or soft", k, a.Mode)
+	}
+	return r, nil
+}
+
+// secretRecord makes a credentials record from a Secret: username and
+// password become the BMC login, every other key goes to data.
+func secretRecord(s secretDoc, name string) (api.Credentials, error) {
+	cr := api.Credentials{Name: name}
+	vals := map[string]string{}
+	for k, v := range s.Data {
+		vals[k] = string(v)
+	}
+	for k, v := range s.StringData {
+		vals[k] = v
+	}
+	for k, v := range vals {
+		switch k {
+		case "username":
+			cr.Username = v
+		case "password":
+			cr.Password = v
+		default:
+			if cr.Data == nil {
+				cr.Data = map[string]string{}
+			}
+			cr.Data[k] = v
+		}
+	}
+	if cr.Username == "" && cr.Data == nil {
+		return cr, fmt.Errorf("has neither a username nor any other key")
+	}
+	return cr, nil
+}

@@ -1,0 +1,126 @@
+package ctl
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/client"
+)
+
+// metal3Opts are host apply's flags for BareMetalHost input.
+type metal3Opts struct {
+	rack, rackFrom  *string
+	dryRun          *bool
+	allowMissing    *bool
+	namespacePrefix *bool
+}
+
+func metal3Flags(fs *pflag.FlagSet) metal3Opts {
+	return metal3Opts{
+		rack:            fs.String("rack", "", "BareMetalHost input: the rack of every host (the fallback of --rack-from)"),
+		rackFrom:        fs.String("rack-from", "", "BareMetalHost input: take the rack from label:KEY or annotation:KEY"),
+		dryRun:          fs.Bool("dry-run", false, "BareMetalHost input: print the plan (created, changed, unchanged, refused) and change nothing"),
+		allowMissing:    fs.Bool("allow-missing-secrets", false, "BareMetalHost input: create hosts whose Secret is missing; they wait for the credentials record"),
+		namespacePrefix: fs.Bool("namespace-prefix", false, "BareMetalHost input: name records NAMESPACE-SECRET (needed when namespaces share Secret names)"),
+	}
+}
+
+// applyMetal3 handles host apply when the files hold Kubernetes documents
+// (BareMetalHost, Secret). done is false for plain rackfence host files.
+func (x *Ctx) applyMetal3(inputs []inputFile, f metal3Opts) (done bool, err error) {
+	var objs []k8sObject
+	plain := ""
+	var files []string
+	for _, in := range inputs {
+		name := in.name
+		files = append(files, name)
+		os, err := splitObjects(in.data)
+		if err != nil {
+			if hasKinds(objs) {
+				return true, usagef("%s: %v", name, err)
+			}
+			plain = name
+			continue
+		}
+		if !hasKinds(os) {
+			plain = name
+			continue
+		}
+		for i := range os {
+			os[i].where = name + ": " + os[i].where
+		}
+		objs = append(objs, os...)
+	}
+	if len(objs) == 0 {
+		if *f.rack != "" || *f.rackFrom != "" || *f.dryRun || *f.allowMissing || *f.namespacePrefix {
+			return true, usagef("--rack, --rack-from, --dry-run, --allow-missing-secrets and --namespace-prefix are for BareMetalHost input; %s holds rackfence hosts", strings.Join(files, ", "))
+		}
+		return false, nil
+	}
+	if plain != "" {
+		return true, usagef("%s holds rackfence hosts and other files hold BareMetalHost documents; apply them separately", plain)
+	}
+	o := bmhOptions{Rack: *f.rack, RackFrom: *f.rackFrom, NamespacePrefix: *f.namespacePrefix}
+	if o.Rack != "" {
+		if err := api.ValidateName("--rack", o.Rack); err != nil {
+			return true, usagef("%v", err)
+		}
+	}
+	if o.RackFrom != "" {
+		src, key, ok := strings.Cut(o.RackFrom, ":")
+		if !ok || (src != "label" && src != "annotation") || key == "" {
+			return true, usagef("--rack-from %q: use label:KEY or annotation:KEY", o.RackFrom)
+		}
+	}
+	in, err := convertBMH(objs, o)
+	if err != nil {
+		return true, usagef("%v", err)
+	}
+	if len(in.Hosts) == 0 && len(in.Refused) == 0 {
+		return true, usagef("no BareMetalHost found in %s", strings.Join(files, ", "))
+	}
+	cl, err := x.Client()
+	if err != nil {
+		return true, err
+	}
+	p, err := x.planBMH(cl, in, *f.allowMissing)
+	if err != nil {
+		return true, err
+	}
+	p.DryRun = *f.dryRun
+	show := func() error {
+		if x.structured() {
+			return x.print(p, nil)
+		}
+		p.print(x.io.Stdout)
+		return nil
+	}
+	if len(p.Refused) > 0 {
+		p.DryRun = true
+		if err := show(); err != nil {
+			return true, err
+		}
+		return true, withHints(fmt.Errorf("%d BareMetalHost(s) refused; nothing was applied", len(p.Refused)),
+			"fix or remove the refused documents (see 'refused:' above) and run again; --dry-run shows the plan")
+	}
+	if p.DryRun {
+		return true, show()
+	}
+	runErr := p.run()
+	if err := show(); err != nil {
+		return true, err
+	}
+	if runErr != nil {
+		if client.IsUnreachable(runErr) {
+			return true, runErr
+		}
+		return true, withHints(fmt.Errorf("stopped at %w", runErr),
+			fmt.Sprintf("applied: %s", dashIfEmpty(strings.Join(p.Applied, ", "))),
+			fmt.Sprintf("not applied: %s", strings.Join(p.NotApplied, ", ")),
+			"fix the cause and run the same command again: what was applied shows as unchanged")
+	}
+	return true, nil
+}

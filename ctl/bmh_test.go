@@ -1,0 +1,218 @@
+package ctl
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+func convertFile(t *testing.T, path string, o bmhOptions) *bmhInput {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := splitObjects(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := convertBMH(objs, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+func TestConvertBMHList(t *testing.T) {
+	in := convertFile(t, "testdata/metal3/list.yaml", bmhOptions{RackFrom: "label:rack"})
+	if len(in.Refused) > 0 {
+		t.Fatalf("refused: %q", in.Refused)
+	}
+	if len(in.Hosts) != 2 {
+		t.Fatalf("%d hosts, want 2", len(in.Hosts))
+	}
+	w0 := in.Hosts[0].Host
+	if w0.Name != "worker-0" || w0.Rack != "r1" || !w0.Online || !w0.BMC.DisableCertificateVerification {
+		t.Errorf("worker-0: %+v", w0)
+	}
+	if w0.BMC.Address != "redfish://192.168.111.1:8000/redfish/v1/Systems/1" || w0.BMC.Credentials != "worker-0-bmc-secret" {
+		t.Errorf("worker-0 bmc: %+v", w0.BMC)
+	}
+	if !w0.ExternallyProvisioned {
+		t.Errorf("worker-0 is provisioned in metal3: it must arrive externally provisioned")
+	}
+	if w0.Image == nil || w0.Image.Format != "raw" || w0.Image.ChecksumType != "sha256" || w0.RootDeviceHints == nil || w0.RootDeviceHints.DeviceName != "/dev/sda" {
+		t.Errorf("worker-0 image/hints: %+v %+v", w0.Image, w0.RootDeviceHints)
+	}
+	if w0.BootMode != "UEFI" || w0.AutomatedCleaningMode != "disabled" {
+		t.Errorf("worker-0 boot/cleaning: %q %q", w0.BootMode, w0.AutomatedCleaningMode)
+	}
+	if w0.UserData == nil || w0.UserData.Name != "worker-0-user-data" || w0.NetworkData == nil || w0.NetworkData.Name != "worker-0-network-data" {
+		t.Errorf("worker-0 data: %+v %+v", w0.UserData, w0.NetworkData)
+	}
+	if w0.Consumer != "Metal3Machine/metal3/test1-workers-x2k9p" {
+		t.Errorf("consumer %q", w0.Consumer)
+	}
+	if w0.Labels["role"] != "worker" || w0.Labels["rack"] != "r1" {
+		t.Errorf("labels %v", w0.Labels)
+	}
+	w1 := in.Hosts[1]
+	if w1.Host.ExternallyProvisioned || w1.Host.BMC.Address != "ipmi://192.168.111.1:6231" {
+		t.Errorf("worker-1: %+v", w1.Host)
+	}
+	if len(w1.PowerOff) != 1 || w1.PowerOff[0].Requester != "remediation" || w1.PowerOff[0].Mode != "hard" || !w1.PowerOff[0].PowerOff {
+		t.Errorf("worker-1 power-off hold: %+v", w1.PowerOff)
+	}
+	if len(in.Records) != 4 {
+		t.Errorf("%d records, want 4 (the service account token is not referenced): %v", len(in.Records), in.Records)
+	}
+	if c := in.Records["worker-0-bmc-secret"]; c.Username != "admin" || c.Password != "password" || c.Data != nil {
+		t.Errorf("base64 data secret: %+v", c)
+	}
+	if c := in.Records["worker-1-bmc-secret"]; c.Username != "admin" || c.Password != "password" {
+		t.Errorf("stringData secret: %+v", c)
+	}
+	if c := in.Records["worker-0-user-data"]; !strings.HasPrefix(c.Data["userData"], "#cloud-config") {
+		t.Errorf("user data: %+v", c)
+	}
+	if !strings.Contains(strings.Join(in.Notes, "\n"), "default-token-abcde ignored") {
+		t.Errorf("notes: %q", in.Notes)
+	}
+}
+
+func TestConvertBMHDocuments(t *testing.T) {
+	in := convertFile(t, "testdata/metal3/documents.yaml", bmhOptions{RackFrom: "annotation:rack.example.com/rack"})
+	if len(in.Refused) > 0 || len(in.Hosts) != 1 {
+		t.Fatalf("hosts %d refused %q", len(in.Hosts), in.Refused)
+	}
+	h := in.Hosts[0]
+	if h.Host.Rack != "r2" || !h.Detach || !h.Host.ExternallyProvisioned || h.Inspect {
+		t.Errorf("control-plane-0: %+v", h)
+	}
+	if h.Host.BMC.Address != "redfish+http://192.168.111.2/redfish/v1/Systems/System.Embedded.1" {
+		t.Errorf("address %q", h.Host.BMC.Address)
+	}
+}
+
+func TestMapBMCAddress(t *testing.T) {
+	cases := map[string]string{
+		"redfish://h/redfish/v1/Systems/1":           "redfish://h/redfish/v1/Systems/1",
+		"redfish+http://h:8000/redfish/v1/Systems/1": "redfish+http://h:8000/redfish/v1/Systems/1",
+		"redfish+https://h/redfish/v1/Systems/1":     "redfish://h/redfish/v1/Systems/1",
+		"redfish-virtualmedia+http://h/x":            "redfish+http://h/x",
+		"idrac-virtualmedia://h/x":                   "redfish://h/x",
+		"ilo5-virtualmedia://h/x":                    "redfish://h/x",
+		"ipmi://10.0.0.1:6230":                       "ipmi://10.0.0.1:6230",
+		"10.0.0.1:6230":                              "ipmi://10.0.0.1:6230",
+	}
+	for in, want := range cases {
+		got, err := mapBMCAddress(in)
+		if err != nil || got != want {
+			t.Errorf("%s -> %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"idrac://h", "irmc://h", "ilo4://h", "libvirt://h", "ibmc://h"} {
+		if _, err := mapBMCAddress(in); err == nil || !strings.Contains(err.Error(), strings.SplitN(in, ":", 2)[0]) {
+			t.Errorf("%s: err %v, want one naming the scheme", in, err)
+		}
+	}
+}
+
+// bmhDoc builds a one-host document with extra spec and metadata YAML.
+func oneBMH(meta, spec string) string {
+	return "apiVersion: metal3.io/v1alpha1\nkind: BareMetalHost\nmetadata:\n  name: h1\n" + meta +
+		"spec:\n  online: true\n  bmc: {address: \"redfish://h/redfish/v1/Systems/1\"}\n" + spec
+}
+
+func TestConvertBMHBadInput(t *testing.T) {
+	o := bmhOptions{Rack: "r1"}
+	cases := []struct {
+		name, in, want string
+		fatal          bool // a malformed document: an error, not a refusal
+	}{
+		{"unknown kind", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", `document 1: kind "ConfigMap"`, true},
+		{"second document", oneBMH("", "") + "---\napiVersion: v1\nkind: Secret\nmetadata: {name: s}\ndata: {username: '!!notbase64'}\n", "document 2: Secret", true},
+		{"no name", "apiVersion: metal3.io/v1alpha1\nkind: BareMetalHost\nspec: {online: true}\n", "field metadata.name is required", true},
+		{"misspelt field", oneBMH("", "  bootMAC: 00:11:22:33:44:55\n"), "field spec.bootMAC ", true},
+		{"no kind", "name: a\nrack: r1\n---\n" + oneBMH("", ""), "document 1: has no kind", true},
+		{"raid", oneBMH("", "  raid: {softwareRAIDVolumes: [{level: \"1\"}]}\n"), "spec.raid is not supported", false},
+		{"firmware", oneBMH("", "  firmware: {simultaneousMultithreadingEnabled: true}\n"), "spec.firmware is not supported", false},
+		{"customDeploy", oneBMH("", "  customDeploy: {method: install_coreos}\n"), "spec.customDeploy", false},
+		{"scheme", oneBMH("", "  bmc: {address: \"irmc://h\"}\n"), `scheme "irmc"`, false},
+		{"paused", oneBMH("  annotations: {baremetalhost.metal3.io/paused: \"\"}\n", ""), "baremetalhost.metal3.io/paused is not supported", false},
+		{"bad mac", oneBMH("", "  bootMACAddress: nope\n"), "field spec.bootMACAddress", false},
+		{"checksum URL", oneBMH("", "  image: {url: \"http://i/x.img\", checksum: \"http://i/x.img.sha256sum\"}\n"), "field spec.image.checksum", false},
+		{"bad boot mode", oneBMH("", "  bootMode: bios\n"), "field spec.bootMode", false},
+		{"bad reboot mode", oneBMH("  annotations: {reboot.metal3.io: '{\"mode\":\"warm\"}'}\n", ""), `mode "warm"`, false},
+		{"secret other namespace", oneBMH("  namespace: a\n", "  userData: {name: u, namespace: b}\n"), "spec.userData.namespace", false},
+	}
+	for _, tc := range cases {
+		objs, err := splitObjects([]byte(tc.in))
+		var in *bmhInput
+		if err == nil {
+			in, err = convertBMH(objs, o)
+		}
+		if tc.fatal {
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s: err = %v, want one containing %q", tc.name, err, tc.want)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if len(in.Hosts) != 0 || len(in.Refused) == 0 || !strings.Contains(strings.Join(in.Refused, "\n"), tc.want) {
+			t.Errorf("%s: hosts %d, refused %q; want a refusal containing %q", tc.name, len(in.Hosts), in.Refused, tc.want)
+		}
+	}
+}
+
+func TestConvertBMHNamespaces(t *testing.T) {
+	doc := func(ns string) string {
+		return "apiVersion: metal3.io/v1alpha1\nkind: BareMetalHost\nmetadata: {name: h-" + ns + ", namespace: " + ns + "}\n" +
+			"spec: {online: true, bmc: {address: \"ipmi://h-" + ns + "\", credentialsName: bmc}}\n---\n" +
+			"apiVersion: v1\nkind: Secret\nmetadata: {name: bmc, namespace: " + ns + "}\nstringData: {username: u, password: p}\n---\n"
+	}
+	objs, err := splitObjects([]byte(doc("a") + doc("b")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := convertBMH(objs, bmhOptions{Rack: "r1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(in.Refused) != 1 || !strings.Contains(in.Refused[0], "--namespace-prefix") {
+		t.Errorf("same Secret name in two namespaces: refused %q", in.Refused)
+	}
+	in, err = convertBMH(objs, bmhOptions{Rack: "r1", NamespacePrefix: true})
+	if err != nil || len(in.Refused) != 0 || len(in.Records) != 2 || in.Hosts[1].Host.BMC.Credentials != "b-bmc" {
+		t.Errorf("--namespace-prefix: %v %q %v", err, in.Refused, in.Records)
+	}
+}
+
+// FuzzConvertBMH: no input makes the metal3 reader panic, and every host
+// it accepts passed validation (has a name and a rack).
+func FuzzConvertBMH(f *testing.F) {
+	for _, p := range []string{"testdata/metal3/list.yaml", "testdata/metal3/documents.yaml"} {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte(oneBMH("  annotations: {reboot.metal3.io/x: '{\"mode\":\"soft\"}'}\n", "  userData: {name: u}\n")))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		objs, err := splitObjects(data)
+		if err != nil {
+			return
+		}
+		in, err := convertBMH(objs, bmhOptions{Rack: "r1"})
+		if err != nil {
+			return
+		}
+		for _, h := range in.Hosts {
+			if h.Host.Name == "" || h.Host.Rack == "" {
+				t.Fatalf("accepted a host without name or rack: %+v", h.Host)
+			}
+		}
+	})
+}
