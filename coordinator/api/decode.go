@@ -41,7 +41,7 @@ func decodeJSON(b []byte, v any, optional bool) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return jsonError(err)
+		return jsonError(err, b, v)
 	}
 	if dec.More() {
 		return badField("", "the body has data after its JSON object; send exactly one object")
@@ -52,14 +52,18 @@ func decodeJSON(b []byte, v any, optional bool) error {
 	return nil
 }
 
-// jsonError turns a decoding error into a field error.
-func jsonError(err error) error {
+// jsonError turns a decoding error into a field error; body and v (the
+// decode target) locate an unknown nested field by its path.
+func jsonError(err error, body []byte, v any) error {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
 	msg := err.Error()
 	switch {
 	case strings.HasPrefix(msg, "json: unknown field "):
 		f := strings.Trim(strings.TrimPrefix(msg, "json: unknown field "), `"`)
+		if p := unknownFieldPath(body, v, f); p != "" {
+			return badField(p, "unknown field %q", p)
+		}
 		return badField(f, "unknown field %q", f)
 	case errors.As(err, &se):
 		return badField("", "the body is not valid JSON (at byte %d): %s", se.Offset, se.Error())
