@@ -335,7 +335,8 @@ func TestAgainstCoordinator(t *testing.T) {
 		if !strings.Contains(tbl, "ID") || !strings.Contains(tbl, "LAST-USED") || !strings.Contains(tbl, agentID) || !strings.Contains(tbl, "never") {
 			t.Errorf("list table:\n%s", tbl)
 		}
-		if y := c.mustCtl(t, "", "token", "list", "-o", "yaml").stdout; !strings.Contains(y, "id: "+agentID) {
+		// YAML quotes an ID of decimal digits only ("3217263247405853").
+		if y := c.mustCtl(t, "", "token", "list", "-o", "yaml").stdout; !strings.Contains(y, "id: "+agentID) && !strings.Contains(y, `id: "`+agentID+`"`) {
 			t.Errorf("list yaml:\n%s", y)
 		}
 		if r := c.mustCtl(t, "", "token", "revoke", agentID); !strings.Contains(r.stdout, agentID+" (agent-r7-ci, role agent, rack r7) revoked") {

@@ -64,7 +64,7 @@ func TestSingleNodeAPI(t *testing.T) {
 			{"PUT", "/v1/hosts/h1", `{"rack":"r1","rootDeviceHints":{"hctl":"0:0:0"}}`, "rootDeviceHints.hctl", 400},
 			{"PUT", "/v1/hosts/h1", `{"rack":"r1","rootDeviceHints":{"minSizeGigabytes":-1}}`, "rootDeviceHints.minSizeGigabytes", 400},
 			{"PUT", "/v1/hosts/h1", `{"rack":"r1","rootDeviceHints":{"rotational":"no"}}`, "rootDeviceHints.rotational", 400},
-			{"PUT", "/v1/hosts/h1", `{"rack":"r1","rootDeviceHints":{"disk":"/dev/sda"}}`, "disk", 400},
+			{"PUT", "/v1/hosts/h1", `{"rack":"r1","rootDeviceHints":{"disk":"/dev/sda"}}`, "rootDeviceHints.disk", 400},
 			{"POST", "/v1/hosts/h1/intents/drain", `{"mode":"sideways"}`, "mode", 400},
 			{"POST", "/v1/hosts/h1/intents/explode", `{}`, "kind", 400},
 			{"DELETE", "/v1/hosts/h1/intents/resume", ``, "kind", 400},

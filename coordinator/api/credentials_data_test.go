@@ -69,7 +69,7 @@ func TestCredentialsDataOverHTTP(t *testing.T) {
 		{`{"rack":"r1","networkData":{"name":""}}`, "networkData.name"},
 		{`{"rack":"r1","metaData":{}}`, "metaData.name"},
 		{`{"rack":"r1","preprovisioningNetworkData":{"name":"a_b"}}`, "preprovisioningNetworkData.name"},
-		{`{"rack":"r1","userData":{"name":"ud1","key":"x"}}`, "key"},
+		{`{"rack":"r1","userData":{"name":"ud1","key":"x"}}`, "userData.key"},
 	} {
 		raw := must(t, 400, "PUT", u+"/v1/hosts/h1", op, c.body, nil)
 		if d := errBody(t, raw); d.Field != c.field {
