@@ -12,10 +12,9 @@ type row struct {
 	// why states the rule in words an operator reads: it is the message
 	// of the row's event and its line in docs/hoststate.md, so it never
 	// names our design documents.
+	// Where a rule comes from (a seed proposal, BMO) is a comment above
+	// its row in table.go: it reaches no event and no doc.
 	why string
-	// src is where the rule comes from (a seed proposal, BMO, an issue),
-	// for readers of this table only: it reaches no event and no doc.
-	src string
 	// from lists the provisioning states the row applies in; nil = any.
 	from []string
 	// on is the action whose outcome an outcome row handles (anyAction =

@@ -29,13 +29,14 @@ const (
 var table = []row{
 	// ---- Outcomes of the last action ----------------------------------
 	{name: "SoftPowerOffUnderway", on: ActionSoftPowerOff, res: resProgress,
-		src: "issue 21", why: "The OS is shutting down; asked again after the poll interval, until SoftPowerOffTimeout after the first such answer (then a hard power-off).",
-		do: (*run).softOffUnderway},
+		why: "The OS is shutting down; asked again after the poll interval, until SoftPowerOffTimeout after the first such answer (then a hard power-off).",
+		do:  (*run).softOffUnderway},
 	{name: "ActionInProgress", on: anyAction, res: resProgress,
 		why: "An action started but not finished is asked about again after the poll interval.",
 		do:  func(r *run) { r.hold = r.cfg.PollInterval }},
 	{name: "TransientFailure", on: anyAction, res: resTransient,
-		src: "seed 001", why: "A transient failure (timeout, BMC unreachable or 5xx, fenced) is retried soon and not counted, up to MaxTransientFailures in a row (then ActionFailed counts it); fenced never counts.",
+		// From seed 001.
+		why: "A transient failure (timeout, BMC unreachable or 5xx, fenced) is retried soon and not counted, up to MaxTransientFailures in a row (then ActionFailed counts it); fenced never counts.",
 		do: func(r *run) {
 			r.hold = r.cfg.TransientRetry
 			// Recorded once per failing action until one succeeds, so an
@@ -55,8 +56,9 @@ var table = []row{
 		when: func(r *run) bool { return r.h.DeletionRequested },
 		why:  "The provisioner lost the node while deprovisioning for deletion: nothing left to delete.", do: (*run).nodeLost},
 	{name: "NodeLostInSteadyState", on: anyAction, res: resNotFound, from: states(sAvailable, sProvisioned, sExternal),
-		src: "seed 004", why: "The provisioner lost the node (e.g. Ironic lost its database): re-register and, if provisioned, re-adopt, with no power change.",
-		do: (*run).nodeLost},
+		// From seed 004.
+		why: "The provisioner lost the node (e.g. Ironic lost its database): re-register and, if provisioned, re-adopt, with no power change.",
+		do:  (*run).nodeLost},
 	{name: "NodeLostMidOperation", on: anyAction, res: resNotFound, from: states(sRegistering, sInspecting, sProvisionin, sDeprovision), to: sRegistering,
 		why: "The provisioner lost the node mid-operation: start again from registration (hardware details are kept, so no re-inspection).",
 		do:  (*run).nodeLost},
@@ -64,26 +66,30 @@ var table = []row{
 		why: "The provisioner lost the node: forget it.", do: (*run).nodeLost},
 	{name: "PowerOffBeforeDeleteAbandoned", on: ActionPowerOff, res: resFailed, from: states(sPowerOffDel), to: sDeleting,
 		when: func(r *run) bool { return r.deleteTries()+1 >= r.cfg.MaxDeleteTries },
-		src:  "BMO", why: "A power-off before delete that keeps failing is given up after MaxDeleteTries; the deletion continues.",
-		do: (*run).abandonForDelete},
+		// From BMO.
+		why: "A power-off before delete that keeps failing is given up after MaxDeleteTries; the deletion continues.",
+		do:  (*run).abandonForDelete},
 	{name: "PowerOffBeforeDeleteFailed", on: ActionPowerOff, res: resFailed, from: states(sPowerOffDel),
 		why: "A failed power-off before delete is counted and retried with backoff.", do: (*run).failForDelete},
 	{name: "DeprovisionBeforeDeleteAbandoned", on: ActionDeprovision, res: resFailed, from: states(sDeprovision), to: sDeleting,
 		when: func(r *run) bool { return r.h.DeletionRequested && r.deleteTries()+1 >= r.cfg.MaxDeleteTries },
-		src:  "BMO", why: "A deprovision before delete that keeps failing is given up after MaxDeleteTries; the deletion continues.",
-		do: (*run).abandonForDelete},
+		// From BMO.
+		why: "A deprovision before delete that keeps failing is given up after MaxDeleteTries; the deletion continues.",
+		do:  (*run).abandonForDelete},
 	{name: "DeprovisionBeforeDeleteFailed", on: ActionDeprovision, res: resFailed, from: states(sDeprovision),
 		when: func(r *run) bool { return r.h.DeletionRequested },
 		why:  "A failed deprovision before delete is counted and retried with backoff.", do: (*run).failForDelete},
 	{name: "ActionFailed", on: anyAction, res: resFailed,
-		src: "seed 001", why: "A failed action (or the MaxTransientFailures-th transient failure in a row, and every one after it) sets errorType, errorMessage and errorCount and waits an exponential backoff with jitter.",
+		// From seed 001.
+		why: "A failed action (or the MaxTransientFailures-th transient failure in a row, and every one after it) sets errorType, errorMessage and errorCount and waits an exponential backoff with jitter.",
 		do: func(r *run) {
 			r.fail(errorTypeFor(r.in.Last.Action, r.state(), r.in.Last.Err), fmt.Sprintf("%s: %s", r.in.Last.Action, r.lastMessage()))
 		}},
 	{name: "RegisteredExternallyProvisioned", on: ActionRegister, res: resOK, from: states(sRegistering), to: sExternal,
 		when: func(r *run) bool { return r.h.ExternallyProvisioned },
-		src:  "seed 004", why: "An externally provisioned host is registered, then adopted (never inspected).",
-		do: func(r *run) { r.setNode(nodeEnrolled) }},
+		// From seed 004.
+		why: "An externally provisioned host is registered, then adopted (never inspected).",
+		do:  func(r *run) { r.setNode(nodeEnrolled) }},
 	{name: "RegisteredWithHardwareDetails", on: ActionRegister, res: resOK, from: states(sRegistering), to: sAvailable,
 		when: func(r *run) bool { return r.st.HardwareDetails != nil },
 		why:  "A host that arrives with hardware details (pivoted in) is not re-inspected.",
@@ -110,43 +116,50 @@ var table = []row{
 		}},
 	{name: "DeprovisionedForDelete", on: ActionDeprovision, res: resOK, from: states(sDeprovision), to: sDeleting,
 		when: func(r *run) bool { return r.h.DeletionRequested },
-		src:  "BMO", why: "A deleted host, once deprovisioned, is deleted.", do: (*run).deprovisioned},
+		// From BMO.
+		why: "A deleted host, once deprovisioned, is deleted.", do: (*run).deprovisioned},
 	{name: "Deprovisioned", on: ActionDeprovision, res: resOK, from: states(sDeprovision), to: sAvailable,
 		why: "Lifecycle: deprovisioning → available.", do: (*run).deprovisioned},
 	{name: "Adopted", on: ActionAdopt, res: resOK,
-		src: "seed 004", why: "Adoption took over the running host without redeploying it.",
-		do: func(r *run) { r.setNode(nodeReady) }},
+		// From seed 004.
+		why: "Adoption took over the running host without redeploying it.",
+		do:  func(r *run) { r.setNode(nodeReady) }},
 	{name: "RemovedFromProvisioner", on: ActionDetach, res: resOK, remove: true,
 		when: func(r *run) bool { return r.removalStarted() },
-		src:  "seed 002", why: "The removal drain removed the node from the provisioner: past the point of no return, the record may be deleted.",
-		do: (*run).commitRemoval},
+		// From seed 002.
+		why: "The removal drain removed the node from the provisioner: past the point of no return, the record may be deleted.",
+		do:  (*run).commitRemoval},
 	{name: "DetachDone", on: ActionDetach, res: resOK,
-		src: "seed 000", why: "The node is removed from the provisioner without deprovisioning; the host is detached and the intent acknowledged.",
-		do: (*run).markDetached},
+		// From seed 000.
+		why: "The node is removed from the provisioner without deprovisioning; the host is detached and the intent acknowledged.",
+		do:  (*run).markDetached},
 	{name: "Deleted", on: ActionDelete, res: resOK, from: states(sDeleting), remove: true,
 		why: "Deletion complete: the record may be deleted.",
 		do:  func(r *run) { r.setNode(nodeNone); r.st.ProvisioningID = "" }},
 	{name: "MaintenanceOnDone", on: ActionMaintenanceOn, res: resOK,
-		src: "seed 002", why: "Maintenance on; operational status maintenance; intent acknowledged.",
+		// From seed 002.
+		why: "Maintenance on; operational status maintenance; intent acknowledged.",
 		do: func(r *run) {
 			r.setFlag(keyMaintenance, true)
 			r.ack(api.IntentDrain, r.drain(), false)
 			r.event(api.EventNormal, "MaintenanceOn", "host is in maintenance: no power or provisioning actions until restored")
 		}},
 	{name: "MaintenanceOffDone", on: ActionMaintenanceOff, res: resOK,
-		src: "seed 002", why: "Maintenance off, back to management.",
+		// From seed 002.
+		why: "Maintenance off, back to management.",
 		do: func(r *run) {
 			r.setFlag(keyMaintenance, false)
 			r.event(api.EventNormal, "Restored", "maintenance off: host is managed again")
 		}},
 	{name: "PoweredOffForDelete", on: ActionPowerOff, res: resOK, from: states(sPowerOffDel), to: sDeleting,
-		src: "BMO", why: "Powered off before delete; delete next.", do: func(r *run) { r.powered(false) }},
+		// From BMO.
+		why: "Powered off before delete; delete next.", do: func(r *run) { r.powered(false) }},
 	{name: "PoweredOn", on: ActionPowerOn, res: resOK,
 		why: "Power asserted on.", do: func(r *run) { r.powered(true) }},
 	{name: "PoweredOff", on: ActionPowerOff, res: resOK,
 		why: "Power asserted off.", do: func(r *run) { r.powered(false) }},
 	{name: "SoftPoweredOff", on: ActionSoftPowerOff, res: resOK,
-		src: "issue 21", why: "The graceful shutdown powered the host off.", do: func(r *run) { r.powered(false) }},
+		why: "The graceful shutdown powered the host off.", do: func(r *run) { r.powered(false) }},
 	{name: "ActionSucceeded", on: anyAction, res: resOK,
 		why: "Any other success: its facts are recorded and the error cleared."},
 
@@ -167,7 +180,8 @@ var table = []row{
 	// ---- Removal past its point of no return ----------------------------
 	{name: "RemovalIrreversible", remove: true,
 		when: func(r *run) bool { return r.flag(keyRemovalCommitted) },
-		src:  "seed 002 ISSUE-2", why: "Once the node is gone a removal cannot be cancelled; the record is deleted.",
+		// From seed 002 ISSUE-2.
+		why: "Once the node is gone a removal cannot be cancelled; the record is deleted.",
 		do: func(r *run) {
 			if it := r.drain(); it == nil || it.Mode != api.DrainRemoval {
 				r.note("removalCancel", "refused", api.EventWarning, "RemovalNotCancellable",
@@ -181,7 +195,8 @@ var table = []row{
 			it := r.resume()
 			return it != nil && !r.resumeSeen && r.inError() && r.get(keyResumed) != strconv.FormatUint(it.CreatedIndex, 10)
 		},
-		src: "seed 001", why: "Resume sets errorCount to 1 and retries now; the intent is dropped.",
+		// From seed 001.
+		why: "Resume sets errorCount to 1 and retries now; the intent is dropped.",
 		do: func(r *run) {
 			it := r.resume()
 			r.resumeSeen = true
@@ -198,7 +213,8 @@ var table = []row{
 		do:   func(r *run) { r.resumeSeen = true; r.ack(api.IntentResume, r.resume(), true) }},
 	{name: "ResumeWithoutError", next: true,
 		when: func(r *run) bool { return r.resume() != nil && !r.resumeSeen },
-		src:  "seed 001", why: "Resume on a host not in error is dropped with an event and changes nothing.",
+		// From seed 001.
+		why: "Resume on a host not in error is dropped with an event and changes nothing.",
 		do: func(r *run) {
 			r.resumeSeen = true
 			r.ack(api.IntentResume, r.resume(), true)
@@ -208,18 +224,22 @@ var table = []row{
 	// ---- Unmanaged (seed 003) ------------------------------------------
 	{name: "Unmanaged", from: states(sNew, sUnmanaged), to: sUnmanaged, next: true,
 		when: func(r *run) bool { return r.bmcNone() },
-		src:  "seed 003", why: "No BMC address and no credentials: unmanaged, discovered, no BMC action (intents still apply: nothing to stop)."},
+		// From seed 003.
+		why: "No BMC address and no credentials: unmanaged, discovered, no BMC action (intents still apply: nothing to stop)."},
 	{name: "StartManaging", from: states(sNew, sUnmanaged), to: sRegistering, next: true,
 		when: func(r *run) bool { return !r.bmcNone() },
-		src:  "seed 003", why: "BMC details given (even partial): register."},
+		// From seed 003.
+		why: "BMC details given (even partial): register."},
 
 	// ---- Deletion -------------------------------------------------------
 	{name: "DeleteUnregistered", from: states(sNew, sUnmanaged, sRegistering), to: sDeleting, next: true,
 		when: func(r *run) bool { return r.h.DeletionRequested },
-		src:  "BMO", why: "A new, unmanaged or registering host goes straight to deleting."},
+		// From BMO.
+		why: "A new, unmanaged or registering host goes straight to deleting."},
 	{name: "DeleteDetached", from: states(sInspecting, sAvailable, sProvisionin, sProvisioned, sExternal, sDeprovision, sPowerOffDel), to: sDeleting, next: true,
 		when: func(r *run) bool { return r.h.DeletionRequested && r.flag(keyDetached) },
-		src:  "seed 000", why: "Deleting a detached host goes straight to deleting: no power-off, no deprovisioning."},
+		// From seed 000.
+		why: "Deleting a detached host goes straight to deleting: no power-off, no deprovisioning."},
 	{name: "DeleteInMaintenance", from: states(sInspecting, sAvailable, sProvisionin, sProvisioned, sExternal, sDeprovision, sPowerOffDel), to: sDeleting, next: true,
 		when: func(r *run) bool { return r.h.DeletionRequested && r.flag(keyMaintenance) },
 		why:  "A host in maintenance gets no power action: deleting it removes the node as it is."},
@@ -231,18 +251,22 @@ var table = []row{
 		}},
 	{name: "DeleteProvisioned", from: states(sProvisionin, sProvisioned), to: sDeprovision, next: true,
 		when: func(r *run) bool { return r.h.DeletionRequested && r.detach() == nil },
-		src:  "BMO", why: "A provisioned host is deprovisioned before it is deleted (a pending detach is finished first)."},
+		// From BMO.
+		why: "A provisioned host is deprovisioned before it is deleted (a pending detach is finished first)."},
 	{name: "DeleteUnprovisioned", from: states(sInspecting, sAvailable, sExternal), to: sPowerOffDel, next: true,
 		when: func(r *run) bool { return r.h.DeletionRequested && r.detach() == nil },
-		src:  "BMO", why: "Other hosts are powered off before they are deleted."},
+		// From BMO.
+		why: "Other hosts are powered off before they are deleted."},
 	{name: "PowerOffBeforeDeleteWithoutNode", from: states(sPowerOffDel), to: sDeleting, next: true,
 		when: func(r *run) bool { return r.node() == nodeNone },
 		why:  "No node to power off through: delete."},
 	{name: "PowerOffBeforeDelete", from: states(sPowerOffDel),
-		src: "BMO", why: "Power off before delete.", do: func(r *run) { r.emit(ActionPowerOff) }},
+		// From BMO.
+		why: "Power off before delete.", do: func(r *run) { r.emit(ActionPowerOff) }},
 	{name: "DeprovisionBeforeDelete", from: states(sDeprovision),
 		when: func(r *run) bool { return r.h.DeletionRequested },
-		src:  "BMO", why: "Deprovision before delete.", do: func(r *run) { r.emit(ActionDeprovision) }},
+		// From BMO.
+		why: "Deprovision before delete.", do: func(r *run) { r.emit(ActionDeprovision) }},
 	{name: "DeleteFromProvisioner", from: states(sDeleting),
 		when: func(r *run) bool { return r.node() != nodeNone },
 		why:  "Remove the node from the provisioner.", do: func(r *run) { r.emit(ActionDelete) }},
@@ -252,14 +276,16 @@ var table = []row{
 	// ---- Removal drain (seed 002) ---------------------------------------
 	{name: "RemovalCancelled", next: true,
 		when: func(r *run) bool { return r.removalStarted() && r.drainMode() != api.DrainRemoval },
-		src:  "seed 002", why: "A removal is cancelled while the provisioner's node still exists; management resumes.",
+		// From seed 002.
+		why: "A removal is cancelled while the provisioner's node still exists; management resumes.",
 		do: func(r *run) {
 			r.set(keyRemoval, "")
 			r.event(api.EventNormal, "RemovalCancelled", "removal cancelled before the node was removed: host is managed again")
 		}},
 	{name: "RemovalWaitsForConsumer", next: true,
 		when: func(r *run) bool { return r.drainMode() == api.DrainRemoval && !r.removalGo() },
-		src:  "seed 002", why: "A removal waits until the host has no consumer (or force).",
+		// From seed 002.
+		why: "A removal waits until the host has no consumer (or force).",
 		do: func(r *run) {
 			r.note("drainWait", r.drainCause(), api.EventNormal, "DrainWaiting", "removal waits for consumer %q to release the host (or use force)", r.h.Consumer)
 		}},
@@ -270,8 +296,9 @@ var table = []row{
 		why: "A wipe cannot run in maintenance: maintenance off first.", do: func(r *run) { r.emit(ActionMaintenanceOff) }},
 	{name: "RemovalWipe", from: states(sProvisionin, sProvisioned, sExternal), to: sDeprovision, next: true,
 		when: func(r *run) bool { return r.wipeNeeded() && !r.flag(keyMaintenance) },
-		src:  "seed 002", why: "A removal that asks for a wipe deprovisions first.",
-		do: func(r *run) { r.set(keyRemoval, r.drainCause()) }},
+		// From seed 002.
+		why: "A removal that asks for a wipe deprovisions first.",
+		do:  func(r *run) { r.set(keyRemoval, r.drainCause()) }},
 	{name: "RemovalDeprovisions", from: states(sDeprovision),
 		when: func(r *run) bool { return r.removalDeprovisions() && !r.flag(keyMaintenance) },
 		why:  "A removal lets a deprovision (its wipe, or one already under way) finish first.",
@@ -281,7 +308,8 @@ var table = []row{
 		}},
 	{name: "RemovalWithoutNode", remove: true,
 		when: func(r *run) bool { return r.drainMode() == api.DrainRemoval && r.removalGo() && r.node() == nodeNone },
-		src:  "seed 002", why: "Nothing registered: the removal is complete at once.",
+		// From seed 002.
+		why: "Nothing registered: the removal is complete at once.",
 		do: func(r *run) {
 			if r.drain().Wipe && r.flag(keyDetached) {
 				r.event(api.EventWarning, "WipeSkipped", "removal of a detached host: no wipe, another tier manages it")
@@ -291,7 +319,8 @@ var table = []row{
 		}},
 	{name: "Removal",
 		when: func(r *run) bool { return r.drainMode() == api.DrainRemoval && r.removalGo() },
-		src:  "seed 002", why: "Stop management and remove the node from the provisioner, never deprovisioning unless asked.",
+		// From seed 002.
+		why: "Stop management and remove the node from the provisioner, never deprovisioning unless asked.",
 		do: func(r *run) {
 			r.set(keyRemoval, r.drainCause())
 			r.emit(ActionDetach)
@@ -300,12 +329,14 @@ var table = []row{
 	// ---- Detach (seed 000) ----------------------------------------------
 	{name: "Detached",
 		when: func(r *run) bool { return r.flag(keyDetached) && r.detach() != nil },
-		src:  "seed 000", why: "While detached nothing touches the BMC or the provisioner.",
-		do: func(r *run) { r.ack(api.IntentDetach, r.detach(), false) }},
+		// From seed 000.
+		why: "While detached nothing touches the BMC or the provisioner.",
+		do:  func(r *run) { r.ack(api.IntentDetach, r.detach(), false) }},
 	{name: "ReattachInPlace", from: states(sNew, sUnmanaged, sAvailable, sProvisioned, sExternal), next: true,
 		when: func(r *run) bool { return r.flag(keyDetached) && r.detach() == nil },
-		src:  "seed 000", why: "Removing the detach intent re-registers the host and, if it was provisioned, re-adopts it.",
-		do: (*run).reattach},
+		// From seed 000.
+		why: "Removing the detach intent re-registers the host and, if it was provisioned, re-adopts it.",
+		do:  (*run).reattach},
 	{name: "ReattachRestart", to: sRegistering, next: true,
 		when: func(r *run) bool { return r.flag(keyDetached) && r.detach() == nil },
 		why:  "A host force-detached mid-operation starts again from registration when re-attached.",
@@ -317,11 +348,13 @@ var table = []row{
 		why: "Nothing registered (yet): the host is detached at once.", do: (*run).markDetached},
 	{name: "Detach",
 		when: func(r *run) bool { return r.detachHonoured() },
-		src:  "seed 000", why: "Detach in provisioned, externally-provisioned or available (or forced): the provisioner's detach, never deprovision.",
-		do: func(r *run) { r.emit(ActionDetach) }},
+		// From seed 000.
+		why: "Detach in provisioned, externally-provisioned or available (or forced): the provisioner's detach, never deprovision.",
+		do:  func(r *run) { r.emit(ActionDetach) }},
 	{name: "DetachWaits", next: true,
 		when: func(r *run) bool { return r.detach() != nil },
-		src:  "seed 000", why: "In other states the detach waits for the current operation to finish (unless forced).",
+		// From seed 000.
+		why: "In other states the detach waits for the current operation to finish (unless forced).",
 		do: func(r *run) {
 			r.note("detachWait", strconv.FormatUint(r.detach().CreatedIndex, 10), api.EventNormal, "DetachWaiting",
 				"detach waits for %s to finish (or use force)", r.state())
@@ -330,8 +363,9 @@ var table = []row{
 	// ---- Maintenance drain (seed 002) -----------------------------------
 	{name: "InMaintenance",
 		when: func(r *run) bool { return r.flag(keyMaintenance) && r.drainMode() == api.DrainMaintenance },
-		src:  "seed 002", why: "In maintenance nothing is asserted.",
-		do: func(r *run) { r.ack(api.IntentDrain, r.drain(), false) }},
+		// From seed 002.
+		why: "In maintenance nothing is asserted.",
+		do:  func(r *run) { r.ack(api.IntentDrain, r.drain(), false) }},
 	{name: "RestoreWithoutNode", next: true,
 		when: func(r *run) bool { return r.flag(keyMaintenance) && r.node() == nodeNone },
 		why:  "Restore with nothing registered: back to management at once.",
@@ -341,11 +375,13 @@ var table = []row{
 		}},
 	{name: "Restore",
 		when: func(r *run) bool { return r.flag(keyMaintenance) },
-		src:  "seed 002", why: "Removing the drain intent turns maintenance off.",
-		do: func(r *run) { r.emit(ActionMaintenanceOff) }},
+		// From seed 002.
+		why: "Removing the drain intent turns maintenance off.",
+		do:  func(r *run) { r.emit(ActionMaintenanceOff) }},
 	{name: "MaintenanceWaitsForConsumer", next: true,
 		when: func(r *run) bool { return r.drainMode() == api.DrainMaintenance && !r.consumerClear() },
-		src:  "seed 002", why: "Maintenance waits until the host has no consumer (or force).",
+		// From seed 002.
+		why: "Maintenance waits until the host has no consumer (or force).",
 		do: func(r *run) {
 			r.note("drainWait", r.drainCause(), api.EventNormal, "DrainWaiting", "maintenance waits for consumer %q to release the host (or use force)", r.h.Consumer)
 		}},
@@ -361,17 +397,20 @@ var table = []row{
 		}},
 	{name: "MaintenanceOn",
 		when: func(r *run) bool { return r.drainMode() == api.DrainMaintenance && r.consumerClear() },
-		src:  "seed 002", why: "The provisioner's maintenance on; no power assertion while in maintenance.",
-		do: func(r *run) { r.emit(ActionMaintenanceOn) }},
+		// From seed 002.
+		why: "The provisioner's maintenance on; no power assertion while in maintenance.",
+		do:  func(r *run) { r.emit(ActionMaintenanceOn) }},
 
 	// ---- BMC details (seed 003) -----------------------------------------
 	{name: "BMCDetailsIncomplete", from: states(sRegistering),
 		when: func(r *run) bool { return !r.bmcComplete() },
-		src:  "seed 003", why: "Partial BMC details: a registration error naming what is missing.",
-		do: func(r *run) { r.condError(api.ErrRegistration, r.bmcProblem()) }},
+		// From seed 003.
+		why: "Partial BMC details: a registration error naming what is missing.",
+		do:  func(r *run) { r.condError(api.ErrRegistration, r.bmcProblem()) }},
 	{name: "BMCDetailsRemoved", from: states(sInspecting, sAvailable, sProvisionin, sProvisioned, sExternal, sDeprovision),
 		when: func(r *run) bool { return !r.bmcComplete() },
-		src:  "seed 003", why: "BMC details removed after registration: an error, not unmanaged.",
+		// From seed 003.
+		why: "BMC details removed after registration: an error, not unmanaged.",
 		do: func(r *run) {
 			r.condError(r.registrationErrorType(), "BMC details removed after registration: "+r.bmcProblem())
 		}},
@@ -389,15 +428,15 @@ var table = []row{
 		when: func(r *run) bool {
 			return r.reinspectWanted() && r.get(keyReinspect) == "" && r.state() != sAvailable
 		},
-		src: "issue 21", why: "An inspect intent on a host that left available before it ran is dropped with a Warning event.",
+		why: "An inspect intent on a host that left available before it ran is dropped with a Warning event.",
 		do: func(r *run) {
 			r.ack(api.IntentInspect, r.inspectIntent(), true)
 			r.note("inspectDropped", idx(r.inspectIntent()), api.EventWarning, "InspectDropped", "inspect dropped: the host is %s, only an available host is inspected again", r.state())
 		}},
 	{name: "ReinspectHardware", from: states(sInspecting),
 		when: func(r *run) bool { return r.get(keyReinspect) != "" },
-		src:  "issue 21", why: "Read the hardware again even though details are known.",
-		do: func(r *run) { r.emit(ActionReinspect) }},
+		why:  "Read the hardware again even though details are known.",
+		do:   func(r *run) { r.emit(ActionReinspect) }},
 	{name: "InspectionSkipped", from: states(sInspecting), to: sAvailable, next: true,
 		when: func(r *run) bool { return r.st.HardwareDetails != nil },
 		why:  "Hardware details already known: no re-inspection."},
@@ -405,8 +444,9 @@ var table = []row{
 		why: "Read hardware details.", do: func(r *run) { r.emit(ActionInspect) }},
 	{name: "BecomeExternallyProvisioned", from: states(sAvailable), to: sExternal, next: true,
 		when: func(r *run) bool { return r.h.ExternallyProvisioned },
-		src:  "seed 004", why: "ExternallyProvisioned set on an available host: adopt it.",
-		do: func(r *run) { r.setNode(nodeEnrolled) }},
+		// From seed 004.
+		why: "ExternallyProvisioned set on an available host: adopt it.",
+		do:  func(r *run) { r.setNode(nodeEnrolled) }},
 	{name: "Provide", from: states(sAvailable, sProvisionin),
 		when: func(r *run) bool { return r.node() == nodeEnrolled },
 		why:  "Make the registered node available (Ironic: provide).", do: func(r *run) { r.emit(ActionProvide) }},
@@ -415,7 +455,8 @@ var table = []row{
 		why:  "Lifecycle: an image set on an available host provisions it."},
 	{name: "ImageRemovedWhileProvisioning", from: states(sProvisionin), to: sDeprovision, next: true,
 		when: func(r *run) bool { return r.h.Image == nil || r.h.Image.URL == "" },
-		src:  "BMO", why: "Image removed while provisioning: deprovision."},
+		// From BMO.
+		why: "Image removed while provisioning: deprovision."},
 	{name: "Provision", from: states(sProvisionin),
 		why: "Write the image and boot it.", do: func(r *run) { r.emit(ActionProvision) }},
 	{name: "ImageRemoved", from: states(sProvisioned), to: sDeprovision, next: true,
@@ -425,26 +466,28 @@ var table = []row{
 		why: "Remove the image and power off.", do: func(r *run) { r.emit(ActionDeprovision) }},
 	{name: "Adopt", from: states(sProvisioned, sExternal),
 		when: func(r *run) bool { return r.node() == nodeEnrolled },
-		src:  "seed 004", why: "Adopt the running host (manageable → adopting → active), no power change.",
-		do: func(r *run) { r.emit(ActionAdopt) }},
+		// From seed 004.
+		why: "Adopt the running host (manageable → adopting → active), no power change.",
+		do:  func(r *run) { r.emit(ActionAdopt) }},
 
 	// ---- Power ----------------------------------------------------------
 	{name: "RebootPowerOff", from: states(sAvailable, sProvisioned, sExternal),
 		when: func(r *run) bool { return r.node() == nodeReady && r.rebootPending() && r.st.PoweredOn },
-		src:  "issue 21", why: "A reboot powers the host off first (mode soft: graceful shutdown, hard after SoftPowerOffTimeout).",
-		do: (*run).powerOff},
+		why:  "A reboot powers the host off first (mode soft: graceful shutdown, hard after SoftPowerOffTimeout).",
+		do:   (*run).powerOff},
 	{name: "RebootPoweredOff", from: states(sAvailable, sProvisioned, sExternal), next: true,
 		when: func(r *run) bool { return r.node() == nodeReady && r.rebootPending() && !r.st.PoweredOn },
-		src:  "issue 21", why: "The reboot's power-off is done; the power-on follows when online and no requester holds the host off.",
-		do: func(r *run) { r.set(keyRebootOff, idx(r.reboot())) }},
+		why:  "The reboot's power-off is done; the power-on follows when online and no requester holds the host off.",
+		do:   func(r *run) { r.set(keyRebootOff, idx(r.reboot())) }},
 	{name: "RebootDone", from: states(sAvailable, sProvisioned, sExternal), next: true, // once per intent: rebootDone notes it
 		when: func(r *run) bool { return r.rebootOffDone() && (r.st.PoweredOn || !r.wantOn()) },
-		src:  "issue 21", why: "Powered on again (or kept off: online false, a power-off held): the reboot intent is dropped.",
-		do: (*run).rebootDone},
+		why:  "Powered on again (or kept off: online false, a power-off held): the reboot intent is dropped.",
+		do:   (*run).rebootDone},
 	{name: "PowerOffHeld", from: states(sAvailable, sProvisioned, sExternal), next: true,
 		when: func(r *run) bool { return r.node() == nodeReady && len(r.holds()) > 0 && !r.st.PoweredOn },
-		src:  "issue 21; BMO reboot.metal3.io/KEY", why: "The host is off; every power-off hold is acknowledged.",
-		do: (*run).ackHolds},
+		// From the reboot and inspect intents; BMO reboot.metal3.io/KEY.
+		why: "The host is off; every power-off hold is acknowledged.",
+		do:  (*run).ackHolds},
 	{name: "PowerOn", from: states(sAvailable, sProvisioned, sExternal),
 		when: func(r *run) bool { return r.node() == nodeReady && r.wantOn() && !r.st.PoweredOn },
 		why:  "online is asserted in steady states (and no requester holds the host off).", do: func(r *run) { r.emit(ActionPowerOn) }},
