@@ -72,30 +72,16 @@ func splitObjects(data []byte) ([]k8sObject, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: is not valid YAML or JSON: %v", where, err)
 		}
-		js = bytes.TrimSpace(js)
-		var raws []json.RawMessage
+		raws, listed, err := documentItems(js)
 		switch {
-		case string(js) == "null":
-			continue
-		case len(js) > 0 && js[0] == '[':
-			if err := json.Unmarshal(js, &raws); err != nil {
-				return nil, fmt.Errorf("%s: %v", where, err)
-			}
-		case len(js) > 0 && js[0] == '{':
-			var probe struct {
-				Items []json.RawMessage `json:"items"`
-			}
-			if err := json.Unmarshal(js, &probe); err == nil && probe.Items != nil {
-				raws = probe.Items
-			} else {
-				raws = []json.RawMessage{js}
-			}
-		default:
+		case errors.Is(err, errNotObject):
 			return nil, fmt.Errorf("%s: expected an object, a list or {\"items\": [...]}", where)
+		case err != nil:
+			return nil, fmt.Errorf("%s: %v", where, err)
 		}
 		for j, raw := range raws {
 			w := where
-			if len(raws) > 1 || (len(raws) == 1 && js[0] != '{') || string(raw) != string(js) {
+			if listed {
 				w += fmt.Sprintf(" item %d", j+1)
 			}
 			var tm struct {

@@ -63,6 +63,35 @@ func readInputFile(x *Ctx, path string) (data []byte, name string, err error) {
 	return data, name, nil
 }
 
+// errNotObject: a document is neither an object, a list nor null.
+var errNotObject = errors.New("not an object or a list")
+
+// documentItems splits one YAML document (as JSON) into its objects: the
+// elements of a list, the items of a {"items": [...]} object (a Kubernetes
+// List), or the object itself; none for null. listed is true when they came
+// from a list or items.
+func documentItems(js []byte) (raws []json.RawMessage, listed bool, err error) {
+	js = bytes.TrimSpace(js)
+	switch {
+	case string(js) == "null":
+		return nil, false, nil
+	case len(js) > 0 && js[0] == '[':
+		if err := json.Unmarshal(js, &raws); err != nil {
+			return nil, false, err
+		}
+		return raws, true, nil
+	case len(js) > 0 && js[0] == '{':
+		var probe struct {
+			Items []json.RawMessage `json:"items"`
+		}
+		if err := json.Unmarshal(js, &probe); err == nil && probe.Items != nil {
+			return probe.Items, true, nil
+		}
+		return []json.RawMessage{js}, false, nil
+	}
+	return nil, false, errNotObject
+}
+
 // parseHosts decodes and validates the hosts of one file. warn receives
 // non-fatal remarks (unknown fields).
 func parseHosts(data []byte, warn func(string)) ([]api.Host, error) {
@@ -80,26 +109,12 @@ func parseHosts(data []byte, warn func(string)) ([]api.Host, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%sis not valid YAML or JSON: %v", where, err)
 		}
-		js = bytes.TrimSpace(js)
-		var raws []json.RawMessage
+		raws, _, err := documentItems(js)
 		switch {
-		case len(js) > 0 && js[0] == '[':
-			if err := json.Unmarshal(js, &raws); err != nil {
-				return nil, fmt.Errorf("%s%v", where, err)
-			}
-		case len(js) > 0 && js[0] == '{':
-			var probe struct {
-				Items []json.RawMessage `json:"items"`
-			}
-			if err := json.Unmarshal(js, &probe); err == nil && probe.Items != nil {
-				raws = probe.Items
-			} else {
-				raws = []json.RawMessage{js}
-			}
-		case string(js) == "null":
-			continue
-		default:
+		case errors.Is(err, errNotObject):
 			return nil, fmt.Errorf("%sexpected a host object, a list of hosts or {\"items\": [...]}", where)
+		case err != nil:
+			return nil, fmt.Errorf("%s%v", where, err)
 		}
 		for j, raw := range raws {
 			w := where
