@@ -51,7 +51,7 @@ type Provisioner struct {
 	log       *slog.Logger
 	art       *artifact.Server
 	imageWait time.Duration
-	soft      softOffs
+	soft      provisioner.SoftOffMarks
 }
 
 var _ provisioner.Provisioner = (*Provisioner)(nil)
@@ -317,7 +317,7 @@ func (p *Provisioner) SetPower(ctx context.Context, h provisioner.Host, on bool)
 	if err != nil {
 		return provisioner.Result{}, p.done(h, err)
 	}
-	p.soft.forget(h.Name)
+	p.soft.Forget(h.Name)
 	if err := c.SetPower(ctx, p.guard, h.Name, on); err != nil {
 		return provisioner.Result{}, p.done(h, err)
 	}

@@ -28,7 +28,7 @@ type Provisioner struct {
 	// redfish is what Register and Provision do for redfish nodes.
 	redfish redfishChoice
 	// soft: nodes asked for a soft power off (softoff.go).
-	soft softSent
+	soft provisioner.SoftOffMarks
 }
 
 var _ provisioner.Provisioner = (*Provisioner)(nil)

@@ -24,7 +24,7 @@ func (p *Provisioner) SetPower(ctx context.Context, h provisioner.Host, on bool)
 		want, target = "power on", nodes.PowerOn
 	}
 	res := provisioner.Result{ProvisioningID: n.UUID, PoweredOn: poweredOn(n)}
-	p.soft.swap(n.UUID, false)
+	p.soft.Forget(n.UUID)
 	if n.PowerState == want && n.TargetPowerState == "" {
 		return res, nil
 	}

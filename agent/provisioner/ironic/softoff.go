@@ -2,40 +2,10 @@ package ironic
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/rackfence/rackfence/agent/provisioner"
 )
-
-// softSent remembers the nodes a soft power-off was asked for and not seen
-// off since, so a poll after Ironic gave up does not ask again (the state
-// machine powers off hard then).
-// A mark older than softMarkTTL is forgotten (a soft power-off withdrawn
-// while under way must not keep a later one from being asked for).
-type softSent struct {
-	mu   sync.Mutex
-	uuid map[string]time.Time
-}
-
-// softMarkTTL bounds how long a soft power off counts as asked for.
-const softMarkTTL = 10 * time.Minute
-
-// swap marks (v) or forgets the node, saying whether it was marked.
-func (s *softSent) swap(uuid string, v bool) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	at, ok := s.uuid[uuid]
-	if s.uuid == nil {
-		s.uuid = map[string]time.Time{}
-	}
-	if v {
-		s.uuid[uuid] = time.Now()
-	} else {
-		delete(s.uuid, uuid)
-	}
-	return ok && time.Since(at) < softMarkTTL
-}
 
 // SoftPowerOff asks Ironic for "soft power off" (Ironic's power interface
 // sends the BMC's graceful shutdown and waits up to Config.
@@ -48,18 +18,20 @@ func (p *Provisioner) SoftPowerOff(ctx context.Context, h provisioner.Host) (pro
 	res := provisioner.Result{ProvisioningID: n.UUID, PoweredOn: poweredOn(n)}
 	switch {
 	case n.PowerState == "power off" && n.TargetPowerState == "":
-		p.soft.swap(n.UUID, false)
+		p.soft.Forget(n.UUID)
 		res.Message = "Ironic: powered off by a soft power off"
 		return res, nil
 	case n.TargetPowerState != "":
 		res.InProgress, res.Message = true, "Ironic: "+n.TargetPowerState+" under way"
 		return res, nil
-	case p.soft.swap(n.UUID, true):
+	case p.soft.Sent(n.UUID):
+		p.soft.Mark(n.UUID) // still waiting for the fallback: the mark's age restarts
 		res.InProgress, res.Message = true, "Ironic gave up its soft power off ("+lastError(n)+"); waiting for the agent's hard fallback"
 		return res, nil
 	}
+	p.soft.Mark(n.UUID)
 	if err := p.softPowerOff(ctx, h, n.UUID, int(p.cfg.SoftPowerOffTimeout/time.Second)); err != nil {
-		p.soft.swap(n.UUID, false)
+		p.soft.Forget(n.UUID)
 		return res, err
 	}
 	p.log.host(h.Name, n.UUID).Info("ironic soft power off requested", "timeout", p.cfg.SoftPowerOffTimeout)
@@ -76,7 +48,7 @@ func (p *Provisioner) SoftPowerOff(ctx context.Context, h provisioner.Host) (pro
 		}
 		res.PoweredOn = poweredOn(n)
 		if n.TargetPowerState == "" && n.PowerState == "power off" {
-			p.soft.swap(n.UUID, false)
+			p.soft.Forget(n.UUID)
 			res.Message = "Ironic: powered off by a soft power off"
 			return res, nil
 		}
