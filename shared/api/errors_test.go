@@ -107,3 +107,15 @@ func TestMatchesCode(t *testing.T) {
 		t.Error("an error that is not a table row matched")
 	}
 }
+
+// TestWireErrorStatusText: the reason phrase Error prints for each row is
+// net/http's (the package keeps its own copy so it need not import the
+// HTTP stack).
+func TestWireErrorStatusText(t *testing.T) {
+	for _, e := range WireErrors {
+		want := e.Code + " (" + http.StatusText(e.Status) + ")"
+		if got := e.Error(); got != want {
+			t.Errorf("%s: Error() = %q, want %q", e.Code, got, want)
+		}
+	}
+}
