@@ -23,8 +23,8 @@ const (
 	// DefaultStatusWriters is CoordinatorConns minus the watch's and the
 	// lease's connections.
 	DefaultStatusWriters = CoordinatorConns - 2
-	// DefaultLeaseTTL is the rack lease TTL asked for.
-	DefaultLeaseTTL = 10 * time.Second
+	// DefaultLeaseTTL is the rack lease TTL asked for (the fence's default).
+	DefaultLeaseTTL = fence.DefaultTTL
 	// DefaultStatusRefresh is how often an unchanged status is written
 	// again so a stale agent is visible in lastUpdated.
 	DefaultStatusRefresh = 60 * time.Second

@@ -18,6 +18,7 @@ import (
 
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/fence"
 	"github.com/rackfence/rackfence/shared/version"
 )
 
@@ -42,11 +43,12 @@ const (
 	// (this package said 30 s before 2026-11-23 while the agent's flag
 	// said 20 s; the agent always set it, so 20 s is what ran).
 	DefaultTimeout = 20 * time.Second
-	// DefaultMutationTimeout bounds one mutating call when the caller
-	// gives none; rackfence-agent derives its own from the lease TTL
-	// ((TTL - margin)/2, 4.5 s at the default 10 s TTL).
-	DefaultMutationTimeout = 4 * time.Second
 )
+
+// DefaultMutationTimeout bounds one mutating call when the caller gives
+// none: the fence's default (fence.DefaultMutationTimeout, 4.5 s at the
+// default 10 s TTL); rackfence-agent derives its own from its lease TTL.
+var DefaultMutationTimeout = fence.DefaultMutationTimeout
 
 // Options tune every Conn. The zero value is usable.
 type Options struct {
@@ -58,7 +60,7 @@ type Options struct {
 	// valid for all of it. Keep it well under the lease TTL minus its margin
 	// minus the renewal period: with the default 10s TTL renewed every
 	// TTL/3, a held lease has between about 5.7s and 9s left, so the
-	// default 4s always fits. A power change against a BMC answering in
+	// default 4.5s always fits. A power change against a BMC answering in
 	// 200ms takes about 0.6s, a virtual media insert about 2s.
 	// DefaultMutationTimeout when zero.
 	MutationTimeout time.Duration
