@@ -24,7 +24,7 @@ import (
 
 // Target says which BMC to talk to and how to log in.
 type Target struct {
-	// Address is a CONTRACT.md BMC address: redfish://host[:port][/path]
+	// Address is a BMC address as hosts give it (docs/api.md): redfish://host[:port][/path]
 	// (HTTPS), redfish+http://host[:port][/path], or ipmi://host[:port].
 	Address string
 	// Username and Password log in to the BMC. The password is never put in

@@ -8,7 +8,7 @@ import (
 )
 
 // TestWireErrorTable pins every code and status as they are on the wire
-// (CONTRACT.md, openapi.yaml): changing one is a contract change, not a
+// (docs/api.md, openapi.yaml): changing one is a contract change, not a
 // refactoring.
 func TestWireErrorTable(t *testing.T) {
 	want := map[string]int{
