@@ -18,7 +18,7 @@ const (
 	// dozen or more requests to become available, so reconciles spend
 	// nearly all their time waiting; 256 workers bring 1,000 new hosts to
 	// available in well under 30 s against BMCs with 200 ms latency (see
-	// DESIGN.md for the measurements) while costing only goroutines.
+	// docs/performance.md for the measurements) while costing only goroutines.
 	DefaultWorkers = 256
 	// DefaultStatusWriters is CoordinatorConns minus the watch's and the
 	// lease's connections.

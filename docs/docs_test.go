@@ -72,8 +72,12 @@ var outside = regexp.MustCompile(`(?i)\b(` + "CON" + `TRACT\.md|` + "PI" + `NS\.
 // upPath is a relative path climbing out of its file's directory.
 var upPath = regexp.MustCompile("(?:^|[\\s\"'`(\\[])((?:\\.\\./)+[\\w.\\-/]*)")
 
+// bareDesign is "DESIGN.md" without a directory: the page of the file's
+// own directory.
+var bareDesign = regexp.MustCompile("(?:^|[^\\w/.-])DESIGN\\.md")
+
 // TestNoPointersOutsideRepo: nothing in the repository points to a file
-// outside it. docs/api.md, docs/operator.md and the package DESIGN.md
+// outside it (a bare "DESIGN.md" must be the page beside the file). docs/api.md, docs/operator.md and the package DESIGN.md
 // pages are the reference; code comments may name a seed ("seed 004")
 // as the origin of a rule, never a path to it.
 func TestNoPointersOutsideRepo(t *testing.T) {
@@ -85,6 +89,11 @@ func TestNoPointersOutsideRepo(t *testing.T) {
 		for i, line := range strings.Split(string(data), "\n") {
 			if m := outside.FindString(line); m != "" {
 				t.Errorf("%s:%d names %q, which is not in the repository: point to docs/api.md, docs/operator.md or a DESIGN.md page instead", rel, i+1, m)
+			}
+			if bareDesign.MatchString(line) && rel != "docs/docs_test.go" {
+				if _, err := os.Stat(filepath.Join(abs, filepath.FromSlash(filepath.Dir(rel)), "DESIGN.md")); err != nil {
+					t.Errorf("%s:%d names DESIGN.md, but %s has none: name the page with its directory (agent/DESIGN.md), or docs/api.md, docs/operator.md", rel, i+1, filepath.Dir(rel))
+				}
 			}
 			for _, m := range upPath.FindAllStringSubmatch(line, -1) {
 				target := filepath.Join(abs, filepath.FromSlash(filepath.Dir(rel)), filepath.FromSlash(m[1]))
@@ -161,4 +170,58 @@ func TestOperatorTextNamesNoHistory(t *testing.T) {
 	if lits < 1000 {
 		t.Fatalf("found only %d string literals in the module's Go code", lits)
 	}
+}
+
+// namedFile is a file name written as code in a Markdown page.
+var namedFile = regexp.MustCompile("`([\\w./-]+\\.(?:go|md|sh|bin|tgz))`")
+
+// TestNamedFilesExist: every file a Markdown page names as code exists,
+// relative to the page, to the repository root, or (a bare name) in the
+// page's directory tree, so a newcomer finds every file a page names.
+func TestNamedFilesExist(t *testing.T) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := 0
+	repoFiles(t, func(rel string, data []byte) {
+		if !strings.HasSuffix(rel, ".md") || strings.Contains(rel, "testdata/") {
+			return
+		}
+		pages++
+		dir := filepath.Join(abs, filepath.FromSlash(filepath.Dir(rel)))
+		for i, line := range strings.Split(string(data), "\n") {
+			for _, m := range namedFile.FindAllStringSubmatch(line, -1) {
+				name := filepath.FromSlash(m[1])
+				if exists(filepath.Join(dir, name)) || exists(filepath.Join(abs, name)) ||
+					(!strings.Contains(m[1], "/") && foundUnder(dir, name)) {
+					continue
+				}
+				t.Errorf("%s:%d names %s, which does not exist: fix the name or the page", rel, i+1, m[1])
+			}
+		}
+	})
+	if pages < 10 {
+		t.Fatalf("only %d Markdown pages found", pages)
+	}
+}
+
+func exists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// foundUnder reports whether a file called name is somewhere under dir.
+func foundUnder(dir, name string) bool {
+	found := false
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || found {
+			return filepath.SkipAll
+		}
+		if d.IsDir() && skipDirs[d.Name()] {
+			return filepath.SkipDir
+		}
+		if d.Name() == name {
+			found = true
+		}
+		return nil
+	})
+	return found
 }
