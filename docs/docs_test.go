@@ -225,3 +225,73 @@ func foundUnder(dir, name string) bool {
 	})
 	return found
 }
+
+// flowRow is a row of docs/flow.md's table: number, file, function.
+var flowRow = regexp.MustCompile("^\\| (\\d+) \\| `([\\w./-]+\\.go)` \\| `(?:(\\w+)\\.)?(\\w+)` \\|")
+
+// TestFlowNamesExist keeps docs/flow.md true to the code: every file its
+// table names exists and declares the function (or Type.Method) named
+// beside it. Moving or renaming one fails here: update the page.
+func TestFlowNamesExist(t *testing.T) {
+	data, err := os.ReadFile("flow.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := 0
+	for i, line := range strings.Split(string(data), "\n") {
+		m := flowRow.FindStringSubmatch(line)
+		if m == nil {
+			if strings.HasPrefix(line, "| ") && !strings.HasPrefix(line, "| #") {
+				t.Errorf("flow.md:%d: a table row this test cannot read: %q", i+1, line)
+			}
+			continue
+		}
+		rows++
+		file, recv, fn := m[2], m[3], m[4]
+		src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(file)))
+		if err != nil {
+			t.Errorf("flow.md:%d: step %s names %s: %v", i+1, m[1], file, err)
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), file, src, parser.SkipObjectResolution)
+		if err != nil {
+			t.Errorf("flow.md:%d: %s: %v", i+1, file, err)
+			continue
+		}
+		if !declares(f, recv, fn) {
+			name := fn
+			if recv != "" {
+				name = recv + "." + fn
+			}
+			t.Errorf("flow.md:%d: step %s: %s declares no %s (moved or renamed? update docs/flow.md)", i+1, m[1], file, name)
+		}
+	}
+	if rows < 20 {
+		t.Fatalf("flow.md: only %d steps read from its table", rows)
+	}
+}
+
+// declares reports whether f declares function fn, or method fn of type
+// recv (pointer receiver or not) when recv is not empty.
+func declares(f *ast.File, recv, fn string) bool {
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Name.Name != fn {
+			continue
+		}
+		if recv == "" {
+			return fd.Recv == nil
+		}
+		if fd.Recv == nil || len(fd.Recv.List) == 0 {
+			continue
+		}
+		e := fd.Recv.List[0].Type
+		if s, ok := e.(*ast.StarExpr); ok {
+			e = s.X
+		}
+		if id, ok := e.(*ast.Ident); ok && id.Name == recv {
+			return true
+		}
+	}
+	return false
+}
