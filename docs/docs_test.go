@@ -295,3 +295,52 @@ func declares(f *ast.File, recv, fn string) bool {
 	}
 	return false
 }
+
+// sectionRef is a page named with one of its sections in quotes:
+// docs/operator.md, "Secrets key"; agent/DESIGN.md ("Known limit").
+var sectionRef = regexp.MustCompile("((?:[\\w.-]+/)*(?:DESIGN|operator|api|performance|hoststate|flow)\\.md)`?,? \\(?\"([^\"]+)\"")
+
+// TestSectionReferencesExist: a page named with a section in quotes has
+// that section (the quoted words appear in it), so a pointer does not
+// outlive the text it points to.
+func TestSectionReferencesExist(t *testing.T) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs := 0
+	repoFiles(t, func(rel string, data []byte) {
+		for i, line := range strings.Split(string(data), "\n") {
+			for _, m := range sectionRef.FindAllStringSubmatch(line, -1) {
+				page := filepath.FromSlash(m[1])
+				var cands []string
+				switch {
+				case strings.Contains(m[1], "/"):
+					cands = []string{filepath.Join(abs, page), filepath.Join(abs, "docs", page)}
+				case m[1] == "DESIGN.md":
+					cands = []string{filepath.Join(abs, filepath.FromSlash(filepath.Dir(rel)), page)}
+				default:
+					cands = []string{filepath.Join(abs, "docs", page)}
+				}
+				var text []byte
+				for _, c := range cands {
+					if b, err := os.ReadFile(c); err == nil {
+						text = b
+						break
+					}
+				}
+				if text == nil {
+					t.Errorf("%s:%d: %s: no such page", rel, i+1, m[1])
+					continue
+				}
+				refs++
+				if !strings.Contains(strings.ToLower(string(text)), strings.ToLower(m[2])) {
+					t.Errorf("%s:%d: %s has no section %q: point to the section it has now", rel, i+1, m[1], m[2])
+				}
+			}
+		}
+	})
+	if refs < 5 {
+		t.Fatalf("only %d section references found", refs)
+	}
+}
