@@ -344,3 +344,25 @@ func TestSectionReferencesExist(t *testing.T) {
 		t.Fatalf("only %d section references found", refs)
 	}
 }
+
+// maxDesignLines keeps a package's design page short enough to read in
+// ten minutes: today's decisions and trade-offs; figures go to
+// docs/performance.md and history to git and CHANGELOG.md.
+const maxDesignLines = 400
+
+// TestDesignPagesShort fails on a DESIGN.md longer than maxDesignLines.
+func TestDesignPagesShort(t *testing.T) {
+	pages := 0
+	repoFiles(t, func(rel string, data []byte) {
+		if filepath.Base(rel) != "DESIGN.md" {
+			return
+		}
+		pages++
+		if n := strings.Count(string(data), "\n"); n > maxDesignLines {
+			t.Errorf("%s has %d lines (at most %d): keep today's decisions; move figures to docs/performance.md and history to git", rel, n, maxDesignLines)
+		}
+	})
+	if pages < 10 {
+		t.Fatalf("only %d DESIGN.md pages found", pages)
+	}
+}
