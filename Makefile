@@ -1,10 +1,10 @@
-# rackfence — see README.md. Targets: build test test-short chaos bench lint demo dist fuzz clean.
+# rackfence — see README.md. Targets: build test test-short chaos bench lint unused demo dist fuzz clean.
 GO      ?= go
 BIN     := bin
 PKGS    := ./...
 FUZZTIME ?= 5s
 
-.PHONY: all build test test-short vet fmtcheck bench lint demo dist fuzz chaos clean
+.PHONY: all build test test-short vet fmtcheck bench lint demo dist fuzz chaos clean unused
 
 SEED     ?= 7
 SEEDS    ?= 1
@@ -70,3 +70,8 @@ dist:
 
 clean:
 	rm -rf $(BIN) .demo dist
+
+# unused: exported functions and methods nothing in the module refers to
+# (shared/testenv/unused; part of make test too, skipped by test-short).
+unused:
+	$(GO) test -count=1 -run 'TestNoUnusedExports|TestFindReportsUnused' ./shared/testenv/unused

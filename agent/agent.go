@@ -37,9 +37,6 @@ func New(cfg Config) (*Agent, error) {
 	return a, nil
 }
 
-// Metrics returns the agent's metrics (for an HTTP /metrics handler).
-func (a *Agent) Metrics() *Metrics { return a.cfg.Metrics }
-
 // Run runs the agent until ctx ends: acquire the lease (standing by while
 // another agent holds it), manage the rack while the lease lasts, drop
 // everything when it is lost and start over. When ctx ends it finishes or

@@ -18,13 +18,13 @@ const (
 	// dozen or more requests to become available, so reconciles spend
 	// nearly all their time waiting; 256 workers bring 1,000 new hosts to
 	// available in well under 30 s against BMCs with 200 ms latency (see
-	// DESIGN.md for the measurements) while costing only goroutines.
+	// docs/performance.md for the measurements) while costing only goroutines.
 	DefaultWorkers = 256
 	// DefaultStatusWriters is CoordinatorConns minus the watch's and the
 	// lease's connections.
 	DefaultStatusWriters = CoordinatorConns - 2
-	// DefaultLeaseTTL is the rack lease TTL asked for.
-	DefaultLeaseTTL = 10 * time.Second
+	// DefaultLeaseTTL is the rack lease TTL asked for (the fence's default).
+	DefaultLeaseTTL = fence.DefaultTTL
 	// DefaultStatusRefresh is how often an unchanged status is written
 	// again so a stale agent is visible in lastUpdated.
 	DefaultStatusRefresh = 60 * time.Second

@@ -27,7 +27,7 @@ type CertIssuer interface {
 // refusal (a bad token, a token of another role). Then RenewCert keeps it
 // fresh.
 func Enroll(ctx context.Context, c CertIssuer, holder *pki.Holder, agentID string, log *slog.Logger) error {
-	wait := 500 * time.Millisecond
+	bo := newBackoff(500*time.Millisecond, 10*time.Second)
 	for attempt := 1; ; attempt++ {
 		err := c.EnrollAgent(ctx, holder, agentID)
 		if err == nil {
@@ -43,13 +43,11 @@ func Enroll(ctx context.Context, c CertIssuer, holder *pki.Holder, agentID strin
 		if errors.Is(err, pki.ErrPinMismatch) {
 			return err
 		}
+		wait := bo.next()
 		log.Warn("agent certificate request failed; retrying", "attempt", attempt, "retryIn", wait.String(), "err", err.Error())
-		select {
-		case <-ctx.Done():
+		if !sleepCtx(ctx, wait) {
 			return ctx.Err()
-		case <-time.After(wait):
 		}
-		wait = min(wait*2, 10*time.Second)
 	}
 }
 

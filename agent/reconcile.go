@@ -86,9 +86,9 @@ func (s *session) reconcile(name string) {
 			// action runs before the coordinator knows what we do.
 			var n int
 			s.store.with(name, func(e *hostEntry) { e.writeFailures++; n = e.writeFailures })
-			wait := min(time.Duration(1<<min(n, 6))*100*time.Millisecond, 5*time.Second)
+			wait := statusWriteBackoff.delay(n)
 			s.log.Warn("status write failed; retrying", "host", name, "err", err.Error(), "retryIn", wait)
-			s.queue.addAfter(name, jitter(wait, 0.5))
+			s.queue.addAfter(name, wait)
 			result = "write-error"
 			return
 		}

@@ -12,7 +12,7 @@ import (
 // takes them from here, so a default is written once).
 const (
 	// DefaultMaxBatch is the most commands the leader packs into one Raft
-	// log entry (--max-batch); DESIGN.md has the measurements behind it.
+	// log entry (--max-batch).
 	DefaultMaxBatch = 512
 	// DefaultApplyTimeout bounds how long a write waits for commit.
 	DefaultApplyTimeout = 10 * time.Second

@@ -94,18 +94,6 @@ func (f *FSM) Events(name string) ([]api.Event, uint64, bool) {
 	return append([]api.Event{}, h.Events...), f.applied.Load(), true
 }
 
-// CredentialNames lists credential names, sorted.
-func (f *FSM) CredentialNames() ([]string, uint64) {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	out := make([]string, 0, len(f.s.Creds))
-	for n := range f.s.Creds {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out, f.applied.Load()
-}
-
 // RackUsesCredentials reports whether a host of rack names the credentials
 // (as its BMC's, or as the record of its userData, networkData, metaData
 // or preprovisioningNetworkData).
@@ -184,25 +172,4 @@ func (f *FSM) Racks() ([]api.Rack, uint64) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, f.applied.Load()
-}
-
-// Counts reports hosts by provisioning state ("none" without status) and
-// the number of held leases (metrics).
-func (f *FSM) Counts() (byState map[string]int, leases int) {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	byState = map[string]int{}
-	for _, h := range f.s.Hosts {
-		ps := "none"
-		if h.Status != nil && h.Status.ProvisioningState != "" {
-			ps = h.Status.ProvisioningState
-		}
-		byState[ps]++
-	}
-	for _, r := range f.s.Racks {
-		if r.Lease != nil {
-			leases++
-		}
-	}
-	return byState, leases
 }

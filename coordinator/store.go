@@ -217,9 +217,6 @@ func (s *Store) Leader() (id, httpURL string) {
 	return id, s.fsm.MemberHTTP(id)
 }
 
-// CommitIndex is the commit index known to this node.
-func (s *Store) CommitIndex() uint64 { return s.raft.CommitIndex() }
-
 // Apply submits one command on the leader and returns its result value or
 // its refusal (*Error), ErrNotLeader when this node does not lead (nothing
 // was submitted), ErrOutcomeUnknown (wrapping the context's error when ctx

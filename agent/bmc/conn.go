@@ -18,12 +18,13 @@ import (
 
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/fence"
 	"github.com/rackfence/rackfence/shared/version"
 )
 
 // Target says which BMC to talk to and how to log in.
 type Target struct {
-	// Address is a CONTRACT.md BMC address: redfish://host[:port][/path]
+	// Address is a BMC address as hosts give it (docs/api.md): redfish://host[:port][/path]
 	// (HTTPS), redfish+http://host[:port][/path], or ipmi://host[:port].
 	Address string
 	// Username and Password log in to the BMC. The password is never put in
@@ -42,11 +43,12 @@ const (
 	// (this package said 30 s before 2026-11-23 while the agent's flag
 	// said 20 s; the agent always set it, so 20 s is what ran).
 	DefaultTimeout = 20 * time.Second
-	// DefaultMutationTimeout bounds one mutating call when the caller
-	// gives none; rackfence-agent derives its own from the lease TTL
-	// ((TTL - margin)/2, 4.5 s at the default 10 s TTL).
-	DefaultMutationTimeout = 4 * time.Second
 )
+
+// DefaultMutationTimeout bounds one mutating call when the caller gives
+// none: the fence's default (fence.DefaultMutationTimeout, 4.5 s at the
+// default 10 s TTL); rackfence-agent derives its own from its lease TTL.
+var DefaultMutationTimeout = fence.DefaultMutationTimeout
 
 // Options tune every Conn. The zero value is usable.
 type Options struct {
@@ -58,7 +60,7 @@ type Options struct {
 	// valid for all of it. Keep it well under the lease TTL minus its margin
 	// minus the renewal period: with the default 10s TTL renewed every
 	// TTL/3, a held lease has between about 5.7s and 9s left, so the
-	// default 4s always fits. A power change against a BMC answering in
+	// default 4.5s always fits. A power change against a BMC answering in
 	// 200ms takes about 0.6s, a virtual media insert about 2s.
 	// DefaultMutationTimeout when zero.
 	MutationTimeout time.Duration

@@ -9,7 +9,7 @@ import (
 )
 
 // AgentUserAgent returns an Options.UserAgent function producing the
-// CONTRACT.md header `rackfence-agent/VERSION (AGENT-ID; rack=R; epoch=E)`.
+// header `rackfence-agent/VERSION (AGENT-ID; rack=R; epoch=E)`.
 // E is the epoch the guard verified for a mutating call, otherwise the
 // lease holder's current epoch (0 without a lease); lease may be nil.
 func AgentUserAgent(version, agentID, rack string, lease *fence.Holder) func(context.Context) string {

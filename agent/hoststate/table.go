@@ -29,14 +29,14 @@ const (
 var table = []row{
 	// ---- Outcomes of the last action ----------------------------------
 	{name: "SoftPowerOffUnderway", on: ActionSoftPowerOff, res: resProgress,
-		why: "The OS is shutting down; asked again after the poll interval, until SoftPowerOffTimeout after the first such answer (then a hard power-off).",
+		why: "The OS is shutting down; asked again after the poll interval, until the agent's --soft-power-off-timeout after the first such answer (then a hard power-off).",
 		do:  (*run).softOffUnderway},
 	{name: "ActionInProgress", on: anyAction, res: resProgress,
 		why: "An action started but not finished is asked about again after the poll interval.",
 		do:  func(r *run) { r.hold = r.cfg.PollInterval }},
 	{name: "TransientFailure", on: anyAction, res: resTransient,
 		// From seed 001.
-		why: "A transient failure (timeout, BMC unreachable or 5xx, fenced) is retried soon and not counted, up to MaxTransientFailures in a row (then ActionFailed counts it); fenced never counts.",
+		why: "A transient failure (timeout, BMC unreachable or 5xx, fenced) is retried soon and not counted, up to the agent's --max-transient-failures in a row (then it counts as a failed action); fenced never counts.",
 		do: func(r *run) {
 			r.hold = r.cfg.TransientRetry
 			// Recorded once per failing action until one succeeds, so an
@@ -67,21 +67,21 @@ var table = []row{
 	{name: "PowerOffBeforeDeleteAbandoned", on: ActionPowerOff, res: resFailed, from: states(sPowerOffDel), to: sDeleting,
 		when: func(r *run) bool { return r.deleteTries()+1 >= r.cfg.MaxDeleteTries },
 		// From BMO.
-		why: "A power-off before delete that keeps failing is given up after MaxDeleteTries; the deletion continues.",
+		why: "A power-off before delete that keeps failing is given up after a few tries (3 by default); the deletion continues (check the host's power by hand).",
 		do:  (*run).abandonForDelete},
 	{name: "PowerOffBeforeDeleteFailed", on: ActionPowerOff, res: resFailed, from: states(sPowerOffDel),
 		why: "A failed power-off before delete is counted and retried with backoff.", do: (*run).failForDelete},
 	{name: "DeprovisionBeforeDeleteAbandoned", on: ActionDeprovision, res: resFailed, from: states(sDeprovision), to: sDeleting,
 		when: func(r *run) bool { return r.h.DeletionRequested && r.deleteTries()+1 >= r.cfg.MaxDeleteTries },
 		// From BMO.
-		why: "A deprovision before delete that keeps failing is given up after MaxDeleteTries; the deletion continues.",
+		why: "A deprovision before delete that keeps failing is given up after a few tries (3 by default); the deletion continues (the disks may still hold the image: wipe them by hand).",
 		do:  (*run).abandonForDelete},
 	{name: "DeprovisionBeforeDeleteFailed", on: ActionDeprovision, res: resFailed, from: states(sDeprovision),
 		when: func(r *run) bool { return r.h.DeletionRequested },
 		why:  "A failed deprovision before delete is counted and retried with backoff.", do: (*run).failForDelete},
 	{name: "ActionFailed", on: anyAction, res: resFailed,
 		// From seed 001.
-		why: "A failed action (or the MaxTransientFailures-th transient failure in a row, and every one after it) sets errorType, errorMessage and errorCount and waits an exponential backoff with jitter.",
+		why: "A failed action (or the --max-transient-failures-th transient failure in a row, and every one after it) sets errorType, errorMessage and errorCount and waits an exponential backoff with jitter.",
 		do: func(r *run) {
 			r.fail(errorTypeFor(r.in.Last.Action, r.state(), r.in.Last.Err), fmt.Sprintf("%s: %s", r.in.Last.Action, r.lastMessage()))
 		}},
@@ -287,7 +287,7 @@ var table = []row{
 		// From seed 002.
 		why: "A removal waits until the host has no consumer (or force).",
 		do: func(r *run) {
-			r.note("drainWait", r.drainCause(), api.EventNormal, "DrainWaiting", "removal waits for consumer %q to release the host (or use force)", r.h.Consumer)
+			r.note("drainWait", r.drainCause(), api.EventNormal, "DrainWaiting", "removal waits for consumer %q to release the host (or drain again with --force)", r.h.Consumer)
 		}},
 	{name: "RemovalLeavesMaintenanceToWipe",
 		when: func(r *run) bool {
@@ -357,7 +357,7 @@ var table = []row{
 		why: "In other states the detach waits for the current operation to finish (unless forced).",
 		do: func(r *run) {
 			r.note("detachWait", strconv.FormatUint(r.detach().CreatedIndex, 10), api.EventNormal, "DetachWaiting",
-				"detach waits for %s to finish (or use force)", r.state())
+				"detach waits for %s to finish (or detach again with --force)", r.state())
 		}},
 
 	// ---- Maintenance drain (seed 002) -----------------------------------
@@ -383,7 +383,7 @@ var table = []row{
 		// From seed 002.
 		why: "Maintenance waits until the host has no consumer (or force).",
 		do: func(r *run) {
-			r.note("drainWait", r.drainCause(), api.EventNormal, "DrainWaiting", "maintenance waits for consumer %q to release the host (or use force)", r.h.Consumer)
+			r.note("drainWait", r.drainCause(), api.EventNormal, "DrainWaiting", "maintenance waits for consumer %q to release the host (or drain again with --force)", r.h.Consumer)
 		}},
 	{name: "MaintenanceWithoutNode",
 		when: func(r *run) bool {
@@ -473,7 +473,7 @@ var table = []row{
 	// ---- Power ----------------------------------------------------------
 	{name: "RebootPowerOff", from: states(sAvailable, sProvisioned, sExternal),
 		when: func(r *run) bool { return r.node() == nodeReady && r.rebootPending() && r.st.PoweredOn },
-		why:  "A reboot powers the host off first (mode soft: graceful shutdown, hard after SoftPowerOffTimeout).",
+		why:  "A reboot powers the host off first (mode soft: graceful shutdown, hard after the agent's --soft-power-off-timeout).",
 		do:   (*run).powerOff},
 	{name: "RebootPoweredOff", from: states(sAvailable, sProvisioned, sExternal), next: true,
 		when: func(r *run) bool { return r.node() == nodeReady && r.rebootPending() && !r.st.PoweredOn },

@@ -83,7 +83,7 @@ func toAPIError(err error, log *slog.Logger, c echo.Context) *apiError {
 	case errors.As(err, &he):
 		switch he.Code {
 		case http.StatusNotFound:
-			return notFound("no such endpoint: %s %s (see the API table in CONTRACT.md)", c.Request().Method, c.Request().URL.Path)
+			return notFound("no such endpoint: %s %s (docs/api.md lists every endpoint of API v1)", c.Request().Method, c.Request().URL.Path)
 		case http.StatusMethodNotAllowed:
 			return errf(http.StatusMethodNotAllowed, wire.CodeBadRequest, "method %s is not allowed on %s", c.Request().Method, c.Request().URL.Path)
 		case http.StatusRequestEntityTooLarge:

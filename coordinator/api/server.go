@@ -1,4 +1,4 @@
-// Package api serves rackfence's HTTP API v1 (CONTRACT.md) on top of a
+// Package api serves rackfence's HTTP API v1 (docs/api.md) on top of a
 // coordinator.Store: echo handlers, bearer-token auth, forwarding to the
 // leader, the long-poll watch and /metrics.
 package api

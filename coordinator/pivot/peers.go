@@ -75,6 +75,3 @@ func (p *Peers) Names() []string {
 	sort.Strings(n)
 	return n
 }
-
-// Self is this tier's name.
-func (p *Peers) Self() string { return p.self }

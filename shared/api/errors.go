@@ -1,7 +1,5 @@
 package api
 
-import "net/http"
-
 // Error codes of ErrorDetail.Code. The wire-error table below (WireErrors)
 // gives each its HTTP status; coordinator/api answers with it and
 // shared/client reads it back, so neither side keeps its own copy.
@@ -54,29 +52,60 @@ const (
 // client.Error or a coordinator.Error carrying code C matches the row of
 // C with errors.Is (errors.Is(err, api.ErrNotFound)), whichever layer
 // produced it.
+//
+// Status is a plain int: this package imports no net/http, so the pure
+// state machine (agent/hoststate) that uses these types builds without the
+// HTTP stack (TestNoHTTPInStateMachine). The HTTP mapping lives where HTTP
+// is served (coordinator/api) and read (shared/client).
 type WireError struct {
 	Code   string
 	Status int
 }
 
-func (e *WireError) Error() string { return e.Code + " (" + http.StatusText(e.Status) + ")" }
+func (e *WireError) Error() string { return e.Code + " (" + statusText[e.Status] + ")" }
+
+// The HTTP statuses of the table, and their reason phrases (RFC 9110), as
+// Error prints them.
+const (
+	statusBadRequest          = 400
+	statusUnauthorized        = 401
+	statusForbidden           = 403
+	statusNotFound            = 404
+	statusConflict            = 409
+	statusTooLarge            = 413
+	statusTooManyRequests     = 429
+	statusInternalServerError = 500
+	statusServiceUnavailable  = 503
+)
+
+var statusText = map[int]string{
+	statusBadRequest:          "Bad Request",
+	statusUnauthorized:        "Unauthorized",
+	statusForbidden:           "Forbidden",
+	statusNotFound:            "Not Found",
+	statusConflict:            "Conflict",
+	statusTooLarge:            "Request Entity Too Large",
+	statusTooManyRequests:     "Too Many Requests",
+	statusInternalServerError: "Internal Server Error",
+	statusServiceUnavailable:  "Service Unavailable",
+}
 
 // The wire-error table, one sentinel per code (see the Code* constants for
 // what each means).
 var (
-	ErrBadRequest        = &WireError{CodeBadRequest, http.StatusBadRequest}
-	ErrUnauthorized      = &WireError{CodeUnauthorized, http.StatusUnauthorized}
-	ErrForbidden         = &WireError{CodeForbidden, http.StatusForbidden}
-	ErrNotFound          = &WireError{CodeNotFound, http.StatusNotFound}
-	ErrConflict          = &WireError{CodeConflict, http.StatusConflict}
-	ErrStaleEpoch        = &WireError{CodeStaleEpoch, http.StatusConflict}
-	ErrTooLarge          = &WireError{CodeTooLarge, http.StatusRequestEntityTooLarge}
-	ErrTooManyRequests   = &WireError{CodeTooManyRequests, http.StatusTooManyRequests}
-	ErrInternal          = &WireError{CodeInternal, http.StatusInternalServerError}
-	ErrNoLeader          = &WireError{CodeNoLeader, http.StatusServiceUnavailable}
-	ErrSecretsKeyMissing = &WireError{CodeSecretsKeyMissing, http.StatusServiceUnavailable}
-	ErrUpgradeRequired   = &WireError{CodeUpgradeRequired, http.StatusServiceUnavailable}
-	ErrMemberStopped     = &WireError{CodeMemberStopped, http.StatusServiceUnavailable}
+	ErrBadRequest        = &WireError{CodeBadRequest, statusBadRequest}
+	ErrUnauthorized      = &WireError{CodeUnauthorized, statusUnauthorized}
+	ErrForbidden         = &WireError{CodeForbidden, statusForbidden}
+	ErrNotFound          = &WireError{CodeNotFound, statusNotFound}
+	ErrConflict          = &WireError{CodeConflict, statusConflict}
+	ErrStaleEpoch        = &WireError{CodeStaleEpoch, statusConflict}
+	ErrTooLarge          = &WireError{CodeTooLarge, statusTooLarge}
+	ErrTooManyRequests   = &WireError{CodeTooManyRequests, statusTooManyRequests}
+	ErrInternal          = &WireError{CodeInternal, statusInternalServerError}
+	ErrNoLeader          = &WireError{CodeNoLeader, statusServiceUnavailable}
+	ErrSecretsKeyMissing = &WireError{CodeSecretsKeyMissing, statusServiceUnavailable}
+	ErrUpgradeRequired   = &WireError{CodeUpgradeRequired, statusServiceUnavailable}
+	ErrMemberStopped     = &WireError{CodeMemberStopped, statusServiceUnavailable}
 )
 
 // WireErrors is the whole table. Where codes share a status, the first
@@ -113,7 +142,7 @@ func StatusForCode(code string) int {
 	if e := byCode[code]; e != nil {
 		return e.Status
 	}
-	return http.StatusInternalServerError
+	return statusInternalServerError
 }
 
 // CodeForStatus is the code a bare HTTP status stands for (an answer

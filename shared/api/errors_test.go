@@ -8,7 +8,7 @@ import (
 )
 
 // TestWireErrorTable pins every code and status as they are on the wire
-// (CONTRACT.md, openapi.yaml): changing one is a contract change, not a
+// (docs/api.md, openapi.yaml): changing one is a contract change, not a
 // refactoring.
 func TestWireErrorTable(t *testing.T) {
 	want := map[string]int{
@@ -105,5 +105,17 @@ func TestMatchesCode(t *testing.T) {
 	}
 	if errors.Is(err, errors.New(CodeStaleEpoch)) {
 		t.Error("an error that is not a table row matched")
+	}
+}
+
+// TestWireErrorStatusText: the reason phrase Error prints for each row is
+// net/http's (the package keeps its own copy so it need not import the
+// HTTP stack).
+func TestWireErrorStatusText(t *testing.T) {
+	for _, e := range WireErrors {
+		want := e.Code + " (" + http.StatusText(e.Status) + ")"
+		if got := e.Error(); got != want {
+			t.Errorf("%s: Error() = %q, want %q", e.Code, got, want)
+		}
 	}
 }

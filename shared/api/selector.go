@@ -113,11 +113,6 @@ func (e *SelectorError) Error() string {
 	return fmt.Sprintf("%q at character %d: %s", e.Selector, e.Pos+1, e.Message)
 }
 
-// AsFieldError names the field (e.g. "selector" or "-l") in the error.
-func (e *SelectorError) AsFieldError(field string) *FieldError {
-	return &FieldError{Field: field, Message: e.Error()}
-}
-
 // selector tokens
 type tokKind int
 

@@ -1,6 +1,6 @@
 package api
 
-// Provisioning states (DESIGN.md, "The host state machine").
+// Provisioning states (docs/hoststate.md is the state machine).
 const (
 	StateNone                    = ""
 	StateUnmanaged               = "unmanaged"

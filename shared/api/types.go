@@ -1,8 +1,8 @@
 // Package api holds the wire types of rackfence's HTTP API v1. Every binary
 // (coordinator, agent, ctl) speaks these; nothing here does I/O.
 //
-// JSON field names are part of the public contract (../../CONTRACT.md in the
-// handbook): add fields freely, never rename or remove one.
+// JSON field names are part of the public contract (docs/api.md): add
+// fields freely, never rename or remove one.
 package api
 
 import (

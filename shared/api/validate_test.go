@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// The pattern CONTRACT.md gives for names; isLabel must agree with it.
+// The pattern docs/api.md gives for names; isLabel must agree with it.
 var labelRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
 
 func TestIsLabelMatchesPattern(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"github.com/rackfence/rackfence/shared/jsonl"
 )
 
-// AuditLine is one line of the audit file (CONTRACT.md fields plus status).
+// AuditLine is one line of the audit file (what the request was, plus status).
 type AuditLine struct {
 	Time      string `json:"time"` // RFC 3339 with nanoseconds, arrival
 	Port      int    `json:"port"`

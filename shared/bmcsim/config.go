@@ -14,7 +14,7 @@ package bmcsim
 
 import "time"
 
-// Defaults of Config, and of rackfence-bmcsim's flags (CONTRACT.md).
+// Defaults of Config, and of rackfence-bmcsim's flags.
 const (
 	DefaultHost        = "127.0.0.1"
 	DefaultUsername    = "admin"
@@ -44,7 +44,7 @@ type Config struct {
 	Latency time.Duration
 	Jitter  time.Duration
 	// AuditPath, when set, gets one JSON line per mutating Redfish call
-	// (CONTRACT.md fields: time, port, remote, userAgent, method, path,
+	// (AuditLine: time, port, remote, userAgent, method, path,
 	// body; plus status). Session login and logout are not audited: they
 	// change nothing on the host, and a login body holds the password.
 	AuditPath string

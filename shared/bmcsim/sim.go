@@ -158,7 +158,7 @@ func (s *Sim) URL(i int) string {
 // Profile is the name of the profile every BMC serves.
 func (s *Sim) Profile() string { return s.prof.name }
 
-// Address is BMC i's CONTRACT.md BMC address (redfish+http:// or, with
+// Address is BMC i's BMC address as a host gives it (redfish+http:// or, with
 // TLS, redfish://) pointing at its first system.
 func (s *Sim) Address(i int) string {
 	return s.SystemAddresses(i)[0]

@@ -109,7 +109,7 @@ func TestEveryBinaryAnswersVersion(t *testing.T) {
 }
 
 // TestBadFlagValueIsAUsageError: a flag value out of its allowed set, on
-// the command line or in RACKFENCE_<FLAG>, exits 2 (CONTRACT.md: usage
+// the command line or in RACKFENCE_<FLAG>, exits 2 (docs/operator.md: usage
 // error) with one line naming the flag, before anything starts.
 func TestBadFlagValueIsAUsageError(t *testing.T) {
 	testenv.SkipShort(t)

@@ -2,7 +2,7 @@
 // flags (with RACKFENCE_* from the environment, shared/envflag), --version,
 // Validate before anything starts, a slog logger (JSON by default), an
 // optional pprof listener, a context cancelled by SIGTERM or SIGINT, and
-// the exit codes of CONTRACT.md.
+// the exit codes docs/operator.md lists.
 //
 // A daemon's cmd/NAME/flags.go declares its flags and a Config with
 // Validate() (hashicorp/raft's ValidateConfig habit) that embeds Common;
@@ -30,7 +30,7 @@ import (
 	"github.com/rackfence/rackfence/shared/version"
 )
 
-// Exit codes of every rackfence binary (CONTRACT.md "Exit"; rackfencectl
+// Exit codes of every rackfence binary (docs/operator.md; rackfencectl
 // adds 3, 4 and 5).
 const (
 	// ExitOK: done, or --help / --version.

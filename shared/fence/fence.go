@@ -27,6 +27,17 @@ func Margin(ttl time.Duration) time.Duration {
 // fits in it (4.5 s at the default 10 s TTL; agent/DESIGN.md).
 func MutationTimeout(ttl time.Duration) time.Duration { return (ttl - Margin(ttl)) / 2 }
 
+// DefaultTTL is the lease TTL an agent asks for when not told otherwise
+// (rackfence-agent's --lease-ttl default, and the coordinator's when a
+// request names none).
+const DefaultTTL = 10 * time.Second
+
+// DefaultMutationTimeout is the one default for how long a guarded call
+// may take: MutationTimeout(DefaultTTL), 4.5 s. Every provisioner and BMC
+// configuration left at its zero value uses it, so none has every
+// mutation refused by the guard under a default lease.
+var DefaultMutationTimeout = MutationTimeout(DefaultTTL)
+
 // HolderDeadline is when a holder must stop: sentAt is read from the
 // monotonic clock before the acquire/renew request was sent.
 func HolderDeadline(sentAt time.Time, ttl time.Duration) time.Time {

@@ -181,3 +181,15 @@ func TestMutationTimeoutFitsBetweenRenewals(t *testing.T) {
 		}
 	}
 }
+
+// The one mutation-timeout default every provisioner and BMC config uses:
+// 4.5 s at the default 10 s TTL, which fits in what a held lease always
+// has left (TTL − Margin − TTL/3).
+func TestDefaultMutationTimeout(t *testing.T) {
+	if DefaultMutationTimeout != 4500*time.Millisecond {
+		t.Errorf("DefaultMutationTimeout = %s, want 4.5s", DefaultMutationTimeout)
+	}
+	if left := DefaultTTL - Margin(DefaultTTL) - DefaultTTL/3; DefaultMutationTimeout >= left {
+		t.Errorf("DefaultMutationTimeout %s does not fit the %s a default lease always has left", DefaultMutationTimeout, left)
+	}
+}

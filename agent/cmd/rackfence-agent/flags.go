@@ -111,7 +111,7 @@ func (c *Config) Flags() *pflag.FlagSet {
 	fs.StringVar(&c.ironicTokenFile, "ironic-token-file", "", "file holding a token for Ironic (empty: noauth)")
 	fs.StringVar(&c.ironicRedfishInspect, "ironic-redfish-inspect", "", "inspect interface of Redfish hosts' Ironic nodes: redfish (Ironic reads CPUs, memory, disk size through its Redfish client), no-inspect (the agent reads the BMC inventory); empty: redfish when Ironic enables it")
 	fs.StringVar(&c.ironicRedfishVMedia, "ironic-redfish-virtual-media", "", "on: deploy Redfish hosts through Ironic with redfish-virtual-media boot and ramdisk deploy (image.url is a bootable ISO the BMC inserts); off: Ironic's default interfaces; empty: on when Ironic enables both")
-	fs.IntVar(&c.workers, "workers", agent.DefaultWorkers, "concurrent host reconciles (CONTRACT.md said 32; 256 is the measured default that brings 1,000 hosts behind 200 ms BMCs to available within 30 s, see agent/DESIGN.md)")
+	fs.IntVar(&c.workers, "workers", agent.DefaultWorkers, "concurrent host reconciles (the default brings 1,000 hosts behind 200 ms BMCs to available within 30 s; raise it for larger racks or slower BMCs)")
 	fs.DurationVar(&c.leaseTTL, "lease-ttl", agent.DefaultLeaseTTL, "rack lease TTL")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve Prometheus /metrics on this address (e.g. 127.0.0.1:9490); empty: off")
 	fs.StringVar(&c.auditFile, "audit-file", "", "append one JSON line per guarded (mutating) call to this file; empty: off")

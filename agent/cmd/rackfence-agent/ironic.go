@@ -54,7 +54,7 @@ func newIronic(o *Config, g *guard.Guard, bmcOpts bmc.Options, log *slog.Logger)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	p, err := ironic.New(ctx, ironic.Config{URL: o.ironicURL, Token: token, Guard: g,
-		Timeout: o.mutationTimeout, Logger: log, Inventory: inventory, BMCDetails: details,
+		Timeout: o.mutationTimeout, MutationTimeout: o.mutationTimeout, Logger: log, Inventory: inventory, BMCDetails: details,
 		RedfishInspect: o.ironicRedfishInspect, RedfishVirtualMedia: o.ironicRedfishVMedia,
 		SoftPowerOffTimeout: o.softOffTimeout})
 	if err != nil {

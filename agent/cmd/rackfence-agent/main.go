@@ -1,6 +1,6 @@
 // Command rackfence-agent is the daemon beside each rack: it holds the
 // rack's lease, follows the coordinator's watch, and drives the rack's hosts
-// through their BMCs (direct) or Ironic. Flags are CONTRACT.md's; every flag
+// through their BMCs (direct) or Ironic. Flags are in docs/operator.md; every flag
 // is also read from RACKFENCE_<FLAG> (upper case, dashes as underscores).
 package main
 

@@ -66,7 +66,7 @@ func (op Op) Mutating() bool { return op != OpPowerState }
 // for each mutating call: the agent's default at the default 10 s lease TTL
 // (fence.MutationTimeout). Tests with a shorter TTL set a shorter one
 // (Config.MutationTimeout), or the guard refuses every call.
-var DefaultMutationTimeout = fence.MutationTimeout(10 * time.Second)
+var DefaultMutationTimeout = fence.DefaultMutationTimeout
 
 // Config configures a Provisioner.
 type Config struct {

@@ -34,7 +34,7 @@ func TestAdoptFakeHardware(t *testing.T) {
 	must(t, "delete")(p.Delete(ctx, h))
 }
 
-// Adopt failure (PEERS.md: boot pxe + deploy ramdisk and no port): Adopt
+// Adopt failure (reproducible with the installed Ironic: boot pxe + deploy ramdisk and no port): Adopt
 // returns the state machine's error with Ironic's last_error; a retry fails
 // the same way; once fixed (the boot MAC's port registered) it reaches
 // active.

@@ -8,6 +8,7 @@ import (
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/fence"
 )
 
 // Config configures the Ironic provisioner.
@@ -21,9 +22,15 @@ type Config struct {
 	Token string
 	// Guard is the one path to every mutating Ironic call. Required.
 	Guard *guard.Guard
-	// Timeout bounds each single Ironic API call, and is the timeout the
-	// guard checks the lease against. Default 30s.
+	// Timeout bounds each single read-only Ironic API call (and the HTTP
+	// client's every request). Default 30s.
 	Timeout time.Duration
+	// MutationTimeout bounds each mutating Ironic call, and is the room the
+	// guard demands on the lease before letting it start. Default
+	// fence.DefaultMutationTimeout (4.5s, which fits the default 10s lease
+	// anywhere in its renewal cycle); with a shorter lease TTL use
+	// fence.MutationTimeout(ttl).
+	MutationTimeout time.Duration
 	// WaitTimeout bounds how long one method waits for Ironic to reach the
 	// target state before it returns Result.InProgress (call it again later).
 	// Default 5m.
@@ -109,6 +116,9 @@ const (
 func (c *Config) setDefaults() {
 	if c.Timeout <= 0 {
 		c.Timeout = defaultTimeout
+	}
+	if c.MutationTimeout <= 0 {
+		c.MutationTimeout = fence.DefaultMutationTimeout
 	}
 	if c.WaitTimeout <= 0 {
 		c.WaitTimeout = defaultWaitTimeout

@@ -10,7 +10,7 @@ import (
 )
 
 // ipmiCipherSuite is sent to ipmitool (-C 3): without it ipmitool tries
-// suites in turn and stalls ~10 s per call on some BMCs (PEERS.md).
+// suites in turn and stalls ~10 s per call on some BMCs and simulators.
 const ipmiCipherSuite = "3"
 
 // driverFor returns the hardware type and driver_info for a host: redfish

@@ -11,11 +11,11 @@ import (
 
 // Every mutating Ironic call is here, each lexically inside the func literal
 // passed to Guard.Do (agent/guard's go/ast test checks that). The guard checks
-// the rack lease right before the call and bounds it by Config.Timeout.
+// the rack lease right before the call and bounds it by Config.MutationTimeout.
 
 func (p *Provisioner) createNode(ctx context.Context, h provisioner.Host, opts nodes.CreateOpts) (*nodes.Node, error) {
 	var n *nodes.Node
-	err := p.cfg.Guard.Do(ctx, h.Name, "ironic.create-node", p.cfg.Timeout, func(ctx context.Context) error {
+	err := p.cfg.Guard.Do(ctx, h.Name, "ironic.create-node", p.cfg.MutationTimeout, func(ctx context.Context) error {
 		var err error
 		n, err = nodes.Create(ctx, p.client, opts).Extract()
 		return err
@@ -25,7 +25,7 @@ func (p *Provisioner) createNode(ctx context.Context, h provisioner.Host, opts n
 
 func (p *Provisioner) createPort(ctx context.Context, h provisioner.Host, nodeUUID, mac string) error {
 	pxe := true
-	err := p.cfg.Guard.Do(ctx, h.Name, "ironic.create-port", p.cfg.Timeout, func(ctx context.Context) error {
+	err := p.cfg.Guard.Do(ctx, h.Name, "ironic.create-port", p.cfg.MutationTimeout, func(ctx context.Context) error {
 		_, err := ports.Create(ctx, p.client, ports.CreateOpts{NodeUUID: nodeUUID, Address: mac, PXEEnabled: &pxe}).Extract()
 		return err
 	})
@@ -33,7 +33,7 @@ func (p *Provisioner) createPort(ctx context.Context, h provisioner.Host, nodeUU
 }
 
 func (p *Provisioner) updateNode(ctx context.Context, h provisioner.Host, uuid, what string, patch nodes.UpdateOpts) error {
-	err := p.cfg.Guard.Do(ctx, h.Name, "ironic.update-node", p.cfg.Timeout, func(ctx context.Context) error {
+	err := p.cfg.Guard.Do(ctx, h.Name, "ironic.update-node", p.cfg.MutationTimeout, func(ctx context.Context) error {
 		_, err := nodes.Update(ctx, p.client, uuid, patch).Extract()
 		return err
 	})
@@ -52,14 +52,14 @@ func (p *Provisioner) changeProvisionState(ctx context.Context, h provisioner.Ho
 			opts.ConfigDrive = cd
 		}
 	}
-	err := p.cfg.Guard.Do(ctx, h.Name, "ironic.provision-"+string(target), p.cfg.Timeout, func(ctx context.Context) error {
+	err := p.cfg.Guard.Do(ctx, h.Name, "ironic.provision-"+string(target), p.cfg.MutationTimeout, func(ctx context.Context) error {
 		return nodes.ChangeProvisionState(ctx, p.client, uuid, opts).ExtractErr()
 	})
 	return classify(err, "provision target "+string(target)+" for node "+uuid)
 }
 
 func (p *Provisioner) changePowerState(ctx context.Context, h provisioner.Host, uuid string, target nodes.TargetPowerState) error {
-	err := p.cfg.Guard.Do(ctx, h.Name, "ironic.power", p.cfg.Timeout, func(ctx context.Context) error {
+	err := p.cfg.Guard.Do(ctx, h.Name, "ironic.power", p.cfg.MutationTimeout, func(ctx context.Context) error {
 		return nodes.ChangePowerState(ctx, p.client, uuid, nodes.PowerStateOpts{Target: target}).ExtractErr()
 	})
 	return classify(err, string(target)+" for node "+uuid)
@@ -68,28 +68,28 @@ func (p *Provisioner) changePowerState(ctx context.Context, h provisioner.Host, 
 // softPowerOff asks Ironic for "soft power off", bounded by timeout
 // (Ironic's own wait; 0: its conductor's soft_power_off_timeout).
 func (p *Provisioner) softPowerOff(ctx context.Context, h provisioner.Host, uuid string, timeout int) error {
-	err := p.cfg.Guard.Do(ctx, h.Name, "ironic.soft-power-off", p.cfg.Timeout, func(ctx context.Context) error {
+	err := p.cfg.Guard.Do(ctx, h.Name, "ironic.soft-power-off", p.cfg.MutationTimeout, func(ctx context.Context) error {
 		return nodes.ChangePowerState(ctx, p.client, uuid, nodes.PowerStateOpts{Target: nodes.SoftPowerOff, Timeout: timeout}).ExtractErr()
 	})
 	return classify(err, "soft power off for node "+uuid)
 }
 
 func (p *Provisioner) setMaintenance(ctx context.Context, h provisioner.Host, uuid, reason string) error {
-	err := p.cfg.Guard.Do(ctx, h.Name, "ironic.maintenance-on", p.cfg.Timeout, func(ctx context.Context) error {
+	err := p.cfg.Guard.Do(ctx, h.Name, "ironic.maintenance-on", p.cfg.MutationTimeout, func(ctx context.Context) error {
 		return nodes.SetMaintenance(ctx, p.client, uuid, nodes.MaintenanceOpts{Reason: reason}).ExtractErr()
 	})
 	return classify(err, "set maintenance on node "+uuid)
 }
 
 func (p *Provisioner) unsetMaintenance(ctx context.Context, h provisioner.Host, uuid string) error {
-	err := p.cfg.Guard.Do(ctx, h.Name, "ironic.maintenance-off", p.cfg.Timeout, func(ctx context.Context) error {
+	err := p.cfg.Guard.Do(ctx, h.Name, "ironic.maintenance-off", p.cfg.MutationTimeout, func(ctx context.Context) error {
 		return nodes.UnsetMaintenance(ctx, p.client, uuid).ExtractErr()
 	})
 	return classify(err, "unset maintenance on node "+uuid)
 }
 
 func (p *Provisioner) deleteNode(ctx context.Context, h provisioner.Host, uuid string) error {
-	err := p.cfg.Guard.Do(ctx, h.Name, "ironic.delete-node", p.cfg.Timeout, func(ctx context.Context) error {
+	err := p.cfg.Guard.Do(ctx, h.Name, "ironic.delete-node", p.cfg.MutationTimeout, func(ctx context.Context) error {
 		return nodes.Delete(ctx, p.client, uuid).ExtractErr()
 	})
 	return classify(err, "delete node "+uuid)

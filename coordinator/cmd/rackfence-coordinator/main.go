@@ -1,6 +1,6 @@
 // Command rackfence-coordinator is one member of a rackfence coordinator
 // cluster: Raft-replicated inventory, intents, rack leases and tokens behind
-// the HTTP API v1 (CONTRACT.md).
+// the HTTP API v1 (docs/api.md).
 package main
 
 import (

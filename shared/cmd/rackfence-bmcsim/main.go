@@ -1,5 +1,5 @@
 // Command rackfence-bmcsim serves N simulated Redfish BMCs on consecutive
-// loopback ports (see shared/bmcsim and CONTRACT.md).
+// loopback ports (see shared/bmcsim/DESIGN.md).
 //
 //	rackfence-bmcsim --hosts N --base-port P [--profile NAME] [--latency D] [--jitter D] [--audit FILE]
 //	rackfence-bmcsim --list-profiles

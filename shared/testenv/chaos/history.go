@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"sort"
 	"sync"
@@ -129,24 +128,4 @@ func (h *History) WriteFile(path string) error {
 		}
 	}
 	return errors.Join(w.Flush(), f.Close())
-}
-
-// ReadHistory reads a history written by WriteFile.
-func ReadHistory(path string) ([]Op, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var out []Op
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var op Op
-		if err := json.Unmarshal(sc.Bytes(), &op); err != nil {
-			return nil, fmt.Errorf("history %s: %w", path, err)
-		}
-		out = append(out, op)
-	}
-	return out, sc.Err()
 }

@@ -189,13 +189,6 @@ func (n *Net) Cut(a, b []string) error {
 	return nil
 }
 
-// Rules returns the active drop rules as "from>to".
-func (n *Net) Rules() []string {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return append([]string(nil), n.rules...)
-}
-
 // Heal removes every drop rule.
 func (n *Net) Heal() error {
 	n.mu.Lock()
