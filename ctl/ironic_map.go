@@ -354,6 +354,8 @@ func str(v any) string {
 		return t
 	case float64:
 		return strconv.FormatFloat(t, 'f', -1, 64)
+	case int:
+		return strconv.Itoa(t)
 	case bool:
 		return strconv.FormatBool(t)
 	}
