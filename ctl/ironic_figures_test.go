@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -66,8 +67,9 @@ func TestIronicFigures(t *testing.T) {
 	r := c.mustCtl(t, "", args...)
 	secs := time.Since(start).Seconds()
 	calls := requestCount(t, c) - before - 1 // the second scrape
-	ironicCalls := len(rec.take())
-	if got := strings.Count(r.stdout, " created\n"); got != n {
+	reqs, _ := rec.take()
+	ironicCalls := len(reqs)
+	if got := len(regexp.MustCompile(`(?m)^host/\S+ created$`).FindAllString(r.stdout, -1)); got != n {
 		t.Fatalf("%d hosts created, want %d", got, n)
 	}
 	start = time.Now()

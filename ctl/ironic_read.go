@@ -73,7 +73,6 @@ func readIronic(ctx context.Context, endpoint, token string) (*ironicInventory, 
 		return true, nil
 	})
 	if err != nil {
-		inv.Calls = rt.calls.Load()
 		return nil, ironicError(ep, "list nodes", err)
 	}
 	err = ports.List(sc, ports.ListOpts{Fields: ironicPortFields}).EachPage(ctx, func(_ context.Context, p pagination.Page) (bool, error) {

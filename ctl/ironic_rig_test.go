@@ -110,9 +110,10 @@ func (a ironicAPI) settled() string {
 // recorder is a reverse proxy in front of Ironic that records each
 // request's method and path: the import's requests, counted.
 type recorder struct {
-	URL  string
-	mu   sync.Mutex
-	reqs []string
+	URL    string
+	mu     sync.Mutex
+	reqs   []string
+	tokens []string // X-Auth-Token of each request
 }
 
 func newRecorder(t *testing.T, target string) *recorder {
@@ -125,6 +126,7 @@ func newRecorder(t *testing.T, target string) *recorder {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, q *http.Request) {
 		r.mu.Lock()
 		r.reqs = append(r.reqs, q.Method+" "+q.URL.Path)
+		r.tokens = append(r.tokens, q.Header.Get("X-Auth-Token"))
 		r.mu.Unlock()
 		proxy.ServeHTTP(w, q)
 	}))
@@ -133,11 +135,11 @@ func newRecorder(t *testing.T, target string) *recorder {
 	return r
 }
 
-// take returns the requests recorded since the last take.
-func (r *recorder) take() []string {
+// take returns the requests (and their tokens) recorded since the last take.
+func (r *recorder) take() (reqs, tokens []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := r.reqs
-	r.reqs = nil
-	return out
+	reqs, tokens = r.reqs, r.tokens
+	r.reqs, r.tokens = nil, nil
+	return reqs, tokens
 }

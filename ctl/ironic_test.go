@@ -139,14 +139,25 @@ func TestImportIronic(t *testing.T) {
 		t.Errorf("the re-run is not idempotent:\n%s", r)
 	}
 
-	reqs := rec.take()
+	// With --ironic-token-file the token goes as X-Auth-Token (noauth
+	// Ironic ignores it; the proxy sees it).
+	tok := filepath.Join(t.TempDir(), "ironic.token")
+	if err := os.WriteFile(tok, []byte("gAAAA-test-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c.mustCtl(t, "", append(args, "--ironic-token-file", tok, "--dry-run")...)
+
+	reqs, tokens := rec.take()
 	for _, q := range reqs {
 		if !strings.HasPrefix(q, "GET ") {
 			t.Errorf("the import sent %s to Ironic", q)
 		}
 	}
-	if len(reqs) != 4*2 {
-		t.Errorf("4 imports made %d requests to Ironic, want 8 (one page of nodes, one of ports each): %q", len(reqs), reqs)
+	if len(reqs) != 5*2 {
+		t.Errorf("5 imports made %d requests to Ironic, want 10 (one page of nodes, one of ports each): %q", len(reqs), reqs)
+	}
+	if n := len(tokens); n < 2 || tokens[0] != "" || tokens[n-1] != "gAAAA-test-token" || tokens[n-2] != "gAAAA-test-token" {
+		t.Errorf("X-Auth-Token of the requests: %q, want none, then the token file's for the last import", tokens)
 	}
 	if after := a.snapshot(); after != before {
 		t.Errorf("Ironic changed during the imports:\n--- before\n%s\n--- after\n%s", before, after)
