@@ -13,7 +13,7 @@ import (
 func init() {
 	register(&command{
 		path:  "import ironic",
-		usage: "--ironic-url URL [--ironic-token-file F] (--rack-from properties.KEY|extra.KEY | --rack R) [--credentials-file F] [--allow-missing-credentials] [--dry-run]",
+		usage: "--ironic-url URL [--ironic-token-file F] (--rack-from properties.KEY|extra.KEY | --rack R) [--credentials-file F] [--allow-missing-credentials] [--page-size N] [--dry-run]",
 		short: "Take over an OpenStack Ironic inventory (only reads Ironic)",
 		long: `Reads every node and port of an Ironic (GET requests only, one per page)
 and creates or updates a rackfence host per node, with a credentials record
@@ -44,6 +44,7 @@ func importIronic(fs *pflag.FlagSet) func(*Ctx, []string) error {
 	rackFrom := fs.String("rack-from", "", "take the rack from the node's properties.KEY or extra.KEY")
 	credsFile := fs.String("credentials-file", "", "YAML or JSON file of BMC logins keyed by node name, UUID or BMC address")
 	allowMissing := fs.Bool("allow-missing-credentials", false, "create hosts with no credentials entry; they wait for 'rackfencectl credentials set NAME-bmc'")
+	pageSize := fs.Int("page-size", 0, "nodes (and ports) per Ironic request; 0: Ironic's [api]max_limit (1000 by default)")
 	dryRun := fs.Bool("dry-run", false, "print the plan (created, changed, unchanged, refused, skipped) and change nothing")
 	return func(x *Ctx, args []string) error {
 		if len(args) > 0 {
@@ -54,6 +55,9 @@ func importIronic(fs *pflag.FlagSet) func(*Ctx, []string) error {
 		}
 		if !strings.HasPrefix(*ironicURL, "http://") && !strings.HasPrefix(*ironicURL, "https://") {
 			return usagef("--ironic-url %q: give an http:// or https:// URL", *ironicURL)
+		}
+		if *pageSize < 0 {
+			return usagef("--page-size %d: give a positive number of nodes per request, or 0 for Ironic's maximum", *pageSize)
 		}
 		o := ironicOptions{Rack: *rack, RackFrom: *rackFrom}
 		if o.Rack != "" {
@@ -90,7 +94,7 @@ func importIronic(fs *pflag.FlagSet) func(*Ctx, []string) error {
 				return usagef("--credentials-file %s: %v", name, err)
 			}
 		}
-		inv, err := readIronic(x.ctx, *ironicURL, token)
+		inv, err := readIronic(x.ctx, *ironicURL, token, *pageSize)
 		if err != nil {
 			return err
 		}

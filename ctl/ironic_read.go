@@ -12,7 +12,6 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/noauth"
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/ports"
-	"github.com/gophercloud/gophercloud/v2/pagination"
 )
 
 // ironicMicroversion is what import ironic asks for: node names (1.5),
@@ -49,9 +48,10 @@ type ironicInventory struct {
 	Calls int64 // HTTP requests to Ironic
 }
 
-// readIronic lists every node and port, page by page; token "" is noauth,
-// else it is sent as X-Auth-Token.
-func readIronic(ctx context.Context, endpoint, token string) (*ironicInventory, error) {
+// readIronic lists every node and port, page by page (pageSize 0:
+// Ironic's [api]max_limit); token "" is noauth, else it is sent as
+// X-Auth-Token.
+func readIronic(ctx context.Context, endpoint, token string, pageSize int) (*ironicInventory, error) {
 	ep := strings.TrimSuffix(strings.TrimSuffix(endpoint, "/"), "/v1") + "/v1/"
 	sc, err := noauth.NewBareMetalNoAuth(noauth.EndpointOpts{IronicEndpoint: ep})
 	if err != nil {
@@ -64,30 +64,43 @@ func readIronic(ctx context.Context, endpoint, token string) (*ironicInventory, 
 		sc.ProviderClient.SetToken(token)
 	}
 	inv := &ironicInventory{}
-	err = nodes.List(sc, nodes.ListOpts{Fields: ironicNodeFields}).EachPage(ctx, func(_ context.Context, p pagination.Page) (bool, error) {
-		var page []ironicNode
-		if err := nodes.ExtractNodesInto(p, &page); err != nil {
-			return false, err
-		}
-		inv.Nodes = append(inv.Nodes, page...)
-		return true, nil
-	})
-	if err != nil {
+	// Ironic links the next page as the collection's "next" (not
+	// gophercloud's nodes_links/ports_links): follow it until there is none.
+	q, _ := gophercloud.BuildQueryString(nodes.ListOpts{Fields: ironicNodeFields, Limit: pageSize})
+	if err := eachPage(ctx, sc, sc.ServiceURL("nodes")+q.String(), func(b pageBody) { inv.Nodes = append(inv.Nodes, b.Nodes...) }); err != nil {
 		return nil, ironicError(ep, "list nodes", err)
 	}
-	err = ports.List(sc, ports.ListOpts{Fields: ironicPortFields}).EachPage(ctx, func(_ context.Context, p pagination.Page) (bool, error) {
-		var page []ironicPort
-		if err := ports.ExtractPortsInto(p, &page); err != nil {
-			return false, err
-		}
-		inv.Ports = append(inv.Ports, page...)
-		return true, nil
-	})
-	if err != nil {
+	q, _ = gophercloud.BuildQueryString(ports.ListOpts{Fields: ironicPortFields, Limit: pageSize})
+	if err := eachPage(ctx, sc, sc.ServiceURL("ports")+q.String(), func(b pageBody) { inv.Ports = append(inv.Ports, b.Ports...) }); err != nil {
 		return nil, ironicError(ep, "list ports", err)
 	}
 	inv.Calls = rt.calls.Load()
 	return inv, nil
+}
+
+// pageBody is one page of GET /v1/nodes or /v1/ports.
+type pageBody struct {
+	Nodes []ironicNode `json:"nodes"`
+	Ports []ironicPort `json:"ports"`
+	Next  string       `json:"next"`
+}
+
+// eachPage GETs url and every next page after it.
+func eachPage(ctx context.Context, sc *gophercloud.ServiceClient, url string, f func(pageBody)) error {
+	seen := map[string]bool{}
+	for url != "" {
+		if seen[url] {
+			return fmt.Errorf("Ironic's next page %s was already read", url)
+		}
+		seen[url] = true
+		var b pageBody
+		if _, err := sc.Get(ctx, url, &b, &gophercloud.RequestOpts{OkCodes: []int{http.StatusOK}}); err != nil {
+			return err
+		}
+		f(b)
+		url = b.Next
+	}
+	return nil
 }
 
 // ironicError says what failed and what to check.

@@ -147,17 +147,24 @@ func TestImportIronic(t *testing.T) {
 	}
 	c.mustCtl(t, "", append(args, "--ironic-token-file", tok, "--dry-run")...)
 
+	// Pages of 2: 6 nodes in 3 full pages and an empty one, 2 ports in a
+	// full page and an empty one.
+	r = c.mustCtl(t, "", append(args, "--page-size", "2", "--dry-run")...)
+	if !strings.Contains(r.stdout, "read 6 nodes and 2 ports from Ironic in 6 GET requests") {
+		t.Errorf("--page-size 2:\n%s", r)
+	}
+
 	reqs, tokens := rec.take()
 	for _, q := range reqs {
 		if !strings.HasPrefix(q, "GET ") {
 			t.Errorf("the import sent %s to Ironic", q)
 		}
 	}
-	if len(reqs) != 5*2 {
-		t.Errorf("5 imports made %d requests to Ironic, want 10 (one page of nodes, one of ports each): %q", len(reqs), reqs)
+	if len(reqs) != 5*2+6 {
+		t.Errorf("6 imports made %d requests to Ironic, want 16 (one page of nodes, one of ports each, then 6 for pages of 2): %q", len(reqs), reqs)
 	}
-	if n := len(tokens); n < 2 || tokens[0] != "" || tokens[n-1] != "gAAAA-test-token" || tokens[n-2] != "gAAAA-test-token" {
-		t.Errorf("X-Auth-Token of the requests: %q, want none, then the token file's for the last import", tokens)
+	if n := len(tokens); n < 8 || tokens[0] != "" || tokens[n-7] != "gAAAA-test-token" || tokens[n-8] != "gAAAA-test-token" || tokens[n-1] != "" {
+		t.Errorf("X-Auth-Token of the requests: %q, want the token file's for the token import only", tokens)
 	}
 	if after := a.snapshot(); after != before {
 		t.Errorf("Ironic changed during the imports:\n--- before\n%s\n--- after\n%s", before, after)
