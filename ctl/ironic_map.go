@@ -1,6 +1,7 @@
 package ctl
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -356,6 +357,8 @@ func str(v any) string {
 		return strconv.FormatFloat(t, 'f', -1, 64)
 	case int:
 		return strconv.Itoa(t)
+	case json.Number: // gophercloud decodes numbers so
+		return t.String()
 	case bool:
 		return strconv.FormatBool(t)
 	}

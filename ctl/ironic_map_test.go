@@ -1,6 +1,7 @@
 package ctl
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -12,9 +13,9 @@ func TestIronicMapping(t *testing.T) {
 	nodes := []ironicNode{
 		{UUID: "u1", Name: "a", Driver: "redfish", ProvisionState: "active", PowerState: "power on",
 			DriverInfo: map[string]any{"redfish_address": "10.0.0.1:8443", "redfish_system_id": "redfish/v1/Systems/S1", "redfish_verify_ca": "False", "redfish_username": "admin"},
-			Properties: map[string]any{"capabilities": "boot_mode:uefi,secure_boot:true", "root_device": map[string]any{"size": 200, "rotational": "false", "serial": "s== ABC"}}},
+			Properties: map[string]any{"capabilities": "boot_mode:uefi,secure_boot:true", "root_device": map[string]any{"size": json.Number("200"), "rotational": "false", "serial": "s== ABC"}}},
 		{UUID: "u2", Name: "b", Driver: "ipmi", ProvisionState: "manageable", AutomatedClean: &no,
-			DriverInfo: map[string]any{"ipmi_address": "fd00::7", "ipmi_port": "6230"}, Properties: map[string]any{"capabilities": map[string]any{"boot_mode": "bios"}}},
+			DriverInfo: map[string]any{"ipmi_address": "fd00::7", "ipmi_port": json.Number("6230")}, Properties: map[string]any{"capabilities": map[string]any{"boot_mode": "bios"}}},
 		{UUID: "u3", Name: "c", Driver: "idrac", ProvisionState: "available", DriverInfo: map[string]any{"drac_address": "10.0.0.3"}},
 		{UUID: "u4", Name: "d", Driver: "redfish", ProvisionState: "available", AutomatedClean: &yes,
 			DriverInfo: map[string]any{"redfish_address": "https://10.0.0.4"}, Properties: map[string]any{"root_device": map[string]any{"size": "<= 10"}}},
