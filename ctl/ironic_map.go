@@ -45,7 +45,10 @@ type ironicOptions struct {
 }
 
 // How import ironic treats provision states: adopted as they run,
-// registered, or skipped.
+// registered, or skipped. An active node arrives externally provisioned,
+// as Ironic's own "Active Node Creation" (adopt) takes over a running
+// fleet: never redeployed. enroll is registered too: Ironic never checked
+// its BMC, and the rack agent checks it when it registers the host.
 var (
 	ironicAdopted    = map[string]bool{"active": true}
 	ironicRegistered = map[string]bool{"available": true, "manageable": true, "enroll": true}
