@@ -2,6 +2,8 @@ package ctl
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -105,5 +107,31 @@ func TestIronicRackFrom(t *testing.T) {
 		if got != c.want || (c.errs == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.errs)) {
 			t.Errorf("%+v: %q %v, want %q %q", c.o, got, err, c.want, c.errs)
 		}
+	}
+}
+
+// TestIronicReadOnly: the import's transport sends GETs and refuses any
+// other method before it leaves the process.
+func TestIronicReadOnly(t *testing.T) {
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = append(got, r.Method) }))
+	defer srv.Close()
+	c := &http.Client{Transport: &readOnlyTransport{next: http.DefaultTransport}}
+	if resp, err := c.Get(srv.URL); err != nil {
+		t.Fatal(err)
+	} else {
+		resp.Body.Close()
+	}
+	for _, m := range []string{http.MethodPatch, http.MethodPost, http.MethodPut, http.MethodDelete} {
+		req, _ := http.NewRequest(m, srv.URL, nil)
+		if resp, err := c.Do(req); err == nil || !strings.Contains(err.Error(), "import ironic only reads: refusing "+m) {
+			if resp != nil {
+				resp.Body.Close()
+			}
+			t.Errorf("%s: %v", m, err)
+		}
+	}
+	if len(got) != 1 || got[0] != http.MethodGet {
+		t.Errorf("the server saw %q, want one GET", got)
 	}
 }
