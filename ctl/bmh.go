@@ -56,6 +56,9 @@ type bmhInput struct {
 	Records map[string]api.Credentials // from Secrets a host references
 	Refused []string                   // "WHERE: why"
 	Notes   []string                   // dropped fields, ignored Secrets
+	// missingWhy says why a host whose records are missing is refused
+	// (nil: the metal3 words, naming Secrets).
+	missingWhy func(records []string) string
 }
 
 // splitObjects splits a file into objects: YAML documents, a JSON array,

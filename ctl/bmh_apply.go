@@ -24,7 +24,9 @@ type bmhPlan struct {
 	DryRun  bool       `json:"dryRun"`
 	Items   []planItem `json:"items"`
 	Refused []string   `json:"refused,omitempty"`
-	Notes   []string   `json:"notes,omitempty"`
+	// Skipped lists input left out on purpose (an Ironic node's state).
+	Skipped []string `json:"skipped,omitempty"`
+	Notes   []string `json:"notes,omitempty"`
 	// Applied and NotApplied are set after a run that stopped midway.
 	Applied    []string `json:"applied,omitempty"`
 	NotApplied []string `json:"notApplied,omitempty"`
@@ -68,7 +70,11 @@ func (x *Ctx) planBMH(cl *client.Client, in *bmhInput, allowMissing bool) (*bmhP
 			}
 		}
 		if len(missing) > 0 && !allowMissing {
-			p.Refused = append(p.Refused, fmt.Sprintf("%s: references Secret %s, which is neither in the input nor a credentials record; add the Secret to the input, create the record (rackfencectl credentials set), or pass --allow-missing-secrets", ph.Source, strings.Join(missing, ", ")))
+			why := fmt.Sprintf("references Secret %s, which is neither in the input nor a credentials record; add the Secret to the input, create the record (rackfencectl credentials set), or pass --allow-missing-secrets", strings.Join(missing, ", "))
+			if in.missingWhy != nil {
+				why = in.missingWhy(missing)
+			}
+			p.Refused = append(p.Refused, ph.Source+": "+why)
 			continue
 		}
 		for _, rn := range missing {
@@ -213,7 +219,47 @@ func (p *bmhPlan) print(w io.Writer) {
 	for _, r := range p.Refused {
 		fmt.Fprintf(w, "refused: %s\n", r)
 	}
+	for _, s := range p.Skipped {
+		fmt.Fprintf(w, "skipped: %s\n", s)
+	}
 	for _, n := range p.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
+}
+
+// applyPlan prints the plan and, unless it is a dry run or refuses
+// anything, runs it. what names the input's objects in the refusal
+// ("BareMetalHost(s)"); fix is the hint that goes with it.
+func (x *Ctx) applyPlan(p *bmhPlan, what, fix string) error {
+	show := func() error {
+		if x.structured() {
+			return x.print(p, nil)
+		}
+		p.print(x.io.Stdout)
+		return nil
+	}
+	if len(p.Refused) > 0 {
+		p.DryRun = true
+		if err := show(); err != nil {
+			return err
+		}
+		return withHints(fmt.Errorf("%d %s refused; nothing was applied", len(p.Refused), what), fix)
+	}
+	if p.DryRun {
+		return show()
+	}
+	runErr := p.run()
+	if err := show(); err != nil {
+		return err
+	}
+	if runErr != nil {
+		if client.IsUnreachable(runErr) {
+			return runErr
+		}
+		return withHints(fmt.Errorf("stopped at %w", runErr),
+			fmt.Sprintf("applied: %s", dashIfEmpty(strings.Join(p.Applied, ", "))),
+			fmt.Sprintf("not applied: %s", strings.Join(p.NotApplied, ", ")),
+			"fix the cause and run the same command again: what was applied shows as unchanged")
+	}
+	return nil
 }

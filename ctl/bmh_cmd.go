@@ -1,13 +1,11 @@
 package ctl
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/rackfence/rackfence/shared/api"
-	"github.com/rackfence/rackfence/shared/client"
 )
 
 // metal3Opts are host apply's flags for BareMetalHost input.
@@ -91,36 +89,5 @@ func (x *Ctx) applyMetal3(inputs []inputFile, f metal3Opts) (done bool, err erro
 		return true, err
 	}
 	p.DryRun = *f.dryRun
-	show := func() error {
-		if x.structured() {
-			return x.print(p, nil)
-		}
-		p.print(x.io.Stdout)
-		return nil
-	}
-	if len(p.Refused) > 0 {
-		p.DryRun = true
-		if err := show(); err != nil {
-			return true, err
-		}
-		return true, withHints(fmt.Errorf("%d BareMetalHost(s) refused; nothing was applied", len(p.Refused)),
-			"fix or remove the refused documents (see 'refused:' above) and run again; --dry-run shows the plan")
-	}
-	if p.DryRun {
-		return true, show()
-	}
-	runErr := p.run()
-	if err := show(); err != nil {
-		return true, err
-	}
-	if runErr != nil {
-		if client.IsUnreachable(runErr) {
-			return true, runErr
-		}
-		return true, withHints(fmt.Errorf("stopped at %w", runErr),
-			fmt.Sprintf("applied: %s", dashIfEmpty(strings.Join(p.Applied, ", "))),
-			fmt.Sprintf("not applied: %s", strings.Join(p.NotApplied, ", ")),
-			"fix the cause and run the same command again: what was applied shows as unchanged")
-	}
-	return true, nil
+	return true, x.applyPlan(p, "BareMetalHost(s)", "fix or remove the refused documents (see 'refused:' above) and run again; --dry-run shows the plan")
 }

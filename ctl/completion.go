@@ -100,8 +100,8 @@ _rackfencectl() {
     --mode) COMPREPLY=($(compgen -W "removal maintenance" -- "$cur")); return ;;
     --role) COMPREPLY=($(compgen -W "admin operator viewer agent" -- "$cur")); return ;;
     --rack) COMPREPLY=($(compgen -W "$(rackfencectl __names racks 2>/dev/null)" -- "$cur")); return ;;
-    -f|--filename|--token-file|--password-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-    --coordinator|--token|--timeout|--interval|--reason|--username|--to) return ;;
+    -f|--filename|--token-file|--password-file|--credentials-file|--ironic-token-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --coordinator|--token|--timeout|--interval|--reason|--username|--to|--ironic-url|--rack-from) return ;;
   esac
   if [[ -z "$w1" ]]; then
     COMPREPLY=($(compgen -W "%s" -- "$cur")); return

@@ -46,7 +46,7 @@ Commands:
 
 // order sorts commands in the order an operator meets them.
 func order(p string) string {
-	first := []string{"host", "detach", "attach", "resume", "drain", "restore", "reboot", "inspect", "events", "pivot", "rack", "credentials", "token", "audit", "cluster", "completion"}
+	first := []string{"host", "import", "detach", "attach", "resume", "drain", "restore", "reboot", "inspect", "events", "pivot", "rack", "credentials", "token", "audit", "cluster", "completion"}
 	w, _, _ := strings.Cut(p, " ")
 	for i, f := range first {
 		if f == w {
