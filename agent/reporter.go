@@ -248,6 +248,7 @@ func (r *reporter) finish(w *statusWrite, res statusResult) {
 		return
 	}
 	s := r.s
+	s.a.cfg.Metrics.statusWrites.WithLabelValues(writeResult(res)).Inc()
 	var again *statusWrite
 	s.store.with(w.h.Name, func(e *hostEntry) {
 		e.touching = false
@@ -274,4 +275,20 @@ func (r *reporter) finish(w *statusWrite, res statusResult) {
 	if res.err == nil && res.res.Error != nil {
 		s.log.Debug("rack status report refused a host", "host", w.h.Name, "touch", w.h.IsTouch(), "code", res.res.Error.Code, "err", res.res.Error.Message)
 	}
+}
+
+// writeResult is the statusWrites label of one of the reporter's own
+// writes.
+func writeResult(res statusResult) string {
+	switch {
+	case errors.Is(res.err, ErrLeaseLost):
+		return "stale"
+	case res.err != nil:
+		return "error"
+	case res.res.Error == nil:
+		return "ok"
+	case res.res.Error.Code == api.CodeNotFound:
+		return "gone"
+	}
+	return "error"
 }
