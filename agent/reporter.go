@@ -63,7 +63,7 @@ type statusResult struct {
 
 func newReporter(s *session) *reporter {
 	ra, ok := s.a.cfg.Client.(RackStatusAPI)
-	if !ok {
+	if !ok || s.a.cfg.StatusPerHost {
 		return nil
 	}
 	tick := min(s.a.cfg.StatusRefresh/5, 5*time.Second)
