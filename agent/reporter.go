@@ -43,7 +43,6 @@ type reporter struct {
 	mu   sync.Mutex
 	q    []*statusWrite
 	wake chan struct{}
-	done chan struct{}
 	// legacyUntil (unix ns, agent-wide) is set when the coordinator lacks
 	// the endpoint.
 	legacyUntil *atomic.Int64
@@ -68,7 +67,7 @@ func newReporter(s *session) *reporter {
 	}
 	tick := min(s.a.cfg.StatusRefresh/5, 5*time.Second)
 	tick = max(tick, 50*time.Millisecond)
-	return &reporter{s: s, api: ra, tick: tick, wake: make(chan struct{}, 1), done: make(chan struct{}),
+	return &reporter{s: s, api: ra, tick: tick, wake: make(chan struct{}, 1),
 		legacyUntil: &s.a.rackLegacyUntil}
 }
 
@@ -102,7 +101,6 @@ func (r *reporter) enqueue(ws ...*statusWrite) {
 
 // run sends reports until the session ends.
 func (r *reporter) run() {
-	defer close(r.done)
 	t := time.NewTicker(r.tick)
 	defer t.Stop()
 	for {
@@ -201,7 +199,7 @@ func (r *reporter) send(batch []*statusWrite) {
 		}
 	}
 	var res *api.RackStatusResult
-	err := error(nil)
+	var err error
 	if _, ok := s.a.cfg.Holder.Valid(0); !ok {
 		err = fmt.Errorf("%w: lease deadline passed before writing the status of %d hosts", ErrLeaseLost, len(batch))
 	} else {
