@@ -24,6 +24,9 @@ type Agent struct {
 	cur atomic.Pointer[session]
 	// writeSlots bounds the status writes in flight (Config.StatusWriters).
 	writeSlots chan struct{}
+	// rackLegacyUntil (unix ns): until then status goes out per host, the
+	// coordinator having answered that it lacks the rack endpoint.
+	rackLegacyUntil atomic.Int64
 }
 
 // New checks cfg, fills its defaults and returns an Agent.

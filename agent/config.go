@@ -57,6 +57,9 @@ type Config struct {
 	// StatusRefresh is how often an unchanged status is written again
 	// (DefaultStatusRefresh when zero).
 	StatusRefresh time.Duration
+	// StatusPerHost writes every status with its own request (PUT
+	// /v1/hosts/{name}/status), never per rack (reporter.go).
+	StatusPerHost bool
 	// ShutdownGrace bounds the wait for in-flight calls on shutdown
 	// (DefaultShutdownGrace when zero).
 	ShutdownGrace time.Duration

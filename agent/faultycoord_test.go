@@ -31,10 +31,17 @@ type faultyCoordinator struct {
 	// resetWithout: the next watch answer is a reset without these hosts.
 	resetWithout []string
 	writes       map[string][]api.StatusReport
+	// noRackStatus: the rack status endpoint answers 404 (a coordinator
+	// from before it).
+	noRackStatus bool
+	// rackReports counts rack status requests; touches counts the touches
+	// they carried that the coordinator accepted.
+	rackReports int
+	touches     map[string]int
 }
 
 func newFaultyCoordinator(c Coordinator) *faultyCoordinator {
-	return &faultyCoordinator{Coordinator: c, writes: map[string][]api.StatusReport{}}
+	return &faultyCoordinator{Coordinator: c, writes: map[string][]api.StatusReport{}, touches: map[string]int{}}
 }
 
 // errUnreachable is what the client answers when no member does.
@@ -125,7 +132,8 @@ func (f *faultyCoordinator) refuseNextWrite(host string) {
 	f.staleWrite = host
 }
 
-// written returns the status reports of host the coordinator accepted.
+// written returns the status reports of host the coordinator accepted (a
+// touch as its host's last status again).
 func (f *faultyCoordinator) written(host string) []api.StatusReport {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -190,4 +198,77 @@ func (f *faultyCoordinator) Watch(ctx context.Context, rack string, index uint64
 		}
 	}
 	return &out, nil
+}
+
+// errNoEndpoint is an older coordinator's answer to a path it lacks.
+var errNoEndpoint = &client.Error{Status: 404, Code: api.CodeNotFound, Message: "injected: no such endpoint"}
+
+// ReportRackStatus passes a rack report on, with the faults of
+// ReportStatus: cut off, a host's write refused as stale (the whole
+// report, as the coordinator refuses it), no endpoint at all. Accepted
+// full writes are recorded as ReportStatus records them.
+func (f *faultyCoordinator) ReportRackStatus(ctx context.Context, rack string, r api.RackStatusReport) (*api.RackStatusResult, error) {
+	f.mu.Lock()
+	if f.cut {
+		f.mu.Unlock()
+		return nil, errUnreachable
+	}
+	if f.noRackStatus {
+		f.mu.Unlock()
+		return nil, errNoEndpoint
+	}
+	for _, h := range r.Hosts {
+		if f.staleWrite != "" && f.staleWrite == h.Name {
+			f.staleWrite = ""
+			f.mu.Unlock()
+			return nil, errStale
+		}
+	}
+	f.rackReports++
+	f.mu.Unlock()
+	rc, ok := f.Coordinator.(RackStatusAPI)
+	if !ok {
+		return nil, errNoEndpoint
+	}
+	res, err := rc.ReportRackStatus(ctx, rack, r)
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, h := range r.Hosts {
+		switch {
+		case res.Hosts[i].Error != nil:
+		case h.IsTouch():
+			// Recorded as the write it stands for: the host's last
+			// status again, under this epoch.
+			f.touches[h.Name]++
+			if w := f.writes[h.Name]; len(w) > 0 {
+				rep := api.StatusReport{Epoch: r.Epoch, Status: w[len(w)-1].Status}
+				f.writes[h.Name] = append(w, rep)
+			}
+		default:
+			rep := api.StatusReport{Epoch: r.Epoch, Acks: h.Acks, Events: h.Events, Remove: h.Remove}
+			if h.Status != nil {
+				rep.Status = *h.Status
+			}
+			f.writes[h.Name] = append(f.writes[h.Name], rep)
+		}
+	}
+	return res, nil
+}
+
+// rackCounts returns how many rack reports went out and how many touches
+// of host the coordinator accepted (written counts them too).
+func (f *faultyCoordinator) rackCounts(host string) (reports, touches int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.rackReports, f.touches[host]
+}
+
+// refuseRackStatus makes the rack status endpoint answer 404, or ends it.
+func (f *faultyCoordinator) refuseRackStatus(on bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.noRackStatus = on
 }

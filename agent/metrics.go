@@ -37,6 +37,8 @@ type Metrics struct {
 	leaseEpoch   prometheus.Gauge
 	// softFallbacks counts soft power-offs that ended in a hard one.
 	softFallbacks prometheus.Counter
+	// rackReports counts per-rack status requests (reporter.go).
+	rackReports *prometheus.CounterVec
 	// lease mirrors leaseState for the per-rack role gauge.
 	lease atomic.Int32
 	src   atomic.Pointer[Agent]
@@ -60,6 +62,8 @@ func NewMetrics() *Metrics {
 		Help: "Mutating calls the guard refused (lease invalid or host blocked), by operation."}, []string{"op"})
 	m.statusWrites = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rackfence_agent_status_writes_total",
 		Help: "Status reports sent to the coordinator, by result (ok, stale, gone, error)."}, []string{"result"})
+	m.rackReports = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rackfence_agent_rack_status_reports_total",
+		Help: "Per-rack status reports (one request for many hosts) sent to the coordinator, by result (ok, stale, unsupported, error)."}, []string{"result"})
 	m.watchErrors = prometheus.NewCounter(prometheus.CounterOpts{Name: "rackfence_agent_watch_errors_total",
 		Help: "Failed watch requests."})
 	m.ackLatency = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rackfence_agent_intent_ack_seconds",
@@ -74,7 +78,7 @@ func NewMetrics() *Metrics {
 		Help: "Epoch of the last lease held."})
 	m.softFallbacks = prometheus.NewCounter(prometheus.CounterOpts{Name: "rackfence_agent_soft_power_off_fallbacks_total",
 		Help: "Soft power-offs (reboot --soft, soft power-off holds) the OS did not finish within --soft-power-off-timeout, so the host was powered off hard."})
-	m.reg.MustRegister(m.softFallbacks, m.reconciles, m.actions, m.actionErrors, m.guarded, m.refusals, m.statusWrites,
+	m.reg.MustRegister(m.softFallbacks, m.reconciles, m.actions, m.actionErrors, m.guarded, m.refusals, m.statusWrites, m.rackReports,
 		m.watchErrors, m.ackLatency, m.operations, m.leaseState, m.leaseEpoch, hostCollector{m},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

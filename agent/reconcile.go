@@ -123,8 +123,14 @@ func (s *session) reconcile(name string) {
 // new epoch.)
 func (s *session) requeue(name string, after time.Duration) {
 	var due time.Time
-	s.store.with(name, func(e *hostEntry) { due = e.refreshAt })
+	touched := false
+	s.store.with(name, func(e *hostEntry) { due, touched = e.refreshAt, e.base != 0 })
 	refresh := time.Until(due)
+	if touched && s.reporter.active() {
+		// The reporter refreshes the status with a touch: look again at
+		// the refresh period, not at every second until it did.
+		refresh = s.a.cfg.StatusRefresh
+	}
 	if refresh < time.Second {
 		refresh = time.Second
 	}
@@ -144,15 +150,18 @@ var errHostGone = errors.New("host is gone from the coordinator")
 func (s *session) report(name string, d *hoststate.Decision) error {
 	var rep api.StatusReport
 	need := false
+	perRack := s.reporter.active()
 	s.store.with(name, func(e *hostEntry) {
 		st := d.Status
 		e.status = &st
 		e.pendingAcks = append(e.pendingAcks, d.Acks...)
 		e.pendingEvents = append(e.pendingEvents, d.Events...)
 		e.pendingRemove = e.pendingRemove || d.Remove
+		// Per rack, the reporter refreshes an unchanged status it knows
+		// the base of with a touch.
+		refresh := !time.Now().Before(e.refreshAt) && !(perRack && e.base != 0)
 		need = !sameStatus(e.written, e.status) || len(e.pendingAcks) > 0 ||
-			len(e.pendingEvents) > 0 || e.pendingRemove ||
-			!time.Now().Before(e.refreshAt)
+			len(e.pendingEvents) > 0 || e.pendingRemove || refresh
 		rep = api.StatusReport{Epoch: s.lease.Epoch, Status: st, Acks: e.pendingAcks,
 			Events: e.pendingEvents, Remove: e.pendingRemove}
 	})
@@ -165,15 +174,7 @@ func (s *session) report(name string, d *hoststate.Decision) error {
 		return fmt.Errorf("%w: lease deadline passed before writing the status of %s", ErrLeaseLost, name)
 	}
 	rep.Status.Epoch = s.lease.Epoch
-	select {
-	case s.a.writeSlots <- struct{}{}:
-	case <-s.ctx.Done():
-		return context.Cause(s.ctx)
-	}
-	ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
-	err := s.a.cfg.Client.ReportStatus(ctx, name, rep)
-	cancel()
-	<-s.a.writeSlots
+	base, err := s.writeStatus(name, rep, perRack)
 	switch {
 	case err == nil:
 		s.a.cfg.Metrics.statusWrites.WithLabelValues("ok").Inc()
@@ -194,6 +195,7 @@ func (s *session) report(name string, d *hoststate.Decision) error {
 		applyAcks(&e.host, rep.Acks, s.lease.Epoch)
 		w := rep.Status
 		e.written = &w
+		e.base = base
 		// Refreshes are spread over the last fifth of the period, so
 		// hosts written together do not all refresh together.
 		e.refreshAt = time.Now().Add(jitter(s.a.cfg.StatusRefresh, 0.2))
@@ -204,6 +206,38 @@ func (s *session) report(name string, d *hoststate.Decision) error {
 		s.log.Info("intents acknowledged", "host", name, "acks", ackKinds(rep.Acks), "state", rep.Status.ProvisioningState, "operational", rep.Status.OperationalStatus)
 	}
 	return nil
+}
+
+// writeStatus writes one host's report: per rack (queued with every other
+// write due, one request for all) when the coordinator has the endpoint,
+// per host otherwise. It returns the host's modifiedIndex after a per-rack
+// write (the base of its touches; 0 per host).
+func (s *session) writeStatus(name string, rep api.StatusReport, perRack bool) (uint64, error) {
+	if perRack {
+		st := rep.Status
+		res, err := s.reporter.write(s.ctx, api.RackHostReport{Name: name, Status: &st, Acks: rep.Acks, Events: rep.Events, Remove: rep.Remove})
+		switch {
+		case errors.Is(err, errNoRackStatus):
+			// An older coordinator: this write, and the next ones for a
+			// while, go per host.
+		case err != nil:
+			return 0, err
+		case res.Error != nil:
+			return 0, client.HostError(s.a.cfg.Rack, res)
+		default:
+			return res.ModifiedIndex, nil
+		}
+	}
+	select {
+	case s.a.writeSlots <- struct{}{}:
+	case <-s.ctx.Done():
+		return 0, context.Cause(s.ctx)
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
+	err := s.a.cfg.Client.ReportStatus(ctx, name, rep)
+	cancel()
+	<-s.a.writeSlots
+	return 0, err
 }
 
 // applyAcks records written acks in our copy of the host's intents at once,

@@ -29,13 +29,18 @@ type session struct {
 	syncedOnce sync.Once
 	workers    sync.WaitGroup
 	watcher    sync.WaitGroup
+	// reporter sends status writes per rack (nil: the Coordinator lacks
+	// the call; every write goes per host).
+	reporter *reporter
 }
 
 func newSession(a *Agent, lease fence.Lease) *session {
 	ctx, end := context.WithCancelCause(context.Background())
-	return &session{a: a, lease: lease, ctx: ctx, end: end,
+	s := &session{a: a, lease: lease, ctx: ctx, end: end,
 		log:   a.cfg.Logger.With("epoch", lease.Epoch),
 		store: newStore(), queue: newQueue(), synced: make(chan struct{})}
+	s.reporter = newReporter(s)
+	return s
 }
 
 // start runs the watcher and the worker pool.
@@ -45,6 +50,13 @@ func (s *session) start() {
 		defer s.watcher.Done()
 		s.watch()
 	}()
+	if s.reporter != nil {
+		s.watcher.Add(1)
+		go func() {
+			defer s.watcher.Done()
+			s.reporter.run()
+		}()
+	}
 	for i := 0; i < s.a.cfg.Workers; i++ {
 		s.workers.Add(1)
 		go func() {

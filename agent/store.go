@@ -31,6 +31,12 @@ type hostEntry struct {
 	// again even if unchanged.
 	written   *api.HostStatus
 	refreshAt time.Time
+	// base is the host's modifiedIndex from the answer to the last full
+	// write of written (0: unknown, or written per host): the reporter
+	// refreshes the status with a touch naming it while it is set;
+	// touching is set while a touch or the reporter's own write is queued.
+	base     uint64
+	touching bool
 	// last is the outcome of the action run since the last Step.
 	last *hoststate.Outcome
 	// pending holds acks, events and removal not yet written (the write

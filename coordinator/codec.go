@@ -36,6 +36,7 @@ const (
 var binaryBody = map[CmdType]bool{
 	CmdStatus: true, CmdLeaseAcquire: true, CmdLeaseRenew: true, CmdLeaseRelease: true,
 	CmdPutIntent: true, CmdDeleteIntent: true, CmdPutHost: true,
+	CmdRackStatus: true,
 }
 
 // msgpackHandle is shared (go-msgpack handles are safe for concurrent use

@@ -377,6 +377,8 @@ func Decode(b []byte) (Command, error) {
 		c, err = decodeBody[PutOperationIntentCmd](ver, body)
 	case CmdDeleteOperationIntent:
 		c, err = decodeBody[DeleteOperationIntentCmd](ver, body)
+	case CmdRackStatus:
+		c, err = decodeBody[RackStatusCmd](ver, body)
 	default:
 		var ok bool
 		if c, ok, err = decodeSealed(CmdType(b[0]), ver, body); !ok {

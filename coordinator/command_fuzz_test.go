@@ -13,7 +13,8 @@ import (
 func FuzzApplyLogEntry(f *testing.F) {
 	for _, c := range []Command{PutHostCmd{Host: host("h1", "r1")}, LeaseAcquireCmd{Rack: "r1", Holder: "a"}, StatusCmd{Rack: "r1", Name: "h1"},
 		PutOperationIntentCmd{Name: "h1", Kind: api.IntentPowerOff, Intent: api.Intent{Requester: "k", Mode: api.RebootSoft}},
-		DeleteOperationIntentCmd{Name: "h1", Kind: api.IntentPowerOff, Requester: "k"}} {
+		DeleteOperationIntentCmd{Name: "h1", Kind: api.IntentPowerOff, Requester: "k"},
+		RackStatusCmd{Rack: "r1", Epoch: 1, Hosts: []api.RackHostReport{{Name: "h1", Status: &api.HostStatus{}}, {Name: "h2", Touch: 3}}}} {
 		b, _ := Encode(c)
 		f.Add(b)
 		f.Add(EncodeBatch([][]byte{b, b}))

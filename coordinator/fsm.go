@@ -156,6 +156,8 @@ func (f *FSM) applyCmd(t *tx, c Command) Result {
 		v, err = f.applyDeleteOperationIntent(t, c)
 	case StatusCmd:
 		v, err = f.applyStatus(t, c)
+	case RackStatusCmd:
+		v, err = f.applyRackStatus(t, c)
 	case LeaseAcquireCmd:
 		v, err = f.applyLeaseAcquire(t, c)
 	case LeaseRenewCmd:

@@ -15,6 +15,9 @@ type Metrics struct {
 	batchSize    prometheus.Histogram
 	applied      *prometheus.CounterVec
 	expired      *prometheus.CounterVec
+	// rackStatusSplit counts rack status reports split into per-host
+	// commands (metrics_rackstatus.go).
+	rackStatusSplit prometheus.Counter
 }
 
 // NewMetrics creates the store's collectors.
@@ -38,12 +41,14 @@ func NewMetrics() *Metrics {
 			Name: "rackfence_lease_expirations_total",
 			Help: "Rack leases this member, as leader, expired because their holder stopped renewing, by rack.",
 		}, []string{"rack"}),
+		rackStatusSplit: newRackStatusSplit(),
 	}
 }
 
 // Register registers the collectors and the store's gauges.
 func (m *Metrics) Register(reg prometheus.Registerer, s *Store) {
 	reg.MustRegister(m.applyLatency, m.batchSize, m.applied, m.expired)
+	reg.MustRegister(m.rackStatusSplit)
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "rackfence_raft_state",
 		Help: "Raft state: 0 follower, 1 candidate, 2 leader, 3 shutdown.",

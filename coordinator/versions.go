@@ -37,6 +37,8 @@ var commandVersions = map[CmdType]byte{
 	// Operation intents (reboot, inspect, power-off holds).
 	CmdPutOperationIntent:    bodyJSON,
 	CmdDeleteOperationIntent: bodyJSON,
+	// Per-rack status reports (issue 23; command_rackstatus.go).
+	CmdRackStatus: bodyBinary,
 }
 
 // legacyVersions is what every binary released before the version gate

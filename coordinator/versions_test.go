@@ -58,6 +58,7 @@ var cmdTypeByName = map[string]CmdType{
 	"CmdRevokeToken": CmdRevokeToken, "CmdTouchTokens": CmdTouchTokens,
 	"CmdPutSealedCredentials": CmdPutSealedCredentials, "CmdResealCredentials": CmdResealCredentials,
 	"CmdPutOperationIntent": CmdPutOperationIntent, "CmdDeleteOperationIntent": CmdDeleteOperationIntent,
+	"CmdRackStatus": CmdRackStatus,
 }
 
 // TestCommandTableCoversEveryCommand: every command this binary writes is
@@ -67,7 +68,8 @@ func TestCommandTableCoversEveryCommand(t *testing.T) {
 	all := []Command{InitCmd{}, PutHostCmd{}, DeleteHostCmd{}, PutIntentCmd{}, DeleteIntentCmd{}, StatusCmd{},
 		LeaseAcquireCmd{}, LeaseRenewCmd{}, LeaseReleaseCmd{}, LeaseExpireCmd{}, PutCredentialsCmd{}, PutTokenCmd{},
 		SetMemberCmd{}, RemoveMemberCmd{}, NoopCmd{}, SetPivotedCmd{}, RevokeTokenCmd{}, TouchTokensCmd{},
-		PutSealedCredentialsCmd{}, ResealCredentialsCmd{}, PutOperationIntentCmd{}, DeleteOperationIntentCmd{}}
+		PutSealedCredentialsCmd{}, ResealCredentialsCmd{}, PutOperationIntentCmd{}, DeleteOperationIntentCmd{},
+		RackStatusCmd{}}
 	for _, c := range all {
 		b, err := Encode(c)
 		if err != nil {

@@ -17,12 +17,18 @@ const MaxBody = 1 << 20
 
 // readBody reads the request body, refusing more than MaxBody bytes.
 func readBody(c echo.Context) ([]byte, error) {
-	r := http.MaxBytesReader(c.Response(), c.Request().Body, MaxBody)
+	return readBodyUpTo(c, MaxBody, "1 MiB")
+}
+
+// readBodyUpTo reads the request body, refusing more than limit bytes
+// (named in the refusal as size).
+func readBodyUpTo(c echo.Context, limit int64, size string) ([]byte, error) {
+	r := http.MaxBytesReader(c.Response(), c.Request().Body, limit)
 	b, err := io.ReadAll(r)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return nil, errf(http.StatusRequestEntityTooLarge, wire.CodeTooLarge, "request body is larger than 1 MiB")
+			return nil, errf(http.StatusRequestEntityTooLarge, wire.CodeTooLarge, "request body is larger than %s", size)
 		}
 		return nil, errf(http.StatusBadRequest, wire.CodeBadRequest, "could not read the request body: %v", err)
 	}

@@ -94,7 +94,9 @@ var routeMatrix = map[string][]probe{
 	"PUT /v1/racks/:rack/lease":    {{"/v1/racks/r1/lease", wire.LeaseRequest{Holder: "matrix", Epoch: 1}, "UUFFAAF"}},
 	"DELETE /v1/racks/:rack/lease": {{"/v1/racks/r1/lease", wire.LeaseRequest{Holder: "nobody", Epoch: 1}, "UUFFAAF"}},
 	"GET /v1/racks/:rack/leases":   {{"/v1/racks/r1/leases", nil, "UUAAAAF"}},
-	"GET /v1/watch":                {{"/v1/watch?rack=r1&index=0", nil, "UUAAAAF"}},
+	"POST /v1/racks/:rack/status": {{"/v1/racks/r1/status", wire.RackStatusReport{Epoch: 1,
+		Hosts: []wire.RackHostReport{{Name: "h1", Touch: 1}}}, "UUFFAAF"}},
+	"GET /v1/watch": {{"/v1/watch?rack=r1&index=0", nil, "UUAAAAF"}},
 
 	"POST /v1/cluster/join":          {{"/v1/cluster/join", map[string]string{}, "UUFFAFF"}},
 	"DELETE /v1/cluster/members/:id": {{"/v1/cluster/members/nobody", nil, "UUFFAFF"}},

@@ -284,7 +284,7 @@ func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var req []byte
 	if r.Body != nil {
 		// At most 2 MiB is kept; the server refuses more than 1 MiB.
-		req, _ = io.ReadAll(io.LimitReader(r.Body, 2<<20))
+		req, _ = io.ReadAll(io.LimitReader(r.Body, 2*MaxRackStatusBody))
 		r.Body = io.NopCloser(bytes.NewReader(req))
 	}
 	tw := &teeWriter{ResponseWriter: w, status: http.StatusOK}

@@ -235,6 +235,13 @@ func TestOpenAPIResponses(t *testing.T) {
 	stale := rep
 	stale.Epoch = l.Epoch + 100
 	must(t, 409, "PUT", u+"/v1/hosts/h1/status", agent, stale, nil)
+	var rs wire.RackStatusResult
+	must(t, 200, "POST", u+"/v1/racks/r1/status", agent, wire.RackStatusReport{Epoch: l.Epoch,
+		Hosts: []wire.RackHostReport{{Name: "h1", Status: &rep.Status}, {Name: "nope", Touch: 1}}}, &rs)
+	must(t, 200, "POST", u+"/v1/racks/r1/status", agent, wire.RackStatusReport{Epoch: l.Epoch,
+		Hosts: []wire.RackHostReport{{Name: "h1", Touch: rs.Hosts[0].ModifiedIndex}}}, nil)
+	must(t, 409, "POST", u+"/v1/racks/r1/status", agent, wire.RackStatusReport{Epoch: stale.Epoch,
+		Hosts: []wire.RackHostReport{{Name: "h1", Touch: rs.Hosts[0].ModifiedIndex}}}, nil)
 	must(t, 200, "POST", u+"/v1/hosts/h1/intents/resume", op, nil, nil)
 	must(t, 200, "GET", u+"/v1/hosts/h1/events", viewer, nil, nil)
 	// The fleet as /metrics shows it (deploy/prometheus/ alerts on these).

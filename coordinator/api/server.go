@@ -206,6 +206,7 @@ func (s *Server) routes() {
 	v1.PUT("/racks/:rack/lease", s.renewLease)
 	v1.DELETE("/racks/:rack/lease", s.releaseLease)
 	v1.GET("/racks/:rack/leases", s.leaseHistory)
+	v1.POST("/racks/:rack/status", s.rackStatus)
 	v1.GET("/watch", s.watch)
 	v1.POST("/cluster/join", s.join)
 	v1.GET("/cluster/snapshot", s.backup)

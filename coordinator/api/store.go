@@ -40,6 +40,9 @@ type Store interface {
 	// (*coordinator.Error), coordinator.ErrNotLeader when nothing was
 	// submitted, coordinator.ErrOutcomeUnknown when it may have applied.
 	Apply(ctx context.Context, c coordinator.Command) (any, error)
+	// ApplyRackStatus applies a rack status report as one entry, or as
+	// per-host commands while a voter does not apply the rack command.
+	ApplyRackStatus(ctx context.Context, c coordinator.RackStatusCmd) (wire.RackStatusResult, error)
 	// ReadBarrier makes the next FSM read linearizable (leader only).
 	ReadBarrier(ctx context.Context) error
 	// FSM is the state machine every read answers from.

@@ -74,6 +74,8 @@ type Config struct {
 	mutationTimeout time.Duration
 	// statusRefresh rewrites an unchanged status this often.
 	statusRefresh time.Duration
+	// statusPerHost writes each host's status with its own request.
+	statusPerHost bool
 	// shutdownGrace bounds the wait for in-flight calls on SIGTERM.
 	shutdownGrace time.Duration
 	// backoffBase, transientRetry and maxTransient tune the state
@@ -118,6 +120,7 @@ func (c *Config) Flags() *pflag.FlagSet {
 	fs.DurationVar(&c.bmcTimeout, "bmc-timeout", bmc.DefaultTimeout, "bound of one read-only BMC call (login, power read, inventory)")
 	fs.DurationVar(&c.mutationTimeout, "mutation-timeout", 0, "bound of one mutating BMC or Ironic call; it runs only if the lease stays valid for all of it (0: (lease TTL - margin)/2, 4.5s at the default TTL)")
 	fs.DurationVar(&c.statusRefresh, "status-refresh", agent.DefaultStatusRefresh, "write an unchanged host status again this often, so a stale agent shows in lastUpdated")
+	fs.BoolVar(&c.statusPerHost, "status-per-host", false, "write each host's status with its own request (PUT /v1/hosts/{name}/status) instead of one request per rack; the agent falls back to this by itself against a coordinator without the rack endpoint")
 	fs.DurationVar(&c.shutdownGrace, "shutdown-grace", agent.DefaultShutdownGrace, "on SIGTERM, wait this long for in-flight calls before abandoning them and releasing the lease")
 	fs.DurationVar(&c.backoffBase, "error-backoff-base", hoststate.DefaultBackoffBase, "unit of the error backoff: retry n waits base*2^n minus up to half")
 	fs.DurationVar(&c.transientRetry, "transient-retry", hoststate.DefaultTransientRetry, "wait after a transient (uncounted) failure")

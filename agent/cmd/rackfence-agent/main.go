@@ -96,7 +96,7 @@ func serve(ctx context.Context, o *Config, log *slog.Logger) error {
 
 	a, err := agent.New(agent.Config{
 		Client: c, Rack: o.rack, AgentID: o.agentID, Workers: o.workers, LeaseTTL: o.leaseTTL,
-		StatusRefresh: o.statusRefresh, ShutdownGrace: o.shutdownGrace,
+		StatusRefresh: o.statusRefresh, ShutdownGrace: o.shutdownGrace, StatusPerHost: o.statusPerHost,
 		Holder: holder, Guard: g, Provisioner: prov, Metrics: metrics, Logger: log,
 		StateMachine: hoststate.Config{BackoffBase: o.backoffBase, TransientRetry: o.transientRetry, MaxTransientFailures: o.maxTransient,
 			SoftPowerOffTimeout: o.softOffTimeout, PollInterval: o.pollInterval},
