@@ -41,8 +41,11 @@ func TestConnectionReuse(t *testing.T) {
 			if st.Logins != 1 {
 				t.Errorf("%d session logins for one host, want 1 (the pool keeps the session)", st.Logins)
 			}
-			if st.Connections > connsPerBMC {
-				t.Errorf("%d connections for one host, want at most %d (connections are kept and reused)", st.Connections, connsPerBMC)
+			// connsPerBMC kept, plus a few dialed when a request starts
+			// before the last one's body is closed (gofish frees its slot
+			// once the headers are in); closing per request made 26.
+			if limit := 2 * connsPerBMC; st.Connections > limit {
+				t.Errorf("%d connections for one host, want at most %d (connections are kept and reused)", st.Connections, limit)
 			}
 			if tls && st.TLSHandshakes-st.TLSResumed > 1 {
 				t.Errorf("%d full TLS handshakes (%d resumed), want 1: later connections resume the session", st.TLSHandshakes-st.TLSResumed, st.TLSResumed)
