@@ -37,7 +37,9 @@ type State struct {
 	// TLSHandshakes counts completed handshakes and TLSResumed those that
 	// resumed an earlier session (no key exchange). How a test tells a
 	// client that reuses connections from one that dials per request.
-	Connections   int `json:"connections"`
+	Connections int `json:"connections"`
+	// Requests counts Redfish requests (not /sim/ ones), answered or not.
+	Requests      int `json:"requests"`
 	TLSHandshakes int `json:"tlsHandshakes"`
 	TLSResumed    int `json:"tlsResumed"`
 	// Systems is every ComputerSystem, in the profile's order (Power,
@@ -97,6 +99,7 @@ type bmc struct {
 	mutations int
 	logins    int
 	conns     int
+	requests  int
 	tlsFull   int
 	tlsResume int
 	fault     string
@@ -159,7 +162,7 @@ func (b *bmc) state() State {
 	defer b.mu.Unlock()
 	st := State{Index: b.index, Port: b.port, MAC: b.systemMAC(0), BMCResets: b.resets, Fault: b.fault,
 		Sessions: len(b.sessions), Mutations: b.mutations, Logins: b.logins,
-		Connections: b.conns, TLSHandshakes: b.tlsFull + b.tlsResume, TLSResumed: b.tlsResume}
+		Connections: b.conns, Requests: b.requests, TLSHandshakes: b.tlsFull + b.tlsResume, TLSResumed: b.tlsResume}
 	for j, s := range b.sys {
 		r := b.prof.systems[j]
 		st.Systems = append(st.Systems, SystemState{ID: path.Base(r.path), Path: r.path, Power: onOff(s.power),
