@@ -12,7 +12,8 @@ import (
 // a real agent and simulator and counts, on each BMC, the session logins
 // and the TCP connections it accepted: one login (the session is kept
 // between actions) and a handful of connections (kept and reused; an agent
-// that dialed one per request made more than 20 per host on this path).
+// that dialed one per request made 24 per host on this path; 5 or 6 now,
+// the bound leaves room for a loaded machine).
 func TestBMCConnectionsPerHost(t *testing.T) {
 	const n = 10
 	e := newEnv(t, envOpts{bmcs: n})
@@ -32,8 +33,8 @@ func TestBMCConnectionsPerHost(t *testing.T) {
 		if st.Logins != 1 {
 			t.Errorf("BMC %d: %d session logins from registration to available, want 1", i, st.Logins)
 		}
-		if st.Connections < 1 || st.Connections > 8 {
-			t.Errorf("BMC %d: %d connections from registration to available, want 1 to 8 (kept and reused)", i, st.Connections)
+		if st.Connections < 1 || st.Connections > 12 {
+			t.Errorf("BMC %d: %d connections from registration to available, want 1 to 12 (kept and reused)", i, st.Connections)
 		}
 	}
 }

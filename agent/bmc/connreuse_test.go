@@ -41,10 +41,11 @@ func TestConnectionReuse(t *testing.T) {
 			if st.Logins != 1 {
 				t.Errorf("%d session logins for one host, want 1 (the pool keeps the session)", st.Logins)
 			}
-			// connsPerBMC kept, plus a few dialed when a request starts
+			// connsPerBMC kept, plus some dialed when a request starts
 			// before the last one's body is closed (gofish frees its slot
-			// once the headers are in); closing per request made 26.
-			if limit := 2 * connsPerBMC; st.Connections > limit {
+			// once the headers are in): 4 or 5 here, 9 seen under -race on
+			// a loaded machine; closing one per request made 26.
+			if limit := 3 * connsPerBMC; st.Connections > limit {
 				t.Errorf("%d connections for one host, want at most %d (connections are kept and reused)", st.Connections, limit)
 			}
 			if tls && st.TLSHandshakes-st.TLSResumed > 1 {
