@@ -514,7 +514,7 @@ var (
 // and how many requests one Conn runs at once (rfConcurrency), so an
 // inventory round reuses them instead of dialing connections it closes
 // right after (26 connections for three inventories and nine power reads of
-// one host before, 4 now: TestConnectionReuse). Idle ones close after the
+// one host before, 4 or 5 now: TestConnectionReuse). Idle ones close after the
 // transport's IdleConnTimeout (90 s). It is not a cap (MaxConnsPerHost): a
 // response body the Redfish library never closed would hold a connection
 // for good and then stall every later call to that BMC. Memory: an idle
