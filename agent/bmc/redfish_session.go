@@ -32,8 +32,12 @@ type rfSession struct {
 	auth string // "session" or "basic"
 }
 
-// rfConcurrency bounds the parallel requests of one Conn (inventory).
-const rfConcurrency = 8
+// rfConcurrency bounds the parallel requests of one Conn (inventory). It is
+// the connections the transport keeps per BMC (connsPerBMC): more in flight
+// would dial connections only to close them after the round. Inventory at
+// 200 ms per request (BenchmarkOpsLatency200ms): 0.92 s with 8, 1.21 s with
+// 4, 1.81 s with 2.
+const rfConcurrency = connsPerBMC
 
 func (c *Conn) baseURL() string {
 	scheme := "https"

@@ -2,6 +2,7 @@ package bmc
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"sync"
 )
@@ -54,10 +55,18 @@ func (t *callTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		ctx = req.Context()
 	}
 	r := req.Clone(ctx)
+	// gofish marks every request Close (a connection per request) unless it
+	// built the transport itself; the Conn's transport keeps connections
+	// instead (see baseTransport): a dial, a close and, over TLS, a
+	// handshake per request were 40 % of an agent's CPU at 1,000 hosts.
+	r.Close = false
 	if ua != "" {
 		r.Header.Set("User-Agent", ua)
 	}
 	resp, err := t.base.RoundTrip(r)
+	if err == nil {
+		resp.Body = drainOnClose{resp.Body}
+	}
 	t.mu.Lock()
 	t.seen.requests++
 	if err != nil {
@@ -77,4 +86,16 @@ func (t *callTransport) snapshot() observed {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.seen
+}
+
+// drainOnClose reads what is left of a body (up to drainLimit) before
+// closing it: a body closed unread closes its connection, and gofish
+// closes some unread (the session login's), which cost a dial per login.
+type drainOnClose struct{ io.ReadCloser }
+
+const drainLimit = 64 << 10
+
+func (b drainOnClose) Close() error {
+	_, _ = io.Copy(io.Discard, io.LimitReader(b.ReadCloser, drainLimit))
+	return b.ReadCloser.Close()
 }

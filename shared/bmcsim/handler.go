@@ -31,6 +31,7 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	b.mu.Lock()
 	fault, wake := b.fault, b.faultCh
+	b.requests++
 	b.mu.Unlock()
 	switch fault {
 	case FaultHang:

@@ -69,6 +69,11 @@ func Start(cfg Config) (*Sim, error) {
 			return nil, fmt.Errorf("%w: audit file %s: %v", ErrConfig, cfg.AuditPath, err)
 		}
 	}
+	s.bmcs = make([]*bmc, cfg.Hosts)
+	for i := range s.bmcs {
+		s.bmcs[i] = newBMC(i, s.base+i, prof, prefix, cfg.PowerOn)
+		s.lns[i] = countingListener{Listener: s.lns[i], b: s.bmcs[i]}
+	}
 	if cfg.TLS {
 		cert, err := selfSigned(cfg.Host)
 		if err != nil {
@@ -77,12 +82,8 @@ func Start(cfg Config) (*Sim, error) {
 		}
 		tc := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 		for i, l := range s.lns {
-			s.lns[i] = tls.NewListener(l, tc)
+			s.lns[i] = tls.NewListener(l, countHandshakes(tc, s.bmcs[i]))
 		}
-	}
-	s.bmcs = make([]*bmc, cfg.Hosts)
-	for i := range s.bmcs {
-		s.bmcs[i] = newBMC(i, s.base+i, prof, prefix, cfg.PowerOn)
 	}
 	s.srv = &http.Server{
 		Handler:           s,

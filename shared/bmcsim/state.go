@@ -33,6 +33,15 @@ type State struct {
 	// Logins counts session logins accepted (how a test tells session
 	// auth from HTTP Basic: logins are not audited).
 	Logins int `json:"logins"`
+	// Connections counts TCP connections the BMC accepted; with TLS,
+	// TLSHandshakes counts completed handshakes and TLSResumed those that
+	// resumed an earlier session (no key exchange). How a test tells a
+	// client that reuses connections from one that dials per request.
+	Connections int `json:"connections"`
+	// Requests counts Redfish requests (not /sim/ ones), answered or not.
+	Requests      int `json:"requests"`
+	TLSHandshakes int `json:"tlsHandshakes"`
+	TLSResumed    int `json:"tlsResumed"`
 	// Systems is every ComputerSystem, in the profile's order (Power,
 	// BootOverride and LastBoot above are Systems[0]'s).
 	Systems []SystemState `json:"systems"`
@@ -89,6 +98,10 @@ type bmc struct {
 	resets    int
 	mutations int
 	logins    int
+	conns     int
+	requests  int
+	tlsFull   int
+	tlsResume int
 	fault     string
 	faultCh   chan struct{} // closed when the fault changes (wakes hangs)
 	sessions  []session     // oldest first
@@ -148,7 +161,8 @@ func (b *bmc) state() State {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	st := State{Index: b.index, Port: b.port, MAC: b.systemMAC(0), BMCResets: b.resets, Fault: b.fault,
-		Sessions: len(b.sessions), Mutations: b.mutations, Logins: b.logins}
+		Sessions: len(b.sessions), Mutations: b.mutations, Logins: b.logins,
+		Connections: b.conns, Requests: b.requests, TLSHandshakes: b.tlsFull + b.tlsResume, TLSResumed: b.tlsResume}
 	for j, s := range b.sys {
 		r := b.prof.systems[j]
 		st.Systems = append(st.Systems, SystemState{ID: path.Base(r.path), Path: r.path, Power: onOff(s.power),
