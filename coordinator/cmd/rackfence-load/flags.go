@@ -40,6 +40,9 @@ type Config struct {
 	detaches  int
 	coordArgs []string
 	agentArgs []string
+	plaintext bool
+	report    string
+	plot      string
 	out       string
 }
 
@@ -84,6 +87,9 @@ func (c *Config) flags() *flag.FlagSet {
 	fs.IntVar(&c.detaches, "detaches", 200, "fleet: detach → ack latencies measured")
 	fs.StringArrayVar(&c.coordArgs, "coordinator-arg", nil, "fleet: extra coordinator flag (repeatable)")
 	fs.StringArrayVar(&c.agentArgs, "agent-arg", nil, "fleet: extra agent flag (repeatable)")
+	fs.BoolVar(&c.plaintext, "plaintext", false, "fleet: run the coordinator with --insecure-plaintext (default: its mutual TLS), for comparison")
+	fs.StringVar(&c.report, "report", "", "fleet: write a Markdown report of the run to this file")
+	fs.StringVar(&c.plot, "plot", "", "fleet: write an SVG plot of hosts available over time to this file")
 	fs.StringVarP(&c.out, "output", "o", "text", "text or json")
 	return fs
 }
@@ -114,6 +120,13 @@ func (c *Config) Validate() error {
 		{"racks", c.racks}, {"sims", c.sims}, {"detaches", c.detaches}} {
 		if n.v < 1 {
 			return fmt.Errorf("--%s %d: use 1 or more", n.flag, n.v)
+		}
+	}
+	if c.mode != "fleet" {
+		for _, name := range []string{"report", "plot"} {
+			if v := map[string]string{"report": c.report, "plot": c.plot}[name]; v != "" {
+				return fmt.Errorf("--%s %q: only the fleet mode writes one; drop it or use rackfence-load fleet", name, v)
+			}
 		}
 	}
 	return nil
