@@ -28,8 +28,14 @@ func (f *fleet) startSampler(start time.Time) *sampler {
 	s := &sampler{quit: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
+		var said time.Duration
 		for {
-			s.add(f.sample(start))
+			x := f.sample(start)
+			s.add(x)
+			if x.At-said >= 5*time.Second && x.Available >= 0 {
+				f.say("  %.0f s: %d available", x.At.Seconds(), x.Available)
+				said = x.At
+			}
 			select {
 			case <-s.quit:
 				return
@@ -91,16 +97,11 @@ func (s *sampler) stop() []FleetSample {
 // waitAvailable waits until the sampler saw every host available. The
 // deadline grows with the fleet: 30 minutes plus 10 ms per host.
 func (f *fleet) waitAvailable(ctx context.Context, s *sampler) error {
-	var last time.Duration
 	limit := 30*time.Minute + time.Duration(f.cfg.Hosts)*10*time.Millisecond
 	return f.until(ctx, limit, "every host available", func() error {
 		x, ok := s.latest()
 		if !ok {
 			return errRetry
-		}
-		if x.At-last >= 5*time.Second {
-			f.say("  %.0f s: %d available", x.At.Seconds(), x.Available)
-			last = x.At
 		}
 		if x.Available >= f.cfg.Hosts {
 			return nil
