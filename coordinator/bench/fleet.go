@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"runtime"
 	"sort"
 	"syscall"
 	"time"
@@ -80,6 +81,11 @@ type FleetResult struct {
 	// garbage not yet collected; RSS adds the collector's headroom and
 	// memory not yet returned.
 	CoordHeapPeak, CoordHeapInuse float64
+	// Cores is the machine's CPU count; LoadWait and LoadSteady what
+	// the machine did besides this run while hosts became available and
+	// over the steady window.
+	Cores                int
+	LoadWait, LoadSteady MachineLoad
 	// Samples are the available count (and RSS, heap) over time from the
 	// start of registration until every host was available.
 	Samples []FleetSample
@@ -142,7 +148,7 @@ func Fleet(ctx context.Context, cfg FleetConfig) (FleetResult, error) {
 	}
 	f := &fleet{cfg: cfg, hc: &http.Client{Timeout: 30 * time.Second}}
 	defer f.stopAll()
-	res := FleetResult{Hosts: cfg.Hosts, Racks: cfg.Racks, Sims: cfg.Sims, StatusRefresh: cfg.StatusRefresh}
+	res := FleetResult{Hosts: cfg.Hosts, Racks: cfg.Racks, Sims: cfg.Sims, StatusRefresh: cfg.StatusRefresh, Cores: runtime.NumCPU()}
 	if err := f.startCoordinator(ctx); err != nil {
 		return res, err
 	}
@@ -157,7 +163,7 @@ func Fleet(ctx context.Context, cfg FleetConfig) (FleetResult, error) {
 	// Register every host and wait until all are available, sampling the
 	// available count, the coordinator's RSS and Go heap all along.
 	f.say("registering %d hosts over %d racks", cfg.Hosts, cfg.Racks)
-	start := time.Now()
+	start, m0 := time.Now(), f.mark()
 	smp := f.startSampler(start)
 	regErr := f.register(ctx)
 	var waitErr error
@@ -165,6 +171,7 @@ func Fleet(ctx context.Context, cfg FleetConfig) (FleetResult, error) {
 		waitErr = f.waitAvailable(ctx, smp)
 	}
 	res.Available = time.Since(start)
+	res.LoadWait = f.loadSince(m0)
 	res.Samples = smp.stop()
 	if regErr != nil {
 		return res, regErr
@@ -210,13 +217,14 @@ func (f *fleet) steady(ctx context.Context, res *FleetResult) error {
 	}
 	cmds0, _ := f.metricSum("rackfence_fsm_commands_total")
 	idx0, _ := f.metric("rackfence_raft_applied_index")
-	t0, c0 := time.Now(), cpuTicks(f.coord.pid())
+	t0, c0, m0 := time.Now(), cpuTicks(f.coord.pid()), f.mark()
 	select {
 	case <-time.After(f.cfg.Steady):
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 	c1, el := cpuTicks(f.coord.pid()), time.Since(t0)
+	res.LoadSteady = f.loadSince(m0)
 	res.SteadyCPU = float64(c1-c0) / 100 / el.Seconds()
 	if n, err := f.metricSum("rackfence_fsm_commands_total"); err == nil {
 		res.SteadyWrites = (n - cmds0) / el.Seconds()

@@ -13,7 +13,8 @@ func fleetResult(n int, samples int) FleetResult {
 		Available: time.Duration(samples-1) * time.Second, DetachP50: 2 * time.Millisecond, DetachP99: 7 * time.Millisecond,
 		DetachMax: 9 * time.Millisecond, SteadyCPU: 0.17, SteadyWrites: 166, SteadyEntries: 40,
 		CoordRSSPeak: 180000, CoordRSSAvailable: 170000, CoordRSSSteady: 160000, CoordHeapPeak: 90e6, CoordHeapInuse: 60e6,
-		CPUToAvailableAgents: 116, CPUToAvailableCoord: 20, ConnsPerAgentMax: 2, ConnsPerAgentMean: 1.5}
+		CPUToAvailableAgents: 116, CPUToAvailableCoord: 20, ConnsPerAgentMax: 2, ConnsPerAgentMean: 1.5,
+		Cores: 2, LoadWait: MachineLoad{Steal: 0.04, OtherCores: 0.3}, LoadSteady: MachineLoad{Steal: -1, OtherCores: -1}}
 	for i := 0; i < samples; i++ {
 		r.Samples = append(r.Samples, FleetSample{At: time.Duration(i) * time.Second, Available: n * i / max(1, samples-1),
 			RSSKiB: int64(100000 + i), HeapBytes: float64(50e6 + i)})
@@ -38,6 +39,7 @@ func TestFleetMarkdownReport(t *testing.T) {
 		"| steady writes | 166 commands/s in 40.0 Raft entries/s |",
 		"peak 180000 KiB (18432 B/host)",
 		"peak 87891 KiB (9000 B/host), steady 58594 KiB (6000 B/host)",
+		"| machine besides this run | 2 cores; until all available other processes 0.30 cores, steal 4 %; steady unknown |",
 		"![hosts available over time](fleet.svg)",
 		"| 0.0 | 0 | 100000 | 48828 |",
 		"| 59.0 | 10000 | 100059 | 48828 |",

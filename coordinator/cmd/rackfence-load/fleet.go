@@ -103,5 +103,7 @@ func fleetJSON(r bench.FleetResult) map[string]any {
 		"agentRSSMeanKiB": r.AgentRSSMean, "agentRSSMaxKiB": r.AgentRSSMax, "simRSSMeanKiB": r.SimRSSMean,
 		"connsPerAgentMax": r.ConnsPerAgentMax, "connsPerAgentMean": r.ConnsPerAgentMean, "coordGoroutines": r.CoordGoroutines,
 		"cpuToAvailableCoordSeconds": r.CPUToAvailableCoord, "cpuToAvailableAgentsSeconds": r.CPUToAvailableAgents,
-		"cpuToAvailableSimsSeconds": r.CPUToAvailableSims, "agentCPUPerHostms": ms(r.AgentCPUPerHost()), "samples": samples}
+		"cpuToAvailableSimsSeconds": r.CPUToAvailableSims, "cores": r.Cores,
+		"loadWait":   map[string]any{"steal": r.LoadWait.Steal, "otherCores": r.LoadWait.OtherCores},
+		"loadSteady": map[string]any{"steal": r.LoadSteady.Steal, "otherCores": r.LoadSteady.OtherCores}, "agentCPUPerHostms": ms(r.AgentCPUPerHost()), "samples": samples}
 }

@@ -48,6 +48,7 @@ func TestFleetEndToEnd(t *testing.T) {
 		CoordHeapPeakBytes            float64
 		ConnsPerAgentMax              int
 		AgentCPUPerHostms             float64
+		LoadWait                      struct{ Steal, OtherCores float64 }
 		Samples                       []struct {
 			Seconds   float64
 			Available int
@@ -64,6 +65,9 @@ func TestFleetEndToEnd(t *testing.T) {
 	}
 	if r.SteadyRaftEntriesPerSecond <= 0 { // lease renewals at least
 		t.Errorf("steady Raft entries/s %v: the agents renew leases, so entries were applied", r.SteadyRaftEntriesPerSecond)
+	}
+	if r.LoadWait.Steal < 0 || r.LoadWait.OtherCores < 0 {
+		t.Errorf("machine load while waiting %+v: /proc/stat is readable here, so it must be known", r.LoadWait)
 	}
 	if n := len(r.Samples); n == 0 || r.Samples[n-1].Available != 20 {
 		t.Errorf("samples %+v: the last must count all 20 hosts available", r.Samples)
