@@ -52,6 +52,8 @@ type FleetResult struct {
 	// TLS is false when the coordinator ran with --insecure-plaintext.
 	TLS           bool
 	StatusRefresh time.Duration
+	// SteadyWindow is how long the steady figures were measured over.
+	SteadyWindow time.Duration
 	// Available is registration start → every host available.
 	Available time.Duration
 	// DetachP50/P99 are detach answered → ack visible in a watch.
@@ -210,6 +212,9 @@ func Fleet(ctx context.Context, cfg FleetConfig) (FleetResult, error) {
 // per second over cfg.Steady, then memory and connections.
 func (f *fleet) steady(ctx context.Context, res *FleetResult) error {
 	f.say("steady state: coordinator CPU over %s", f.cfg.Steady)
+	if f.cfg.Steady < f.cfg.StatusRefresh {
+		f.say("  the steady window (%s) is shorter than the status refresh (%s): hosts that became available together may all refresh outside it; use --steady %s or more", f.cfg.Steady, f.cfg.StatusRefresh, f.cfg.StatusRefresh)
+	}
 	select {
 	case <-time.After(5 * time.Second): // let the last writes settle
 	case <-ctx.Done():
@@ -226,6 +231,7 @@ func (f *fleet) steady(ctx context.Context, res *FleetResult) error {
 	c1, el := cpuTicks(f.coord.pid()), time.Since(t0)
 	res.LoadSteady = f.loadSince(m0)
 	res.SteadyCPU = float64(c1-c0) / 100 / el.Seconds()
+	res.SteadyWindow = el.Round(time.Second)
 	if n, err := f.metricSum("rackfence_fsm_commands_total"); err == nil {
 		res.SteadyWrites = (n - cmds0) / el.Seconds()
 	}

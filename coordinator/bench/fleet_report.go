@@ -36,7 +36,7 @@ func (r FleetResult) Figures() []FleetFigure {
 			r.CPUToAvailableCoord, r.CPUToAvailableAgents, r.CPUToAvailableSims, cores), ""},
 		{"agent CPU per host to available", fmt.Sprintf("%.2f ms", float64(r.AgentCPUPerHost().Microseconds())/1000), "≤ 3 ms"},
 		{"detach → ack", fmt.Sprintf("p50 %.1f ms, p99 %.1f ms, max %.1f ms", msf(r.DetachP50), msf(r.DetachP99), msf(r.DetachMax)), "p99 ≤ 50 ms at 100,000 hosts"},
-		{"steady coordinator CPU", fmt.Sprintf("%.1f %% of a core = %.2f %% per 1,000 hosts", 100*r.SteadyCPU, r.SteadyCPUPer1000()),
+		{"steady coordinator CPU", fmt.Sprintf("%.1f %% of a core = %.2f %% per 1,000 hosts (over %s)", 100*r.SteadyCPU, r.SteadyCPUPer1000(), r.SteadyWindow),
 			goal("≤ 3 % of a core at 10,000 hosts", "≤ 25 % of a core at 100,000 hosts")},
 		{"steady writes", fmt.Sprintf("%.0f commands/s in %.1f Raft entries/s", r.SteadyWrites, r.SteadyEntries), ""},
 		{"coordinator RSS", fmt.Sprintf("peak %d KiB (%.0f B/host), all available %d KiB (%.0f B/host), steady %d KiB (%.0f B/host)",
