@@ -102,9 +102,14 @@ func (f *fleet) metricSum(name string) (float64, error) {
 	return v, err
 }
 
-// labelIs says whether a sample's labels ({a="x",b="y"}) hold name="value".
-func labelIs(labels, name, value string) bool {
-	return strings.Contains(labels, name+`="`+value+`"`)
+// labelValue is the value of label name in a sample's labels.
+func labelValue(labels, name string) (string, bool) {
+	_, rest, ok := strings.Cut(labels, name+`="`)
+	if !ok {
+		return "", false
+	}
+	v, _, ok := strings.Cut(rest, `"`)
+	return v, ok
 }
 
 // connsPerAgent counts each agent's established connections to the

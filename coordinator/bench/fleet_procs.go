@@ -107,6 +107,25 @@ func (f *fleet) hostSpec(i int) *api.Host {
 		BootMACAddress: fmt.Sprintf("52:54:01:%02x:%02x:%02x", j, k>>8, k&0xff)}
 }
 
+// applyHost registers host i, trying again on an error (an apply is
+// idempotent): at 100,000 hosts on two shared cores a request may outlive
+// its 30 s timeout while the agents write their first statuses.
+func (f *fleet) applyHost(ctx context.Context, i int) error {
+	var err error
+	for try, wait := 0, time.Second; try < 5; try, wait = try+1, wait*2 {
+		if _, _, err = f.admin.ApplyHost(ctx, f.hostSpec(i)); err == nil || ctx.Err() != nil {
+			return err
+		}
+		f.say("  register h%06d: %v; again in %s", i, err, wait)
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return fmt.Errorf("%w (5 tries)", err)
+}
+
 func (f *fleet) register(ctx context.Context) error {
 	ch := make(chan int)
 	errc := make(chan error, 1)
@@ -116,7 +135,7 @@ func (f *fleet) register(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			for i := range ch {
-				if _, _, err := f.admin.ApplyHost(ctx, f.hostSpec(i)); err != nil {
+				if err := f.applyHost(ctx, i); err != nil {
 					select {
 					case errc <- fmt.Errorf("register h%06d: %w", i, err):
 					default:

@@ -2,6 +2,9 @@ package bench
 
 import (
 	"context"
+	"fmt"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -20,8 +23,11 @@ type FleetSample struct {
 type sampler struct {
 	mu      sync.Mutex
 	samples []FleetSample
-	quit    chan struct{}
-	done    chan struct{}
+	// states is the host count per provisioning state at the last
+	// successful scrape: what the hosts not yet available are doing.
+	states map[string]int
+	quit   chan struct{}
+	done   chan struct{}
 }
 
 func (f *fleet) startSampler(start time.Time) *sampler {
@@ -30,10 +36,10 @@ func (f *fleet) startSampler(start time.Time) *sampler {
 		defer close(s.done)
 		var said time.Duration
 		for {
-			x := f.sample(start)
-			s.add(x)
+			x, states := f.sample(start)
+			s.add(x, states)
 			if x.At-said >= 5*time.Second && x.Available >= 0 {
-				f.say("  %.0f s: %d available", x.At.Seconds(), x.Available)
+				f.say("  %.0f s: %d available (%s)", x.At.Seconds(), x.Available, stateText(states))
 				said = x.At
 			}
 			select {
@@ -46,30 +52,67 @@ func (f *fleet) startSampler(start time.Time) *sampler {
 	return s
 }
 
-// sample reads the coordinator's RSS from /proc and the available count
-// and heap from one scrape of its /metrics.
-func (f *fleet) sample(start time.Time) FleetSample {
+// sample reads the coordinator's RSS from /proc, and the hosts per state
+// and the heap from one scrape of its /metrics (states nil when the scrape
+// failed).
+func (f *fleet) sample(start time.Time) (FleetSample, map[string]int) {
 	smp := FleetSample{Available: -1, RSSKiB: rssKiB(f.coord.pid()), HeapBytes: -1}
-	avail := 0
+	states := map[string]int{}
 	err := f.metrics(func(name, labels string, v float64) {
-		switch {
-		case name == "rackfence_hosts" && labelIs(labels, "state", "available"):
-			avail += int(v)
-		case name == "go_memstats_heap_inuse_bytes":
+		switch name {
+		case "rackfence_hosts":
+			if st, ok := labelValue(labels, "state"); ok {
+				states[st] += int(v)
+			}
+		case "go_memstats_heap_inuse_bytes":
 			smp.HeapBytes = v
 		}
 	})
-	if err == nil { // no sample: no host is available yet
-		smp.Available = avail
-	}
 	smp.At = time.Since(start)
-	return smp
+	if err != nil {
+		return smp, nil
+	}
+	smp.Available = states["available"] // no sample: no host is available yet
+	return smp, states
 }
 
-func (s *sampler) add(x FleetSample) {
+func (s *sampler) add(x FleetSample, states map[string]int) {
 	s.mu.Lock()
 	s.samples = append(s.samples, x)
+	if states != nil {
+		s.states = states
+	}
 	s.mu.Unlock()
+}
+
+// lastStates is the host count per state at the last successful scrape.
+func (s *sampler) lastStates() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.states
+}
+
+// stateText is "N state" for every state but available, most hosts first.
+func stateText(states map[string]int) string {
+	type kv struct {
+		k string
+		v int
+	}
+	var l []kv
+	for k, v := range states {
+		if k != "available" && v > 0 {
+			l = append(l, kv{k, v})
+		}
+	}
+	sort.Slice(l, func(i, j int) bool { return l[i].v > l[j].v || l[i].v == l[j].v && l[i].k < l[j].k })
+	var parts []string
+	for _, x := range l {
+		parts = append(parts, fmt.Sprintf("%d %s", x.v, x.k))
+	}
+	if len(parts) == 0 {
+		return "no other state"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // latest is the last sample whose available count was read (ok false
@@ -98,7 +141,7 @@ func (s *sampler) stop() []FleetSample {
 // deadline grows with the fleet: 30 minutes plus 10 ms per host.
 func (f *fleet) waitAvailable(ctx context.Context, s *sampler) error {
 	limit := 30*time.Minute + time.Duration(f.cfg.Hosts)*10*time.Millisecond
-	return f.until(ctx, limit, "every host available", func() error {
+	err := f.until(ctx, limit, "every host available", func() error {
 		x, ok := s.latest()
 		if !ok {
 			return errRetry
@@ -108,6 +151,10 @@ func (f *fleet) waitAvailable(ctx context.Context, s *sampler) error {
 		}
 		return errRetry
 	})
+	if err != nil && ctx.Err() == nil {
+		err = fmt.Errorf("%w; hosts not available: %s (the agents' logs are in the work directory)", err, stateText(s.lastStates()))
+	}
+	return err
 }
 
 // peaks are the highest RSS (KiB) and Go heap (bytes) among samples.
