@@ -16,7 +16,8 @@ const (
 )
 
 // WriteFleetPlot writes an SVG line plot of hosts available over time
-// (r.Samples), with the fleet size as a dashed line. Hand-written SVG: no
+// (r.Samples), with hosts registered beside it (what the available count
+// waits on) and the fleet size as a dashed line. Hand-written SVG: no
 // plotting library.
 func WriteFleetPlot(w io.Writer, r FleetResult) error {
 	var pts []FleetSample
@@ -54,16 +55,27 @@ func WriteFleetPlot(w io.Writer, r FleetResult) error {
 	fmt.Fprintf(&b, `<text transform="translate(18 %.1f) rotate(-90)" text-anchor="middle">hosts available</text>`+"\n", plotTop+plotInnerH/2)
 	// The fleet size, and the curve.
 	fmt.Fprintf(&b, `<line class="total" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#999" stroke-dasharray="6 4"/>`+"\n", px(0), py(float64(r.Hosts)), px(xMax), py(float64(r.Hosts)))
-	if len(pts) > 0 {
-		b.WriteString(`<polyline class="available" fill="none" stroke="#1f77b4" stroke-width="2" points="`)
+	curve := func(class, style string, n func(FleetSample) int) {
+		if len(pts) == 0 {
+			return
+		}
+		fmt.Fprintf(&b, `<polyline class="%s" fill="none" %s points="`, class, style)
 		for i, x := range pts {
 			if i > 0 {
 				b.WriteByte(' ')
 			}
-			fmt.Fprintf(&b, "%.1f,%.1f", px(x.At.Seconds()), py(float64(x.Available)))
+			fmt.Fprintf(&b, "%.1f,%.1f", px(x.At.Seconds()), py(float64(max(0, n(x)))))
 		}
 		b.WriteString(`"/>` + "\n")
 	}
+	curve("registered", `stroke="#ff7f0e" stroke-width="1.5" stroke-dasharray="4 3"`, func(x FleetSample) int { return x.Registered })
+	curve("available", `stroke="#1f77b4" stroke-width="2"`, func(x FleetSample) int { return x.Available })
+	// Legend, bottom right: the curves rise from the bottom left.
+	lx, ly := px(xMax)-120, py(0)-44
+	fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#1f77b4" stroke-width="2"/><text x="%.1f" y="%.1f">available</text>`+"\n",
+		lx, ly, lx+24, ly, lx+30, ly+4)
+	fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#ff7f0e" stroke-width="1.5" stroke-dasharray="4 3"/><text x="%.1f" y="%.1f">registered</text>`+"\n",
+		lx, ly+18, lx+24, ly+18, lx+30, ly+22)
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"encoding/xml"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -37,10 +38,20 @@ func TestFleetPlotIsTheAvailableCurve(t *testing.T) {
 	if err := xml.Unmarshal([]byte(b.String()), &doc); err != nil {
 		t.Fatalf("not XML: %v\n%s", err, b.String())
 	}
-	if len(doc.Polylines) != 1 || doc.Polylines[0].Class != "available" {
-		t.Fatalf("want one polyline 'available', got %+v", doc.Polylines)
+	curves := map[string]string{}
+	for _, p := range doc.Polylines {
+		curves[p.Class] = p.Points
 	}
-	pts := strings.Fields(doc.Polylines[0].Points)
+	if len(doc.Polylines) != 2 || curves["available"] == "" || curves["registered"] == "" {
+		t.Fatalf("want the polylines available and registered, got %+v", doc.Polylines)
+	}
+	// Registered reaches the fleet size at half time: its midpoint sits
+	// on the top line, where available is halfway up.
+	reg := strings.Fields(curves["registered"])
+	if _, y, _ := strings.Cut(reg[len(reg)/2+1], ","); y != fmt.Sprintf("%.1f", float64(plotTop)) {
+		t.Errorf("registered at half time: y=%s, want %d (all registered)", y, plotTop)
+	}
+	pts := strings.Fields(curves["available"])
 	if len(pts) != len(r.Samples)-1 {
 		t.Fatalf("%d points, want %d (one per sample read)", len(pts), len(r.Samples)-1)
 	}

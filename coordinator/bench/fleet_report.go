@@ -95,9 +95,9 @@ func WriteFleetMarkdown(w io.Writer, r FleetResult, command, plotPath string) er
 	if plotPath != "" {
 		fmt.Fprintf(&b, "![hosts available over time](%s)\n\n", filepath.ToSlash(plotPath))
 	}
-	b.WriteString("| Seconds after registration started | Available | Coordinator RSS (KiB) | Go heap in use (KiB) |\n|---:|---:|---:|---:|\n")
+	b.WriteString("| Seconds after registration started | Registered | Available | Coordinator RSS (KiB) | Go heap in use (KiB) |\n|---:|---:|---:|---:|---:|\n")
 	for _, x := range thin(r.Samples, 20) {
-		fmt.Fprintf(&b, "| %.1f | %s | %s | %s |\n", x.At.Seconds(), orDash(float64(x.Available), "%.0f"),
+		fmt.Fprintf(&b, "| %.1f | %s | %s | %s | %s |\n", x.At.Seconds(), orDash(float64(x.Registered), "%.0f"), orDash(float64(x.Available), "%.0f"),
 			orDash(float64(x.RSSKiB), "%.0f"), orDash(x.HeapBytes/1024, "%.0f"))
 	}
 	_, err := io.WriteString(w, b.String())

@@ -17,7 +17,8 @@ func fleetResult(n int, samples int) FleetResult {
 		Cores: 2, LoadWait: MachineLoad{Steal: 0.04, OtherCores: 0.3}, LoadSteady: MachineLoad{Steal: -1, OtherCores: -1}}
 	for i := 0; i < samples; i++ {
 		r.Samples = append(r.Samples, FleetSample{At: time.Duration(i) * time.Second, Available: n * i / max(1, samples-1),
-			RSSKiB: int64(100000 + i), HeapBytes: float64(50e6 + i)})
+			Registered: min(n, 2*n*i/max(1, samples-1)),
+			RSSKiB:     int64(100000 + i), HeapBytes: float64(50e6 + i)})
 	}
 	return r
 }
@@ -41,8 +42,8 @@ func TestFleetMarkdownReport(t *testing.T) {
 		"peak 87891 KiB (9000 B/host), steady 58594 KiB (6000 B/host)",
 		"| machine besides this run | 2 cores; until all available other processes 0.30 cores, steal 4 %; steady unknown |",
 		"![hosts available over time](fleet.svg)",
-		"| 0.0 | 0 | 100000 | 48828 |",
-		"| 59.0 | 10000 | 100059 | 48828 |",
+		"| 0.0 | 0 | 0 | 100000 | 48828 |",
+		"| 59.0 | 10000 | 10000 | 100059 | 48828 |",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
@@ -51,7 +52,7 @@ func TestFleetMarkdownReport(t *testing.T) {
 	// One table row per figure, 20 sample rows of 60 (first and last kept).
 	rows := 0
 	for _, line := range strings.Split(md, "\n") {
-		if strings.HasPrefix(line, "| ") && strings.Count(line, " | ") == 3 && line[2] >= '0' && line[2] <= '9' {
+		if strings.HasPrefix(line, "| ") && strings.Count(line, " | ") == 4 && line[2] >= '0' && line[2] <= '9' {
 			rows++
 		}
 	}

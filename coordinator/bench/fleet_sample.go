@@ -13,10 +13,12 @@ import (
 // available, the coordinator's RSS and Go heap in use, At after the start
 // of registration. A figure the scrape could not read is -1.
 type FleetSample struct {
-	At        time.Duration
-	Available int
-	RSSKiB    int64
-	HeapBytes float64
+	At time.Duration
+	// Available counts hosts in state available, Registered every host
+	// the coordinator holds (in any state).
+	Available, Registered int
+	RSSKiB                int64
+	HeapBytes             float64
 }
 
 // sampler samples the fleet every cfg.SampleEvery until stopped.
@@ -56,7 +58,7 @@ func (f *fleet) startSampler(start time.Time) *sampler {
 // and the heap from one scrape of its /metrics (states nil when the scrape
 // failed).
 func (f *fleet) sample(start time.Time) (FleetSample, map[string]int) {
-	smp := FleetSample{Available: -1, RSSKiB: rssKiB(f.coord.pid()), HeapBytes: -1}
+	smp := FleetSample{Available: -1, Registered: -1, RSSKiB: rssKiB(f.coord.pid()), HeapBytes: -1}
 	states := map[string]int{}
 	err := f.metrics(func(name, labels string, v float64) {
 		switch name {
@@ -73,6 +75,10 @@ func (f *fleet) sample(start time.Time) (FleetSample, map[string]int) {
 		return smp, nil
 	}
 	smp.Available = states["available"] // no sample: no host is available yet
+	smp.Registered = 0
+	for _, n := range states {
+		smp.Registered += n
+	}
 	return smp, states
 }
 
