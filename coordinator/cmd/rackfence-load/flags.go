@@ -41,6 +41,7 @@ type Config struct {
 	coordArgs []string
 	agentArgs []string
 	plaintext bool
+	sample    time.Duration
 	report    string
 	plot      string
 	out       string
@@ -88,6 +89,7 @@ func (c *Config) flags() *flag.FlagSet {
 	fs.StringArrayVar(&c.coordArgs, "coordinator-arg", nil, "fleet: extra coordinator flag (repeatable)")
 	fs.StringArrayVar(&c.agentArgs, "agent-arg", nil, "fleet: extra agent flag (repeatable)")
 	fs.BoolVar(&c.plaintext, "plaintext", false, "fleet: run the coordinator with --insecure-plaintext (default: its mutual TLS), for comparison")
+	fs.DurationVar(&c.sample, "sample-every", time.Second, "fleet: period of the samples of hosts available, coordinator RSS and heap while registering (one /metrics scrape each)")
 	fs.StringVar(&c.report, "report", "", "fleet: write a Markdown report of the run to this file")
 	fs.StringVar(&c.plot, "plot", "", "fleet: write an SVG plot of hosts available over time to this file")
 	fs.StringVarP(&c.out, "output", "o", "text", "text or json")
@@ -121,6 +123,9 @@ func (c *Config) Validate() error {
 		if n.v < 1 {
 			return fmt.Errorf("--%s %d: use 1 or more", n.flag, n.v)
 		}
+	}
+	if c.sample < 10*time.Millisecond {
+		return fmt.Errorf("--sample-every %s: use 10ms or more (each sample scrapes the coordinator's /metrics)", c.sample)
 	}
 	if c.mode != "fleet" {
 		for _, name := range []string{"report", "plot"} {

@@ -110,12 +110,16 @@ func TestFleetEndToEnd(t *testing.T) {
 }
 
 func TestReportOnlyForFleet(t *testing.T) {
-	c := Config{mode: "write", out: "text", keys: 1, hosts: 1, perRack: 1, workers: 1, rounds: 1, racks: 1, sims: 1, detaches: 1, report: "x.md"}
+	c := Config{mode: "write", out: "text", keys: 1, hosts: 1, perRack: 1, workers: 1, rounds: 1, racks: 1, sims: 1, detaches: 1, sample: time.Second, report: "x.md"}
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "--report") {
 		t.Errorf("write --report: %v, want an error naming --report", err)
 	}
 	c.mode = "fleet"
 	if err := c.Validate(); err != nil {
 		t.Errorf("fleet --report: %v", err)
+	}
+	c.sample = 0
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "--sample-every") {
+		t.Errorf("--sample-every 0: %v, want an error naming --sample-every", err)
 	}
 }
