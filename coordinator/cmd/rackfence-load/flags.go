@@ -80,7 +80,7 @@ func (c *Config) flags() *flag.FlagSet {
 	fs.DurationVar(&c.slice, "slice", 5*time.Second, "compare: measured time per target per round")
 	fs.IntVar(&c.rounds, "rounds", 6, "compare: rounds, each one slice of A and one of B (order ABBA)")
 	fs.IntVar(&c.racks, "racks", 100, "fleet: racks, one real rackfence-agent process each")
-	fs.IntVar(&c.sims, "sims", 4, "fleet: rackfence-bmcsim processes sharing the BMCs (one listening port per BMC)")
+	fs.IntVar(&c.sims, "sims", 4, "fleet: rackfence-bmcsim processes sharing the BMCs (one listening port per BMC, each process on its own 127.0.1.N; more are started when one would exceed 10,000 BMCs or half the open-files limit)")
 	fs.StringVar(&c.binDir, "bin", "", "fleet: directory of the rackfence binaries (default: this program's)")
 	fs.StringVar(&c.workDir, "dir", "", "fleet: work directory, kept afterwards (default: a temporary one, removed)")
 	fs.DurationVar(&c.refresh, "status-refresh", time.Minute, "fleet: the agents' --status-refresh (steady-state traffic = hosts / refresh)")
