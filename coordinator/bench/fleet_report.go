@@ -46,7 +46,7 @@ func (r FleetResult) Figures() []FleetFigure {
 			r.CoordHeapPeak/1024, r.CoordHeapPeak/float64(r.Hosts), r.CoordHeapInuse/1024, r.CoordHeapInuse/float64(r.Hosts)), ""},
 		{"coordinator goroutines", fmt.Sprintf("%.0f", r.CoordGoroutines), ""},
 		{"agent RSS", fmt.Sprintf("mean %d KiB, max %d KiB; bmcsim RSS mean %d KiB", r.AgentRSSMean, r.AgentRSSMax, r.SimRSSMean), ""},
-		{"machine besides this run", fmt.Sprintf("%d cores; until all available %s; steady %s", r.Cores, r.LoadWait, r.LoadSteady), ""},
+		{"machine besides this run", fmt.Sprintf("%d cores; until all available %s; steady %s", r.Cores, r.LoadWait.String(), r.LoadSteady.String()), ""},
 		{"connections per agent", fmt.Sprintf("max %d, mean %.1f", r.ConnsPerAgentMax, r.ConnsPerAgentMean), "≤ 4"},
 	}
 }
