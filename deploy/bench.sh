@@ -14,9 +14,15 @@
 #   3. Memory: 100,000 hosts with hardware details → coordinator RSS per
 #      host; restart → serving again.
 #   4. Fleet: BENCH_FLEET_HOSTS (10,000) hosts over BENCH_FLEET_RACKS (100)
-#      racks, one real rackfence-agent per rack, BENCH_FLEET_SIMS (4)
-#      rackfence-bmcsim processes, one coordinator: time to all available,
-#      detach → ack under status traffic, steady CPU, RSS, connections.
+#      racks, one real rackfence-agent per rack, BENCH_FLEET_SIMS (4, more
+#      when the open-files limit needs them; each on its own 127.0.1.N)
+#      rackfence-bmcsim processes, one coordinator over its default mutual
+#      TLS (BENCH_FLEET_PLAINTEXT=1: --insecure-plaintext): time to all
+#      available, detach → ack under status traffic, steady CPU, RSS and Go
+#      heap, connections, Raft entries/s. Writes a Markdown report and an
+#      SVG plot of hosts available over time to BENCH_OUT
+#      (/tmp/rackfence-bench-out). The 100,000-host tier is
+#      BENCH_FLEET_HOSTS=100000 BENCH_SKIP="etcd writes tls logstore memory go" make bench.
 #   5. The Go benchmarks of the packages (bmcsim, agent) where present.
 # Knobs: BENCH_SLICE (5s) and BENCH_ROUNDS (6) for the comparison,
 # BENCH_DURATION (10s, rackfence alone when etcd is skipped), BENCH_CLIENTS (1,16,64), BENCH_FILL_HOSTS
@@ -32,6 +38,7 @@ FILL=${BENCH_FILL_HOSTS:-100000}
 FLEET_HOSTS=${BENCH_FLEET_HOSTS:-10000}
 FLEET_RACKS=${BENCH_FLEET_RACKS:-100}
 FLEET_SIMS=${BENCH_FLEET_SIMS:-4}
+OUT=${BENCH_OUT:-/tmp/rackfence-bench-out}
 SKIP=" ${BENCH_SKIP:-} "
 W=$(mktemp -d /tmp/rackfence-bench.XXXX)
 PIDS=()
@@ -184,9 +191,13 @@ fi
 
 if ! skip fleet; then
   say "fleet: $FLEET_HOSTS hosts over $FLEET_RACKS racks, one real agent per rack, bmcsim BMCs, one coordinator"
+  mkdir -p "$OUT"
+  plain=(); [ -n "${BENCH_FLEET_PLAINTEXT:-}" ] && plain=(--plaintext)
   read -r -a c0 < <(head -1 /proc/stat)
-  "$BIN/rackfence-load" fleet --bin "$BIN" --hosts "$FLEET_HOSTS" --racks "$FLEET_RACKS" --sims "$FLEET_SIMS" \
-    --steady "${BENCH_FLEET_STEADY:-60s}" --status-refresh "${BENCH_FLEET_REFRESH:-60s}"
+  "$BIN/rackfence-load" fleet --bin "$BIN" --hosts "$FLEET_HOSTS" --racks "$FLEET_RACKS" --sims "$FLEET_SIMS" "${plain[@]}" \
+    --steady "${BENCH_FLEET_STEADY:-60s}" --status-refresh "${BENCH_FLEET_REFRESH:-60s}" \
+    --report "$OUT/fleet-$FLEET_HOSTS.md" --plot "$OUT/fleet-$FLEET_HOSTS.svg"
+  echo "report: $OUT/fleet-$FLEET_HOSTS.md, plot: $OUT/fleet-$FLEET_HOSTS.svg"
   read -r -a c1 < <(head -1 /proc/stat)
   t=0; for k in 1 2 3 4 5 6 7 8; do t=$(( t + c1[k] - c0[k] )); done
   echo "during the fleet run: steal $(( 100 * (c1[8] - c0[8]) / (t > 0 ? t : 1) )) %, load average $(cut -d' ' -f1-3 /proc/loadavg) (2 cores, shared)"

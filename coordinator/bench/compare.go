@@ -127,7 +127,7 @@ func (r *Result) setPercentiles(lats []time.Duration) {
 	}
 }
 
-type cpuTimes struct{ total, steal uint64 }
+type cpuTimes struct{ total, steal, idle uint64 }
 
 // readSteal reads the machine's aggregate CPU counters from /proc/stat
 // (zero when unreadable: not Linux, or no steal column).
@@ -149,6 +149,9 @@ func readSteal() cpuTimes {
 		}
 		if i == 7 {
 			t.steal = v
+		}
+		if i == 3 || i == 4 { // idle, iowait
+			t.idle += v
 		}
 	}
 	return t

@@ -40,6 +40,10 @@ type Config struct {
 	detaches  int
 	coordArgs []string
 	agentArgs []string
+	plaintext bool
+	sample    time.Duration
+	report    string
+	plot      string
 	out       string
 }
 
@@ -76,7 +80,7 @@ func (c *Config) flags() *flag.FlagSet {
 	fs.DurationVar(&c.slice, "slice", 5*time.Second, "compare: measured time per target per round")
 	fs.IntVar(&c.rounds, "rounds", 6, "compare: rounds, each one slice of A and one of B (order ABBA)")
 	fs.IntVar(&c.racks, "racks", 100, "fleet: racks, one real rackfence-agent process each")
-	fs.IntVar(&c.sims, "sims", 4, "fleet: rackfence-bmcsim processes sharing the BMCs (one listening port per BMC)")
+	fs.IntVar(&c.sims, "sims", 4, "fleet: rackfence-bmcsim processes sharing the BMCs (one listening port per BMC, each process on its own 127.0.1.N; more are started when one would exceed 10,000 BMCs or half the open-files limit)")
 	fs.StringVar(&c.binDir, "bin", "", "fleet: directory of the rackfence binaries (default: this program's)")
 	fs.StringVar(&c.workDir, "dir", "", "fleet: work directory, kept afterwards (default: a temporary one, removed)")
 	fs.DurationVar(&c.refresh, "status-refresh", time.Minute, "fleet: the agents' --status-refresh (steady-state traffic = hosts / refresh)")
@@ -84,6 +88,10 @@ func (c *Config) flags() *flag.FlagSet {
 	fs.IntVar(&c.detaches, "detaches", 200, "fleet: detach → ack latencies measured")
 	fs.StringArrayVar(&c.coordArgs, "coordinator-arg", nil, "fleet: extra coordinator flag (repeatable)")
 	fs.StringArrayVar(&c.agentArgs, "agent-arg", nil, "fleet: extra agent flag (repeatable)")
+	fs.BoolVar(&c.plaintext, "plaintext", false, "fleet: run the coordinator with --insecure-plaintext (default: its mutual TLS), for comparison")
+	fs.DurationVar(&c.sample, "sample-every", time.Second, "fleet: period of the samples of hosts available, coordinator RSS and heap while registering (one /metrics scrape each)")
+	fs.StringVar(&c.report, "report", "", "fleet: write a Markdown report of the run to this file")
+	fs.StringVar(&c.plot, "plot", "", "fleet: write an SVG plot of hosts available over time to this file")
 	fs.StringVarP(&c.out, "output", "o", "text", "text or json")
 	return fs
 }
@@ -114,6 +122,16 @@ func (c *Config) Validate() error {
 		{"racks", c.racks}, {"sims", c.sims}, {"detaches", c.detaches}} {
 		if n.v < 1 {
 			return fmt.Errorf("--%s %d: use 1 or more", n.flag, n.v)
+		}
+	}
+	if c.sample < 10*time.Millisecond {
+		return fmt.Errorf("--sample-every %s: use 10ms or more (each sample scrapes the coordinator's /metrics)", c.sample)
+	}
+	if c.mode != "fleet" {
+		for _, name := range []string{"report", "plot"} {
+			if v := map[string]string{"report": c.report, "plot": c.plot}[name]; v != "" {
+				return fmt.Errorf("--%s %q: only the fleet mode writes one; drop it or use rackfence-load fleet", name, v)
+			}
 		}
 	}
 	return nil

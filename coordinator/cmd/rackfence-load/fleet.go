@@ -5,14 +5,18 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/rackfence/rackfence/coordinator/bench"
 )
 
-// runFleet fills in the fleet run's directories, runs it and prints its
-// figures beside the goals of issue 16.
-func runFleet(ctx context.Context, cfg bench.FleetConfig, emit func(map[string]any, string)) {
+// fleetOutput is where a fleet run's report and plot go ("" = not written).
+type fleetOutput struct{ report, plot string }
+
+// runFleet fills in the fleet run's directories, runs it, prints its
+// figures beside the goals of issue 23 and writes the report and plot.
+func runFleet(ctx context.Context, cfg bench.FleetConfig, out fleetOutput, emit func(map[string]any, string)) {
 	if cfg.Bin == "" {
 		exe, err := os.Executable()
 		if err != nil {
@@ -37,30 +41,69 @@ func runFleet(ctx context.Context, cfg bench.FleetConfig, emit func(map[string]a
 		fmt.Fprintf(os.Stderr, "fleet: process logs in %s (kept: pass --dir to keep them after a failure)\n", cfg.Dir)
 		fail(err)
 	}
-	perHost := func(kib int64) float64 { return float64(kib) * 1024 / float64(r.Hosts) }
-	cpuPer1k := 100 * r.SteadyCPU / (float64(r.Hosts) / 1000)
-	emit(map[string]any{"hosts": r.Hosts, "racks": r.Racks, "availableSeconds": r.Available.Seconds(),
-		"detachP50ms": ms(r.DetachP50), "detachP99ms": ms(r.DetachP99), "detachMaxms": ms(r.DetachMax),
-		"steadyCPUCore": r.SteadyCPU, "steadyCPUPercentPer1000Hosts": cpuPer1k, "steadyWritesPerSecond": r.SteadyWrites,
-		"coordRSSPeakKiB": r.CoordRSSPeak, "coordRSSAvailableKiB": r.CoordRSSAvailable, "coordRSSSteadyKiB": r.CoordRSSSteady,
+	if err := writeFleetFiles(r, out); err != nil {
+		fail(err)
+	}
+	var text strings.Builder
+	_ = bench.WriteFleetText(&text, r)
+	emit(fleetJSON(r), strings.TrimRight(text.String(), "\n"))
+}
+
+// writeFleetFiles writes the plot, then the report that points at it.
+func writeFleetFiles(r bench.FleetResult, out fleetOutput) error {
+	if out.plot != "" {
+		if err := writeFile(out.plot, func(f *os.File) error { return bench.WriteFleetPlot(f, r) }); err != nil {
+			return fmt.Errorf("--plot: %w", err)
+		}
+	}
+	if out.report != "" {
+		rel := ""
+		if out.plot != "" {
+			rel = out.plot
+			if p, err := filepath.Rel(filepath.Dir(out.report), out.plot); err == nil {
+				rel = p
+			}
+		}
+		cmd := "rackfence-load " + strings.Join(os.Args[1:], " ")
+		if err := writeFile(out.report, func(f *os.File) error { return bench.WriteFleetMarkdown(f, r, cmd, rel) }); err != nil {
+			return fmt.Errorf("--report: %w", err)
+		}
+	}
+	return nil
+}
+
+func writeFile(path string, write func(*os.File) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// fleetJSON is the -o json object of a fleet run.
+func fleetJSON(r bench.FleetResult) map[string]any {
+	perHost := r.PerHost
+	samples := make([]map[string]any, 0, len(r.Samples))
+	for _, x := range r.Samples {
+		samples = append(samples, map[string]any{"seconds": x.At.Seconds(), "available": x.Available, "coordRSSKiB": x.RSSKiB, "coordHeapInuseBytes": x.HeapBytes})
+	}
+	return map[string]any{"hosts": r.Hosts, "racks": r.Racks, "sims": r.Sims, "tls": r.TLS, "statusRefreshSeconds": r.StatusRefresh.Seconds(),
+		"availableSeconds": r.Available.Seconds(),
+		"detachP50ms":      ms(r.DetachP50), "detachP99ms": ms(r.DetachP99), "detachMaxms": ms(r.DetachMax),
+		"steadyCPUCore": r.SteadyCPU, "steadyWindowSeconds": r.SteadyWindow.Seconds(), "steadyCPUPercentPer1000Hosts": r.SteadyCPUPer1000(), "steadyWritesPerSecond": r.SteadyWrites,
+		"steadyRaftEntriesPerSecond": r.SteadyEntries,
+		"coordRSSPeakKiB":            r.CoordRSSPeak, "coordRSSAvailableKiB": r.CoordRSSAvailable, "coordRSSSteadyKiB": r.CoordRSSSteady,
+		"coordRSSPeakBytesPerHost": perHost(r.CoordRSSPeak), "coordRSSSteadyBytesPerHost": perHost(r.CoordRSSSteady),
+		"coordHeapPeakBytes": r.CoordHeapPeak, "coordHeapInuseBytes": r.CoordHeapInuse,
+		"coordHeapPeakBytesPerHost": r.CoordHeapPeak / float64(r.Hosts), "coordHeapSteadyBytesPerHost": r.CoordHeapInuse / float64(r.Hosts),
 		"agentRSSMeanKiB": r.AgentRSSMean, "agentRSSMaxKiB": r.AgentRSSMax, "simRSSMeanKiB": r.SimRSSMean,
-		"connsPerAgentMax": r.ConnsPerAgentMax, "connsPerAgentMean": r.ConnsPerAgentMean, "coordGoroutines": r.CoordGoroutines, "cpuToAvailableCoordSeconds": r.CPUToAvailableCoord,
-		"cpuToAvailableAgentsSeconds": r.CPUToAvailableAgents, "cpuToAvailableSimsSeconds": r.CPUToAvailableSims, "coordHeapInuseBytes": r.CoordHeapInuse},
-		fmt.Sprintf(`fleet: %d hosts, %d racks (%d agent processes), %d bmcsim processes, status refresh %s
-  all available after      %6.1f s            (goal ≤ 30 s)
-  CPU used until then      coordinator %.1f s, agents %.1f s, bmcsims %.1f s (%.2f cores over the wait)
-  detach → ack             p50 %5.1f ms  p99 %5.1f ms  max %5.1f ms   (goal p99 ≤ 50 ms)
-  steady coordinator CPU   %5.1f %% of a core = %.2f %% per 1,000 hosts at %.0f writes/s   (goal ≤ 5 %% at 10,000 hosts)
-  coordinator RSS          peak while registering %d KiB (%.0f B/host), all available %d KiB (%.0f B/host), steady %d KiB (%.0f B/host)   (goal ≤ 8192 B/host)
-  coordinator Go heap      %.0f KiB in use at steady state (%.0f B/host)
-  coordinator goroutines   %.0f
-  agent RSS                mean %d KiB, max %d KiB;  bmcsim RSS mean %d KiB
-  connections per agent    max %d, mean %.1f   (goal ≤ 4)`,
-			r.Hosts, r.Racks, r.Racks, cfg.Sims, cfg.StatusRefresh, r.Available.Seconds(),
-			r.CPUToAvailableCoord, r.CPUToAvailableAgents, r.CPUToAvailableSims,
-			(r.CPUToAvailableCoord+r.CPUToAvailableAgents+r.CPUToAvailableSims)/r.Available.Seconds(),
-			ms(r.DetachP50), ms(r.DetachP99), ms(r.DetachMax),
-			100*r.SteadyCPU, cpuPer1k, r.SteadyWrites,
-			r.CoordRSSPeak, perHost(r.CoordRSSPeak), r.CoordRSSAvailable, perHost(r.CoordRSSAvailable), r.CoordRSSSteady, perHost(r.CoordRSSSteady),
-			r.CoordHeapInuse/1024, r.CoordHeapInuse/float64(r.Hosts), r.CoordGoroutines, r.AgentRSSMean, r.AgentRSSMax, r.SimRSSMean, r.ConnsPerAgentMax, r.ConnsPerAgentMean))
+		"connsPerAgentMax": r.ConnsPerAgentMax, "connsPerAgentMean": r.ConnsPerAgentMean, "coordGoroutines": r.CoordGoroutines,
+		"cpuToAvailableCoordSeconds": r.CPUToAvailableCoord, "cpuToAvailableAgentsSeconds": r.CPUToAvailableAgents,
+		"cpuToAvailableSimsSeconds": r.CPUToAvailableSims, "cores": r.Cores,
+		"loadWait":   map[string]any{"steal": r.LoadWait.Steal, "otherCores": r.LoadWait.OtherCores},
+		"loadSteady": map[string]any{"steal": r.LoadSteady.Steal, "otherCores": r.LoadSteady.OtherCores}, "agentCPUPerHostms": ms(r.AgentCPUPerHost()), "samples": samples}
 }
