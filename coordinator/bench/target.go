@@ -45,7 +45,7 @@ func NewHTTPClientFor(conns int, token string) *http.Client {
 			// HTTP/1.1, like the plaintext targets it is compared with:
 			// the comparison measures TLS, not HTTP/2 (which costs the
 			// server more per request: 0.79× instead of 0.97× at 16
-			// clients, coordinator/DESIGN.md).
+			// clients, docs/performance.md).
 			tr := c.Transport.(*http.Transport)
 			tr.TLSClientConfig = cfg
 		}
