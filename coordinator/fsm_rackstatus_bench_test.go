@@ -21,19 +21,7 @@ func BenchmarkRackRefresh(b *testing.B) {
 	st := compatCommands()[11].(StatusCmd).Report.Status
 	setup := func(b *testing.B) (*FSM, uint64, uint64) {
 		f := NewFSM()
-		var idx uint64
-		apply := func(c Command) any {
-			data, err := Encode(c)
-			if err != nil {
-				b.Fatal(err)
-			}
-			idx++
-			r := f.Apply(&raft.Log{Index: idx, Type: raft.LogCommand, Data: data}).(Result)
-			if r.Err != nil {
-				b.Fatal(r.Err)
-			}
-			return r.Value
-		}
+		apply := applier(b, f)
 		for i := 0; i < hosts; i++ {
 			apply(PutHostCmd{Host: host(fmt.Sprintf("h%04d", i), "r1")})
 		}

@@ -432,3 +432,22 @@ func TestMiscCommands(t *testing.T) {
 		t.Fatal("configuration entry does not count as applied")
 	}
 }
+
+// applier returns a function that encodes a command, applies it to f as
+// the next log entry and returns its value, failing tb on an error.
+func applier(tb testing.TB, f *FSM) func(Command) any {
+	var idx uint64
+	return func(c Command) any {
+		tb.Helper()
+		data, err := Encode(c)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		idx++
+		r := f.Apply(&raft.Log{Index: idx, Type: raft.LogCommand, Data: data}).(Result)
+		if r.Err != nil {
+			tb.Fatal(r.Err)
+		}
+		return r.Value
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/raft"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/rackfence/rackfence/shared/api"
@@ -152,19 +151,7 @@ func TestAgeTrackerForgets(t *testing.T) {
 //	go test -run '^$' -bench FleetCollect -benchmem ./coordinator/
 func BenchmarkFleetCollect(b *testing.B) {
 	f := NewFSM()
-	var idx uint64
-	apply := func(c Command) any {
-		data, err := Encode(c)
-		if err != nil {
-			b.Fatal(err)
-		}
-		idx++
-		r := f.Apply(&raft.Log{Index: idx, Type: raft.LogCommand, Data: data}).(Result)
-		if r.Err != nil {
-			b.Fatal(r.Err)
-		}
-		return r.Value
-	}
+	apply := applier(b, f)
 	for r := 0; r < 100; r++ {
 		rack := fmt.Sprintf("r%d", r)
 		l := apply(LeaseAcquireCmd{Rack: rack, Holder: "a", TTL: time.Minute, Time: t0}).(api.Lease)
