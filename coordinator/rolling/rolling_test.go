@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/coordinator"
 	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
 	"github.com/rackfence/rackfence/shared/testenv"
@@ -129,25 +128,12 @@ func TestRollingUpgradeFromLastRelease(t *testing.T) {
 		return nil
 	})
 
-	// Once more back to the release, now that every member ran the current
-	// binary: still safe (nothing the release lacks was written), and the
-	// leader sees it and records it as the release.
-	swap(ms[1], oldCoord, false)
-	check("m2 downgraded to " + oldCommit + " after the full upgrade")
-	testenv.Eventually(t, 60*time.Second, "the leader records m2's downgrade", func() error {
-		st, err := leaderStatus(t, admin, tok)
-		if err != nil {
-			return err
-		}
-		for _, m := range st.Members {
-			if m.ID == "m2" && m.Version == coordinator.LegacyVersion && st.Upgrade.EffectiveVersion == coordinator.LegacyVersion {
-				return nil
-			}
-		}
-		return fmt.Errorf("members %+v, effective %q", st.Members, st.Upgrade.EffectiveVersion)
-	})
-	swap(ms[1], newCoord, true)
-	check("m2 upgraded again")
+	// No downgrade to the release once every member and the agent run the
+	// current binary: the agent's per-rack status reports are then written
+	// as command type 22, which the release (from before the version gate)
+	// would skip and diverge on; docs/operator.md ("Downgrades") says never
+	// to take a member below the gate's first release at that point. The
+	// downgrade while the cluster was mixed (m3 above) is the safe one.
 	_ = agent
 	t.Logf("FIGURES rolling upgrade: %d steps, %d writes acknowledged under load (%d with unknown outcome), %d acknowledged writes lost, "+
 		"%d state hash comparisons, %d mismatches, took %s",
