@@ -17,72 +17,9 @@ func ironicBMC(n ironicNode) (addr, ironicAddr string, insecure bool, notes []st
 	di := n.DriverInfo
 	switch n.Driver {
 	case "redfish":
-		raw := str(di["redfish_address"])
-		if raw == "" {
-			return "", "", false, nil, fmt.Errorf("driver redfish: driver_info.redfish_address is empty")
-		}
-		ironicAddr = raw
-		withScheme := raw
-		if !strings.Contains(raw, "://") {
-			withScheme = "https://" + raw // Ironic's default
-		}
-		u, perr := url.Parse(withScheme)
-		if perr != nil || u.Host == "" {
-			return "", ironicAddr, false, nil, fmt.Errorf("driver_info.redfish_address %q is not an address", raw)
-		}
-		scheme := "redfish"
-		switch u.Scheme {
-		case "https":
-		case "http":
-			scheme = "redfish+http"
-		default:
-			return "", ironicAddr, false, nil, fmt.Errorf("driver_info.redfish_address %q: scheme %q is not http or https", raw, u.Scheme)
-		}
-		if strings.Trim(u.Path, "/") != "" {
-			return "", ironicAddr, false, nil, fmt.Errorf("driver_info.redfish_address %q has a path; rackfence takes the system path from driver_info.redfish_system_id only", raw)
-		}
-		sys := str(di["redfish_system_id"])
-		if sys != "" && !strings.HasPrefix(sys, "/") {
-			sys = "/" + sys
-		}
-		if sys == "" {
-			notes = append(notes, "driver_info.redfish_system_id is not set: the rack agent uses the BMC's only system")
-		}
-		addr = scheme + "://" + u.Host + sys
-		if scheme == "redfish" {
-			switch v := di["redfish_verify_ca"].(type) {
-			case nil:
-			case bool:
-				insecure = !v
-			case string:
-				switch strings.ToLower(v) {
-				case "false", "no", "0", "off":
-					insecure = true
-				case "true", "yes", "1", "on":
-				default:
-					notes = append(notes, fmt.Sprintf("driver_info.redfish_verify_ca names a CA bundle (%s): not carried over; the rack agent verifies the BMC's certificate with its own trust store", v))
-				}
-			}
-		}
-		return addr, ironicAddr, insecure, notes, nil
+		return redfishBMC(di)
 	case "ipmi":
-		host := str(di["ipmi_address"])
-		if host == "" {
-			return "", "", false, nil, fmt.Errorf("driver ipmi: driver_info.ipmi_address is empty")
-		}
-		ironicAddr = host
-		hp := host
-		if ip := net.ParseIP(host); ip != nil && ip.To4() == nil {
-			hp = "[" + host + "]"
-		}
-		if p := str(di["ipmi_port"]); p != "" {
-			n, perr := strconv.Atoi(p)
-			if perr != nil || n < 1 || n > 65535 {
-				return "", ironicAddr, false, nil, fmt.Errorf("driver_info.ipmi_port %q is not a port number", p)
-			}
-			hp = net.JoinHostPort(host, p)
-		}
-		return "ipmi://" + hp, ironicAddr, false, nil, nil
+		return ipmiBMC(di)
 	case "":
 		return "", "", false, nil, fmt.Errorf("has no driver")
 	}
@@ -112,4 +49,78 @@ func str(v any) string {
 		return strconv.FormatBool(t)
 	}
 	return ""
+}
+
+// redfishBMC maps the redfish driver's driver_info (redfish_address,
+// redfish_system_id, redfish_verify_ca).
+func redfishBMC(di map[string]any) (addr, ironicAddr string, insecure bool, notes []string, err error) {
+	raw := str(di["redfish_address"])
+	if raw == "" {
+		return "", "", false, nil, fmt.Errorf("driver redfish: driver_info.redfish_address is empty")
+	}
+	ironicAddr = raw
+	withScheme := raw
+	if !strings.Contains(raw, "://") {
+		withScheme = "https://" + raw // Ironic's default
+	}
+	u, perr := url.Parse(withScheme)
+	if perr != nil || u.Host == "" {
+		return "", ironicAddr, false, nil, fmt.Errorf("driver_info.redfish_address %q is not an address", raw)
+	}
+	scheme := "redfish"
+	switch u.Scheme {
+	case "https":
+	case "http":
+		scheme = "redfish+http"
+	default:
+		return "", ironicAddr, false, nil, fmt.Errorf("driver_info.redfish_address %q: scheme %q is not http or https", raw, u.Scheme)
+	}
+	if strings.Trim(u.Path, "/") != "" {
+		return "", ironicAddr, false, nil, fmt.Errorf("driver_info.redfish_address %q has a path; rackfence takes the system path from driver_info.redfish_system_id only", raw)
+	}
+	sys := str(di["redfish_system_id"])
+	if sys != "" && !strings.HasPrefix(sys, "/") {
+		sys = "/" + sys
+	}
+	if sys == "" {
+		notes = append(notes, "driver_info.redfish_system_id is not set: the rack agent uses the BMC's only system")
+	}
+	addr = scheme + "://" + u.Host + sys
+	if scheme == "redfish" {
+		switch v := di["redfish_verify_ca"].(type) {
+		case nil:
+		case bool:
+			insecure = !v
+		case string:
+			switch strings.ToLower(v) {
+			case "false", "no", "0", "off":
+				insecure = true
+			case "true", "yes", "1", "on":
+			default:
+				notes = append(notes, fmt.Sprintf("driver_info.redfish_verify_ca names a CA bundle (%s): not carried over; the rack agent verifies the BMC's certificate with its own trust store", v))
+			}
+		}
+	}
+	return addr, ironicAddr, insecure, notes, nil
+}
+
+// ipmiBMC maps the ipmi driver's driver_info (ipmi_address, ipmi_port).
+func ipmiBMC(di map[string]any) (addr, ironicAddr string, insecure bool, notes []string, err error) {
+	host := str(di["ipmi_address"])
+	if host == "" {
+		return "", "", false, nil, fmt.Errorf("driver ipmi: driver_info.ipmi_address is empty")
+	}
+	ironicAddr = host
+	hp := host
+	if ip := net.ParseIP(host); ip != nil && ip.To4() == nil {
+		hp = "[" + host + "]"
+	}
+	if p := str(di["ipmi_port"]); p != "" {
+		n, perr := strconv.Atoi(p)
+		if perr != nil || n < 1 || n > 65535 {
+			return "", ironicAddr, false, nil, fmt.Errorf("driver_info.ipmi_port %q is not a port number", p)
+		}
+		hp = net.JoinHostPort(host, p)
+	}
+	return "ipmi://" + hp, ironicAddr, false, nil, nil
 }
