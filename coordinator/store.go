@@ -108,11 +108,7 @@ func Open(cfg Config) (*Store, error) {
 		return nil, err
 	}
 	s.stores = stores
-	logs, err := raft.NewLogCache(1024, stores.logs)
-	if err != nil {
-		stores.Close()
-		return nil, err
-	}
+	logs := newLogCache(stores.logs)
 	fileSnaps, err := raft.NewFileSnapshotStoreWithLogger(filepath.Join(cfg.DataDir), 2, rc.Logger)
 	if err != nil {
 		stores.Close()
