@@ -1,6 +1,7 @@
 package ctl
 
 import (
+	"crypto/x509"
 	"fmt"
 	"os"
 	"strings"
@@ -13,7 +14,7 @@ import (
 func init() {
 	register(&command{
 		path:  "import ironic",
-		usage: "--ironic-url URL [--ironic-token-file F] (--rack-from properties.KEY|extra.KEY | --rack R) [--credentials-file F] [--allow-missing-credentials] [--page-size N] [--dry-run]",
+		usage: "--ironic-url URL [--ironic-token-file F] [--ironic-ca-file F] (--rack-from properties.KEY|extra.KEY | --rack R) [--credentials-file F] [--allow-missing-credentials] [--page-size N] [--dry-run]",
 		short: "Take over an OpenStack Ironic inventory (only reads Ironic)",
 		long: `Reads every node and port of an Ironic (GET requests only, one per page)
 and creates or updates a rackfence host per node, with a credentials record
@@ -40,6 +41,7 @@ idempotent. The mapping is in docs/operator.md, "Coming from Ironic".
 func importIronic(fs *pflag.FlagSet) func(*Ctx, []string) error {
 	ironicURL := fs.String("ironic-url", "", "Ironic's API endpoint, e.g. http://ironic:6385 (required)")
 	tokenFile := fs.String("ironic-token-file", "", "file holding a Keystone token, sent as X-Auth-Token (none: noauth)")
+	caFile := fs.String("ironic-ca-file", "", "PEM file of the CA certificate(s) that signed an https:// Ironic's certificate (default: the system's CAs)")
 	rack := fs.String("rack", "", "the rack of every host (with --rack-from: of nodes that lack the property)")
 	rackFrom := fs.String("rack-from", "", "take the rack from the node's properties.KEY or extra.KEY")
 	credsFile := fs.String("credentials-file", "", "YAML or JSON file of BMC logins keyed by node name, UUID or BMC address")
@@ -85,6 +87,20 @@ func importIronic(fs *pflag.FlagSet) func(*Ctx, []string) error {
 				return usagef("--ironic-token-file %s is empty", *tokenFile)
 			}
 		}
+		var cas *x509.CertPool
+		if *caFile != "" {
+			if !strings.HasPrefix(*ironicURL, "https://") {
+				return usagef("--ironic-ca-file is for an https:// --ironic-url (got %q)", *ironicURL)
+			}
+			pem, err := os.ReadFile(*caFile)
+			if err != nil {
+				return usagef("--ironic-ca-file: %v", err)
+			}
+			cas = x509.NewCertPool()
+			if !cas.AppendCertsFromPEM(pem) {
+				return usagef("--ironic-ca-file %s holds no PEM certificate", *caFile)
+			}
+		}
 		if *credsFile != "" {
 			data, name, err := readInputFile(x, *credsFile)
 			if err != nil {
@@ -94,7 +110,7 @@ func importIronic(fs *pflag.FlagSet) func(*Ctx, []string) error {
 				return usagef("--credentials-file %s: %v", name, err)
 			}
 		}
-		inv, err := readIronic(x.ctx, *ironicURL, token, *pageSize)
+		inv, err := readIronic(x.ctx, *ironicURL, token, *pageSize, cas)
 		if err != nil {
 			return err
 		}

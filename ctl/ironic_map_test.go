@@ -158,6 +158,8 @@ func TestImportIronicBadInput(t *testing.T) {
 		{[]string{"--ironic-url", "http://127.0.0.1:1", "--rack", "R1"}, ExitUsage, `--rack: "R1" is not a valid name`},
 		{[]string{"--ironic-url", "http://127.0.0.1:1", "--rack", "r1", "--page-size", "-1"}, ExitUsage, "--page-size -1"},
 		{[]string{"--ironic-url", "http://127.0.0.1:1", "--rack", "r1", "--credentials-file", bad}, ExitUsage, `entry "n1": field "user" is not username or password`},
+		{[]string{"--ironic-url", "http://127.0.0.1:1", "--rack", "r1", "--ironic-ca-file", bad}, ExitUsage, `--ironic-ca-file is for an https:// --ironic-url`},
+		{[]string{"--ironic-url", "https://127.0.0.1:1", "--rack", "r1", "--ironic-ca-file", bad}, ExitUsage, "--ironic-ca-file " + bad + " holds no PEM certificate"},
 		{[]string{"--ironic-url", "http://127.0.0.1:1", "--rack", "r1"}, ExitFailed, "check --ironic-url"},
 	} {
 		r := runCtl(t, nil, "", nil, append([]string{"import", "ironic"}, c.args...)...)

@@ -2,6 +2,9 @@ package ctl
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -50,15 +53,22 @@ type ironicInventory struct {
 
 // readIronic lists every node and port, page by page (pageSize 0:
 // Ironic's [api]max_limit); token "" is noauth, else it is sent as
-// X-Auth-Token.
-func readIronic(ctx context.Context, endpoint, token string, pageSize int) (*ironicInventory, error) {
+// X-Auth-Token; cas, when not nil, are the CAs trusted for an https://
+// endpoint instead of the system's.
+func readIronic(ctx context.Context, endpoint, token string, pageSize int, cas *x509.CertPool) (*ironicInventory, error) {
 	ep := strings.TrimSuffix(strings.TrimSuffix(endpoint, "/"), "/v1") + "/v1/"
 	sc, err := noauth.NewBareMetalNoAuth(noauth.EndpointOpts{IronicEndpoint: ep})
 	if err != nil {
 		return nil, fmt.Errorf("--ironic-url %q: %v", endpoint, err)
 	}
 	sc.Microversion = ironicMicroversion
-	rt := &readOnlyTransport{next: http.DefaultTransport}
+	var next http.RoundTripper = http.DefaultTransport
+	if cas != nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.TLSClientConfig = &tls.Config{RootCAs: cas, MinVersion: tls.VersionTLS12}
+		next = tr
+	}
+	rt := &readOnlyTransport{next: next}
 	sc.ProviderClient.HTTPClient = http.Client{Timeout: 2 * time.Minute, Transport: rt}
 	if token != "" {
 		sc.ProviderClient.SetToken(token)
@@ -111,6 +121,8 @@ func ironicError(ep, what string, err error) error {
 		hint = "Ironic refused the token: give a valid Keystone token with --ironic-token-file (none for noauth)"
 	case gophercloud.ResponseCodeIs(err, http.StatusNotAcceptable):
 		hint = "Ironic does not serve API microversion " + ironicMicroversion + " (Ironic 11.1 \"Rocky\" or newer is needed)"
+	case errors.As(err, new(*tls.CertificateVerificationError)):
+		hint = "Ironic's certificate is not signed by a CA this host trusts: give that CA with --ironic-ca-file"
 	default:
 		hint = "check --ironic-url (Ironic's API endpoint, e.g. http://ironic:6385) and that Ironic answers"
 	}

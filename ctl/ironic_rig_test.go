@@ -3,12 +3,15 @@ package ctl
 import (
 	"bytes"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -117,22 +120,41 @@ type recorder struct {
 }
 
 func newRecorder(t *testing.T, target string) *recorder {
+	r := &recorder{}
+	srv := httptest.NewServer(r.handler(t, target))
+	t.Cleanup(srv.Close)
+	r.URL = srv.URL
+	return r
+}
+
+// newTLSRecorder is newRecorder over https, with a certificate of its own
+// CA; caFile is that CA's PEM file.
+func newTLSRecorder(t *testing.T, target string) (r *recorder, caFile string) {
+	r = &recorder{}
+	srv := httptest.NewTLSServer(r.handler(t, target))
+	t.Cleanup(srv.Close)
+	r.URL = srv.URL
+	caFile = filepath.Join(t.TempDir(), "ironic-ca.pem")
+	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	if err := os.WriteFile(caFile, pemBytes, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return r, caFile
+}
+
+func (r *recorder) handler(t *testing.T, target string) http.Handler {
 	u, err := url.Parse(target)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &recorder{}
 	proxy := httputil.NewSingleHostReverseProxy(u)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, q *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, q *http.Request) {
 		r.mu.Lock()
 		r.reqs = append(r.reqs, q.Method+" "+q.URL.Path)
 		r.tokens = append(r.tokens, q.Header.Get("X-Auth-Token"))
 		r.mu.Unlock()
 		proxy.ServeHTTP(w, q)
-	}))
-	t.Cleanup(srv.Close)
-	r.URL = srv.URL
-	return r
+	})
 }
 
 // take returns the requests (and their tokens) recorded since the last take.

@@ -169,4 +169,20 @@ func TestImportIronic(t *testing.T) {
 	if after := a.snapshot(); after != before {
 		t.Errorf("Ironic changed during the imports:\n--- before\n%s\n--- after\n%s", before, after)
 	}
+
+	// An https:// Ironic whose CA the system does not trust: refused, with
+	// the flag to give; read with --ironic-ca-file.
+	trec, ca := newTLSRecorder(t, ir.URL)
+	targs := []string{"import", "ironic", "--ironic-url", trec.URL, "--rack-from", "extra.rack", "--rack", "r3", "--credentials-file", creds, "--dry-run"}
+	r = c.ctl(t, "", targs...)
+	if r.code != ExitFailed || !strings.Contains(r.stderr, "give that CA with --ironic-ca-file") {
+		t.Errorf("an https:// Ironic signed by an unknown CA:\n%s", r)
+	}
+	r = c.mustCtl(t, "", append(targs, "--ironic-ca-file", ca, "--allow-missing-credentials")...)
+	if !strings.Contains(r.stdout, "read 6 nodes and 2 ports from Ironic in 2 GET requests") {
+		t.Errorf("--ironic-ca-file:\n%s", r)
+	}
+	if reqs, _ := trec.take(); len(reqs) != 2 {
+		t.Errorf("the https import made %d requests through the TLS proxy, want 2: %q", len(reqs), reqs)
+	}
 }
