@@ -3,11 +3,8 @@ package coordinator
 import (
 	"bytes"
 	"errors"
-	"io"
 	"testing"
 	"time"
-
-	"github.com/hashicorp/raft"
 
 	"github.com/rackfence/rackfence/coordinator/fsm"
 	"github.com/rackfence/rackfence/shared/api"
@@ -34,7 +31,7 @@ func (h *fsmT) apply(c fsm.Command) (any, error) {
 		h.t.Fatal(err)
 	}
 	h.index++
-	r := h.f.Apply(&raft.Log{Index: h.index, Type: raft.LogCommand, Data: b}).(fsm.Result)
+	r := h.f.Apply(h.index, b).(fsm.Result)
 	return r.Value, r.Err
 }
 
@@ -68,7 +65,7 @@ func applier(tb testing.TB, f *fsm.FSM) func(fsm.Command) any {
 			tb.Fatal(err)
 		}
 		idx++
-		r := f.Apply(&raft.Log{Index: idx, Type: raft.LogCommand, Data: data}).(fsm.Result)
+		r := f.Apply(idx, data).(fsm.Result)
 		if r.Err != nil {
 			tb.Fatal(r.Err)
 		}
@@ -80,32 +77,25 @@ func host(name, rack string) api.Host {
 	return api.Host{Name: name, Rack: rack, BMC: api.BMC{Address: "redfish+http://127.0.0.1:9001/redfish/v1/Systems/1", Credentials: "c1"}, Online: true}
 }
 
-// memSink is a raft.SnapshotSink in memory.
-type memSink struct{ bytes.Buffer }
-
-func (*memSink) ID() string    { return "mem" }
-func (*memSink) Cancel() error { return nil }
-func (*memSink) Close() error  { return nil }
-
-// snapshotBytes is f's snapshot as raft would persist it.
+// snapshotBytes is f's snapshot as raft persists it.
 func snapshotBytes(t *testing.T, f *fsm.FSM) []byte {
 	t.Helper()
 	snap, err := f.Snapshot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	sink := &memSink{}
-	if err := snap.Persist(sink); err != nil {
+	var b bytes.Buffer
+	if err := snap.Encode(&b); err != nil {
 		t.Fatal(err)
 	}
-	return sink.Bytes()
+	return b.Bytes()
 }
 
 // restoreBytes is a new FSM restored from snapshot bytes.
 func restoreBytes(t *testing.T, b []byte) *fsm.FSM {
 	t.Helper()
 	g := fsm.NewFSM()
-	if err := g.Restore(io.NopCloser(bytes.NewReader(b))); err != nil {
+	if err := g.Restore(bytes.NewReader(b)); err != nil {
 		t.Fatal(err)
 	}
 	return g

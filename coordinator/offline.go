@@ -92,6 +92,7 @@ func Inspect(dataDir string) (*Inspection, error) {
 			return nil, fmt.Errorf("open snapshot %s: %w", list[0].ID, err)
 		}
 		err = f.Restore(rc)
+		rc.Close()
 		if err != nil {
 			return nil, fmt.Errorf("snapshot %s: %w", meta.ID, err)
 		}
@@ -110,7 +111,7 @@ func Inspect(dataDir string) (*Inspection, error) {
 		}
 		switch l.Type {
 		case raft.LogCommand:
-			f.Apply(&l)
+			f.Apply(l.Index, l.Data)
 		case raft.LogConfiguration:
 			conf = raft.DecodeConfiguration(l.Data)
 		}
@@ -170,7 +171,7 @@ func Recover(dataDir, raftAddr string) (before []Server, after Server, err error
 	rc.Logger = log
 	_, trans := raft.NewInmemTransport(raft.ServerAddress(after.Address))
 	conf := raft.Configuration{Servers: []raft.Server{{Suffrage: raft.Voter, ID: raft.ServerID(after.ID), Address: raft.ServerAddress(after.Address)}}}
-	if err := raft.RecoverCluster(rc, fsm.NewFSM(), stores.logs, stores.stable, snaps, trans, conf); err != nil {
+	if err := raft.RecoverCluster(rc, raftFSM{fsm.NewFSM()}, stores.logs, stores.stable, snaps, trans, conf); err != nil {
 		return before, after, fmt.Errorf("recover: %w", err)
 	}
 	return before, after, nil

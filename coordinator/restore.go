@@ -72,7 +72,7 @@ func RestoreDataDir(o RestoreOptions) (RestoreResult, error) {
 	}
 	res.Header = hdr
 	f := fsm.NewFSM()
-	if err := backupfile.CheckBody(br, hdr, func(r io.Reader) error { return f.Restore(io.NopCloser(r)) }); err != nil {
+	if err := backupfile.CheckBody(br, hdr, f.Restore); err != nil {
 		return res, err
 	}
 	if err := checkKeys(f, o.Keys); err != nil {
@@ -122,7 +122,7 @@ func writeRestoredRaft(o RestoreOptions, f *fsm.FSM, index uint64) error {
 	if err != nil {
 		return err
 	}
-	if err := snap.Persist(sink); err != nil {
+	if err := (raftSnapshot{snap}).Persist(sink); err != nil {
 		return err
 	}
 	_, err = SecureDataDir(o.DataDir)

@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/raft"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rackfence/rackfence/coordinator/fsm"
 	"github.com/rackfence/rackfence/shared/api"
@@ -41,7 +40,7 @@ func testKeys(t testing.TB) *seal.Holder {
 func TestLegacyPutCredentialsBytes(t *testing.T) {
 	old := []byte("\x0b\x01" + `{"name":"c1","username":"admin","password":"old-plain-pw"}`)
 	f := fsm.NewFSM()
-	r := f.Apply(&raft.Log{Index: 7, Type: raft.LogCommand, Data: old}).(fsm.Result)
+	r := f.Apply(7, old).(fsm.Result)
 	if r.Err != nil || r.Value != true {
 		t.Fatalf("apply old bytes: %+v", r)
 	}

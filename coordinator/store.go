@@ -150,7 +150,7 @@ func Open(cfg Config) (*Store, error) {
 		stores.Close()
 		return nil, err
 	}
-	r, err := raft.NewRaft(rc, s.fsm, logs, stores.stable, snaps, trans)
+	r, err := raft.NewRaft(rc, raftFSM{s.fsm}, logs, stores.stable, snaps, trans)
 	if err != nil {
 		trans.Close()
 		stores.Close()

@@ -177,7 +177,9 @@ func (s *Server) watch(c echo.Context) error {
 	if rack == "" {
 		return s.watchFleet(c, after, timeout, brief)
 	}
-	resp, err := s.store.FSM().Watch(c.Request().Context(), rack, after, timeout)
+	timer := time.NewTimer(timeout) // the FSM reads no clock: the wait's end is given
+	defer timer.Stop()
+	resp, err := s.store.FSM().Watch(c.Request().Context(), rack, after, timer.C)
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package fsm
 import (
 	"testing"
 
-	"github.com/hashicorp/raft"
 	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/seal"
 )
@@ -34,7 +33,7 @@ func FuzzApplyLogEntry(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		fsm := NewFSM()
-		fsm.Apply(&raft.Log{Index: 1, Type: raft.LogCommand, Data: b})
+		fsm.Apply(1, b)
 	})
 }
 

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/raft"
-
 	"github.com/rackfence/rackfence/shared/api"
 )
 
@@ -106,10 +104,10 @@ func TestCaptureV1(t *testing.T) {
 		}
 		batch = nil
 		log = appendEntry(log, e)
-		f.Apply(&raft.Log{Index: uint64(i + 1), Type: raft.LogCommand, Data: e})
+		f.Apply(uint64(i+1), e)
 	}
 	var snap bytes.Buffer
-	if err := f.snapshot().writeTo(&snap); err != nil {
+	if err := f.snapshot().Encode(&snap); err != nil {
 		t.Fatal(err)
 	}
 	for name, b := range map[string][]byte{"v1-commands.bin": log, "v1-snapshot.bin": snap.Bytes()} {
@@ -133,7 +131,7 @@ func applyLog(t *testing.T, entries [][]byte) *FSM {
 			n = uint64(len(parts))
 		}
 		idx += n
-		switch r := f.Apply(&raft.Log{Index: idx, Type: raft.LogCommand, Data: e}).(type) {
+		switch r := f.Apply(idx, e).(type) {
 		case Result:
 			if errors.Is(r.Err, ErrUnknownCommand) {
 				t.Fatalf("entry at %d: %v", idx, r.Err)
@@ -209,7 +207,7 @@ func TestV1LogStillDecodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := NewFSM()
-	if err := g.restore(bytes.NewReader(b)); err != nil {
+	if err := g.Restore(bytes.NewReader(b)); err != nil {
 		t.Fatal(err)
 	}
 	// A credential's Index (its last write, for re-sealing) is newer than

@@ -2,11 +2,8 @@ package fsm
 
 import (
 	"fmt"
-	"io"
 	"sync"
 	"sync/atomic"
-
-	"github.com/hashicorp/raft"
 )
 
 // Result is what Apply returns for one command: the value the API answers
@@ -80,31 +77,25 @@ func (t *tx) touch(rack string) {
 	t.racks[rack] = struct{}{}
 }
 
-// Apply applies one Raft log entry. It returns a Result, or a []Result for
-// a batch entry.
-func (f *FSM) Apply(l *raft.Log) any {
-	if l.Type != raft.LogCommand {
-		f.mu.Lock()
-		f.applied.Store(l.Index)
-		f.mu.Unlock()
-		f.markApplied(l.Index, nil)
-		return nil
-	}
+// Apply applies the command log entry index holding data (one command or
+// a CmdBatch). It returns a Result, or a []Result for a batch entry.
+// Entries that hold no command count as applied through MarkApplied.
+func (f *FSM) Apply(index uint64, data []byte) any {
 	if r := f.stopped.Load(); r != nil {
 		return Result{Err: r}
 	}
-	if p := unknownPart(f.commands, l.Data); p != nil {
-		r := newStopReason(f.commands, l.Index, p)
+	if p := unknownPart(f.commands, data); p != nil {
+		r := newStopReason(f.commands, index, p)
 		if f.stopped.CompareAndSwap(nil, r) && f.onStop != nil {
 			f.onStop(r)
 		}
 		return Result{Err: r}
 	}
-	t := &tx{index: l.Index}
+	t := &tx{index: index}
 	var out any
 	f.mu.Lock()
-	if len(l.Data) > 0 && CmdType(l.Data[0]) == CmdBatch {
-		parts, err := DecodeBatch(l.Data)
+	if len(data) > 0 && CmdType(data[0]) == CmdBatch {
+		parts, err := DecodeBatch(data)
 		if err != nil {
 			out = Result{Err: err}
 		} else {
@@ -115,12 +106,12 @@ func (f *FSM) Apply(l *raft.Log) any {
 			out = rs
 		}
 	} else {
-		out = f.applyOne(t, l.Data)
+		out = f.applyOne(t, data)
 	}
-	f.applied.Store(l.Index)
-	f.hashes.maybeCapture(f, l.Index)
+	f.applied.Store(index)
+	f.hashes.maybeCapture(f, index)
 	f.mu.Unlock()
-	f.markApplied(l.Index, t)
+	f.markApplied(index, t)
 	return out
 }
 
@@ -247,10 +238,11 @@ func (f *FSM) rackWait(rack string) <-chan struct{} {
 	return ch
 }
 
-// StoreConfiguration is raft's ConfigurationStore hook: configuration
-// entries count as applied, so a read waiting for the commit index after a
-// membership change does not wait for the next write.
-func (f *FSM) StoreConfiguration(index uint64, _ raft.Configuration) {
+// MarkApplied counts log entry index, which holds no command (a Raft
+// configuration change, a no-op, a barrier), as applied, so a read
+// waiting for the commit index after a membership change does not wait
+// for the next write. It never moves the applied index back.
+func (f *FSM) MarkApplied(index uint64) {
 	f.mu.Lock()
 	if index > f.applied.Load() {
 		f.applied.Store(index)
@@ -259,18 +251,13 @@ func (f *FSM) StoreConfiguration(index uint64, _ raft.Configuration) {
 	f.markApplied(index, nil)
 }
 
-// Snapshot captures the state for raft; see snapshot.go.
-// A stopped FSM refuses: raft would record the snapshot at an index past
+// Snapshot captures the state (snapshot.go); the capture is cheap and
+// Encode writes it while new entries are applied.
+// A stopped FSM refuses: Raft would record the snapshot at an index past
 // the entry this member could not apply, and a restart would skip it.
-func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
+func (f *FSM) Snapshot() (*Snapshot, error) {
 	if r := f.stopped.Load(); r != nil {
 		return nil, fmt.Errorf("no snapshot: %w", r)
 	}
 	return f.snapshot(), nil
-}
-
-// Restore replaces the state with a snapshot; see snapshot.go.
-func (f *FSM) Restore(rc io.ReadCloser) error {
-	defer rc.Close()
-	return f.restore(rc)
 }

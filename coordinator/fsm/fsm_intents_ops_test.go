@@ -51,11 +51,11 @@ func TestPowerOffHoldsByRequester(t *testing.T) {
 
 	// Snapshots keep the holds.
 	var buf bytes.Buffer
-	if err := h.f.snapshot().writeTo(&buf); err != nil {
+	if err := h.f.snapshot().Encode(&buf); err != nil {
 		t.Fatal(err)
 	}
 	g := NewFSM()
-	if err := g.restore(bytes.NewReader(buf.Bytes())); err != nil {
+	if err := g.Restore(bytes.NewReader(buf.Bytes())); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(g.s, h.f.s) {

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/raft"
 	"github.com/rackfence/rackfence/shared/api"
 )
 
@@ -46,7 +45,7 @@ func BenchmarkRackRefresh(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			for _, e := range es {
 				idx++
-				if r, ok := f.Apply(&raft.Log{Index: idx, Type: raft.LogCommand, Data: e}).(Result); ok && r.Err != nil {
+				if r, ok := f.Apply(idx, e).(Result); ok && r.Err != nil {
 					b.Fatal(r.Err)
 				}
 			}

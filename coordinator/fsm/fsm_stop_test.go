@@ -3,8 +3,6 @@ package fsm
 import (
 	"errors"
 	"testing"
-
-	"github.com/hashicorp/raft"
 )
 
 // TestUnknownEntryStopsTheFSM: a log entry whose command type or body
@@ -45,7 +43,7 @@ func TestUnknownEntryStopsTheFSM(t *testing.T) {
 			}
 			// Entries after it are not applied either.
 			b, _ := Encode(PutHostCmd{Host: host("h2", "r1")})
-			if r := h.f.Apply(&raft.Log{Index: 3, Type: raft.LogCommand, Data: b}).(Result); !errors.Is(r.Err, ErrStopped) {
+			if r := h.f.Apply(3, b).(Result); !errors.Is(r.Err, ErrStopped) {
 				t.Fatalf("entry 3 after the stop: %v", r.Err)
 			}
 			if _, ok := h.f.s.Hosts["h2"]; ok || h.f.AppliedIndex() != 1 {

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/raft"
 	"github.com/rackfence/rackfence/shared/api"
 )
 
@@ -30,7 +29,7 @@ func (h *fsmT) apply(c Command) (any, error) {
 		h.t.Fatal(err)
 	}
 	h.index++
-	r := h.f.Apply(&raft.Log{Index: h.index, Type: raft.LogCommand, Data: b}).(Result)
+	r := h.f.Apply(h.index, b).(Result)
 	return r.Value, r.Err
 }
 
@@ -279,7 +278,7 @@ func TestBatchEntryAppliesEachCommand(t *testing.T) {
 		b, _ := Encode(c)
 		parts = append(parts, b)
 	}
-	out := h.f.Apply(&raft.Log{Index: 1, Type: raft.LogCommand, Data: EncodeBatch(parts)}).([]Result)
+	out := h.f.Apply(1, EncodeBatch(parts)).([]Result)
 	if len(out) != 3 || out[0].Err != nil || out[1].Err == nil || out[2].Err != nil {
 		t.Fatalf("batch results: %+v", out)
 	}
@@ -318,12 +317,12 @@ func fullState(t *testing.T) *fsmT {
 func TestSnapshotRestoreRoundTrip(t *testing.T) {
 	h := fullState(t)
 	var buf bytes.Buffer
-	if err := h.f.snapshot().writeTo(&buf); err != nil {
+	if err := h.f.snapshot().Encode(&buf); err != nil {
 		t.Fatal(err)
 	}
 	g := NewFSM()
 	g.s.Hosts["stale"] = &hostRec{} // Restore must discard prior state
-	if err := g.restore(bytes.NewReader(buf.Bytes())); err != nil {
+	if err := g.Restore(bytes.NewReader(buf.Bytes())); err != nil {
 		t.Fatal(err)
 	}
 	if g.AppliedIndex() != h.f.AppliedIndex() {
@@ -341,7 +340,7 @@ func TestSnapshotRestoreRoundTrip(t *testing.T) {
 	}
 	// Unknown version is refused.
 	bad := bytes.Replace(buf.Bytes(), []byte("rackfence-snapshot 2"), []byte("rackfence-snapshot 9"), 1)
-	if err := NewFSM().restore(bytes.NewReader(bad)); !errors.Is(err, ErrSnapshotVersion) {
+	if err := NewFSM().Restore(bytes.NewReader(bad)); !errors.Is(err, ErrSnapshotVersion) {
 		t.Fatal(err)
 	}
 }
@@ -427,9 +426,13 @@ func TestMiscCommands(t *testing.T) {
 	if h.f.AppliedIndex() != before+1 {
 		t.Fatal("noop not applied")
 	}
-	h.f.StoreConfiguration(before+5, raft.Configuration{})
+	h.f.MarkApplied(before + 5)
 	if h.f.AppliedIndex() != before+5 {
 		t.Fatal("configuration entry does not count as applied")
+	}
+	h.f.MarkApplied(before + 2)
+	if h.f.AppliedIndex() != before+5 {
+		t.Fatal("an older entry moved the applied index back")
 	}
 }
 
@@ -444,7 +447,7 @@ func applier(tb testing.TB, f *FSM) func(Command) any {
 			tb.Fatal(err)
 		}
 		idx++
-		r := f.Apply(&raft.Log{Index: idx, Type: raft.LogCommand, Data: data}).(Result)
+		r := f.Apply(idx, data).(Result)
 		if r.Err != nil {
 			tb.Fatal(r.Err)
 		}

@@ -9,8 +9,6 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/hashicorp/raft"
-
 	"github.com/rackfence/rackfence/shared/api"
 )
 
@@ -145,11 +143,11 @@ func TestOldSnapshotChunkDecodes(t *testing.T) {
 	x.Labels = map[string]string{"example.com/role": "compute"}
 	f.ok(PutHostCmd{Host: x, Time: t0})
 	var snap bytes.Buffer
-	if err := f.f.snapshot().writeTo(&snap); err != nil {
+	if err := f.f.snapshot().Encode(&snap); err != nil {
 		t.Fatal(err)
 	}
 	g := NewFSM()
-	if err := g.restore(&snap); err != nil {
+	if err := g.Restore(&snap); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := g.Host("h1"); !reflect.DeepEqual(got.Labels, x.Labels) {
@@ -170,7 +168,7 @@ func BenchmarkHostsSelected(b *testing.B) {
 		x.Labels = map[string]string{"role": roles[i%4], "zone": string(rune('a' + i%3))}
 		b2, _ := Encode(PutHostCmd{Host: x, Time: t0})
 		h.index++
-		f.Apply(&raft.Log{Index: h.index, Type: raft.LogCommand, Data: b2})
+		f.Apply(h.index, b2)
 	}
 	for _, s := range []string{"", "role=compute", "role=compute,zone in (a,b)", "role notin (spare,gpu),!maint"} {
 		sel, err := api.ParseSelector(s)

@@ -12,8 +12,6 @@ import (
 	"maps"
 	"runtime"
 	"sync"
-
-	"github.com/hashicorp/raft"
 )
 
 // Snapshot format: one header line naming the format and its version, then
@@ -49,22 +47,23 @@ type snapMeta struct {
 	Generation uint64 `json:"generation,omitempty"`
 }
 
-type fsmSnapshot struct {
+// Snapshot is a captured state: Encode writes it in the format above.
+type Snapshot struct {
 	meta  snapMeta
 	hosts []*hostRec
 }
 
 // snapshot captures the state: records are immutable, so copying the
-// pointers is enough, and Persist runs concurrently with new Applies.
-func (f *FSM) snapshot() *fsmSnapshot {
+// pointers is enough, and Encode runs concurrently with new Applies.
+func (f *FSM) snapshot() *Snapshot {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	return f.snapshotLocked()
 }
 
 // snapshotLocked is snapshot with f.mu already held.
-func (f *FSM) snapshotLocked() *fsmSnapshot {
-	s := &fsmSnapshot{meta: snapMeta{
+func (f *FSM) snapshotLocked() *Snapshot {
+	s := &Snapshot{meta: snapMeta{
 		Applied:   f.applied.Load(),
 		ClusterID: f.s.ClusterID,
 		Members:   maps.Clone(f.s.Members),
@@ -87,8 +86,8 @@ func (f *FSM) snapshotLocked() *fsmSnapshot {
 	return s
 }
 
-// writeTo writes the snapshot in the format above.
-func (s *fsmSnapshot) writeTo(w io.Writer) error {
+// Encode writes the snapshot in the format above.
+func (s *Snapshot) Encode(w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	if _, err := fmt.Fprintf(bw, "%s %d\n", snapHeader, snapVersion); err != nil {
 		return err
@@ -125,20 +124,9 @@ func (s *fsmSnapshot) writeTo(w io.Writer) error {
 	return bw.Flush()
 }
 
-// Persist writes the snapshot to raft's sink.
-func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
-	if err := s.writeTo(sink); err != nil {
-		_ = sink.Cancel()
-		return fmt.Errorf("write snapshot: %w", err)
-	}
-	return sink.Close()
-}
-
-// Release is a no-op: the snapshot holds only immutable records.
-func (s *fsmSnapshot) Release() {}
-
-// restore replaces the whole state with the snapshot in r.
-func (f *FSM) restore(r io.Reader) error {
+// Restore replaces the whole state with the snapshot in r (either
+// format version).
+func (f *FSM) Restore(r io.Reader) error {
 	br := bufio.NewReaderSize(r, 256<<10)
 	line, err := br.ReadString('\n')
 	if err != nil {

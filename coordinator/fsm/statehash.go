@@ -118,7 +118,7 @@ func (f *FSM) StateHashes() []StateHash {
 // tokens. The member version table is not: it is advisory, re-recorded
 // by the leader, and absent from members that restored a snapshot an
 // older binary wrote.
-func (s *fsmSnapshot) sum() string {
+func (s *Snapshot) sum() string {
 	d := sha256.New()
 	enc := json.NewEncoder(d)
 	put := func(tag string, v any) {

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/raft"
 	"github.com/rackfence/rackfence/shared/api"
 )
 
@@ -16,7 +15,7 @@ import (
 func (h *fsmT) applyRaw(b []byte) Result {
 	h.t.Helper()
 	h.index++
-	return h.f.Apply(&raft.Log{Index: h.index, Type: raft.LogCommand, Data: b}).(Result)
+	return h.f.Apply(h.index, b).(Result)
 }
 
 // Entries written by the binaries before tokens had IDs and times: type
@@ -136,11 +135,11 @@ func TestSnapshotKeepsTokenLifecycleAndReadsOldTokens(t *testing.T) {
 	h.ok(PutTokenCmd{Hash: HashToken("v"), Name: "v", Role: api.RoleViewer, CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)})
 	h.ok(TouchTokensCmd{Used: map[string]time.Time{TokenID(HashToken("v")): t0.Add(time.Minute)}})
 	var buf bytes.Buffer
-	if err := h.f.snapshot().writeTo(&buf); err != nil {
+	if err := h.f.snapshot().Encode(&buf); err != nil {
 		t.Fatal(err)
 	}
 	g := NewFSM()
-	if err := g.restore(&buf); err != nil {
+	if err := g.Restore(&buf); err != nil {
 		t.Fatal(err)
 	}
 	v, ok := g.TokenByID(TokenID(HashToken("v")))
@@ -157,14 +156,14 @@ func TestSnapshotKeepsTokenLifecycleAndReadsOldTokens(t *testing.T) {
 		oldAdminHash + `":{"name":"admin","role":"admin"},"` + oldAgentHash + `":{"name":"agent-1","role":"agent","rack":"r1"}},"racks":{},"hostCount":0}` + "\n"))
 	zw.Close()
 	o := NewFSM()
-	if err := o.restore(&old); err != nil {
+	if err := o.Restore(&old); err != nil {
 		t.Fatal(err)
 	}
 	a, ok := o.TokenByID(oldAgentHash[:TokenIDLen])
 	if !ok || a.Rack != "r1" || a.Role != api.RoleAgent {
 		t.Fatalf("old snapshot token: %+v %v", a, ok)
 	}
-	if r := o.Apply(&raft.Log{Index: 8, Type: raft.LogCommand, Data: mustEncode(t, RevokeTokenCmd{ID: a.ID, Time: t0})}).(Result); r.Err != nil {
+	if r := o.Apply(8, mustEncode(t, RevokeTokenCmd{ID: a.ID, Time: t0})).(Result); r.Err != nil {
 		t.Fatalf("revoke a token from an old snapshot: %v", r.Err)
 	}
 }

@@ -55,9 +55,7 @@ func (f *FSM) changes(rack string, after uint64) (api.WatchResponse, bool) {
 // deletions, its lease) or timeout passed, and answers the changes with the
 // applied index they reflect. A watcher that follows Index from answer to
 // answer sees every change.
-func (f *FSM) Watch(ctx context.Context, rack string, after uint64, timeout time.Duration) (api.WatchResponse, error) {
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
+func (f *FSM) Watch(ctx context.Context, rack string, after uint64, timeout <-chan time.Time) (api.WatchResponse, error) {
 	for {
 		ch := f.rackWait(rack)
 		resp, changed := f.changes(rack, after)
@@ -66,7 +64,7 @@ func (f *FSM) Watch(ctx context.Context, rack string, after uint64, timeout time
 		}
 		select {
 		case <-ch:
-		case <-timer.C:
+		case <-timeout:
 			resp, _ = f.changes(rack, after)
 			return resp, nil
 		case <-ctx.Done():

@@ -31,9 +31,7 @@ func (f *FSM) fleetChanges(after uint64) (api.FleetWatchResponse, bool) {
 // blocks until anything of any rack changed after index or timeout passed.
 // It wakes at every applied entry and skips racks whose Index did not
 // move, so one fleet watcher costs one pass over the racks per entry.
-func (f *FSM) WatchFleet(ctx context.Context, after uint64, timeout time.Duration) (api.FleetWatchResponse, error) {
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
+func (f *FSM) WatchFleet(ctx context.Context, after uint64, timeout <-chan time.Time) (api.FleetWatchResponse, error) {
 	for {
 		ch := f.appliedWait()
 		resp, changed := f.fleetChanges(after)
@@ -42,7 +40,7 @@ func (f *FSM) WatchFleet(ctx context.Context, after uint64, timeout time.Duratio
 		}
 		select {
 		case <-ch:
-		case <-timer.C:
+		case <-timeout:
 			resp, _ = f.fleetChanges(after)
 			return resp, nil
 		case <-ctx.Done():

@@ -50,7 +50,7 @@ func TestWatchFleetWakesOnAnyRack(t *testing.T) {
 	h.ok(PutHostCmd{Host: host("h1", "r1")})
 	got := make(chan int, 1)
 	go func() {
-		resp, err := h.f.WatchFleet(context.Background(), 1, time.Minute)
+		resp, err := h.f.WatchFleet(context.Background(), 1, time.After(time.Minute))
 		if err != nil {
 			got <- -1
 			return
@@ -68,7 +68,7 @@ func TestWatchFleetWakesOnAnyRack(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("a change in a new rack did not wake the fleet watch")
 	}
-	resp, err := h.f.WatchFleet(context.Background(), h.index, 100*time.Millisecond)
+	resp, err := h.f.WatchFleet(context.Background(), h.index, time.After(100*time.Millisecond))
 	if err != nil || len(resp.Racks) != 0 || resp.Index != h.index {
 		t.Fatalf("timeout answer: %+v %v", resp, err)
 	}
