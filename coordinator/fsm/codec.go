@@ -25,7 +25,7 @@ const (
 	// metaData, preprovisioningNetworkData) or carries an operation
 	// history from another tier. Any other host is still written as v2, so binaries from before those fields apply it; one
 	// naming any is v3, which such a binary refuses (it stops, fsm_stop.go)
-	// instead of dropping the fields, and which the gate (gate.go) writes
+	// instead of dropping the fields, and which the gate (coordinator/gate.go) writes
 	// only once every voter applies it.
 	putHostDataVersion = 3
 )

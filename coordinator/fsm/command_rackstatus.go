@@ -9,9 +9,9 @@ import (
 // CmdRackStatus is one agent's status report for many hosts of its rack
 // (POST /v1/racks/{rack}/status), fenced once by the rack lease epoch and
 // applied as one entry (issue 23). A type of its own: a binary that
-// predates it refuses the entry, and the gate (gate.go) writes it only
+// predates it refuses the entry, and the gate (coordinator/gate.go) writes it only
 // when every voter applies it; otherwise the store splits it into
-// per-host CmdStatus commands (store_rackstatus.go).
+// per-host CmdStatus commands (coordinator/store_rackstatus.go).
 const CmdRackStatus CmdType = 22
 
 // RackStatusCmd is a rack status report: each host either a full status

@@ -43,7 +43,7 @@ var (
 )
 
 // Errors of the version gate (fsm_stop.go); a write the gate refuses is an
-// *Error with code api.CodeUpgradeRequired (gate.go).
+// *Error with code api.CodeUpgradeRequired (coordinator/gate.go).
 var (
 	// ErrStopped means this member stopped applying its log at an entry
 	// its binary does not know (the *StopReason names it): upgrade this

@@ -36,7 +36,7 @@ var bannedImports = []string{
 }
 
 // wiring may not be reached at all, however indirectly: the FSM is driven
-// by coordinator/'s adapter (raftfsm.go), never the other way round.
+// by coordinator/'s adapter (coordinator/raftfsm.go), never the other way round.
 var wiring = []string{
 	"github.com/hashicorp/raft", "github.com/hashicorp/raft-boltdb", "github.com/hashicorp/raft-wal",
 	"go.etcd.io/bbolt", "github.com/prometheus/client_golang", "github.com/labstack/echo",

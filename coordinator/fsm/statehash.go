@@ -14,7 +14,7 @@ import (
 // DefaultHashEvery is how often, in log entries, every member hashes its
 // FSM state: at the first command entry at or past each multiple of it.
 // Every member applies the same command entries, so members hash at the
-// same indexes and the leader compares them (divergence.go).
+// same indexes and the leader compares them (coordinator/divergence.go).
 const DefaultHashEvery = 1024
 
 // keepHashes is how many recent hashes a member keeps (and reports).

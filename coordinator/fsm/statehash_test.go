@@ -109,7 +109,7 @@ func benchFSM(n int) *FSM {
 
 // TestStateHashValueIsStable: the hash of a fixed state is the value every
 // binary since the hash existed computes for it. Members running different
-// binaries compare hashes during a rolling upgrade (divergence.go), so a
+// binaries compare hashes during a rolling upgrade (coordinator/divergence.go), so a
 // change here (a field renamed, an order changed) would raise a false
 // divergence alarm on every mixed cluster: keep the value, or make the
 // change wait for a hash format version.

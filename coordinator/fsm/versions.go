@@ -10,7 +10,7 @@ import (
 // newest body version it reads (every older one still decodes). It is the
 // one place a command type or body version is added: one line here (plus
 // its decoder in Decode). The leader proposes a type or version only when
-// every voter's recorded table has it (gate.go); a member whose log holds
+// every voter's recorded table has it (coordinator/gate.go); a member whose log holds
 // one it does not know stops applying (fsm_stop.go).
 var commandVersions = map[CmdType]byte{
 	CmdInit:                 bodyJSON,
