@@ -16,7 +16,7 @@ import (
 // can wrap it to inject a fault the real store cannot produce on demand
 // (store_test.go). 20 methods, grouped by concern; reads of the replicated
 // state go through FSM(), a plain in-memory state machine that needs no
-// Raft (coordinator.NewFSM), so they are not repeated here.
+// Raft (fsm.NewFSM), so they are not repeated here.
 type Store interface {
 	// Identity and leadership of this member.
 
@@ -38,7 +38,7 @@ type Store interface {
 	// Replicated state: writes, linearizable reads, the state machine.
 
 	// Apply submits one command on the leader: its result or refusal
-	// (*coordinator.Error), coordinator.ErrNotLeader when nothing was
+	// (*fsm.Error), coordinator.ErrNotLeader when nothing was
 	// submitted, coordinator.ErrOutcomeUnknown when it may have applied.
 	Apply(ctx context.Context, c fsm.Command) (any, error)
 	// ApplyRackStatus applies a rack status report as one entry, or as
