@@ -1,5 +1,8 @@
 package fsm
 
+// The member version table, as the version gate reads it
+// (coordinator/gate.go).
+
 // MemberVersion returns what member id applies, as recorded; ok false
 // when it never recorded one (a binary from before the gate).
 func (f *FSM) MemberVersion(id string) (MemberVersion, bool) {

@@ -2,6 +2,9 @@ package fsm
 
 import "github.com/rackfence/rackfence/shared/api"
 
+// Reads for the leader's split of a rack report into per-host commands
+// while a voter does not apply CmdRackStatus (coordinator/store_rackstatus.go).
+
 // EpochIs is checkEpoch under the read lock.
 func (f *FSM) EpochIs(rack string, epoch uint64) error {
 	f.mu.RLock()
