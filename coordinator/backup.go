@@ -1,19 +1,16 @@
 package coordinator
 
 import (
-	"bufio"
-	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"time"
 
 	"github.com/hashicorp/raft"
 
+	"github.com/rackfence/rackfence/coordinator/fsm"
 	"github.com/rackfence/rackfence/shared/backupfile"
 )
 
@@ -40,15 +37,17 @@ func (s *Store) Backup(w io.Writer, tier string) (BackupHeader, error) {
 		return BackupHeader{}, fmt.Errorf("open snapshot %s: %w", id, err)
 	}
 	h := sha256.New()
-	n, sm, err := scanBody(io.TeeReader(rc, h))
+	cr := &backupfile.CountingReader{R: io.TeeReader(rc, h)}
+	sm, err := fsm.ScanSnapshot(cr)
 	rc.Close()
+	n := cr.N
 	if err != nil {
 		return BackupHeader{}, fmt.Errorf("read snapshot %s: %w", id, err)
 	}
 	hdr := BackupHeader{ClusterID: sm.ClusterID, Tier: tier, NodeID: s.cfg.NodeID,
 		Index: meta.Index, Term: meta.Term, Generation: sm.Generation, CreatedAt: time.Now().UTC(),
-		Hosts: sm.HostCount, Racks: len(sm.Racks), Credentials: len(sm.Creds), Tokens: len(sm.Tokens),
-		SecretsKeyIDs: sealedKeyIDs(sm.Creds), BodyBytes: n, BodySHA256: hex.EncodeToString(h.Sum(nil))}
+		Hosts: sm.Hosts, Racks: sm.Racks, Credentials: sm.Credentials, Tokens: sm.Tokens,
+		SecretsKeyIDs: sm.SecretsKeyIDs, BodyBytes: n, BodySHA256: hex.EncodeToString(h.Sum(nil))}
 	_, rc, err = s.snaps.Open(id)
 	if err != nil {
 		return BackupHeader{}, fmt.Errorf("open snapshot %s: %w", id, err)
@@ -64,44 +63,4 @@ func (s *Store) Backup(w io.Writer, tier string) (BackupHeader, error) {
 	}
 	s.log.Info("backup written", "index", hdr.Index, "term", hdr.Term, "hosts", hdr.Hosts, "bytes", n, "sha256", hdr.BodySHA256)
 	return hdr, nil
-}
-
-// scanBody reads a whole snapshot body: its size and its meta record.
-func scanBody(r io.Reader) (int64, snapMeta, error) {
-	cr := &backupfile.CountingReader{R: r}
-	br := bufio.NewReaderSize(cr, 256<<10)
-	var meta snapMeta
-	line, err := br.ReadString('\n')
-	if err != nil {
-		return 0, meta, fmt.Errorf("snapshot header: %w", err)
-	}
-	var name string
-	var ver int
-	if _, err := fmt.Sscanf(line, "%s %d\n", &name, &ver); err != nil || name != snapHeader {
-		return 0, meta, fmt.Errorf("snapshot header %q is not %q", line, snapHeader)
-	}
-	zr, err := gzip.NewReader(br)
-	if err != nil {
-		return 0, meta, fmt.Errorf("snapshot body: %w", err)
-	}
-	if err := json.NewDecoder(zr).Decode(&meta); err != nil {
-		return 0, meta, fmt.Errorf("snapshot meta: %w", err)
-	}
-	if _, err := io.Copy(io.Discard, br); err != nil {
-		return 0, meta, err
-	}
-	return cr.N, meta, nil
-}
-
-func sealedKeyIDs(creds map[string]credRec) []string {
-	seen := map[string]bool{}
-	ids := []string{}
-	for _, c := range creds {
-		if c.Sealed != nil && !seen[c.Sealed.KeyID] {
-			seen[c.Sealed.KeyID] = true
-			ids = append(ids, c.Sealed.KeyID)
-		}
-	}
-	sort.Strings(ids)
-	return ids
 }

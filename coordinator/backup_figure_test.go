@@ -13,6 +13,7 @@ import (
 	"github.com/rackfence/rackfence/coordinator"
 	"github.com/rackfence/rackfence/coordinator/bench"
 	"github.com/rackfence/rackfence/coordinator/coordtest"
+	"github.com/rackfence/rackfence/coordinator/fsm"
 	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/backupfile"
 	"github.com/rackfence/rackfence/shared/testenv"
@@ -38,7 +39,7 @@ func TestBackupFigure(t *testing.T) {
 	racks := (n + perRack - 1) / perRack
 	epochs := make([]uint64, racks)
 	for r := range racks {
-		v, err := a.Store.Apply(ctx, coordinator.LeaseAcquireCmd{Rack: fmt.Sprintf("fill-%03d", r), Holder: "fill", TTL: time.Hour, Time: time.Now().UTC()})
+		v, err := a.Store.Apply(ctx, fsm.LeaseAcquireCmd{Rack: fmt.Sprintf("fill-%03d", r), Holder: "fill", TTL: time.Hour, Time: time.Now().UTC()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -59,9 +60,9 @@ func TestBackupFigure(t *testing.T) {
 				h := api.Host{Name: name, Rack: rack, Online: true, Consumer: "figure",
 					BMC:            api.BMC{Address: fmt.Sprintf("redfish+http://127.0.0.1:%d/redfish/v1/Systems/1", 9000+i%1000), Credentials: "bmc"},
 					BootMACAddress: fmt.Sprintf("52:54:00:%02x:%02x:%02x", (i>>16)&0xff, (i>>8)&0xff, i&0xff)}
-				_, err := a.Store.Apply(ctx, coordinator.PutHostCmd{Host: h, Time: time.Now().UTC()})
+				_, err := a.Store.Apply(ctx, fsm.PutHostCmd{Host: h, Time: time.Now().UTC()})
 				if err == nil {
-					_, err = a.Store.Apply(ctx, coordinator.StatusCmd{Rack: rack, Name: name, Time: time.Now().UTC(), Report: api.StatusReport{
+					_, err = a.Store.Apply(ctx, fsm.StatusCmd{Rack: rack, Name: name, Time: time.Now().UTC(), Report: api.StatusReport{
 						Epoch: epochs[r], Status: api.HostStatus{ProvisioningState: api.StateAvailable, OperationalStatus: api.OpOK,
 							ProvisioningID: fmt.Sprintf("direct-%06d", i), HardwareDetails: bench.HardwareDetails(i)}}})
 				}

@@ -17,6 +17,7 @@ import (
 	"github.com/rackfence/rackfence/coordinator"
 	coordapi "github.com/rackfence/rackfence/coordinator/api"
 	"github.com/rackfence/rackfence/coordinator/coordtest"
+	"github.com/rackfence/rackfence/coordinator/fsm"
 	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/backupfile"
 	"github.com/rackfence/rackfence/shared/client"
@@ -127,7 +128,7 @@ func TestRestoreFencesOldEpochs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Generation != 1 || res.EndedLeases != 1 || res.MinEpoch != 1<<coordinator.GenerationShift {
+	if res.Generation != 1 || res.EndedLeases != 1 || res.MinEpoch != 1<<fsm.GenerationShift {
 		t.Fatalf("restore result %+v", res)
 	}
 	st, url := serve(t, dir, "b-1", raftAddr, a.Keys)
@@ -147,7 +148,7 @@ func TestRestoreFencesOldEpochs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if granted.Epoch <= newer.Epoch || coordinator.EpochGeneration(granted.Epoch) != 1 || granted.Epoch >= 1<<53 {
+	if granted.Epoch <= newer.Epoch || fsm.EpochGeneration(granted.Epoch) != 1 || granted.Epoch >= 1<<53 {
 		t.Fatalf("B granted epoch %d; A's newest was %d: want above it, generation 1, below 2^53", granted.Epoch, newer.Epoch)
 	}
 	// The restored state: hosts, credentials (the key opens them), the
@@ -165,7 +166,7 @@ func TestRestoreFencesOldEpochs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(hist.Items) < 2 || hist.Items[0].Epoch != held.Epoch || hist.Items[0].End != coordinator.EndRestored {
+	if len(hist.Items) < 2 || hist.Items[0].Epoch != held.Epoch || hist.Items[0].End != fsm.EndRestored {
 		t.Fatalf("lease history on B: %+v", hist.Items)
 	}
 	if pw, err := st.RevealPassword("bmc", mustCreds(t, st, "bmc")); err != nil || pw != "password" {
@@ -185,7 +186,7 @@ func newClient(t *testing.T, url, tok string) *client.Client {
 	return cl
 }
 
-func mustCreds(t *testing.T, st *coordinator.Store, name string) coordinator.StoredCredentials {
+func mustCreds(t *testing.T, st *coordinator.Store, name string) fsm.StoredCredentials {
 	c, ok := st.FSM().Credentials(name)
 	if !ok {
 		t.Fatalf("credentials %s missing", name)

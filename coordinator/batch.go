@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/rackfence/rackfence/coordinator/fsm"
 )
 
 // The batcher packs concurrent writes into one Raft log entry: it takes
@@ -16,7 +18,7 @@ import (
 type pending struct {
 	key  string
 	data []byte
-	done chan Result
+	done chan fsm.Result
 }
 
 type batcher struct {
@@ -92,7 +94,7 @@ func (b *batcher) submit(batch []*pending) {
 		for i, p := range batch {
 			parts[i] = p.data
 		}
-		data = EncodeBatch(parts)
+		data = fsm.EncodeBatch(parts)
 	}
 	if b.m != nil {
 		b.m.batchSize.Observe(float64(len(batch)))
@@ -105,26 +107,26 @@ func (b *batcher) submit(batch []*pending) {
 		}()
 		if err := f.Error(); err != nil {
 			for _, p := range batch {
-				p.done <- Result{Err: mapApplyErr(err)}
+				p.done <- fsm.Result{Err: mapApplyErr(err)}
 			}
 			return
 		}
 		switch resp := f.Response().(type) {
-		case []Result:
+		case []fsm.Result:
 			for i, p := range batch {
 				if i < len(resp) {
 					p.done <- resp[i]
 				} else {
-					p.done <- Result{Err: ErrUnknownCommand}
+					p.done <- fsm.Result{Err: fsm.ErrUnknownCommand}
 				}
 			}
-		case Result:
+		case fsm.Result:
 			for _, p := range batch {
 				p.done <- resp
 			}
 		default:
 			for _, p := range batch {
-				p.done <- Result{}
+				p.done <- fsm.Result{}
 			}
 		}
 	}()
@@ -132,19 +134,19 @@ func (b *batcher) submit(batch []*pending) {
 
 // direct applies one command as its own log entry, from the caller's
 // goroutine; the caller already counted it in active.
-func (b *batcher) direct(data []byte) Result {
+func (b *batcher) direct(data []byte) fsm.Result {
 	defer b.active.Add(-1)
 	if b.m != nil {
 		b.m.batchSize.Observe(1)
 	}
 	f := b.r.Apply(data, b.timeout)
 	if err := f.Error(); err != nil {
-		return Result{Err: mapApplyErr(err)}
+		return fsm.Result{Err: mapApplyErr(err)}
 	}
-	if r, ok := f.Response().(Result); ok {
+	if r, ok := f.Response().(fsm.Result); ok {
 		return r
 	}
-	return Result{}
+	return fsm.Result{}
 }
 
 // mapApplyErr maps the error of a raft.Apply future: a lost leadership

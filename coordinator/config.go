@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/rackfence/rackfence/coordinator/fsm"
 	"github.com/rackfence/rackfence/shared/seal"
 )
 
@@ -131,7 +132,7 @@ type Config struct {
 	// TestOnlyCommands, in tests only, makes this member apply (and
 	// report) only these command types and body versions, as an older
 	// binary would. nil: everything this binary knows.
-	TestOnlyCommands map[CmdType]byte
+	TestOnlyCommands map[fsm.CmdType]byte
 }
 
 func (c *Config) applyDefaults() {
@@ -169,6 +170,6 @@ func (c *Config) applyDefaults() {
 		c.HashCheckInterval = DefaultHashCheckInterval
 	}
 	if c.HashEvery == 0 {
-		c.HashEvery = DefaultHashEvery
+		c.HashEvery = fsm.DefaultHashEvery
 	}
 }

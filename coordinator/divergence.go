@@ -11,7 +11,7 @@ import (
 )
 
 // Divergence detection: every member hashes its FSM state at the same
-// indexes (statehash.go); the leader compares the hashes members report
+// indexes (fsm/statehash.go); the leader compares the hashes members report
 // with its own each HashCheckInterval. A member whose hash differs at an
 // index both hashed has a different state after the same log: a bug, a
 // corrupted disk, or an entry applied differently. It raises

@@ -4,34 +4,22 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/rackfence/rackfence/coordinator/fsm"
 	"github.com/rackfence/rackfence/shared/api"
 )
 
-// Error is a refusal decided by the FSM or the store: it carries the API
-// error code (shared/api Code*) so the HTTP layer can answer it unchanged.
-type Error struct {
-	Code    string
-	Field   string
-	Message string
+// The store's own refusals are *fsm.Error too (one wire-error table).
+func newErr(code, format string, a ...any) *fsm.Error {
+	return &fsm.Error{Code: code, Message: fmt.Sprintf(format, a...)}
 }
 
-func (e *Error) Error() string {
-	if e.Field != "" {
-		return e.Field + ": " + e.Message
-	}
-	return e.Message
+func notFound(format string, a ...any) *fsm.Error { return newErr(api.CodeNotFound, format, a...) }
+
+// errCredentialsKey is the refusal when this member cannot open or seal
+// a password for lack of a key.
+func errCredentialsKey(format string, a ...any) *fsm.Error {
+	return newErr(api.CodeSecretsKeyMissing, format, a...)
 }
-
-// Is makes errors.Is(err, api.ErrNotFound) (any sentinel of shared/api's
-// wire-error table) true for a refusal carrying that code.
-func (e *Error) Is(target error) bool { return api.MatchesCode(e.Code, target) }
-
-func newErr(code, format string, a ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, a...)}
-}
-
-func notFound(format string, a ...any) *Error { return newErr(api.CodeNotFound, format, a...) }
-func conflict(format string, a ...any) *Error { return newErr(api.CodeConflict, format, a...) }
 
 // Errors the store returns.
 var (
@@ -54,9 +42,6 @@ var (
 	ErrBusy = errors.New("the leader is too busy to take the write (it was not applied); retry in a second")
 	// ErrShutdown means the store is shutting down.
 	ErrShutdown = errors.New("the coordinator is shutting down")
-	// ErrUnknownCommand means a log entry carries a command type or
-	// version this binary does not know: upgrade this node.
-	ErrUnknownCommand = errors.New("unknown command type or version in the Raft log; this binary is older than the cluster")
 	// ErrLogStoreMismatch means the data dir's Raft log was written by the
 	// other log store (Config.LogStore): start with the store it was
 	// written with, or re-join the member with a fresh data dir to switch.
@@ -65,21 +50,10 @@ var (
 	// back (the raft-wal fault described at LogStoreWAL): the member must
 	// re-join with an empty data dir.
 	ErrLogUnreadable = errors.New("the data dir's Raft log cannot be read")
-	// ErrSnapshotVersion means a snapshot was written by an unknown version.
-	ErrSnapshotVersion = errors.New("snapshot has an unknown format version; this binary is older than the cluster")
 	// ErrDataDirNotEmpty means restore was pointed at a data dir that
 	// already holds files.
 	ErrDataDirNotEmpty = errors.New("the data dir is not empty")
 	// ErrSecretsKey means the secrets key file cannot open the sealed
 	// records of a backup.
 	ErrSecretsKey = errors.New("the secrets key file cannot open the backup's sealed records")
-)
-
-// Errors of the version gate (fsm_stop.go); a write the gate refuses is an
-// *Error with code api.CodeUpgradeRequired (gate.go).
-var (
-	// ErrStopped means this member stopped applying its log at an entry
-	// its binary does not know (the *StopReason names it): upgrade this
-	// member's binary and restart it.
-	ErrStopped = errors.New("this member stopped applying the Raft log; upgrade its binary")
 )

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/raft"
+	"github.com/rackfence/rackfence/coordinator/fsm"
 	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/version"
 )
@@ -14,7 +15,7 @@ import (
 // when every voter's binary applies it. What each member applies is in
 // the FSM (SetMemberCmd.Version, recorded by the leader from the member's
 // health answer, peers.go); a voter with no record runs a binary from
-// before the gate and applies legacyVersions. Everything in legacyVersions
+// before the gate and applies fsm.LegacyVersions. Everything in fsm.LegacyVersions
 // passes without a look at the members, so today's writes never wait.
 
 // binaryVersion names this binary in the member table.
@@ -24,25 +25,8 @@ func binaryVersion() string {
 }
 
 // thisMember is this member's record.
-func (s *Store) thisMember() MemberVersion {
-	return MemberVersion{Binary: binaryVersion(), Commands: wireCommands(s.fsm.commands)}
-}
-
-// MemberVersion returns what member id applies, as recorded; ok false
-// when it never recorded one (a binary from before the gate).
-func (f *FSM) MemberVersion(id string) (MemberVersion, bool) {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	v, ok := f.s.Versions[id]
-	return v, ok
-}
-
-// memberTable is the command table member id applies.
-func (f *FSM) memberTable(id string) (map[CmdType]byte, string) {
-	if v, ok := f.MemberVersion(id); ok {
-		return table(v.Commands), v.Binary
-	}
-	return legacyVersions, LegacyVersion
+func (s *Store) thisMember() fsm.MemberVersion {
+	return fsm.MemberVersion{Binary: binaryVersion(), Commands: fsm.WireCommands(s.fsm.Commands())}
 }
 
 // voterIDs returns the voters of the current configuration (cached; the
@@ -75,11 +59,11 @@ func (s *Store) refreshVoters() []string {
 type clusterTable struct {
 	gen    uint64
 	voters *[]string
-	table  map[CmdType]byte
+	table  map[fsm.CmdType]byte
 }
 
-func (s *Store) clusterTable() map[CmdType]byte {
-	gen, voters := s.fsm.versionsGen.Load(), s.voters.Load()
+func (s *Store) clusterTable() map[fsm.CmdType]byte {
+	gen, voters := s.fsm.VersionsGen(), s.voters.Load()
 	if voters == nil {
 		s.refreshVoters()
 		voters = s.voters.Load()
@@ -87,14 +71,14 @@ func (s *Store) clusterTable() map[CmdType]byte {
 	if c := s.gateCache.Load(); c != nil && c.gen == gen && c.voters == voters {
 		return c.table
 	}
-	var ts []map[CmdType]byte
+	var ts []map[fsm.CmdType]byte
 	if voters != nil {
 		for _, id := range *voters {
-			t, _ := s.fsm.memberTable(id)
+			t, _ := s.fsm.MemberTable(id)
 			ts = append(ts, t)
 		}
 	}
-	t := intersect(ts...)
+	t := fsm.Intersect(ts...)
 	s.gateCache.Store(&clusterTable{gen: gen, voters: voters, table: t})
 	return t
 }
@@ -104,21 +88,21 @@ func (s *Store) gate(data []byte) error {
 	if len(data) < 2 {
 		return nil
 	}
-	ct, v := CmdType(data[0]), data[1]
-	if supports(s.clusterTable(), ct, v) {
+	ct, v := fsm.CmdType(data[0]), data[1]
+	if fsm.Supports(s.clusterTable(), ct, v) {
 		return nil
 	}
 	var lag []string
 	for _, id := range s.voterIDs() {
-		t, bin := s.fsm.memberTable(id)
-		if !supports(t, ct, v) {
+		t, bin := s.fsm.MemberTable(id)
+		if !fsm.Supports(t, ct, v) {
 			lag = append(lag, id+" ("+bin+")")
 		}
 	}
 	if len(lag) == 0 {
 		return nil
 	}
-	return &Error{Code: api.CodeUpgradeRequired, Message: fmt.Sprintf(
+	return &fsm.Error{Code: api.CodeUpgradeRequired, Message: fmt.Sprintf(
 		"this write needs command type %d at body version %d, which member(s) %s do not apply yet: "+
 			"upgrade them to this leader's binary (%s), then retry (the cluster status lists each member's version)",
 		ct, v, strings.Join(lag, ", "), binaryVersion())}
@@ -126,7 +110,7 @@ func (s *Store) gate(data []byte) error {
 
 // Supports reports whether every voter applies command type ct at body
 // version v: a handler with a fallback writes the old form when not.
-func (s *Store) Supports(ct CmdType, v byte) bool {
+func (s *Store) Supports(ct fsm.CmdType, v byte) bool {
 	return s.gate([]byte{byte(ct), v}) == nil
 }
 
@@ -135,12 +119,12 @@ func (s *Store) upgradeStatus() *api.UpgradeStatus {
 	out := &api.UpgradeStatus{}
 	low := -1
 	for _, id := range s.voterIDs() {
-		t, bin := s.fsm.memberTable(id)
+		t, bin := s.fsm.MemberTable(id)
 		// On a tie the legacy release wins: it is the older one.
-		if l := level(t); low < 0 || l < low || (l == low && bin == LegacyVersion) {
+		if l := fsm.Level(t); low < 0 || l < low || (l == low && bin == fsm.LegacyVersion) {
 			low, out.EffectiveVersion = l, bin
 		}
-		if m := missing(t); len(m) > 0 {
+		if m := fsm.Missing(t); len(m) > 0 {
 			out.Lagging = append(out.Lagging, api.LaggingMember{ID: id, Version: bin, Missing: m})
 		}
 	}

@@ -1,13 +1,12 @@
 package coordinator
 
 import (
-	"bytes"
 	"errors"
-	"maps"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/rackfence/rackfence/coordinator/fsm"
 	"github.com/rackfence/rackfence/shared/api"
 )
 
@@ -17,27 +16,26 @@ import (
 // legacy command never waits; a downgrade recorded later closes the gate
 // again.
 func TestGateNeedsEveryVoter(t *testing.T) {
-	const cmdNew CmdType = 250
-	saved := maps.Clone(commandVersions)
-	commandVersions[cmdNew] = 1
-	t.Cleanup(func() { commandVersions = saved })
+	const cmdNew fsm.CmdType = 250
+	t.Cleanup(fsm.TestOnlyWithCommand(cmdNew, 1))
+	this := fsm.NewFSM().Commands()
 
-	s := &Store{fsm: NewFSM(), divergence: newDivergence()}
+	s := &Store{fsm: fsm.NewFSM(), divergence: newDivergence()}
 	ids := []string{"n1", "n2", "n3"}
 	s.voters.Store(&ids)
 	h := &fsmT{t: t, f: s.fsm}
-	record := func(id string, t map[CmdType]byte, bin string) {
-		h.ok(SetMemberCmd{ID: id, HTTPAddr: "http://" + id, Version: &MemberVersion{Binary: bin, Commands: wireCommands(t)}})
+	record := func(id string, t map[fsm.CmdType]byte, bin string) {
+		h.ok(fsm.SetMemberCmd{ID: id, HTTPAddr: "http://" + id, Version: &fsm.MemberVersion{Binary: bin, Commands: fsm.WireCommands(t)}})
 	}
-	record("n1", commandVersions, "v2")
-	record("n2", commandVersions, "v2")
+	record("n1", this, "v2")
+	record("n2", this, "v2")
 	// n3 never recorded: a binary from before the gate.
 
-	if err := s.gate([]byte{byte(CmdPutHost), bodyBinary}); err != nil {
+	if err := s.gate([]byte{byte(fsm.CmdPutHost), fsm.BodyBinary}); err != nil {
 		t.Fatalf("a legacy command was gated: %v", err)
 	}
 	err := s.gate([]byte{byte(cmdNew), 1})
-	if !errors.Is(err, api.ErrUpgradeRequired) || !strings.Contains(err.Error(), "n3 ("+LegacyVersion+")") ||
+	if !errors.Is(err, api.ErrUpgradeRequired) || !strings.Contains(err.Error(), "n3 ("+fsm.LegacyVersion+")") ||
 		strings.Contains(err.Error(), "n2") || !strings.Contains(err.Error(), "upgrade them") {
 		t.Fatalf("new type with a legacy voter: %v", err)
 	}
@@ -45,11 +43,11 @@ func TestGateNeedsEveryVoter(t *testing.T) {
 		t.Fatal("Supports says yes with a legacy voter")
 	}
 	st := s.upgradeStatus()
-	if st.EffectiveVersion != LegacyVersion || len(st.Lagging) != 1 || st.Lagging[0].ID != "n3" || !slices.Contains(st.Lagging[0].Missing, "250/1") {
+	if st.EffectiveVersion != fsm.LegacyVersion || len(st.Lagging) != 1 || st.Lagging[0].ID != "n3" || !slices.Contains(st.Lagging[0].Missing, "250/1") {
 		t.Fatalf("upgrade status: %+v", st)
 	}
 
-	record("n3", commandVersions, "v2")
+	record("n3", this, "v2")
 	if err := s.gate([]byte{byte(cmdNew), 1}); err != nil || !s.Supports(cmdNew, 1) {
 		t.Fatalf("every voter applies it: %v", err)
 	}
@@ -61,7 +59,7 @@ func TestGateNeedsEveryVoter(t *testing.T) {
 	}
 
 	// n2 goes back to an older binary: the leader records its table.
-	record("n2", legacyVersions, LegacyVersion)
+	record("n2", fsm.LegacyVersions, fsm.LegacyVersion)
 	if err := s.gate([]byte{byte(cmdNew), 1}); err == nil || !strings.Contains(err.Error(), "n2") {
 		t.Fatalf("after a downgrade: %v", err)
 	}
@@ -77,18 +75,11 @@ func TestGateNeedsEveryVoter(t *testing.T) {
 // snapshot, and removing a member forgets its record.
 func TestMemberVersionsSurviveASnapshot(t *testing.T) {
 	h := newFSMT(t)
-	v := MemberVersion{Binary: "v2 (abc)", Commands: SupportedCommands()}
-	h.ok(SetMemberCmd{ID: "n1", HTTPAddr: "http://n1", Version: &v})
-	h.ok(SetMemberCmd{ID: "n2", HTTPAddr: "http://n2", Version: &v})
-	h.ok(RemoveMemberCmd{ID: "n2"})
-	var buf bytes.Buffer
-	if err := h.f.snapshot().writeTo(&buf); err != nil {
-		t.Fatal(err)
-	}
-	f := NewFSM()
-	if err := f.restore(&buf); err != nil {
-		t.Fatal(err)
-	}
+	v := fsm.MemberVersion{Binary: "v2 (abc)", Commands: fsm.SupportedCommands()}
+	h.ok(fsm.SetMemberCmd{ID: "n1", HTTPAddr: "http://n1", Version: &v})
+	h.ok(fsm.SetMemberCmd{ID: "n2", HTTPAddr: "http://n2", Version: &v})
+	h.ok(fsm.RemoveMemberCmd{ID: "n2"})
+	f := roundTrip(t, h.f)
 	got, ok := f.MemberVersion("n1")
 	if !ok || !sameVersion(got, v) {
 		t.Fatalf("n1 after restore: %+v %v", got, ok)

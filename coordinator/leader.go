@@ -3,7 +3,6 @@ package coordinator
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/rackfence/rackfence/coordinator/fsm"
 	"github.com/rackfence/rackfence/shared/api"
 )
 
@@ -25,13 +25,7 @@ func NewToken() (token, hash string) {
 		panic(err) // crypto/rand never fails on Linux
 	}
 	token = hex.EncodeToString(b)
-	return token, HashToken(token)
-}
-
-// HashToken is how tokens are stored: SHA-256, hex.
-func HashToken(token string) string {
-	h := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(h[:])
+	return token, fsm.HashToken(token)
 }
 
 func (s *Store) leaderLoop() {
@@ -71,13 +65,13 @@ func (s *Store) takeOver(g uint64) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := s.Apply(ctx, NoopCmd{Node: s.cfg.NodeID}); err != nil {
+	if _, err := s.Apply(ctx, fsm.NoopCmd{Node: s.cfg.NodeID}); err != nil {
 		s.log.Warn("leader no-op failed", "err", err)
 		return
 	}
 	if have, _ := s.fsm.MemberVersion(s.cfg.NodeID); s.fsm.MemberHTTP(s.cfg.NodeID) != s.cfg.HTTPURL || !sameVersion(have, s.thisMember()) {
 		me := s.thisMember()
-		if _, err := s.Apply(ctx, SetMemberCmd{ID: s.cfg.NodeID, HTTPAddr: s.cfg.HTTPURL, Version: &me}); err != nil {
+		if _, err := s.Apply(ctx, fsm.SetMemberCmd{ID: s.cfg.NodeID, HTTPAddr: s.cfg.HTTPURL, Version: &me}); err != nil {
 			s.log.Warn("could not record this node's HTTP URL and version", "err", err)
 		}
 	}
@@ -89,7 +83,7 @@ func (s *Store) takeOver(g uint64) {
 	if !current() {
 		return
 	}
-	s.timers.armAll(s.fsm.leases())
+	s.timers.armAll(s.fsm.Leases())
 	s.refreshVoters()
 	s.ready.Store(true)
 	go s.probeMembers() // record the other members' versions now, not in ProbeInterval
@@ -108,7 +102,7 @@ func (s *Store) initCluster(ctx context.Context) error {
 	if err := os.WriteFile(path, []byte(api.FormatToken(token, s.cfg.TokenPin)+"\n"), 0o600); err != nil {
 		return fmt.Errorf("write admin token to %s: %w", path, err)
 	}
-	v, err := s.Apply(ctx, InitCmd{ClusterID: hex.EncodeToString(idb), AdminTokenHash: hash, Time: time.Now().UTC()})
+	v, err := s.Apply(ctx, fsm.InitCmd{ClusterID: hex.EncodeToString(idb), AdminTokenHash: hash, Time: time.Now().UTC()})
 	if err != nil || v != true {
 		os.Remove(path)
 		if err == nil {

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rackfence/rackfence/coordinator/fsm"
 	"github.com/rackfence/rackfence/shared/fence"
 )
 
@@ -29,7 +30,7 @@ func newLeaseTimers(s *Store) *leaseTimers {
 }
 
 // changed is the FSM's hook: arm or stop timers when this node leads.
-func (lt *leaseTimers) changed(cs []LeaseChange) {
+func (lt *leaseTimers) changed(cs []fsm.LeaseChange) {
 	if !lt.s.IsLeader() {
 		return
 	}
@@ -52,7 +53,7 @@ func (lt *leaseTimers) stop(rack string) {
 }
 
 // arm (re)starts the rack's timer with the full expiry delay from now.
-func (lt *leaseTimers) arm(rack string, l leaseRec) {
+func (lt *leaseTimers) arm(rack string, l fsm.LeaseRec) {
 	d := fence.ExpiryDelay(l.TTL)
 	lt.mu.Lock()
 	defer lt.mu.Unlock()
@@ -90,7 +91,7 @@ func (s *Store) LeaseTimeLeft(rack string) (time.Duration, bool) {
 }
 
 // armAll re-arms every lease with a full TTL + margin (new leader).
-func (lt *leaseTimers) armAll(ls map[string]leaseRec) {
+func (lt *leaseTimers) armAll(ls map[string]fsm.LeaseRec) {
 	for rack, l := range ls {
 		lt.arm(rack, l)
 	}
@@ -105,7 +106,7 @@ func (lt *leaseTimers) stopAll() {
 	}
 }
 
-func (lt *leaseTimers) fire(rack string, l leaseRec, self *timerEntry) {
+func (lt *leaseTimers) fire(rack string, l fsm.LeaseRec, self *timerEntry) {
 	lt.mu.Lock()
 	if lt.m[rack] != self {
 		lt.mu.Unlock()
@@ -118,7 +119,7 @@ func (lt *leaseTimers) fire(rack string, l leaseRec, self *timerEntry) {
 			return
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		v, err := lt.s.Apply(ctx, LeaseExpireCmd{Rack: rack, Epoch: l.Epoch, RenewIndex: l.RenewIndex, Time: time.Now().UTC()})
+		v, err := lt.s.Apply(ctx, fsm.LeaseExpireCmd{Rack: rack, Epoch: l.Epoch, RenewIndex: l.RenewIndex, Time: time.Now().UTC()})
 		cancel()
 		if err == nil {
 			if v == true {

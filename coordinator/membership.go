@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/hashicorp/raft"
+	"github.com/rackfence/rackfence/coordinator/fsm"
 	"github.com/rackfence/rackfence/shared/api"
 )
 
@@ -40,7 +41,7 @@ func (s *Store) Join(ctx context.Context, req api.JoinRequest) error {
 		s.log.Info("member joined", "id", req.ID, "raft", req.RaftAddr, "http", req.HTTPAddr)
 	}
 	s.refreshVoters() // the gate counts the new voter (as legacy until its version is recorded)
-	_, err := s.Apply(ctx, SetMemberCmd{ID: req.ID, HTTPAddr: req.HTTPAddr})
+	_, err := s.Apply(ctx, fsm.SetMemberCmd{ID: req.ID, HTTPAddr: req.HTTPAddr})
 	return err
 }
 
@@ -70,7 +71,7 @@ func (s *Store) RemoveMember(ctx context.Context, id string) error {
 	if id == s.cfg.NodeID {
 		return nil
 	}
-	_, err := s.Apply(ctx, RemoveMemberCmd{ID: id})
+	_, err := s.Apply(ctx, fsm.RemoveMemberCmd{ID: id})
 	return err
 }
 
@@ -88,7 +89,7 @@ func (s *Store) Members() ([]api.Member, error) {
 		if m.ID == s.cfg.NodeID {
 			m.HTTPAddr = s.cfg.HTTPURL
 		}
-		_, m.Version = s.fsm.memberTable(m.ID)
+		_, m.Version = s.fsm.MemberTable(m.ID)
 		if p, ok := s.probes.get(m.ID); ok && p.err == nil && p.health.Stopped != nil {
 			m.Stopped = p.health.Stopped.Message
 		}

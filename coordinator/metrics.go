@@ -6,6 +6,8 @@ import (
 
 	"github.com/hashicorp/raft"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/rackfence/rackfence/coordinator/fsm"
 )
 
 // Metrics are the store's Prometheus figures. Create with NewMetrics,
@@ -86,6 +88,6 @@ func (m *Metrics) initExpiry(rack string) {
 	}
 }
 
-func (m *Metrics) observeApply(t CmdType) {
+func (m *Metrics) observeApply(t fsm.CmdType) {
 	m.applied.WithLabelValues(strconv.Itoa(int(t))).Inc()
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rackfence/rackfence/coordinator/fsm"
 	"github.com/rackfence/rackfence/shared/api"
 )
 
@@ -13,11 +14,11 @@ import (
 // pivots at scrape time (deploy/prometheus/ alerts on them). Every member
 // reports its own replica, so alert rules aggregate with max by (…).
 type fleetCollector struct {
-	f    *FSM
+	f    *fsm.FSM
 	ages *ageTracker
 }
 
-func newFleetCollector(f *FSM, now func() time.Time) *fleetCollector {
+func newFleetCollector(f *fsm.FSM, now func() time.Time) *fleetCollector {
 	return &fleetCollector{f: f, ages: newAgeTracker(now)}
 }
 
@@ -101,7 +102,7 @@ func (c *fleetCollector) Collect(ch chan<- prometheus.Metric) {
 		count[p.Side]++
 		oldest[p.Side] = max(oldest[p.Side], ages[len(fl.Pending)+i])
 	}
-	for _, side := range []string{PivotSource, PivotDestination} {
+	for _, side := range []string{fsm.PivotSource, fsm.PivotDestination} {
 		gauge(pivotsDesc, float64(count[side]), side)
 		gauge(pivotAgeDesc, oldest[side].Seconds(), side)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/rackfence/rackfence/coordinator/fsm"
 	"github.com/rackfence/rackfence/shared/api"
 )
 
@@ -33,22 +34,22 @@ func TestFleetMetrics(t *testing.T) {
 	clk := &fakeClock{t: t0}
 	c := newFleetCollector(h.f, clk.now)
 
-	h.ok(PutHostCmd{Host: host("h1", "r1"), Time: t0})
-	h.ok(PutHostCmd{Host: host("h2", "r1"), Time: t0})
-	h.ok(PutHostCmd{Host: host("h3", "r2"), Time: t0})
+	h.ok(fsm.PutHostCmd{Host: host("h1", "r1"), Time: t0})
+	h.ok(fsm.PutHostCmd{Host: host("h2", "r1"), Time: t0})
+	h.ok(fsm.PutHostCmd{Host: host("h3", "r2"), Time: t0})
 	in := host("h4", "r3")
 	in.Handoff = &api.Handoff{SourceTier: "a", SourceClusterID: "cid", DetachIndex: 7, Confirmed: true}
-	h.ok(PutHostCmd{Host: in, Time: t0})
+	h.ok(fsm.PutHostCmd{Host: in, Time: t0})
 
-	l1 := h.ok(LeaseAcquireCmd{Rack: "r1", Holder: "a1", TTL: time.Minute, Time: t0}).(api.Lease)
-	l2 := h.ok(LeaseAcquireCmd{Rack: "r2", Holder: "a2", TTL: time.Minute, Time: t0}).(api.Lease)
-	h.ok(LeaseReleaseCmd{Rack: "r2", Holder: "a2", Epoch: l2.Epoch, Time: t0})
-	h.ok(StatusCmd{Rack: "r1", Name: "h1", Report: api.StatusReport{Epoch: l1.Epoch, Status: api.HostStatus{
+	l1 := h.ok(fsm.LeaseAcquireCmd{Rack: "r1", Holder: "a1", TTL: time.Minute, Time: t0}).(api.Lease)
+	l2 := h.ok(fsm.LeaseAcquireCmd{Rack: "r2", Holder: "a2", TTL: time.Minute, Time: t0}).(api.Lease)
+	h.ok(fsm.LeaseReleaseCmd{Rack: "r2", Holder: "a2", Epoch: l2.Epoch, Time: t0})
+	h.ok(fsm.StatusCmd{Rack: "r1", Name: "h1", Report: api.StatusReport{Epoch: l1.Epoch, Status: api.HostStatus{
 		ProvisioningState: api.StateRegistering, OperationalStatus: api.OpError, ErrorType: api.ErrRegistration, ErrorCount: 1}}, Time: t0})
-	h.ok(StatusCmd{Rack: "r1", Name: "h2", Report: api.StatusReport{Epoch: l1.Epoch, Status: api.HostStatus{
+	h.ok(fsm.StatusCmd{Rack: "r1", Name: "h2", Report: api.StatusReport{Epoch: l1.Epoch, Status: api.HostStatus{
 		ProvisioningState: api.StateAvailable, OperationalStatus: api.OpOK}}, Time: t0})
-	det := h.ok(PutIntentCmd{Name: "h2", Kind: api.IntentDetach, Intent: api.Intent{Reason: "pivot to b"}}).(api.Intent)
-	h.ok(PutIntentCmd{Name: "h3", Kind: api.IntentDrain, Intent: api.Intent{Mode: api.DrainMaintenance}})
+	det := h.ok(fsm.PutIntentCmd{Name: "h2", Kind: api.IntentDetach, Intent: api.Intent{Reason: "pivot to b"}}).(api.Intent)
+	h.ok(fsm.PutIntentCmd{Name: "h3", Kind: api.IntentDrain, Intent: api.Intent{Mode: api.DrainMaintenance}})
 
 	want := func(detachAge, drainAge, pendingDetach, srcAge float64) string {
 		return fmt.Sprintf(`
@@ -113,7 +114,7 @@ rackfence_pivot_oldest_seconds{side="source"} %g
 	}
 	// The holder acknowledges the detach: it leaves the pending set (its
 	// age with it); the pivot stays in flight until it is handed off.
-	h.ok(StatusCmd{Rack: "r1", Name: "h2", Report: api.StatusReport{Epoch: l1.Epoch, Status: api.HostStatus{
+	h.ok(fsm.StatusCmd{Rack: "r1", Name: "h2", Report: api.StatusReport{Epoch: l1.Epoch, Status: api.HostStatus{
 		ProvisioningState: api.StateAvailable, OperationalStatus: api.OpOK},
 		Acks: []api.IntentAck{{Kind: api.IntentDetach, CreatedIndex: det.CreatedIndex}}}, Time: t0})
 	clk.add(30 * time.Second)
@@ -121,9 +122,9 @@ rackfence_pivot_oldest_seconds{side="source"} %g
 		t.Fatal(err)
 	}
 	// The handoff is recorded: the source side is done.
-	h.ok(SetPivotedCmd{Name: "h2", To: "b"})
+	h.ok(fsm.SetPivotedCmd{Name: "h2", To: "b"})
 	fl := h.f.Fleet()
-	if len(fl.Pivots) != 1 || fl.Pivots[0].Side != PivotDestination {
+	if len(fl.Pivots) != 1 || fl.Pivots[0].Side != fsm.PivotDestination {
 		t.Fatalf("pivots after handoff: %+v", fl.Pivots)
 	}
 }
@@ -150,18 +151,18 @@ func TestAgeTrackerForgets(t *testing.T) {
 //
 //	go test -run '^$' -bench FleetCollect -benchmem ./coordinator/
 func BenchmarkFleetCollect(b *testing.B) {
-	f := NewFSM()
+	f := fsm.NewFSM()
 	apply := applier(b, f)
 	for r := 0; r < 100; r++ {
 		rack := fmt.Sprintf("r%d", r)
-		l := apply(LeaseAcquireCmd{Rack: rack, Holder: "a", TTL: time.Minute, Time: t0}).(api.Lease)
+		l := apply(fsm.LeaseAcquireCmd{Rack: rack, Holder: "a", TTL: time.Minute, Time: t0}).(api.Lease)
 		for h := 0; h < 100; h++ {
 			name := fmt.Sprintf("%s-h%d", rack, h)
-			apply(PutHostCmd{Host: host(name, rack), Time: t0})
-			apply(StatusCmd{Rack: rack, Name: name, Report: api.StatusReport{Epoch: l.Epoch, Status: api.HostStatus{
+			apply(fsm.PutHostCmd{Host: host(name, rack), Time: t0})
+			apply(fsm.StatusCmd{Rack: rack, Name: name, Report: api.StatusReport{Epoch: l.Epoch, Status: api.HostStatus{
 				ProvisioningState: api.StateAvailable, OperationalStatus: api.OpOK}}, Time: t0})
 			if h%10 == 0 {
-				apply(PutIntentCmd{Name: name, Kind: api.IntentDetach, Intent: api.Intent{Reason: "bench"}})
+				apply(fsm.PutIntentCmd{Name: name, Kind: api.IntentDetach, Intent: api.Intent{Reason: "bench"}})
 			}
 		}
 	}

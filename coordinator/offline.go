@@ -10,6 +10,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	"go.etcd.io/bbolt"
+
+	"github.com/rackfence/rackfence/coordinator/fsm"
 )
 
 // Offline tools on a stopped member's data dir: inspect and recover.
@@ -74,7 +76,7 @@ func Inspect(dataDir string) (*Inspection, error) {
 	}
 	defer stores.Close()
 	in.CurrentTerm, _ = stores.stable.GetUint64([]byte("CurrentTerm"))
-	f := NewFSM()
+	f := fsm.NewFSM()
 	var conf raft.Configuration
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(dataDir, 2, log)
 	if err != nil {
@@ -89,7 +91,7 @@ func Inspect(dataDir string) (*Inspection, error) {
 		if err != nil {
 			return nil, fmt.Errorf("open snapshot %s: %w", list[0].ID, err)
 		}
-		err = f.restore(rc)
+		err = f.Restore(rc)
 		rc.Close()
 		if err != nil {
 			return nil, fmt.Errorf("snapshot %s: %w", meta.ID, err)
@@ -109,7 +111,7 @@ func Inspect(dataDir string) (*Inspection, error) {
 		}
 		switch l.Type {
 		case raft.LogCommand:
-			f.Apply(&l)
+			f.Apply(l.Index, l.Data)
 		case raft.LogConfiguration:
 			conf = raft.DecodeConfiguration(l.Data)
 		}
@@ -118,14 +120,8 @@ func Inspect(dataDir string) (*Inspection, error) {
 	for _, s := range conf.Servers {
 		in.Configuration = append(in.Configuration, Server{ID: string(s.ID), Address: string(s.Address), Suffrage: s.Suffrage.String()})
 	}
-	f.mu.RLock()
-	in.ClusterID, in.Generation, in.Hosts, in.Racks = f.s.ClusterID, f.s.Generation, len(f.s.Hosts), len(f.s.Racks)
-	for _, r := range f.s.Racks {
-		if r.Lease != nil {
-			in.Leases++
-		}
-	}
-	f.mu.RUnlock()
+	in.ClusterID, in.Generation = f.ClusterID(), f.Generation()
+	in.Hosts, in.Racks, in.Leases = f.Sizes()
 	return in, nil
 }
 
@@ -175,7 +171,7 @@ func Recover(dataDir, raftAddr string) (before []Server, after Server, err error
 	rc.Logger = log
 	_, trans := raft.NewInmemTransport(raft.ServerAddress(after.Address))
 	conf := raft.Configuration{Servers: []raft.Server{{Suffrage: raft.Voter, ID: raft.ServerID(after.ID), Address: raft.ServerAddress(after.Address)}}}
-	if err := raft.RecoverCluster(rc, NewFSM(), stores.logs, stores.stable, snaps, trans, conf); err != nil {
+	if err := raft.RecoverCluster(rc, raftFSM{fsm.NewFSM()}, stores.logs, stores.stable, snaps, trans, conf); err != nil {
 		return before, after, fmt.Errorf("recover: %w", err)
 	}
 	return before, after, nil

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rackfence/rackfence/coordinator/fsm"
 	"github.com/rackfence/rackfence/shared/api"
 )
 
@@ -144,13 +145,13 @@ func (s *Store) recordVersion(id string) {
 	if !ok || p.err != nil || p.health.Node != id {
 		return
 	}
-	want := MemberVersion{Binary: p.health.Version, Commands: p.health.Commands}
+	want := fsm.MemberVersion{Binary: p.health.Version, Commands: p.health.Commands}
 	have, recorded := s.fsm.MemberVersion(id)
 	if len(want.Commands) == 0 {
 		if !recorded {
 			return // legacy, and recorded as such by its absence
 		}
-		want = MemberVersion{Binary: LegacyVersion, Commands: wireCommands(legacyVersions)}
+		want = fsm.MemberVersion{Binary: fsm.LegacyVersion, Commands: fsm.WireCommands(fsm.LegacyVersions)}
 	}
 	if recorded && sameVersion(have, want) {
 		return
@@ -161,13 +162,13 @@ func (s *Store) recordVersion(id string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := s.Apply(ctx, SetMemberCmd{ID: id, HTTPAddr: addr, Version: &want}); err != nil {
+	if _, err := s.Apply(ctx, fsm.SetMemberCmd{ID: id, HTTPAddr: addr, Version: &want}); err != nil {
 		s.log.Warn("could not record a member's version", "member", id, "version", want.Binary, "err", err)
 		return
 	}
-	s.log.Info("member version recorded", "member", id, "version", want.Binary, "was", have.Binary, "missing", missing(table(want.Commands)))
+	s.log.Info("member version recorded", "member", id, "version", want.Binary, "was", have.Binary, "missing", fsm.Missing(fsm.Table(want.Commands)))
 }
 
-func sameVersion(a, b MemberVersion) bool {
+func sameVersion(a, b fsm.MemberVersion) bool {
 	return a.Binary == b.Binary && maps.Equal(a.Commands, b.Commands)
 }

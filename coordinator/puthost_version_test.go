@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/rackfence/rackfence/coordinator/fsm"
 	"github.com/rackfence/rackfence/shared/api"
 )
 
@@ -13,50 +14,51 @@ import (
 // decode with every field, and the gate refuses version 3 while a voter
 // runs a binary from before it.
 func TestPutHostDataRefsNeedVersion3(t *testing.T) {
-	plain := PutHostCmd{Host: api.Host{Name: "h1", Rack: "r1"}}
-	withData := PutHostCmd{Host: api.Host{Name: "h2", Rack: "r1",
+	plain := fsm.PutHostCmd{Host: api.Host{Name: "h1", Rack: "r1"}}
+	withData := fsm.PutHostCmd{Host: api.Host{Name: "h2", Rack: "r1",
 		UserData: &api.SecretReference{Name: "ud"}, PreprovisioningNetworkData: &api.SecretReference{Name: "pnd"}}}
 	// A pivoted-in host carrying its operation history from the source.
-	carried := PutHostCmd{Host: api.Host{Name: "h3", Rack: "r1",
+	carried := fsm.PutHostCmd{Host: api.Host{Name: "h3", Rack: "r1",
 		Status: &api.HostStatus{OperationHistory: &api.OperationHistory{}}}}
+	putHostDataVersion := fsm.NewFSM().Commands()[fsm.CmdPutHost] // the newest PutHost body
 	for _, c := range []struct {
-		cmd  PutHostCmd
+		cmd  fsm.PutHostCmd
 		want byte
-	}{{plain, bodyBinary}, {withData, putHostDataVersion}, {carried, putHostDataVersion}} {
-		b, err := Encode(c.cmd)
+	}{{plain, fsm.BodyBinary}, {withData, putHostDataVersion}, {carried, putHostDataVersion}} {
+		b, err := fsm.Encode(c.cmd)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if b[0] != byte(CmdPutHost) || b[1] != c.want {
+		if b[0] != byte(fsm.CmdPutHost) || b[1] != c.want {
 			t.Fatalf("%s encoded as type %d version %d, want version %d", c.cmd.Host.Name, b[0], b[1], c.want)
 		}
-		got, err := Decode(b)
+		got, err := fsm.Decode(b)
 		if err != nil {
 			t.Fatalf("%s: %v", c.cmd.Host.Name, err)
 		}
-		h := got.(PutHostCmd).Host
+		h := got.(fsm.PutHostCmd).Host
 		if (h.UserData == nil) != (c.cmd.Host.UserData == nil) || (h.UserData != nil && h.UserData.Name != "ud") ||
 			(h.PreprovisioningNetworkData != nil && h.PreprovisioningNetworkData.Name != "pnd") {
 			t.Fatalf("%s decoded as %+v", c.cmd.Host.Name, h)
 		}
 	}
 
-	s := &Store{fsm: NewFSM(), divergence: newDivergence()}
+	s := &Store{fsm: fsm.NewFSM(), divergence: newDivergence()}
 	ids := []string{"n1", "n2"}
 	s.voters.Store(&ids)
 	h := &fsmT{t: t, f: s.fsm}
-	h.ok(SetMemberCmd{ID: "n1", HTTPAddr: "http://n1", Version: &MemberVersion{Binary: "new", Commands: SupportedCommands()}})
+	h.ok(fsm.SetMemberCmd{ID: "n1", HTTPAddr: "http://n1", Version: &fsm.MemberVersion{Binary: "new", Commands: fsm.SupportedCommands()}})
 	// n2 never recorded a table: a binary from before the gate.
-	b, _ := Encode(withData)
+	b, _ := fsm.Encode(withData)
 	if err := s.gate(b); !errors.Is(err, api.ErrUpgradeRequired) {
 		t.Fatalf("PutHost v3 with a legacy voter: %v", err)
 	}
-	b, _ = Encode(plain)
+	b, _ = fsm.Encode(plain)
 	if err := s.gate(b); err != nil {
 		t.Fatalf("PutHost v2 with a legacy voter: %v", err)
 	}
-	h.ok(SetMemberCmd{ID: "n2", HTTPAddr: "http://n2", Version: &MemberVersion{Binary: "new", Commands: SupportedCommands()}})
-	b, _ = Encode(withData)
+	h.ok(fsm.SetMemberCmd{ID: "n2", HTTPAddr: "http://n2", Version: &fsm.MemberVersion{Binary: "new", Commands: fsm.SupportedCommands()}})
+	b, _ = fsm.Encode(withData)
 	if err := s.gate(b); err != nil {
 		t.Fatalf("PutHost v3, every voter upgraded: %v", err)
 	}

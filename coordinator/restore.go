@@ -13,14 +13,10 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/coordinator/fsm"
 	"github.com/rackfence/rackfence/shared/backupfile"
 	"github.com/rackfence/rackfence/shared/seal"
 )
-
-// EndRestored ends, in the lease history, every lease a backup held:
-// a restored cluster grants every rack anew under its new generation.
-const EndRestored = "restored"
 
 // RestoreOptions is what rackfence-coordinator restore was given.
 type RestoreOptions struct {
@@ -75,37 +71,20 @@ func RestoreDataDir(o RestoreOptions) (RestoreResult, error) {
 		return res, err
 	}
 	res.Header = hdr
-	f := NewFSM()
-	if err := backupfile.CheckBody(br, hdr, f.restore); err != nil {
+	f := fsm.NewFSM()
+	if err := backupfile.CheckBody(br, hdr, f.Restore); err != nil {
 		return res, err
 	}
-	s := f.s
-	if err := checkKeys(s.Creds, o.Keys); err != nil {
+	if err := checkKeys(f, o.Keys); err != nil {
 		return res, err
 	}
-	if s.Generation >= MaxGeneration {
-		return res, fmt.Errorf("the backup's restore generation is %d, the most there can be (epoch.go): it cannot be restored again", s.Generation)
+	ended, err := f.Restored(hdr.Index, o.Now.UTC())
+	if err != nil {
+		return res, err
 	}
-	s.Generation++
-	s.Members = map[string]string{}
-	for name, r := range s.Racks {
-		if r.Lease == nil {
-			continue
-		}
-		ep := r.Lease.Epoch
-		hist := append([]api.LeaseRecord(nil), r.History...)
-		for i := len(hist) - 1; i >= 0; i-- {
-			if hist[i].Epoch == ep {
-				at := o.Now.UTC()
-				hist[i].EndedAt, hist[i].End = &at, EndRestored
-				break
-			}
-		}
-		r.History, r.Lease = hist, nil
-		s.Racks[name] = r
-		res.EndedLeases++
-	}
-	res.Generation, res.MinEpoch = s.Generation, EpochAt(s.Generation, 0)
+	res.EndedLeases = ended
+	res.Generation = f.Generation()
+	res.MinEpoch = fsm.EpochAt(res.Generation, 0)
 	res.NodeID, res.RaftAddr = o.NodeID, o.RaftAddr
 
 	if err := os.MkdirAll(o.DataDir, 0o700); err != nil {
@@ -120,7 +99,7 @@ func RestoreDataDir(o RestoreOptions) (RestoreResult, error) {
 // writeRestoredRaft writes the state as a Raft snapshot at index (term 1)
 // whose configuration is this member alone, and term 1 in the stable
 // store, so the member elects itself at term 2.
-func writeRestoredRaft(o RestoreOptions, f *FSM, index uint64) error {
+func writeRestoredRaft(o RestoreOptions, f *fsm.FSM, index uint64) error {
 	stores, err := openRaftStores(o.DataDir, o.LogStore, o.Logger)
 	if err != nil {
 		return err
@@ -139,8 +118,11 @@ func writeRestoredRaft(o RestoreOptions, f *FSM, index uint64) error {
 	if err != nil {
 		return fmt.Errorf("create the restored snapshot: %w", err)
 	}
-	f.applied.Store(index)
-	if err := f.snapshot().Persist(sink); err != nil {
+	snap, err := f.Snapshot()
+	if err != nil {
+		return err
+	}
+	if err := (raftSnapshot{snap}).Persist(sink); err != nil {
 		return err
 	}
 	_, err = SecureDataDir(o.DataDir)
@@ -148,8 +130,10 @@ func writeRestoredRaft(o RestoreOptions, f *FSM, index uint64) error {
 }
 
 // checkKeys opens every sealed value (passwords and data maps) with keys.
-func checkKeys(creds map[string]credRec, keys *seal.Keyring) error {
-	for name, c := range creds {
+func checkKeys(f *fsm.FSM, keys *seal.Keyring) error {
+	creds, _ := f.AllCredentials()
+	for _, c := range creds {
+		name := c.Name
 		for _, v := range []struct {
 			what string
 			s    *seal.Sealed

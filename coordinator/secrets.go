@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rackfence/rackfence/coordinator/fsm"
 	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/seal"
 )
@@ -40,28 +41,28 @@ func (s *Store) SecretsKeyFile() string {
 
 // SealCredentials returns the command that stores credentials name with
 // the password sealed under this member's primary key.
-func (s *Store) SealCredentials(name, username, password string) (PutSealedCredentialsCmd, error) {
+func (s *Store) SealCredentials(name, username, password string) (fsm.PutSealedCredentialsCmd, error) {
 	return s.SealCredentialsData(name, username, password, nil)
 }
 
 // SealCredentialsData is SealCredentials for a record that may hold a data
 // map too: the map (its JSON) is sealed as one value beside the password,
 // its keys are kept in the clear, sorted. An empty map is no data.
-func (s *Store) SealCredentialsData(name, username, password string, data map[string]string) (PutSealedCredentialsCmd, error) {
+func (s *Store) SealCredentialsData(name, username, password string, data map[string]string) (fsm.PutSealedCredentialsCmd, error) {
 	k := s.keys()
 	if k == nil {
-		return PutSealedCredentialsCmd{}, errCredentialsKey("member %s has no secrets key, so it cannot seal the password of credentials %s: "+
+		return fsm.PutSealedCredentialsCmd{}, errCredentialsKey("member %s has no secrets key, so it cannot seal the password of credentials %s: "+
 			"put the cluster's key file at %s (copy it from another member) and send SIGHUP to this member, or retry once another member leads (docs/operator.md, \"Secrets key\")",
 			s.cfg.NodeID, name, s.SecretsKeyFile())
 	}
 	sealed, err := k.Seal([]byte(password), credentialsAAD(name))
 	if err != nil {
-		return PutSealedCredentialsCmd{}, err
+		return fsm.PutSealedCredentialsCmd{}, err
 	}
-	cmd := PutSealedCredentialsCmd{Name: name, Username: username, Sealed: sealed}
+	cmd := fsm.PutSealedCredentialsCmd{Name: name, Username: username, Sealed: sealed}
 	if len(data) > 0 {
 		if cmd.Data, err = sealData(k, name, data); err != nil {
-			return PutSealedCredentialsCmd{}, err
+			return fsm.PutSealedCredentialsCmd{}, err
 		}
 		cmd.DataKeys = slices.Sorted(maps.Keys(data))
 	}
@@ -83,11 +84,11 @@ func sealData(k *seal.Keyring, name string, data map[string]string) (*seal.Seale
 
 // RevealData returns the data map of a stored record (nil when it holds
 // none), opened with this member's keys; errors as RevealPassword's.
-func (s *Store) RevealData(name string, c StoredCredentials) (map[string]string, error) {
+func (s *Store) RevealData(name string, c fsm.StoredCredentials) (map[string]string, error) {
 	return s.openData(s.keys(), name, c)
 }
 
-func (s *Store) openData(k *seal.Keyring, name string, c StoredCredentials) (map[string]string, error) {
+func (s *Store) openData(k *seal.Keyring, name string, c fsm.StoredCredentials) (map[string]string, error) {
 	if c.Data == nil {
 		return nil, nil
 	}
@@ -105,11 +106,11 @@ func (s *Store) openData(k *seal.Keyring, name string, c StoredCredentials) (map
 // RevealPassword returns the password of a stored record: a legacy
 // plaintext one as it is, a sealed one opened with this member's keys. A
 // missing key is a *Error naming the key ID and what to do.
-func (s *Store) RevealPassword(name string, c StoredCredentials) (string, error) {
+func (s *Store) RevealPassword(name string, c fsm.StoredCredentials) (string, error) {
 	return s.openWith(s.keys(), name, c)
 }
 
-func (s *Store) openWith(k *seal.Keyring, name string, c StoredCredentials) (string, error) {
+func (s *Store) openWith(k *seal.Keyring, name string, c fsm.StoredCredentials) (string, error) {
 	if c.Sealed == nil {
 		return c.Plaintext, nil
 	}
@@ -196,14 +197,14 @@ func (s *Store) Reencrypt(ctx context.Context) (api.ReencryptResult, error) {
 		if err != nil {
 			return res, err
 		}
-		cmd := ResealCredentialsCmd{Name: c.Name, Index: c.Index, Sealed: sealed}
+		cmd := fsm.ResealCredentialsCmd{Name: c.Name, Index: c.Index, Sealed: sealed}
 		if c.Data != nil {
 			if cmd.Data, err = sealData(k, c.Name, data); err != nil {
 				return res, err
 			}
 		}
 		_, err = s.Apply(ctx, cmd)
-		var ce *Error
+		var ce *fsm.Error
 		switch {
 		case err == nil:
 			res.Resealed++

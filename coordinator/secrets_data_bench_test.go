@@ -3,6 +3,8 @@ package coordinator
 import (
 	"strings"
 	"testing"
+
+	"github.com/rackfence/rackfence/coordinator/fsm"
 )
 
 // BenchmarkSealCredentialsData: sealing a record's data on the leader
@@ -17,7 +19,7 @@ func BenchmarkSealCredentialsData(b *testing.B) {
 		if size > 4<<10 {
 			name = "256KiB"
 		}
-		s := &Store{cfg: Config{NodeID: "n1", Secrets: testKeys(b)}, fsm: NewFSM()}
+		s := &Store{cfg: Config{NodeID: "n1", Secrets: testKeys(b)}, fsm: fsm.NewFSM()}
 		b.Run("seal/"+name, func(b *testing.B) {
 			b.SetBytes(int64(size))
 			for i := 0; i < b.N; i++ {
@@ -27,7 +29,7 @@ func BenchmarkSealCredentialsData(b *testing.B) {
 			}
 		})
 		cmd, _ := s.SealCredentialsData("rec", "", "", data)
-		st := StoredCredentials{Sealed: &cmd.Sealed, Data: cmd.Data, DataKeys: cmd.DataKeys}
+		st := fsm.StoredCredentials{Sealed: &cmd.Sealed, Data: cmd.Data, DataKeys: cmd.DataKeys}
 		b.Run("reveal/"+name, func(b *testing.B) {
 			b.SetBytes(int64(size))
 			for i := 0; i < b.N; i++ {

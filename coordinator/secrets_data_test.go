@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rackfence/rackfence/coordinator/fsm"
 	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/testenv"
 )
@@ -21,32 +22,33 @@ func TestSealedCredentialsData(t *testing.T) {
 	h := newFSMT(t)
 	s := &Store{cfg: Config{NodeID: "n1", Secrets: keys}, fsm: h.f}
 	data := map[string]string{"userData": "#cloud-config\nrf-data-canary-7c1e", "networkData": `{"links":[]}`}
+	sealedCredsVersion := fsm.NewFSM().Commands()[fsm.CmdPutSealedCredentials] // the newest body
 	cmd, err := s.SealCredentialsData("ud1", "", "", data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Encode(cmd)
+	b, err := fsm.Encode(cmd)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b[0] != byte(CmdPutSealedCredentials) || b[1] != sealedCredsVersion {
-		t.Fatalf("a record with data must be type %d version %d, got %d %d", CmdPutSealedCredentials, sealedCredsVersion, b[0], b[1])
+	if b[0] != byte(fsm.CmdPutSealedCredentials) || b[1] != sealedCredsVersion {
+		t.Fatalf("a record with data must be type %d version %d, got %d %d", fsm.CmdPutSealedCredentials, sealedCredsVersion, b[0], b[1])
 	}
 	if strings.Contains(string(b), "rf-data-canary-7c1e") || strings.Contains(string(b), "links") {
 		t.Fatalf("encoded command holds a data value: %q", b)
 	}
-	back, err := Decode(b)
+	back, err := fsm.Decode(b)
 	if err != nil || !reflect.DeepEqual(back, cmd) {
 		t.Fatalf("round trip: %+v %v", back, err)
 	}
 	// Without data: version 1, as before data maps existed.
 	plain, _ := s.SealCredentials("bmc1", "admin", "pw")
-	if pb, _ := Encode(plain); pb[1] != bodyVersion {
+	if pb, _ := fsm.Encode(plain); pb[1] != 1 {
 		t.Fatalf("a record without data must stay body version 1, got %d", pb[1])
 	}
 	// A binary knowing only version 1 refuses version 2 (ErrUnknownCommand
 	// from maxVersion), so the check above matters.
-	if maxVersion(CmdPutSealedCredentials) != 2 || maxVersion(CmdResealCredentials) != 2 {
+	if tbl := fsm.NewFSM().Commands(); tbl[fsm.CmdPutSealedCredentials] != 2 || tbl[fsm.CmdResealCredentials] != 2 {
 		t.Fatal("maxVersion of the sealed-credentials commands")
 	}
 
@@ -79,7 +81,7 @@ func TestSealedCredentialsData(t *testing.T) {
 	keys.Set(k2)
 	c, _ = h.f.Credentials("ud1")
 	pw, _ := k2.Seal(nil, credentialsAAD("ud1"))
-	h.ok(ResealCredentialsCmd{Name: "ud1", Index: c.Index, Sealed: pw})
+	h.ok(fsm.ResealCredentialsCmd{Name: "ud1", Index: c.Index, Sealed: pw})
 	c1, _ := h.f.Credentials("ud1")
 	if c1.Data.KeyID != c.Data.KeyID || !reflect.DeepEqual(c1.DataKeys, c.DataKeys) {
 		t.Fatalf("a v1 re-seal must keep the data: %+v", c1)
@@ -88,12 +90,12 @@ func TestSealedCredentialsData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs := ResealCredentialsCmd{Name: "ud1", Index: c1.Index, Sealed: pw, Data: sd}
-	rb, _ := Encode(rs)
+	rs := fsm.ResealCredentialsCmd{Name: "ud1", Index: c1.Index, Sealed: pw, Data: sd}
+	rb, _ := fsm.Encode(rs)
 	if rb[1] != sealedCredsVersion {
 		t.Fatalf("a re-seal with data must be version 2, got %d", rb[1])
 	}
-	rback, err := Decode(rb)
+	rback, err := fsm.Decode(rb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,22 +110,16 @@ func TestSealedCredentialsData(t *testing.T) {
 
 	// A snapshot carries the sealed data and never the values.
 	dir := t.TempDir()
-	var buf strings.Builder
-	if err := h.f.snapshot().writeTo(&buf); err != nil {
-		t.Fatal(err)
-	}
-	g := NewFSM()
-	if err := g.restore(strings.NewReader(buf.String())); err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(g.s.Creds, h.f.s.Creds) {
-		t.Fatalf("creds differ after restore:\n%+v\n%+v", g.s.Creds, h.f.s.Creds)
+	snap := snapshotBytes(t, h.f)
+	g := restoreBytes(t, snap)
+	if !reflect.DeepEqual(creds(g), creds(h.f)) {
+		t.Fatalf("creds differ after restore:\n%+v\n%+v", creds(g), creds(h.f))
 	}
 	c3, _ := g.Credentials("ud1")
 	if got, err := s.RevealData("ud1", c3); err != nil || !reflect.DeepEqual(got, data) {
 		t.Fatalf("reveal after restore: %v %v", got, err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "state.bin"), []byte(buf.String()), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "state.bin"), snap, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if hits, _, _ := testenv.FindSecret(dir, []byte("networkData")); len(hits) == 0 {
@@ -145,12 +141,12 @@ func TestHostDataRefsNameRecords(t *testing.T) {
 		func(a *api.Host) { a.PreprovisioningNetworkData = &api.SecretReference{Name: "rec"} },
 	} {
 		a := host("h1", "r1")
-		h.ok(PutHostCmd{Host: a, Time: t0})
+		h.ok(fsm.PutHostCmd{Host: a, Time: t0})
 		if h.f.RackUsesCredentials("r1", "rec") {
 			t.Fatalf("%d: a host naming no record uses it", i)
 		}
 		set(&a)
-		h.ok(PutHostCmd{Host: a, Time: t0})
+		h.ok(fsm.PutHostCmd{Host: a, Time: t0})
 		if !h.f.RackUsesCredentials("r1", "rec") || h.f.RackUsesCredentials("r2", "rec") {
 			t.Fatalf("%d: RackUsesCredentials", i)
 		}

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/raft"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rackfence/rackfence/coordinator/fsm"
 	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/seal"
 	"github.com/rackfence/rackfence/shared/testenv"
@@ -39,8 +39,8 @@ func testKeys(t testing.TB) *seal.Holder {
 // plaintext password): it still decodes and reveals.
 func TestLegacyPutCredentialsBytes(t *testing.T) {
 	old := []byte("\x0b\x01" + `{"name":"c1","username":"admin","password":"old-plain-pw"}`)
-	f := NewFSM()
-	r := f.Apply(&raft.Log{Index: 7, Type: raft.LogCommand, Data: old}).(Result)
+	f := fsm.NewFSM()
+	r := f.Apply(7, old).(fsm.Result)
 	if r.Err != nil || r.Value != true {
 		t.Fatalf("apply old bytes: %+v", r)
 	}
@@ -65,8 +65,8 @@ func TestSealedCredentialsCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := Encode(cmd)
-	if strings.Contains(string(b), "s3cret-pw") || b[0] != byte(CmdPutSealedCredentials) {
+	b, _ := fsm.Encode(cmd)
+	if strings.Contains(string(b), "s3cret-pw") || b[0] != byte(fsm.CmdPutSealedCredentials) {
 		t.Fatalf("encoded command holds the password or has type %d: %q", b[0], b)
 	}
 	if v := h.ok(cmd); v != true {
@@ -89,7 +89,7 @@ func TestSealedCredentialsCommands(t *testing.T) {
 	// A member without the key: a clear refusal naming the key and file.
 	bare := &Store{cfg: Config{NodeID: "n2", Secrets: &seal.Holder{Path: "/etc/rf/secrets.key"}}, fsm: h.f}
 	_, err = bare.RevealPassword("c1", c)
-	var e *Error
+	var e *fsm.Error
 	if !errors.As(err, &e) || e.Code != api.CodeSecretsKeyMissing || !strings.Contains(e.Message, c.Sealed.KeyID) ||
 		!strings.Contains(e.Message, "/etc/rf/secrets.key") || !strings.Contains(e.Message, "SIGHUP") {
 		t.Fatalf("missing key: %v", err)
@@ -108,9 +108,9 @@ func TestSealedCredentialsCommands(t *testing.T) {
 	k2, _ := keys.Get().WithNewKey()
 	keys.Set(k2)
 	sealed, _ := k2.Seal([]byte("s3cret-pw"), credentialsAAD("c1"))
-	h.refused(ResealCredentialsCmd{Name: "c1", Index: c.Index - 1, Sealed: sealed}, api.CodeConflict)
-	h.refused(ResealCredentialsCmd{Name: "gone", Index: 1, Sealed: sealed}, api.CodeNotFound)
-	h.ok(ResealCredentialsCmd{Name: "c1", Index: c.Index, Sealed: sealed})
+	h.refused(fsm.ResealCredentialsCmd{Name: "c1", Index: c.Index - 1, Sealed: sealed}, api.CodeConflict)
+	h.refused(fsm.ResealCredentialsCmd{Name: "gone", Index: 1, Sealed: sealed}, api.CodeNotFound)
+	h.ok(fsm.ResealCredentialsCmd{Name: "c1", Index: c.Index, Sealed: sealed})
 	c2, _ := h.f.Credentials("c1")
 	if c2.Sealed.KeyID != k2.Primary() || c2.Index == c.Index || c2.Username != "admin" {
 		t.Fatalf("after reseal: %+v", c2)
@@ -156,24 +156,19 @@ func TestSealedCredentialsCommands(t *testing.T) {
 // snapshot round trip, and the sealed password is not in the snapshot.
 func TestSnapshotWithSealedAndLegacyCredentials(t *testing.T) {
 	keys := testKeys(t)
-	h := fullState(t) // holds a legacy plaintext record c1
+	h := newFSMT(t)
+	h.ok(fsm.PutCredentialsCmd{Name: "c1", Username: "admin", Password: "password"}) // a legacy plaintext record
 	s := &Store{cfg: Config{NodeID: "n1", Secrets: keys}, fsm: h.f}
 	cmd, _ := s.SealCredentials("sealed-1", "root", "only-in-memory-pw")
 	h.ok(cmd)
 	dir := t.TempDir()
-	var buf strings.Builder
-	if err := h.f.snapshot().writeTo(&buf); err != nil {
+	snap := snapshotBytes(t, h.f)
+	if err := os.WriteFile(filepath.Join(dir, "state.bin"), snap, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "state.bin"), []byte(buf.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	g := NewFSM()
-	if err := g.restore(strings.NewReader(buf.String())); err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(g.s.Creds, h.f.s.Creds) {
-		t.Fatalf("creds differ after restore:\n%+v\n%+v", g.s.Creds, h.f.s.Creds)
+	g := restoreBytes(t, snap)
+	if !reflect.DeepEqual(creds(g), creds(h.f)) {
+		t.Fatalf("creds differ after restore:\n%+v\n%+v", creds(g), creds(h.f))
 	}
 	c, _ := g.Credentials("sealed-1")
 	if pw, err := s.RevealPassword("sealed-1", c); err != nil || pw != "only-in-memory-pw" {

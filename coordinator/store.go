@@ -16,6 +16,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
+
+	"github.com/rackfence/rackfence/coordinator/fsm"
 )
 
 // Store is one coordinator member: Raft, the FSM, the write batcher and the
@@ -23,7 +25,7 @@ import (
 type Store struct {
 	cfg    Config
 	log    *slog.Logger
-	fsm    *FSM
+	fsm    *fsm.FSM
 	raft   *raft.Raft
 	trans  *raft.NetworkTransport
 	stores *raftStores
@@ -66,19 +68,15 @@ func Open(cfg Config) (*Store, error) {
 	} else if n > 0 {
 		cfg.Logger.Info("made data dir files owner-only (0600, directories 0700)", "dataDir", cfg.DataDir, "changed", n)
 	}
-	s := &Store{cfg: cfg, log: cfg.Logger, fsm: NewFSM(), notifyCh: make(chan bool, 16), closing: make(chan struct{})}
+	s := &Store{cfg: cfg, log: cfg.Logger, notifyCh: make(chan bool, 16), closing: make(chan struct{})}
 	s.timers = newLeaseTimers(s)
-	s.fsm.onLease = s.timers.changed
-	s.fsm.hashes = newHasher(cfg.HashEvery)
-	if cfg.TestOnlyCommands != nil {
-		s.fsm.commands = cfg.TestOnlyCommands
-	}
 	s.divergence = newDivergence()
 	s.stopCh = make(chan struct{})
-	s.fsm.onStop = s.stopApplying
+	o := fsm.Options{OnLease: s.timers.changed, OnStop: s.stopApplying, HashEvery: cfg.HashEvery, Commands: cfg.TestOnlyCommands}
 	if cfg.Metrics != nil {
-		s.fsm.onApply = cfg.Metrics.observeApply
+		o.OnApply = cfg.Metrics.observeApply
 	}
+	s.fsm = fsm.New(o)
 
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(cfg.NodeID)
@@ -148,7 +146,7 @@ func Open(cfg Config) (*Store, error) {
 		stores.Close()
 		return nil, err
 	}
-	r, err := raft.NewRaft(rc, s.fsm, logs, stores.stable, snaps, trans)
+	r, err := raft.NewRaft(rc, raftFSM{s.fsm}, logs, stores.stable, snaps, trans)
 	if err != nil {
 		trans.Close()
 		stores.Close()
@@ -179,7 +177,7 @@ func HasState(dataDir string) bool {
 }
 
 // FSM returns the state machine (for reads).
-func (s *Store) FSM() *FSM { return s.fsm }
+func (s *Store) FSM() *fsm.FSM { return s.fsm }
 
 // NodeID is this member's ID.
 func (s *Store) NodeID() string { return s.cfg.NodeID }
@@ -217,11 +215,11 @@ func (s *Store) Leader() (id, httpURL string) {
 // its refusal (*Error), ErrNotLeader when this node does not lead (nothing
 // was submitted), ErrOutcomeUnknown (wrapping the context's error when ctx
 // ended) when it was submitted but may or may not be applied.
-func (s *Store) Apply(ctx context.Context, c Command) (any, error) {
+func (s *Store) Apply(ctx context.Context, c fsm.Command) (any, error) {
 	if !s.IsLeader() {
 		return nil, ErrNotLeader
 	}
-	data, err := Encode(c)
+	data, err := fsm.Encode(c)
 	if err != nil {
 		return nil, err
 	}
@@ -241,7 +239,7 @@ func (s *Store) Apply(ctx context.Context, c Command) (any, error) {
 		return r.Value, r.Err
 	}
 	s.batch.active.Add(1)
-	p := &pending{key: c.Key(), data: data, done: make(chan Result, 1)}
+	p := &pending{key: c.Key(), data: data, done: make(chan fsm.Result, 1)}
 	select {
 	case s.batch.in <- p:
 	case <-ctx.Done():

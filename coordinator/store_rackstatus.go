@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/rackfence/rackfence/coordinator/fsm"
 	"github.com/rackfence/rackfence/shared/api"
 )
 
@@ -13,8 +14,8 @@ import (
 // splits the report into the per-host CmdStatus commands every binary
 // applies: a touch becomes a full write of the status the FSM holds. The
 // answer is the same either way.
-func (s *Store) ApplyRackStatus(ctx context.Context, c RackStatusCmd) (api.RackStatusResult, error) {
-	if s.Supports(CmdRackStatus, bodyBinary) {
+func (s *Store) ApplyRackStatus(ctx context.Context, c fsm.RackStatusCmd) (api.RackStatusResult, error) {
+	if s.Supports(fsm.CmdRackStatus, fsm.BodyBinary) {
 		v, err := s.Apply(ctx, c)
 		if err != nil {
 			return api.RackStatusResult{}, err
@@ -29,8 +30,8 @@ func (s *Store) ApplyRackStatus(ctx context.Context, c RackStatusCmd) (api.RackS
 
 // splitRackStatus is the fallback: one StatusCmd per host, submitted
 // together so the batcher packs them into as few entries as it can.
-func (s *Store) splitRackStatus(ctx context.Context, c RackStatusCmd) (api.RackStatusResult, error) {
-	if err := s.fsm.epochIs(c.Rack, c.Epoch); err != nil {
+func (s *Store) splitRackStatus(ctx context.Context, c fsm.RackStatusCmd) (api.RackStatusResult, error) {
+	if err := s.fsm.EpochIs(c.Rack, c.Epoch); err != nil {
 		return api.RackStatusResult{}, err
 	}
 	out := api.RackStatusResult{Hosts: make([]api.RackHostResult, len(c.Hosts))}
@@ -39,9 +40,9 @@ func (s *Store) splitRackStatus(ctx context.Context, c RackStatusCmd) (api.RackS
 	for i := range c.Hosts {
 		h := &c.Hosts[i]
 		out.Hosts[i].Name = h.Name
-		cmd, err := s.fsm.statusCmdOf(c, h)
+		cmd, err := s.fsm.StatusCmdOf(c, h)
 		if err != nil {
-			out.Hosts[i].Error = errorDetail(err)
+			out.Hosts[i].Error = fsm.ErrorDetail(err)
 			continue
 		}
 		wg.Add(1)
@@ -50,14 +51,14 @@ func (s *Store) splitRackStatus(ctx context.Context, c RackStatusCmd) (api.RackS
 			v, err := s.Apply(ctx, cmd)
 			res := &out.Hosts[i]
 			switch r := v.(type) {
-			case DeleteHostResult:
+			case fsm.DeleteHostResult:
 				res.Removed = true
 			case api.Host:
 				res.ModifiedIndex = r.ModifiedIndex
 			}
-			var e *Error
+			var e *fsm.Error
 			if err != nil && errors.As(err, &e) && e.Code != api.CodeStaleEpoch {
-				res.Error = errorDetail(err)
+				res.Error = fsm.ErrorDetail(err)
 				return
 			}
 			errs[i] = err
@@ -71,35 +72,6 @@ func (s *Store) splitRackStatus(ctx context.Context, c RackStatusCmd) (api.RackS
 			return api.RackStatusResult{}, err
 		}
 	}
-	out.Index = s.fsm.applied.Load()
+	out.Index = s.fsm.AppliedIndex()
 	return out, nil
-}
-
-// epochIs is checkEpoch under the read lock.
-func (f *FSM) epochIs(rack string, epoch uint64) error {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	return f.checkEpoch(rack, epoch)
-}
-
-// statusCmdOf is the per-host command for h: a full write as is, a touch
-// as a full write of the status the FSM holds (refused here as the FSM
-// would refuse the touch).
-func (f *FSM) statusCmdOf(c RackStatusCmd, h *api.RackHostReport) (StatusCmd, error) {
-	cmd := StatusCmd{Rack: c.Rack, Name: h.Name, Time: c.Time,
-		Report: api.StatusReport{Epoch: c.Epoch, Acks: h.Acks, Events: h.Events, Remove: h.Remove}}
-	if !h.IsTouch() {
-		if h.Status != nil {
-			cmd.Report.Status = *h.Status
-		}
-		return cmd, nil
-	}
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	old := f.s.Hosts[h.Name]
-	if err := touchable(old, c.Rack, h); err != nil {
-		return cmd, err
-	}
-	cmd.Report.Status = *old.Status
-	return cmd, nil
 }

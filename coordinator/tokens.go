@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/rackfence/rackfence/coordinator/fsm"
 )
 
 // Last use of tokens. Every authenticated request notes its token's use
@@ -22,7 +24,7 @@ type tokenUses struct {
 // NoteTokenUse records that the token with public ID id authenticated a
 // request at at. Cheap: a map write under a mutex, no Raft write.
 func (s *Store) NoteTokenUse(id string, at time.Time) {
-	m := minute(at)
+	m := fsm.Minute(at)
 	s.uses.mu.Lock()
 	if s.uses.seen == nil {
 		s.uses.seen = map[string]time.Time{}
@@ -67,7 +69,7 @@ func (s *Store) flushTokenUses() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ApplyTimeout)
 	defer cancel()
-	if _, err := s.Apply(ctx, TouchTokensCmd{Used: used}); err != nil {
+	if _, err := s.Apply(ctx, fsm.TouchTokensCmd{Used: used}); err != nil {
 		s.log.Warn("could not record the tokens' last use; retrying at the next tick", "err", err, "tokens", len(used))
 		s.uses.mu.Lock()
 		for id, at := range used {

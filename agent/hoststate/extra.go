@@ -22,7 +22,7 @@ const (
 	keyRemoval = "removal"
 	// keyRemovalCommitted is "true" once the provisioner's node is gone for
 	// a removal: the point of no return. The coordinator reads this key
-	// (coordinator/fsm_hosts.go refuses a restore then), so its value is
+	// (coordinator/fsm/fsm_hosts.go refuses a restore then), so its value is
 	// shared/api's.
 	keyRemovalCommitted = api.ExtraRemovalCommitted
 	// keyDeleteTries counts failed power-off/deprovision tries of a deletion.

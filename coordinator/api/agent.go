@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/rackfence/rackfence/coordinator"
+	"github.com/rackfence/rackfence/coordinator/fsm"
 	wire "github.com/rackfence/rackfence/shared/api"
 )
 
@@ -35,12 +35,12 @@ func (s *Server) putStatus(c echo.Context) error {
 		}
 		rack = h.Rack
 	}
-	v, err := s.apply(c, coordinator.StatusCmd{Rack: rack, Name: name, Report: rep, Time: time.Now().UTC()})
+	v, err := s.apply(c, fsm.StatusCmd{Rack: rack, Name: name, Report: rep, Time: time.Now().UTC()})
 	if err != nil {
 		return err
 	}
 	switch r := v.(type) {
-	case coordinator.DeleteHostResult:
+	case fsm.DeleteHostResult:
 		return c.JSON(http.StatusOK, r.Host)
 	default:
 		return c.JSON(http.StatusOK, r)
@@ -61,7 +61,7 @@ func (s *Server) rackParam(c echo.Context, agentOK bool, role string) (string, e
 // leaseCall runs one lease write (acquire, renew or release) for the rack's
 // agent or an admin: bind and validate the body (an acquire needs no epoch),
 // build the command from it, apply it and answer the lease.
-func (s *Server) leaseCall(c echo.Context, acquire bool, cmd func(rack string, req wire.LeaseRequest, now time.Time) coordinator.Command) error {
+func (s *Server) leaseCall(c echo.Context, acquire bool, cmd func(rack string, req wire.LeaseRequest, now time.Time) fsm.Command) error {
 	rack, err := s.rackParam(c, true, wire.RoleAdmin)
 	if err != nil {
 		return err
@@ -81,20 +81,20 @@ func (s *Server) leaseCall(c echo.Context, acquire bool, cmd func(rack string, r
 }
 
 func (s *Server) acquireLease(c echo.Context) error {
-	return s.leaseCall(c, true, func(rack string, req wire.LeaseRequest, now time.Time) coordinator.Command {
-		return coordinator.LeaseAcquireCmd{Rack: rack, Holder: req.Holder, TTL: req.TTL.D(), Time: now}
+	return s.leaseCall(c, true, func(rack string, req wire.LeaseRequest, now time.Time) fsm.Command {
+		return fsm.LeaseAcquireCmd{Rack: rack, Holder: req.Holder, TTL: req.TTL.D(), Time: now}
 	})
 }
 
 func (s *Server) renewLease(c echo.Context) error {
-	return s.leaseCall(c, false, func(rack string, req wire.LeaseRequest, now time.Time) coordinator.Command {
-		return coordinator.LeaseRenewCmd{Rack: rack, Holder: req.Holder, Epoch: req.Epoch, TTL: req.TTL.D(), Time: now}
+	return s.leaseCall(c, false, func(rack string, req wire.LeaseRequest, now time.Time) fsm.Command {
+		return fsm.LeaseRenewCmd{Rack: rack, Holder: req.Holder, Epoch: req.Epoch, TTL: req.TTL.D(), Time: now}
 	})
 }
 
 func (s *Server) releaseLease(c echo.Context) error {
-	return s.leaseCall(c, false, func(rack string, req wire.LeaseRequest, now time.Time) coordinator.Command {
-		return coordinator.LeaseReleaseCmd{Rack: rack, Holder: req.Holder, Epoch: req.Epoch, Time: now}
+	return s.leaseCall(c, false, func(rack string, req wire.LeaseRequest, now time.Time) fsm.Command {
+		return fsm.LeaseReleaseCmd{Rack: rack, Holder: req.Holder, Epoch: req.Epoch, Time: now}
 	})
 }
 
@@ -177,7 +177,9 @@ func (s *Server) watch(c echo.Context) error {
 	if rack == "" {
 		return s.watchFleet(c, after, timeout, brief)
 	}
-	resp, err := s.store.FSM().Watch(c.Request().Context(), rack, after, timeout)
+	timer := time.NewTimer(timeout) // the FSM reads no clock: the wait's end is given
+	defer timer.Stop()
+	resp, err := s.store.FSM().Watch(c.Request().Context(), rack, after, timer.C)
 	if err != nil {
 		return err
 	}

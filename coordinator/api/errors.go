@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/rackfence/rackfence/coordinator"
+	"github.com/rackfence/rackfence/coordinator/fsm"
 	wire "github.com/rackfence/rackfence/shared/api"
 )
 
@@ -59,7 +60,7 @@ func isStoreUnavailable(err error) bool {
 // become 500 "internal" with a generic message (the detail is logged).
 func toAPIError(err error, log *slog.Logger, c echo.Context) *apiError {
 	var ae *apiError
-	var ce *coordinator.Error
+	var ce *fsm.Error
 	var fe *wire.FieldError
 	var he *echo.HTTPError
 	switch {

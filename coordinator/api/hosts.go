@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/rackfence/rackfence/coordinator"
+	"github.com/rackfence/rackfence/coordinator/fsm"
 	wire "github.com/rackfence/rackfence/shared/api"
 )
 
@@ -134,11 +134,11 @@ func (s *Server) putHost(c echo.Context) error {
 			return err
 		}
 	}
-	v, err := s.store.Apply(ctx, coordinator.PutHostCmd{Host: h, Time: time.Now().UTC()})
+	v, err := s.store.Apply(ctx, fsm.PutHostCmd{Host: h, Time: time.Now().UTC()})
 	if err != nil {
 		return err
 	}
-	r := v.(coordinator.PutHostResult)
+	r := v.(fsm.PutHostResult)
 	code := http.StatusOK
 	if r.Created {
 		code = http.StatusCreated
@@ -154,11 +154,11 @@ func (s *Server) deleteHost(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v, err := s.apply(c, coordinator.DeleteHostCmd{Name: name})
+	v, err := s.apply(c, fsm.DeleteHostCmd{Name: name})
 	if err != nil {
 		return err
 	}
-	r := v.(coordinator.DeleteHostResult)
+	r := v.(fsm.DeleteHostResult)
 	if r.Deleted {
 		return c.JSON(http.StatusOK, r.Host)
 	}
@@ -206,7 +206,7 @@ func (s *Server) postIntent(c echo.Context) error {
 		return err
 	}
 	in := wire.Intent{Reason: req.Reason, Actor: actor(c), Mode: req.Mode, Force: req.Force, Wipe: req.Wipe}
-	v, err := s.apply(c, coordinator.PutIntentCmd{Name: name, Kind: kind, Intent: in})
+	v, err := s.apply(c, fsm.PutIntentCmd{Name: name, Kind: kind, Intent: in})
 	if err != nil {
 		return err
 	}
@@ -224,7 +224,7 @@ func (s *Server) deleteIntent(c echo.Context) error {
 	if kind == wire.IntentReboot || kind == wire.IntentInspect {
 		return s.deleteOperationIntent(c, name, kind, "")
 	}
-	v, err := s.apply(c, coordinator.DeleteIntentCmd{Name: name, Kind: kind})
+	v, err := s.apply(c, fsm.DeleteIntentCmd{Name: name, Kind: kind})
 	if err != nil {
 		return err
 	}

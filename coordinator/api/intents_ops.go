@@ -5,7 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/rackfence/rackfence/coordinator"
+	"github.com/rackfence/rackfence/coordinator/fsm"
 	wire "github.com/rackfence/rackfence/shared/api"
 )
 
@@ -29,7 +29,7 @@ func (s *Server) postReboot(c echo.Context, name string) error {
 		kind = wire.IntentPowerOff
 	}
 	in := wire.Intent{Reason: req.Reason, Actor: actor(c), Mode: req.Mode, Requester: req.Requester}
-	v, err := s.apply(c, coordinator.PutOperationIntentCmd{Name: name, Kind: kind, Intent: in})
+	v, err := s.apply(c, fsm.PutOperationIntentCmd{Name: name, Kind: kind, Intent: in})
 	if err != nil {
 		return err
 	}
@@ -46,7 +46,7 @@ func (s *Server) postInspect(c echo.Context, name string) error {
 		return err
 	}
 	in := wire.Intent{Reason: req.Reason, Actor: actor(c)}
-	v, err := s.apply(c, coordinator.PutOperationIntentCmd{Name: name, Kind: wire.IntentInspect, Intent: in})
+	v, err := s.apply(c, fsm.PutOperationIntentCmd{Name: name, Kind: wire.IntentInspect, Intent: in})
 	if err != nil {
 		return err
 	}
@@ -56,7 +56,7 @@ func (s *Server) postInspect(c echo.Context, name string) error {
 // deleteOperationIntent withdraws a reboot or inspect not yet handled
 // (requester ""), or the power-off requester holds.
 func (s *Server) deleteOperationIntent(c echo.Context, name, kind, requester string) error {
-	v, err := s.apply(c, coordinator.DeleteOperationIntentCmd{Name: name, Kind: kind, Requester: requester})
+	v, err := s.apply(c, fsm.DeleteOperationIntentCmd{Name: name, Kind: kind, Requester: requester})
 	if err != nil {
 		return err
 	}

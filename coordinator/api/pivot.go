@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/rackfence/rackfence/coordinator"
+	"github.com/rackfence/rackfence/coordinator/fsm"
 	"github.com/rackfence/rackfence/coordinator/pivot"
 	wire "github.com/rackfence/rackfence/shared/api"
 )
@@ -42,7 +42,7 @@ func (s *Server) admitHandoff(ctx context.Context, h *wire.Host) error {
 
 func pivotErr(err error) error {
 	var ae *apiError
-	var ce *coordinator.Error
+	var ce *fsm.Error
 	switch {
 	case errors.As(err, &ae), errors.As(err, &ce), isStoreUnavailable(err):
 		return err
@@ -103,7 +103,7 @@ func (p *pivotSource) Host(ctx context.Context, name string) (*wire.Host, error)
 }
 
 func (p *pivotSource) Detach(ctx context.Context, name, reason string) (*wire.Intent, error) {
-	v, err := p.s.store.Apply(ctx, coordinator.PutIntentCmd{Name: name, Kind: wire.IntentDetach, Intent: wire.Intent{Reason: reason, Actor: p.actor}})
+	v, err := p.s.store.Apply(ctx, fsm.PutIntentCmd{Name: name, Kind: wire.IntentDetach, Intent: wire.Intent{Reason: reason, Actor: p.actor}})
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +112,7 @@ func (p *pivotSource) Detach(ctx context.Context, name, reason string) (*wire.In
 }
 
 func (p *pivotSource) MarkPivoted(ctx context.Context, name, to string, deleteSource bool) error {
-	_, err := p.s.store.Apply(ctx, coordinator.SetPivotedCmd{Name: name, To: to, DeleteSource: deleteSource})
+	_, err := p.s.store.Apply(ctx, fsm.SetPivotedCmd{Name: name, To: to, DeleteSource: deleteSource})
 	return err
 }
 

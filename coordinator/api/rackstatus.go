@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/rackfence/rackfence/coordinator"
+	"github.com/rackfence/rackfence/coordinator/fsm"
 	wire "github.com/rackfence/rackfence/shared/api"
 )
 
@@ -47,7 +47,7 @@ func (s *Server) rackStatus(c echo.Context) error {
 		return fe("hosts", "has %d entries; at most %d per report: send the rest in another one", len(rep.Hosts), MaxRackStatusHosts)
 	}
 	out := wire.RackStatusResult{Hosts: make([]wire.RackHostResult, len(rep.Hosts))}
-	cmd := coordinator.RackStatusCmd{Rack: rack, Epoch: rep.Epoch, Time: time.Now().UTC()}
+	cmd := fsm.RackStatusCmd{Rack: rack, Epoch: rep.Epoch, Time: time.Now().UTC()}
 	var at []int // at[k]: the request position of cmd.Hosts[k]
 	seen := make(map[string]bool, len(rep.Hosts))
 	for i := range rep.Hosts {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/coordinator"
+	"github.com/rackfence/rackfence/coordinator/fsm"
 	wire "github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/testenv"
 )
@@ -158,7 +158,7 @@ func TestRackStatusSplitForOlderVoter(t *testing.T) {
 	testenv.SkipShort(t) // a two-member cluster: seconds
 	nodes, admin := gateCluster(t)
 	n1 := nodes[0]
-	n2 := joinGate(t, n1, admin, "n2", "127.0.0.2", coordinator.TestOnlyCommandsWithout(coordinator.CmdRackStatus))
+	n2 := joinGate(t, n1, admin, "n2", "127.0.0.2", fsm.TestOnlyCommandsWithout(fsm.CmdRackStatus))
 	testenv.Eventually(t, 30*time.Second, "n2 recorded as lagging", func() error {
 		up := status(t, n1, admin).Upgrade
 		if up == nil || len(up.Lagging) != 1 || up.Lagging[0].ID != "n2" {

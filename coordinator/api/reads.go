@@ -6,7 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/rackfence/rackfence/coordinator"
+	"github.com/rackfence/rackfence/coordinator/fsm"
 )
 
 // readBarrier makes a read linearizable unless the caller asked for
@@ -26,7 +26,7 @@ func applyCtx(c echo.Context) (context.Context, context.CancelFunc) {
 }
 
 // apply submits one command for the request, bounded like every write.
-func (s *Server) apply(c echo.Context, cmd coordinator.Command) (any, error) {
+func (s *Server) apply(c echo.Context, cmd fsm.Command) (any, error) {
 	ctx, cancel := applyCtx(c)
 	defer cancel()
 	return s.store.Apply(ctx, cmd)

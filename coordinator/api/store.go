@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/coordinator"
+	"github.com/rackfence/rackfence/coordinator/fsm"
 	wire "github.com/rackfence/rackfence/shared/api"
 )
 
@@ -15,7 +16,7 @@ import (
 // can wrap it to inject a fault the real store cannot produce on demand
 // (store_test.go). 20 methods, grouped by concern; reads of the replicated
 // state go through FSM(), a plain in-memory state machine that needs no
-// Raft (coordinator.NewFSM), so they are not repeated here.
+// Raft (fsm.NewFSM), so they are not repeated here.
 type Store interface {
 	// Identity and leadership of this member.
 
@@ -37,16 +38,16 @@ type Store interface {
 	// Replicated state: writes, linearizable reads, the state machine.
 
 	// Apply submits one command on the leader: its result or refusal
-	// (*coordinator.Error), coordinator.ErrNotLeader when nothing was
+	// (*fsm.Error), coordinator.ErrNotLeader when nothing was
 	// submitted, coordinator.ErrOutcomeUnknown when it may have applied.
-	Apply(ctx context.Context, c coordinator.Command) (any, error)
+	Apply(ctx context.Context, c fsm.Command) (any, error)
 	// ApplyRackStatus applies a rack status report as one entry, or as
 	// per-host commands while a voter does not apply the rack command.
-	ApplyRackStatus(ctx context.Context, c coordinator.RackStatusCmd) (wire.RackStatusResult, error)
+	ApplyRackStatus(ctx context.Context, c fsm.RackStatusCmd) (wire.RackStatusResult, error)
 	// ReadBarrier makes the next FSM read linearizable (leader only).
 	ReadBarrier(ctx context.Context) error
 	// FSM is the state machine every read answers from.
-	FSM() *coordinator.FSM
+	FSM() *fsm.FSM
 	// LeaseTimeLeft is how long a rack's lease has left on the leader's
 	// clock (false when it has none).
 	LeaseTimeLeft(rack string) (time.Duration, bool)
@@ -72,13 +73,13 @@ type Store interface {
 	// Secrets: sealing BMC passwords under this member's keys.
 
 	// SealCredentials seals a password into the command that stores it.
-	SealCredentials(name, username, password string) (coordinator.PutSealedCredentialsCmd, error)
+	SealCredentials(name, username, password string) (fsm.PutSealedCredentialsCmd, error)
 	// RevealPassword opens a stored password.
-	RevealPassword(name string, c coordinator.StoredCredentials) (string, error)
+	RevealPassword(name string, c fsm.StoredCredentials) (string, error)
 	// SealCredentialsData seals a password and a data map (may be empty).
-	SealCredentialsData(name, username, password string, data map[string]string) (coordinator.PutSealedCredentialsCmd, error)
+	SealCredentialsData(name, username, password string, data map[string]string) (fsm.PutSealedCredentialsCmd, error)
 	// RevealData opens a stored data map (nil when the record has none).
-	RevealData(name string, c coordinator.StoredCredentials) (map[string]string, error)
+	RevealData(name string, c fsm.StoredCredentials) (map[string]string, error)
 	// SecretsStatus lists this member's keys and what each seals.
 	SecretsStatus() wire.SecretsStatus
 	// Reencrypt re-seals every credential under the primary key.

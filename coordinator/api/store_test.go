@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/coordinator"
+	"github.com/rackfence/rackfence/coordinator/fsm"
 	wire "github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/testenv"
 )
@@ -50,7 +51,7 @@ func (f *applyFault) fired() bool {
 	return !f.armed
 }
 
-func (f *applyFault) Apply(ctx context.Context, c coordinator.Command) (any, error) {
+func (f *applyFault) Apply(ctx context.Context, c fsm.Command) (any, error) {
 	f.mu.Lock()
 	armed, ferr, commit := f.armed, f.err, f.commit
 	f.armed = false

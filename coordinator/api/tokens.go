@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/rackfence/rackfence/coordinator"
+	"github.com/rackfence/rackfence/coordinator/fsm"
 	wire "github.com/rackfence/rackfence/shared/api"
 )
 
@@ -28,13 +29,13 @@ func (s *Server) createToken(c echo.Context) error {
 		return err
 	}
 	tok, hash := coordinator.NewToken()
-	id := coordinator.TokenID(hash)
+	id := fsm.TokenID(hash)
 	name := req.Name
 	if name == "" {
 		name = req.Role + "-" + hash[:8]
 	}
 	now := time.Now().UTC()
-	cmd := coordinator.PutTokenCmd{Hash: hash, Name: name, Role: req.Role, Rack: req.Rack, CreatedAt: now}
+	cmd := fsm.PutTokenCmd{Hash: hash, Name: name, Role: req.Role, Rack: req.Rack, CreatedAt: now}
 	if ttl > 0 {
 		cmd.ExpiresAt = now.Add(ttl)
 	}
@@ -78,7 +79,7 @@ func validateTokenRequest(req *wire.TokenRequest) (time.Duration, error) {
 	return d, nil
 }
 
-func tokenWire(t coordinator.TokenInfo, now time.Time) wire.Token {
+func tokenWire(t fsm.TokenInfo, now time.Time) wire.Token {
 	return wire.Token{ID: t.ID, Name: t.Name, Role: t.Role, Rack: t.Rack, CreatedAt: t.CreatedAt,
 		ExpiresAt: t.ExpiresAt, LastUsed: t.LastUsed, Expired: t.Expired(now)}
 }
@@ -108,14 +109,14 @@ func (s *Server) revokeToken(c echo.Context) error {
 		return err
 	}
 	id := c.Param("id")
-	if len(id) != coordinator.TokenIDLen || !isLowerHex(id) {
-		return badField("id", "%q is not a token id: use the %d hex digits 'rackfencectl token list' shows", id, coordinator.TokenIDLen)
+	if len(id) != fsm.TokenIDLen || !isLowerHex(id) {
+		return badField("id", "%q is not a token id: use the %d hex digits 'rackfencectl token list' shows", id, fsm.TokenIDLen)
 	}
-	v, err := s.apply(c, coordinator.RevokeTokenCmd{ID: id, Time: time.Now().UTC()})
+	v, err := s.apply(c, fsm.RevokeTokenCmd{ID: id, Time: time.Now().UTC()})
 	if err != nil {
 		return err
 	}
-	t := v.(coordinator.TokenInfo)
+	t := v.(fsm.TokenInfo)
 	s.log.Info("token revoked", "id", id, "name", t.Name, "role", t.Role, "rack", t.Rack, "by", actor(c))
 	return c.JSON(http.StatusOK, tokenWire(t, time.Now()))
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/coordinator"
+	"github.com/rackfence/rackfence/coordinator/fsm"
 	wire "github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/testenv"
 )
@@ -50,7 +51,7 @@ func TestTokenLifecycleAPI(t *testing.T) {
 	before := time.Now()
 	must(t, 201, "POST", u+"/v1/tokens", admin, wire.TokenRequest{Role: wire.RoleAgent, Rack: "r1", TTL: "1h", Name: "agent-r1-a"}, &ag)
 	secret, gotPin := wire.ParseToken(ag.Token)
-	if gotPin != pin || len(ag.ID) != coordinator.TokenIDLen || ag.Name != "agent-r1-a" || secret == ag.Token {
+	if gotPin != pin || len(ag.ID) != fsm.TokenIDLen || ag.Name != "agent-r1-a" || secret == ag.Token {
 		t.Fatalf("created %+v", ag)
 	}
 	if ag.ExpiresAt.Before(before.Add(59*time.Minute)) || ag.ExpiresAt.After(time.Now().Add(61*time.Minute)) {
@@ -62,8 +63,8 @@ func TestTokenLifecycleAPI(t *testing.T) {
 	// List: ids and times, never a secret or a hash.
 	var l wire.List[wire.Token]
 	raw = must(t, 200, "GET", u+"/v1/tokens", admin, nil, &l)
-	if strings.Contains(string(raw), secret) || strings.Contains(string(raw), coordinator.HashToken(secret)) ||
-		strings.Contains(string(raw), coordinator.HashToken(admin)) {
+	if strings.Contains(string(raw), secret) || strings.Contains(string(raw), fsm.HashToken(secret)) ||
+		strings.Contains(string(raw), fsm.HashToken(admin)) {
 		t.Fatalf("the list leaks a secret or a hash: %s", raw)
 	}
 	if len(l.Items) != 2 || l.Items[0].Role != wire.RoleAdmin || l.Items[0].CreatedAt.IsZero() || l.Items[1].ID != ag.ID || l.Items[1].Rack != "r1" {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/coordinator"
+	"github.com/rackfence/rackfence/coordinator/fsm"
 	wire "github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/testenv"
 )
@@ -21,7 +22,7 @@ import (
 // gateStore makes the leader read health every 200ms, compare hashes every
 // 500ms and members hash every 8 entries; only, when set, makes the member
 // apply only those command types (an older binary).
-func gateStore(only map[coordinator.CmdType]byte) func(*coordinator.Config) {
+func gateStore(only map[fsm.CmdType]byte) func(*coordinator.Config) {
 	return func(c *coordinator.Config) {
 		c.ProbeInterval = 200 * time.Millisecond
 		c.HashCheckInterval = 500 * time.Millisecond
@@ -45,7 +46,7 @@ func gateCluster(t *testing.T, old ...string) ([]*node, string) {
 	return []*node{n1}, admin
 }
 
-func joinGate(t *testing.T, leader *node, admin, id, ip string, only map[coordinator.CmdType]byte) *node {
+func joinGate(t *testing.T, leader *node, admin, id, ip string, only map[fsm.CmdType]byte) *node {
 	t.Helper()
 	n := startNodeCfg(t, id, ip, t.TempDir(), false, 0, 0, gateStore(only), nil)
 	must(t, 200, "POST", leader.url+"/v1/cluster/join", admin, wire.JoinRequest{ID: id, RaftAddr: n.raftAddr, HTTPAddr: n.url}, nil)
@@ -53,7 +54,7 @@ func joinGate(t *testing.T, leader *node, admin, id, ip string, only map[coordin
 }
 
 // restartGate stops n and starts it again on the same data dir and ports.
-func restartGate(t *testing.T, n *node, only map[coordinator.CmdType]byte) *node {
+func restartGate(t *testing.T, n *node, only map[fsm.CmdType]byte) *node {
 	t.Helper()
 	n.stop()
 	_, rp, _ := net.SplitHostPort(n.raftAddr)
@@ -93,7 +94,7 @@ func TestMemberStopsAtEntryItCannotApply(t *testing.T) {
 	must(t, http.StatusCreated, "POST", n1.url+"/v1/tokens", admin, wire.TokenRequest{Role: wire.RoleViewer}, &tr)
 	must(t, 200, "DELETE", n1.url+"/v1/tokens/"+tr.ID, admin, nil, nil)
 	n2 := joinGate(t, n1, admin, "n2", "127.0.0.2", nil)
-	n3 := joinGate(t, n1, admin, "n3", "127.0.0.3", coordinator.TestOnlyCommandsWithout(coordinator.CmdRevokeToken))
+	n3 := joinGate(t, n1, admin, "n3", "127.0.0.3", fsm.TestOnlyCommandsWithout(fsm.CmdRevokeToken))
 
 	var h wire.Health
 	testenv.Eventually(t, 60*time.Second, "n3 stopped", func() error {
@@ -158,7 +159,7 @@ func TestGateRefusesUntilEveryVoterApplies(t *testing.T) {
 	nodes, admin := gateCluster(t)
 	n1 := nodes[0]
 	joinGate(t, n1, admin, "n2", "127.0.0.2", nil)
-	n3 := joinGate(t, n1, admin, "n3", "127.0.0.3", coordinator.TestOnlyCommandsWithout(coordinator.CmdRevokeToken))
+	n3 := joinGate(t, n1, admin, "n3", "127.0.0.3", fsm.TestOnlyCommandsWithout(fsm.CmdRevokeToken))
 	testenv.Eventually(t, 30*time.Second, "n3 recorded as lagging", func() error {
 		up := status(t, n1, admin).Upgrade
 		if up == nil || len(up.Lagging) != 1 || up.Lagging[0].ID != "n3" || !slices.Equal(up.Lagging[0].Missing, []string{"18/1"}) {
@@ -194,7 +195,7 @@ func TestGateRefusesUntilEveryVoterApplies(t *testing.T) {
 		}
 		return nil
 	})
-	if up := status(t, n1, admin).Upgrade; len(up.Lagging) != 0 || up.EffectiveVersion == coordinator.LegacyVersion {
+	if up := status(t, n1, admin).Upgrade; len(up.Lagging) != 0 || up.EffectiveVersion == fsm.LegacyVersion {
 		t.Fatalf("after the upgrade: %+v", up)
 	}
 }

@@ -14,7 +14,9 @@ import (
 // (status.hardwareDetails, bmcDetails, operationHistory and extra), about
 // half of a host's size.
 func (s *Server) watchFleet(c echo.Context, after uint64, timeout time.Duration, brief bool) error {
-	resp, err := s.store.FSM().WatchFleet(c.Request().Context(), after, timeout)
+	timer := time.NewTimer(timeout) // the FSM reads no clock: the wait's end is given
+	defer timer.Stop()
+	resp, err := s.store.FSM().WatchFleet(c.Request().Context(), after, timer.C)
 	if err != nil {
 		return err
 	}

@@ -49,7 +49,7 @@ const (
 
 // WireError is one row of the wire-error table: an error code and the
 // HTTP status it is answered with. The rows are also sentinels: a
-// client.Error or a coordinator.Error carrying code C matches the row of
+// client.Error or a fsm.Error carrying code C matches the row of
 // C with errors.Is (errors.Is(err, api.ErrNotFound)), whichever layer
 // produced it.
 //
@@ -157,7 +157,7 @@ func CodeForStatus(status int) string {
 
 // MatchesCode is the Is method of an error carrying a wire code: it
 // reports whether target is the table's sentinel for code. Error types of
-// other layers (client.Error, coordinator.Error) call it from their own
+// other layers (client.Error, fsm.Error) call it from their own
 // Is method.
 func MatchesCode(code string, target error) bool {
 	w, ok := target.(*WireError)

@@ -89,7 +89,7 @@ func TestWireErrorRoundTrip(t *testing.T) {
 }
 
 // codeErr is an error of another layer carrying a wire code, as
-// client.Error and coordinator.Error do.
+// client.Error and fsm.Error do.
 type codeErr struct{ code string }
 
 func (e *codeErr) Error() string        { return e.code }

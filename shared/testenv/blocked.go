@@ -10,7 +10,7 @@ import (
 
 // WaitBlocked waits until some goroutine of this test process is parked
 // (in a select, a channel operation or network I/O) with a frame of the
-// function frame (or of a closure in it), e.g. "coordinator.(*FSM).Watch": the
+// function frame (or of a closure in it), e.g. "fsm.(*FSM).Watch": the
 // positive marker that a long poll or a hung call has started waiting,
 // instead of a fixed sleep that hopes it did. It fails after timeout.
 func WaitBlocked(t testing.TB, timeout time.Duration, frame string) {

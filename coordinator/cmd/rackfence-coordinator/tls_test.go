@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/coordinator"
+	"github.com/rackfence/rackfence/coordinator/fsm"
 	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/testenv"
 )
@@ -132,7 +132,7 @@ func TestTLSWithClientCertificates(t *testing.T) {
 			return err
 		}
 		for _, m := range st.Members {
-			if m.ID == "n2" && m.Version != "" && m.Version != coordinator.LegacyVersion {
+			if m.ID == "n2" && m.Version != "" && m.Version != fsm.LegacyVersion {
 				return nil
 			}
 		}

@@ -1,0 +1,137 @@
+package fsm
+
+import (
+	"strings"
+
+	"github.com/rackfence/rackfence/shared/api"
+)
+
+// Fleet is what the FSM holds, counted for metrics and alerts (one pass
+// over hosts and racks under the read lock).
+type Fleet struct {
+	// ByState counts hosts by provisioning state ("none" = no status yet).
+	ByState map[string]int
+	// ByStatus counts hosts by operational status ("none" = no status yet).
+	ByStatus map[string]int
+	// Errors counts hosts whose operational status is error, by rack and
+	// error type.
+	Errors map[RackError]int
+	// Racks is every rack with hosts, a lease or lease history.
+	Racks map[string]RackFigures
+	// Pending lists intents not yet acknowledged by a lease holder.
+	Pending []PendingIntent
+	// Pivots lists hosts in the middle of a pivot, on either side.
+	Pivots []PivotInFlight
+	// Leases is the number of racks whose lease is held.
+	Leases int
+}
+
+// RackError keys Fleet.Errors.
+type RackError struct{ Rack, Type string }
+
+// RackFigures are one rack's figures.
+type RackFigures struct {
+	Hosts int
+	Held  bool
+	// Epoch is the epoch of the rack's last lease grant (held or not); it
+	// grows with every grant, so its changes count lease turnovers.
+	Epoch uint64
+}
+
+// PendingIntent is one unacknowledged intent.
+type PendingIntent struct {
+	Host, Rack, Kind string
+	CreatedIndex     uint64
+}
+
+// Pivot sides of PivotInFlight.
+const (
+	// PivotSource: detached here for a pivot, not yet handed off.
+	PivotSource = "source"
+	// PivotDestination: handed to this tier, not yet adopted here.
+	PivotDestination = "destination"
+)
+
+// PivotInFlight is one host in the middle of a pivot.
+type PivotInFlight struct {
+	Host, Side string
+	// Since is the index the pivot is identified by (the detach's
+	// createdIndex on both sides).
+	Since uint64
+}
+
+// pivotReason is the detach reason the pivot package records.
+const pivotReason = "pivot to "
+
+// Fleet counts the FSM's hosts and racks.
+func (f *FSM) Fleet() Fleet {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	fl := Fleet{ByState: map[string]int{}, ByStatus: map[string]int{}, Errors: map[RackError]int{},
+		Racks: make(map[string]RackFigures, len(f.s.Racks))}
+	for _, h := range f.s.Hosts {
+		ps, op := "none", "none"
+		if st := h.Status; st != nil {
+			if st.ProvisioningState != "" {
+				ps = st.ProvisioningState
+			}
+			if st.OperationalStatus != "" {
+				op = st.OperationalStatus
+			}
+			if st.OperationalStatus == api.OpError {
+				fl.Errors[RackError{h.Rack, st.ErrorType}]++
+			}
+		}
+		fl.ByState[ps]++
+		fl.ByStatus[op]++
+		if in := h.Intents; in != nil {
+			for _, k := range []struct {
+				kind string
+				i    *api.Intent
+			}{{api.IntentDetach, in.Detach}, {api.IntentDrain, in.Drain}, {api.IntentResume, in.Resume},
+				{api.IntentReboot, in.Reboot}, {api.IntentInspect, in.Inspect}} {
+				if k.i != nil && !k.i.Acknowledged {
+					fl.Pending = append(fl.Pending, PendingIntent{Host: h.Name, Rack: h.Rack, Kind: k.kind, CreatedIndex: k.i.CreatedIndex})
+				}
+			}
+			for _, it := range in.PowerOff {
+				if !it.Acknowledged {
+					fl.Pending = append(fl.Pending, PendingIntent{Host: h.Name, Rack: h.Rack, Kind: api.IntentPowerOff, CreatedIndex: it.CreatedIndex})
+				}
+			}
+			if d := in.Detach; d != nil && h.PivotedTo == "" && strings.HasPrefix(d.Reason, pivotReason) {
+				fl.Pivots = append(fl.Pivots, PivotInFlight{Host: h.Name, Side: PivotSource, Since: d.CreatedIndex})
+			}
+		}
+		if hf := h.Handoff; hf != nil && !adopted(h.Status) {
+			fl.Pivots = append(fl.Pivots, PivotInFlight{Host: h.Name, Side: PivotDestination, Since: hf.DetachIndex})
+		}
+	}
+	for name, r := range f.s.Racks {
+		rf := RackFigures{Hosts: len(r.Hosts), Held: r.Lease != nil}
+		if r.Lease != nil {
+			rf.Epoch = r.Lease.Epoch
+			fl.Leases++
+		} else if n := len(r.History); n > 0 {
+			rf.Epoch = r.History[n-1].Epoch
+		}
+		if rf.Hosts == 0 && !rf.Held && rf.Epoch == 0 {
+			continue
+		}
+		fl.Racks[name] = rf
+	}
+	return fl
+}
+
+// adopted reports whether a pivoted-in host's agent has taken it over:
+// the same test the source's pivot step applies (coordinator/pivot).
+func adopted(st *api.HostStatus) bool {
+	if st == nil || st.OperationalStatus != api.OpOK {
+		return false
+	}
+	switch st.ProvisioningState {
+	case api.StateExternallyProvisioned, api.StateAvailable, api.StateProvisioned:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,368 @@
+package fsm
+
+import (
+	"reflect"
+	"time"
+
+	"github.com/rackfence/rackfence/shared/api"
+)
+
+// PutHostResult answers a PutHostCmd.
+type PutHostResult struct {
+	Host    api.Host
+	Created bool
+}
+
+// DeleteHostResult answers a DeleteHostCmd: Deleted when the record is
+// gone, otherwise deletion was requested from the rack's agent.
+type DeleteHostResult struct {
+	Host    api.Host
+	Deleted bool
+}
+
+func specOf(h *api.Host) api.Host {
+	return api.Host{
+		Name: h.Name, Rack: h.Rack, BMC: h.BMC, BootMACAddress: h.BootMACAddress,
+		Online: h.Online, ExternallyProvisioned: h.ExternallyProvisioned,
+		Image: h.Image, Consumer: h.Consumer, Handoff: h.Handoff, Labels: h.Labels,
+		RootDeviceHints: h.RootDeviceHints, BootMode: h.BootMode, AutomatedCleaningMode: h.AutomatedCleaningMode,
+		UserData: h.UserData, NetworkData: h.NetworkData, MetaData: h.MetaData,
+		PreprovisioningNetworkData: h.PreprovisioningNetworkData,
+	}
+}
+
+// cloneLabels copies labels with interned strings (a fleet repeats the same
+// few keys and values); empty labels are stored as nil, so {} and no labels
+// are the same spec.
+func cloneLabels(l map[string]string) map[string]string {
+	if len(l) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(l))
+	for k, v := range l {
+		out[in(k)] = in(v)
+	}
+	return out
+}
+
+// labelsOnly reports whether a and b differ in nothing but their labels.
+func labelsOnly(a, b api.Host) bool {
+	a.Labels, b.Labels = nil, nil
+	return reflect.DeepEqual(a, b)
+}
+
+// storeHost stores a new record for a host and marks its rack changed.
+func (f *FSM) storeHost(t *tx, h *hostRec) {
+	h.ModifiedIndex = t.index
+	f.s.Hosts[h.Name] = h
+	r := f.s.rack(h.Rack)
+	r.Hosts[h.Name] = h
+	r.Index = t.index
+	t.touch(h.Rack)
+}
+
+// removeHost deletes a host record and leaves a tombstone for watchers.
+func (f *FSM) removeHost(t *tx, h *hostRec) {
+	delete(f.s.Hosts, h.Name)
+	r := f.s.rack(h.Rack)
+	delete(r.Hosts, h.Name)
+	r.Tombs = append(r.Tombs, tombstone{Name: h.Name, Index: t.index})
+	if n := len(r.Tombs) - MaxTombstones; n > 0 {
+		r.TombFloor = r.Tombs[n-1].Index
+		r.Tombs = append([]tombstone(nil), r.Tombs[n:]...)
+	}
+	r.Index = t.index
+	t.touch(h.Rack)
+}
+
+func (f *FSM) applyPutHost(t *tx, c PutHostCmd) (any, error) {
+	spec := specOf(&c.Host)
+	spec.Rack, spec.BMC.Credentials, spec.Consumer = in(spec.Rack), in(spec.BMC.Credentials), in(spec.Consumer)
+	spec.Image = cloneImage(spec.Image)
+	if spec.Image != nil {
+		spec.Image.URL, spec.Image.Checksum = in(spec.Image.URL), in(spec.Image.Checksum)
+		spec.Image.ChecksumType, spec.Image.Format = in(spec.Image.ChecksumType), in(spec.Image.Format)
+	}
+	spec.RootDeviceHints = cloneHints(spec.RootDeviceHints)
+	spec.BootMode, spec.AutomatedCleaningMode = in(spec.BootMode), in(spec.AutomatedCleaningMode)
+	spec.Handoff = cloneHandoff(spec.Handoff)
+	spec.Labels = cloneLabels(spec.Labels)
+	spec.UserData, spec.NetworkData = cloneRef(spec.UserData), cloneRef(spec.NetworkData)
+	spec.MetaData, spec.PreprovisioningNetworkData = cloneRef(spec.MetaData), cloneRef(spec.PreprovisioningNetworkData)
+	old := f.s.Hosts[spec.Name]
+	handoff := spec.Handoff != nil && spec.Handoff.Confirmed
+	if old == nil {
+		rec := &hostRec{Host: spec}
+		rec.CreatedIndex, rec.SpecIndex = t.index, t.index
+		if handoff && c.Host.Status != nil {
+			rec.Status = carriedStatus(c.Host.Status, c.Time)
+		}
+		f.storeHost(t, rec)
+		return PutHostResult{Host: rec.Host, Created: true}, nil
+	}
+	if old.Rack != spec.Rack {
+		return nil, &Error{Code: api.CodeConflict, Field: "rack",
+			Message: "host " + spec.Name + " is in rack " + old.Rack + "; a host cannot move to rack " + spec.Rack + ": delete it and create it again"}
+	}
+	if handoff && old.PivotedTo != "" && old.PivotedTo == spec.Handoff.SourceTier {
+		// Handed back (admission confirmed it): re-attach here.
+		rec := *old
+		rec.Host = spec
+		rec.Status, rec.CreatedIndex, rec.DeletionRequested = old.Status, old.CreatedIndex, old.DeletionRequested
+		rec.Intents = cloneIntents(old.Intents)
+		rec.Intents.Detach = nil
+		rec.Intents = normIntents(rec.Intents)
+		rec.SpecIndex = t.index
+		f.storeHost(t, &rec)
+		return PutHostResult{Host: rec.Host}, nil
+	}
+	oldSpec := specOf(&old.Host)
+	if reflect.DeepEqual(oldSpec, spec) {
+		return PutHostResult{Host: old.Host}, nil
+	}
+	rec := *old
+	pivoted := rec.PivotedTo
+	rec.Host = spec
+	rec.PivotedTo = pivoted
+	rec.Status, rec.Intents = old.Status, old.Intents
+	rec.CreatedIndex, rec.DeletionRequested = old.CreatedIndex, old.DeletionRequested
+	// Labels are the operator's metadata, not something the agent acts on
+	// (like a Kubernetes generation): a change of labels alone keeps the
+	// spec index, so it does not lift a host's error backoff.
+	rec.SpecIndex = old.SpecIndex
+	if !labelsOnly(oldSpec, spec) {
+		rec.SpecIndex = t.index
+	}
+	f.storeHost(t, &rec)
+	return PutHostResult{Host: rec.Host}, nil
+}
+
+func (f *FSM) applyDeleteHost(t *tx, c DeleteHostCmd) (any, error) {
+	old := f.s.Hosts[c.Name]
+	if old == nil {
+		return nil, notFound("host %s does not exist", c.Name)
+	}
+	if old.Status == nil {
+		f.removeHost(t, old)
+		return DeleteHostResult{Host: old.Host, Deleted: true}, nil
+	}
+	if old.DeletionRequested {
+		return DeleteHostResult{Host: old.Host}, nil
+	}
+	rec := *old
+	rec.DeletionRequested = true
+	f.storeHost(t, &rec)
+	return DeleteHostResult{Host: rec.Host}, nil
+}
+
+// carriedStatus is the status a confirmed handoff brings from the source
+// tier (hardware details, power, provisioning state, and when its last
+// operations ran), so this tier does not inspect again and the host's
+// history survives the move.
+func carriedStatus(src *api.HostStatus, at time.Time) *api.HostStatus {
+	st := internStatus(api.HostStatus{ProvisioningState: src.ProvisioningState, PoweredOn: src.PoweredOn,
+		HardwareDetails: src.HardwareDetails, OperationHistory: src.OperationHistory})
+	st.LastUpdated = at
+	return &st
+}
+
+func (f *FSM) applySetPivoted(t *tx, c SetPivotedCmd) (any, error) {
+	old := f.s.Hosts[c.Name]
+	if old == nil {
+		return nil, notFound("host %s does not exist", c.Name)
+	}
+	if c.DeleteSource {
+		return f.applyDeleteHost(t, DeleteHostCmd{Name: c.Name})
+	}
+	if old.PivotedTo == c.To {
+		return old.Host, nil
+	}
+	rec := *old
+	rec.PivotedTo = c.To
+	f.storeHost(t, &rec)
+	return rec.Host, nil
+}
+
+func intentSlot(in *api.Intents, kind string) **api.Intent {
+	switch kind {
+	case api.IntentDetach:
+		return &in.Detach
+	case api.IntentDrain:
+		return &in.Drain
+	case api.IntentResume:
+		return &in.Resume
+	}
+	return nil
+}
+
+func cloneIntents(in *api.Intents) *api.Intents {
+	if in == nil {
+		return &api.Intents{}
+	}
+	c := *in
+	return &c
+}
+
+func normIntents(in *api.Intents) *api.Intents {
+	if in == nil || (in.Detach == nil && in.Drain == nil && in.Resume == nil &&
+		in.Reboot == nil && in.Inspect == nil && len(in.PowerOff) == 0) {
+		return nil
+	}
+	return in
+}
+
+func (f *FSM) applyPutIntent(t *tx, c PutIntentCmd) (any, error) {
+	old := f.s.Hosts[c.Name]
+	if old == nil {
+		return nil, notFound("host %s does not exist", c.Name)
+	}
+	rec := *old
+	rec.Intents = cloneIntents(old.Intents)
+	slot := intentSlot(rec.Intents, c.Kind)
+	if slot == nil {
+		return nil, &Error{Code: api.CodeBadRequest, Field: "kind", Message: "unknown intent kind " + c.Kind}
+	}
+	in := c.Intent
+	in.CreatedIndex, in.Acknowledged, in.AckEpoch = t.index, false, 0
+	*slot = &in
+	f.storeHost(t, &rec)
+	return in, nil
+}
+
+func (f *FSM) applyDeleteIntent(t *tx, c DeleteIntentCmd) (any, error) {
+	old := f.s.Hosts[c.Name]
+	if old == nil {
+		return nil, notFound("host %s does not exist", c.Name)
+	}
+	if c.Kind == api.IntentDrain && old.Intents != nil && old.Intents.Drain != nil &&
+		old.Status != nil && old.Status.Extra[api.ExtraRemovalCommitted] == "true" {
+		return nil, conflict("the removal of host %s is past its point of no return (its node is already gone from the provisioner); it cannot be restored, only deleted", c.Name)
+	}
+	if intentSlot(&api.Intents{}, c.Kind) == nil {
+		return nil, &Error{Code: api.CodeBadRequest, Field: "kind", Message: "unknown intent kind " + c.Kind}
+	}
+	if old.Intents == nil || *intentSlot(old.Intents, c.Kind) == nil {
+		return old.Host, nil
+	}
+	rec := *old
+	rec.Intents = cloneIntents(old.Intents)
+	*intentSlot(rec.Intents, c.Kind) = nil
+	rec.Intents = normIntents(rec.Intents)
+	f.storeHost(t, &rec)
+	return rec.Host, nil
+}
+
+func (f *FSM) applyStatus(t *tx, c StatusCmd) (any, error) {
+	old := f.s.Hosts[c.Name]
+	if old == nil {
+		return nil, notFound("host %s does not exist", c.Name)
+	}
+	if old.Rack != c.Rack {
+		return nil, newErr(api.CodeForbidden, "host %s is in rack %s, not %s: an agent reports only hosts of its own rack", c.Name, old.Rack, c.Rack)
+	}
+	r := f.s.Racks[c.Rack]
+	if r == nil || r.Lease == nil {
+		return nil, newErr(api.CodeStaleEpoch, "epoch %d is stale: rack %s has no lease now; acquire it again", c.Report.Epoch, c.Rack)
+	}
+	if r.Lease.Epoch != c.Report.Epoch {
+		return nil, newErr(api.CodeStaleEpoch, "epoch %d is stale: rack %s is held by %s under epoch %d", c.Report.Epoch, c.Rack, r.Lease.Holder, r.Lease.Epoch)
+	}
+	if c.Report.Remove {
+		f.removeHost(t, old)
+		return DeleteHostResult{Host: old.Host, Deleted: true}, nil
+	}
+	rec := *old
+	st := internStatus(c.Report.Status)
+	st.LastUpdated = c.Time
+	st.Epoch = c.Report.Epoch
+	rec.Status = &st
+	if len(c.Report.Acks) > 0 && old.Intents != nil {
+		rec.Intents = cloneOpIntents(old.Intents)
+		for _, a := range c.Report.Acks {
+			if ackOperation(rec.Intents, a, c.Report.Epoch) {
+				continue
+			}
+			slot := intentSlot(rec.Intents, a.Kind)
+			if slot == nil || *slot == nil || (*slot).CreatedIndex != a.CreatedIndex {
+				continue
+			}
+			if a.Drop {
+				*slot = nil
+				continue
+			}
+			in := **slot
+			in.Acknowledged, in.AckEpoch = true, c.Report.Epoch
+			*slot = &in
+		}
+		rec.Intents = normIntents(rec.Intents)
+	}
+	if len(c.Report.Events) > 0 {
+		rec.Events = appendEvents(old.Events, c.Report.Events, t.index, c)
+	}
+	f.storeHost(t, &rec)
+	return rec.Host, nil
+}
+
+func appendEvents(old, add []api.Event, index uint64, c StatusCmd) []api.Event {
+	n := len(old) + len(add)
+	if n > MaxEvents {
+		n = MaxEvents
+	}
+	out := make([]api.Event, 0, n)
+	all := append(append(make([]api.Event, 0, len(old)+len(add)), old...), add...)
+	if len(all) > MaxEvents {
+		all = all[len(all)-MaxEvents:]
+	}
+	for i, e := range all {
+		if i >= len(all)-len(add) {
+			e.Index = index
+			if e.Time.IsZero() {
+				e.Time = c.Time
+			}
+			if e.Type == "" {
+				e.Type = api.EventNormal
+			}
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func cloneImage(i *api.Image) *api.Image {
+	if i == nil {
+		return nil
+	}
+	c := *i
+	return &c
+}
+
+func cloneHandoff(h *api.Handoff) *api.Handoff {
+	if h == nil {
+		return nil
+	}
+	c := *h
+	return &c
+}
+
+// cloneHints copies root device hints (and their rotational flag), so the
+// stored spec shares nothing with the command.
+func cloneHints(r *api.RootDeviceHints) *api.RootDeviceHints {
+	if r == nil {
+		return nil
+	}
+	c := *r
+	if r.Rotational != nil {
+		v := *r.Rotational
+		c.Rotational = &v
+	}
+	return &c
+}
+
+// cloneRef copies a data record reference (interned name), so the stored
+// spec shares nothing with the command.
+func cloneRef(r *api.SecretReference) *api.SecretReference {
+	if r == nil {
+		return nil
+	}
+	return &api.SecretReference{Name: in(r.Name)}
+}

@@ -1,0 +1,183 @@
+package fsm
+
+import (
+	"maps"
+	"strings"
+
+	"github.com/rackfence/rackfence/shared/api"
+)
+
+// Operation intents (issue 21): reboot, inspect and power-off holds. The
+// checks run here, in Apply, so they see the same host the intent lands
+// on; every input is in the state or the command (deterministic).
+
+// rebootStates are the provisioning states a reboot or power-off may be
+// asked in: the steady states the agent asserts power in.
+var rebootStates = []string{api.StateAvailable, api.StateProvisioned, api.StateExternallyProvisioned}
+
+// operationRefused says why host h cannot take an operation intent of
+// kind now; nil when it can.
+func operationRefused(h *hostRec, kind string) *Error {
+	what := map[string]string{api.IntentReboot: "a reboot", api.IntentPowerOff: "a power-off",
+		api.IntentInspect: "an inspection"}[kind]
+	in := h.Intents
+	switch {
+	case h.DeletionRequested:
+		return conflict("host %s is being deleted: %s cannot be asked for any more", h.Name, what)
+	case h.PivotedTo != "" || (in != nil && in.Detach != nil):
+		return conflict("host %s is detached: nothing touches a detached host, so %s is refused; attach it first (delete its detach intent)", h.Name, what)
+	case h.Handoff != nil && !h.Handoff.Confirmed:
+		return conflict("host %s awaits its handoff from tier %s: %s is refused until the source confirms", h.Name, h.Handoff.SourceTier, what)
+	case in != nil && in.Drain != nil:
+		return conflict("host %s is drained (%s): a drained host gets no power or inspection action, so %s is refused; restore it first (delete its drain intent)", h.Name, in.Drain.Mode, what)
+	}
+	state := ""
+	if h.Status != nil {
+		state = h.Status.ProvisioningState
+	}
+	if state == "" {
+		return conflict("host %s has not been registered by the agent of rack %s yet: %s needs a registered host; wait until its provisioningState is available", h.Name, h.Rack, what)
+	}
+	if kind == api.IntentInspect {
+		if state != api.StateAvailable {
+			return conflict("host %s is %s: only an available host can be inspected again (deprovision it first, or wait for the current operation to finish)", h.Name, state)
+		}
+		return nil
+	}
+	ok := false
+	for _, s := range rebootStates {
+		ok = ok || s == state
+	}
+	if !ok {
+		return conflict("host %s is %s: %s needs it %s; wait for the current operation to finish", h.Name, state, what, strings.Join(rebootStates, ", "))
+	}
+	if kind == api.IntentReboot && !h.Online {
+		return conflict("host %s has online: false, so it stays powered off and there is nothing to reboot; set online: true to power it on", h.Name)
+	}
+	return nil
+}
+
+// cloneOpIntents copies intents for a change, the power-off map included.
+func cloneOpIntents(in *api.Intents) *api.Intents {
+	c := cloneIntents(in)
+	if c.PowerOff != nil {
+		c.PowerOff = maps.Clone(c.PowerOff)
+	}
+	return c
+}
+
+func (f *FSM) applyPutOperationIntent(t *tx, c PutOperationIntentCmd) (any, error) {
+	old := f.s.Hosts[c.Name]
+	if old == nil {
+		return nil, notFound("host %s does not exist", c.Name)
+	}
+	switch c.Kind {
+	case api.IntentReboot, api.IntentInspect, api.IntentPowerOff:
+	default:
+		return nil, &Error{Code: api.CodeBadRequest, Field: "kind", Message: "unknown operation intent kind " + c.Kind}
+	}
+	if c.Kind == api.IntentPowerOff && !api.ValidRequester(c.Intent.Requester) {
+		return nil, &Error{Code: api.CodeBadRequest, Field: "requester", Message: "a power-off needs a requester name"}
+	}
+	if e := operationRefused(old, c.Kind); e != nil {
+		return nil, e
+	}
+	it := c.Intent
+	it.Requester, it.Mode, it.Actor = in(it.Requester), in(it.Mode), in(it.Actor)
+	it.CreatedIndex, it.Acknowledged, it.AckEpoch = t.index, false, 0
+	if c.Kind == api.IntentPowerOff && old.Intents != nil {
+		if cur := old.Intents.PowerOff[it.Requester]; cur != nil && cur.Mode == it.Mode {
+			return *cur, nil // already held by this requester: nothing changes
+		}
+	}
+	rec := *old
+	rec.Intents = cloneOpIntents(old.Intents)
+	switch c.Kind {
+	case api.IntentReboot:
+		rec.Intents.Reboot = &it
+	case api.IntentInspect:
+		rec.Intents.Inspect = &it
+	case api.IntentPowerOff:
+		if rec.Intents.PowerOff == nil {
+			rec.Intents.PowerOff = map[string]*api.Intent{}
+		}
+		rec.Intents.PowerOff[it.Requester] = &it
+	}
+	f.storeHost(t, &rec)
+	return it, nil
+}
+
+func (f *FSM) applyDeleteOperationIntent(t *tx, c DeleteOperationIntentCmd) (any, error) {
+	old := f.s.Hosts[c.Name]
+	if old == nil {
+		return nil, notFound("host %s does not exist", c.Name)
+	}
+	in := old.Intents
+	if in == nil {
+		return old.Host, nil
+	}
+	switch {
+	case c.Kind == api.IntentPowerOff && in.PowerOff[c.Requester] != nil:
+	case c.Kind == api.IntentReboot && in.Reboot != nil:
+	case c.Kind == api.IntentInspect && in.Inspect != nil:
+	default:
+		return old.Host, nil // nothing to withdraw
+	}
+	rec := *old
+	rec.Intents = cloneOpIntents(in)
+	switch c.Kind {
+	case api.IntentPowerOff:
+		delete(rec.Intents.PowerOff, c.Requester)
+		if len(rec.Intents.PowerOff) == 0 {
+			rec.Intents.PowerOff = nil
+		}
+	case api.IntentReboot:
+		rec.Intents.Reboot = nil
+	case api.IntentInspect:
+		rec.Intents.Inspect = nil
+	}
+	rec.Intents = normIntents(rec.Intents)
+	f.storeHost(t, &rec)
+	return rec.Host, nil
+}
+
+// ackOperation applies one ack of an operation intent to intents (already
+// a private copy, its PowerOff map too); false when a is not one.
+func ackOperation(in *api.Intents, a api.IntentAck, epoch uint64) bool {
+	var slot **api.Intent
+	switch a.Kind {
+	case api.IntentReboot:
+		slot = &in.Reboot
+	case api.IntentInspect:
+		slot = &in.Inspect
+	case api.IntentPowerOff:
+		for k, it := range in.PowerOff {
+			if it.CreatedIndex == a.CreatedIndex {
+				if a.Drop {
+					delete(in.PowerOff, k)
+				} else {
+					c := *it
+					c.Acknowledged, c.AckEpoch = true, epoch
+					in.PowerOff[k] = &c
+				}
+			}
+		}
+		if len(in.PowerOff) == 0 {
+			in.PowerOff = nil
+		}
+		return true
+	default:
+		return false
+	}
+	if *slot == nil || (*slot).CreatedIndex != a.CreatedIndex {
+		return true
+	}
+	if a.Drop {
+		*slot = nil
+		return true
+	}
+	c := **slot
+	c.Acknowledged, c.AckEpoch = true, epoch
+	*slot = &c
+	return true
+}

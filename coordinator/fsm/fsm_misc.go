@@ -1,0 +1,18 @@
+package fsm
+
+func (f *FSM) applyInit(t *tx, c InitCmd) (any, error) {
+	if f.s.ClusterID != "" {
+		return false, nil
+	}
+	f.s.ClusterID = c.ClusterID
+	if c.AdminTokenHash != "" {
+		f.s.putToken(c.AdminTokenHash, TokenInfo{Name: "admin", Role: "admin", CreatedAt: c.Time})
+	}
+	return true, nil
+}
+
+func (f *FSM) applyPutCredentials(t *tx, c PutCredentialsCmd) (any, error) {
+	_, existed := f.s.Creds[c.Name]
+	f.s.Creds[c.Name] = credRec{Username: c.Username, Password: c.Password, Index: t.index}
+	return !existed, nil
+}

@@ -1,0 +1,188 @@
+package fsm
+
+import (
+	"sort"
+
+	"github.com/rackfence/rackfence/shared/api"
+)
+
+// Reads answer from this node's FSM as it is now. The store makes them
+// linearizable (ReadBarrier) before calling them unless the caller asked
+// for a stale read. Returned hosts share immutable records: do not modify
+// what their pointers reach.
+
+// ClusterID is the cluster's stable ID ("" before the first leader ran).
+func (f *FSM) ClusterID() string {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.s.ClusterID
+}
+
+// Generation is the cluster's restore generation (epoch.go).
+func (f *FSM) Generation() uint64 {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.s.Generation
+}
+
+// MemberHTTP returns the HTTP URL recorded for a member.
+func (f *FSM) MemberHTTP(id string) string {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.s.Members[id]
+}
+
+// Host returns one host.
+func (f *FSM) Host(name string) (api.Host, bool) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	h := f.s.Hosts[name]
+	if h == nil {
+		return api.Host{}, false
+	}
+	return h.Host, true
+}
+
+// Hosts lists hosts sorted by name, filtered by rack and provisioning state
+// when not empty (state "none" = no status yet); it returns the applied
+// index the answer reflects.
+func (f *FSM) Hosts(rack, pstate string) ([]api.Host, uint64) {
+	return f.HostsSelected(rack, pstate, nil)
+}
+
+// HostsSelected is Hosts narrowed to the hosts whose labels match sel (nil
+// matches every host).
+func (f *FSM) HostsSelected(rack, pstate string, sel api.Selector) ([]api.Host, uint64) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	src := f.s.Hosts
+	if rack != "" {
+		r := f.s.Racks[rack]
+		if r == nil {
+			return []api.Host{}, f.applied.Load()
+		}
+		src = r.Hosts
+	}
+	out := make([]api.Host, 0, len(src))
+	for _, h := range src {
+		if pstate != "" {
+			ps := "none"
+			if h.Status != nil && h.Status.ProvisioningState != "" {
+				ps = h.Status.ProvisioningState
+			}
+			if ps != pstate {
+				continue
+			}
+		}
+		if sel != nil && !sel.Matches(h.Labels) {
+			continue
+		}
+		out = append(out, h.Host)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, f.applied.Load()
+}
+
+// Events returns a host's events, newest last.
+func (f *FSM) Events(name string) ([]api.Event, uint64, bool) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	h := f.s.Hosts[name]
+	if h == nil {
+		return nil, 0, false
+	}
+	return append([]api.Event{}, h.Events...), f.applied.Load(), true
+}
+
+// RackUsesCredentials reports whether a host of rack names the credentials
+// (as its BMC's, or as the record of its userData, networkData, metaData
+// or preprovisioningNetworkData).
+func (f *FSM) RackUsesCredentials(rack, cred string) bool {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	r := f.s.Racks[rack]
+	if r == nil {
+		return false
+	}
+	for _, h := range r.Hosts {
+		if h.NamesRecord(cred) {
+			return true
+		}
+	}
+	return false
+}
+
+// Token looks a token up by its SHA-256 hex hash.
+func (f *FSM) Token(hash string) (TokenInfo, bool) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	t, ok := f.s.Tokens[hash]
+	return t, ok
+}
+
+// Lease returns a rack's current lease (nil when free).
+func (f *FSM) Lease(rack string) *api.Lease {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if r := f.s.Racks[rack]; r != nil {
+		return r.Lease.wire(rack)
+	}
+	return nil
+}
+
+// Leases returns every held lease with the index that last set it
+// (the store re-arms timers from it).
+func (f *FSM) Leases() map[string]LeaseRec {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	out := map[string]LeaseRec{}
+	for name, r := range f.s.Racks {
+		if r.Lease != nil {
+			out[name] = *r.Lease
+		}
+	}
+	return out
+}
+
+// LeaseHistory returns a rack's lease records, newest last.
+func (f *FSM) LeaseHistory(rack string) ([]api.LeaseRecord, uint64) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	out := []api.LeaseRecord{}
+	if r := f.s.Racks[rack]; r != nil {
+		out = append(out, r.History...)
+	}
+	return out, f.applied.Load()
+}
+
+// Racks lists every rack that has hosts or a lease, sorted by name.
+func (f *FSM) Racks() ([]api.Rack, uint64) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	out := []api.Rack{}
+	for name, r := range f.s.Racks {
+		if len(r.Hosts) == 0 && r.Lease == nil {
+			continue
+		}
+		e := api.Rack{Name: name, Hosts: len(r.Hosts)}
+		if r.Lease != nil {
+			e.Holder, e.Epoch, e.TTL = r.Lease.Holder, r.Lease.Epoch, api.Duration(r.Lease.TTL)
+		}
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, f.applied.Load()
+}
+
+// Sizes counts hosts, racks, and racks that hold a lease (the offline
+// inspection of a data dir).
+func (f *FSM) Sizes() (hosts, racks, leases int) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	for _, r := range f.s.Racks {
+		if r.Lease != nil {
+			leases++
+		}
+	}
+	return len(f.s.Hosts), len(f.s.Racks), leases
+}

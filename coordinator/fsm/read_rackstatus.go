@@ -1,0 +1,35 @@
+package fsm
+
+import "github.com/rackfence/rackfence/shared/api"
+
+// Reads for the leader's split of a rack report into per-host commands
+// while a voter does not apply CmdRackStatus (coordinator/store_rackstatus.go).
+
+// EpochIs is checkEpoch under the read lock.
+func (f *FSM) EpochIs(rack string, epoch uint64) error {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.checkEpoch(rack, epoch)
+}
+
+// StatusCmdOf is the per-host command for h: a full write as is, a touch
+// as a full write of the status the FSM holds (refused here as the FSM
+// would refuse the touch).
+func (f *FSM) StatusCmdOf(c RackStatusCmd, h *api.RackHostReport) (StatusCmd, error) {
+	cmd := StatusCmd{Rack: c.Rack, Name: h.Name, Time: c.Time,
+		Report: api.StatusReport{Epoch: c.Epoch, Acks: h.Acks, Events: h.Events, Remove: h.Remove}}
+	if !h.IsTouch() {
+		if h.Status != nil {
+			cmd.Report.Status = *h.Status
+		}
+		return cmd, nil
+	}
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	old := f.s.Hosts[h.Name]
+	if err := touchable(old, c.Rack, h); err != nil {
+		return cmd, err
+	}
+	cmd.Report.Status = *old.Status
+	return cmd, nil
+}

@@ -1,0 +1,87 @@
+package fsm
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"encoding/gob"
+	"reflect"
+	"testing"
+
+	"github.com/rackfence/rackfence/shared/api"
+)
+
+// The metal3 spec fields are spec: each change moves specIndex, the stored
+// record shares nothing with the command, and a snapshot chunk (gob) and a
+// log entry (JSON) carry them.
+func TestSpecFieldsAreSpec(t *testing.T) {
+	h := newFSMT(t)
+	a := host("h1", "r1")
+	a.Image = &api.Image{URL: "http://i/x.iso"}
+	h.ok(PutHostCmd{Host: a, Time: t0})
+	yes := true
+	for _, change := range []func(){
+		func() { a.Image = &api.Image{URL: "http://i/x.iso", Format: api.FormatLiveISO} },
+		func() { a.Image = &api.Image{URL: "http://i/x.iso", Format: api.FormatLiveISO, ChecksumType: "sha256"} },
+		func() { a.BootMode = api.BootModeLegacy },
+		func() { a.AutomatedCleaningMode = api.CleaningDisabled },
+		func() { a.RootDeviceHints = &api.RootDeviceHints{DeviceName: "/dev/sda"} },
+		func() { a.RootDeviceHints = &api.RootDeviceHints{DeviceName: "/dev/sda", Rotational: &yes} },
+		func() { a.UserData = &api.SecretReference{Name: "ud"} },
+		func() { a.NetworkData = &api.SecretReference{Name: "nd"} },
+		func() { a.MetaData = &api.SecretReference{Name: "md"} },
+		func() { a.PreprovisioningNetworkData = &api.SecretReference{Name: "pnd"} },
+		func() { a.UserData = &api.SecretReference{Name: "ud2"} },
+	} {
+		change()
+		r := h.ok(PutHostCmd{Host: a, Time: t0}).(PutHostResult)
+		if r.Host.SpecIndex != h.index {
+			t.Fatalf("spec change kept specIndex %d (index %d): %+v", r.Host.SpecIndex, h.index, r.Host)
+		}
+	}
+	// The same spec again is no change.
+	before, _ := h.f.Host("h1")
+	r := h.ok(PutHostCmd{Host: a, Time: t0}).(PutHostResult)
+	if r.Host.ModifiedIndex != before.ModifiedIndex {
+		t.Fatalf("an unchanged spec made a new record")
+	}
+	// The stored hints are the FSM's own.
+	*a.RootDeviceHints.Rotational = false
+	a.RootDeviceHints.DeviceName = "/dev/sdz"
+	got, _ := h.f.Host("h1")
+	if got.RootDeviceHints.DeviceName != "/dev/sda" || !*got.RootDeviceHints.Rotational {
+		t.Fatalf("stored hints share the caller's: %+v", got.RootDeviceHints)
+	}
+	a.UserData.Name = "changed"
+	if got, _ := h.f.Host("h1"); got.UserData.Name != "ud2" {
+		t.Fatalf("stored userData shares the caller's: %+v", got.UserData)
+	}
+
+	// A snapshot chunk carries them.
+	var chunk bytes.Buffer
+	if err := gob.NewEncoder(&chunk).Encode(&hostRec{Host: got}); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	buf.Write(binary.AppendUvarint(nil, uint64(chunk.Len())))
+	buf.Write(chunk.Bytes())
+	hosts, err := readChunks(bufio.NewReader(&buf), 1)
+	if err != nil || len(hosts) != 1 {
+		t.Fatal(err, len(hosts))
+	}
+	if back := hosts[0].Host; !reflect.DeepEqual(specOf(&back), specOf(&got)) {
+		t.Fatalf("snapshot round trip: %+v\nwant %+v", specOf(&back), specOf(&got))
+	}
+	// So does a log entry.
+	b, err := Encode(PutHostCmd{Host: got, Time: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back := c.(PutHostCmd).Host; !reflect.DeepEqual(specOf(&back), specOf(&got)) {
+		t.Fatalf("log entry round trip: %+v", specOf(&back))
+	}
+}

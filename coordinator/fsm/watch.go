@@ -1,0 +1,89 @@
+package fsm
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/rackfence/rackfence/shared/api"
+)
+
+// rackChanges fills w with what changed in r after index: hosts modified
+// since, names deleted since, or every host with Reset when after is older
+// than the deletions r remembers. after 0 means everything now. The caller
+// holds f.mu.
+func rackChanges(r *rackRec, rack string, after uint64, w *api.WatchResponse) {
+	w.Lease = r.Lease.wire(rack)
+	all := after == 0 || after < r.TombFloor
+	w.Reset = after != 0 && after < r.TombFloor
+	for _, h := range r.Hosts {
+		if all || h.ModifiedIndex > after {
+			w.Hosts = append(w.Hosts, h.Host)
+		}
+	}
+	sort.Slice(w.Hosts, func(i, j int) bool { return w.Hosts[i].Name < w.Hosts[j].Name })
+	if !all {
+		for _, tb := range r.Tombs {
+			if tb.Index > after {
+				if _, back := r.Hosts[tb.Name]; !back {
+					w.Deleted = append(w.Deleted, tb.Name)
+				}
+			}
+		}
+	}
+}
+
+// changes answers a watch of rack after index, and whether anything
+// changed (index 0 always counts as a change: everything now).
+func (f *FSM) changes(rack string, after uint64) (api.WatchResponse, bool) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	resp := api.WatchResponse{Index: f.applied.Load(), Hosts: []api.Host{}}
+	r := f.s.Racks[rack]
+	if r == nil {
+		return resp, after == 0
+	}
+	if after != 0 && r.Index <= after {
+		resp.Lease = r.Lease.wire(rack)
+		return resp, false
+	}
+	rackChanges(r, rack, after, &resp)
+	return resp, true
+}
+
+// Watch blocks until something about rack changed after index (hosts,
+// deletions, its lease) or timeout passed, and answers the changes with the
+// applied index they reflect. A watcher that follows Index from answer to
+// answer sees every change.
+func (f *FSM) Watch(ctx context.Context, rack string, after uint64, timeout <-chan time.Time) (api.WatchResponse, error) {
+	for {
+		ch := f.rackWait(rack)
+		resp, changed := f.changes(rack, after)
+		if changed {
+			return resp, nil
+		}
+		select {
+		case <-ch:
+		case <-timeout:
+			resp, _ = f.changes(rack, after)
+			return resp, nil
+		case <-ctx.Done():
+			return api.WatchResponse{}, ctx.Err()
+		}
+	}
+}
+
+// WaitApplied blocks until the FSM applied index.
+func (f *FSM) WaitApplied(ctx context.Context, index uint64) error {
+	for {
+		ch := f.appliedWait()
+		if f.applied.Load() >= index {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}

@@ -1,0 +1,50 @@
+package fsm
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/rackfence/rackfence/shared/api"
+)
+
+// fleetChanges answers a watch of every rack after index: one entry per
+// rack changed since (index 0: every rack, everything now), and whether
+// anything changed.
+func (f *FSM) fleetChanges(after uint64) (api.FleetWatchResponse, bool) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	resp := api.FleetWatchResponse{Index: f.applied.Load(), Racks: []api.RackWatch{}}
+	for name, r := range f.s.Racks {
+		if after != 0 && r.Index <= after {
+			continue
+		}
+		w := api.WatchResponse{Hosts: []api.Host{}}
+		rackChanges(r, name, after, &w)
+		resp.Racks = append(resp.Racks, api.RackWatch{Rack: name, Hosts: w.Hosts, Deleted: w.Deleted, Reset: w.Reset, Lease: w.Lease})
+	}
+	sort.Slice(resp.Racks, func(i, j int) bool { return resp.Racks[i].Rack < resp.Racks[j].Rack })
+	return resp, after == 0 || len(resp.Racks) > 0
+}
+
+// WatchFleet is Watch over every rack at once (the dashboard's view): it
+// blocks until anything of any rack changed after index or timeout passed.
+// It wakes at every applied entry and skips racks whose Index did not
+// move, so one fleet watcher costs one pass over the racks per entry.
+func (f *FSM) WatchFleet(ctx context.Context, after uint64, timeout <-chan time.Time) (api.FleetWatchResponse, error) {
+	for {
+		ch := f.appliedWait()
+		resp, changed := f.fleetChanges(after)
+		if changed {
+			return resp, nil
+		}
+		select {
+		case <-ch:
+		case <-timeout:
+			resp, _ = f.fleetChanges(after)
+			return resp, nil
+		case <-ctx.Done():
+			return api.FleetWatchResponse{}, ctx.Err()
+		}
+	}
+}

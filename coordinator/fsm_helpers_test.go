@@ -1,0 +1,114 @@
+package coordinator
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/rackfence/rackfence/coordinator/fsm"
+	"github.com/rackfence/rackfence/shared/api"
+)
+
+// The store's tests drive an FSM by hand like coordinator/fsm's own tests
+// do: encode a command, apply it as the next log entry.
+
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+
+type fsmT struct {
+	t     *testing.T
+	f     *fsm.FSM
+	index uint64
+}
+
+func newFSMT(t *testing.T) *fsmT { return &fsmT{t: t, f: fsm.NewFSM()} }
+
+// apply encodes c, applies it as the next log entry and returns its result.
+func (h *fsmT) apply(c fsm.Command) (any, error) {
+	h.t.Helper()
+	b, err := fsm.Encode(c)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.index++
+	r := h.f.Apply(h.index, b).(fsm.Result)
+	return r.Value, r.Err
+}
+
+func (h *fsmT) ok(c fsm.Command) any {
+	h.t.Helper()
+	v, err := h.apply(c)
+	if err != nil {
+		h.t.Fatalf("apply %T: %v", c, err)
+	}
+	return v
+}
+
+func (h *fsmT) refused(c fsm.Command, code string) *fsm.Error {
+	h.t.Helper()
+	_, err := h.apply(c)
+	var e *fsm.Error
+	if !errors.As(err, &e) || e.Code != code {
+		h.t.Fatalf("apply %T: want refusal %s, got %v", c, code, err)
+	}
+	return e
+}
+
+// applier returns a function that encodes a command, applies it to f as
+// the next log entry and returns its value, failing tb on an error.
+func applier(tb testing.TB, f *fsm.FSM) func(fsm.Command) any {
+	var idx uint64
+	return func(c fsm.Command) any {
+		tb.Helper()
+		data, err := fsm.Encode(c)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		idx++
+		r := f.Apply(idx, data).(fsm.Result)
+		if r.Err != nil {
+			tb.Fatal(r.Err)
+		}
+		return r.Value
+	}
+}
+
+func host(name, rack string) api.Host {
+	return api.Host{Name: name, Rack: rack, BMC: api.BMC{Address: "redfish+http://127.0.0.1:9001/redfish/v1/Systems/1", Credentials: "c1"}, Online: true}
+}
+
+// snapshotBytes is f's snapshot as raft persists it.
+func snapshotBytes(t *testing.T, f *fsm.FSM) []byte {
+	t.Helper()
+	snap, err := f.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := snap.Encode(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// restoreBytes is a new FSM restored from snapshot bytes.
+func restoreBytes(t *testing.T, b []byte) *fsm.FSM {
+	t.Helper()
+	g := fsm.NewFSM()
+	if err := g.Restore(bytes.NewReader(b)); err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// roundTrip writes f's snapshot and restores it into a new FSM.
+func roundTrip(t *testing.T, f *fsm.FSM) *fsm.FSM {
+	t.Helper()
+	return restoreBytes(t, snapshotBytes(t, f))
+}
+
+// creds are every credentials record f holds.
+func creds(f *fsm.FSM) []fsm.NamedCredentials {
+	c, _ := f.AllCredentials()
+	return c
+}
