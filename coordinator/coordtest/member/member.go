@@ -153,11 +153,11 @@ func (m *Member) Serve(h http.Handler, stop func()) {
 // HTTPPort is the port of URL (to restart the member on it).
 func (m *Member) HTTPPort() int { return m.ln.Addr().(*net.TCPAddr).Port }
 
-// WaitLeader waits up to 30 s until the member leads (a bootstrapped
+// WaitLeader waits up to 60 s until the member leads (a bootstrapped
 // member elects itself in about a second).
 func (m *Member) WaitLeader(t testing.TB) {
 	t.Helper()
-	testenv.Eventually(t, 30*time.Second, m.ID+" leading", func() error {
+	testenv.Eventually(t, 60*time.Second, m.ID+" leading", func() error {
 		if !m.Store.Ready() {
 			return fmt.Errorf("raft state %s", m.Store.State())
 		}
