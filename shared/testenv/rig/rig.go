@@ -67,8 +67,10 @@ type CoordOpts struct {
 	// cluster spread over 127.0.0.1, .2 and .3 looks like three hosts).
 	IP string
 	// Join starts a member that joins Join's cluster (--join with Join's
-	// admin token) instead of bootstrapping a new one; Tier should then
-	// be Join's. A joiner writes no admin token: Admin uses Join's.
+	// admin token) instead of bootstrapping a new one; it needs a NodeID,
+	// and Tier defaults to Join's. A joiner writes no admin token: Admin
+	// uses Join's. StartCoordinator returns once it serves, maybe before
+	// the leader has added it (wait for GET /v1/cluster/members).
 	Join *Coordinator
 	// NoCredentials leaves the credentials empty; by default StartCoordinator
 	// sets "bmc" = admin/password, which rig's hosts and agents use.
@@ -84,6 +86,12 @@ type CoordOpts struct {
 // of a real process.
 func StartCoordinator(t testing.TB, dir string, o CoordOpts) *Coordinator {
 	t.Helper()
+	if o.Join != nil && o.Tier == "" {
+		o.Tier = o.Join.Tier
+	}
+	if o.Join != nil && o.NodeID == "" {
+		t.Fatal("rig: a joining coordinator needs CoordOpts.NodeID (TIER-1 is the bootstrapped member's)")
+	}
 	if o.Tier == "" {
 		o.Tier = "default"
 	}
