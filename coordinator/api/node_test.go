@@ -79,7 +79,11 @@ var testSecrets = func() *seal.Holder {
 	return h
 }()
 
-func (n *node) stop() { n.m.Close() }
+// stop closes the node; its store is nil from then on (leaderOf skips it).
+func (n *node) stop() {
+	n.m.Close()
+	n.store = nil
+}
 
 // startLeader bootstraps a one-node cluster and waits until it serves.
 func startLeader(t *testing.T, ip string) (*node, string) {

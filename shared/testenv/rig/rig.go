@@ -1,7 +1,8 @@
 // Package rig starts rackfence's real processes for process-level tests:
-// coordinators (one per tier), a rackfence-bmcsim, and rack agents, with
-// the helpers tests use to drive and observe them. Everything is a real
-// binary on loopback; nothing is faked.
+// coordinators (one per tier, and members that join one), a
+// rackfence-bmcsim, and rack agents, with the helpers tests use to drive
+// and observe them. Everything is a real binary on loopback; nothing is
+// faked. For an in-process coordinator, use coordinator/coordtest.
 package rig
 
 import (
