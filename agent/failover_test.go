@@ -2,7 +2,6 @@ package agent_test
 
 import (
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
 	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/testenv/rig"
 )
 
 // TestCoordinatorFailover: an agent given three member URLs keeps managing
@@ -19,19 +19,13 @@ import (
 // and a detach made after the failover is acknowledged.
 func TestCoordinatorFailover(t *testing.T) {
 	e := newEnv(t, envOpts{bmcs: 2})
-	bin := testenv.Binary(t, "rackfence-coordinator")
 	tokFile := e.adminTokenFile()
 	urls := []string{e.url}
 	procs := []*testenv.Process{e.coord}
 	for i := 2; i <= 3; i++ {
-		hp, rp := testenv.FreePort(t, "127.0.0.1"), testenv.FreePort(t, "127.0.0.1")
-		u := fmt.Sprintf("https://127.0.0.1:%d", hp)
-		p := testenv.Start(t, fmt.Sprintf("coordinator n%d", i), bin, nil,
-			"--data-dir", filepath.Join(e.dir, fmt.Sprintf("coord%d", i)), "--node-id", fmt.Sprintf("n%d", i),
-			"--http-addr", fmt.Sprintf("127.0.0.1:%d", hp), "--raft-addr", fmt.Sprintf("127.0.0.1:%d", rp),
-			"--join", e.url, "--join-token-file", tokFile)
-		urls = append(urls, u)
-		procs = append(procs, p)
+		m := rig.StartCoordinator(t, t.TempDir(), rig.CoordOpts{NodeID: fmt.Sprintf("n%d", i), Join: e.c})
+		urls = append(urls, m.URL)
+		procs = append(procs, m.Proc)
 	}
 	testenv.Eventually(t, 90*time.Second, "a cluster of three", func() error {
 		st, err := e.admin.Status(ctx(t))

@@ -5,18 +5,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"net/http/httptest"
+	"net"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/rackfence/rackfence/coordinator"
 	coordapi "github.com/rackfence/rackfence/coordinator/api"
 	"github.com/rackfence/rackfence/coordinator/coordtest"
+	"github.com/rackfence/rackfence/coordinator/coordtest/member"
 	"github.com/rackfence/rackfence/coordinator/fsm"
 	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/backupfile"
@@ -50,29 +49,22 @@ func saveBackup(t *testing.T, cl *client.Client) ([]byte, backupfile.Header) {
 	return buf.Bytes(), h
 }
 
-// serve opens a member on a restored data dir and serves its API.
+// serve opens a member on a restored data dir (coordtest/member) and
+// serves its API.
 func serve(t *testing.T, dir, nodeID, raftAddr string, keys *seal.Keyring) (*coordinator.Store, string) {
 	t.Helper()
-	srv := httptest.NewUnstartedServer(nil)
-	url := "http://" + srv.Listener.Addr().String()
+	_, port, _ := net.SplitHostPort(raftAddr)
+	raftPort, err := strconv.Atoi(port)
+	if err != nil {
+		t.Fatalf("raft address %q: %v", raftAddr, err)
+	}
 	holder := &seal.Holder{Path: "(test keyring)"}
 	holder.Set(keys)
-	st, err := coordinator.Open(coordinator.Config{NodeID: nodeID, DataDir: dir, HTTPURL: url, RaftAddr: raftAddr,
-		Logger: slog.New(slog.DiscardHandler), RaftLogLevel: "off", Metrics: coordinator.NewMetrics(), Secrets: holder})
-	if err != nil {
-		t.Fatalf("open the restored member: %v", err)
-	}
-	a := coordapi.New(coordapi.Config{Store: st, Tier: "restored", Logger: slog.New(slog.DiscardHandler), Registry: prometheus.NewRegistry()})
-	srv.Config.Handler = a.Handler()
-	srv.Start()
-	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close(); a.Close(); st.Close() })
-	testenv.Eventually(t, 60*time.Second, "the restored member leading", func() error {
-		if !st.Ready() {
-			return fmt.Errorf("raft state %s", st.State())
-		}
-		return nil
-	})
-	return st, url
+	m := member.Open(t, member.Config{ID: nodeID, Dir: dir, RaftPort: raftPort, Secrets: holder})
+	a := coordapi.New(coordapi.Config{Store: m.Store, Tier: "restored", Logger: m.Logger, Registry: m.Registry})
+	m.Serve(a.Handler(), func() { a.Close() })
+	m.WaitLeader(t)
+	return m.Store, m.URL
 }
 
 // TestRestoreFencesOldEpochs: an agent holds a lease on cluster A with an

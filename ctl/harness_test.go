@@ -15,11 +15,13 @@ import (
 	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
 	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/testenv/rig"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
-// coord is a real rackfence-coordinator process of one node.
+// coord is a real rackfence-coordinator process of one node
+// (shared/testenv/rig), with the names the ctl tests use.
 type coord struct {
 	url       string
 	tokenFile string
@@ -28,36 +30,12 @@ type coord struct {
 	proc      *testenv.Process
 }
 
+// startCoordinator starts node n1 of tier "test" over TLS, with no
+// credentials (the golden files list exactly what a test sets).
 func startCoordinator(t *testing.T) *coord {
 	t.Helper()
-	bin := testenv.Binary(t, "rackfence-coordinator")
-	dir := t.TempDir()
-	hp := testenv.FreePort(t, "127.0.0.1")
-	rp := testenv.FreePort(t, "127.0.0.1")
-	c := &coord{url: fmt.Sprintf("https://127.0.0.1:%d", hp), tokenFile: filepath.Join(dir, "admin.token"), dir: dir}
-	c.proc = testenv.Start(t, "coordinator", bin, nil,
-		"--node-id", "n1", "--tier", "test", "--data-dir", dir,
-		"--http-addr", fmt.Sprintf("127.0.0.1:%d", hp), "--raft-addr", fmt.Sprintf("127.0.0.1:%d", rp))
-	testenv.Eventually(t, 60*time.Second, "the coordinator to elect itself and write admin.token", func() error {
-		tok, err := client.ReadTokenFile(c.tokenFile)
-		if err != nil {
-			return err
-		}
-		cl, err := client.New(client.Config{Coordinator: c.url, Token: tok, RetryFor: -1})
-		if err != nil {
-			return err
-		}
-		st, err := cl.Status(context.Background())
-		if err != nil {
-			return err
-		}
-		if st.State != "leader" {
-			return fmt.Errorf("state %s", st.State)
-		}
-		c.admin = cl
-		return nil
-	})
-	return c
+	rc := rig.StartCoordinator(t, t.TempDir(), rig.CoordOpts{Tier: "test", NodeID: "n1", NoCredentials: true})
+	return &coord{url: rc.URL, tokenFile: rc.TokenFile, admin: rc.Admin, dir: filepath.Dir(rc.TokenFile), proc: rc.Proc}
 }
 
 // result is one rackfencectl run.

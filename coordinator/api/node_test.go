@@ -4,26 +4,22 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rackfence/rackfence/coordinator"
+	"github.com/rackfence/rackfence/coordinator/coordtest/member"
 	wire "github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/seal"
-	"github.com/rackfence/rackfence/shared/testenv"
 )
 
-// node is one in-process coordinator member over real TCP: its Raft
-// transport and its HTTP API listen on ip.
+// node is one in-process coordinator member over real TCP (its Raft
+// transport and its HTTP API listen on ip), opened by coordtest/member
+// (the starter coordtest is built on; this package cannot import
+// coordtest, which imports it) and serving this package's Server.
 type node struct {
 	t        *testing.T
 	id, ip   string
@@ -32,7 +28,7 @@ type node struct {
 	url      string
 	store    *coordinator.Store
 	srv      *Server
-	hs       *http.Server
+	m        *member.Member
 	// rec keeps every answer; a cleanup checks them against openapi.yaml.
 	rec *recorder
 }
@@ -50,52 +46,24 @@ func startNodeWith(t *testing.T, id, ip, dir string, bootstrap bool, raftPort, h
 // startNodeCfg is startNodeWith that may also change the store's Config.
 func startNodeCfg(t *testing.T, id, ip, dir string, bootstrap bool, raftPort, httpPort int, tweakStore func(*coordinator.Config), tweak func(*Config)) *node {
 	t.Helper()
-	if raftPort == 0 {
-		raftPort = testenv.FreePort(t, ip)
-	}
-	if httpPort == 0 {
-		httpPort = testenv.FreePort(t, ip)
-	}
-	n := &node{t: t, id: id, ip: ip, dir: dir,
-		raftAddr: fmt.Sprintf("%s:%d", ip, raftPort), url: fmt.Sprintf("http://%s:%d", ip, httpPort)}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if testing.Verbose() {
-		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("node", id)
-	}
-	m := coordinator.NewMetrics()
-	scfg := coordinator.Config{NodeID: id, DataDir: dir, HTTPURL: n.url, RaftAddr: n.raftAddr,
-		Bootstrap: bootstrap, Logger: log, RaftLogLevel: raftLevel(), Metrics: m, Secrets: testSecrets}
-	if tweakStore != nil {
-		tweakStore(&scfg)
-	}
-	st, err := coordinator.Open(scfg)
-	if err != nil {
-		t.Fatalf("open %s: %v", id, err)
-	}
-	n.store = st
-	reg := prometheus.NewRegistry()
-	m.Register(reg, st)
-	cfg := Config{Store: st, Tier: "test", Logger: log, WatchTimeout: 30 * time.Second, Registry: reg}
+	m := member.Open(t, member.Config{ID: id, IP: ip, Dir: dir, Bootstrap: bootstrap, RaftPort: raftPort, HTTPPort: httpPort,
+		Secrets: testSecrets, Store: tweakStore})
+	n := &node{t: t, id: id, ip: ip, dir: dir, raftAddr: m.RaftAddr, url: m.URL, store: m.Store, m: m}
+	cfg := Config{Store: m.Store, Tier: "test", Logger: m.Logger, WatchTimeout: 30 * time.Second, Registry: m.Registry}
 	if tweak != nil {
 		tweak(&cfg)
 	}
-	srv := New(cfg)
-	n.srv = srv
-	ln, err := net.Listen("tcp", fmt.Sprintf("%s:%d", ip, httpPort))
-	if err != nil {
-		t.Fatal(err)
-	}
-	n.rec = &recorder{next: srv.Handler()}
-	n.hs = &http.Server{Handler: n.rec}
-	go n.hs.Serve(ln)
-	// Registered before stop, so it runs after it, once every answer is in.
+	n.srv = New(cfg)
+	n.rec = &recorder{next: n.srv.Handler()}
+	m.Serve(n.rec, func() { n.srv.Close() })
+	// Stops the node first, so every answer is in when they are checked.
 	t.Cleanup(func() {
+		n.stop()
 		_, errs := n.rec.check(loadSpec(t))
 		for _, err := range errs {
 			t.Errorf("answer of %s does not match openapi.yaml: %v", id, err)
 		}
 	})
-	t.Cleanup(n.stop)
 	return n
 }
 
@@ -111,39 +79,24 @@ var testSecrets = func() *seal.Holder {
 	return h
 }()
 
+// stop closes the node; its store is nil from then on (leaderOf skips it).
 func (n *node) stop() {
-	if n.hs != nil {
-		n.hs.Close()
-		n.hs = nil
-		n.srv.Close()
-	}
-	if n.store != nil {
-		n.store.Close()
-		n.store = nil
-	}
+	n.m.Close()
+	n.store = nil
 }
 
 // startLeader bootstraps a one-node cluster and waits until it serves.
 func startLeader(t *testing.T, ip string) (*node, string) {
 	t.Helper()
 	n := startNode(t, "n1", ip, t.TempDir(), true, 0, 0)
-	testenv.Eventually(t, 30*time.Second, "bootstrap leader ready", func() error {
-		if !n.store.Ready() {
-			return fmt.Errorf("state %s", n.store.State())
-		}
-		return nil
-	})
+	n.m.WaitLeader(t)
 	return n, adminTokenOf(t, n)
 }
 
 // adminTokenOf reads the bootstrap admin token of n.
 func adminTokenOf(t *testing.T, n *node) string {
 	t.Helper()
-	tok, err := os.ReadFile(filepath.Join(n.dir, coordinator.AdminTokenFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.TrimSpace(string(tok))
+	return n.m.AdminToken(t)
 }
 
 var client = &http.Client{Timeout: 60 * time.Second}
@@ -213,11 +166,4 @@ func newToken(t testing.TB, url, admin, role, rack string) string {
 func testHost(name, rack string) wire.Host {
 	return wire.Host{Name: name, Rack: rack, BMC: wire.BMC{Address: "redfish+http://127.0.0.1:9001/redfish/v1/Systems/1", Credentials: "c1"},
 		BootMACAddress: "52:54:00:00:01:07", Online: true}
-}
-
-func raftLevel() string {
-	if testing.Verbose() {
-		return "warn"
-	}
-	return "off"
 }

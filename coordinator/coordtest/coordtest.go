@@ -1,36 +1,15 @@
-// Package coordtest runs a real coordinator in-process for tests of its
-// clients (the rack agent, rackfencectl, the pivot, shared/client): one
-// bootstrapped Raft member (coordinator.Open on a loopback port) with its
-// HTTP API (coordinator/api) served by net/http/httptest, spoken to
-// through the real shared/client. It serves plain HTTP, the
-// --insecure-plaintext configuration: no TLS, so agent tokens need no
-// client certificate. A test gets the coordinator's real behaviour (lease
-// grants and expiry, epochs checked on status writes, the watch, tokens
-// scoped to a rack) in about a second, without building or starting a
-// process; shared/testenv/rig remains the layer that runs the real
-// binaries.
-//
-// It lives beside the coordinator, as net/http/httptest lives beside
-// net/http, so any package that talks to the coordinator can use it; the
-// coordinator's own tests (package api) cannot, as it imports them.
 package coordtest
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/rackfence/rackfence/coordinator"
 	coordapi "github.com/rackfence/rackfence/coordinator/api"
+	"github.com/rackfence/rackfence/coordinator/coordtest/member"
 	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
 	"github.com/rackfence/rackfence/shared/seal"
@@ -64,71 +43,26 @@ type Coordinator struct {
 	// needs it).
 	Keys *seal.Keyring
 
-	t         testing.TB
-	srv       *httptest.Server
-	api       *coordapi.Server
-	closeOnce sync.Once
+	t testing.TB
+	m *member.Member
 }
 
-// Start opens a new single-member coordinator in a temporary directory,
-// serves its API and waits until it leads and accepts an authenticated
-// write (credentials "bmc" = admin/password are set, as
+// Start opens a new single-member coordinator in a temporary directory
+// (coordtest/member), serves its API and waits until it leads and accepts
+// an authenticated write (credentials "bmc" = admin/password are set, as
 // rig.StartCoordinator does).
 func Start(t testing.TB, o Options) *Coordinator {
 	t.Helper()
 	if o.Tier == "" {
 		o.Tier = "default"
 	}
-	log := o.Logger
-	raftLevel := "off"
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-		if testing.Verbose() {
-			log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})).With("coordinator", o.Tier)
-			raftLevel = "warn"
-		}
-	}
-	c := &Coordinator{t: t, Dir: t.TempDir()}
-	// The URL must be known before Open (the member stores it for the
-	// others), so the listener comes first and serves once the API exists.
-	c.srv = httptest.NewUnstartedServer(nil)
-	c.URL = "http://" + c.srv.Listener.Addr().String()
-	raftAddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, "127.0.0.1"))
-	// The keyring that seals credentials passwords: a new key per member.
-	key, err := seal.Generate()
-	if err != nil {
-		t.Fatalf("coordtest: %v", err)
-	}
-	secrets := &seal.Holder{Path: "(coordtest keyring)"}
-	secrets.Set(key)
-	c.Keys = key
-	m := coordinator.NewMetrics()
-	st, err := coordinator.Open(coordinator.Config{NodeID: o.Tier + "-1", DataDir: c.Dir, HTTPURL: c.URL,
-		RaftAddr: raftAddr, Bootstrap: true, Logger: log, RaftLogLevel: raftLevel, Metrics: m, Secrets: secrets})
-	if err != nil {
-		c.srv.Close()
-		t.Fatalf("coordtest: open the coordinator: %v", err)
-	}
-	c.Store = st
-	reg := prometheus.NewRegistry()
-	m.Register(reg, st)
-	c.api = coordapi.New(coordapi.Config{Store: st, Tier: o.Tier, Logger: log, Registry: reg,
+	m := member.Open(t, member.Config{ID: o.Tier + "-1", Bootstrap: true, Logger: o.Logger})
+	c := &Coordinator{t: t, m: m, URL: m.URL, Dir: m.Dir, Store: m.Store, Keys: m.Secrets.Get()}
+	a := coordapi.New(coordapi.Config{Store: m.Store, Tier: o.Tier, Logger: m.Logger, Registry: m.Registry,
 		WatchTimeout: o.WatchTimeout})
-	c.srv.Config.Handler = c.api.Handler()
-	c.srv.Start()
-	t.Cleanup(c.Close)
-
-	testenv.Eventually(t, 30*time.Second, "coordtest: the coordinator leading", func() error {
-		if !st.Ready() {
-			return fmt.Errorf("raft state %s", st.State())
-		}
-		return nil
-	})
-	tok, err := client.ReadTokenFile(filepath.Join(c.Dir, coordinator.AdminTokenFile))
-	if err != nil {
-		t.Fatalf("coordtest: %v", err)
-	}
-	c.Admin = c.client(tok)
+	m.Serve(a.Handler(), func() { a.Close() })
+	m.WaitLeader(t)
+	c.Admin = c.client(m.AdminToken(t))
 	testenv.Eventually(t, 30*time.Second, "coordtest: the admin token accepted", func() error {
 		ctx, cancel := c.ctx()
 		defer cancel()
@@ -140,14 +74,7 @@ func Start(t testing.TB, o Options) *Coordinator {
 // Close stops serving and closes the store (Start registers it as a
 // cleanup; calling it again does nothing). In-flight requests, a watch's
 // long poll included, are cut.
-func (c *Coordinator) Close() {
-	c.closeOnce.Do(func() {
-		c.srv.CloseClientConnections()
-		c.srv.Close()
-		c.api.Close()
-		c.Store.Close()
-	})
-}
+func (c *Coordinator) Close() { c.m.Close() }
 
 // Token creates a token of role (api.RoleAgent needs rack) and returns its
 // text.

@@ -3,7 +3,6 @@ package client_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 
 	"github.com/rackfence/rackfence/shared/api"
@@ -18,16 +17,16 @@ import (
 //
 //	go test -run '^$' -bench Client -benchtime 2s ./shared/client
 func BenchmarkClient(b *testing.B) {
-	m := startMember(b, "n1", "127.0.0.1", "", "")
+	m := startMember(b, "n1", "127.0.0.1", nil)
 	ctx := context.Background()
-	admin := adminClient(b, m, m.url)
+	admin := adminClient(b, m, m.URL)
 	for i := 0; i < 1000; i++ {
 		if _, _, err := admin.ApplyHost(ctx, &api.Host{Name: fmt.Sprintf("r%d-h%03d", i/100, i%100), Rack: fmt.Sprintf("r%d", i/100)}); err != nil {
 			b.Fatal(err)
 		}
 	}
 	dead := fmt.Sprintf("http://127.0.0.1:%d", testenv.FreePort(b, "127.0.0.1"))
-	tok, err := client.ReadTokenFile(filepath.Join(m.dir, "admin.token"))
+	tok, err := client.ReadTokenFile(m.TokenFile)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -66,7 +65,7 @@ func BenchmarkClient(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			// A fresh client each time, so every request starts at the
 			// dead member instead of the sticky live one.
-			c, _ := client.New(client.Config{Coordinator: dead + "," + m.url, Token: tok})
+			c, _ := client.New(client.Config{Coordinator: dead + "," + m.URL, Token: tok})
 			if _, err := c.GetHost(ctx, "r0-h001"); err != nil {
 				b.Fatal(err)
 			}

@@ -1,14 +1,13 @@
 package client_test
 
 // Every method of the client against real rackfence-coordinator
-// processes: one member for the API surface, three (on 127.0.0.1, .2 and
-// .3) for writes sent to followers.
+// processes (shared/testenv/rig): one member for the API surface, three
+// (on 127.0.0.1, .2 and .3) for writes sent to followers.
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,38 +15,25 @@ import (
 	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
 	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/testenv/rig"
 )
 
-type member struct {
-	id, url, raft, dir string
-	proc               *testenv.Process
+// startMember starts coordinator member id listening on ip
+// (shared/testenv/rig, over TLS, no credentials set); with join, a member
+// that joins join's cluster.
+func startMember(t testing.TB, id, ip string, join *rig.Coordinator) *rig.Coordinator {
+	t.Helper()
+	return rig.StartCoordinator(t, t.TempDir(), rig.CoordOpts{NodeID: id, IP: ip, Join: join, NoCredentials: true})
 }
 
-func startMember(t testing.TB, id, ip, join, token string) *member {
+// adminClient is a client of urls with m's cluster admin token, once the
+// cluster has a leader.
+func adminClient(t testing.TB, m *rig.Coordinator, urls string) *client.Client {
 	t.Helper()
-	bin := testenv.Binary(t, "rackfence-coordinator")
-	m := &member{id: id, dir: t.TempDir()}
-	hp, rp := testenv.FreePort(t, ip), testenv.FreePort(t, ip)
-	m.url = fmt.Sprintf("https://%s:%d", ip, hp)
-	m.raft = fmt.Sprintf("%s:%d", ip, rp)
-	args := []string{"--node-id", id, "--data-dir", m.dir, "--http-addr", fmt.Sprintf("%s:%d", ip, hp), "--raft-addr", m.raft}
-	var env []string
-	if join != "" {
-		args = append(args, "--join", join)
-		env = append(env, "RACKFENCE_TOKEN="+token)
+	tok, err := client.ReadTokenFile(m.TokenFile)
+	if err != nil {
+		t.Fatal(err)
 	}
-	m.proc = testenv.Start(t, id, bin, env, args...)
-	return m
-}
-
-func adminClient(t testing.TB, m *member, urls string) *client.Client {
-	t.Helper()
-	var tok string
-	testenv.Eventually(t, time.Minute, "admin.token", func() error {
-		var err error
-		tok, err = client.ReadTokenFile(filepath.Join(m.dir, "admin.token"))
-		return err
-	})
 	c, err := client.New(client.Config{Coordinator: urls, Token: tok, UserAgent: "client-test"})
 	if err != nil {
 		t.Fatal(err)
@@ -67,9 +53,9 @@ func adminClient(t testing.TB, m *member, urls string) *client.Client {
 
 func TestAgainstCoordinator(t *testing.T) {
 	ctx := context.Background()
-	m := startMember(t, "n1", "127.0.0.1", "", "")
+	m := startMember(t, "n1", "127.0.0.1", nil)
 	dead := "https://127.0.0.1:" + fmt.Sprint(testenv.FreePort(t, "127.0.0.1"))
-	admin := adminClient(t, m, dead+","+m.url) // the first URL never answers
+	admin := adminClient(t, m, dead+","+m.URL) // the first URL never answers
 
 	if err := admin.Health(ctx); err != nil {
 		t.Fatal(err)
@@ -125,7 +111,7 @@ func TestAgainstCoordinator(t *testing.T) {
 	if err != nil || tok.Token == "" || tok.Role != api.RoleAgent {
 		t.Fatalf("token: %+v %v", tok, err)
 	}
-	agent, _, err := client.NewAgent(ctx, client.Config{Coordinator: m.url, Token: tok.Token}, "agent-1")
+	agent, _, err := client.NewAgent(ctx, client.Config{Coordinator: m.URL, Token: tok.Token}, "agent-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +124,7 @@ func TestAgainstCoordinator(t *testing.T) {
 	if _, err := agent.Detach(ctx, "r1-h01", api.IntentRequest{}); !client.IsForbidden(err) {
 		t.Fatalf("agent detach: %v", err)
 	}
-	bad, _ := client.New(client.Config{Coordinator: m.url, Token: "wrong", CAFile: filepath.Join(m.dir, "tls", "ca.crt")})
+	bad, _ := client.New(client.Config{Coordinator: m.URL, Token: "wrong", CAFile: m.CAFile})
 	if _, err := bad.Racks(ctx); !client.IsUnauthorized(err) {
 		t.Fatalf("bad token: %v", err)
 	}
@@ -220,10 +206,10 @@ func TestAgainstCoordinator(t *testing.T) {
 	}
 
 	// No member answers: ErrUnreachable naming the URLs tried.
-	m.proc.Stop(10 * time.Second)
-	quick, _ := client.New(client.Config{Coordinator: dead + "," + m.url, RetryFor: -1})
+	m.Proc.Stop(10 * time.Second)
+	quick, _ := client.New(client.Config{Coordinator: dead + "," + m.URL, RetryFor: -1})
 	_, err = quick.Status(ctx)
-	if !errors.Is(err, client.ErrUnreachable) || !strings.Contains(err.Error(), m.url) || !strings.Contains(err.Error(), dead) {
+	if !errors.Is(err, client.ErrUnreachable) || !strings.Contains(err.Error(), m.URL) || !strings.Contains(err.Error(), dead) {
 		t.Fatalf("unreachable: %v", err)
 	}
 }
@@ -233,11 +219,11 @@ func TestAgainstCoordinator(t *testing.T) {
 // leader on another host, and the token must still arrive.
 func TestWritesThroughFollowers(t *testing.T) {
 	ctx := context.Background()
-	m1 := startMember(t, "n1", "127.0.0.1", "", "")
-	admin := adminClient(t, m1, m1.url)
-	tok, _ := client.ReadTokenFile(filepath.Join(m1.dir, "admin.token"))
-	m2 := startMember(t, "n2", "127.0.0.2", m1.url, tok)
-	m3 := startMember(t, "n3", "127.0.0.3", m1.url, tok)
+	m1 := startMember(t, "n1", "127.0.0.1", nil)
+	admin := adminClient(t, m1, m1.URL)
+	tok, _ := client.ReadTokenFile(m1.TokenFile)
+	m2 := startMember(t, "n2", "127.0.0.2", m1)
+	m3 := startMember(t, "n3", "127.0.0.3", m1)
 	testenv.Eventually(t, 2*time.Minute, "three members", func() error {
 		l, err := admin.Members(ctx)
 		if err != nil {
@@ -248,27 +234,27 @@ func TestWritesThroughFollowers(t *testing.T) {
 		}
 		return nil
 	})
-	for i, m := range []*member{m1, m2, m3} {
-		c, err := client.New(client.Config{Coordinator: m.url, Token: tok})
+	for i, m := range []*rig.Coordinator{m1, m2, m3} {
+		c, err := client.New(client.Config{Coordinator: m.URL, Token: tok})
 		if err != nil {
 			t.Fatal(err)
 		}
 		name := fmt.Sprintf("r1-h%02d", i+1)
 		var h *api.Host
-		testenv.Eventually(t, time.Minute, "apply via "+m.id, func() error {
+		testenv.Eventually(t, time.Minute, "apply via "+m.NodeID, func() error {
 			var err error
 			h, _, err = c.ApplyHost(ctx, &api.Host{Name: name, Rack: "r1"})
 			return err
 		})
 		if h.Name != name {
-			t.Fatalf("apply via %s answered %+v", m.id, h)
+			t.Fatalf("apply via %s answered %+v", m.NodeID, h)
 		}
-		if _, err := c.Detach(ctx, name, api.IntentRequest{Reason: "via " + m.id}); err != nil {
-			t.Fatalf("detach via %s: %v", m.id, err)
+		if _, err := c.Detach(ctx, name, api.IntentRequest{Reason: "via " + m.NodeID}); err != nil {
+			t.Fatalf("detach via %s: %v", m.NodeID, err)
 		}
 		got, err := admin.GetHost(ctx, name)
-		if err != nil || got.Intents == nil || got.Intents.Detach == nil || got.Intents.Detach.Reason != "via "+m.id {
-			t.Fatalf("host after writes via %s: %+v %v", m.id, got, err)
+		if err != nil || got.Intents == nil || got.Intents.Detach == nil || got.Intents.Detach.Reason != "via "+m.NodeID {
+			t.Fatalf("host after writes via %s: %+v %v", m.NodeID, got, err)
 		}
 	}
 }

@@ -3,7 +3,6 @@ package client_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"sort"
 	"sync"
 	"testing"
@@ -12,12 +11,13 @@ import (
 	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
 	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/testenv/rig"
 )
 
 func TestTokenMethods(t *testing.T) {
 	ctx := context.Background()
-	m := startMember(t, "n1", "127.0.0.1", "", "")
-	admin := adminClient(t, m, m.url)
+	m := startMember(t, "n1", "127.0.0.1", nil)
+	admin := adminClient(t, m, m.URL)
 
 	v1, err := admin.CreateToken(ctx, api.TokenRequest{Role: api.RoleViewer, TTL: "2h", Name: "ci-viewer"})
 	if err != nil || v1.ID == "" || v1.ExpiresAt.IsZero() || v1.Name != "ci-viewer" {
@@ -38,7 +38,7 @@ func TestTokenMethods(t *testing.T) {
 	}
 
 	// SetToken swaps the token of a client (and of its copies) live.
-	c, err := client.New(client.Config{Coordinator: m.url, Token: v1.Token, RetryFor: -1})
+	c, err := client.New(client.Config{Coordinator: m.URL, Token: v1.Token, RetryFor: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,11 +76,11 @@ func TestTokenMethods(t *testing.T) {
 // asserted.
 func TestRevokeLatencyOnEveryMember(t *testing.T) {
 	ctx := context.Background()
-	m1 := startMember(t, "n1", "127.0.0.1", "", "")
-	admin := adminClient(t, m1, m1.url)
-	tok, _ := client.ReadTokenFile(filepath.Join(m1.dir, "admin.token"))
-	m2 := startMember(t, "n2", "127.0.0.2", m1.url, tok)
-	m3 := startMember(t, "n3", "127.0.0.3", m1.url, tok)
+	m1 := startMember(t, "n1", "127.0.0.1", nil)
+	admin := adminClient(t, m1, m1.URL)
+	tok, _ := client.ReadTokenFile(m1.TokenFile)
+	m2 := startMember(t, "n2", "127.0.0.2", m1)
+	m3 := startMember(t, "n3", "127.0.0.3", m1)
 	testenv.Eventually(t, 2*time.Minute, "three members", func() error {
 		l, err := admin.Members(ctx)
 		if err != nil {
@@ -92,7 +92,7 @@ func TestRevokeLatencyOnEveryMember(t *testing.T) {
 		return nil
 	})
 	const rounds = 5
-	members := []*member{m1, m2, m3}
+	members := []*rig.Coordinator{m1, m2, m3}
 	lat := map[string][]time.Duration{}
 	for round := 0; round < rounds; round++ {
 		v, err := admin.CreateToken(ctx, api.TokenRequest{Role: api.RoleViewer, Name: fmt.Sprintf("revoke-%d", round)})
@@ -102,9 +102,9 @@ func TestRevokeLatencyOnEveryMember(t *testing.T) {
 		// Every member serves the token before the revocation.
 		clients := map[string]*client.Client{}
 		for _, m := range members {
-			c, _ := client.New(client.Config{Coordinator: m.url, Token: v.Token, RetryFor: -1})
-			clients[m.id] = c
-			testenv.Eventually(t, time.Minute, m.id+" accepts the new token", func() error {
+			c, _ := client.New(client.Config{Coordinator: m.URL, Token: v.Token, RetryFor: -1})
+			clients[m.NodeID] = c
+			testenv.Eventually(t, time.Minute, m.NodeID+" accepts the new token", func() error {
 				_, err := c.Status(ctx)
 				return err
 			})
@@ -128,7 +128,7 @@ func TestRevokeLatencyOnEveryMember(t *testing.T) {
 					}
 				}
 				t.Errorf("%s still accepts the token 30s after its revocation", id)
-			}(m.id, clients[m.id])
+			}(m.NodeID, clients[m.NodeID])
 		}
 		t0 := time.Now()
 		for range members {
@@ -140,18 +140,18 @@ func TestRevokeLatencyOnEveryMember(t *testing.T) {
 		wg.Wait()
 	}
 	for _, m := range members {
-		ds := lat[m.id]
+		ds := lat[m.NodeID]
 		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
 		if len(ds) == 0 {
 			continue
 		}
 		st, _ := clients0(m, tok).Status(ctx)
 		t.Logf("revoke → 401 on %s (%s): min %v, median %v, max %v over %d revocations",
-			m.id, st.State, ds[0].Round(time.Microsecond), ds[len(ds)/2].Round(time.Microsecond), ds[len(ds)-1].Round(time.Microsecond), len(ds))
+			m.NodeID, st.State, ds[0].Round(time.Microsecond), ds[len(ds)/2].Round(time.Microsecond), ds[len(ds)-1].Round(time.Microsecond), len(ds))
 	}
 }
 
-func clients0(m *member, tok string) *client.Client {
-	c, _ := client.New(client.Config{Coordinator: m.url, Token: tok})
+func clients0(m *rig.Coordinator, tok string) *client.Client {
+	c, _ := client.New(client.Config{Coordinator: m.URL, Token: tok})
 	return c
 }

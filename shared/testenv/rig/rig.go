@@ -1,7 +1,8 @@
 // Package rig starts rackfence's real processes for process-level tests:
-// coordinators (one per tier), a rackfence-bmcsim, and rack agents, with
-// the helpers tests use to drive and observe them. Everything is a real
-// binary on loopback; nothing is faked.
+// coordinators (one per tier, and members that join one), a
+// rackfence-bmcsim, and rack agents, with the helpers tests use to drive
+// and observe them. Everything is a real binary on loopback; nothing is
+// faked. For an in-process coordinator, use coordinator/coordtest.
 package rig
 
 import (
@@ -26,7 +27,9 @@ func Ctx(t testing.TB) context.Context {
 	return c
 }
 
-// Coordinator is one single-node rackfence-coordinator cluster (a tier).
+// Coordinator is one rackfence-coordinator process: by default the single
+// member of its own cluster (a tier), or a member that joined another
+// (CoordOpts.Join).
 type Coordinator struct {
 	T    testing.TB
 	Tier string
@@ -35,7 +38,13 @@ type Coordinator struct {
 	// CAFile is the tier's CA certificate (DATA/tls/ca.crt); "" when
 	// the coordinator runs --insecure-plaintext.
 	CAFile string
-	Admin  *client.Client
+	// TokenFile is the cluster's bootstrap admin token (DATA/admin.token
+	// of the member that bootstrapped it).
+	TokenFile string
+	// Admin is a client of this member with the admin token.
+	Admin *client.Client
+	// NodeID is its --node-id.
+	NodeID string
 	Proc   *testenv.Process
 	args   []string
 }
@@ -53,33 +62,69 @@ type CoordOpts struct {
 	// Insecure starts it with --insecure-plaintext (tests of plaintext
 	// only: everything else runs the secure default, TLS).
 	Insecure bool
+	// NodeID is --node-id (default TIER-1).
+	NodeID string
+	// IP is the loopback address it listens on (default 127.0.0.1; a
+	// cluster spread over 127.0.0.1, .2 and .3 looks like three hosts).
+	IP string
+	// Join starts a member that joins Join's cluster (--join with Join's
+	// admin token) instead of bootstrapping a new one; it needs a NodeID,
+	// and Tier defaults to Join's. A joiner writes no admin token: Admin
+	// uses Join's. StartCoordinator returns once it serves, maybe before
+	// the leader has added it (wait for GET /v1/cluster/members).
+	Join *Coordinator
+	// NoCredentials leaves the credentials empty; by default StartCoordinator
+	// sets "bmc" = admin/password, which rig's hosts and agents use.
+	NoCredentials bool
 	// Args are extra flags.
 	Args []string
 }
 
-// StartCoordinator starts a coordinator in dir and waits until it accepts
-// an authenticated write (credentials "bmc" = admin/password are set). It
-// skips under -short, like every starter of a real process.
+// StartCoordinator starts a coordinator in dir (its data dir is DIR/data)
+// and waits until it serves; a new cluster's member also until it leads
+// and accepts an authenticated write (credentials "bmc" = admin/password
+// are set unless NoCredentials). It skips under -short, like every starter
+// of a real process.
 func StartCoordinator(t testing.TB, dir string, o CoordOpts) *Coordinator {
 	t.Helper()
+	if o.Join != nil && o.Tier == "" {
+		o.Tier = o.Join.Tier
+	}
+	if o.Join != nil && o.NodeID == "" {
+		t.Fatal("rig: a joining coordinator needs CoordOpts.NodeID (TIER-1 is the bootstrapped member's)")
+	}
 	if o.Tier == "" {
 		o.Tier = "default"
 	}
-	c := &Coordinator{T: t, Tier: o.Tier, Dir: dir}
+	if o.NodeID == "" {
+		o.NodeID = o.Tier + "-1"
+	}
+	if o.IP == "" {
+		o.IP = "127.0.0.1"
+	}
+	c := &Coordinator{T: t, Tier: o.Tier, NodeID: o.NodeID, Dir: dir, TokenFile: filepath.Join(dir, "data", "admin.token")}
 	hp := o.HTTPPort
 	if hp == 0 {
-		hp = testenv.FreePort(t, "127.0.0.1")
+		hp = testenv.FreePort(t, o.IP)
 	}
-	rp := testenv.FreePort(t, "127.0.0.1")
+	rp := testenv.FreePort(t, o.IP)
 	scheme := "https"
 	if o.Insecure {
 		scheme = "http"
 	} else {
 		c.CAFile = filepath.Join(dir, "data", "tls", "ca.crt")
 	}
-	c.URL = fmt.Sprintf("%s://127.0.0.1:%d", scheme, hp)
-	c.args = []string{"--data-dir", filepath.Join(dir, "data"), "--http-addr", fmt.Sprintf("127.0.0.1:%d", hp),
-		"--raft-addr", fmt.Sprintf("127.0.0.1:%d", rp), "--node-id", o.Tier + "-1", "--tier", o.Tier}
+	if o.Join != nil {
+		// One cluster, one CA and one admin token: the joiner's own copy of
+		// the CA appears only once it has joined.
+		c.CAFile, c.TokenFile = o.Join.CAFile, o.Join.TokenFile
+	}
+	c.URL = fmt.Sprintf("%s://%s:%d", scheme, o.IP, hp)
+	c.args = []string{"--data-dir", filepath.Join(dir, "data"), "--http-addr", fmt.Sprintf("%s:%d", o.IP, hp),
+		"--raft-addr", fmt.Sprintf("%s:%d", o.IP, rp), "--node-id", o.NodeID, "--tier", o.Tier}
+	if o.Join != nil {
+		c.args = append(c.args, "--join", o.Join.URL, "--join-token-file", o.Join.TokenFile)
+	}
 	for n, u := range o.Peers {
 		c.args = append(c.args, "--peer-tier", n+"="+u)
 	}
@@ -91,7 +136,7 @@ func StartCoordinator(t testing.TB, dir string, o CoordOpts) *Coordinator {
 	}
 	c.args = append(c.args, o.Args...)
 	c.Start()
-	tok, err := client.ReadTokenFile(filepath.Join(dir, "data", "admin.token"))
+	tok, err := client.ReadTokenFile(c.TokenFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +144,17 @@ func StartCoordinator(t testing.TB, dir string, o CoordOpts) *Coordinator {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testenv.Eventually(t, 60*time.Second, "the admin token accepted by "+o.Tier, func() error {
+	if o.Join != nil {
+		return c
+	}
+	testenv.Eventually(t, 60*time.Second, o.Tier+" leading and accepting the admin token", func() error {
+		if o.NoCredentials {
+			st, err := c.Admin.Status(Ctx(t))
+			if err == nil && st.State != "leader" {
+				err = fmt.Errorf("state %s", st.State)
+			}
+			return err
+		}
 		return c.Admin.SetCredentials(Ctx(t), "bmc", api.Credentials{Username: "admin", Password: "password"})
 	})
 	return c
@@ -110,13 +165,12 @@ func StartCoordinator(t testing.TB, dir string, o CoordOpts) *Coordinator {
 func (c *Coordinator) Start() {
 	t := c.T
 	t.Helper()
-	c.Proc = testenv.Start(t, "coordinator "+c.Tier, testenv.Binary(t, "rackfence-coordinator"), nil, c.args...)
-	tok := filepath.Join(c.Dir, "data", "admin.token")
-	testenv.Eventually(t, 60*time.Second, "coordinator "+c.Tier+" serving", func() error {
+	c.Proc = testenv.Start(t, "coordinator "+c.NodeID, testenv.Binary(t, "rackfence-coordinator"), nil, c.args...)
+	testenv.Eventually(t, 60*time.Second, "coordinator "+c.NodeID+" serving", func() error {
 		if c.Proc.Exited() {
-			t.Fatalf("coordinator %s exited:\n%s", c.Tier, c.Proc.Output())
+			t.Fatalf("coordinator %s exited:\n%s", c.NodeID, c.Proc.Output())
 		}
-		if _, err := os.Stat(tok); err != nil {
+		if _, err := os.Stat(c.TokenFile); err != nil {
 			return err
 		}
 		resp, err := testenv.HTTPClient(c.CAFile).Get(c.URL + "/v1/health")
