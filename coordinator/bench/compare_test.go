@@ -39,7 +39,7 @@ func (f *fixedTarget) Put(ctx context.Context, _ int) error {
 
 func TestCompareInterleavesABBA(t *testing.T) {
 	log := &runLog{}
-	a := &fixedTarget{name: "a", delay: 4 * time.Millisecond, log: log}
+	a := &fixedTarget{name: "a", delay: 16 * time.Millisecond, log: log}
 	b := &fixedTarget{name: "b", delay: 2 * time.Millisecond, log: log}
 	c := Compare(context.Background(), a, b, 2, 200*time.Millisecond, 0, 4, 10)
 	order := log.order
@@ -55,10 +55,11 @@ func TestCompareInterleavesABBA(t *testing.T) {
 	if len(c.Rounds) != 4 {
 		t.Fatalf("%d rounds, want 4", len(c.Rounds))
 	}
-	// b is about twice as fast as a; timer slack on a loaded machine
-	// makes the exact figure loose, the direction is not.
-	if r := c.MedianRatio(); r < 1.2 || r > 3 {
-		t.Fatalf("median ratio %.2f, want about 2 (rounds %v)", r, c.RoundRatios())
+	// b is about 8 times as fast as a; timer slack on a loaded machine
+	// (a few ms a sleep) pulls the figure towards 1, so only the direction
+	// is checked, with a margin (TestMedianRatio checks the arithmetic).
+	if r := c.MedianRatio(); r < 1.5 {
+		t.Fatalf("median ratio %.2f, want about 8, at least 1.5 (rounds %v)", r, c.RoundRatios())
 	}
 	if c.A.Writes == 0 || c.B.Writes == 0 || c.A.P50 == 0 || c.B.P99 < c.B.P50 {
 		t.Fatalf("pooled results incomplete: %+v %+v", c.A, c.B)
