@@ -98,6 +98,9 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Fatalf("rack columns: %q", racks)
 	}
 	poll("a lease countdown on r1", `/\d+\.\ds left/.test(document.querySelector('.rack[data-rack="r1"] .ttl').textContent)`, 10*time.Second)
+	// Tiles are drawn on the next animation frame: wait for it (a loaded
+	// machine delays frames), then check what was drawn.
+	poll("r1-h1 drawn", `window.rackfence.tile('r1-h1').drawn === true`, 30*time.Second)
 	var h1 tileInfo
 	eval(`window.rackfence.tile('r1-h1')`, &h1)
 	if h1.ProvisioningState != api.StateAvailable || h1.OperationalStatus != api.OpOK || !h1.Drawn {
