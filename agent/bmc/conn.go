@@ -117,6 +117,10 @@ type Conn struct {
 	authMode string       // "session" or "basic", once one worked
 	disc     *rfDiscovery // nil until the first call needing it
 	freshSys *rfSystemDoc // the system document discovery read in the current call
+	// invMgr is the manager document discovery or Details read, kept for
+	// the next Inventory only (registration then inspection read it once);
+	// a later Inventory (re-inspection) reads it again.
+	invMgr *rfManagerDoc
 }
 
 // Dial parses t.Address and opens a session (Redfish: service root, then

@@ -38,9 +38,9 @@ type rfSystemDoc struct {
 	PowerState                  string
 	Boot                        rfBootDoc
 	MemorySummary               struct{ TotalSystemMemoryGiB float64 }
-	Processors, Memory, Storage rfLink
-	SimpleStorage               rfLink
-	EthernetInterfaces          rfLink
+	Processors, Memory, Storage rfNavCollection
+	SimpleStorage               rfNavCollection
+	EthernetInterfaces          rfNavCollection
 	VirtualMedia                rfLink
 	Links                       struct{ ManagedBy []rfLink }
 }
@@ -65,6 +65,9 @@ type rfDiscovery struct {
 	bootModeAllowed        []string // the allowable values alone
 	bootModeProp           bool     // the system has BootSourceOverrideMode
 	sysVirtualMedia        string   // the system's VirtualMedia collection link
+	// expand is the $expand value inventory reads the system with ("" when
+	// the service advertises no "." expansion, or refused it once).
+	expand string
 
 	manager    *rfManagerDoc // the first manager, once read
 	vmediaDone bool          // the search below ran
@@ -129,6 +132,7 @@ func (c *Conn) discover(s *rfSession) (*rfDiscovery, error) {
 	d := &rfDiscovery{}
 	if svc := s.api.Service; svc != nil {
 		d.redfishVersion, d.vendor = svc.RedfishVersion, svc.Vendor
+		d.expand = expandValue(svc.ProtocolFeaturesSupported.ExpandQuery)
 	}
 	d.system = c.addressSystem()
 	if d.system == "" {
@@ -208,6 +212,7 @@ func (c *Conn) managerDoc(s *rfSession, d *rfDiscovery) (*rfManagerDoc, error) {
 		return nil, err
 	}
 	d.manager = &m
+	c.invMgr = &m
 	return d.manager, nil
 }
 
@@ -239,6 +244,7 @@ func (c *Conn) findVirtualMedia(s *rfSession, d *rfDiscovery) error {
 	<-mgrGot
 	if d.manager == nil && len(d.managers) > 0 && mgrErr == nil {
 		d.manager = &mgr
+		c.invMgr = &mgr
 	}
 	if err != nil || ok {
 		d.vmediaDone = err == nil
