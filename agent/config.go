@@ -35,6 +35,13 @@ const (
 	DefaultActionTimeout = 2 * time.Minute
 	// DefaultWatchTimeout is the long-poll timeout of one watch request.
 	DefaultWatchTimeout = 30 * time.Second
+	// DefaultMaxProcs is rackfence-agent's GOMAXPROCS (--max-procs). The
+	// agent waits on BMCs and the coordinator nearly all the time: one
+	// thread running Go code spares the scheduler's cross-thread wake-ups,
+	// 18 % of the agents' CPU from registration to available at 10,000
+	// hosts (3.66 against 4.46 ms per host), and one core holds a
+	// 1,000-host rack's registration several times over.
+	DefaultMaxProcs = 1
 )
 
 // Config configures an Agent. Client, Rack, Holder, Guard and Provisioner

@@ -26,6 +26,10 @@ const (
 // more than they bring (agent/DESIGN.md).
 const maxWorkers = 10000
 
+// maxProcs bounds --max-procs (Go's own bound on GOMAXPROCS is higher; no
+// agent needs more).
+const maxProcs = 1024
+
 // Config is rackfence-agent's configuration: one field a flag (every flag
 // also reads RACKFENCE_<FLAG>, shared/envflag). Defaults come from the
 // agent, agent/bmc, agent/hoststate and shared/client packages' Default*
@@ -57,6 +61,9 @@ type Config struct {
 	ironicRedfishInspect, ironicRedfishVMedia string
 	// workers is the number of concurrent host reconciles, 1..maxWorkers.
 	workers int
+	// maxProcs is GOMAXPROCS (0: Go's default, one per CPU), unless the
+	// GOMAXPROCS environment variable is set.
+	maxProcs int
 	// leaseTTL is the rack lease TTL asked for; at least 1s.
 	leaseTTL time.Duration
 	// metricsAddr serves /metrics (and /debug/pprof/ with --pprof); empty:
@@ -114,6 +121,7 @@ func (c *Config) Flags() *pflag.FlagSet {
 	fs.StringVar(&c.ironicRedfishInspect, "ironic-redfish-inspect", "", "inspect interface of Redfish hosts' Ironic nodes: redfish (Ironic reads CPUs, memory, disk size through its Redfish client), no-inspect (the agent reads the BMC inventory); empty: redfish when Ironic enables it")
 	fs.StringVar(&c.ironicRedfishVMedia, "ironic-redfish-virtual-media", "", "on: deploy Redfish hosts through Ironic with redfish-virtual-media boot and ramdisk deploy (image.url is a bootable ISO the BMC inserts); off: Ironic's default interfaces; empty: on when Ironic enables both")
 	fs.IntVar(&c.workers, "workers", agent.DefaultWorkers, "concurrent host reconciles (the default brings 1,000 hosts behind 200 ms BMCs to available within 30 s; raise it for larger racks or slower BMCs)")
+	fs.IntVar(&c.maxProcs, "max-procs", agent.DefaultMaxProcs, "CPUs running the agent's Go code at once (GOMAXPROCS; 0: one per CPU); the GOMAXPROCS environment variable, when set, takes precedence. The agent mostly waits on BMCs: one is cheapest in CPU per host")
 	fs.DurationVar(&c.leaseTTL, "lease-ttl", agent.DefaultLeaseTTL, "rack lease TTL")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve Prometheus /metrics on this address (e.g. 127.0.0.1:9490); empty: off")
 	fs.StringVar(&c.auditFile, "audit-file", "", "append one JSON line per guarded (mutating) call to this file; empty: off")
@@ -162,6 +170,9 @@ func (c *Config) Validate() error {
 	}
 	if c.workers < 1 || c.workers > maxWorkers {
 		return fmt.Errorf("--workers %d is out of range: use 1 to %d (default %d)", c.workers, maxWorkers, agent.DefaultWorkers)
+	}
+	if c.maxProcs < 0 || c.maxProcs > maxProcs {
+		return fmt.Errorf("--max-procs %d is out of range: use 0 (one per CPU) to %d (default %d)", c.maxProcs, maxProcs, agent.DefaultMaxProcs)
 	}
 	switch c.provisioner {
 	case provDirect:

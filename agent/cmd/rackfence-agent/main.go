@@ -44,6 +44,7 @@ const (
 )
 
 func serve(ctx context.Context, o *Config, log *slog.Logger) error {
+	applyMaxProcs(o.maxProcs, log)
 	tokenFile, token, err := agent.NewTokenFile(o.tokenFile, nil, log)
 	if err != nil {
 		return err
