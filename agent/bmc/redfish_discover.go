@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/stmcginnis/gofish/common"
 	"github.com/stmcginnis/gofish/redfish"
@@ -159,6 +160,7 @@ func (c *Conn) discover(s *rfSession) (*rfDiscovery, error) {
 		return nil, err
 	}
 	c.freshSys = &sys
+	c.invSys, c.invSysAt = &sys, time.Now()
 	for _, m := range sys.Links.ManagedBy {
 		d.managers = append(d.managers, m.ID)
 	}
@@ -212,7 +214,7 @@ func (c *Conn) managerDoc(s *rfSession, d *rfDiscovery) (*rfManagerDoc, error) {
 		return nil, err
 	}
 	d.manager = &m
-	c.invMgr = &m
+	c.invMgr, c.invMgrAt = &m, time.Now()
 	return d.manager, nil
 }
 
@@ -244,7 +246,7 @@ func (c *Conn) findVirtualMedia(s *rfSession, d *rfDiscovery) error {
 	<-mgrGot
 	if d.manager == nil && len(d.managers) > 0 && mgrErr == nil {
 		d.manager = &mgr
-		c.invMgr = &mgr
+		c.invMgr, c.invMgrAt = &mgr, time.Now()
 	}
 	if err != nil || ok {
 		d.vmediaDone = err == nil

@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/rackfence/rackfence/shared/api"
 )
@@ -32,7 +33,10 @@ func (c *Conn) Inventory(ctx context.Context) (*api.HardwareDetails, error) {
 		if err != nil {
 			return err
 		}
-		mgr := c.invMgr
+		var mgr *rfManagerDoc
+		if time.Since(c.invMgrAt) < inventoryReuse {
+			mgr = c.invMgr
+		}
 		c.invMgr = nil
 		hd, err = fastInventory(s, d, sys, mgr)
 		return err
@@ -40,11 +44,22 @@ func (c *Conn) Inventory(ctx context.Context) (*api.HardwareDetails, error) {
 	return hd, err
 }
 
+// inventoryReuse bounds the age of a system or manager document an
+// Inventory takes from the registration before it instead of reading it
+// again: registration to inspection takes milliseconds to seconds; a
+// re-inspection, an intent given later, always reads afresh.
+const inventoryReuse = 30 * time.Second
+
 // inventorySystem reads the system for inventory: expanded when the service
 // offers it (a refusal turns expansion off for this Conn and reads it
-// plainly), else the document discovery read in this same call, else a
-// fresh GET.
+// plainly), else the document discovery read on this Conn when this is its
+// first inventory (registration, then inspection), else a fresh GET.
 func (c *Conn) inventorySystem(s *rfSession, d *rfDiscovery) (*rfSystemDoc, error) {
+	var kept *rfSystemDoc
+	if time.Since(c.invSysAt) < inventoryReuse {
+		kept = c.invSys
+	}
+	c.invSys = nil
 	if d.expand != "" {
 		var sys rfSystemDoc
 		err := rfGet(s.api, d.system+"?$expand="+d.expand, &sys)
@@ -57,6 +72,10 @@ func (c *Conn) inventorySystem(s *rfSession, d *rfDiscovery) (*rfSystemDoc, erro
 		}
 		c.opts.Logger.Debug("redfish $expand refused, reading inventory link by link", "bmc", c.addr, "expand", d.expand, "err", err.Error())
 		d.expand = ""
+	}
+	if kept != nil {
+		c.freshSys = nil
+		return kept, nil
 	}
 	return c.systemDoc(s, d)
 }
