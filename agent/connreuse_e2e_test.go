@@ -29,7 +29,7 @@ func TestBMCConnectionsPerHost(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("BMC %d: %d logins, %d connections, %d Redfish requests", i, st.Logins, st.Connections, st.Requests)
+		t.Logf("BMC %d: %d logins, %d connections, %d Redfish requests, GETs %v", i, st.Logins, st.Connections, st.Requests, st.Gets)
 		if st.Logins != 1 {
 			t.Errorf("BMC %d: %d session logins from registration to available, want 1", i, st.Logins)
 		}

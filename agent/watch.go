@@ -10,7 +10,17 @@ import (
 // watch follows /v1/watch for the rack from the last index it applied. The
 // client fails over between member URLs; on errors it backs off with
 // jitter, so a coordinator outage is no busy loop. A change to a host's
-// spec, intents or deletion wakes that host at once.
+// spec, intents or deletion wakes that host at once. After an answer that
+// carried coalesceMinChanges hosts or more (a busy rack: registering) it
+// pauses Config.WatchCoalesce, so the changes meanwhile (mostly its own
+// status writes coming back) come in one answer, each host once; a quiet
+// rack's answers (a host or two: an intent, its acknowledgement) are
+// followed at once, so reaction to a single change is not delayed.
+// coalesceMinChanges is the size of a watch answer (hosts changed or
+// deleted) after which the watch pauses: more than a lone intent and its
+// acknowledgement.
+const coalesceMinChanges = 4
+
 func (s *session) watch() {
 	var index uint64
 	bo := newBackoff(100*time.Millisecond, 5*time.Second)
@@ -41,6 +51,9 @@ func (s *session) watch() {
 			s.a.keeper.renewNow()
 		}
 		s.syncedOnce.Do(func() { close(s.synced) })
+		if d := coalescePause(s.a.cfg.WatchCoalesce, resp); d > 0 {
+			sleepCtx(s.ctx, d)
+		}
 	}
 }
 
@@ -70,4 +83,13 @@ func (s *session) apply(resp *api.WatchResponse) {
 		s.store.remove(n)
 		s.queue.add(n)
 	}
+}
+
+// coalescePause is the pause after resp: d (Config.WatchCoalesce) after an
+// answer of coalesceMinChanges changes or more, else none.
+func coalescePause(d time.Duration, resp *api.WatchResponse) time.Duration {
+	if d <= 0 || len(resp.Hosts)+len(resp.Deleted) < coalesceMinChanges {
+		return 0
+	}
+	return d
 }

@@ -26,6 +26,7 @@ type fakeRF struct {
 	actions  map[string]func(f *fakeRF, body map[string]any) int // path → status
 	sessions bool                                                // serve session login
 	login    int                                                 // status a login gets (0: 201)
+	expand   int                                                 // status of a GET with $expand (0: the query is ignored)
 	tokens   map[string]bool
 	reqs     []string // "METHOD path auth" of every request
 	patches  []fakePatch
@@ -90,7 +91,11 @@ func (f *fakeRF) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			auth = "bad-basic"
 		}
 	}
-	f.reqs = append(f.reqs, r.Method+" "+p+" "+auth)
+	q := ""
+	if r.URL.RawQuery != "" {
+		q = "?" + r.URL.RawQuery
+	}
+	f.reqs = append(f.reqs, r.Method+" "+p+q+" "+auth)
 	if p == "/redfish/v1" && r.Method == http.MethodGet {
 		writeDoc(w, f.docs[p], f.etag(p))
 		return
@@ -129,6 +134,10 @@ func (f *fakeRF) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	case http.MethodGet:
+		if f.expand != 0 && r.URL.Query().Has("$expand") {
+			w.WriteHeader(f.expand)
+			return
+		}
 		if d, ok := f.docs[p]; ok {
 			writeDoc(w, d, f.etag(p))
 			return

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/stmcginnis/gofish/common"
 	"github.com/stmcginnis/gofish/redfish"
@@ -38,9 +39,9 @@ type rfSystemDoc struct {
 	PowerState                  string
 	Boot                        rfBootDoc
 	MemorySummary               struct{ TotalSystemMemoryGiB float64 }
-	Processors, Memory, Storage rfLink
-	SimpleStorage               rfLink
-	EthernetInterfaces          rfLink
+	Processors, Memory, Storage rfNavCollection
+	SimpleStorage               rfNavCollection
+	EthernetInterfaces          rfNavCollection
 	VirtualMedia                rfLink
 	Links                       struct{ ManagedBy []rfLink }
 }
@@ -65,6 +66,9 @@ type rfDiscovery struct {
 	bootModeAllowed        []string // the allowable values alone
 	bootModeProp           bool     // the system has BootSourceOverrideMode
 	sysVirtualMedia        string   // the system's VirtualMedia collection link
+	// expand is the $expand value inventory reads the system with ("" when
+	// the service advertises no "." expansion, or refused it once).
+	expand string
 
 	manager    *rfManagerDoc // the first manager, once read
 	vmediaDone bool          // the search below ran
@@ -129,6 +133,7 @@ func (c *Conn) discover(s *rfSession) (*rfDiscovery, error) {
 	d := &rfDiscovery{}
 	if svc := s.api.Service; svc != nil {
 		d.redfishVersion, d.vendor = svc.RedfishVersion, svc.Vendor
+		d.expand = expandValue(svc.ProtocolFeaturesSupported.ExpandQuery)
 	}
 	d.system = c.addressSystem()
 	if d.system == "" {
@@ -155,6 +160,7 @@ func (c *Conn) discover(s *rfSession) (*rfDiscovery, error) {
 		return nil, err
 	}
 	c.freshSys = &sys
+	c.invSys, c.invSysAt = &sys, time.Now()
 	for _, m := range sys.Links.ManagedBy {
 		d.managers = append(d.managers, m.ID)
 	}
@@ -208,6 +214,7 @@ func (c *Conn) managerDoc(s *rfSession, d *rfDiscovery) (*rfManagerDoc, error) {
 		return nil, err
 	}
 	d.manager = &m
+	c.invMgr, c.invMgrAt = &m, time.Now()
 	return d.manager, nil
 }
 
@@ -239,6 +246,7 @@ func (c *Conn) findVirtualMedia(s *rfSession, d *rfDiscovery) error {
 	<-mgrGot
 	if d.manager == nil && len(d.managers) > 0 && mgrErr == nil {
 		d.manager = &mgr
+		c.invMgr, c.invMgrAt = &mgr, time.Now()
 	}
 	if err != nil || ok {
 		d.vmediaDone = err == nil

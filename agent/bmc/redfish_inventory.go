@@ -2,11 +2,13 @@ package bmc
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/rackfence/rackfence/shared/api"
 )
@@ -23,14 +25,59 @@ func (c *Conn) Inventory(ctx context.Context) (*api.HardwareDetails, error) {
 	}
 	var hd *api.HardwareDetails
 	err := c.rfCall(ctx, "inventory", func(ctx context.Context, s *rfSession) error {
-		d, sys, err := c.discoveredSystem(s)
+		d, err := c.discover(s)
 		if err != nil {
 			return err
 		}
-		hd, err = fastInventory(s, d, sys)
+		sys, err := c.inventorySystem(s, d)
+		if err != nil {
+			return err
+		}
+		var mgr *rfManagerDoc
+		if time.Since(c.invMgrAt) < inventoryReuse {
+			mgr = c.invMgr
+		}
+		c.invMgr = nil
+		hd, err = fastInventory(s, d, sys, mgr)
 		return err
 	})
 	return hd, err
+}
+
+// inventoryReuse bounds the age of a system or manager document an
+// Inventory takes from the registration before it instead of reading it
+// again: registration to inspection takes milliseconds to seconds; a
+// re-inspection, an intent given later, always reads afresh.
+const inventoryReuse = 30 * time.Second
+
+// inventorySystem reads the system for inventory: expanded when the service
+// offers it (a refusal turns expansion off for this Conn and reads it
+// plainly), else the document discovery read on this Conn when this is its
+// first inventory (registration, then inspection), else a fresh GET.
+func (c *Conn) inventorySystem(s *rfSession, d *rfDiscovery) (*rfSystemDoc, error) {
+	var kept *rfSystemDoc
+	if time.Since(c.invSysAt) < inventoryReuse {
+		kept = c.invSys
+	}
+	c.invSys = nil
+	if d.expand != "" {
+		var sys rfSystemDoc
+		err := rfGet(s.api, d.system+"?$expand="+d.expand, &sys)
+		if err == nil {
+			c.freshSys = nil
+			return &sys, nil
+		}
+		if !expandRefused(err) {
+			return nil, err
+		}
+		c.opts.Logger.Debug("redfish $expand refused, reading inventory link by link", "bmc", c.addr, "expand", d.expand, "err", err.Error())
+		d.expand = ""
+	}
+	if kept != nil {
+		c.freshSys = nil
+		return kept, nil
+	}
+	return c.systemDoc(s, d)
 }
 
 // fastInventory walks the system in 4 rounds of parallel GETs (the system;
@@ -52,7 +99,10 @@ func (c *Conn) Inventory(ctx context.Context) (*api.HardwareDetails, error) {
 //     MAC; VLAN sub-interfaces (VLAN.VLANEnable, or EthernetInterfaceType
 //     Virtual) skipped;
 //   - firmware: BIOS (BiosVersion), then BMC (the manager's FirmwareVersion).
-func fastInventory(s *rfSession, d *rfDiscovery, sys *rfSystemDoc) (*api.HardwareDetails, error) {
+//
+// What the system document carries inline ($expand) is not read again; mgr,
+// when not nil, is the manager document read earlier in this registration.
+func fastInventory(s *rfSession, d *rfDiscovery, sys *rfSystemDoc, mgrDoc *rfManagerDoc) (*api.HardwareDetails, error) {
 	f := &rfFetcher{s: s}
 	hd := &api.HardwareDetails{Manufacturer: sys.Manufacturer, Model: sys.Model, SerialNumber: sys.SerialNumber,
 		BIOSVersion: sys.BiosVersion, SystemUUID: sys.UUID}
@@ -61,17 +111,20 @@ func fastInventory(s *rfSession, d *rfDiscovery, sys *rfSystemDoc) (*api.Hardwar
 	}
 
 	var (
-		procs, dimms, stors, simple, nics []string
+		procs, dimms, stors, simple, nics []rfMember
 		mgr                               rfManagerDoc
 		haveMemoryCollection              bool
 	)
 	round := f.group()
-	round.collection(sys.Processors.ID, &procs, nil)
-	round.collection(sys.Memory.ID, &dimms, &haveMemoryCollection)
-	round.collection(sys.Storage.ID, &stors, nil)
-	round.collection(sys.SimpleStorage.ID, &simple, nil)
-	round.collection(sys.EthernetInterfaces.ID, &nics, nil)
-	if len(d.managers) > 0 {
+	round.collection(sys.Processors, &procs, nil)
+	round.collection(sys.Memory, &dimms, &haveMemoryCollection)
+	round.collection(sys.Storage, &stors, nil)
+	round.collection(sys.SimpleStorage, &simple, nil)
+	round.collection(sys.EthernetInterfaces, &nics, nil)
+	switch {
+	case mgrDoc != nil:
+		mgr = *mgrDoc
+	case len(d.managers) > 0:
 		round.fetch(d.managers[0], &mgr)
 	}
 	if err := round.wait(); err != nil {
@@ -89,7 +142,7 @@ func fastInventory(s *rfSession, d *rfDiscovery, sys *rfSystemDoc) (*api.Hardwar
 		CapacityMiB, VolatileSizeMiB int
 		Status                       status
 	}
-	type stor struct{ Drives []rfLink }
+	type stor struct{ Drives []rfMember }
 	type simpleStor struct {
 		Devices []struct {
 			Name, Model   string
@@ -109,19 +162,19 @@ func fastInventory(s *rfSession, d *rfDiscovery, sys *rfSystemDoc) (*api.Hardwar
 	sss, ns := make([]simpleStor, len(simple)), make([]nic, len(nics))
 	round = f.group()
 	for i, p := range procs {
-		round.fetch(p, &ps[i])
+		round.member(p, &ps[i])
 	}
 	for i, p := range dimms {
-		round.fetch(p, &ds[i])
+		round.member(p, &ds[i])
 	}
 	for i, p := range stors {
-		round.fetch(p, &ss[i])
+		round.member(p, &ss[i])
 	}
 	for i, p := range simple {
-		round.fetch(p, &sss[i])
+		round.member(p, &sss[i])
 	}
 	for i, p := range nics {
-		round.fetch(p, &ns[i])
+		round.member(p, &ns[i])
 	}
 	if err := round.wait(); err != nil {
 		return nil, err
@@ -160,11 +213,9 @@ func fastInventory(s *rfSession, d *rfDiscovery, sys *rfSystemDoc) (*api.Hardwar
 		hd.Firmware = append(hd.Firmware, api.Firmware{Name: "BMC", Version: mgr.FirmwareVersion})
 	}
 
-	var drives []string
+	var drives []rfMember
 	for _, s := range ss {
-		for _, d := range s.Drives {
-			drives = append(drives, d.ID)
-		}
+		drives = append(drives, s.Drives...)
 	}
 	type drive struct {
 		ID            string `json:"Id"`
@@ -176,7 +227,7 @@ func fastInventory(s *rfSession, d *rfDiscovery, sys *rfSystemDoc) (*api.Hardwar
 	dr := make([]drive, len(drives))
 	round = f.group()
 	for i, p := range drives {
-		round.fetch(p, &dr[i])
+		round.member(p, &dr[i])
 	}
 	if err := round.wait(); err != nil {
 		return nil, err
@@ -238,15 +289,36 @@ func (g *rfGroup) fetch(path string, into any) {
 	g.do(func() error { return g.f.get(path, into) })
 }
 
-// collection reads the members of the collection at path; present, when
-// not nil, says whether the service served the collection.
-func (g *rfGroup) collection(path string, into *[]string, present *bool) {
-	if path == "" {
+// member decodes m's inline document into into, else GETs it.
+func (g *rfGroup) member(m rfMember, into any) {
+	if m.raw == nil {
+		g.fetch(m.ID, into)
+		return
+	}
+	if err := json.Unmarshal(m.raw, into); err != nil {
+		g.mu.Lock()
+		g.errs = append(g.errs, fmt.Errorf("%w: %s: %v", ErrFailed, m.ID, err))
+		g.mu.Unlock()
+	}
+}
+
+// collection reads the members of the collection n links to (inline when
+// the answer carried them); present, when not nil, says whether the
+// service served the collection.
+func (g *rfGroup) collection(n rfNavCollection, into *[]rfMember, present *bool) {
+	if n.Members != nil {
+		*into = *n.Members
+		if present != nil {
+			*present = true
+		}
+		return
+	}
+	if n.ID == "" {
 		return
 	}
 	g.do(func() error {
-		var col rfCollection
-		if err := g.f.get(path, &col); err != nil {
+		var col rfMemberCollection
+		if err := g.f.get(n.ID, &col); err != nil {
 			return err
 		}
 		g.mu.Lock()
@@ -254,9 +326,7 @@ func (g *rfGroup) collection(path string, into *[]string, present *bool) {
 		if present != nil {
 			*present = true
 		}
-		for _, m := range col.Members {
-			*into = append(*into, m.ID)
-		}
+		*into = append(*into, col.Members...)
 		return nil
 	})
 }

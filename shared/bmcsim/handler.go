@@ -32,6 +32,16 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	b.mu.Lock()
 	fault, wake := b.fault, b.faultCh
 	b.requests++
+	if r.Method == http.MethodGet {
+		if b.gets == nil {
+			b.gets = map[string]int{}
+		}
+		key := path
+		if x := r.URL.Query().Get("$expand"); x != "" {
+			key += "?$expand=" + x
+		}
+		b.gets[key]++
+	}
 	b.mu.Unlock()
 	switch fault {
 	case FaultHang:
@@ -210,6 +220,10 @@ func (s *Sim) serveRedfish(w http.ResponseWriter, r *http.Request, b *bmc, path 
 		return
 	}
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		if q := r.URL.Query(); q.Has("$expand") {
+			s.getExpanded(w, b, path, q)
+			return
+		}
 		s.get(w, b, path)
 		return
 	}

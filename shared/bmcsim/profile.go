@@ -110,6 +110,8 @@ type profile struct {
 	initSys []sysState
 	initMed []mediaState
 	fsys    []fixtureSystem
+	// expand is the $expand support the service root advertises.
+	expand expandSupport
 }
 
 type tmpl string
@@ -205,6 +207,7 @@ func (p *profile) link(f fixture) error {
 	if links, ok := root.tree["Links"].(map[string]any); ok {
 		p.sessions = odataID(links["Sessions"])
 	}
+	p.expand = parseExpandSupport(root.tree)
 	_, hasSS := root.tree["SessionService"]
 	if f.Profile.SessionService != (p.sessions != "" && hasSS) {
 		return fmt.Errorf("profile.sessionService is %v but the service root has SessionService %v and Links.Sessions %q",

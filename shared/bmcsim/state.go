@@ -1,6 +1,7 @@
 package bmcsim
 
 import (
+	"maps"
 	"path"
 	"strconv"
 	"sync"
@@ -42,6 +43,9 @@ type State struct {
 	Requests      int `json:"requests"`
 	TLSHandshakes int `json:"tlsHandshakes"`
 	TLSResumed    int `json:"tlsResumed"`
+	// Gets counts GET requests per path (trailing slash trimmed), answered
+	// or not: how a test tells a client reading the same document twice.
+	Gets map[string]int `json:"gets,omitempty"`
 	// Systems is every ComputerSystem, in the profile's order (Power,
 	// BootOverride and LastBoot above are Systems[0]'s).
 	Systems []SystemState `json:"systems"`
@@ -100,6 +104,7 @@ type bmc struct {
 	logins    int
 	conns     int
 	requests  int
+	gets      map[string]int
 	tlsFull   int
 	tlsResume int
 	fault     string
@@ -162,7 +167,8 @@ func (b *bmc) state() State {
 	defer b.mu.Unlock()
 	st := State{Index: b.index, Port: b.port, MAC: b.systemMAC(0), BMCResets: b.resets, Fault: b.fault,
 		Sessions: len(b.sessions), Mutations: b.mutations, Logins: b.logins,
-		Connections: b.conns, Requests: b.requests, TLSHandshakes: b.tlsFull + b.tlsResume, TLSResumed: b.tlsResume}
+		Connections: b.conns, Requests: b.requests, TLSHandshakes: b.tlsFull + b.tlsResume, TLSResumed: b.tlsResume,
+		Gets: maps.Clone(b.gets)}
 	for j, s := range b.sys {
 		r := b.prof.systems[j]
 		st.Systems = append(st.Systems, SystemState{ID: path.Base(r.path), Path: r.path, Power: onOff(s.power),

@@ -26,6 +26,19 @@ const (
 // more than they bring (agent/DESIGN.md).
 const maxWorkers = 10000
 
+// watchCoalesce maps --watch-coalesce to agent.Config.WatchCoalesce: 0
+// (no pause) is negative there, where 0 takes the default.
+func watchCoalesce(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
+
+// maxProcs bounds --max-procs (Go's own bound on GOMAXPROCS is higher; no
+// agent needs more).
+const maxProcs = 1024
+
 // Config is rackfence-agent's configuration: one field a flag (every flag
 // also reads RACKFENCE_<FLAG>, shared/envflag). Defaults come from the
 // agent, agent/bmc, agent/hoststate and shared/client packages' Default*
@@ -57,6 +70,11 @@ type Config struct {
 	ironicRedfishInspect, ironicRedfishVMedia string
 	// workers is the number of concurrent host reconciles, 1..maxWorkers.
 	workers int
+	// watchCoalesce is the pause after a watch answer with changes (0: none).
+	watchCoalesce time.Duration
+	// maxProcs is GOMAXPROCS (0: Go's default, one per CPU), unless the
+	// GOMAXPROCS environment variable is set.
+	maxProcs int
 	// leaseTTL is the rack lease TTL asked for; at least 1s.
 	leaseTTL time.Duration
 	// metricsAddr serves /metrics (and /debug/pprof/ with --pprof); empty:
@@ -114,12 +132,14 @@ func (c *Config) Flags() *pflag.FlagSet {
 	fs.StringVar(&c.ironicRedfishInspect, "ironic-redfish-inspect", "", "inspect interface of Redfish hosts' Ironic nodes: redfish (Ironic reads CPUs, memory, disk size through its Redfish client), no-inspect (the agent reads the BMC inventory); empty: redfish when Ironic enables it")
 	fs.StringVar(&c.ironicRedfishVMedia, "ironic-redfish-virtual-media", "", "on: deploy Redfish hosts through Ironic with redfish-virtual-media boot and ramdisk deploy (image.url is a bootable ISO the BMC inserts); off: Ironic's default interfaces; empty: on when Ironic enables both")
 	fs.IntVar(&c.workers, "workers", agent.DefaultWorkers, "concurrent host reconciles (the default brings 1,000 hosts behind 200 ms BMCs to available within 30 s; raise it for larger racks or slower BMCs)")
+	fs.IntVar(&c.maxProcs, "max-procs", agent.DefaultMaxProcs, "CPUs running the agent's Go code at once (GOMAXPROCS; 0: one per CPU); the GOMAXPROCS environment variable, when set, takes precedence. The agent mostly waits on BMCs: one is cheapest in CPU per host")
 	fs.DurationVar(&c.leaseTTL, "lease-ttl", agent.DefaultLeaseTTL, "rack lease TTL")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve Prometheus /metrics on this address (e.g. 127.0.0.1:9490); empty: off")
 	fs.StringVar(&c.auditFile, "audit-file", "", "append one JSON line per guarded (mutating) call to this file; empty: off")
 	fs.DurationVar(&c.bmcTimeout, "bmc-timeout", bmc.DefaultTimeout, "bound of one read-only BMC call (login, power read, inventory)")
 	fs.DurationVar(&c.mutationTimeout, "mutation-timeout", 0, "bound of one mutating BMC or Ironic call; it runs only if the lease stays valid for all of it (0: (lease TTL - margin)/2, 4.5s at the default TTL)")
 	fs.DurationVar(&c.statusRefresh, "status-refresh", agent.DefaultStatusRefresh, "write an unchanged host status again this often, so a stale agent shows in lastUpdated")
+	fs.DurationVar(&c.watchCoalesce, "watch-coalesce", agent.DefaultWatchCoalesce, "pause after a watch answer carrying changes before asking again, so the rack's changes meanwhile (mostly the agent's own status writes) come in one answer; it adds up to this much to the reaction to a spec or intent change (0: no pause)")
 	fs.BoolVar(&c.statusPerHost, "status-per-host", false, "write each host's status with its own request (PUT /v1/hosts/{name}/status) instead of one request per rack; the agent falls back to this by itself against a coordinator without the rack endpoint")
 	fs.DurationVar(&c.shutdownGrace, "shutdown-grace", agent.DefaultShutdownGrace, "on SIGTERM, wait this long for in-flight calls before abandoning them and releasing the lease")
 	fs.DurationVar(&c.backoffBase, "error-backoff-base", hoststate.DefaultBackoffBase, "unit of the error backoff: retry n waits base*2^n minus up to half")
@@ -163,6 +183,9 @@ func (c *Config) Validate() error {
 	if c.workers < 1 || c.workers > maxWorkers {
 		return fmt.Errorf("--workers %d is out of range: use 1 to %d (default %d)", c.workers, maxWorkers, agent.DefaultWorkers)
 	}
+	if c.maxProcs < 0 || c.maxProcs > maxProcs {
+		return fmt.Errorf("--max-procs %d is out of range: use 0 (one per CPU) to %d (default %d)", c.maxProcs, maxProcs, agent.DefaultMaxProcs)
+	}
 	switch c.provisioner {
 	case provDirect:
 	case provIronic:
@@ -183,7 +206,7 @@ func (c *Config) Validate() error {
 		v    time.Duration
 	}{{"bmc-timeout", c.bmcTimeout}, {"mutation-timeout", c.mutationTimeout}, {"status-refresh", c.statusRefresh},
 		{"shutdown-grace", c.shutdownGrace}, {"error-backoff-base", c.backoffBase}, {"transient-retry", c.transientRetry},
-		{"soft-power-off-timeout", c.softOffTimeout}, {"poll-interval", c.pollInterval}} {
+		{"soft-power-off-timeout", c.softOffTimeout}, {"poll-interval", c.pollInterval}, {"watch-coalesce", c.watchCoalesce}} {
 		if d.v < 0 {
 			return fmt.Errorf("--%s %s is negative: use a positive duration (0 takes the default)", d.flag, d.v)
 		}

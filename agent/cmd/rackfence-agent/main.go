@@ -44,6 +44,7 @@ const (
 )
 
 func serve(ctx context.Context, o *Config, log *slog.Logger) error {
+	applyMaxProcs(o.maxProcs, log)
 	tokenFile, token, err := agent.NewTokenFile(o.tokenFile, nil, log)
 	if err != nil {
 		return err
@@ -97,7 +98,8 @@ func serve(ctx context.Context, o *Config, log *slog.Logger) error {
 	a, err := agent.New(agent.Config{
 		Client: c, Rack: o.rack, AgentID: o.agentID, Workers: o.workers, LeaseTTL: o.leaseTTL,
 		StatusRefresh: o.statusRefresh, ShutdownGrace: o.shutdownGrace, StatusPerHost: o.statusPerHost,
-		Holder: holder, Guard: g, Provisioner: prov, Metrics: metrics, Logger: log,
+		WatchCoalesce: watchCoalesce(o.watchCoalesce),
+		Holder:        holder, Guard: g, Provisioner: prov, Metrics: metrics, Logger: log,
 		StateMachine: hoststate.Config{BackoffBase: o.backoffBase, TransientRetry: o.transientRetry, MaxTransientFailures: o.maxTransient,
 			SoftPowerOffTimeout: o.softOffTimeout, PollInterval: o.pollInterval},
 		OnRunning: func() { daemon.Ready(log) },

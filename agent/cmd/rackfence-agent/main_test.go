@@ -59,6 +59,8 @@ func TestBadFlagsFailBeforeAnyRequest(t *testing.T) {
 		{"unknown flag", []string{"--sideways"}, 2},
 		{"bad provisioner", append(base, "--provisioner", "magic"), 2},
 		{"zero workers", append(base, "--workers", "0"), 2},
+		{"negative max procs", append(base, "--max-procs", "-1"), 2},
+		{"too many max procs", append(base, "--max-procs", "5000"), 2},
 		{"short ttl", append(base, "--lease-ttl", "100ms"), 2},
 		{"ironic without url", append(base, "--provisioner", "ironic"), 2},
 		{"bad log level", append(base, "--log-level", "loud"), 2},
