@@ -13,11 +13,11 @@ DURATION ?= 5m
 all: build
 
 # The version every binary prints with --version and sends in its
-# User-Agent (shared/version): git describe of the checkout, and its commit.
+# User-Agent (internal/version): git describe of the checkout, and its commit.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
-LDFLAGS := -X github.com/rackfence/rackfence/shared/version.Version=$(VERSION) \
-           -X github.com/rackfence/rackfence/shared/version.Commit=$(COMMIT)
+LDFLAGS := -X github.com/rackfence/rackfence/internal/version.Version=$(VERSION) \
+           -X github.com/rackfence/rackfence/internal/version.Commit=$(COMMIT)
 
 build:
 	@mkdir -p $(BIN)
@@ -47,7 +47,7 @@ test-short:
 fuzz:
 	@GO=$(GO) FUZZTIME=$(FUZZTIME) ./deploy/fuzz.sh
 
-# chaos: the partition harness (shared/testenv/chaos; root, iproute2 and
+# chaos: the partition harness (testkit/chaos; root, iproute2 and
 # nftables). Prints each run directory and the checkers' summary; exits 1
 # on a violation. make chaos SEED=7 SEEDS=50 DURATION=5m is the campaign.
 chaos: build
@@ -72,6 +72,6 @@ clean:
 	rm -rf $(BIN) .demo dist
 
 # unused: exported functions and methods nothing in the module refers to
-# (shared/testenv/unused; part of make test too, skipped by test-short).
+# (testkit/unused; part of make test too, skipped by test-short).
 unused:
-	$(GO) test -count=1 -run 'TestNoUnusedExports|TestFindReportsUnused' ./shared/testenv/unused
+	$(GO) test -count=1 -run 'TestNoUnusedExports|TestFindReportsUnused' ./testkit/unused

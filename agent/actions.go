@@ -9,12 +9,12 @@ import (
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/hoststate"
 	"github.com/rackfence/rackfence/agent/provisioner"
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // runAction runs one state-machine action through the provisioner and
 // turns its result into the Outcome the next Step reads.
-func (s *session) runAction(name string, h api.Host, st *api.HostStatus, act hoststate.Action) hoststate.Outcome {
+func (s *session) runAction(name string, h wire.Host, st *wire.HostStatus, act hoststate.Action) hoststate.Outcome {
 	out := hoststate.Outcome{Action: act}
 	// A paused or partitioned agent finds out here, before any call: read
 	// calls are skipped too, mutations are refused again by the guard.

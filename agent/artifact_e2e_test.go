@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // TestImageCacheProcess: rackfence-agent started with --artifact-addr and
@@ -42,17 +42,17 @@ func TestImageCacheProcess(t *testing.T) {
 	e.startAgent("r1", "a1", "--metrics-addr", maddr, "--artifact-addr", art,
 		"--image-cache-dir", filepath.Join(e.dir, "imagecache"), "--image-cache-size", "64MiB")
 	for _, n := range []string{"c0", "c1"} {
-		e.waitHost(n, 60*time.Second, "available", stateIs(api.StateAvailable, api.OpOK))
+		e.waitHost(n, 60*time.Second, "available", stateIs(wire.StateAvailable, wire.OpOK))
 	}
 	h := e.host("c0")
-	h.Image = &api.Image{URL: origin.URL + "/os.iso", Checksum: good, ChecksumType: api.ChecksumSHA256}
+	h.Image = &wire.Image{URL: origin.URL + "/os.iso", Checksum: good, ChecksumType: wire.ChecksumSHA256}
 	e.apply(h)
 	bad := e.host("c1")
 	wrong := strings.Repeat("ab", 32)
-	bad.Image = &api.Image{URL: origin.URL + "/os.iso?v=2", Checksum: wrong}
+	bad.Image = &wire.Image{URL: origin.URL + "/os.iso?v=2", Checksum: wrong}
 	e.apply(bad)
 
-	e.waitHost("c0", 60*time.Second, "provisioned", stateIs(api.StateProvisioned, api.OpOK))
+	e.waitHost("c0", 60*time.Second, "provisioned", stateIs(wire.StateProvisioned, wire.OpOK))
 	st, err := e.simState(0)
 	if err != nil {
 		t.Fatal(err)
@@ -75,8 +75,8 @@ func TestImageCacheProcess(t *testing.T) {
 		t.Errorf("the origin served the good image %d times, want 1 (the BMC read the rack's copy)", n)
 	}
 
-	failed := e.waitHost("c1", 60*time.Second, "provisioning error", func(h *api.Host) error {
-		if h.Status == nil || h.Status.ErrorType != api.ErrProvisioning {
+	failed := e.waitHost("c1", 60*time.Second, "provisioning error", func(h *wire.Host) error {
+		if h.Status == nil || h.Status.ErrorType != wire.ErrProvisioning {
 			return fmt.Errorf("status %+v", h.Status)
 		}
 		return nil

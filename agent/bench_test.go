@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // BenchmarkThousandHosts measures how long 1,000 new hosts take to become
@@ -58,7 +58,7 @@ func BenchmarkDetachLatency(b *testing.B) {
 		var lat []time.Duration
 		for j := 0; j < 200; j++ {
 			name := fmt.Sprintf("h%04d", j*5)
-			if _, err := e.admin.Detach(ctx(b), name, api.IntentRequest{Reason: "bench"}); err != nil {
+			if _, err := e.admin.Detach(ctx(b), name, wire.IntentRequest{Reason: "bench"}); err != nil {
 				b.Fatal(err)
 			}
 			answered := time.Now()
@@ -121,7 +121,7 @@ func (e *env) timeToAvailable(tb testing.TB, n int, workers string, extra ...str
 	a := e.startAgent("r1", "bench", args...)
 	deadline := time.Now().Add(20 * time.Minute)
 	for {
-		l, err := e.admin.ListHosts(ctx(tb), client.HostFilter{Rack: "r1", State: api.StateAvailable})
+		l, err := e.admin.ListHosts(ctx(tb), client.HostFilter{Rack: "r1", State: wire.StateAvailable})
 		if err == nil && len(l.Items) >= n {
 			return time.Since(start), a
 		}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/rackfence/rackfence/agent/hoststate"
 	"github.com/rackfence/rackfence/agent/provisioner"
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // dataMaxAge is how long a revealed data record is reused: hosts
@@ -25,8 +25,8 @@ const dataMaxAge = 30 * time.Second
 // of them (nothing is provisioned half-configured); registering,
 // inspecting and providing boot the deploy ramdisk, which needs only its
 // own network data. Other actions need none.
-func dataFor(h *api.Host, act hoststate.Action) []api.SecretRef {
-	var out []api.SecretRef
+func dataFor(h *wire.Host, act hoststate.Action) []wire.SecretRef {
+	var out []wire.SecretRef
 	for _, r := range h.SecretRefs() {
 		switch {
 		case act == hoststate.ActionProvision:
@@ -45,7 +45,7 @@ func dataFor(h *api.Host, act hoststate.Action) []api.SecretRef {
 // or holds invalid JSON fails the action (counted, retried with backoff)
 // with an error naming the record and key and what to do; the provisioner
 // is then not called at all.
-func (s *session) resolveData(ctx context.Context, h *api.Host, act hoststate.Action, ph *provisioner.Host) error {
+func (s *session) resolveData(ctx context.Context, h *wire.Host, act hoststate.Action, ph *provisioner.Host) error {
 	for _, r := range dataFor(h, act) {
 		b, err := s.dataValue(ctx, r)
 		if err != nil {
@@ -73,7 +73,7 @@ func (s *session) resolveData(ctx context.Context, h *api.Host, act hoststate.Ac
 
 // dataValue reads one record's content for ref: its key ref.Key, or its
 // lone key "value". A record that fails is dropped from the cache.
-func (s *session) dataValue(ctx context.Context, r api.SecretRef) ([]byte, error) {
+func (s *session) dataValue(ctx context.Context, r wire.SecretRef) ([]byte, error) {
 	b, err := s.readData(ctx, r)
 	if err != nil {
 		// The operator fixes the record next: read it afresh on the retry.
@@ -82,7 +82,7 @@ func (s *session) dataValue(ctx context.Context, r api.SecretRef) ([]byte, error
 	return b, err
 }
 
-func (s *session) readData(ctx context.Context, r api.SecretRef) ([]byte, error) {
+func (s *session) readData(ctx context.Context, r wire.SecretRef) ([]byte, error) {
 	cr, err := s.a.creds.record(ctx, r.Name, dataMaxAge)
 	switch {
 	case err == nil:
@@ -98,15 +98,15 @@ func (s *session) readData(ctx context.Context, r api.SecretRef) ([]byte, error)
 	v, ok := cr.Data[r.Key]
 	key := r.Key
 	if !ok {
-		if lone, has := cr.Data[api.DataKeyValue]; has && len(cr.Data) == 1 {
-			v, ok, key = lone, true, api.DataKeyValue
+		if lone, has := cr.Data[wire.DataKeyValue]; has && len(cr.Data) == 1 {
+			v, ok, key = lone, true, wire.DataKeyValue
 		}
 	}
 	if !ok {
 		return nil, fmt.Errorf("%w: %s: secret %q has no key %q (it has %s); set it with: rackfencectl credentials set %s --from-file %s=PATH",
 			provisioner.ErrFailed, r.Field, r.Name, r.Key, keyList(cr.Data), r.Name, r.Key)
 	}
-	if r.Key == api.DataKeyUserData {
+	if r.Key == wire.DataKeyUserData {
 		return []byte(v), nil
 	}
 	// Network data and meta data are JSON objects.

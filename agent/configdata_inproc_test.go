@@ -10,7 +10,7 @@ import (
 
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/agent/provisioner/fake"
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // recordingProv hands every call to the fake and keeps the last Host each
@@ -46,8 +46,8 @@ func (p *recordingProv) Provision(ctx context.Context, h provisioner.Host) (prov
 
 // errorHas is a WaitHost condition: the host reports an error containing
 // every one of parts.
-func errorHas(parts ...string) func(h *api.Host) error {
-	return func(h *api.Host) error {
+func errorHas(parts ...string) func(h *wire.Host) error {
+	return func(h *wire.Host) error {
 		if h.Status == nil || h.Status.ErrorMessage == "" {
 			return fmt.Errorf("no error yet (status %+v)", h.Status)
 		}
@@ -76,7 +76,7 @@ func TestConfigDataReachesTheProvisioner(t *testing.T) {
 	ctx := ctxT(t)
 	set := func(name string, data map[string]string) {
 		t.Helper()
-		if err := c.Admin.SetCredentials(ctx, name, api.Credentials{Data: data}); err != nil {
+		if err := c.Admin.SetCredentials(ctx, name, wire.Credentials{Data: data}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -88,14 +88,14 @@ func TestConfigDataReachesTheProvisioner(t *testing.T) {
 	// The ramdisk's network data is needed from registration on: missing,
 	// the host waits and nothing is registered.
 	h := fakeHost("d0", "r1", 0)
-	h.PreprovisioningNetworkData = &api.SecretReference{Name: "pnd"}
+	h.PreprovisioningNetworkData = &wire.SecretReference{Name: "pnd"}
 	c.Apply(h)
 	c.WaitHost("d0", waitLong, "the missing record reported", errorHas(`secret "pnd" not found`, "rackfencectl credentials set pnd --from-file networkData=PATH"))
 	if n := countOps(r.prov.CallsOf("d0"), fake.OpRegister); n != 0 {
 		t.Fatalf("registered %d times without the ramdisk's network data", n)
 	}
 	set("pnd", map[string]string{"value": pnd}) // a lone "value" key
-	c.WaitHost("d0", waitLong, "available", stateIs(api.StateAvailable, api.OpOK))
+	c.WaitHost("d0", waitLong, "available", stateIs(wire.StateAvailable, wire.OpOK))
 	if got, _ := rec.got("d0", "register"); string(got.PreprovisioningNetworkData) != pnd || got.ConfigDrive != nil {
 		t.Fatalf("register got %q, config drive %+v", got.PreprovisioningNetworkData, got.ConfigDrive)
 	}
@@ -105,10 +105,10 @@ func TestConfigDataReachesTheProvisioner(t *testing.T) {
 	set("ud", map[string]string{"userData": ud})
 	set("nd", map[string]string{"networkData": "{not json"})
 	set("md", map[string]string{"other": "x"})
-	h.Image = &api.Image{URL: "http://images.example/os.iso"}
-	h.UserData = &api.SecretReference{Name: "ud"}
-	h.NetworkData = &api.SecretReference{Name: "nd"}
-	h.MetaData = &api.SecretReference{Name: "md"}
+	h.Image = &wire.Image{URL: "http://images.example/os.iso"}
+	h.UserData = &wire.SecretReference{Name: "ud"}
+	h.NetworkData = &wire.SecretReference{Name: "nd"}
+	h.MetaData = &wire.SecretReference{Name: "md"}
 	c.Apply(h)
 	c.WaitHost("d0", waitLong, "invalid network data reported", errorHas(`networkData`, `secret "nd"`, "not valid JSON"))
 	set("nd", map[string]string{"networkData": nd})
@@ -118,11 +118,11 @@ func TestConfigDataReachesTheProvisioner(t *testing.T) {
 	if n := countOps(r.prov.CallsOf("d0"), fake.OpProvision); n != 0 {
 		t.Fatalf("provisioned %d times half-configured", n)
 	}
-	if st := c.Host("d0").Status; st.ProvisioningState != api.StateProvisioning {
+	if st := c.Host("d0").Status; st.ProvisioningState != wire.StateProvisioning {
 		t.Fatalf("state %s while a record is wrong, want provisioning", st.ProvisioningState)
 	}
 	set("md", map[string]string{"metaData": md})
-	c.WaitHost("d0", waitLong, "provisioned", stateIs(api.StateProvisioned, api.OpOK))
+	c.WaitHost("d0", waitLong, "provisioned", stateIs(wire.StateProvisioned, wire.OpOK))
 	got, ok := rec.got("d0", "provision")
 	if !ok || got.ConfigDrive == nil {
 		t.Fatalf("provision got no config drive: %+v", got)

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // TestBMCConnectionsPerHost takes hosts from registration to available with
@@ -22,7 +22,7 @@ func TestBMCConnectionsPerHost(t *testing.T) {
 	}
 	e.startAgent("r1", "a1")
 	for i := 0; i < n; i++ {
-		e.waitHost(fmt.Sprintf("h%02d", i), 120*time.Second, "available", stateIs(api.StateAvailable, api.OpOK))
+		e.waitHost(fmt.Sprintf("h%02d", i), 120*time.Second, "available", stateIs(wire.StateAvailable, wire.OpOK))
 	}
 	for i := 0; i < n; i++ {
 		st, err := e.simState(i)

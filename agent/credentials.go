@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/agent/provisioner"
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // credCache keeps revealed credentials records per name, so 1,000 hosts
@@ -26,7 +26,7 @@ type credCache struct {
 
 type credCall struct {
 	done chan struct{}
-	cr   *api.Credentials
+	cr   *wire.Credentials
 	err  error // the coordinator's answer, unclassified
 	at   time.Time
 }
@@ -56,7 +56,7 @@ func (cc *credCache) get(ctx context.Context, name string) (string, string, erro
 
 // record returns the revealed record name, from the cache unless the
 // entry is older than maxAge (0: any age). A failed read is not kept.
-func (cc *credCache) record(ctx context.Context, name string, maxAge time.Duration) (*api.Credentials, error) {
+func (cc *credCache) record(ctx context.Context, name string, maxAge time.Duration) (*wire.Credentials, error) {
 	cc.mu.Lock()
 	call, ok := cc.m[name]
 	if ok && maxAge > 0 {

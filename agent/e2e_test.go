@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/internal/procnet"
 	"github.com/rackfence/rackfence/shared/client"
-	"github.com/rackfence/rackfence/shared/procnet"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // These tests run real processes: rackfence-coordinator, rackfence-bmcsim
@@ -22,13 +22,13 @@ import (
 // through virtual media work.
 func TestLifecycle(t *testing.T) {
 	e := newEnv(t, envOpts{bmcs: 21})
-	if err := e.admin.SetCredentials(ctx(t), "wrong", api.Credentials{Username: "admin", Password: "nope"}); err != nil {
+	if err := e.admin.SetCredentials(ctx(t), "wrong", wire.Credentials{Username: "admin", Password: "nope"}); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 20; i++ {
 		e.apply(e.hostSpec(fmt.Sprintf("h%02d", i), "r1", i))
 	}
-	e.apply(&api.Host{Name: "bare", Rack: "r1"})
+	e.apply(&wire.Host{Name: "bare", Rack: "r1"})
 	bad := e.hostSpec("badcreds", "r1", 20)
 	bad.BMC.Credentials = "wrong"
 	e.apply(bad)
@@ -36,7 +36,7 @@ func TestLifecycle(t *testing.T) {
 	e.startAgent("r1", "a1", "--error-backoff-base", "200ms")
 
 	for i := 0; i < 20; i++ {
-		h := e.waitHost(fmt.Sprintf("h%02d", i), 90*time.Second, "available", stateIs(api.StateAvailable, api.OpOK))
+		h := e.waitHost(fmt.Sprintf("h%02d", i), 90*time.Second, "available", stateIs(wire.StateAvailable, wire.OpOK))
 		if h.Status.HardwareDetails == nil || len(h.Status.HardwareDetails.NICs) == 0 {
 			t.Errorf("%s is available without hardware details from inspection: %+v", h.Name, h.Status.HardwareDetails)
 		}
@@ -47,9 +47,9 @@ func TestLifecycle(t *testing.T) {
 			t.Errorf("%s is available without the BMC details registration learnt: %+v", h.Name, h.Status.BMCDetails)
 		}
 	}
-	e.waitHost("bare", 30*time.Second, "unmanaged", stateIs(api.StateUnmanaged, api.OpDiscovered))
-	first := e.waitHost("badcreds", 30*time.Second, "registration error", func(h *api.Host) error {
-		if h.Status == nil || h.Status.ErrorType != api.ErrRegistration || h.Status.ErrorCount < 1 {
+	e.waitHost("bare", 30*time.Second, "unmanaged", stateIs(wire.StateUnmanaged, wire.OpDiscovered))
+	first := e.waitHost("badcreds", 30*time.Second, "registration error", func(h *wire.Host) error {
+		if h.Status == nil || h.Status.ErrorType != wire.ErrRegistration || h.Status.ErrorCount < 1 {
 			return fmt.Errorf("status %+v", h.Status)
 		}
 		return nil
@@ -57,7 +57,7 @@ func TestLifecycle(t *testing.T) {
 	if strings.Contains(first.Status.ErrorMessage, "nope") {
 		t.Errorf("the error message leaks the password: %q", first.Status.ErrorMessage)
 	}
-	e.waitHost("badcreds", 60*time.Second, "a growing errorCount", func(h *api.Host) error {
+	e.waitHost("badcreds", 60*time.Second, "a growing errorCount", func(h *wire.Host) error {
 		if h.Status.ErrorCount <= first.Status.ErrorCount {
 			return fmt.Errorf("errorCount still %d", h.Status.ErrorCount)
 		}
@@ -66,9 +66,9 @@ func TestLifecycle(t *testing.T) {
 
 	// Provision h00 through virtual media, then deprovision it.
 	h := e.host("h00")
-	h.Image = &api.Image{URL: "http://images.example/ubuntu.iso", Checksum: "sha256:00"}
+	h.Image = &wire.Image{URL: "http://images.example/ubuntu.iso", Checksum: "sha256:00"}
 	e.apply(h)
-	e.waitHost("h00", 60*time.Second, "provisioned", stateIs(api.StateProvisioned, api.OpOK))
+	e.waitHost("h00", 60*time.Second, "provisioned", stateIs(wire.StateProvisioned, wire.OpOK))
 	st, err := e.simState(0)
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +82,7 @@ func TestLifecycle(t *testing.T) {
 	h = e.host("h00")
 	h.Image = nil
 	e.apply(h)
-	e.waitHost("h00", 60*time.Second, "available again", stateIs(api.StateAvailable, api.OpOK))
+	e.waitHost("h00", 60*time.Second, "available again", stateIs(wire.StateAvailable, wire.OpOK))
 	st, _ = e.simState(0)
 	if st.Media.Inserted {
 		t.Fatalf("after deprovisioning, BMC 0 is %+v; want the media ejected", st)
@@ -112,13 +112,13 @@ func TestDetachAttach(t *testing.T) {
 	e.apply(e.hostSpec("d0", "r1", 0))
 	e.apply(e.hostSpec("d1", "r1", 1))
 	e.startAgent("r1", "a1")
-	e.waitHost("d0", 60*time.Second, "available", stateIs(api.StateAvailable, api.OpOK))
-	e.waitHost("d1", 60*time.Second, "available", stateIs(api.StateAvailable, api.OpOK))
+	e.waitHost("d0", 60*time.Second, "available", stateIs(wire.StateAvailable, wire.OpOK))
+	e.waitHost("d1", 60*time.Second, "available", stateIs(wire.StateAvailable, wire.OpOK))
 
-	if _, err := e.admin.Detach(ctx(t), "d0", api.IntentRequest{Reason: "test"}); err != nil {
+	if _, err := e.admin.Detach(ctx(t), "d0", wire.IntentRequest{Reason: "test"}); err != nil {
 		t.Fatal(err)
 	}
-	h := e.waitHost("d0", 30*time.Second, "detach acknowledged", func(h *api.Host) error {
+	h := e.waitHost("d0", 30*time.Second, "detach acknowledged", func(h *wire.Host) error {
 		if h.Intents == nil || h.Intents.Detach == nil || !h.Intents.Detach.Acknowledged {
 			return fmt.Errorf("intents %+v", h.Intents)
 		}
@@ -127,7 +127,7 @@ func TestDetachAttach(t *testing.T) {
 	if h.Intents.Detach.AckEpoch == 0 {
 		t.Errorf("the ack carries no epoch: %+v", h.Intents.Detach)
 	}
-	e.waitHost("d0", 30*time.Second, "operational status detached", stateIs(api.StateAvailable, api.OpDetached))
+	e.waitHost("d0", 30*time.Second, "operational status detached", stateIs(wire.StateAvailable, wire.OpDetached))
 	before := len(e.auditLines(0))
 
 	// Spec changes while detached: power off, then an image. Nothing may
@@ -135,16 +135,16 @@ func TestDetachAttach(t *testing.T) {
 	for _, n := range []string{"d0", "d1"} {
 		h := e.host(n)
 		h.Online = false
-		h.Image = &api.Image{URL: "http://images.example/x.iso"}
+		h.Image = &wire.Image{URL: "http://images.example/x.iso"}
 		e.apply(h)
 	}
-	e.waitHost("d1", 60*time.Second, "provisioned", stateIs(api.StateProvisioned, ""))
+	e.waitHost("d1", 60*time.Second, "provisioned", stateIs(wire.StateProvisioned, ""))
 	// Marker: a later change of d1 reaches BMC 1 (a power-on audited
 	// there), so the agent has long taken in d0's earlier change.
 	d1 := e.host("d1")
 	d1.Online = true
 	e.apply(d1)
-	e.waitHost("d1", 60*time.Second, "powered on again", func(h *api.Host) error {
+	e.waitHost("d1", 60*time.Second, "powered on again", func(h *wire.Host) error {
 		if !h.Status.PoweredOn {
 			return fmt.Errorf("still off")
 		}
@@ -153,15 +153,15 @@ func TestDetachAttach(t *testing.T) {
 	if after := e.auditLines(0); len(after) != before {
 		t.Fatalf("BMC 0 saw %d mutating calls while its host was detached: %+v", len(after)-before, after[before:])
 	}
-	if h := e.host("d0"); h.Status.OperationalStatus != api.OpDetached {
+	if h := e.host("d0"); h.Status.OperationalStatus != wire.OpDetached {
 		t.Fatalf("d0 left detached by itself: %+v", h.Status)
 	}
 
 	if err := e.admin.Attach(ctx(t), "d0"); err != nil {
 		t.Fatal(err)
 	}
-	e.waitHost("d0", 60*time.Second, "back under management", func(h *api.Host) error {
-		if h.Status == nil || h.Status.OperationalStatus == api.OpDetached {
+	e.waitHost("d0", 60*time.Second, "back under management", func(h *wire.Host) error {
+		if h.Status == nil || h.Status.OperationalStatus == wire.OpDetached {
 			return fmt.Errorf("still %+v", h.Status)
 		}
 		if h.Intents != nil && h.Intents.Detach != nil {
@@ -169,7 +169,7 @@ func TestDetachAttach(t *testing.T) {
 		}
 		return nil
 	})
-	e.waitHost("d0", 60*time.Second, "provisioned after attach", stateIs(api.StateProvisioned, api.OpOK))
+	e.waitHost("d0", 60*time.Second, "provisioned after attach", stateIs(wire.StateProvisioned, wire.OpOK))
 }
 
 // TestResumeRetriesAtOnce: a BMC refusing the credentials puts the host in
@@ -180,7 +180,7 @@ func TestResumeRetriesAtOnce(t *testing.T) {
 	e.simFault(0, "refuse-auth")
 	e.apply(e.hostSpec("r0", "r1", 0))
 	e.startAgent("r1", "a1")
-	e.waitHost("r0", 60*time.Second, "in error", func(h *api.Host) error {
+	e.waitHost("r0", 60*time.Second, "in error", func(h *wire.Host) error {
 		if h.Status == nil || h.Status.ErrorCount < 1 {
 			return fmt.Errorf("status %+v", h.Status)
 		}
@@ -188,13 +188,13 @@ func TestResumeRetriesAtOnce(t *testing.T) {
 	})
 	e.simFault(0, "none")
 	requireBackoffAhead(t, e.host("r0"), 15*time.Second)
-	if _, err := e.admin.Resume(ctx(t), "r0", api.IntentRequest{}); err != nil {
+	if _, err := e.admin.Resume(ctx(t), "r0", wire.IntentRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	// The default backoff after the first error is at least 30 s; resume
 	// must retry right away.
 	start := time.Now()
-	e.waitHost("r0", 25*time.Second, "available after resume", stateIs(api.StateAvailable, api.OpOK))
+	e.waitHost("r0", 25*time.Second, "available after resume", stateIs(wire.StateAvailable, wire.OpOK))
 	t.Logf("available %s after resume", time.Since(start).Round(time.Millisecond))
 	if h := e.host("r0"); h.Intents != nil && h.Intents.Resume != nil {
 		t.Errorf("resume intent not dropped: %+v", h.Intents.Resume)
@@ -209,8 +209,8 @@ func TestDrain(t *testing.T) {
 	e.apply(e.hostSpec("m1", "r1", 1))
 	maddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, "127.0.0.1"))
 	e.startAgent("r1", "a1", "--metrics-addr", maddr)
-	e.waitHost("m0", 60*time.Second, "available", stateIs(api.StateAvailable, api.OpOK))
-	e.waitHost("m1", 60*time.Second, "available", stateIs(api.StateAvailable, api.OpOK))
+	e.waitHost("m0", 60*time.Second, "available", stateIs(wire.StateAvailable, wire.OpOK))
+	e.waitHost("m1", 60*time.Second, "available", stateIs(wire.StateAvailable, wire.OpOK))
 
 	// Metrics: hosts by state, lease, BMC call latency by operation.
 	testenv.Eventually(t, 30*time.Second, "metrics showing 2 available hosts", func() error {
@@ -258,21 +258,21 @@ func TestDrain(t *testing.T) {
 		t.Errorf("%v status writes for spec changes that change no status, want none", w1-w0)
 	}
 
-	if _, err := e.admin.Drain(ctx(t), "m0", api.IntentRequest{Mode: api.DrainMaintenance, Reason: "disk swap"}); err != nil {
+	if _, err := e.admin.Drain(ctx(t), "m0", wire.IntentRequest{Mode: wire.DrainMaintenance, Reason: "disk swap"}); err != nil {
 		t.Fatal(err)
 	}
-	e.waitHost("m0", 30*time.Second, "maintenance acknowledged", func(h *api.Host) error {
+	e.waitHost("m0", 30*time.Second, "maintenance acknowledged", func(h *wire.Host) error {
 		if h.Intents == nil || h.Intents.Drain == nil || !h.Intents.Drain.Acknowledged {
 			return fmt.Errorf("intents %+v", h.Intents)
 		}
-		return stateIs(api.StateAvailable, api.OpMaintenance)(h)
+		return stateIs(wire.StateAvailable, wire.OpMaintenance)(h)
 	})
 	if err := e.admin.Restore(ctx(t), "m0"); err != nil {
 		t.Fatal(err)
 	}
-	e.waitHost("m0", 30*time.Second, "restored", stateIs(api.StateAvailable, api.OpOK))
+	e.waitHost("m0", 30*time.Second, "restored", stateIs(wire.StateAvailable, wire.OpOK))
 
-	if _, err := e.admin.Drain(ctx(t), "m1", api.IntentRequest{Mode: api.DrainRemoval, Reason: "decommission"}); err != nil {
+	if _, err := e.admin.Drain(ctx(t), "m1", wire.IntentRequest{Mode: wire.DrainRemoval, Reason: "decommission"}); err != nil {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, 60*time.Second, "m1's record removed", func() error {
@@ -302,10 +302,10 @@ func TestTwoAgentsFencing(t *testing.T) {
 	m2 := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, "127.0.0.1"))
 	a1 := e.startAgent("r1", "a1", "--lease-ttl", "5s", "--metrics-addr", m1)
 	for i := 0; i < 4; i++ {
-		e.waitHost(fmt.Sprintf("f%d", i), 60*time.Second, "available", stateIs(api.StateAvailable, api.OpOK))
+		e.waitHost(fmt.Sprintf("f%d", i), 60*time.Second, "available", stateIs(wire.StateAvailable, wire.OpOK))
 	}
 	a2 := e.startAgent("r1", "a2", "--lease-ttl", "5s", "--metrics-addr", m2)
-	lease := func() *api.Rack {
+	lease := func() *wire.Rack {
 		l, err := e.admin.Racks(ctx(t))
 		if err != nil {
 			t.Fatal(err)
@@ -315,7 +315,7 @@ func TestTwoAgentsFencing(t *testing.T) {
 				return &r
 			}
 		}
-		return &api.Rack{}
+		return &wire.Rack{}
 	}
 	// Each agent reports its role on the rack (deploy/prometheus/ alerts
 	// on racks with only standbys). a2 standing by is also the marker that
@@ -394,7 +394,7 @@ func TestTwoAgentsFencing(t *testing.T) {
 		return nil
 	})
 	for i := 0; i < 4; i++ {
-		e.waitHost(fmt.Sprintf("f%d", i), 60*time.Second, "powered off by a2", func(h *api.Host) error {
+		e.waitHost(fmt.Sprintf("f%d", i), 60*time.Second, "powered off by a2", func(h *wire.Host) error {
 			if h.Status.PoweredOn {
 				return fmt.Errorf("still on")
 			}
@@ -406,7 +406,7 @@ func TestTwoAgentsFencing(t *testing.T) {
 	f0 := e.host("f0")
 	f0.Online = true
 	e.apply(f0)
-	e.waitHost("f0", 60*time.Second, "powered on again by a2", func(h *api.Host) error {
+	e.waitHost("f0", 60*time.Second, "powered on again by a2", func(h *wire.Host) error {
 		if !h.Status.PoweredOn {
 			return fmt.Errorf("still off")
 		}
@@ -461,7 +461,7 @@ func TestTwoAgentsFencing(t *testing.T) {
 	}
 	for i := 0; i < 4; i++ {
 		e.waitHost(fmt.Sprintf("f%d", i), 60*time.Second, "still managed after the handovers",
-			func(h *api.Host) error {
+			func(h *wire.Host) error {
 				if h.Status == nil || h.Status.Epoch <= epoch2 {
 					return fmt.Errorf("status %+v", h.Status)
 				}
@@ -515,12 +515,12 @@ func TestStatusRefresh(t *testing.T) {
 	e := newEnv(t, envOpts{bmcs: 1})
 	e.apply(e.hostSpec("u0", "r1", 0))
 	e.startAgent("r1", "a1", "--status-refresh", "2s")
-	h := e.waitHost("u0", 60*time.Second, "available", stateIs(api.StateAvailable, api.OpOK))
+	h := e.waitHost("u0", 60*time.Second, "available", stateIs(wire.StateAvailable, wire.OpOK))
 	first := h.Status.LastUpdated
-	e.waitHost("u0", 30*time.Second, "a refreshed lastUpdated", func(h *api.Host) error {
+	e.waitHost("u0", 30*time.Second, "a refreshed lastUpdated", func(h *wire.Host) error {
 		if !h.Status.LastUpdated.After(first.Add(time.Second)) {
 			return fmt.Errorf("lastUpdated still %s", h.Status.LastUpdated)
 		}
-		return stateIs(api.StateAvailable, api.OpOK)(h)
+		return stateIs(wire.StateAvailable, wire.OpOK)(h)
 	})
 }

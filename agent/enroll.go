@@ -7,8 +7,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/rackfence/rackfence/internal/pki"
 	"github.com/rackfence/rackfence/shared/client"
-	"github.com/rackfence/rackfence/shared/pki"
 )
 
 // CertIssuer is what enrolment needs of the API client.

@@ -11,14 +11,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
-	"github.com/rackfence/rackfence/shared/bmcsim"
 	"github.com/rackfence/rackfence/shared/client"
-	"github.com/rackfence/rackfence/shared/testenv"
-	"github.com/rackfence/rackfence/shared/testenv/rig"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/bmcsim"
+	"github.com/rackfence/rackfence/testkit/rig"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
-// env is one real setup (shared/testenv/rig): a rackfence-coordinator
+// env is one real setup (testkit/rig): a rackfence-coordinator
 // process, a rackfence-bmcsim process, and the agents a test starts.
 type env struct {
 	t     testing.TB
@@ -75,19 +75,19 @@ func (e *env) startAgent(rack, id string, extra ...string) *testenv.Process {
 func (e *env) bmcAddress(i int) string { return e.s.Address(i) }
 
 // hostSpec is a host on rack with BMC i of the simulator.
-func (e *env) hostSpec(name, rack string, i int) *api.Host { return e.s.Host(name, rack, i) }
+func (e *env) hostSpec(name, rack string, i int) *wire.Host { return e.s.Host(name, rack, i) }
 
-func (e *env) apply(h *api.Host) { e.t.Helper(); e.c.Apply(h) }
+func (e *env) apply(h *wire.Host) { e.t.Helper(); e.c.Apply(h) }
 
-func (e *env) host(name string) *api.Host { e.t.Helper(); return e.c.Host(name) }
+func (e *env) host(name string) *wire.Host { e.t.Helper(); return e.c.Host(name) }
 
 // waitHost waits until cond(host) is nil.
-func (e *env) waitHost(name string, timeout time.Duration, what string, cond func(h *api.Host) error) *api.Host {
+func (e *env) waitHost(name string, timeout time.Duration, what string, cond func(h *wire.Host) error) *wire.Host {
 	e.t.Helper()
 	return e.c.WaitHost(name, timeout, what, cond)
 }
 
-func stateIs(prov, op string) func(h *api.Host) error { return rig.StateIs(prov, op) }
+func stateIs(prov, op string) func(h *wire.Host) error { return rig.StateIs(prov, op) }
 
 // simState reads /sim/state of BMC i.
 func (e *env) simState(i int) (bmcsim.State, error) { return e.s.State(i) }
@@ -133,5 +133,5 @@ func tryScrape(addr, prefix string) (float64, error) {
 // agentToken creates an agent token for rack and writes it to a file.
 func (e *env) agentToken(rack string) string {
 	e.t.Helper()
-	return e.c.Token(api.RoleAgent, rack, "agent-"+rack+".token")
+	return e.c.Token(wire.RoleAgent, rack, "agent-"+rack+".token")
 }

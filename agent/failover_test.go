@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
-	"github.com/rackfence/rackfence/shared/testenv"
-	"github.com/rackfence/rackfence/shared/testenv/rig"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/rig"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // TestCoordinatorFailover: an agent given three member URLs keeps managing
@@ -57,8 +57,8 @@ func TestCoordinatorFailover(t *testing.T) {
 	bin2 := testenv.Binary(t, "rackfence-agent")
 	a := testenv.Start(t, "agent", bin2, nil, "--coordinator", all, "--token-file", e.agentToken("r1"),
 		"--rack", "r1", "--agent-id", "a1", "--lease-ttl", "10s", "--log-level", "debug")
-	e.waitHost("c0", 60*time.Second, "available", stateIs(api.StateAvailable, api.OpOK))
-	e.waitHost("c1", 60*time.Second, "available", stateIs(api.StateAvailable, api.OpOK))
+	e.waitHost("c0", 60*time.Second, "available", stateIs(wire.StateAvailable, wire.OpOK))
+	e.waitHost("c1", 60*time.Second, "available", stateIs(wire.StateAvailable, wire.OpOK))
 
 	// Kill -9 the leader.
 	st, err := e.admin.Status(ctx(t))
@@ -82,7 +82,7 @@ func TestCoordinatorFailover(t *testing.T) {
 	// client rightly does not retry. Do what that error tells an operator:
 	// check, and repeat only if the intent is not there.
 	testenv.Eventually(t, 60*time.Second, "detach after failover", func() error {
-		_, err := e.admin.Detach(ctx(t), "c1", api.IntentRequest{Reason: "after failover"})
+		_, err := e.admin.Detach(ctx(t), "c1", wire.IntentRequest{Reason: "after failover"})
 		if err == nil {
 			return nil
 		}
@@ -92,7 +92,7 @@ func TestCoordinatorFailover(t *testing.T) {
 		}
 		return err
 	})
-	e.waitHost("c1", 90*time.Second, "detach acknowledged after failover", func(h *api.Host) error {
+	e.waitHost("c1", 90*time.Second, "detach acknowledged after failover", func(h *wire.Host) error {
 		if h.Intents == nil || h.Intents.Detach == nil || !h.Intents.Detach.Acknowledged {
 			return fmt.Errorf("intents %+v", h.Intents)
 		}
@@ -110,7 +110,7 @@ func TestCoordinatorOutage(t *testing.T) {
 	e := newEnv(t, envOpts{bmcs: 1})
 	e.apply(e.hostSpec("o0", "r1", 0))
 	a := e.startAgent("r1", "a1")
-	e.waitHost("o0", 60*time.Second, "available", stateIs(api.StateAvailable, api.OpOK))
+	e.waitHost("o0", 60*time.Second, "available", stateIs(wire.StateAvailable, wire.OpOK))
 
 	e.coord.Kill()
 	killedAt := len(a.Output())
@@ -149,10 +149,10 @@ func TestCoordinatorOutage(t *testing.T) {
 		_, err := e.admin.GetHost(ctx(t), "o0")
 		return err
 	})
-	if _, err := e.admin.Detach(ctx(t), "o0", api.IntentRequest{Reason: "after restart"}); err != nil {
+	if _, err := e.admin.Detach(ctx(t), "o0", wire.IntentRequest{Reason: "after restart"}); err != nil {
 		t.Fatal(err)
 	}
-	e.waitHost("o0", 60*time.Second, "detach acknowledged after the restart", func(h *api.Host) error {
+	e.waitHost("o0", 60*time.Second, "detach acknowledged after the restart", func(h *wire.Host) error {
 		if h.Intents == nil || h.Intents.Detach == nil || !h.Intents.Detach.Acknowledged {
 			return fmt.Errorf("intents %+v", h.Intents)
 		}

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // faultyCoordinator passes every call to a real coordinator's client and
@@ -30,7 +30,7 @@ type faultyCoordinator struct {
 	staleWrite string
 	// resetWithout: the next watch answer is a reset without these hosts.
 	resetWithout []string
-	writes       map[string][]api.StatusReport
+	writes       map[string][]wire.StatusReport
 	// noRackStatus: the rack status endpoint answers 404 (a coordinator
 	// from before it).
 	noRackStatus bool
@@ -41,14 +41,14 @@ type faultyCoordinator struct {
 }
 
 func newFaultyCoordinator(c Coordinator) *faultyCoordinator {
-	return &faultyCoordinator{Coordinator: c, writes: map[string][]api.StatusReport{}, touches: map[string]int{}}
+	return &faultyCoordinator{Coordinator: c, writes: map[string][]wire.StatusReport{}, touches: map[string]int{}}
 }
 
 // errUnreachable is what the client answers when no member does.
 var errUnreachable = &client.UnreachableError{URLs: []string{"http://faulty"}, Err: errors.New("injected: connection refused")}
 
 // errStale is the coordinator's refusal of an epoch that is not current.
-var errStale = &client.Error{Status: 409, Code: api.CodeStaleEpoch, Message: "injected: epoch is not current"}
+var errStale = &client.Error{Status: 409, Code: wire.CodeStaleEpoch, Message: "injected: epoch is not current"}
 
 // cutOff makes every call answer errUnreachable (a partition between this
 // agent and every member), or ends that.
@@ -65,21 +65,21 @@ func (f *faultyCoordinator) isCut() bool {
 	return f.cut
 }
 
-func (f *faultyCoordinator) AcquireLease(ctx context.Context, rack string, r api.LeaseRequest) (*api.Lease, error) {
+func (f *faultyCoordinator) AcquireLease(ctx context.Context, rack string, r wire.LeaseRequest) (*wire.Lease, error) {
 	if f.isCut() {
 		return nil, errUnreachable
 	}
 	return f.Coordinator.AcquireLease(ctx, rack, r)
 }
 
-func (f *faultyCoordinator) ReleaseLease(ctx context.Context, rack string, r api.LeaseRequest) error {
+func (f *faultyCoordinator) ReleaseLease(ctx context.Context, rack string, r wire.LeaseRequest) error {
 	if f.isCut() {
 		return errUnreachable
 	}
 	return f.Coordinator.ReleaseLease(ctx, rack, r)
 }
 
-func (f *faultyCoordinator) RevealCredentials(ctx context.Context, name string) (*api.Credentials, error) {
+func (f *faultyCoordinator) RevealCredentials(ctx context.Context, name string) (*wire.Credentials, error) {
 	if f.isCut() {
 		return nil, errUnreachable
 	}
@@ -101,7 +101,7 @@ func (f *faultyCoordinator) renewals() (failed, ok int) {
 	return f.renewFailed, f.renewOK
 }
 
-func (f *faultyCoordinator) RenewLease(ctx context.Context, rack string, r api.LeaseRequest) (*api.Lease, error) {
+func (f *faultyCoordinator) RenewLease(ctx context.Context, rack string, r wire.LeaseRequest) (*wire.Lease, error) {
 	f.mu.Lock()
 	if f.cut {
 		f.renewFailed++
@@ -134,13 +134,13 @@ func (f *faultyCoordinator) refuseNextWrite(host string) {
 
 // written returns the status reports of host the coordinator accepted (a
 // touch as its host's last status again).
-func (f *faultyCoordinator) written(host string) []api.StatusReport {
+func (f *faultyCoordinator) written(host string) []wire.StatusReport {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]api.StatusReport(nil), f.writes[host]...)
+	return append([]wire.StatusReport(nil), f.writes[host]...)
 }
 
-func (f *faultyCoordinator) ReportStatus(ctx context.Context, name string, r api.StatusReport) error {
+func (f *faultyCoordinator) ReportStatus(ctx context.Context, name string, r wire.StatusReport) error {
 	f.mu.Lock()
 	if f.cut {
 		f.mu.Unlock()
@@ -170,7 +170,7 @@ func (f *faultyCoordinator) resetWithoutNext(hosts ...string) {
 	f.resetWithout = hosts
 }
 
-func (f *faultyCoordinator) Watch(ctx context.Context, rack string, index uint64, timeout time.Duration) (*api.WatchResponse, error) {
+func (f *faultyCoordinator) Watch(ctx context.Context, rack string, index uint64, timeout time.Duration) (*wire.WatchResponse, error) {
 	f.mu.Lock()
 	cut, drop := f.cut, f.resetWithout
 	f.resetWithout = nil
@@ -201,13 +201,13 @@ func (f *faultyCoordinator) Watch(ctx context.Context, rack string, index uint64
 }
 
 // errNoEndpoint is an older coordinator's answer to a path it lacks.
-var errNoEndpoint = &client.Error{Status: 404, Code: api.CodeNotFound, Message: "injected: no such endpoint"}
+var errNoEndpoint = &client.Error{Status: 404, Code: wire.CodeNotFound, Message: "injected: no such endpoint"}
 
 // ReportRackStatus passes a rack report on, with the faults of
 // ReportStatus: cut off, a host's write refused as stale (the whole
 // report, as the coordinator refuses it), no endpoint at all. Accepted
 // full writes are recorded as ReportStatus records them.
-func (f *faultyCoordinator) ReportRackStatus(ctx context.Context, rack string, r api.RackStatusReport) (*api.RackStatusResult, error) {
+func (f *faultyCoordinator) ReportRackStatus(ctx context.Context, rack string, r wire.RackStatusReport) (*wire.RackStatusResult, error) {
 	f.mu.Lock()
 	if f.cut {
 		f.mu.Unlock()
@@ -244,11 +244,11 @@ func (f *faultyCoordinator) ReportRackStatus(ctx context.Context, rack string, r
 			// status again, under this epoch.
 			f.touches[h.Name]++
 			if w := f.writes[h.Name]; len(w) > 0 {
-				rep := api.StatusReport{Epoch: r.Epoch, Status: w[len(w)-1].Status}
+				rep := wire.StatusReport{Epoch: r.Epoch, Status: w[len(w)-1].Status}
 				f.writes[h.Name] = append(w, rep)
 			}
 		default:
-			rep := api.StatusReport{Epoch: r.Epoch, Acks: h.Acks, Events: h.Events, Remove: h.Remove}
+			rep := wire.StatusReport{Epoch: r.Epoch, Acks: h.Acks, Events: h.Events, Remove: h.Remove}
 			if h.Status != nil {
 				rep.Status = *h.Status
 			}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // TestInProcessOperationHistory: a host the agent makes available carries
@@ -17,7 +17,7 @@ func TestInProcessOperationHistory(t *testing.T) {
 	c, r, _ := newRack(t, agentOpts{})
 	before := time.Now().UTC()
 	availableHost(t, c, r, "h0", 0)
-	h := c.WaitHost("h0", waitLong, "with an operation history", func(h *api.Host) error {
+	h := c.WaitHost("h0", waitLong, "with an operation history", func(h *wire.Host) error {
 		if h.Status == nil || h.Status.OperationHistory == nil {
 			return fmt.Errorf("status %+v", h.Status)
 		}
@@ -25,7 +25,7 @@ func TestInProcessOperationHistory(t *testing.T) {
 	})
 	oh := h.Status.OperationHistory
 	after := time.Now().UTC()
-	for _, op := range []string{api.OperationRegister, api.OperationInspect} {
+	for _, op := range []string{wire.OperationRegister, wire.OperationInspect} {
 		m := oh.Metric(op)
 		if m.Start.IsZero() || m.End.IsZero() || m.End.Before(m.Start) {
 			t.Errorf("%s: %+v, want start ≤ end, both set", op, m)
@@ -37,7 +37,7 @@ func TestInProcessOperationHistory(t *testing.T) {
 	if oh.Inspect.Start.Before(oh.Register.End) {
 		t.Errorf("inspect started %s before register ended %s", oh.Inspect.Start, oh.Register.End)
 	}
-	if oh.Provision != (api.OperationMetric{}) || oh.Deprovision != (api.OperationMetric{}) {
+	if oh.Provision != (wire.OperationMetric{}) || oh.Deprovision != (wire.OperationMetric{}) {
 		t.Errorf("provision/deprovision set on a host never provisioned: %+v", oh)
 	}
 
@@ -58,7 +58,7 @@ func TestInProcessOperationHistory(t *testing.T) {
 			}
 		}
 	}
-	if counts[api.OperationRegister] != 1 || counts[api.OperationInspect] != 1 || counts[api.OperationProvision] != 0 {
+	if counts[wire.OperationRegister] != 1 || counts[wire.OperationInspect] != 1 || counts[wire.OperationProvision] != 0 {
 		t.Errorf("operation duration observations %v, want register 1, inspect 1", counts)
 	}
 }

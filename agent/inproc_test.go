@@ -12,10 +12,10 @@ import (
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/provisioner/fake"
 	"github.com/rackfence/rackfence/coordinator/coordtest"
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
 	"github.com/rackfence/rackfence/shared/fence"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // The in-process layer: the real Agent (lease keeper, session, watch,
@@ -177,7 +177,7 @@ func (r *rackAgent) waitStandby() {
 
 // seen waits until the agent's session has applied a watch answer in
 // which cond holds for host name.
-func (r *rackAgent) seen(name, what string, cond func(h api.Host) bool) {
+func (r *rackAgent) seen(name, what string, cond func(h wire.Host) bool) {
 	r.t.Helper()
 	testenv.Eventually(r.t, waitLong, r.id+" seeing "+name+" "+what, func() error {
 		s := r.a.cur.Load()
@@ -217,15 +217,15 @@ func ctxT(t *testing.T) context.Context {
 
 // fakeHost is a managed host of rack (a BMC address the fake never dials,
 // the coordtest credentials "bmc").
-func fakeHost(name, rack string, i int) *api.Host {
-	return &api.Host{Name: name, Rack: rack, Online: true,
-		BMC:            api.BMC{Address: fmt.Sprintf("redfish://192.0.2.%d", i+1), Credentials: "bmc"},
+func fakeHost(name, rack string, i int) *wire.Host {
+	return &wire.Host{Name: name, Rack: rack, Online: true,
+		BMC:            wire.BMC{Address: fmt.Sprintf("redfish://192.0.2.%d", i+1), Credentials: "bmc"},
 		BootMACAddress: fmt.Sprintf("02:00:00:00:00:%02x", i+1)}
 }
 
 // stateIs is a WaitHost condition on the provisioning and operational state.
-func stateIs(prov, op string) func(h *api.Host) error {
-	return func(h *api.Host) error {
+func stateIs(prov, op string) func(h *wire.Host) error {
+	return func(h *wire.Host) error {
 		if h.Status == nil || h.Status.ProvisioningState != prov || h.Status.OperationalStatus != op {
 			return fmt.Errorf("status %+v, want %s/%s", h.Status, prov, op)
 		}
@@ -234,8 +234,8 @@ func stateIs(prov, op string) func(h *api.Host) error {
 }
 
 // epochIs is a WaitHost condition: the status was written under epoch.
-func epochIs(epoch uint64) func(h *api.Host) error {
-	return func(h *api.Host) error {
+func epochIs(epoch uint64) func(h *wire.Host) error {
+	return func(h *wire.Host) error {
 		if h.Status == nil || h.Status.Epoch != epoch {
 			return fmt.Errorf("status %+v, want epoch %d", h.Status, epoch)
 		}

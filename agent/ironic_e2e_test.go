@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
-	"github.com/rackfence/rackfence/shared/testenv"
-	"github.com/rackfence/rackfence/shared/testenv/rig"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/rig"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // TestIronicProvisioner runs the agent with --provisioner ironic against a
@@ -24,17 +24,17 @@ func TestIronicProvisioner(t *testing.T) {
 	e.apply(e.hostSpec("i1", "r1", 1))
 	e.startAgent("r1", "a1", "--provisioner", "ironic", "--ironic-url", ir.URL, "--lease-ttl", "10s")
 	for _, n := range []string{"i0", "i1"} {
-		h := e.waitHost(n, 3*time.Minute, "available through Ironic", stateIs(api.StateAvailable, api.OpOK))
+		h := e.waitHost(n, 3*time.Minute, "available through Ironic", stateIs(wire.StateAvailable, wire.OpOK))
 		if h.Status.ProvisioningID == "" {
 			t.Errorf("%s has no Ironic node UUID as provisioningID", n)
 		}
 	}
 	h := e.host("i1")
 	node := h.Status.ProvisioningID
-	if _, err := e.admin.Detach(ctx(t), "i1", api.IntentRequest{Reason: "test"}); err != nil {
+	if _, err := e.admin.Detach(ctx(t), "i1", wire.IntentRequest{Reason: "test"}); err != nil {
 		t.Fatal(err)
 	}
-	e.waitHost("i1", 2*time.Minute, "detach acknowledged", func(h *api.Host) error {
+	e.waitHost("i1", 2*time.Minute, "detach acknowledged", func(h *wire.Host) error {
 		if h.Intents == nil || h.Intents.Detach == nil || !h.Intents.Detach.Acknowledged {
 			return fmt.Errorf("intents %+v", h.Intents)
 		}
@@ -53,8 +53,8 @@ func TestIronicRebootAndInspect(t *testing.T) {
 	ir, e := rig.StartIronic(t), newEnv(t, envOpts{bmcs: 1, simArgs: []string{"--graceful-shutdown-delay", "300ms"}})
 	e.apply(e.hostSpec("ir", "r1", 0))
 	e.startAgent("r1", "a1", "--provisioner", "ironic", "--ironic-url", ir.URL, "--lease-ttl", "10s", "--poll-interval", "500ms")
-	first := e.waitHost("ir", 3*time.Minute, "available and on through Ironic", func(h *api.Host) error {
-		if err := stateIs(api.StateAvailable, api.OpOK)(h); err != nil {
+	first := e.waitHost("ir", 3*time.Minute, "available and on through Ironic", func(h *wire.Host) error {
+		if err := stateIs(wire.StateAvailable, wire.OpOK)(h); err != nil {
 			return err
 		}
 		if !h.Status.PoweredOn {
@@ -64,10 +64,10 @@ func TestIronicRebootAndInspect(t *testing.T) {
 	})
 	n := len(e.auditLines(0))
 	start := time.Now()
-	if _, err := e.admin.Reboot(ctx(t), "ir", api.RebootRequest{Mode: api.RebootSoft}); err != nil {
+	if _, err := e.admin.Reboot(ctx(t), "ir", wire.RebootRequest{Mode: wire.RebootSoft}); err != nil {
 		t.Fatal(err)
 	}
-	e.waitHost("ir", 2*time.Minute, "soft reboot through Ironic done", func(h *api.Host) error {
+	e.waitHost("ir", 2*time.Minute, "soft reboot through Ironic done", func(h *wire.Host) error {
 		if err := rebootGone(h); err != nil {
 			return err
 		}
@@ -83,14 +83,14 @@ func TestIronicRebootAndInspect(t *testing.T) {
 	}
 
 	start = time.Now()
-	if _, err := e.admin.Inspect(ctx(t), "ir", api.IntentRequest{}); err != nil {
+	if _, err := e.admin.Inspect(ctx(t), "ir", wire.IntentRequest{}); err != nil {
 		t.Fatal(err)
 	}
-	h := e.waitHost("ir", 3*time.Minute, "inspected again through Ironic", func(h *api.Host) error {
+	h := e.waitHost("ir", 3*time.Minute, "inspected again through Ironic", func(h *wire.Host) error {
 		if h.Intents != nil {
 			return fmt.Errorf("intents %+v", h.Intents)
 		}
-		if err := stateIs(api.StateAvailable, api.OpOK)(h); err != nil {
+		if err := stateIs(wire.StateAvailable, wire.OpOK)(h); err != nil {
 			return err
 		}
 		if oh := h.Status.OperationHistory; oh == nil || !oh.Inspect.Start.After(first.Status.OperationHistory.Inspect.Start) || oh.Inspect.End.IsZero() {

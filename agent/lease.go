@@ -7,9 +7,9 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
 	"github.com/rackfence/rackfence/shared/fence"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // leaseKeeper acquires and renews the rack lease. Its deadline is measured
@@ -48,7 +48,7 @@ func (k *leaseKeeper) acquire(ctx context.Context, onStandby func()) (fence.Leas
 	for {
 		sentAt := time.Now()
 		rctx, cancel := context.WithTimeout(ctx, k.ttl)
-		l, err := k.c.AcquireLease(rctx, k.rack, api.LeaseRequest{Holder: k.holder, TTL: api.Duration(k.ttl)})
+		l, err := k.c.AcquireLease(rctx, k.rack, wire.LeaseRequest{Holder: k.holder, TTL: wire.Duration(k.ttl)})
 		cancel()
 		if err == nil {
 			lease, ok := k.install(sentAt, l)
@@ -91,7 +91,7 @@ func (k *leaseKeeper) acquire(ctx context.Context, onStandby func()) (fence.Leas
 
 // install puts a granted or renewed lease into the Holder, with its
 // deadline from sentAt. ok is false when that deadline already passed.
-func (k *leaseKeeper) install(sentAt time.Time, l *api.Lease) (fence.Lease, bool) {
+func (k *leaseKeeper) install(sentAt time.Time, l *wire.Lease) (fence.Lease, bool) {
 	ttl := l.TTL.D()
 	if ttl <= 0 {
 		ttl = k.ttl
@@ -138,7 +138,7 @@ func (k *leaseKeeper) keep(ctx context.Context, lease fence.Lease) error {
 		}
 		sentAt := time.Now()
 		rctx, cancel := context.WithDeadline(ctx, cur.Deadline)
-		l, err := k.c.RenewLease(rctx, k.rack, api.LeaseRequest{Holder: k.holder, Epoch: lease.Epoch, TTL: api.Duration(lease.TTL)})
+		l, err := k.c.RenewLease(rctx, k.rack, wire.LeaseRequest{Holder: k.holder, Epoch: lease.Epoch, TTL: wire.Duration(lease.TTL)})
 		cancel()
 		switch {
 		case err == nil && l.Epoch == lease.Epoch:
@@ -177,7 +177,7 @@ func (k *leaseKeeper) renewNow() {
 func (k *leaseKeeper) release(ctx context.Context, lease fence.Lease) error {
 	rctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	err := k.c.ReleaseLease(rctx, k.rack, api.LeaseRequest{Holder: k.holder, Epoch: lease.Epoch})
+	err := k.c.ReleaseLease(rctx, k.rack, wire.LeaseRequest{Holder: k.holder, Epoch: lease.Epoch})
 	k.m.setLease(leaseNone)
 	return err
 }

@@ -12,8 +12,8 @@ import (
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/agent/provisioner/fake"
 	"github.com/rackfence/rackfence/coordinator/coordtest"
-	"github.com/rackfence/rackfence/shared/api"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // In-process tests of the lease keeper and of what losing the lease does to
@@ -24,7 +24,7 @@ import (
 func availableHost(t *testing.T, c *coordtest.Coordinator, r *rackAgent, name string, i int) {
 	t.Helper()
 	c.Apply(fakeHost(name, "r1", i))
-	c.WaitHost(name, waitLong, "available", stateIs(api.StateAvailable, api.OpOK))
+	c.WaitHost(name, waitLong, "available", stateIs(wire.StateAvailable, wire.OpOK))
 	if _, err := r.prov.Wait(ctxT(t), 0, fake.OK(name, fake.OpPowerOn)); err != nil {
 		t.Fatal(err)
 	}

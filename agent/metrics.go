@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/rackfence/rackfence/agent/guard"
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // Lease states of the rackfence_agent_lease_state gauge.
@@ -111,11 +111,11 @@ func (m *Metrics) observeAction(op string, d time.Duration, err error) {
 // observeOperations observes, in rackfence_agent_operation_duration_seconds,
 // every operation whose end the step from before to after set: each is
 // observed once, when the state machine ends it.
-func (m *Metrics) observeOperations(before, after *api.OperationHistory) {
+func (m *Metrics) observeOperations(before, after *wire.OperationHistory) {
 	if after == nil {
 		return
 	}
-	for _, op := range api.Operations {
+	for _, op := range wire.Operations {
 		a := after.Metric(op)
 		if a.End.IsZero() || a.Start.IsZero() {
 			continue

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 func TestQueueDedupesAndRequeuesWhileProcessing(t *testing.T) {

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // TestInProcessStatusPerRack: with every host available and unchanged, the
@@ -22,7 +22,7 @@ func TestInProcessStatusPerRack(t *testing.T) {
 		c.Apply(fakeHost(names[i], "r1", i))
 	}
 	for _, n := range names {
-		c.WaitHost(n, waitLong, "available", stateIs(api.StateAvailable, api.OpOK))
+		c.WaitHost(n, waitLong, "available", stateIs(wire.StateAvailable, wire.OpOK))
 	}
 	// Steady: every host touched at least twice since the last full write.
 	before := map[string]int{}
@@ -35,7 +35,7 @@ func TestInProcessStatusPerRack(t *testing.T) {
 		}
 		return nil
 	})
-	first := map[string]api.Host{}
+	first := map[string]wire.Host{}
 	for _, n := range names {
 		first[n] = *c.Host(n)
 		_, tc := r.coord.rackCounts(n)
@@ -75,7 +75,7 @@ func TestInProcessStatusPerHostOnOlderCoordinator(t *testing.T) {
 	c, r, _ := newRack(t, agentOpts{refresh: time.Second})
 	r.coord.refuseRackStatus(true)
 	c.Apply(fakeHost("o1", "r1", 0))
-	c.WaitHost("o1", waitLong, "available", stateIs(api.StateAvailable, api.OpOK))
+	c.WaitHost("o1", waitLong, "available", stateIs(wire.StateAvailable, wire.OpOK))
 	n := len(r.coord.written("o1"))
 	testenv.Eventually(t, waitLong, "a per-host refresh", func() error {
 		if w := len(r.coord.written("o1")); w < n+2 {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // BenchmarkRebootLatency measures, against rackfence-bmcsim, the time from
@@ -22,24 +22,24 @@ func BenchmarkRebootLatency(b *testing.B) {
 		simArgs []string
 		agent   []string
 		send    func(e *env) error
-		done    func(h *api.Host) bool
+		done    func(h *wire.Host) bool
 	}
 	reboot := func(mode string) func(e *env) error {
 		return func(e *env) error {
-			_, err := e.admin.Reboot(ctx(b), "h", api.RebootRequest{Mode: mode})
+			_, err := e.admin.Reboot(ctx(b), "h", wire.RebootRequest{Mode: mode})
 			return err
 		}
 	}
-	rebooted := func(h *api.Host) bool { return (h.Intents == nil || h.Intents.Reboot == nil) && h.Status.PoweredOn }
+	rebooted := func(h *wire.Host) bool { return (h.Intents == nil || h.Intents.Reboot == nil) && h.Status.PoweredOn }
 	ops := []op{
-		{"hard", nil, nil, reboot(api.RebootHard), rebooted},
-		{"soft", []string{"--graceful-shutdown-delay", "300ms"}, nil, reboot(api.RebootSoft), rebooted},
-		{"soft-fallback-1s", []string{"--ignore-graceful-shutdown"}, []string{"--soft-power-off-timeout", "1s"}, reboot(api.RebootSoft), rebooted},
+		{"hard", nil, nil, reboot(wire.RebootHard), rebooted},
+		{"soft", []string{"--graceful-shutdown-delay", "300ms"}, nil, reboot(wire.RebootSoft), rebooted},
+		{"soft-fallback-1s", []string{"--ignore-graceful-shutdown"}, []string{"--soft-power-off-timeout", "1s"}, reboot(wire.RebootSoft), rebooted},
 		{"inspect", nil, nil, func(e *env) error {
-			_, err := e.admin.Inspect(ctx(b), "h", api.IntentRequest{})
+			_, err := e.admin.Inspect(ctx(b), "h", wire.IntentRequest{})
 			return err
-		}, func(h *api.Host) bool {
-			return (h.Intents == nil || h.Intents.Inspect == nil) && h.Status.ProvisioningState == api.StateAvailable
+		}, func(h *wire.Host) bool {
+			return (h.Intents == nil || h.Intents.Inspect == nil) && h.Status.ProvisioningState == wire.StateAvailable
 		}},
 	}
 	for _, lat := range []time.Duration{0, 200 * time.Millisecond} {
@@ -48,8 +48,8 @@ func BenchmarkRebootLatency(b *testing.B) {
 				e := newEnv(b, envOpts{bmcs: 1, latency: lat, simArgs: o.simArgs})
 				e.apply(e.hostSpec("h", "r1", 0))
 				e.startAgent("r1", "a1", append([]string{"--poll-interval", "100ms"}, o.agent...)...)
-				e.waitHost("h", 120*time.Second, "available and on", func(h *api.Host) error {
-					if h.Status == nil || h.Status.ProvisioningState != api.StateAvailable || !h.Status.PoweredOn {
+				e.waitHost("h", 120*time.Second, "available and on", func(h *wire.Host) error {
+					if h.Status == nil || h.Status.ProvisioningState != wire.StateAvailable || !h.Status.PoweredOn {
 						return fmt.Errorf("status %+v", h.Status)
 					}
 					return nil

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
-	"github.com/rackfence/rackfence/shared/bmcsim"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/bmcsim"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // Reboot, power-off holds and re-inspection (issue 21) with real processes:
@@ -31,7 +31,7 @@ func resetsSince(lines []bmcsim.AuditLine, n int) []string {
 	return out
 }
 
-func rebootGone(h *api.Host) error {
+func rebootGone(h *wire.Host) error {
 	if h.Intents != nil && h.Intents.Reboot != nil {
 		return fmt.Errorf("reboot intent still there: %+v (status %+v)", h.Intents.Reboot, h.Status)
 	}
@@ -57,8 +57,8 @@ func TestRebootHoldAndInspect(t *testing.T) {
 	e := newEnv(t, envOpts{bmcs: 1, simArgs: []string{"--graceful-shutdown-delay", "300ms"}})
 	e.apply(e.hostSpec("rb", "r1", 0))
 	e.startAgent("r1", "a1", "--poll-interval", "200ms", "--status-refresh", "2s")
-	first := e.waitHost("rb", 90*time.Second, "available and on", func(h *api.Host) error {
-		if err := stateIs(api.StateAvailable, api.OpOK)(h); err != nil {
+	first := e.waitHost("rb", 90*time.Second, "available and on", func(h *wire.Host) error {
+		if err := stateIs(wire.StateAvailable, wire.OpOK)(h); err != nil {
 			return err
 		}
 		if !h.Status.PoweredOn {
@@ -67,17 +67,17 @@ func TestRebootHoldAndInspect(t *testing.T) {
 		return nil
 	})
 
-	for _, mode := range []string{api.RebootHard, api.RebootSoft} {
+	for _, mode := range []string{wire.RebootHard, wire.RebootSoft} {
 		n := len(e.auditLines(0))
 		start := time.Now()
-		in, err := e.admin.Reboot(ctx(t), "rb", api.RebootRequest{Mode: mode})
+		in, err := e.admin.Reboot(ctx(t), "rb", wire.RebootRequest{Mode: mode})
 		if err != nil {
 			t.Fatal(err)
 		}
 		e.waitHost("rb", 60*time.Second, "reboot "+mode+" done", rebootGone)
 		t.Logf("reboot %s: intent %d dropped after %s", mode, in.CreatedIndex, time.Since(start).Round(time.Millisecond))
 		want := []string{"ForceOff", "On"}
-		if mode == api.RebootSoft {
+		if mode == wire.RebootSoft {
 			want = []string{"GracefulShutdown", "On"}
 		}
 		if got := resetsSince(e.auditLines(0), n); strings.Join(got, ",") != strings.Join(want, ",") {
@@ -103,11 +103,11 @@ func TestRebootHoldAndInspect(t *testing.T) {
 
 	// Two requesters hold the host off.
 	for _, k := range []string{"fw", "rma"} {
-		if _, err := e.admin.Reboot(ctx(t), "rb", api.RebootRequest{PowerOff: true, Requester: k}); err != nil {
+		if _, err := e.admin.Reboot(ctx(t), "rb", wire.RebootRequest{PowerOff: true, Requester: k}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	e.waitHost("rb", 60*time.Second, "both holds acknowledged", func(h *api.Host) error {
+	e.waitHost("rb", 60*time.Second, "both holds acknowledged", func(h *wire.Host) error {
 		if h.Intents == nil || len(h.Intents.PowerOff) != 2 {
 			return fmt.Errorf("holds %+v", h.Intents)
 		}
@@ -127,7 +127,7 @@ func TestRebootHoldAndInspect(t *testing.T) {
 	// The agent saw the withdrawal (its next status names only rma) and
 	// keeps the host off.
 	released := time.Now()
-	e.waitHost("rb", 60*time.Second, "a status written after the withdrawal", func(h *api.Host) error {
+	e.waitHost("rb", 60*time.Second, "a status written after the withdrawal", func(h *wire.Host) error {
 		if h.Status == nil || h.Status.LastUpdated.Before(released) {
 			return fmt.Errorf("no status since the withdrawal")
 		}
@@ -140,7 +140,7 @@ func TestRebootHoldAndInspect(t *testing.T) {
 	if _, err := e.admin.ReleasePowerOff(ctx(t), "rb", "rma"); err != nil {
 		t.Fatal(err)
 	}
-	e.waitHost("rb", 60*time.Second, "powered on once no hold is left", func(h *api.Host) error {
+	e.waitHost("rb", 60*time.Second, "powered on once no hold is left", func(h *wire.Host) error {
 		if h.Intents != nil || h.Status == nil || !h.Status.PoweredOn {
 			return fmt.Errorf("intents %+v, status %+v", h.Intents, h.Status)
 		}
@@ -149,14 +149,14 @@ func TestRebootHoldAndInspect(t *testing.T) {
 
 	// Re-inspection.
 	start := time.Now()
-	if _, err := e.admin.Inspect(ctx(t), "rb", api.IntentRequest{Reason: "test"}); err != nil {
+	if _, err := e.admin.Inspect(ctx(t), "rb", wire.IntentRequest{Reason: "test"}); err != nil {
 		t.Fatal(err)
 	}
-	h := e.waitHost("rb", 60*time.Second, "inspected again", func(h *api.Host) error {
+	h := e.waitHost("rb", 60*time.Second, "inspected again", func(h *wire.Host) error {
 		if h.Intents != nil && h.Intents.Inspect != nil {
 			return fmt.Errorf("inspect intent still there")
 		}
-		if err := stateIs(api.StateAvailable, api.OpOK)(h); err != nil {
+		if err := stateIs(wire.StateAvailable, wire.OpOK)(h); err != nil {
 			return err
 		}
 		oh := h.Status.OperationHistory
@@ -179,8 +179,8 @@ func TestSoftRebootFallsBackToHard(t *testing.T) {
 	e.apply(e.hostSpec("sf", "r1", 0))
 	maddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, "127.0.0.1"))
 	e.startAgent("r1", "a1", "--poll-interval", "200ms", "--soft-power-off-timeout", "2s", "--metrics-addr", maddr)
-	e.waitHost("sf", 90*time.Second, "available and on", func(h *api.Host) error {
-		if err := stateIs(api.StateAvailable, api.OpOK)(h); err != nil {
+	e.waitHost("sf", 90*time.Second, "available and on", func(h *wire.Host) error {
+		if err := stateIs(wire.StateAvailable, wire.OpOK)(h); err != nil {
 			return err
 		}
 		if !h.Status.PoweredOn {
@@ -190,7 +190,7 @@ func TestSoftRebootFallsBackToHard(t *testing.T) {
 	})
 	n := len(e.auditLines(0))
 	start := time.Now()
-	if _, err := e.admin.Reboot(ctx(t), "sf", api.RebootRequest{Mode: api.RebootSoft}); err != nil {
+	if _, err := e.admin.Reboot(ctx(t), "sf", wire.RebootRequest{Mode: wire.RebootSoft}); err != nil {
 		t.Fatal(err)
 	}
 	e.waitHost("sf", 60*time.Second, "soft reboot done", rebootGone)
@@ -205,7 +205,7 @@ func TestSoftRebootFallsBackToHard(t *testing.T) {
 	}
 	found := false
 	for _, ev := range evs.Items {
-		found = found || (ev.Reason == "SoftPowerOffTimedOut" && ev.Type == api.EventWarning)
+		found = found || (ev.Reason == "SoftPowerOffTimedOut" && ev.Type == wire.EventWarning)
 	}
 	if !found {
 		t.Fatalf("no SoftPowerOffTimedOut warning: %+v", evs.Items)

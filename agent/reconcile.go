@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/agent/hoststate"
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // maxStepsPerReconcile bounds the Step → action → Step chain one worker
@@ -30,8 +30,8 @@ func (s *session) reconcile(name string) {
 			return
 		}
 		var (
-			h    api.Host
-			st   *api.HostStatus
+			h    wire.Host
+			st   *wire.HostStatus
 			last *hoststate.Outcome
 		)
 		known := s.store.with(name, func(e *hostEntry) {
@@ -48,7 +48,7 @@ func (s *session) reconcile(name string) {
 		h.Status = st
 		d := hoststate.Step(hoststate.Input{Host: h, Now: time.Now(), Jitter: rand.Float64(),
 			Last: last, Config: s.a.cfg.StateMachine})
-		var before *api.OperationHistory
+		var before *wire.OperationHistory
 		if st != nil {
 			before = st.OperationHistory
 		}
@@ -148,7 +148,7 @@ var errHostGone = errors.New("host is gone from the coordinator")
 // Epoch aside), when something else must go out, or when the periodic
 // refresh is due.
 func (s *session) report(name string, d *hoststate.Decision) error {
-	var rep api.StatusReport
+	var rep wire.StatusReport
 	need := false
 	perRack := s.reporter.active()
 	s.store.with(name, func(e *hostEntry) {
@@ -162,7 +162,7 @@ func (s *session) report(name string, d *hoststate.Decision) error {
 		refresh := !time.Now().Before(e.refreshAt) && !(perRack && e.base != 0)
 		need = !sameStatus(e.written, e.status) || len(e.pendingAcks) > 0 ||
 			len(e.pendingEvents) > 0 || e.pendingRemove || refresh
-		rep = api.StatusReport{Epoch: s.lease.Epoch, Status: st, Acks: e.pendingAcks,
+		rep = wire.StatusReport{Epoch: s.lease.Epoch, Status: st, Acks: e.pendingAcks,
 			Events: e.pendingEvents, Remove: e.pendingRemove}
 	})
 	if !need {
@@ -212,10 +212,10 @@ func (s *session) report(name string, d *hoststate.Decision) error {
 // write due, one request for all) when the coordinator has the endpoint,
 // per host otherwise. It returns the host's modifiedIndex after a per-rack
 // write (the base of its touches; 0 per host).
-func (s *session) writeStatus(name string, rep api.StatusReport, perRack bool) (uint64, error) {
+func (s *session) writeStatus(name string, rep wire.StatusReport, perRack bool) (uint64, error) {
 	if perRack {
 		st := rep.Status
-		res, err := s.reporter.write(s.ctx, api.RackHostReport{Name: name, Status: &st, Acks: rep.Acks, Events: rep.Events, Remove: rep.Remove})
+		res, err := s.reporter.write(s.ctx, wire.RackHostReport{Name: name, Status: &st, Acks: rep.Acks, Events: rep.Events, Remove: rep.Remove})
 		switch {
 		case errors.Is(err, errNoRackStatus):
 			// An older coordinator: this write, and the next ones for a
@@ -242,25 +242,25 @@ func (s *session) writeStatus(name string, rep api.StatusReport, perRack bool) (
 
 // applyAcks records written acks in our copy of the host's intents at once,
 // so the next Step sees them before the watch brings them back.
-func applyAcks(h *api.Host, acks []api.IntentAck, epoch uint64) {
+func applyAcks(h *wire.Host, acks []wire.IntentAck, epoch uint64) {
 	if h.Intents == nil || len(acks) == 0 {
 		return
 	}
 	in := *h.Intents
 	for _, a := range acks {
-		var p **api.Intent
+		var p **wire.Intent
 		switch a.Kind {
-		case api.IntentDetach:
+		case wire.IntentDetach:
 			p = &in.Detach
-		case api.IntentDrain:
+		case wire.IntentDrain:
 			p = &in.Drain
-		case api.IntentResume:
+		case wire.IntentResume:
 			p = &in.Resume
-		case api.IntentReboot:
+		case wire.IntentReboot:
 			p = &in.Reboot
-		case api.IntentInspect:
+		case wire.IntentInspect:
 			p = &in.Inspect
-		case api.IntentPowerOff:
+		case wire.IntentPowerOff:
 			in.PowerOff = ackHold(in.PowerOff, a, epoch)
 			continue
 		default:
@@ -281,8 +281,8 @@ func applyAcks(h *api.Host, acks []api.IntentAck, epoch uint64) {
 }
 
 // ackHold applies a power-off ack to a copy of the holds.
-func ackHold(holds map[string]*api.Intent, a api.IntentAck, epoch uint64) map[string]*api.Intent {
-	out := make(map[string]*api.Intent, len(holds))
+func ackHold(holds map[string]*wire.Intent, a wire.IntentAck, epoch uint64) map[string]*wire.Intent {
+	out := make(map[string]*wire.Intent, len(holds))
 	for k, it := range holds {
 		if it.CreatedIndex == a.CreatedIndex {
 			c := *it
@@ -294,7 +294,7 @@ func ackHold(holds map[string]*api.Intent, a api.IntentAck, epoch uint64) map[st
 	return out
 }
 
-func ackKinds(acks []api.IntentAck) []string {
+func ackKinds(acks []wire.IntentAck) []string {
 	out := make([]string, len(acks))
 	for i, a := range acks {
 		out[i] = a.Kind

@@ -8,15 +8,15 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // RackStatusAPI is the per-rack status write (*client.Client has it). A
 // Coordinator without it, or a coordinator that answers that it lacks the
 // endpoint, gets the per-host writes of Coordinator.ReportStatus.
 type RackStatusAPI interface {
-	ReportRackStatus(ctx context.Context, rack string, r api.RackStatusReport) (*api.RackStatusResult, error)
+	ReportRackStatus(ctx context.Context, rack string, r wire.RackStatusReport) (*wire.RackStatusResult, error)
 }
 
 // maxRackReport is the most hosts one rack status request carries (the
@@ -51,12 +51,12 @@ type reporter struct {
 // statusWrite is one host of a report. done is nil for the reporter's own
 // writes (touches, and a full status after a refused touch).
 type statusWrite struct {
-	h    api.RackHostReport
+	h    wire.RackHostReport
 	done chan statusResult
 }
 
 type statusResult struct {
-	res api.RackHostResult
+	res wire.RackHostResult
 	err error
 }
 
@@ -82,14 +82,14 @@ func (r *reporter) active() bool {
 
 // write queues a full write and waits for its result: the host's result
 // (with its error, if refused alone), or the error of the whole report.
-func (r *reporter) write(ctx context.Context, h api.RackHostReport) (api.RackHostResult, error) {
+func (r *reporter) write(ctx context.Context, h wire.RackHostReport) (wire.RackHostResult, error) {
 	w := &statusWrite{h: h, done: make(chan statusResult, 1)}
 	r.enqueue(w)
 	select {
 	case res := <-w.done:
 		return res.res, res.err
 	case <-ctx.Done():
-		return api.RackHostResult{}, context.Cause(ctx)
+		return wire.RackHostResult{}, context.Cause(ctx)
 	}
 }
 
@@ -137,7 +137,7 @@ func (r *reporter) addTouches() {
 	for name, e := range r.s.store.hosts {
 		if e.base != 0 && !e.touching && e.written != nil && !now.Before(e.refreshAt) {
 			e.touching = true
-			ws = append(ws, &statusWrite{h: api.RackHostReport{Name: name, Touch: e.base}})
+			ws = append(ws, &statusWrite{h: wire.RackHostReport{Name: name, Touch: e.base}})
 		}
 	}
 	r.s.store.mu.Unlock()
@@ -193,7 +193,7 @@ func (r *reporter) failAll(err error) {
 // send writes one report and hands each host its result.
 func (r *reporter) send(batch []*statusWrite) {
 	s := r.s
-	rep := api.RackStatusReport{Epoch: s.lease.Epoch, Hosts: make([]api.RackHostReport, len(batch))}
+	rep := wire.RackStatusReport{Epoch: s.lease.Epoch, Hosts: make([]wire.RackHostReport, len(batch))}
 	for i, w := range batch {
 		rep.Hosts[i] = w.h
 		if rep.Hosts[i].Status != nil {
@@ -202,7 +202,7 @@ func (r *reporter) send(batch []*statusWrite) {
 			rep.Hosts[i].Status = &st
 		}
 	}
-	var res *api.RackStatusResult
+	var res *wire.RackStatusResult
 	var err error
 	if _, ok := s.a.cfg.Holder.Valid(0); !ok {
 		err = fmt.Errorf("%w: lease deadline passed before writing the status of %d hosts", ErrLeaseLost, len(batch))
@@ -261,12 +261,12 @@ func (r *reporter) finish(w *statusWrite, res statusResult) {
 				e.base = res.res.ModifiedIndex
 			}
 			e.refreshAt = time.Now().Add(jitter(s.a.cfg.StatusRefresh, 0.2))
-		case w.h.IsTouch() && res.res.Error.Code == api.CodeConflict && e.base == w.h.Touch && e.written != nil:
+		case w.h.IsTouch() && res.res.Error.Code == wire.CodeConflict && e.base == w.h.Touch && e.written != nil:
 			// The host changed since our last full write (an intent, a
 			// spec change): write the full status once to get a new base.
 			e.base, e.touching = 0, true
 			st := *e.written
-			again = &statusWrite{h: api.RackHostReport{Name: w.h.Name, Status: &st}}
+			again = &statusWrite{h: wire.RackHostReport{Name: w.h.Name, Status: &st}}
 		default:
 			e.base = 0 // the reconcile loop writes it in full when due
 		}
@@ -289,7 +289,7 @@ func writeResult(res statusResult) string {
 		return "error"
 	case res.res.Error == nil:
 		return "ok"
-	case res.res.Error.Code == api.CodeNotFound:
+	case res.res.Error.Code == wire.CodeNotFound:
 		return "gone"
 	}
 	return "error"

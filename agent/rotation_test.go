@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/agent"
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // TestTokenRotationWithoutRestart rotates a running agent's token twice —
@@ -23,7 +23,7 @@ func TestTokenRotationWithoutRestart(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	proc := e.startAgent("r1", "a1")
 	tokFile := filepath.Join(e.c.Dir, "agent-a1.token")
-	var lease *api.Lease
+	var lease *wire.Lease
 	testenv.Eventually(t, 60*time.Second, "a1 holds rack r1", func() error {
 		l, err := e.admin.GetLease(ctx(t), "r1")
 		if err != nil {
@@ -44,7 +44,7 @@ func TestTokenRotationWithoutRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 		oldID := agent.TokenID(oldText)
-		nt, err := e.admin.CreateToken(ctx(t), api.TokenRequest{Role: api.RoleAgent, Rack: "r1", Name: fmt.Sprintf("agent-r1-rot%d", round)})
+		nt, err := e.admin.CreateToken(ctx(t), wire.TokenRequest{Role: wire.RoleAgent, Rack: "r1", Name: fmt.Sprintf("agent-r1-rot%d", round)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,7 +56,7 @@ func TestTokenRotationWithoutRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 		newID = nt.ID
-		// The agent logs JSON (shared/daemon's default --log-format).
+		// The agent logs JSON (internal/daemon's default --log-format).
 		want := `"tokenID":"` + nt.ID + `"`
 		if signal {
 			if err := proc.Signal(syscall.SIGHUP); err != nil {

@@ -7,8 +7,8 @@ import (
 
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/agent/provisioner/fake"
-	"github.com/rackfence/rackfence/shared/api"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // In-process tests of the session and the reconcile loop (inproc_test.go
@@ -32,7 +32,7 @@ func TestInProcessHostsBecomeAvailable(t *testing.T) {
 		c.Apply(fakeHost(n, "r1", i))
 	}
 	for _, n := range names[:4] {
-		h := c.WaitHost(n, waitLong, "available", stateIs(api.StateAvailable, api.OpOK))
+		h := c.WaitHost(n, waitLong, "available", stateIs(wire.StateAvailable, wire.OpOK))
 		if h.Status.Epoch != l.Epoch || h.Status.ProvisioningID != "fake-"+n || h.Status.HardwareDetails == nil {
 			t.Errorf("%s: status %+v, want epoch %d, the fake's ID and hardware details", n, h.Status, l.Epoch)
 		}
@@ -57,8 +57,8 @@ func TestInProcessHostsBecomeAvailable(t *testing.T) {
 	if provides := countOps(r.prov.CallsOf("slow"), fake.OpProvide); provides != 3 {
 		t.Errorf("provide of slow called %d times, want 3 (twice in progress, then done): %v", provides, r.prov.CallsOf("slow"))
 	}
-	c.WaitHost("auth", waitLong, "in a registration error", func(h *api.Host) error {
-		if h.Status == nil || h.Status.ErrorType != api.ErrRegistration || h.Status.ErrorCount < 1 {
+	c.WaitHost("auth", waitLong, "in a registration error", func(h *wire.Host) error {
+		if h.Status == nil || h.Status.ErrorType != wire.ErrRegistration || h.Status.ErrorCount < 1 {
 			return fmt.Errorf("status %+v", h.Status)
 		}
 		return nil
@@ -81,7 +81,7 @@ func TestInProcessDetachWaitsForInFlightCall(t *testing.T) {
 
 	// d0's power-off is held in flight.
 	gate := holdPowerOff(t, c, r, "d0")
-	if _, err := c.Admin.Detach(ctxT(t), "d0", api.IntentRequest{Reason: "test"}); err != nil {
+	if _, err := c.Admin.Detach(ctxT(t), "d0", wire.IntentRequest{Reason: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	// A later change of d1 coming through proves the watch delivered the
@@ -92,7 +92,7 @@ func TestInProcessDetachWaitsForInFlightCall(t *testing.T) {
 	if _, err := r.prov.Wait(ctxT(t), 0, fake.OK("d1", fake.OpPowerOff)); err != nil {
 		t.Fatal(err)
 	}
-	r.seen("d0", "with its detach intent", func(h api.Host) bool { return h.Intents != nil && h.Intents.Detach != nil })
+	r.seen("d0", "with its detach intent", func(h wire.Host) bool { return h.Intents != nil && h.Intents.Detach != nil })
 	if h := c.Host("d0"); h.Intents.Detach.Acknowledged {
 		t.Fatal("the detach was acknowledged while a mutating call of d0 was in flight")
 	}
@@ -107,13 +107,13 @@ func TestInProcessDetachWaitsForInFlightCall(t *testing.T) {
 	if held.Err != nil || held.Refused || held.Epoch != l.Epoch {
 		t.Fatalf("the held call: %v, want it to finish under epoch %d", held, l.Epoch)
 	}
-	h := c.WaitHost("d0", waitLong, "detach acknowledged", func(h *api.Host) error {
+	h := c.WaitHost("d0", waitLong, "detach acknowledged", func(h *wire.Host) error {
 		if h.Intents == nil || h.Intents.Detach == nil || !h.Intents.Detach.Acknowledged {
 			return fmt.Errorf("intents %+v", h.Intents)
 		}
 		return nil
 	})
-	if h.Intents.Detach.AckEpoch != l.Epoch || h.Status.OperationalStatus != api.OpDetached {
+	if h.Intents.Detach.AckEpoch != l.Epoch || h.Status.OperationalStatus != wire.OpDetached {
 		t.Fatalf("ack epoch %d (want %d), status %+v", h.Intents.Detach.AckEpoch, l.Epoch, h.Status)
 	}
 	if !r.guard.Blocked("d0") {
@@ -130,9 +130,9 @@ func TestInProcessDetachWaitsForInFlightCall(t *testing.T) {
 	// tries nothing.
 	d0 := c.Host("d0")
 	d0.Online = true
-	d0.Image = &api.Image{URL: "http://images.example/os.iso"}
+	d0.Image = &wire.Image{URL: "http://images.example/os.iso"}
 	c.Apply(d0)
-	r.seen("d0", "online again", func(h api.Host) bool { return h.Online && h.Image != nil })
+	r.seen("d0", "online again", func(h wire.Host) bool { return h.Online && h.Image != nil })
 	n := len(r.coord.written("d0"))
 	testenv.Eventually(t, waitLong, "d0's status refreshed twice", func() error {
 		if got := len(r.coord.written("d0")); got < n+2 {

@@ -8,8 +8,8 @@ import (
 
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/coordinator/coordtest"
-	"github.com/rackfence/rackfence/shared/api"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // In-process tests of shutdown and of a restarted agent taking its rack
@@ -149,7 +149,7 @@ func TestInProcessRestartReconcile(t *testing.T) {
 	})
 	for _, n := range hosts {
 		w := a2.coord.written(n)
-		if !sameStatus(&w[0].Status, &w[1].Status) || w[0].Status.ProvisioningState != api.StateAvailable {
+		if !sameStatus(&w[0].Status, &w[1].Status) || w[0].Status.ProvisioningState != wire.StateAvailable {
 			t.Errorf("%s: the refresh changed the status: %+v then %+v", n, w[0].Status, w[1].Status)
 		}
 	}

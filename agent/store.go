@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/agent/hoststate"
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // store holds what one session knows about its rack's hosts. It lives only
@@ -23,13 +23,13 @@ type store struct {
 // first sees the host.
 type hostEntry struct {
 	// host is the latest spec, intents and flags from the coordinator.
-	host api.Host
+	host wire.Host
 	// status is the status the state machine last decided (nil: new host).
-	status *api.HostStatus
+	status *wire.HostStatus
 	// written is the status last written to the coordinator in this
 	// session (nil: none yet); refreshAt is when it is due to be written
 	// again even if unchanged.
-	written   *api.HostStatus
+	written   *wire.HostStatus
 	refreshAt time.Time
 	// base is the host's modifiedIndex from the answer to the last full
 	// write of written (0: unknown, or written per host): the reporter
@@ -41,8 +41,8 @@ type hostEntry struct {
 	last *hoststate.Outcome
 	// pending holds acks, events and removal not yet written (the write
 	// failed); they go out with the next write.
-	pendingAcks   []api.IntentAck
-	pendingEvents []api.Event
+	pendingAcks   []wire.IntentAck
+	pendingEvents []wire.Event
 	pendingRemove bool
 	// writeFailures counts consecutive failed status writes (for backoff).
 	writeFailures int
@@ -57,7 +57,7 @@ func newStore() *store { return &store{hosts: map[string]*hostEntry{}} }
 // matters to the state machine (a new host, or a change of spec, intents,
 // deletion or handoff); a change of the status alone (our own writes
 // coming back) does not.
-func (s *store) upsert(h api.Host) bool {
+func (s *store) upsert(h wire.Host) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, ok := s.hosts[h.Name]
@@ -81,7 +81,7 @@ func (s *store) upsert(h api.Host) bool {
 // sameInput compares what the state machine reads from the coordinator's
 // copy, ignoring status, bookkeeping indexes and labels (the operator's
 // tags: relabelling must not cut a host's retry wait short).
-func sameInput(a, b api.Host) bool {
+func sameInput(a, b wire.Host) bool {
 	a.Status, b.Status = nil, nil
 	a.ModifiedIndex, b.ModifiedIndex = 0, 0
 	a.Labels, b.Labels = nil, nil
@@ -136,7 +136,7 @@ func (s *store) countByState() (prov, op map[string]int) {
 
 // sameStatus compares two statuses ignoring LastUpdated and Epoch, which
 // the coordinator stamps.
-func sameStatus(a, b *api.HostStatus) bool {
+func sameStatus(a, b *wire.HostStatus) bool {
 	if a == nil || b == nil {
 		return a == b
 	}

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // DefaultTokenPoll is how often TokenFile checks the token file.
@@ -102,7 +102,7 @@ func (w *TokenFile) Reload(reason string) bool {
 // TokenID is the public id the coordinator gives token text (the first 16
 // hex digits of the SHA-256 of its secret), safe to log.
 func TokenID(text string) string {
-	secret, _ := api.ParseToken(text)
+	secret, _ := wire.ParseToken(text)
 	h := sha256.Sum256([]byte(secret))
 	return hex.EncodeToString(h[:])[:16]
 }

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 type setter struct {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // TestBMC5xxCountedAsError (issue 14): a BMC that keeps answering 500 used
@@ -19,7 +19,7 @@ func TestBMC5xxCountedAsError(t *testing.T) {
 	e.simFault(0, "http500")
 	e.apply(e.hostSpec("t0", "r1", 0))
 	e.startAgent("r1", "a1") // --transient-retry 1s: the 5 failures take ~5 s
-	h := e.waitHost("t0", 90*time.Second, "in registration error after 5 transient failures", func(h *api.Host) error {
+	h := e.waitHost("t0", 90*time.Second, "in registration error after 5 transient failures", func(h *wire.Host) error {
 		s := h.Status
 		if s == nil || s.ErrorCount < 1 {
 			return fmt.Errorf("status %+v", s)
@@ -27,7 +27,7 @@ func TestBMC5xxCountedAsError(t *testing.T) {
 		return nil
 	})
 	s := h.Status
-	if s.ProvisioningState != api.StateRegistering || s.OperationalStatus != api.OpError || s.ErrorType != api.ErrRegistration {
+	if s.ProvisioningState != wire.StateRegistering || s.OperationalStatus != wire.OpError || s.ErrorType != wire.ErrRegistration {
 		t.Fatalf("want registering / error / registration error, got %s / %s / %q", s.ProvisioningState, s.OperationalStatus, s.ErrorType)
 	}
 	if !strings.Contains(s.ErrorMessage, "500") || !strings.Contains(s.ErrorMessage, "transient failures in a row") {
@@ -52,10 +52,10 @@ func TestBMC5xxCountedAsError(t *testing.T) {
 	// its retry time is far ahead, so there is nothing to wait for.
 	e.simFault(0, "none")
 	requireBackoffAhead(t, e.host("t0"), 15*time.Second)
-	if _, err := e.admin.Resume(ctx(t), "t0", api.IntentRequest{}); err != nil {
+	if _, err := e.admin.Resume(ctx(t), "t0", wire.IntentRequest{}); err != nil {
 		t.Fatal(err)
 	}
-	h = e.waitHost("t0", 60*time.Second, "available after heal and resume", stateIs(api.StateAvailable, api.OpOK))
+	h = e.waitHost("t0", 60*time.Second, "available after heal and resume", stateIs(wire.StateAvailable, wire.OpOK))
 	if h.Status.ErrorCount != 0 || h.Status.Extra["transientFailures"] != "" {
 		t.Fatalf("recovered host keeps error bookkeeping: %+v", h.Status)
 	}
@@ -64,7 +64,7 @@ func TestBMC5xxCountedAsError(t *testing.T) {
 // requireBackoffAhead checks that h is in a counted error whose backoff
 // (status extra retryAt, written by the agent) ends at least min from now:
 // the agent's own record that it will not retry before then.
-func requireBackoffAhead(t testing.TB, h *api.Host, min time.Duration) {
+func requireBackoffAhead(t testing.TB, h *wire.Host, min time.Duration) {
 	t.Helper()
 	if h.Status == nil || h.Status.ErrorCount < 1 {
 		t.Fatalf("%s is not in a counted error: %+v", h.Name, h.Status)

@@ -9,7 +9,7 @@ import (
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/hoststate"
 	"github.com/rackfence/rackfence/agent/provisioner"
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 func TestClassify(t *testing.T) {
@@ -33,8 +33,8 @@ func TestClassify(t *testing.T) {
 }
 
 func TestSameStatusIgnoresStamps(t *testing.T) {
-	a := &api.HostStatus{ProvisioningState: "available", OperationalStatus: "ok", Epoch: 3, LastUpdated: time.Now()}
-	b := &api.HostStatus{ProvisioningState: "available", OperationalStatus: "ok", Epoch: 9, Extra: map[string]string{}}
+	a := &wire.HostStatus{ProvisioningState: "available", OperationalStatus: "ok", Epoch: 3, LastUpdated: time.Now()}
+	b := &wire.HostStatus{ProvisioningState: "available", OperationalStatus: "ok", Epoch: 9, Extra: map[string]string{}}
 	if !sameStatus(a, b) {
 		t.Fatal("statuses differing only in epoch, lastUpdated and an empty Extra must compare equal")
 	}
@@ -49,13 +49,13 @@ func TestSameStatusIgnoresStamps(t *testing.T) {
 
 func TestStoreWakesOnlyOnInputChanges(t *testing.T) {
 	s := newStore()
-	h := api.Host{Name: "h", Rack: "r", Online: true, ModifiedIndex: 5,
-		Status: &api.HostStatus{ProvisioningState: "available"}}
+	h := wire.Host{Name: "h", Rack: "r", Online: true, ModifiedIndex: 5,
+		Status: &wire.HostStatus{ProvisioningState: "available"}}
 	if !s.upsert(h) {
 		t.Fatal("a new host must wake")
 	}
 	h.ModifiedIndex = 6
-	h.Status = &api.HostStatus{ProvisioningState: "available", ErrorCount: 2}
+	h.Status = &wire.HostStatus{ProvisioningState: "available", ErrorCount: 2}
 	if s.upsert(h) {
 		t.Fatal("a status-only change (our own write coming back) must not wake the host")
 	}
@@ -69,7 +69,7 @@ func TestStoreWakesOnlyOnInputChanges(t *testing.T) {
 	if s.upsert(h) {
 		t.Fatal("a labels-only change must not wake the host (the state machine does not read labels)")
 	}
-	h.Intents = &api.Intents{Detach: &api.Intent{CreatedIndex: 7}}
+	h.Intents = &wire.Intents{Detach: &wire.Intent{CreatedIndex: 7}}
 	if !s.upsert(h) {
 		t.Fatal("a new intent must wake the host")
 	}
@@ -80,14 +80,14 @@ func TestStoreWakesOnlyOnInputChanges(t *testing.T) {
 }
 
 func TestApplyAcks(t *testing.T) {
-	h := api.Host{Intents: &api.Intents{
-		Detach: &api.Intent{CreatedIndex: 5},
-		Resume: &api.Intent{CreatedIndex: 6},
-		Drain:  &api.Intent{CreatedIndex: 9, Mode: api.DrainMaintenance},
+	h := wire.Host{Intents: &wire.Intents{
+		Detach: &wire.Intent{CreatedIndex: 5},
+		Resume: &wire.Intent{CreatedIndex: 6},
+		Drain:  &wire.Intent{CreatedIndex: 9, Mode: wire.DrainMaintenance},
 	}}
 	orig := h.Intents
-	applyAcks(&h, []api.IntentAck{{Kind: api.IntentDetach, CreatedIndex: 5}, {Kind: api.IntentResume, CreatedIndex: 6, Drop: true},
-		{Kind: api.IntentDrain, CreatedIndex: 8}}, 42)
+	applyAcks(&h, []wire.IntentAck{{Kind: wire.IntentDetach, CreatedIndex: 5}, {Kind: wire.IntentResume, CreatedIndex: 6, Drop: true},
+		{Kind: wire.IntentDrain, CreatedIndex: 8}}, 42)
 	if d := h.Intents.Detach; !d.Acknowledged || d.AckEpoch != 42 {
 		t.Errorf("detach %+v, want acknowledged under epoch 42", d)
 	}
@@ -103,14 +103,14 @@ func TestApplyAcks(t *testing.T) {
 }
 
 func TestApplyAcksOperationIntents(t *testing.T) {
-	h := api.Host{Intents: &api.Intents{
-		Reboot:   &api.Intent{CreatedIndex: 5, Mode: api.RebootSoft},
-		Inspect:  &api.Intent{CreatedIndex: 6},
-		PowerOff: map[string]*api.Intent{"a": {CreatedIndex: 7, Requester: "a"}, "b": {CreatedIndex: 8, Requester: "b"}},
+	h := wire.Host{Intents: &wire.Intents{
+		Reboot:   &wire.Intent{CreatedIndex: 5, Mode: wire.RebootSoft},
+		Inspect:  &wire.Intent{CreatedIndex: 6},
+		PowerOff: map[string]*wire.Intent{"a": {CreatedIndex: 7, Requester: "a"}, "b": {CreatedIndex: 8, Requester: "b"}},
 	}}
 	orig := h.Intents
-	applyAcks(&h, []api.IntentAck{{Kind: api.IntentReboot, CreatedIndex: 5, Drop: true},
-		{Kind: api.IntentInspect, CreatedIndex: 4, Drop: true}, {Kind: api.IntentPowerOff, CreatedIndex: 8}}, 42)
+	applyAcks(&h, []wire.IntentAck{{Kind: wire.IntentReboot, CreatedIndex: 5, Drop: true},
+		{Kind: wire.IntentInspect, CreatedIndex: 4, Drop: true}, {Kind: wire.IntentPowerOff, CreatedIndex: 8}}, 42)
 	if h.Intents.Reboot != nil {
 		t.Errorf("reboot not dropped")
 	}

@@ -3,8 +3,8 @@ package agent
 import (
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // watch follows /v1/watch for the rack from the last index it applied. The
@@ -58,7 +58,7 @@ func (s *session) watch() {
 }
 
 // apply records one watch answer and queues every host that needs a look.
-func (s *session) apply(resp *api.WatchResponse) {
+func (s *session) apply(resp *wire.WatchResponse) {
 	if resp.Reset {
 		keep := make(map[string]bool, len(resp.Hosts))
 		for _, h := range resp.Hosts {
@@ -87,7 +87,7 @@ func (s *session) apply(resp *api.WatchResponse) {
 
 // coalescePause is the pause after resp: d (Config.WatchCoalesce) after an
 // answer of coalesceMinChanges changes or more, else none.
-func coalescePause(d time.Duration, resp *api.WatchResponse) time.Duration {
+func coalescePause(d time.Duration, resp *wire.WatchResponse) time.Duration {
 	if d <= 0 || len(resp.Hosts)+len(resp.Deleted) < coalesceMinChanges {
 		return 0
 	}

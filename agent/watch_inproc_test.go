@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/rackfence/rackfence/agent/provisioner/fake"
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // TestInProcessWatchResetDropsMissingHosts: a watch answer that is a reset
@@ -42,8 +42,8 @@ func TestInProcessWatchResetDropsMissingHosts(t *testing.T) {
 	if registers := countOps(r.prov.CallsOf("x"), fake.OpRegister); registers != 1 {
 		t.Fatalf("x registered %d times, want once (back after the reset with the coordinator's status): %v", registers, r.prov.CallsOf("x"))
 	}
-	c.WaitHost("x", waitLong, "available under the same epoch", func(h *api.Host) error {
-		if err := stateIs(api.StateAvailable, api.OpOK)(h); err != nil {
+	c.WaitHost("x", waitLong, "available under the same epoch", func(h *wire.Host) error {
+		if err := stateIs(wire.StateAvailable, wire.OpOK)(h); err != nil {
 			return err
 		}
 		return epochIs(l.Epoch)(h)

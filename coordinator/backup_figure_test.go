@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/coordinator"
-	"github.com/rackfence/rackfence/coordinator/bench"
 	"github.com/rackfence/rackfence/coordinator/coordtest"
 	"github.com/rackfence/rackfence/coordinator/fsm"
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/backupfile"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/bench"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // TestBackupFigure measures a backup's save, check and restore at scale
@@ -26,7 +26,7 @@ import (
 //
 // Hosts are written in-process through Raft (Store.Apply from 64
 // goroutines, batched), 100 per rack, each with a status report carrying
-// bmcsim-shaped hardware details, as coordinator/bench.Fill does over HTTP.
+// bmcsim-shaped hardware details, as testkit/bench.Fill does over HTTP.
 func TestBackupFigure(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("RACKFENCE_BACKUP_HOSTS"))
 	if n <= 0 {
@@ -43,7 +43,7 @@ func TestBackupFigure(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		epochs[r] = v.(api.Lease).Epoch
+		epochs[r] = v.(wire.Lease).Epoch
 	}
 	start := time.Now()
 	jobs := make(chan int)
@@ -57,13 +57,13 @@ func TestBackupFigure(t *testing.T) {
 			for i := range jobs {
 				r := i / perRack
 				rack, name := fmt.Sprintf("fill-%03d", r), fmt.Sprintf("fill-%06d", i)
-				h := api.Host{Name: name, Rack: rack, Online: true, Consumer: "figure",
-					BMC:            api.BMC{Address: fmt.Sprintf("redfish+http://127.0.0.1:%d/redfish/v1/Systems/1", 9000+i%1000), Credentials: "bmc"},
+				h := wire.Host{Name: name, Rack: rack, Online: true, Consumer: "figure",
+					BMC:            wire.BMC{Address: fmt.Sprintf("redfish+http://127.0.0.1:%d/redfish/v1/Systems/1", 9000+i%1000), Credentials: "bmc"},
 					BootMACAddress: fmt.Sprintf("52:54:00:%02x:%02x:%02x", (i>>16)&0xff, (i>>8)&0xff, i&0xff)}
 				_, err := a.Store.Apply(ctx, fsm.PutHostCmd{Host: h, Time: time.Now().UTC()})
 				if err == nil {
-					_, err = a.Store.Apply(ctx, fsm.StatusCmd{Rack: rack, Name: name, Time: time.Now().UTC(), Report: api.StatusReport{
-						Epoch: epochs[r], Status: api.HostStatus{ProvisioningState: api.StateAvailable, OperationalStatus: api.OpOK,
+					_, err = a.Store.Apply(ctx, fsm.StatusCmd{Rack: rack, Name: name, Time: time.Now().UTC(), Report: wire.StatusReport{
+						Epoch: epochs[r], Status: wire.HostStatus{ProvisioningState: wire.StateAvailable, OperationalStatus: wire.OpOK,
 							ProvisioningID: fmt.Sprintf("direct-%06d", i), HardwareDetails: bench.HardwareDetails(i)}}})
 				}
 				if err != nil {

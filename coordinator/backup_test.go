@@ -17,16 +17,16 @@ import (
 	"github.com/rackfence/rackfence/coordinator/coordtest"
 	"github.com/rackfence/rackfence/coordinator/coordtest/member"
 	"github.com/rackfence/rackfence/coordinator/fsm"
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/backupfile"
 	"github.com/rackfence/rackfence/shared/client"
 	"github.com/rackfence/rackfence/shared/seal"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
-func host(name, rack string) *api.Host {
-	return &api.Host{Name: name, Rack: rack, Online: true,
-		BMC: api.BMC{Address: "redfish+http://127.0.0.1:1/redfish/v1/Systems/1", Credentials: "bmc"}}
+func host(name, rack string) *wire.Host {
+	return &wire.Host{Name: name, Rack: rack, Online: true,
+		BMC: wire.BMC{Address: "redfish+http://127.0.0.1:1/redfish/v1/Systems/1", Credentials: "bmc"}}
 }
 
 func ctx(t *testing.T) context.Context {
@@ -75,9 +75,9 @@ func TestRestoreFencesOldEpochs(t *testing.T) {
 	for i := range 5 {
 		a.Apply(host(fmt.Sprintf("r1-h%d", i), "r1"))
 	}
-	agentTok := a.Token(api.RoleAgent, "r1") // from before the backup: B knows it too
+	agentTok := a.Token(wire.RoleAgent, "r1") // from before the backup: B knows it too
 	agent := newClient(t, a.URL, agentTok)
-	held, err := agent.AcquireLease(ctx(t), "r1", api.LeaseRequest{Holder: "agent-1", TTL: api.Duration(time.Minute)})
+	held, err := agent.AcquireLease(ctx(t), "r1", wire.LeaseRequest{Holder: "agent-1", TTL: wire.Duration(time.Minute)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,10 +102,10 @@ func TestRestoreFencesOldEpochs(t *testing.T) {
 	for i := range 50 {
 		a.Apply(host(fmt.Sprintf("r9-h%02d", i), "r9"))
 	}
-	if err := agent.ReleaseLease(ctx(t), "r1", api.LeaseRequest{Holder: "agent-1", Epoch: held.Epoch}); err != nil {
+	if err := agent.ReleaseLease(ctx(t), "r1", wire.LeaseRequest{Holder: "agent-1", Epoch: held.Epoch}); err != nil {
 		t.Fatal(err)
 	}
-	newer, err := agent.AcquireLease(ctx(t), "r1", api.LeaseRequest{Holder: "agent-1", TTL: api.Duration(time.Minute)})
+	newer, err := agent.AcquireLease(ctx(t), "r1", wire.LeaseRequest{Holder: "agent-1", TTL: wire.Duration(time.Minute)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,16 +127,16 @@ func TestRestoreFencesOldEpochs(t *testing.T) {
 	agentB := newClient(t, url, agentTok)
 
 	// The old agent, still holding A's newer epoch, is refused by B.
-	_, err = agentB.RenewLease(ctx(t), "r1", api.LeaseRequest{Holder: "agent-1", Epoch: newer.Epoch})
+	_, err = agentB.RenewLease(ctx(t), "r1", wire.LeaseRequest{Holder: "agent-1", Epoch: newer.Epoch})
 	if !client.IsStaleEpoch(err) {
 		t.Fatalf("renewing A's epoch %d on B: %v, want stale_epoch", newer.Epoch, err)
 	}
 	// So is the epoch the backup held (its lease was ended by the restore).
-	_, err = agentB.RenewLease(ctx(t), "r1", api.LeaseRequest{Holder: "agent-1", Epoch: held.Epoch})
+	_, err = agentB.RenewLease(ctx(t), "r1", wire.LeaseRequest{Holder: "agent-1", Epoch: held.Epoch})
 	if !client.IsStaleEpoch(err) {
 		t.Fatalf("renewing the backup's epoch %d on B: %v, want stale_epoch", held.Epoch, err)
 	}
-	granted, err := agentB.AcquireLease(ctx(t), "r1", api.LeaseRequest{Holder: "agent-2", TTL: api.Duration(time.Minute)})
+	granted, err := agentB.AcquireLease(ctx(t), "r1", wire.LeaseRequest{Holder: "agent-2", TTL: wire.Duration(time.Minute)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // Divergence detection: every member hashes its FSM state at the same
@@ -19,7 +19,7 @@ import (
 
 type divergence struct {
 	mu    sync.Mutex
-	check *api.HashCheck
+	check *wire.HashCheck
 
 	mismatch *prometheus.GaugeVec
 	checks   *prometheus.CounterVec
@@ -38,7 +38,7 @@ func newDivergence() *divergence {
 	}
 }
 
-func (d *divergence) last() *api.HashCheck {
+func (d *divergence) last() *wire.HashCheck {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.check == nil {
@@ -68,7 +68,7 @@ func (s *Store) checkHashes() {
 	for _, h := range s.fsm.StateHashes() {
 		mine[h.Index] = h.Sum
 	}
-	c := &api.HashCheck{At: time.Now().UTC().Format(time.RFC3339)}
+	c := &wire.HashCheck{At: time.Now().UTC().Format(time.RFC3339)}
 	ms, err := s.Members()
 	if err != nil {
 		return

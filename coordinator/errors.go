@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/rackfence/rackfence/coordinator/fsm"
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // The store's own refusals are *fsm.Error too (one wire-error table).
@@ -13,12 +13,12 @@ func newErr(code, format string, a ...any) *fsm.Error {
 	return &fsm.Error{Code: code, Message: fmt.Sprintf(format, a...)}
 }
 
-func notFound(format string, a ...any) *fsm.Error { return newErr(api.CodeNotFound, format, a...) }
+func notFound(format string, a ...any) *fsm.Error { return newErr(wire.CodeNotFound, format, a...) }
 
 // errCredentialsKey is the refusal when this member cannot open or seal
 // a password for lack of a key.
 func errCredentialsKey(format string, a ...any) *fsm.Error {
-	return newErr(api.CodeSecretsKeyMissing, format, a...)
+	return newErr(wire.CodeSecretsKeyMissing, format, a...)
 }
 
 // Errors the store returns.

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/coordinator/fsm"
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // The store's tests drive an FSM by hand like coordinator/fsm's own tests
@@ -73,8 +73,8 @@ func applier(tb testing.TB, f *fsm.FSM) func(fsm.Command) any {
 	}
 }
 
-func host(name, rack string) api.Host {
-	return api.Host{Name: name, Rack: rack, BMC: api.BMC{Address: "redfish+http://127.0.0.1:9001/redfish/v1/Systems/1", Credentials: "c1"}, Online: true}
+func host(name, rack string) wire.Host {
+	return wire.Host{Name: name, Rack: rack, BMC: wire.BMC{Address: "redfish+http://127.0.0.1:9001/redfish/v1/Systems/1", Credentials: "c1"}, Online: true}
 }
 
 // snapshotBytes is f's snapshot as raft persists it.

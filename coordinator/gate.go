@@ -7,8 +7,8 @@ import (
 
 	"github.com/hashicorp/raft"
 	"github.com/rackfence/rackfence/coordinator/fsm"
-	"github.com/rackfence/rackfence/shared/api"
-	"github.com/rackfence/rackfence/shared/version"
+	"github.com/rackfence/rackfence/internal/version"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // The version gate: the leader writes a command type or body version only
@@ -102,7 +102,7 @@ func (s *Store) gate(data []byte) error {
 	if len(lag) == 0 {
 		return nil
 	}
-	return &fsm.Error{Code: api.CodeUpgradeRequired, Message: fmt.Sprintf(
+	return &fsm.Error{Code: wire.CodeUpgradeRequired, Message: fmt.Sprintf(
 		"this write needs command type %d at body version %d, which member(s) %s do not apply yet: "+
 			"upgrade them to this leader's binary (%s), then retry (the cluster status lists each member's version)",
 		ct, v, strings.Join(lag, ", "), binaryVersion())}
@@ -115,8 +115,8 @@ func (s *Store) Supports(ct fsm.CmdType, v byte) bool {
 }
 
 // upgradeStatus is the gate's view for GET /v1/status.
-func (s *Store) upgradeStatus() *api.UpgradeStatus {
-	out := &api.UpgradeStatus{}
+func (s *Store) upgradeStatus() *wire.UpgradeStatus {
+	out := &wire.UpgradeStatus{}
 	low := -1
 	for _, id := range s.voterIDs() {
 		t, bin := s.fsm.MemberTable(id)
@@ -125,7 +125,7 @@ func (s *Store) upgradeStatus() *api.UpgradeStatus {
 			low, out.EffectiveVersion = l, bin
 		}
 		if m := fsm.Missing(t); len(m) > 0 {
-			out.Lagging = append(out.Lagging, api.LaggingMember{ID: id, Version: bin, Missing: m})
+			out.Lagging = append(out.Lagging, wire.LaggingMember{ID: id, Version: bin, Missing: m})
 		}
 	}
 	return out

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/rackfence/rackfence/coordinator/fsm"
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // TestGateNeedsEveryVoter: a command type (or body version) outside the
@@ -35,7 +35,7 @@ func TestGateNeedsEveryVoter(t *testing.T) {
 		t.Fatalf("a legacy command was gated: %v", err)
 	}
 	err := s.gate([]byte{byte(cmdNew), 1})
-	if !errors.Is(err, api.ErrUpgradeRequired) || !strings.Contains(err.Error(), "n3 ("+fsm.LegacyVersion+")") ||
+	if !errors.Is(err, wire.ErrUpgradeRequired) || !strings.Contains(err.Error(), "n3 ("+fsm.LegacyVersion+")") ||
 		strings.Contains(err.Error(), "n2") || !strings.Contains(err.Error(), "upgrade them") {
 		t.Fatalf("new type with a legacy voter: %v", err)
 	}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/coordinator/fsm"
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // AdminTokenFile is the file, in the data dir, where the first bootstrap
@@ -99,7 +99,7 @@ func (s *Store) initCluster(ctx context.Context) error {
 	}
 	token, hash := NewToken()
 	path := filepath.Join(s.cfg.DataDir, AdminTokenFile)
-	if err := os.WriteFile(path, []byte(api.FormatToken(token, s.cfg.TokenPin)+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(wire.FormatToken(token, s.cfg.TokenPin)+"\n"), 0o600); err != nil {
 		return fmt.Errorf("write admin token to %s: %w", path, err)
 	}
 	v, err := s.Apply(ctx, fsm.InitCmd{ClusterID: hex.EncodeToString(idb), AdminTokenHash: hash, Time: time.Now().UTC()})

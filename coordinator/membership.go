@@ -7,13 +7,13 @@ import (
 
 	"github.com/hashicorp/raft"
 	"github.com/rackfence/rackfence/coordinator/fsm"
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // Join adds a voter on the leader. The same ID at a new address, or a new
 // ID at an address already in use, is removed first; the same ID at the
 // same address is already a member and only its HTTP URL is refreshed.
-func (s *Store) Join(ctx context.Context, req api.JoinRequest) error {
+func (s *Store) Join(ctx context.Context, req wire.JoinRequest) error {
 	if !s.IsLeader() {
 		return ErrNotLeader
 	}
@@ -76,15 +76,15 @@ func (s *Store) RemoveMember(ctx context.Context, id string) error {
 }
 
 // Members lists the Raft configuration with each member's HTTP URL.
-func (s *Store) Members() ([]api.Member, error) {
+func (s *Store) Members() ([]wire.Member, error) {
 	cf := s.raft.GetConfiguration()
 	if err := cf.Error(); err != nil {
 		return nil, mapRaftErr(err)
 	}
 	_, lid := s.raft.LeaderWithID()
-	out := []api.Member{}
+	out := []wire.Member{}
 	for _, srv := range cf.Configuration().Servers {
-		m := api.Member{ID: string(srv.ID), RaftAddr: string(srv.Address), Suffrage: srv.Suffrage.String(), Leader: srv.ID == lid}
+		m := wire.Member{ID: string(srv.ID), RaftAddr: string(srv.Address), Suffrage: srv.Suffrage.String(), Leader: srv.ID == lid}
 		m.HTTPAddr = s.fsm.MemberHTTP(m.ID)
 		if m.ID == s.cfg.NodeID {
 			m.HTTPAddr = s.cfg.HTTPURL
@@ -106,11 +106,11 @@ func (s *Store) Members() ([]api.Member, error) {
 }
 
 // Status answers GET /v1/status (tier is filled in by the caller).
-func (s *Store) Status() api.ClusterStatus {
+func (s *Store) Status() wire.ClusterStatus {
 	ms, _ := s.Members()
 	_, leader := s.Leader()
 	st := s.State()
-	out := api.ClusterStatus{
+	out := wire.ClusterStatus{
 		ClusterID: s.fsm.ClusterID(), NodeID: s.cfg.NodeID, State: st, Leader: leader,
 		Members: ms, CommitIndex: s.raft.CommitIndex(), AppliedIndex: s.fsm.AppliedIndex(),
 		RestoreGeneration: s.fsm.Generation(),

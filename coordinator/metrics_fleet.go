@@ -7,7 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rackfence/rackfence/coordinator/fsm"
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // fleetCollector reports the FSM's hosts, racks, pending intents and
@@ -46,7 +46,7 @@ var (
 		"Age of the oldest pivot in flight on the side, counted from the first scrape of this member that saw it (0 when none).", []string{"side"}, nil)
 )
 
-var intentKinds = []string{api.IntentDetach, api.IntentDrain, api.IntentResume, api.IntentReboot, api.IntentInspect, api.IntentPowerOff}
+var intentKinds = []string{wire.IntentDetach, wire.IntentDrain, wire.IntentResume, wire.IntentReboot, wire.IntentInspect, wire.IntentPowerOff}
 
 func (c *fleetCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{hostsDesc, hostsOpDesc, hostsErrDesc, leasesDesc, rackHostsDesc, rackHeldDesc,

@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/rackfence/rackfence/coordinator/fsm"
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // fakeClock is a settable clock for the age tracker.
@@ -38,18 +38,18 @@ func TestFleetMetrics(t *testing.T) {
 	h.ok(fsm.PutHostCmd{Host: host("h2", "r1"), Time: t0})
 	h.ok(fsm.PutHostCmd{Host: host("h3", "r2"), Time: t0})
 	in := host("h4", "r3")
-	in.Handoff = &api.Handoff{SourceTier: "a", SourceClusterID: "cid", DetachIndex: 7, Confirmed: true}
+	in.Handoff = &wire.Handoff{SourceTier: "a", SourceClusterID: "cid", DetachIndex: 7, Confirmed: true}
 	h.ok(fsm.PutHostCmd{Host: in, Time: t0})
 
-	l1 := h.ok(fsm.LeaseAcquireCmd{Rack: "r1", Holder: "a1", TTL: time.Minute, Time: t0}).(api.Lease)
-	l2 := h.ok(fsm.LeaseAcquireCmd{Rack: "r2", Holder: "a2", TTL: time.Minute, Time: t0}).(api.Lease)
+	l1 := h.ok(fsm.LeaseAcquireCmd{Rack: "r1", Holder: "a1", TTL: time.Minute, Time: t0}).(wire.Lease)
+	l2 := h.ok(fsm.LeaseAcquireCmd{Rack: "r2", Holder: "a2", TTL: time.Minute, Time: t0}).(wire.Lease)
 	h.ok(fsm.LeaseReleaseCmd{Rack: "r2", Holder: "a2", Epoch: l2.Epoch, Time: t0})
-	h.ok(fsm.StatusCmd{Rack: "r1", Name: "h1", Report: api.StatusReport{Epoch: l1.Epoch, Status: api.HostStatus{
-		ProvisioningState: api.StateRegistering, OperationalStatus: api.OpError, ErrorType: api.ErrRegistration, ErrorCount: 1}}, Time: t0})
-	h.ok(fsm.StatusCmd{Rack: "r1", Name: "h2", Report: api.StatusReport{Epoch: l1.Epoch, Status: api.HostStatus{
-		ProvisioningState: api.StateAvailable, OperationalStatus: api.OpOK}}, Time: t0})
-	det := h.ok(fsm.PutIntentCmd{Name: "h2", Kind: api.IntentDetach, Intent: api.Intent{Reason: "pivot to b"}}).(api.Intent)
-	h.ok(fsm.PutIntentCmd{Name: "h3", Kind: api.IntentDrain, Intent: api.Intent{Mode: api.DrainMaintenance}})
+	h.ok(fsm.StatusCmd{Rack: "r1", Name: "h1", Report: wire.StatusReport{Epoch: l1.Epoch, Status: wire.HostStatus{
+		ProvisioningState: wire.StateRegistering, OperationalStatus: wire.OpError, ErrorType: wire.ErrRegistration, ErrorCount: 1}}, Time: t0})
+	h.ok(fsm.StatusCmd{Rack: "r1", Name: "h2", Report: wire.StatusReport{Epoch: l1.Epoch, Status: wire.HostStatus{
+		ProvisioningState: wire.StateAvailable, OperationalStatus: wire.OpOK}}, Time: t0})
+	det := h.ok(fsm.PutIntentCmd{Name: "h2", Kind: wire.IntentDetach, Intent: wire.Intent{Reason: "pivot to b"}}).(wire.Intent)
+	h.ok(fsm.PutIntentCmd{Name: "h3", Kind: wire.IntentDrain, Intent: wire.Intent{Mode: wire.DrainMaintenance}})
 
 	want := func(detachAge, drainAge, pendingDetach, srcAge float64) string {
 		return fmt.Sprintf(`
@@ -114,9 +114,9 @@ rackfence_pivot_oldest_seconds{side="source"} %g
 	}
 	// The holder acknowledges the detach: it leaves the pending set (its
 	// age with it); the pivot stays in flight until it is handed off.
-	h.ok(fsm.StatusCmd{Rack: "r1", Name: "h2", Report: api.StatusReport{Epoch: l1.Epoch, Status: api.HostStatus{
-		ProvisioningState: api.StateAvailable, OperationalStatus: api.OpOK},
-		Acks: []api.IntentAck{{Kind: api.IntentDetach, CreatedIndex: det.CreatedIndex}}}, Time: t0})
+	h.ok(fsm.StatusCmd{Rack: "r1", Name: "h2", Report: wire.StatusReport{Epoch: l1.Epoch, Status: wire.HostStatus{
+		ProvisioningState: wire.StateAvailable, OperationalStatus: wire.OpOK},
+		Acks: []wire.IntentAck{{Kind: wire.IntentDetach, CreatedIndex: det.CreatedIndex}}}, Time: t0})
 	clk.add(30 * time.Second)
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want(0, 120, 0, 120)), names...); err != nil {
 		t.Fatal(err)
@@ -155,14 +155,14 @@ func BenchmarkFleetCollect(b *testing.B) {
 	apply := applier(b, f)
 	for r := 0; r < 100; r++ {
 		rack := fmt.Sprintf("r%d", r)
-		l := apply(fsm.LeaseAcquireCmd{Rack: rack, Holder: "a", TTL: time.Minute, Time: t0}).(api.Lease)
+		l := apply(fsm.LeaseAcquireCmd{Rack: rack, Holder: "a", TTL: time.Minute, Time: t0}).(wire.Lease)
 		for h := 0; h < 100; h++ {
 			name := fmt.Sprintf("%s-h%d", rack, h)
 			apply(fsm.PutHostCmd{Host: host(name, rack), Time: t0})
-			apply(fsm.StatusCmd{Rack: rack, Name: name, Report: api.StatusReport{Epoch: l.Epoch, Status: api.HostStatus{
-				ProvisioningState: api.StateAvailable, OperationalStatus: api.OpOK}}, Time: t0})
+			apply(fsm.StatusCmd{Rack: rack, Name: name, Report: wire.StatusReport{Epoch: l.Epoch, Status: wire.HostStatus{
+				ProvisioningState: wire.StateAvailable, OperationalStatus: wire.OpOK}}, Time: t0})
 			if h%10 == 0 {
-				apply(fsm.PutIntentCmd{Name: name, Kind: api.IntentDetach, Intent: api.Intent{Reason: "bench"}})
+				apply(fsm.PutIntentCmd{Name: name, Kind: wire.IntentDetach, Intent: wire.Intent{Reason: "bench"}})
 			}
 		}
 	}

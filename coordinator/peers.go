@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/coordinator/fsm"
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // The leader reads every member's GET /v1/health each ProbeInterval: what
@@ -28,7 +28,7 @@ const (
 
 // probe is one member's last health answer.
 type probe struct {
-	health api.Health
+	health wire.Health
 	err    error
 	at     time.Time
 }
@@ -55,13 +55,13 @@ func (p *probes) set(id string, v probe) {
 }
 
 // Health is this member's GET /v1/health answer.
-func (s *Store) Health() api.Health {
+func (s *Store) Health() wire.Health {
 	me := s.thisMember()
-	h := api.Health{Status: "ok", Node: s.cfg.NodeID, State: s.State(), Version: me.Binary,
+	h := wire.Health{Status: "ok", Node: s.cfg.NodeID, State: s.State(), Version: me.Binary,
 		Commands: me.Commands, StateHashes: s.fsm.StateHashes()}
 	if r := s.fsm.Stopped(); r != nil {
 		h.Status = "stopped"
-		h.Stopped = &api.StopInfo{Index: r.Index, Type: r.Type, Version: r.Version, Message: r.Message}
+		h.Stopped = &wire.StopInfo{Index: r.Index, Type: r.Type, Version: r.Version, Message: r.Message}
 	}
 	return h
 }
@@ -117,21 +117,21 @@ func (s *Store) probeMembers() {
 	}
 }
 
-func (s *Store) fetchHealth(base string) (api.Health, error) {
+func (s *Store) fetchHealth(base string) (wire.Health, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(base, "/")+"/v1/health", nil)
 	if err != nil {
-		return api.Health{}, err
+		return wire.Health{}, err
 	}
 	resp, err := s.cfg.PeerClient.Do(req)
 	if err != nil {
-		return api.Health{}, err
+		return wire.Health{}, err
 	}
 	defer resp.Body.Close()
-	var h api.Health
+	var h wire.Health
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&h); err != nil {
-		return api.Health{}, fmt.Errorf("health of %s: %w", base, err)
+		return wire.Health{}, fmt.Errorf("health of %s: %w", base, err)
 	}
 	return h, nil
 }

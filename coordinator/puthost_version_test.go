@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/rackfence/rackfence/coordinator/fsm"
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // TestPutHostDataRefsNeedVersion3: a host naming config drive records is
@@ -14,12 +14,12 @@ import (
 // decode with every field, and the gate refuses version 3 while a voter
 // runs a binary from before it.
 func TestPutHostDataRefsNeedVersion3(t *testing.T) {
-	plain := fsm.PutHostCmd{Host: api.Host{Name: "h1", Rack: "r1"}}
-	withData := fsm.PutHostCmd{Host: api.Host{Name: "h2", Rack: "r1",
-		UserData: &api.SecretReference{Name: "ud"}, PreprovisioningNetworkData: &api.SecretReference{Name: "pnd"}}}
+	plain := fsm.PutHostCmd{Host: wire.Host{Name: "h1", Rack: "r1"}}
+	withData := fsm.PutHostCmd{Host: wire.Host{Name: "h2", Rack: "r1",
+		UserData: &wire.SecretReference{Name: "ud"}, PreprovisioningNetworkData: &wire.SecretReference{Name: "pnd"}}}
 	// A pivoted-in host carrying its operation history from the source.
-	carried := fsm.PutHostCmd{Host: api.Host{Name: "h3", Rack: "r1",
-		Status: &api.HostStatus{OperationHistory: &api.OperationHistory{}}}}
+	carried := fsm.PutHostCmd{Host: wire.Host{Name: "h3", Rack: "r1",
+		Status: &wire.HostStatus{OperationHistory: &wire.OperationHistory{}}}}
 	putHostDataVersion := fsm.NewFSM().Commands()[fsm.CmdPutHost] // the newest PutHost body
 	for _, c := range []struct {
 		cmd  fsm.PutHostCmd
@@ -50,7 +50,7 @@ func TestPutHostDataRefsNeedVersion3(t *testing.T) {
 	h.ok(fsm.SetMemberCmd{ID: "n1", HTTPAddr: "http://n1", Version: &fsm.MemberVersion{Binary: "new", Commands: fsm.SupportedCommands()}})
 	// n2 never recorded a table: a binary from before the gate.
 	b, _ := fsm.Encode(withData)
-	if err := s.gate(b); !errors.Is(err, api.ErrUpgradeRequired) {
+	if err := s.gate(b); !errors.Is(err, wire.ErrUpgradeRequired) {
 		t.Fatalf("PutHost v3 with a legacy voter: %v", err)
 	}
 	b, _ = fsm.Encode(plain)

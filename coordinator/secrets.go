@@ -11,8 +11,8 @@ import (
 	"strings"
 
 	"github.com/rackfence/rackfence/coordinator/fsm"
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/seal"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // The secrets key: credentials passwords are sealed (AES-256-GCM, package
@@ -135,7 +135,7 @@ func (s *Store) openSealed(k *seal.Keyring, name string, sealed seal.Sealed, aad
 			"add the line of key %s from another member's key file and send SIGHUP to this member (docs/operator.md, \"Rotating the secrets key\")",
 			name, uk.ID, s.cfg.NodeID, s.SecretsKeyFile(), strings.Join(uk.Have, ", "), uk.ID)
 	case errors.Is(err, seal.ErrOpen):
-		return nil, newErr(api.CodeInternal, "credentials %s do not open under key %s on member %s: the stored value was altered, or this member's key %s differs from the one that sealed it; "+
+		return nil, newErr(wire.CodeInternal, "credentials %s do not open under key %s on member %s: the stored value was altered, or this member's key %s differs from the one that sealed it; "+
 			"compare the key files of the members, or set the credentials again", name, sealed.KeyID, s.cfg.NodeID, sealed.KeyID)
 	default:
 		return nil, fmt.Errorf("open credentials %s: %w", name, err)
@@ -144,13 +144,13 @@ func (s *Store) openSealed(k *seal.Keyring, name string, sealed seal.Sealed, aad
 
 // SecretsStatus reports this member's keys and how many records each
 // seals, from the FSM as it is now (the caller makes the read linearizable).
-func (s *Store) SecretsStatus() api.SecretsStatus {
+func (s *Store) SecretsStatus() wire.SecretsStatus {
 	byKey, plain, total, idx := s.fsm.SecretsUsage()
 	k := s.keys()
-	st := api.SecretsStatus{NodeID: s.cfg.NodeID, KeyFile: s.SecretsKeyFile(), Primary: k.Primary(),
-		Keys: []api.SecretsKey{}, Credentials: total, Plaintext: plain, Index: idx}
+	st := wire.SecretsStatus{NodeID: s.cfg.NodeID, KeyFile: s.SecretsKeyFile(), Primary: k.Primary(),
+		Keys: []wire.SecretsKey{}, Credentials: total, Plaintext: plain, Index: idx}
 	for _, id := range k.IDs() {
-		st.Keys = append(st.Keys, api.SecretsKey{ID: id, Primary: id == k.Primary(), Loaded: true, Credentials: byKey[id]})
+		st.Keys = append(st.Keys, wire.SecretsKey{ID: id, Primary: id == k.Primary(), Loaded: true, Credentials: byKey[id]})
 		delete(byKey, id)
 	}
 	missing := make([]string, 0, len(byKey))
@@ -159,7 +159,7 @@ func (s *Store) SecretsStatus() api.SecretsStatus {
 	}
 	sort.Strings(missing)
 	for _, id := range missing {
-		st.Keys = append(st.Keys, api.SecretsKey{ID: id, Credentials: byKey[id]})
+		st.Keys = append(st.Keys, wire.SecretsKey{ID: id, Credentials: byKey[id]})
 	}
 	return st
 }
@@ -168,17 +168,17 @@ func (s *Store) SecretsStatus() api.SecretsStatus {
 // (legacy plaintext ones included), one compare-and-set Raft write each.
 // Call it on the leader. A record this member cannot open is listed in
 // Failed and the others go on.
-func (s *Store) Reencrypt(ctx context.Context) (api.ReencryptResult, error) {
+func (s *Store) Reencrypt(ctx context.Context) (wire.ReencryptResult, error) {
 	k := s.keys()
 	if k == nil {
-		return api.ReencryptResult{}, errCredentialsKey("member %s (the leader) has no secrets key to re-encrypt with: put the cluster's key file at %s and send SIGHUP to it",
+		return wire.ReencryptResult{}, errCredentialsKey("member %s (the leader) has no secrets key to re-encrypt with: put the cluster's key file at %s and send SIGHUP to it",
 			s.cfg.NodeID, s.SecretsKeyFile())
 	}
 	if err := s.ReadBarrier(ctx); err != nil {
-		return api.ReencryptResult{}, err
+		return wire.ReencryptResult{}, err
 	}
 	all, _ := s.fsm.AllCredentials()
-	res := api.ReencryptResult{Primary: k.Primary()}
+	res := wire.ReencryptResult{Primary: k.Primary()}
 	for _, c := range all {
 		if c.Sealed != nil && c.Sealed.KeyID == res.Primary && (c.Data == nil || c.Data.KeyID == res.Primary) {
 			res.Unchanged++
@@ -190,7 +190,7 @@ func (s *Store) Reencrypt(ctx context.Context) (api.ReencryptResult, error) {
 			data, err = s.openData(k, c.Name, c.StoredCredentials)
 		}
 		if err != nil {
-			res.Failed = append(res.Failed, api.ReencryptFailure{Name: c.Name, Error: err.Error()})
+			res.Failed = append(res.Failed, wire.ReencryptFailure{Name: c.Name, Error: err.Error()})
 			continue
 		}
 		sealed, err := k.Seal([]byte(pw), credentialsAAD(c.Name))
@@ -208,7 +208,7 @@ func (s *Store) Reencrypt(ctx context.Context) (api.ReencryptResult, error) {
 		switch {
 		case err == nil:
 			res.Resealed++
-		case errors.As(err, &ce) && (ce.Code == api.CodeConflict || ce.Code == api.CodeNotFound):
+		case errors.As(err, &ce) && (ce.Code == wire.CodeConflict || ce.Code == wire.CodeNotFound):
 			res.Skipped++
 		default:
 			return res, err

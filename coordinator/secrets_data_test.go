@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/rackfence/rackfence/coordinator/fsm"
-	"github.com/rackfence/rackfence/shared/api"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // TestSealedCredentialsData: a record's data map is sealed beside the
@@ -134,11 +134,11 @@ func TestSealedCredentialsData(t *testing.T) {
 // lets its rack's agent reveal it; no other rack's.
 func TestHostDataRefsNameRecords(t *testing.T) {
 	h := newFSMT(t)
-	for i, set := range []func(*api.Host){
-		func(a *api.Host) { a.UserData = &api.SecretReference{Name: "rec"} },
-		func(a *api.Host) { a.NetworkData = &api.SecretReference{Name: "rec"} },
-		func(a *api.Host) { a.MetaData = &api.SecretReference{Name: "rec"} },
-		func(a *api.Host) { a.PreprovisioningNetworkData = &api.SecretReference{Name: "rec"} },
+	for i, set := range []func(*wire.Host){
+		func(a *wire.Host) { a.UserData = &wire.SecretReference{Name: "rec"} },
+		func(a *wire.Host) { a.NetworkData = &wire.SecretReference{Name: "rec"} },
+		func(a *wire.Host) { a.MetaData = &wire.SecretReference{Name: "rec"} },
+		func(a *wire.Host) { a.PreprovisioningNetworkData = &wire.SecretReference{Name: "rec"} },
 	} {
 		a := host("h1", "r1")
 		h.ok(fsm.PutHostCmd{Host: a, Time: t0})

@@ -18,9 +18,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rackfence/rackfence/coordinator/fsm"
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/seal"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 func testKeys(t testing.TB) *seal.Holder {
@@ -90,11 +90,11 @@ func TestSealedCredentialsCommands(t *testing.T) {
 	bare := &Store{cfg: Config{NodeID: "n2", Secrets: &seal.Holder{Path: "/etc/rf/secrets.key"}}, fsm: h.f}
 	_, err = bare.RevealPassword("c1", c)
 	var e *fsm.Error
-	if !errors.As(err, &e) || e.Code != api.CodeSecretsKeyMissing || !strings.Contains(e.Message, c.Sealed.KeyID) ||
+	if !errors.As(err, &e) || e.Code != wire.CodeSecretsKeyMissing || !strings.Contains(e.Message, c.Sealed.KeyID) ||
 		!strings.Contains(e.Message, "/etc/rf/secrets.key") || !strings.Contains(e.Message, "SIGHUP") {
 		t.Fatalf("missing key: %v", err)
 	}
-	if _, err := bare.SealCredentials("c1", "u", "p"); !errors.As(err, &e) || e.Code != api.CodeSecretsKeyMissing {
+	if _, err := bare.SealCredentials("c1", "u", "p"); !errors.As(err, &e) || e.Code != wire.CodeSecretsKeyMissing {
 		t.Fatalf("seal without key: %v", err)
 	}
 	// A member with other keys only: the message lists what it has.
@@ -108,8 +108,8 @@ func TestSealedCredentialsCommands(t *testing.T) {
 	k2, _ := keys.Get().WithNewKey()
 	keys.Set(k2)
 	sealed, _ := k2.Seal([]byte("s3cret-pw"), credentialsAAD("c1"))
-	h.refused(fsm.ResealCredentialsCmd{Name: "c1", Index: c.Index - 1, Sealed: sealed}, api.CodeConflict)
-	h.refused(fsm.ResealCredentialsCmd{Name: "gone", Index: 1, Sealed: sealed}, api.CodeNotFound)
+	h.refused(fsm.ResealCredentialsCmd{Name: "c1", Index: c.Index - 1, Sealed: sealed}, wire.CodeConflict)
+	h.refused(fsm.ResealCredentialsCmd{Name: "gone", Index: 1, Sealed: sealed}, wire.CodeNotFound)
 	h.ok(fsm.ResealCredentialsCmd{Name: "c1", Index: c.Index, Sealed: sealed})
 	c2, _ := h.f.Credentials("c1")
 	if c2.Sealed.KeyID != k2.Primary() || c2.Index == c.Index || c2.Username != "admin" {

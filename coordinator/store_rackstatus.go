@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"github.com/rackfence/rackfence/coordinator/fsm"
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // ApplyRackStatus applies a rack status report as one CmdRackStatus entry.
@@ -14,13 +14,13 @@ import (
 // splits the report into the per-host CmdStatus commands every binary
 // applies: a touch becomes a full write of the status the FSM holds. The
 // answer is the same either way.
-func (s *Store) ApplyRackStatus(ctx context.Context, c fsm.RackStatusCmd) (api.RackStatusResult, error) {
+func (s *Store) ApplyRackStatus(ctx context.Context, c fsm.RackStatusCmd) (wire.RackStatusResult, error) {
 	if s.Supports(fsm.CmdRackStatus, fsm.BodyBinary) {
 		v, err := s.Apply(ctx, c)
 		if err != nil {
-			return api.RackStatusResult{}, err
+			return wire.RackStatusResult{}, err
 		}
-		return v.(api.RackStatusResult), nil
+		return v.(wire.RackStatusResult), nil
 	}
 	if s.cfg.Metrics != nil {
 		s.cfg.Metrics.rackStatusSplit.Inc()
@@ -30,11 +30,11 @@ func (s *Store) ApplyRackStatus(ctx context.Context, c fsm.RackStatusCmd) (api.R
 
 // splitRackStatus is the fallback: one StatusCmd per host, submitted
 // together so the batcher packs them into as few entries as it can.
-func (s *Store) splitRackStatus(ctx context.Context, c fsm.RackStatusCmd) (api.RackStatusResult, error) {
+func (s *Store) splitRackStatus(ctx context.Context, c fsm.RackStatusCmd) (wire.RackStatusResult, error) {
 	if err := s.fsm.EpochIs(c.Rack, c.Epoch); err != nil {
-		return api.RackStatusResult{}, err
+		return wire.RackStatusResult{}, err
 	}
-	out := api.RackStatusResult{Hosts: make([]api.RackHostResult, len(c.Hosts))}
+	out := wire.RackStatusResult{Hosts: make([]wire.RackHostResult, len(c.Hosts))}
 	errs := make([]error, len(c.Hosts))
 	var wg sync.WaitGroup
 	for i := range c.Hosts {
@@ -53,11 +53,11 @@ func (s *Store) splitRackStatus(ctx context.Context, c fsm.RackStatusCmd) (api.R
 			switch r := v.(type) {
 			case fsm.DeleteHostResult:
 				res.Removed = true
-			case api.Host:
+			case wire.Host:
 				res.ModifiedIndex = r.ModifiedIndex
 			}
 			var e *fsm.Error
-			if err != nil && errors.As(err, &e) && e.Code != api.CodeStaleEpoch {
+			if err != nil && errors.As(err, &e) && e.Code != wire.CodeStaleEpoch {
 				res.Error = fsm.ErrorDetail(err)
 				return
 			}
@@ -69,7 +69,7 @@ func (s *Store) splitRackStatus(ctx context.Context, c fsm.RackStatusCmd) (api.R
 	// the whole report, as the one-entry form would.
 	for _, err := range errs {
 		if err != nil {
-			return api.RackStatusResult{}, err
+			return wire.RackStatusResult{}, err
 		}
 	}
 	out.Index = s.fsm.AppliedIndex()

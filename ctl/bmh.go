@@ -11,7 +11,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // metal3 annotations host apply reads (BMO's names).
@@ -40,22 +40,22 @@ type k8sObject struct {
 // plannedHost is one BareMetalHost turned into a rackfence host and the
 // intents its annotations ask for.
 type plannedHost struct {
-	Source   string              `json:"source"`
-	Host     api.Host            `json:"host"`
-	Detach   bool                `json:"detach,omitempty"`
-	Reboot   *api.RebootRequest  `json:"reboot,omitempty"`
-	PowerOff []api.RebootRequest `json:"powerOff,omitempty"`
-	Inspect  bool                `json:"inspect,omitempty"`
-	Secrets  []string            `json:"-"` // record names it references
+	Source   string               `json:"source"`
+	Host     wire.Host            `json:"host"`
+	Detach   bool                 `json:"detach,omitempty"`
+	Reboot   *wire.RebootRequest  `json:"reboot,omitempty"`
+	PowerOff []wire.RebootRequest `json:"powerOff,omitempty"`
+	Inspect  bool                 `json:"inspect,omitempty"`
+	Secrets  []string             `json:"-"` // record names it references
 	notes    []string
 }
 
 // bmhInput is what a set of metal3 documents asks for, before any call.
 type bmhInput struct {
 	Hosts   []plannedHost
-	Records map[string]api.Credentials // from Secrets a host references
-	Refused []string                   // "WHERE: why"
-	Notes   []string                   // dropped fields, ignored Secrets
+	Records map[string]wire.Credentials // from Secrets a host references
+	Refused []string                    // "WHERE: why"
+	Notes   []string                    // dropped fields, ignored Secrets
 	// missingWhy says why a host whose records are missing is refused
 	// (nil: the metal3 words, naming Secrets).
 	missingWhy func(records []string) string
@@ -115,7 +115,7 @@ func hasKinds(objs []k8sObject) bool {
 // are errors naming the document and field; hosts rackfence cannot take
 // as they are go to Refused with why.
 func convertBMH(objs []k8sObject, o bmhOptions) (*bmhInput, error) {
-	in := &bmhInput{Records: map[string]api.Credentials{}}
+	in := &bmhInput{Records: map[string]wire.Credentials{}}
 	var bmhs []struct {
 		where string
 		d     bmhDoc
@@ -170,7 +170,7 @@ func convertBMH(objs []k8sObject, o bmhOptions) (*bmhInput, error) {
 		for _, ref := range refs {
 			k := b.d.Metadata.Namespace + "/" + ref.secret
 			rn := recordName(b.d.Metadata.Namespace, ref.secret)
-			if err := api.ValidateName(ref.field, rn); err != nil {
+			if err := wire.ValidateName(ref.field, rn); err != nil {
 				errs = append(errs, err.Error())
 				continue
 			}
@@ -205,8 +205,8 @@ func convertBMH(objs []k8sObject, o bmhOptions) (*bmhInput, error) {
 		}
 		hostFrom[ph.Host.Name] = ph.Source
 		if len(errs) == 0 {
-			if err := api.ValidateHost(&ph.Host, ph.Host.Name); err != nil {
-				var fe *api.FieldError
+			if err := wire.ValidateHost(&ph.Host, ph.Host.Name); err != nil {
+				var fe *wire.FieldError
 				if errors.As(err, &fe) {
 					errs = append(errs, fmt.Sprintf("field %s %s", bmhField(fe.Field), fe.Message))
 				} else {
@@ -336,10 +336,10 @@ func mapBMH(d bmhDoc, o bmhOptions) (*plannedHost, []secretUse, []string) {
 		h.ExternallyProvisioned = true
 	}
 	if s.Image != nil {
-		h.Image = &api.Image{URL: s.Image.URL, Checksum: s.Image.Checksum, ChecksumType: s.Image.ChecksumType, Format: s.Image.DiskFormat}
+		h.Image = &wire.Image{URL: s.Image.URL, Checksum: s.Image.Checksum, ChecksumType: s.Image.ChecksumType, Format: s.Image.DiskFormat}
 	}
 	if r := s.RootDeviceHints; r != nil {
-		h.RootDeviceHints = &api.RootDeviceHints{DeviceName: r.DeviceName, HCTL: r.HCTL, Model: r.Model, Vendor: r.Vendor,
+		h.RootDeviceHints = &wire.RootDeviceHints{DeviceName: r.DeviceName, HCTL: r.HCTL, Model: r.Model, Vendor: r.Vendor,
 			SerialNumber: r.SerialNumber, MinSizeGigabytes: r.MinSizeGigabytes, WWN: r.WWN, WWNWithExtension: r.WWNWithExtension,
 			WWNVendorExtension: r.WWNVendorExtension, Rotational: r.Rotational}
 	}
@@ -366,7 +366,7 @@ func mapBMH(d bmhDoc, o bmhOptions) (*plannedHost, []secretUse, []string) {
 	if s.BMC.CredentialsName != "" {
 		refs = append(refs, secretUse{"spec.bmc.credentialsName", s.BMC.CredentialsName, func(r string) { h.BMC.Credentials = r }})
 	}
-	dataRef := func(field string, r *secretRef, dst **api.SecretReference) {
+	dataRef := func(field string, r *secretRef, dst **wire.SecretReference) {
 		if r == nil || r.Name == "" {
 			return
 		}
@@ -374,7 +374,7 @@ func mapBMH(d bmhDoc, o bmhOptions) (*plannedHost, []secretUse, []string) {
 			errs = append(errs, fmt.Sprintf("%s.namespace %q differs from the host's namespace %q; rackfence reads Secrets of the host's own namespace", field, r.Namespace, d.Metadata.Namespace))
 			return
 		}
-		refs = append(refs, secretUse{field, r.Name, func(rn string) { *dst = &api.SecretReference{Name: rn} }})
+		refs = append(refs, secretUse{field, r.Name, func(rn string) { *dst = &wire.SecretReference{Name: rn} }})
 	}
 	dataRef("spec.userData", s.UserData, &h.UserData)
 	dataRef("spec.networkData", s.NetworkData, &h.NetworkData)
@@ -490,7 +490,7 @@ func mapAnnotations(ann map[string]string, ph *plannedHost) []string {
 				continue
 			}
 			r.PowerOff, r.Requester = true, strings.TrimPrefix(k, annReboot+"/")
-			if err := api.ValidateName("annotation "+k, r.Requester); err != nil {
+			if err := wire.ValidateName("annotation "+k, r.Requester); err != nil {
 				errs = append(errs, err.Error())
 				continue
 			}
@@ -509,8 +509,8 @@ func mapAnnotations(ann map[string]string, ph *plannedHost) []string {
 }
 
 // rebootArgs reads BMO's reboot annotation value: empty or {"mode": "hard"|"soft"}.
-func rebootArgs(k, v string) (api.RebootRequest, error) {
-	r := api.RebootRequest{Reason: "metal3 annotation " + k}
+func rebootArgs(k, v string) (wire.RebootRequest, error) {
+	r := wire.RebootRequest{Reason: "metal3 annotation " + k}
 	if strings.TrimSpace(v) == "" {
 		return r, nil
 	}
@@ -532,8 +532,8 @@ func rebootArgs(k, v string) (api.RebootRequest, error) {
 
 // secretRecord makes a credentials record from a Secret: username and
 // password become the BMC login, every other key goes to data.
-func secretRecord(s secretDoc, name string) (api.Credentials, error) {
-	cr := api.Credentials{Name: name}
+func secretRecord(s secretDoc, name string) (wire.Credentials, error) {
+	cr := wire.Credentials{Name: name}
 	vals := map[string]string{}
 	for k, v := range s.Data {
 		vals[k] = string(v)

@@ -7,8 +7,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // planItem is one change host apply makes (or would make) for metal3 input.
@@ -49,7 +49,7 @@ func (x *Ctx) planBMH(cl *client.Client, in *bmhInput, allowMissing bool) (*bmhP
 	if err != nil {
 		return nil, err
 	}
-	have := map[string]api.Host{}
+	have := map[string]wire.Host{}
 	for _, h := range hl.Items {
 		have[h.Name] = h
 	}
@@ -114,7 +114,7 @@ func (x *Ctx) planBMH(cl *client.Client, in *bmhInput, allowMissing bool) (*bmhP
 		if !exists || len(specDiff(specOnly(old), h)) > 0 {
 			p.steps = append(p.steps, applyStep{obj, func() error { _, _, err := cl.ApplyHost(x.ctx, &h); return err }})
 		}
-		var it api.Intents
+		var it wire.Intents
 		if old.Intents != nil {
 			it = *old.Intents
 		}
@@ -122,7 +122,7 @@ func (x *Ctx) planBMH(cl *client.Client, in *bmhInput, allowMissing bool) (*bmhP
 		if ph.Detach && it.Detach == nil {
 			p.Items = append(p.Items, planItem{Object: obj, Action: "intent", Detail: "detach", Source: ph.Source})
 			intents = append(intents, applyStep{obj + " detach", func() error {
-				_, err := cl.Detach(x.ctx, name, api.IntentRequest{Reason: "metal3 annotation " + annDetached})
+				_, err := cl.Detach(x.ctx, name, wire.IntentRequest{Reason: "metal3 annotation " + annDetached})
 				return err
 			}})
 		}
@@ -154,7 +154,7 @@ func (x *Ctx) planBMH(cl *client.Client, in *bmhInput, allowMissing bool) (*bmhP
 }
 
 // specDiff names the top-level spec fields where a and b differ.
-func specDiff(a, b api.Host) []string {
+func specDiff(a, b wire.Host) []string {
 	a.Handoff, b.Handoff = nil, nil
 	var ma, mb map[string]json.RawMessage
 	ja, _ := json.Marshal(a)

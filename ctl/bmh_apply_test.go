@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // TestApplyBMH applies metal3 documents to a real coordinator: the dry run
@@ -63,7 +63,7 @@ func TestApplyBMH(t *testing.T) {
 
 	// Once the agent registered worker-1, a second run places the hold
 	// and changes nothing else; a third run changes nothing at all.
-	c.agent(t, "r1", "agent-r1").report(t, "worker-1", api.HostStatus{ProvisioningState: api.StateAvailable}, false)
+	c.agent(t, "r1", "agent-r1").report(t, "worker-1", wire.HostStatus{ProvisioningState: wire.StateAvailable}, false)
 	r = c.mustCtl(t, "", "host", "apply", "-f", list, "--rack-from", "label:rack")
 	if !strings.Contains(r.stdout, "host/worker-1 intent power-off hold by remediation") || strings.Contains(r.stdout, "created") {
 		t.Errorf("second run:\n%s", r)

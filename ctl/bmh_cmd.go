@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // metal3Opts are host apply's flags for BareMetalHost input.
@@ -63,7 +63,7 @@ func (x *Ctx) applyMetal3(inputs []inputFile, f metal3Opts) (done bool, err erro
 	}
 	o := bmhOptions{Rack: *f.rack, RackFrom: *f.rackFrom, NamespacePrefix: *f.namespacePrefix}
 	if o.Rack != "" {
-		if err := api.ValidateName("--rack", o.Rack); err != nil {
+		if err := wire.ValidateName("--rack", o.Rack); err != nil {
 			return true, usagef("%v", err)
 		}
 	}

@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/pflag"
 	"sigs.k8s.io/yaml"
 
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // Annotations host export writes (and host apply reads back).
@@ -65,7 +65,7 @@ func hostExport(fs *pflag.FlagSet) func(*Ctx, []string) error {
 			return err
 		}
 		if *ns != "" {
-			if err := api.ValidateName("--namespace", *ns); err != nil {
+			if err := wire.ValidateName("--namespace", *ns); err != nil {
 				return usagef("%v", err)
 			}
 		}
@@ -93,7 +93,7 @@ func hostExport(fs *pflag.FlagSet) func(*Ctx, []string) error {
 		}
 		sort.Strings(names)
 		for _, n := range names {
-			var cr *api.Credentials
+			var cr *wire.Credentials
 			if *include {
 				cr, err = cl.RevealCredentials(x.ctx, n)
 				if client.IsForbidden(err) {
@@ -139,7 +139,7 @@ type exportedBMH struct {
 }
 
 // exportBMH is mapBMH's inverse; refs are the records the host names.
-func exportBMH(h api.Host, ns string) (exportedBMH, []string) {
+func exportBMH(h wire.Host, ns string) (exportedBMH, []string) {
 	d := exportedBMH{APIVersion: "metal3.io/v1alpha1", Kind: "BareMetalHost",
 		Metadata: k8sMeta{Name: h.Name, Namespace: ns, Labels: h.Labels, Annotations: map[string]string{annRack: h.Rack}}}
 	s := &d.Spec
@@ -158,7 +158,7 @@ func exportBMH(h api.Host, ns string) (exportedBMH, []string) {
 	if h.BMC.Credentials != "" {
 		refs = append(refs, h.BMC.Credentials)
 	}
-	ref := func(r *api.SecretReference) *secretRef {
+	ref := func(r *wire.SecretReference) *secretRef {
 		if r == nil {
 			return nil
 		}
@@ -191,7 +191,7 @@ func exportBMH(h api.Host, ns string) (exportedBMH, []string) {
 
 // exportSecret writes a record's username; the password and data values
 // are withheld (the coordinator does not reveal them to the CLI).
-func exportSecret(cr *api.Credentials, name, ns string) secretDoc {
+func exportSecret(cr *wire.Credentials, name, ns string) secretDoc {
 	s := secretDoc{APIVersion: "v1", Kind: "Secret", Type: "Opaque",
 		Metadata: k8sMeta{Name: name, Namespace: ns}}
 	var withheld []string
@@ -208,7 +208,7 @@ func exportSecret(cr *api.Credentials, name, ns string) secretDoc {
 
 // revealedSecret writes a revealed record whole: username, password and
 // data keys as the Secret's (base64) data.
-func revealedSecret(cr *api.Credentials, name, ns string) secretDoc {
+func revealedSecret(cr *wire.Credentials, name, ns string) secretDoc {
 	s := secretDoc{APIVersion: "v1", Kind: "Secret", Type: "Opaque",
 		Metadata: k8sMeta{Name: name, Namespace: ns}, Data: map[string][]byte{}}
 	if cr.Username != "" {

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // hostDiffs lists the differences between two clusters' hosts: spec
@@ -30,7 +30,7 @@ func hostDiffs(t *testing.T, a, b *coord) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	byName := map[string]api.Host{}
+	byName := map[string]wire.Host{}
 	for _, h := range lb.Items {
 		byName[h.Name] = h
 	}
@@ -105,7 +105,7 @@ func TestExportBMHRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range la.Items {
-		cr := api.Credentials{Username: c.Username}
+		cr := wire.Credentials{Username: c.Username}
 		if c.Username != "" {
 			cr.Password = "pw"
 		}

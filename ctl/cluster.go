@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 func init() {
@@ -72,7 +72,7 @@ func clusterStatus(fs *pflag.FlagSet) func(*Ctx, []string) error {
 	}
 }
 
-func memberTable(w io.Writer, ms []api.Member, width int) {
+func memberTable(w io.Writer, ms []wire.Member, width int) {
 	t := &table{header: []string{"ID", "SUFFRAGE", "LEADER", "RAFT", "HTTP", "VERSION"}}
 	for _, m := range ms {
 		leader := ""

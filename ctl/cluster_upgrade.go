@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // upgradeLines adds the version gate's view to cluster status: the
 // cluster's effective version, the members still to upgrade, and the last
 // state hash comparison (leader only).
-func upgradeLines(k *kv, u *api.UpgradeStatus) {
+func upgradeLines(k *kv, u *wire.UpgradeStatus) {
 	if u == nil {
 		return
 	}

@@ -8,8 +8,8 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/rackfence/rackfence/internal/version"
 	"github.com/rackfence/rackfence/shared/client"
-	"github.com/rackfence/rackfence/shared/version"
 )
 
 // Ctx is what a running command uses: its context, I/O, global flags and

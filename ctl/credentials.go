@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 func init() {
@@ -81,7 +81,7 @@ func credentialsSet(fs *pflag.FlagSet) func(*Ctx, []string) error {
 		if err != nil {
 			return err
 		}
-		if err := cl.SetCredentials(x.ctx, name, api.Credentials{Username: *user, Password: pw, Data: data}); err != nil {
+		if err := cl.SetCredentials(x.ctx, name, wire.Credentials{Username: *user, Password: pw, Data: data}); err != nil {
 			return err
 		}
 		fmt.Fprintf(x.io.Stdout, "credentials/%s set\n", name)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 func init() {
@@ -26,7 +26,7 @@ func init() {
 func readData(files, literals []string) (map[string]string, error) {
 	data := map[string]string{}
 	put := func(flag, k, v string) error {
-		if err := api.ValidateDataKey(flag, k); err != nil {
+		if err := wire.ValidateDataKey(flag, k); err != nil {
 			return usagef("%v", err)
 		}
 		if _, dup := data[k]; dup {
@@ -63,7 +63,7 @@ func readData(files, literals []string) (map[string]string, error) {
 	if len(data) == 0 {
 		return nil, nil
 	}
-	if err := api.ValidateCredentialsData(data); err != nil {
+	if err := wire.ValidateCredentialsData(data); err != nil {
 		return nil, usagef("%v", err)
 	}
 	return data, nil

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 const dataHostYAML = `name: h1
@@ -75,7 +75,7 @@ func TestCredentialsDataCommands(t *testing.T) {
 		t.Errorf("get: %s", g)
 	}
 	g = c.mustCtl(t, "", "credentials", "get", "web-data", "-o", "json")
-	var cr api.Credentials
+	var cr wire.Credentials
 	if err := json.Unmarshal([]byte(g.stdout), &cr); err != nil || !reflect.DeepEqual(cr.DataKeys, []string{"metaData", "network_data.json", "userData"}) ||
 		cr.Data != nil || strings.Contains(g.stdout, canary) {
 		t.Fatalf("get -o json: %s (%v)", g, err)
@@ -89,7 +89,7 @@ func TestCredentialsDataCommands(t *testing.T) {
 		}
 	}
 	l = c.mustCtl(t, "", "credentials", "list", "-o", "json")
-	var list api.List[api.Credentials]
+	var list wire.List[wire.Credentials]
 	if err := json.Unmarshal([]byte(l.stdout), &list); err != nil || len(list.Items) < 2 || strings.Contains(l.stdout, canary) || strings.Contains(l.stdout, "pw-1") {
 		t.Fatalf("list -o json: %s (%v)", l, err)
 	}

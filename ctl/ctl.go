@@ -17,8 +17,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rackfence/rackfence/internal/version"
 	"github.com/rackfence/rackfence/shared/client"
-	"github.com/rackfence/rackfence/shared/version"
 	"github.com/spf13/pflag"
 )
 

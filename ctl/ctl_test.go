@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // opT0 is when r1-h01's reported operations started.
@@ -36,18 +36,18 @@ func TestAgainstCoordinator(t *testing.T) {
 	})
 
 	ag := c.agent(t, "r1", "agent-r1-test")
-	ag.report(t, "r1-h01", api.HostStatus{ProvisioningState: api.StateProvisioned, OperationalStatus: api.OpOK, PoweredOn: true,
-		ProvisioningID: "p-1", HardwareDetails: &api.HardwareDetails{Manufacturer: "Sim", Model: "R1", MemoryMiB: 65536, CPUs: []api.CPU{{Cores: 8}}, NICs: []api.NIC{{MAC: "52:54:00:00:01:01"}}},
-		BMCDetails: &api.BMCDetails{Protocol: "redfish", RedfishVersion: "1.11.0", Vendor: "Rackfence", Model: "SimBMC", FirmwareVersion: "2.0.0",
+	ag.report(t, "r1-h01", wire.HostStatus{ProvisioningState: wire.StateProvisioned, OperationalStatus: wire.OpOK, PoweredOn: true,
+		ProvisioningID: "p-1", HardwareDetails: &wire.HardwareDetails{Manufacturer: "Sim", Model: "R1", MemoryMiB: 65536, CPUs: []wire.CPU{{Cores: 8}}, NICs: []wire.NIC{{MAC: "52:54:00:00:01:01"}}},
+		BMCDetails: &wire.BMCDetails{Protocol: "redfish", RedfishVersion: "1.11.0", Vendor: "Rackfence", Model: "SimBMC", FirmwareVersion: "2.0.0",
 			Auth: "session", System: "/redfish/v1/Systems/1", Manager: "/redfish/v1/Managers/1",
 			VirtualMedia: "/redfish/v1/Managers/1/VirtualMedia/CD1", VirtualMediaMethod: "actions", BootModes: []string{"UEFI", "Legacy"}},
-		OperationHistory: &api.OperationHistory{
-			Register:  api.OperationMetric{Start: opT0, End: opT0.Add(1200 * time.Millisecond)},
-			Inspect:   api.OperationMetric{Start: opT0.Add(2 * time.Second), End: opT0.Add(6200 * time.Millisecond)},
-			Provision: api.OperationMetric{Start: opT0.Add(time.Minute), End: opT0.Add(4*time.Minute + 5*time.Second)}}}, false)
-	ag.report(t, "r1-h02", api.HostStatus{ProvisioningState: api.StateUnmanaged, OperationalStatus: api.OpDiscovered}, false)
-	ag.report(t, "r1-h03", api.HostStatus{ProvisioningState: api.StateRegistering, OperationalStatus: api.OpError,
-		ErrorType: api.ErrRegistration, ErrorMessage: "ipmi 127.0.0.1:9623: no answer", ErrorCount: 2}, false)
+		OperationHistory: &wire.OperationHistory{
+			Register:  wire.OperationMetric{Start: opT0, End: opT0.Add(1200 * time.Millisecond)},
+			Inspect:   wire.OperationMetric{Start: opT0.Add(2 * time.Second), End: opT0.Add(6200 * time.Millisecond)},
+			Provision: wire.OperationMetric{Start: opT0.Add(time.Minute), End: opT0.Add(4*time.Minute + 5*time.Second)}}}, false)
+	ag.report(t, "r1-h02", wire.HostStatus{ProvisioningState: wire.StateUnmanaged, OperationalStatus: wire.OpDiscovered}, false)
+	ag.report(t, "r1-h03", wire.HostStatus{ProvisioningState: wire.StateRegistering, OperationalStatus: wire.OpError,
+		ErrorType: wire.ErrRegistration, ErrorMessage: "ipmi 127.0.0.1:9623: no answer", ErrorCount: 2}, false)
 
 	t.Run("golden", func(t *testing.T) {
 		golden(t, "host-list.txt", c.mustCtl(t, "", "host", "list").stdout)
@@ -132,7 +132,7 @@ func TestAgainstCoordinator(t *testing.T) {
 
 	t.Run("fencing refusal names the holder", func(t *testing.T) {
 		c.mustCtl(t, "", "drain", "r1-h03", "--mode", "removal", "--force")
-		ag.report(t, "r1-h03", api.HostStatus{ProvisioningState: api.StateDeleting, OperationalStatus: api.OpRemoving,
+		ag.report(t, "r1-h03", wire.HostStatus{ProvisioningState: wire.StateDeleting, OperationalStatus: wire.OpRemoving,
 			Extra: map[string]string{"removalCommitted": "true"}}, true)
 		r := c.ctl(t, "", "restore", "r1-h03")
 		if r.code != ExitConflict || !strings.Contains(r.stderr, "rack r1 is held by agent-r1-test") {
@@ -140,8 +140,8 @@ func TestAgainstCoordinator(t *testing.T) {
 		}
 		// Finish the removal as the agent would (unless the coordinator
 		// already did).
-		err := ag.cl.ReportStatus(ctx, "r1-h03", api.StatusReport{Epoch: ag.epoch, Remove: true,
-			Status: api.HostStatus{ProvisioningState: api.StateDeleting, OperationalStatus: api.OpRemoving}})
+		err := ag.cl.ReportStatus(ctx, "r1-h03", wire.StatusReport{Epoch: ag.epoch, Remove: true,
+			Status: wire.HostStatus{ProvisioningState: wire.StateDeleting, OperationalStatus: wire.OpRemoving}})
 		if err != nil && !client.IsNotFound(err) {
 			t.Fatal(err)
 		}
@@ -150,9 +150,9 @@ func TestAgainstCoordinator(t *testing.T) {
 	t.Run("drain removal --wait", func(t *testing.T) {
 		c.mustCtl(t, "name: r1-h09\nrack: r1\n", "host", "apply", "-f", "-")
 		done := runAsync(t, c, "", "drain", "r1-h09", "--mode", "removal", "--force", "--wait", "--timeout", "2m")
-		waitIntent(t, c, "r1-h09", func(in *api.Intents) bool { return in != nil && in.Drain != nil })
-		ag.report(t, "r1-h09", api.HostStatus{ProvisioningState: api.StateDeleting, OperationalStatus: api.OpRemoving}, true,
-			func(r *api.StatusReport) { r.Remove = true })
+		waitIntent(t, c, "r1-h09", func(in *wire.Intents) bool { return in != nil && in.Drain != nil })
+		ag.report(t, "r1-h09", wire.HostStatus{ProvisioningState: wire.StateDeleting, OperationalStatus: wire.OpRemoving}, true,
+			func(r *wire.StatusReport) { r.Remove = true })
 		r := <-done
 		if r.code != 0 || !strings.Contains(r.stdout, "drain (removal) done") {
 			t.Fatalf("removal wait: %s", r)
@@ -164,8 +164,8 @@ func TestAgainstCoordinator(t *testing.T) {
 
 	t.Run("detach and attach --wait", func(t *testing.T) {
 		done := runAsync(t, c, "", "detach", "r1-h01", "--reason", "move to site B", "--wait", "--timeout", "2m")
-		waitIntent(t, c, "r1-h01", func(in *api.Intents) bool { return in != nil && in.Detach != nil })
-		ag.report(t, "r1-h01", api.HostStatus{ProvisioningState: api.StateProvisioned, OperationalStatus: api.OpDetached, PoweredOn: true}, true)
+		waitIntent(t, c, "r1-h01", func(in *wire.Intents) bool { return in != nil && in.Detach != nil })
+		ag.report(t, "r1-h01", wire.HostStatus{ProvisioningState: wire.StateProvisioned, OperationalStatus: wire.OpDetached, PoweredOn: true}, true)
 		r := <-done
 		if r.code != 0 || !strings.Contains(r.stdout, "detach done: 1 host(s) detached") || !strings.Contains(r.stdout, "r1-h01: detach requested") {
 			t.Fatalf("detach --wait: %s", r)
@@ -176,8 +176,8 @@ func TestAgainstCoordinator(t *testing.T) {
 		}
 
 		done = runAsync(t, c, "", "attach", "r1-h01", "--wait", "--timeout", "2m")
-		waitIntent(t, c, "r1-h01", func(in *api.Intents) bool { return in == nil || in.Detach == nil })
-		ag.report(t, "r1-h01", api.HostStatus{ProvisioningState: api.StateExternallyProvisioned, OperationalStatus: api.OpOK, PoweredOn: true}, false)
+		waitIntent(t, c, "r1-h01", func(in *wire.Intents) bool { return in == nil || in.Detach == nil })
+		ag.report(t, "r1-h01", wire.HostStatus{ProvisioningState: wire.StateExternallyProvisioned, OperationalStatus: wire.OpOK, PoweredOn: true}, false)
 		if r := <-done; r.code != 0 || !strings.Contains(r.stdout, "attach done") {
 			t.Fatalf("attach --wait: %s", r)
 		}
@@ -185,9 +185,9 @@ func TestAgainstCoordinator(t *testing.T) {
 
 	t.Run("drain --wait failure", func(t *testing.T) {
 		done := runAsync(t, c, "", "drain", "r1-h01", "--mode", "maintenance", "--wait", "--timeout", "2m")
-		waitIntent(t, c, "r1-h01", func(in *api.Intents) bool { return in != nil && in.Drain != nil })
-		ag.report(t, "r1-h01", api.HostStatus{ProvisioningState: api.StateExternallyProvisioned, OperationalStatus: api.OpError,
-			ErrorType: api.ErrPowerManagement, ErrorMessage: "BMC answered 500", ErrorCount: 1}, false)
+		waitIntent(t, c, "r1-h01", func(in *wire.Intents) bool { return in != nil && in.Drain != nil })
+		ag.report(t, "r1-h01", wire.HostStatus{ProvisioningState: wire.StateExternallyProvisioned, OperationalStatus: wire.OpError,
+			ErrorType: wire.ErrPowerManagement, ErrorMessage: "BMC answered 500", ErrorCount: 1}, false)
 		r := <-done
 		if r.code != ExitFailed || !strings.Contains(r.stderr, "drain (maintenance) failed for 1 of 1") ||
 			!strings.Contains(r.stderr, "BMC answered 500") || !strings.Contains(r.stderr, "resume") {
@@ -202,12 +202,12 @@ func TestAgainstCoordinator(t *testing.T) {
 
 	t.Run("wait timeout, plain and live", func(t *testing.T) {
 		ag2 := c.agent(t, "r2", "agent-r2-test")
-		ag2.report(t, "r2-h01", api.HostStatus{ProvisioningState: api.StateRegistering, OperationalStatus: api.OpOK}, false)
+		ag2.report(t, "r2-h01", wire.HostStatus{ProvisioningState: wire.StateRegistering, OperationalStatus: wire.OpOK}, false)
 		r := c.ctl(t, "", "detach", "--rack", "r2", "--wait", "--timeout", "2s")
 		if !strings.Contains(r.stderr, "a detach waits for provisioned") {
 			t.Errorf("the timeout does not say why the detach waits: %s", r)
 		}
-		if err := ag2.cl.ReleaseLease(ctx, "r2", api.LeaseRequest{Holder: "agent-r2-test", Epoch: ag2.epoch}); err != nil {
+		if err := ag2.cl.ReleaseLease(ctx, "r2", wire.LeaseRequest{Holder: "agent-r2-test", Epoch: ag2.epoch}); err != nil {
 			t.Fatal(err)
 		}
 		if r.code != ExitFailed || !strings.Contains(r.stderr, "timed out after 2s waiting for detach") ||
@@ -250,19 +250,19 @@ func TestAgainstCoordinator(t *testing.T) {
 	})
 
 	t.Run("events and follow", func(t *testing.T) {
-		ev := func(reason string) func(*api.StatusReport) {
-			return func(r *api.StatusReport) {
-				r.Events = []api.Event{{Time: time.Now().UTC(), Type: api.EventNormal, Reason: reason, Message: "from the test agent"}}
+		ev := func(reason string) func(*wire.StatusReport) {
+			return func(r *wire.StatusReport) {
+				r.Events = []wire.Event{{Time: time.Now().UTC(), Type: wire.EventNormal, Reason: reason, Message: "from the test agent"}}
 			}
 		}
-		ag.report(t, "r1-h02", api.HostStatus{ProvisioningState: api.StateUnmanaged, OperationalStatus: api.OpDiscovered}, false, ev("Registered"))
+		ag.report(t, "r1-h02", wire.HostStatus{ProvisioningState: wire.StateUnmanaged, OperationalStatus: wire.OpDiscovered}, false, ev("Registered"))
 		r := c.mustCtl(t, "", "events", "r1-h02")
 		golden(t, "events.txt", r.stdout)
 		done := runAsync(t, c, "", "events", "r1-h02", "--follow", "--timeout", "8s")
 		// The new event is reported once the follow loop runs (it has shown
 		// the first batch), so only following can pick it up.
 		testenv.WaitBlocked(t, 30*time.Second, "ctl.(*Ctx).followEvents")
-		ag.report(t, "r1-h02", api.HostStatus{ProvisioningState: api.StateUnmanaged, OperationalStatus: api.OpDiscovered}, false, ev("Followed"))
+		ag.report(t, "r1-h02", wire.HostStatus{ProvisioningState: wire.StateUnmanaged, OperationalStatus: wire.OpDiscovered}, false, ev("Followed"))
 		f := <-done
 		if f.code != 0 || !strings.Contains(f.stdout, "Registered") || !strings.Contains(f.stdout, "Followed") || strings.Count(f.stdout, "Registered") != 1 {
 			t.Fatalf("follow: %s", f)
@@ -273,7 +273,7 @@ func TestAgainstCoordinator(t *testing.T) {
 		done := runAsync(t, c, "", "events", "r1-h02", "--follow", "-o", "json", "--timeout", "3s")
 		f := <-done
 		lines := strings.Split(strings.TrimSpace(f.stdout), "\n")
-		var ev api.Event
+		var ev wire.Event
 		if f.code != 0 || len(lines) < 2 || json.Unmarshal([]byte(lines[len(lines)-1]), &ev) != nil || ev.Reason != "Followed" {
 			t.Errorf("follow -o json (one event per line): %s", f)
 		}
@@ -289,7 +289,7 @@ func TestAgainstCoordinator(t *testing.T) {
 			t.Fatal("password echoed")
 		}
 		g := c.mustCtl(t, "", "credentials", "get", "r1-bmc", "-o", "json")
-		var cr api.Credentials
+		var cr wire.Credentials
 		if err := json.Unmarshal([]byte(g.stdout), &cr); err != nil || cr.Username != "admin" || cr.Password != "" || strings.Contains(g.stdout, "s3cret") {
 			t.Fatalf("credentials get: %s (%v)", g, err)
 		}
@@ -312,12 +312,12 @@ func TestAgainstCoordinator(t *testing.T) {
 		if strings.Count(r.stdout, "\n") != 1 || !strings.Contains(r.stderr, "agent-r7-ci") || !strings.Contains(r.stderr, "expires ") || strings.Contains(r.stderr, tok) {
 			t.Fatalf("create prints only the token on stdout, id and expiry on stderr: %s", r)
 		}
-		var created api.TokenResponse
+		var created wire.TokenResponse
 		j := c.mustCtl(t, "", "token", "create", "--role", "viewer", "-o", "json")
 		if err := json.Unmarshal([]byte(j.stdout), &created); err != nil || created.ID == "" || created.Token == "" || !created.ExpiresAt.IsZero() {
 			t.Fatalf("create -o json: %s (%v)", j, err)
 		}
-		var l api.List[api.Token]
+		var l wire.List[wire.Token]
 		lj := c.mustCtl(t, "", "token", "list", "-o", "json")
 		if err := json.Unmarshal([]byte(lj.stdout), &l); err != nil || strings.Contains(lj.stdout, tok) || strings.Contains(lj.stdout, created.Token) {
 			t.Fatalf("list -o json: %s (%v)", lj, err)
@@ -357,14 +357,14 @@ func TestAgainstCoordinator(t *testing.T) {
 		}
 		// The bootstrap token is the last admin one: refused, exit 4, with a hint.
 		for _, k := range l.Items {
-			if k.Role == api.RoleAdmin {
+			if k.Role == wire.RoleAdmin {
 				if r := c.ctl(t, "", "token", "revoke", k.ID); r.code != ExitConflict || !strings.Contains(r.stderr, "token create --role admin") {
 					t.Errorf("revoke the last admin token: want exit 4 with a hint, got %s", r)
 				}
 			}
 		}
 		a := c.mustCtl(t, "", "audit", "--limit", "3", "-o", "json")
-		var al api.List[api.AuditRecord]
+		var al wire.List[wire.AuditRecord]
 		if err := json.Unmarshal([]byte(a.stdout), &al); err != nil || len(al.Items) != 3 || al.Items[2].Route != "/v1/tokens/:id" || al.Items[2].Code != 409 {
 			t.Fatalf("audit -o json: %s (%v)", a, err)
 		}
@@ -377,9 +377,9 @@ func TestAgainstCoordinator(t *testing.T) {
 	})
 
 	t.Run("secrets rotation: keygen, SIGHUP, reencrypt", func(t *testing.T) {
-		status := func() api.SecretsStatus {
+		status := func() wire.SecretsStatus {
 			t.Helper()
-			var st api.SecretsStatus
+			var st wire.SecretsStatus
 			r := c.mustCtl(t, "", "secrets", "status", "-o", "json")
 			if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
 				t.Fatalf("secrets status: %s (%v)", r, err)
@@ -415,7 +415,7 @@ func TestAgainstCoordinator(t *testing.T) {
 			}
 			return nil
 		})
-		var res api.ReencryptResult
+		var res wire.ReencryptResult
 		r = c.mustCtl(t, "", "secrets", "reencrypt", "-o", "json")
 		if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || res.Resealed != before.Credentials || res.Primary != kg.Primary || len(res.Failed) != 0 {
 			t.Fatalf("reencrypt: %s (%v)", r, err)
@@ -451,8 +451,8 @@ func TestAgainstCoordinator(t *testing.T) {
 			return err
 		})
 		if h, err := c.admin.GetHost(ctx, "r1-h02"); err == nil && h.DeletionRequested {
-			ag.report(t, "r1-h02", api.HostStatus{ProvisioningState: api.StateDeleting, OperationalStatus: api.OpOK}, false,
-				func(r *api.StatusReport) { r.Remove = true })
+			ag.report(t, "r1-h02", wire.HostStatus{ProvisioningState: wire.StateDeleting, OperationalStatus: wire.OpOK}, false,
+				func(r *wire.StatusReport) { r.Remove = true })
 		}
 		if r := <-done; r.code != 0 || !strings.Contains(r.stdout, "host/r1-h02 delet") {
 			t.Fatalf("delete --wait: %s", r)
@@ -463,7 +463,7 @@ func TestAgainstCoordinator(t *testing.T) {
 	})
 
 	t.Run("cluster", func(t *testing.T) {
-		var st api.ClusterStatus
+		var st wire.ClusterStatus
 		if err := json.Unmarshal([]byte(c.mustCtl(t, "", "cluster", "status", "-o", "json").stdout), &st); err != nil || st.NodeID != "n1" || st.Tier != "test" {
 			t.Fatalf("cluster status: %+v %v", st, err)
 		}
@@ -499,7 +499,7 @@ func runAsync(t *testing.T, c *coord, stdin string, args ...string) <-chan resul
 	return ch
 }
 
-func waitIntent(t *testing.T, c *coord, host string, ok func(*api.Intents) bool) {
+func waitIntent(t *testing.T, c *coord, host string, ok func(*wire.Intents) bool) {
 	t.Helper()
 	testenv.Eventually(t, time.Minute, "intent change on "+host, func() error {
 		h, err := c.admin.GetHost(context.Background(), host)

@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 func init() {
@@ -53,7 +53,7 @@ func eventsCmd(fs *pflag.FlagSet) func(*Ctx, []string) error {
 	}
 }
 
-func eventTable(w io.Writer, evs []api.Event, header bool, width int) {
+func eventTable(w io.Writer, evs []wire.Event, header bool, width int) {
 	t := &table{header: []string{"TIME", "TYPE", "REASON", "MESSAGE"}}
 	for _, e := range evs {
 		t.add(e.Time.UTC().Format(time.RFC3339), e.Type, e.Reason, e.Message)
@@ -69,14 +69,14 @@ func eventTable(w io.Writer, evs []api.Event, header bool, width int) {
 }
 
 // eventKey identifies an event across polls.
-func eventKey(e api.Event) string {
+func eventKey(e wire.Event) string {
 	if e.Index != 0 {
 		return fmt.Sprint(e.Index)
 	}
 	return e.Time.Format(time.RFC3339Nano) + "\x00" + e.Reason + "\x00" + e.Message
 }
 
-func (x *Ctx) followEvents(cl *client.Client, name string, first []api.Event) error {
+func (x *Ctx) followEvents(cl *client.Client, name string, first []wire.Event) error {
 	ctx := x.ctx
 	if x.g.timeout > 0 {
 		var cancel context.CancelFunc
@@ -84,8 +84,8 @@ func (x *Ctx) followEvents(cl *client.Client, name string, first []api.Event) er
 		defer cancel()
 	}
 	seen := map[string]bool{}
-	emit := func(evs []api.Event) {
-		var fresh []api.Event
+	emit := func(evs []wire.Event) {
+		var fresh []wire.Event
 		for _, e := range evs {
 			if k := eventKey(e); !seen[k] {
 				seen[k] = true

@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // Exit codes of the contract.
@@ -120,9 +120,9 @@ func (x *Ctx) classifyAPI(err error) (int, []string) {
 		return ExitFailed, []string{"this address sent too many unknown or expired tokens; wait the time the message says, and check --token-file / RACKFENCE_TOKEN (the coordinator counts failures per client address)"}
 	case http.StatusServiceUnavailable:
 		switch e.Code {
-		case api.CodeUpgradeRequired:
+		case wire.CodeUpgradeRequired:
 			return ExitFailed, []string{"a coordinator member runs an older binary that cannot apply this write: upgrade the members the message names ('rackfencectl cluster status' shows each member's version), then retry"}
-		case api.CodeMemberStopped:
+		case wire.CodeMemberStopped:
 			return ExitFailed, []string{"this member stopped applying the Raft log: point rackfencectl at another member (--coordinator URL), and upgrade this one (its GET /v1/health says why)"}
 		}
 		return ExitFailed, []string{"the cluster has no leader: check 'rackfencectl cluster status' on each member; a majority of members must be up"}

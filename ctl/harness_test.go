@@ -12,16 +12,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
-	"github.com/rackfence/rackfence/shared/testenv"
-	"github.com/rackfence/rackfence/shared/testenv/rig"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/rig"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // coord is a real rackfence-coordinator process of one node
-// (shared/testenv/rig), with the names the ctl tests use.
+// (testkit/rig), with the names the ctl tests use.
 type coord struct {
 	url       string
 	tokenFile string
@@ -92,7 +92,7 @@ type fakeAgent struct {
 func (c *coord) agent(t *testing.T, rack, holder string) *fakeAgent {
 	t.Helper()
 	ctx := context.Background()
-	tok, err := c.admin.CreateToken(ctx, api.TokenRequest{Role: api.RoleAgent, Rack: rack})
+	tok, err := c.admin.CreateToken(ctx, wire.TokenRequest{Role: wire.RoleAgent, Rack: rack})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func (c *coord) agent(t *testing.T, rack, holder string) *fakeAgent {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := cl.AcquireLease(ctx, rack, api.LeaseRequest{Holder: holder, TTL: api.Duration(5 * time.Minute)})
+	l, err := cl.AcquireLease(ctx, rack, wire.LeaseRequest{Holder: holder, TTL: wire.Duration(5 * time.Minute)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,13 +108,13 @@ func (c *coord) agent(t *testing.T, rack, holder string) *fakeAgent {
 }
 
 // report writes a status for host, acknowledging its current intents when ack.
-func (a *fakeAgent) report(t *testing.T, host string, st api.HostStatus, ack bool, extra ...func(*api.StatusReport)) {
+func (a *fakeAgent) report(t *testing.T, host string, st wire.HostStatus, ack bool, extra ...func(*wire.StatusReport)) {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := a.cl.RenewLease(ctx, a.rack, api.LeaseRequest{Holder: a.holder, Epoch: a.epoch, TTL: api.Duration(5 * time.Minute)}); err != nil {
+	if _, err := a.cl.RenewLease(ctx, a.rack, wire.LeaseRequest{Holder: a.holder, Epoch: a.epoch, TTL: wire.Duration(5 * time.Minute)}); err != nil {
 		t.Fatalf("renew lease: %v", err)
 	}
-	rep := api.StatusReport{Epoch: a.epoch, Status: st}
+	rep := wire.StatusReport{Epoch: a.epoch, Status: st}
 	if ack {
 		admin := a.cl // agents may read their rack's hosts
 		h, err := admin.GetHost(ctx, host)
@@ -123,10 +123,10 @@ func (a *fakeAgent) report(t *testing.T, host string, st api.HostStatus, ack boo
 		}
 		if in := h.Intents; in != nil {
 			if in.Detach != nil {
-				rep.Acks = append(rep.Acks, api.IntentAck{Kind: api.IntentDetach, CreatedIndex: in.Detach.CreatedIndex})
+				rep.Acks = append(rep.Acks, wire.IntentAck{Kind: wire.IntentDetach, CreatedIndex: in.Detach.CreatedIndex})
 			}
 			if in.Drain != nil {
-				rep.Acks = append(rep.Acks, api.IntentAck{Kind: api.IntentDrain, CreatedIndex: in.Drain.CreatedIndex})
+				rep.Acks = append(rep.Acks, wire.IntentAck{Kind: wire.IntentDrain, CreatedIndex: in.Drain.CreatedIndex})
 			}
 		}
 	}

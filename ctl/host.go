@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 func init() {
@@ -89,7 +89,7 @@ gone. A detached or never-registered host is removed at once.`,
 
 func hostList(fs *pflag.FlagSet) func(*Ctx, []string) error {
 	rack := fs.String("rack", "", "only hosts of this rack")
-	state := fs.String("state", "", "only hosts in this provisioning state ("+strings.Join(api.ProvisioningStates, ", ")+")")
+	state := fs.String("state", "", "only hosts in this provisioning state ("+strings.Join(wire.ProvisioningStates, ", ")+")")
 	watch := fs.Bool("watch", false, "redraw until Ctrl-C or --timeout")
 	interval := fs.Duration("interval", defaultInterval, "refresh interval of --watch")
 	sel := fs.StringP("selector", "l", "", "only hosts whose labels match (e.g. role=compute,zone!=a)")
@@ -99,12 +99,12 @@ func hostList(fs *pflag.FlagSet) func(*Ctx, []string) error {
 			return usagef("host list takes no arguments (got %q); filter with --rack or --state", args)
 		}
 		if *rack != "" {
-			if err := api.ValidateName("--rack", *rack); err != nil {
+			if err := wire.ValidateName("--rack", *rack); err != nil {
 				return usagef("%v", err)
 			}
 		}
-		if *state != "" && !slices.Contains(api.ProvisioningStates, *state) {
-			return usagef("--state %q is not a provisioning state: use one of %s", *state, strings.Join(api.ProvisioningStates, ", "))
+		if *state != "" && !slices.Contains(wire.ProvisioningStates, *state) {
+			return usagef("--state %q is not a provisioning state: use one of %s", *state, strings.Join(wire.ProvisioningStates, ", "))
 		}
 		if *interval <= 0 {
 			return usagef("--interval must be positive")
@@ -168,7 +168,7 @@ func hostApply(fs *pflag.FlagSet) func(*Ctx, []string) error {
 		if done, err := x.applyMetal3(inputs, m3); done {
 			return err
 		}
-		var hosts []api.Host
+		var hosts []wire.Host
 		for _, in := range inputs {
 			hs, err := parseHostFile(x, in)
 			if err != nil {
@@ -183,7 +183,7 @@ func hostApply(fs *pflag.FlagSet) func(*Ctx, []string) error {
 		if err != nil {
 			return err
 		}
-		var stored []api.Host
+		var stored []wire.Host
 		var firstErr error
 		failed := 0
 		for i := range hosts {
@@ -210,7 +210,7 @@ func hostApply(fs *pflag.FlagSet) func(*Ctx, []string) error {
 			}
 		}
 		if x.structured() {
-			var v any = api.List[api.Host]{Items: stored}
+			var v any = wire.List[wire.Host]{Items: stored}
 			if len(hosts) == 1 && len(stored) == 1 {
 				v = stored[0]
 			}
@@ -226,7 +226,7 @@ func hostApply(fs *pflag.FlagSet) func(*Ctx, []string) error {
 }
 
 // specOnly drops the fields PUT ignores.
-func specOnly(h api.Host) api.Host {
+func specOnly(h wire.Host) wire.Host {
 	h.Status, h.Intents = nil, nil
 	h.CreatedIndex, h.ModifiedIndex, h.SpecIndex = 0, 0, 0
 	h.DeletionRequested, h.PivotedTo = false, ""
@@ -244,7 +244,7 @@ func hostDelete(fs *pflag.FlagSet) func(*Ctx, []string) error {
 		if err != nil {
 			return err
 		}
-		var before *api.Host
+		var before *wire.Host
 		if *wait {
 			if before, err = cl.GetHost(x.ctx, name); err != nil {
 				return notFoundHint(err, name)
@@ -262,7 +262,7 @@ func hostDelete(fs *pflag.FlagSet) func(*Ctx, []string) error {
 		if !*wait {
 			return nil
 		}
-		return x.wait(cl, goalDeleted, map[string]*api.Host{name: before}, "")
+		return x.wait(cl, goalDeleted, map[string]*wire.Host{name: before}, "")
 	}
 }
 
@@ -271,7 +271,7 @@ func oneName(args []string, usage string) (string, error) {
 	if len(args) != 1 {
 		return "", usagef("expected exactly one NAME (%s), got %d arguments", usage, len(args))
 	}
-	if err := api.ValidateName("NAME", args[0]); err != nil {
+	if err := wire.ValidateName("NAME", args[0]); err != nil {
 		return "", usagef("%v", err)
 	}
 	return args[0], nil

@@ -12,7 +12,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // maxHostFile bounds an input file (a few thousand hosts fit easily).
@@ -30,7 +30,7 @@ type inputFile struct {
 // parseHostFile parses one file of rackfence hosts: YAML documents, a JSON
 // array or object, or a list {"items": [...]}. Every host is validated; a
 // bad one is a usage error naming the file, the document and the field.
-func parseHostFile(x *Ctx, in inputFile) ([]api.Host, error) {
+func parseHostFile(x *Ctx, in inputFile) ([]wire.Host, error) {
 	hosts, err := parseHosts(in.data, func(msg string) { fmt.Fprintf(x.io.Stderr, "warning: %s: %s\n", in.name, msg) })
 	if err != nil {
 		return nil, usagef("%s: %v", in.name, err)
@@ -94,8 +94,8 @@ func documentItems(js []byte) (raws []json.RawMessage, listed bool, err error) {
 
 // parseHosts decodes and validates the hosts of one file. warn receives
 // non-fatal remarks (unknown fields).
-func parseHosts(data []byte, warn func(string)) ([]api.Host, error) {
-	var out []api.Host
+func parseHosts(data []byte, warn func(string)) ([]wire.Host, error) {
+	var out []wire.Host
 	docs := docSep.Split(string(data), -1)
 	for i, doc := range docs {
 		if isBlankYAML(doc) {
@@ -128,8 +128,8 @@ func parseHosts(data []byte, warn func(string)) ([]api.Host, error) {
 			if h.Name != "" {
 				w += "host " + h.Name + ": "
 			}
-			if err := api.ValidateHost(&h, h.Name); err != nil {
-				var fe *api.FieldError
+			if err := wire.ValidateHost(&h, h.Name); err != nil {
+				var fe *wire.FieldError
 				if errors.As(err, &fe) {
 					return nil, fmt.Errorf("%sfield %s %s", w, fe.Field, fe.Message)
 				}
@@ -143,8 +143,8 @@ func parseHosts(data []byte, warn func(string)) ([]api.Host, error) {
 
 // decodeHost decodes strictly first, so a misspelt field is reported; an
 // unknown field is only a warning (a newer coordinator may add fields).
-func decodeHost(raw []byte, warn func(string)) (api.Host, error) {
-	var h api.Host
+func decodeHost(raw []byte, warn func(string)) (wire.Host, error) {
+	var h wire.Host
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(&h)
@@ -153,7 +153,7 @@ func decodeHost(raw []byte, warn func(string)) (api.Host, error) {
 	}
 	if strings.Contains(err.Error(), "unknown field") {
 		warn(strings.TrimPrefix(err.Error(), "json: ") + " (ignored; check its spelling)")
-		h = api.Host{}
+		h = wire.Host{}
 		err = json.Unmarshal(raw, &h)
 	}
 	if err != nil {

@@ -7,11 +7,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // hostState is a host's provisioning state for display.
-func hostState(h *api.Host) string {
+func hostState(h *wire.Host) string {
 	if h.Status == nil || h.Status.ProvisioningState == "" {
 		if h.DeletionRequested {
 			return "deleting"
@@ -21,14 +21,14 @@ func hostState(h *api.Host) string {
 	return h.Status.ProvisioningState
 }
 
-func hostOpStatus(h *api.Host) string {
+func hostOpStatus(h *wire.Host) string {
 	if h.Status == nil {
 		return ""
 	}
 	return h.Status.OperationalStatus
 }
 
-func hostPower(h *api.Host) string {
+func hostPower(h *wire.Host) string {
 	if h.Status == nil || h.Status.LastUpdated.IsZero() {
 		return ""
 	}
@@ -39,7 +39,7 @@ func hostPower(h *api.Host) string {
 }
 
 // hostError is "TYPE xCOUNT" for the list, or "" without an error.
-func hostError(h *api.Host) string {
+func hostError(h *wire.Host) string {
 	if h.Status == nil || h.Status.ErrorType == "" {
 		return ""
 	}
@@ -51,10 +51,10 @@ func hostError(h *api.Host) string {
 
 // hostIntents is the short intents cell: "detach", "drain-maintenance*"; a
 // star marks an intent the lease holder has not acknowledged yet.
-func hostIntents(h *api.Host) (string, bool) {
+func hostIntents(h *wire.Host) (string, bool) {
 	var parts []string
 	pending := false
-	add := func(name string, in *api.Intent) {
+	add := func(name string, in *wire.Intent) {
 		if in == nil {
 			return
 		}
@@ -91,7 +91,7 @@ func hostIntents(h *api.Host) (string, bool) {
 
 // hostTable is "host list" as a table; labels adds a LABELS column (last:
 // it is the one cut to the terminal's width).
-func hostTable(w io.Writer, hosts []api.Host, width int, labels bool) {
+func hostTable(w io.Writer, hosts []wire.Host, width int, labels bool) {
 	t := &table{header: []string{"NAME", "RACK", "STATE", "STATUS", "POWER", "INTENTS", "ERROR"}}
 	if labels {
 		t.header = append(t.header, "LABELS")
@@ -103,7 +103,7 @@ func hostTable(w io.Writer, hosts []api.Host, width int, labels bool) {
 		anyPending = anyPending || p
 		cells := []string{h.Name, h.Rack, hostState(h), hostOpStatus(h), hostPower(h), in, hostError(h)}
 		if labels {
-			cells = append(cells, api.FormatLabels(h.Labels))
+			cells = append(cells, wire.FormatLabels(h.Labels))
 		}
 		t.add(cells...)
 	}
@@ -118,7 +118,7 @@ func hostTable(w io.Writer, hosts []api.Host, width int, labels bool) {
 }
 
 // hostDetail is "host get" as a table.
-func hostDetail(w io.Writer, h *api.Host) {
+func hostDetail(w io.Writer, h *wire.Host) {
 	k := &kv{}
 	k.add("Name", h.Name)
 	k.add("Rack", h.Rack)
@@ -164,7 +164,7 @@ func hostDetail(w io.Writer, h *api.Host) {
 	dataRefs(k, h)
 	k.add("Consumer", h.Consumer)
 	if len(h.Labels) > 0 {
-		k.add("Labels", api.FormatLabels(h.Labels))
+		k.add("Labels", wire.FormatLabels(h.Labels))
 	}
 	if h.Handoff != nil {
 		conf := "awaiting confirmation from the source tier"
@@ -225,12 +225,12 @@ func hostDetail(w io.Writer, h *api.Host) {
 	k.write(w)
 }
 
-func intentLines(h *api.Host) []string {
+func intentLines(h *wire.Host) []string {
 	if h.Intents == nil {
 		return nil
 	}
 	var out []string
-	one := func(name string, in *api.Intent) {
+	one := func(name string, in *wire.Intent) {
 		if in == nil {
 			return
 		}
@@ -272,7 +272,7 @@ func intentLines(h *api.Host) []string {
 	return out
 }
 
-func hardwareSummary(hw *api.HardwareDetails) string {
+func hardwareSummary(hw *wire.HardwareDetails) string {
 	var p []string
 	if m := strings.TrimSpace(hw.Manufacturer + " " + hw.Model); m != "" {
 		p = append(p, m)
@@ -301,7 +301,7 @@ func hardwareSummary(hw *api.HardwareDetails) string {
 // bmcSummary is what registration learnt about the BMC, on one line: what
 // it is, the auth that worked, the system, where virtual media lives and
 // how it is driven, the boot modes.
-func bmcSummary(bd *api.BMCDetails) string {
+func bmcSummary(bd *wire.BMCDetails) string {
 	var p []string
 	what := bd.Protocol
 	if bd.RedfishVersion != "" {
@@ -332,7 +332,7 @@ func bmcSummary(bd *api.BMCDetails) string {
 	return strings.Join(p, ", ")
 }
 
-func sortHosts(hs []api.Host) {
+func sortHosts(hs []wire.Host) {
 	sort.Slice(hs, func(i, j int) bool { return hs[i].Name < hs[j].Name })
 }
 
@@ -342,23 +342,23 @@ var now = time.Now
 // operationStates are the provisioning states of status.operationHistory's
 // operations.
 var operationStates = map[string]string{
-	api.OperationRegister:    api.StateRegistering,
-	api.OperationInspect:     api.StateInspecting,
-	api.OperationProvision:   api.StateProvisioning,
-	api.OperationDeprovision: api.StateDeprovisioning,
+	wire.OperationRegister:    wire.StateRegistering,
+	wire.OperationInspect:     wire.StateInspecting,
+	wire.OperationProvision:   wire.StateProvisioning,
+	wire.OperationDeprovision: wire.StateDeprovisioning,
 }
 
 // operationLines is one key/value line per operation of the status's
 // history that ever started, in lifecycle order: its duration and end,
 // running (the host is in its state) with the time so far, or not
 // finished (failed or abandoned, the host left its state).
-func operationLines(s *api.HostStatus, at time.Time) [][2]string {
+func operationLines(s *wire.HostStatus, at time.Time) [][2]string {
 	oh := s.OperationHistory
 	if oh == nil {
 		return nil
 	}
 	var out [][2]string
-	for _, op := range api.Operations {
+	for _, op := range wire.Operations {
 		m := oh.Metric(op)
 		if m.Start.IsZero() {
 			continue
@@ -391,7 +391,7 @@ func opDuration(d time.Duration) string {
 }
 
 // rootHints is root device hints as name=value pairs, in the API's order.
-func rootHints(r *api.RootDeviceHints) string {
+func rootHints(r *wire.RootDeviceHints) string {
 	var out []string
 	add := func(k, v string) {
 		if v != "" {

@@ -3,7 +3,7 @@ package ctl
 import (
 	"fmt"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // dataFieldLabel is host get's label of each data field.
@@ -16,7 +16,7 @@ var dataFieldLabel = map[string]string{
 
 // dataRefs adds a line per credentials record the host's data fields name
 // (the record and the key read; never the content).
-func dataRefs(k *kv, h *api.Host) {
+func dataRefs(k *kv, h *wire.Host) {
 	for _, r := range h.SecretRefs() {
 		k.add(dataFieldLabel[r.Field], fmt.Sprintf("credentials %s, key %s (or a lone key value)", r.Name, r.Key))
 	}

@@ -5,15 +5,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // host get on a host whose BMC lacks a virtual CD, and an IPMI one.
 func TestHostDetailBMC(t *testing.T) {
 	var b strings.Builder
-	hostDetail(&b, &api.Host{Name: "h", Rack: "r1", Status: &api.HostStatus{ProvisioningState: api.StateAvailable,
-		HardwareDetails: &api.HardwareDetails{Accelerators: []api.Accelerator{{Name: "F1", Type: "FPGA"}}},
-		BMCDetails: &api.BMCDetails{Protocol: "redfish", RedfishVersion: "1.11.0", Auth: "basic", System: "/redfish/v1/Systems/1",
+	hostDetail(&b, &wire.Host{Name: "h", Rack: "r1", Status: &wire.HostStatus{ProvisioningState: wire.StateAvailable,
+		HardwareDetails: &wire.HardwareDetails{Accelerators: []wire.Accelerator{{Name: "F1", Type: "FPGA"}}},
+		BMCDetails: &wire.BMCDetails{Protocol: "redfish", RedfishVersion: "1.11.0", Auth: "basic", System: "/redfish/v1/Systems/1",
 			Problems: []string{"no virtual media device taking CD or DVD under Systems/1 or Managers/1"}}}})
 	lines := map[string]string{}
 	for _, l := range strings.Split(b.String(), "\n") {
@@ -30,7 +30,7 @@ func TestHostDetailBMC(t *testing.T) {
 			t.Errorf("host get %s: %q; want %q:\n%s", k, lines[k], want, b.String())
 		}
 	}
-	if got := bmcSummary(&api.BMCDetails{Protocol: "ipmi", Auth: "ipmi"}); got != "ipmi, auth ipmi" {
+	if got := bmcSummary(&wire.BMCDetails{Protocol: "ipmi", Auth: "ipmi"}); got != "ipmi, auth ipmi" {
 		t.Errorf("IPMI BMC details %q", got)
 	}
 }
@@ -41,12 +41,12 @@ func TestHostDetailOperationHistory(t *testing.T) {
 	defer func(f func() time.Time) { now = f }(now)
 	now = func() time.Time { return t0.Add(10 * time.Minute) }
 	var b strings.Builder
-	hostDetail(&b, &api.Host{Name: "h", Rack: "r1", Status: &api.HostStatus{ProvisioningState: api.StateProvisioning,
-		OperationHistory: &api.OperationHistory{
-			Register:    api.OperationMetric{Start: t0, End: t0.Add(1500 * time.Millisecond)},
-			Inspect:     api.OperationMetric{Start: t0.Add(2 * time.Second), End: t0.Add(6200 * time.Millisecond)},
-			Provision:   api.OperationMetric{Start: t0.Add(5 * time.Minute)},
-			Deprovision: api.OperationMetric{Start: t0.Add(time.Minute)},
+	hostDetail(&b, &wire.Host{Name: "h", Rack: "r1", Status: &wire.HostStatus{ProvisioningState: wire.StateProvisioning,
+		OperationHistory: &wire.OperationHistory{
+			Register:    wire.OperationMetric{Start: t0, End: t0.Add(1500 * time.Millisecond)},
+			Inspect:     wire.OperationMetric{Start: t0.Add(2 * time.Second), End: t0.Add(6200 * time.Millisecond)},
+			Provision:   wire.OperationMetric{Start: t0.Add(5 * time.Minute)},
+			Deprovision: wire.OperationMetric{Start: t0.Add(time.Minute)},
 		}}})
 	lines := map[string]string{}
 	var order []string
@@ -70,7 +70,7 @@ func TestHostDetailOperationHistory(t *testing.T) {
 		t.Errorf("order %s", got)
 	}
 	b.Reset()
-	hostDetail(&b, &api.Host{Name: "h", Rack: "r1", Status: &api.HostStatus{ProvisioningState: api.StateAvailable}})
+	hostDetail(&b, &wire.Host{Name: "h", Rack: "r1", Status: &wire.HostStatus{ProvisioningState: wire.StateAvailable}})
 	if strings.Contains(b.String(), "Register") {
 		t.Errorf("a host without history shows operations:\n%s", b.String())
 	}

@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 func init() {
@@ -29,7 +29,7 @@ Examples:
   rackfencectl detach r1-h07 --reason "move to site B" --wait
   rackfencectl detach --rack r1 --wait
   rackfencectl detach -l role=compute,zone=a --yes`,
-		setup: intentCmd(api.IntentDetach, true),
+		setup: intentCmd(wire.IntentDetach, true),
 	})
 	register(&command{
 		path:  "attach",
@@ -43,7 +43,7 @@ Examples:
 		usage: "NAME...|-l SELECTOR [--yes] [--reason T]",
 		short: "Retry a host in error now (resets its error backoff)",
 		long:  "One-shot: the host's errorCount is set to 1 and it is reconciled at once.\nOn a host without an error the intent is dropped with an event.\n\n" + bulkHelp,
-		setup: intentCmd(api.IntentResume, true),
+		setup: intentCmd(wire.IntentResume, true),
 	})
 	register(&command{
 		path:  "drain",
@@ -55,7 +55,7 @@ removal removes it from Ironic and deletes the record; a removal can be
 cancelled with 'restore' until the Ironic node is gone.
 
 ` + waitRules + "\n\n" + bulkHelp,
-		setup: intentCmd(api.IntentDrain, true),
+		setup: intentCmd(wire.IntentDrain, true),
 	})
 	register(&command{
 		path:  "restore",
@@ -72,22 +72,22 @@ func intentCmd(kind string, post bool) func(fs *pflag.FlagSet) func(*Ctx, []stri
 	return func(fs *pflag.FlagSet) func(*Ctx, []string) error {
 		var rack, reason, mode *string
 		var force, wait *bool
-		if kind != api.IntentResume {
+		if kind != wire.IntentResume {
 			rack = fs.String("rack", "", "act on every host of this rack")
 			wait = fs.Bool("wait", false, "block until done (see below), bounded by --timeout")
 		}
 		if post {
 			reason = fs.String("reason", "", "why (kept with the intent and in events)")
 		}
-		if kind == api.IntentDrain {
+		if kind == wire.IntentDrain {
 			mode = fs.String("mode", "", "removal or maintenance (required)")
 		}
-		if kind == api.IntentDetach || kind == api.IntentDrain {
+		if kind == wire.IntentDetach || kind == wire.IntentDrain {
 			force = fs.Bool("force", false, "do not wait for the host to reach a stable state or lose its consumer")
 		}
 		pick := addSelection(fs)
 		return func(x *Ctx, args []string) error {
-			req := api.IntentRequest{}
+			req := wire.IntentRequest{}
 			if reason != nil {
 				req.Reason = *reason
 			}
@@ -98,7 +98,7 @@ func intentCmd(kind string, post bool) func(fs *pflag.FlagSet) func(*Ctx, []stri
 				req.Mode = *mode
 			}
 			if post {
-				if err := api.ValidateIntent(kind, &req); err != nil {
+				if err := wire.ValidateIntent(kind, &req); err != nil {
 					return usagef("--%v", err)
 				}
 			}
@@ -115,7 +115,7 @@ func intentCmd(kind string, post bool) func(fs *pflag.FlagSet) func(*Ctx, []stri
 			if err != nil {
 				return err
 			}
-			var selected []api.Host
+			var selected []wire.Host
 			if sel != "" {
 				if selected, err = x.selectHosts(cl, r, sel); err != nil {
 					return err
@@ -141,7 +141,7 @@ func intentCmd(kind string, post bool) func(fs *pflag.FlagSet) func(*Ctx, []stri
 			}
 			g, waitable := goalFor(kind, req.Mode)
 			doWait := wait != nil && *wait && waitable
-			before := map[string]*api.Host{}
+			before := map[string]*wire.Host{}
 			if doWait && sel != "" {
 				for i := range selected {
 					before[selected[i].Name] = &selected[i]
@@ -163,7 +163,7 @@ func intentCmd(kind string, post bool) func(fs *pflag.FlagSet) func(*Ctx, []stri
 					before[l.Items[i].Name] = &l.Items[i]
 				}
 			}
-			results := map[string]*api.Intent{}
+			results := map[string]*wire.Intent{}
 			var firstErr error
 			okNames := 0
 			for _, n := range names {
@@ -219,7 +219,7 @@ func targetNames(args []string, rack, sel string) ([]string, error) {
 		return nil, usagef("name at least one host (or --rack R for every host of a rack, or -l SELECTOR for every host whose labels match)")
 	case rack != "" || sel != "":
 		if rack != "" {
-			if err := api.ValidateName("--rack", rack); err != nil {
+			if err := wire.ValidateName("--rack", rack); err != nil {
 				return nil, usagef("%v", err)
 			}
 		}
@@ -231,20 +231,20 @@ func targetNames(args []string, rack, sel string) ([]string, error) {
 		return nil, nil
 	}
 	for _, a := range args {
-		if err := api.ValidateName("NAME", a); err != nil {
+		if err := wire.ValidateName("NAME", a); err != nil {
 			return nil, usagef("%v", err)
 		}
 	}
 	return args, nil
 }
 
-func sendIntent(ctx context.Context, cl *client.Client, kind, name string, req api.IntentRequest) (*api.Intent, error) {
+func sendIntent(ctx context.Context, cl *client.Client, kind, name string, req wire.IntentRequest) (*wire.Intent, error) {
 	switch kind {
-	case api.IntentDetach:
+	case wire.IntentDetach:
 		return cl.Detach(ctx, name, req)
-	case api.IntentDrain:
+	case wire.IntentDrain:
 		return cl.Drain(ctx, name, req)
-	case api.IntentResume:
+	case wire.IntentResume:
 		return cl.Resume(ctx, name, req)
 	case "attach":
 		return nil, cl.Attach(ctx, name)
@@ -256,12 +256,12 @@ func sendIntent(ctx context.Context, cl *client.Client, kind, name string, req a
 
 func goalFor(kind, mode string) (goal, bool) {
 	switch kind {
-	case api.IntentDetach:
+	case wire.IntentDetach:
 		return goalDetached, true
 	case "attach":
 		return goalAttached, true
-	case api.IntentDrain:
-		if mode == api.DrainRemoval {
+	case wire.IntentDrain:
+		if mode == wire.DrainRemoval {
 			return goalRemoved, true
 		}
 		return goalMaintenance, true
@@ -273,7 +273,7 @@ func goalFor(kind, mode string) (goal, bool) {
 
 func requested(kind, mode string) string {
 	switch kind {
-	case api.IntentDrain:
+	case wire.IntentDrain:
 		return "drain (" + mode + ") requested"
 	case "attach":
 		return "attach requested (detach withdrawn)"

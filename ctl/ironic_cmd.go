@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 func init() {
@@ -63,7 +63,7 @@ func importIronic(fs *pflag.FlagSet) func(*Ctx, []string) error {
 		}
 		o := ironicOptions{Rack: *rack, RackFrom: *rackFrom}
 		if o.Rack != "" {
-			if err := api.ValidateName("--rack", o.Rack); err != nil {
+			if err := wire.ValidateName("--rack", o.Rack); err != nil {
 				return usagef("%v", err)
 			}
 		}

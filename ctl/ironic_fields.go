@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // How an Ironic node's ports, properties, instance_info and extra map to
@@ -37,12 +37,12 @@ func bootMAC(ports []ironicPort) (string, string) {
 
 // ironicRootHints maps properties.root_device to rootDeviceHints; an operator or
 // hint rackfence cannot express is refused by name.
-func ironicRootHints(v any) (*api.RootDeviceHints, error) {
+func ironicRootHints(v any) (*wire.RootDeviceHints, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return nil, fmt.Errorf("properties.root_device is not an object")
 	}
-	r := &api.RootDeviceHints{}
+	r := &wire.RootDeviceHints{}
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -120,18 +120,18 @@ func bootModeOf(v any) (string, error) {
 		return "", nil
 	case "uefi":
 		if strings.EqualFold(caps["secure_boot"], "true") {
-			return api.BootModeUEFISecure, nil
+			return wire.BootModeUEFISecure, nil
 		}
-		return api.BootModeUEFI, nil
+		return wire.BootModeUEFI, nil
 	case "bios":
-		return api.BootModeLegacy, nil
+		return wire.BootModeLegacy, nil
 	}
 	return "", fmt.Errorf("properties.capabilities boot_mode %q is not uefi or bios", caps["boot_mode"])
 }
 
 // ironicImage maps instance_info's image to the host's image where it is
 // an http(s) URL; what cannot be carried over is noted.
-func ironicImage(ii map[string]any) (*api.Image, []string) {
+func ironicImage(ii map[string]any) (*wire.Image, []string) {
 	src := str(ii["image_source"])
 	if src == "" {
 		return nil, nil
@@ -141,10 +141,10 @@ func ironicImage(ii map[string]any) (*api.Image, []string) {
 		return nil, []string{fmt.Sprintf("instance_info.image_source %q is not an http(s) URL (a Glance image?): no image carried over", src)}
 	}
 	var notes []string
-	im := &api.Image{URL: src}
+	im := &wire.Image{URL: src}
 	algo, sum := strings.ToLower(str(ii["image_os_hash_algo"])), str(ii["image_os_hash_value"])
 	switch {
-	case sum != "" && (algo == api.ChecksumMD5 || algo == api.ChecksumSHA256 || algo == api.ChecksumSHA512):
+	case sum != "" && (algo == wire.ChecksumMD5 || algo == wire.ChecksumSHA256 || algo == wire.ChecksumSHA512):
 		im.Checksum, im.ChecksumType = sum, algo
 	case str(ii["image_checksum"]) != "":
 		c := str(ii["image_checksum"])
@@ -156,7 +156,7 @@ func ironicImage(ii map[string]any) (*api.Image, []string) {
 	}
 	if f := str(ii["image_disk_format"]); f != "" {
 		ok := false
-		for _, x := range api.ImageFormats {
+		for _, x := range wire.ImageFormats {
 			ok = ok || x == f
 		}
 		if ok {
@@ -183,7 +183,7 @@ func extraLabels(extra map[string]any) (map[string]string, []string) {
 	var dropped []string
 	for _, k := range keys {
 		v, ok := extra[k].(string)
-		if !ok || api.ValidateLabels("labels", map[string]string{k: v}) != nil {
+		if !ok || wire.ValidateLabels("labels", map[string]string{k: v}) != nil {
 			dropped = append(dropped, k)
 			continue
 		}

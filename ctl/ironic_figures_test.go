@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/testenv/rig"
+	"github.com/rackfence/rackfence/testkit/rig"
 )
 
 // TestIronicFigures imports RACKFENCE_IRONIC_NODES (default 1000) enroll

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // ironicNode is the part of an Ironic node (GET /v1/nodes?fields=...) the
@@ -62,7 +62,7 @@ func ironicSource(n ironicNode) string {
 // credentials records, refused nodes (with why) and skipped ones (with
 // their state).
 func convertIronic(nodes []ironicNode, ports []ironicPort, o ironicOptions) (in *bmhInput, skipped []string) {
-	in = &bmhInput{Records: map[string]api.Credentials{}}
+	in = &bmhInput{Records: map[string]wire.Credentials{}}
 	byNode := map[string][]ironicPort{}
 	for _, p := range ports {
 		byNode[p.NodeUUID] = append(byNode[p.NodeUUID], p)
@@ -101,12 +101,12 @@ func convertIronic(nodes []ironicNode, ports []ironicPort, o ironicOptions) (in 
 				if user == "" {
 					errs = append(errs, fmt.Sprintf("credentials file entry %q has no username and driver_info has none either: add username to the entry", key))
 				}
-				in.Records[rn] = api.Credentials{Name: rn, Username: user, Password: c.Password}
+				in.Records[rn] = wire.Credentials{Name: rn, Username: user, Password: c.Password}
 			}
 		}
 		if len(errs) == 0 {
-			if err := api.ValidateHost(&ph.Host, ph.Host.Name); err != nil {
-				var fe *api.FieldError
+			if err := wire.ValidateHost(&ph.Host, ph.Host.Name); err != nil {
+				var fe *wire.FieldError
 				if errors.As(err, &fe) {
 					errs = append(errs, fmt.Sprintf("mapped host field %s %s", fe.Field, fe.Message))
 				} else {
@@ -145,7 +145,7 @@ func convertIronic(nodes []ironicNode, ports []ironicPort, o ironicOptions) (in 
 // hostNameOf is the rackfence host name of a node: its name when that is a
 // valid rackfence name, else its UUID (lower-case hex and '-', valid).
 func hostNameOf(n ironicNode) string {
-	if n.Name != "" && api.ValidateName("name", n.Name) == nil {
+	if n.Name != "" && wire.ValidateName("name", n.Name) == nil {
 		return n.Name
 	}
 	return strings.ToLower(n.UUID)
@@ -200,9 +200,9 @@ func mapIronicNode(n ironicNode, ports []ironicPort, o ironicOptions) (ph *plann
 		ph.notes = append(ph.notes, fmt.Sprintf("in Ironic's maintenance mode (%s): imported and managed by rackfence; 'rackfencectl drain %s --mode maintenance' keeps power actions off it", why, h.Name))
 	}
 	if n.AutomatedClean != nil {
-		h.AutomatedCleaningMode = api.CleaningDisabled
+		h.AutomatedCleaningMode = wire.CleaningDisabled
 		if *n.AutomatedClean {
-			h.AutomatedCleaningMode = api.CleaningMetadata
+			h.AutomatedCleaningMode = wire.CleaningMetadata
 		}
 	}
 	mac, note := bootMAC(ports)
@@ -255,7 +255,7 @@ func ironicRack(n ironicNode, o ironicOptions) (string, error) {
 		}
 		return "", fmt.Errorf("%s is not set (--rack-from) and no --rack was given", o.RackFrom)
 	}
-	if err := api.ValidateName(o.RackFrom, v); err != nil {
+	if err := wire.ValidateName(o.RackFrom, v); err != nil {
 		return "", fmt.Errorf("rack from %v", err)
 	}
 	return v, nil

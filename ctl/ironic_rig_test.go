@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // ironicAPI drives a test Ironic (setting up nodes; the import itself

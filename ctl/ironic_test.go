@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
-	"github.com/rackfence/rackfence/shared/testenv/rig"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/rig"
 )
 
 const testSHA256 = "9f6c6e1f3b7c3e0d4d4b4c1a1a5e8e2f0c7b6a5d4e3f2a1b0c9d8e7f6a5b4c3d"
@@ -109,7 +109,7 @@ func TestImportIronic(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !w.ExternallyProvisioned || w.Rack != "r1" || w.BMC.Address != sim.Address(0) || w.BMC.Credentials != "web-1-bmc" ||
-		w.BootMACAddress != "52:54:00:aa:00:01" || w.BootMode != api.BootModeUEFI || w.RootDeviceHints == nil ||
+		w.BootMACAddress != "52:54:00:aa:00:01" || w.BootMode != wire.BootModeUEFI || w.RootDeviceHints == nil ||
 		w.RootDeviceHints.DeviceName != "/dev/sda" || w.RootDeviceHints.MinSizeGigabytes != 100 || w.Image == nil ||
 		w.Image.Checksum != testSHA256 || w.Image.Format != "qcow2" || w.Labels["role"] != "web" || w.Labels["ticket"] != "" {
 		t.Errorf("web-1 stored as %+v", w)

@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 func init() {
@@ -50,7 +50,7 @@ func pivotCmd(fs *pflag.FlagSet) func(*Ctx, []string) error {
 		if err != nil {
 			return err
 		}
-		if err := api.ValidateName("--to", *to); err != nil {
+		if err := wire.ValidateName("--to", *to); err != nil {
 			return usagef("%v", err)
 		}
 		cl, err := x.Client()
@@ -81,12 +81,12 @@ func pivotCmd(fs *pflag.FlagSet) func(*Ctx, []string) error {
 			}
 			sort.Strings(names)
 		}
-		req := api.PivotRequest{To: *to, DeleteSource: *delSource}
+		req := wire.PivotRequest{To: *to, DeleteSource: *delSource}
 		return x.pivot(cl, names, req, *wait)
 	}
 }
 
-func (x *Ctx) pivot(cl *client.Client, names []string, req api.PivotRequest, wait bool) error {
+func (x *Ctx) pivot(cl *client.Client, names []string, req wire.PivotRequest, wait bool) error {
 	ctx := x.ctx
 	if wait && x.g.timeout > 0 {
 		var cancel context.CancelFunc
@@ -98,7 +98,7 @@ func (x *Ctx) pivot(cl *client.Client, names []string, req api.PivotRequest, wai
 		w = x.io.Stderr
 	}
 	start := time.Now()
-	last := map[string]*api.PivotProgress{}
+	last := map[string]*wire.PivotProgress{}
 	failed := map[string]error{}
 	shown := map[string]string{}
 	for {
@@ -148,7 +148,7 @@ func (x *Ctx) pivot(cl *client.Client, names []string, req api.PivotRequest, wai
 		}
 	}
 	if x.structured() {
-		var out []api.PivotProgress
+		var out []wire.PivotProgress
 		for _, n := range names {
 			if p := last[n]; p != nil {
 				out = append(out, *p)
@@ -157,7 +157,7 @@ func (x *Ctx) pivot(cl *client.Client, names []string, req api.PivotRequest, wai
 		if len(names) == 1 && len(out) == 1 {
 			_ = x.print(out[0], nil)
 		} else {
-			_ = x.print(api.List[api.PivotProgress]{Items: out}, nil)
+			_ = x.print(wire.List[wire.PivotProgress]{Items: out}, nil)
 		}
 	}
 	var bad []string

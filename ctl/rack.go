@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 func init() {
@@ -42,7 +42,7 @@ func rackList(fs *pflag.FlagSet) func(*Ctx, []string) error {
 	}
 }
 
-func rackTable(w io.Writer, racks []api.Rack, only string, width int) {
+func rackTable(w io.Writer, racks []wire.Rack, only string, width int) {
 	t := &table{header: []string{"RACK", "HOSTS", "EPOCH", "TTL", "HOLDER"}}
 	for _, r := range racks {
 		if only != "" && r.Name != only {
@@ -66,7 +66,7 @@ func rackLeases(fs *pflag.FlagSet) func(*Ctx, []string) error {
 		if len(args) != 1 {
 			return usagef("expected one RACK")
 		}
-		if err := api.ValidateName("RACK", args[0]); err != nil {
+		if err := wire.ValidateName("RACK", args[0]); err != nil {
 			return usagef("%v", err)
 		}
 		cl, err := x.Client()

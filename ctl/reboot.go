@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // reboot and inspect (issue 21): the operation intents.
@@ -73,13 +73,13 @@ Examples:
 
 // opTargets resolves NAME..., --rack and -l to host names (and, for
 // --wait, the hosts as they are before the request).
-func (x *Ctx) opTargets(cl *client.Client, verb string, args []string, rack string, pick selection) ([]string, map[string]*api.Host, error) {
+func (x *Ctx) opTargets(cl *client.Client, verb string, args []string, rack string, pick selection) ([]string, map[string]*wire.Host, error) {
 	sel := *pick.sel
 	names, err := targetNames(args, rack, sel)
 	if err != nil {
 		return nil, nil, err
 	}
-	before := map[string]*api.Host{}
+	before := map[string]*wire.Host{}
 	switch {
 	case sel != "":
 		hs, err := x.selectHosts(cl, rack, sel)
@@ -121,7 +121,7 @@ func (x *Ctx) opTargets(cl *client.Client, verb string, args []string, rack stri
 // sendEach runs send for every name, printing "NAME: what" or the error;
 // results (for -o json) and before (for --wait) keep only the hosts that
 // took it.
-func (x *Ctx) sendEach(names []string, before map[string]*api.Host, what string, send func(string) (any, error)) (map[string]any, error) {
+func (x *Ctx) sendEach(names []string, before map[string]*wire.Host, what string, send func(string) (any, error)) (map[string]any, error) {
 	results := map[string]any{}
 	var firstErr error
 	for _, n := range names {
@@ -153,7 +153,7 @@ func (x *Ctx) sendEach(names []string, before map[string]*api.Host, what string,
 }
 
 // finishOp prints the results (-o json|yaml without --wait) or waits.
-func (x *Ctx) finishOp(cl *client.Client, g goal, wait bool, names []string, results map[string]any, before map[string]*api.Host, rack string) error {
+func (x *Ctx) finishOp(cl *client.Client, g goal, wait bool, names []string, results map[string]any, before map[string]*wire.Host, rack string) error {
 	if wait {
 		if rack != "" && len(before) != len(names) {
 			rack = "" // some were refused: fetch the others one by one
@@ -188,14 +188,14 @@ func rebootCmd(fs *pflag.FlagSet) func(*Ctx, []string) error {
 		case *release && (*soft || *reason != ""):
 			return usagef("--release takes only --requester (and --wait)")
 		}
-		req := api.RebootRequest{Mode: api.RebootHard, PowerOff: *hold, Requester: *requester, Reason: *reason}
+		req := wire.RebootRequest{Mode: wire.RebootHard, PowerOff: *hold, Requester: *requester, Reason: *reason}
 		if *soft {
-			req.Mode = api.RebootSoft
+			req.Mode = wire.RebootSoft
 		}
 		if *release && req.Requester == "" {
-			req.Requester = api.DefaultRequester
+			req.Requester = wire.DefaultRequester
 		}
-		if err := api.ValidateReboot(&req); err != nil {
+		if err := wire.ValidateReboot(&req); err != nil {
 			return usagef("--%v", err)
 		}
 		cl, err := x.Client()
@@ -230,8 +230,8 @@ func inspectCmd(fs *pflag.FlagSet) func(*Ctx, []string) error {
 	wait := fs.Bool("wait", false, "block until the hardware was read again, bounded by --timeout")
 	pick := addSelection(fs)
 	return func(x *Ctx, args []string) error {
-		req := api.IntentRequest{Reason: *reason}
-		if err := api.ValidateInspect(&req); err != nil {
+		req := wire.IntentRequest{Reason: *reason}
+		if err := wire.ValidateInspect(&req); err != nil {
 			return usagef("--%v", err)
 		}
 		cl, err := x.Client()
@@ -253,13 +253,13 @@ func inspectCmd(fs *pflag.FlagSet) func(*Ctx, []string) error {
 }
 
 // judgeOperation is judge for the goals of reboot and inspect.
-func (p *hostProgress) judgeOperation(g goal, h *api.Host, in *api.Intents) {
+func (p *hostProgress) judgeOperation(g goal, h *wire.Host, in *wire.Intents) {
 	s := h.Status
 	switch g {
 	case goalRebooted:
 		p.done = in.Reboot == nil && s != nil
 	case goalInspected:
-		p.done = in.Inspect == nil && s != nil && s.ProvisioningState == api.StateAvailable && restful(s.OperationalStatus)
+		p.done = in.Inspect == nil && s != nil && s.ProvisioningState == wire.StateAvailable && restful(s.OperationalStatus)
 	case goalHeldOff:
 		it := in.PowerOff[p.requester]
 		p.done = it != nil && it.Acknowledged

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // TestRebootAndInspect drives reboot and inspect against a real
@@ -16,9 +16,9 @@ func TestRebootAndInspect(t *testing.T) {
 	ctx := context.Background()
 	c.mustCtl(t, "", "host", "apply", "-f", "testdata/hosts.yaml")
 	ag := c.agent(t, "r1", "agent-r1-reboot")
-	on := api.HostStatus{ProvisioningState: api.StateProvisioned, OperationalStatus: api.OpOK, PoweredOn: true}
+	on := wire.HostStatus{ProvisioningState: wire.StateProvisioned, OperationalStatus: wire.OpOK, PoweredOn: true}
 	ag.report(t, "r1-h01", on, false)
-	ag.report(t, "r1-h03", api.HostStatus{ProvisioningState: api.StateRegistering, OperationalStatus: api.OpOK}, false)
+	ag.report(t, "r1-h03", wire.HostStatus{ProvisioningState: wire.StateRegistering, OperationalStatus: wire.OpOK}, false)
 
 	t.Run("usage errors", func(t *testing.T) {
 		for _, args := range [][]string{
@@ -54,8 +54,8 @@ func TestRebootAndInspect(t *testing.T) {
 				if err == nil && h.Intents != nil && h.Intents.PowerOff["fw"] != nil {
 					off := on
 					off.PoweredOn = false
-					ag.report(t, "r1-h01", off, false, func(r *api.StatusReport) {
-						r.Acks = []api.IntentAck{{Kind: api.IntentPowerOff, CreatedIndex: h.Intents.PowerOff["fw"].CreatedIndex}}
+					ag.report(t, "r1-h01", off, false, func(r *wire.StatusReport) {
+						r.Acks = []wire.IntentAck{{Kind: wire.IntentPowerOff, CreatedIndex: h.Intents.PowerOff["fw"].CreatedIndex}}
 					})
 					return
 				}
@@ -88,8 +88,8 @@ func TestRebootAndInspect(t *testing.T) {
 			for i := 0; i < 300; i++ {
 				h, err := ag.cl.GetHost(ctx, "r1-h01")
 				if err == nil && h.Intents != nil && h.Intents.Reboot != nil {
-					ag.report(t, "r1-h01", on, false, func(r *api.StatusReport) {
-						r.Acks = []api.IntentAck{{Kind: api.IntentReboot, CreatedIndex: h.Intents.Reboot.CreatedIndex, Drop: true}}
+					ag.report(t, "r1-h01", on, false, func(r *wire.StatusReport) {
+						r.Acks = []wire.IntentAck{{Kind: wire.IntentReboot, CreatedIndex: h.Intents.Reboot.CreatedIndex, Drop: true}}
 					})
 					return
 				}

@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // selectorHelp is the -l syntax, for the --help of every command taking it.
@@ -39,7 +39,7 @@ func addSelection(fs *pflag.FlagSet) selection {
 
 // checkSelector checks -l before any request (a bad one is a usage error).
 func checkSelector(sel string) error {
-	if _, err := api.ParseSelector(sel); err != nil {
+	if _, err := wire.ParseSelector(sel); err != nil {
 		return usagef("-l %v", err)
 	}
 	return nil
@@ -47,7 +47,7 @@ func checkSelector(sel string) error {
 
 // selectHosts lists the hosts -l (and --rack, when given) picks; none is
 // exit 3.
-func (x *Ctx) selectHosts(cl *client.Client, rack, sel string) ([]api.Host, error) {
+func (x *Ctx) selectHosts(cl *client.Client, rack, sel string) ([]wire.Host, error) {
 	l, err := cl.ListHosts(x.ctx, client.HostFilter{Rack: rack, Selector: sel})
 	if err != nil {
 		return nil, err
@@ -67,7 +67,7 @@ func (x *Ctx) selectHosts(cl *client.Client, rack, sel string) ([]api.Host, erro
 // confirm prints the hosts a bulk command is about to act on and, when
 // there are several, asks (on a terminal) or requires --yes (otherwise:
 // exit 2, nothing sent).
-func (x *Ctx) confirm(verb, sel string, hosts []api.Host, yes bool) error {
+func (x *Ctx) confirm(verb, sel string, hosts []wire.Host, yes bool) error {
 	w := x.io.Stdout
 	if x.structured() {
 		w = x.io.Stderr
@@ -76,7 +76,7 @@ func (x *Ctx) confirm(verb, sel string, hosts []api.Host, yes bool) error {
 	t := &table{header: []string{"NAME", "RACK", "STATE", "STATUS", "LABELS"}}
 	for i := range hosts {
 		h := &hosts[i]
-		t.add(h.Name, h.Rack, hostState(h), hostOpStatus(h), api.FormatLabels(h.Labels))
+		t.add(h.Name, h.Rack, hostState(h), hostOpStatus(h), wire.FormatLabels(h.Labels))
 	}
 	t.write(indent{w}, 0)
 	if len(hosts) <= 1 || yes {

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // TestLabelSelectors runs host list -l and the bulk commands with -l
@@ -43,7 +43,7 @@ func TestLabelSelectors(t *testing.T) {
 	t.Run("list and get", func(t *testing.T) {
 		golden(t, "host-list-labels.txt", c.mustCtl(t, "", "host", "list", "-l", "role=compute", "--show-labels").stdout)
 		golden(t, "host-get-labels.txt", c.mustCtl(t, "", "host", "get", "r1-b").stdout)
-		var l api.List[api.Host]
+		var l wire.List[wire.Host]
 		out := c.mustCtl(t, "", "host", "list", "-l", "zone in (a),role!=compute", "-o", "json").stdout
 		if err := json.Unmarshal([]byte(out), &l); err != nil || len(l.Items) != 1 || l.Items[0].Name != "r2-c" {
 			t.Fatalf("list -l 'zone in (a),role!=compute': %s %v", out, err)
@@ -147,10 +147,10 @@ func TestLabelSelectors(t *testing.T) {
 		ag := c.agent(t, "r1", "agent-r1-labels")
 		done := runAsync(t, c, "", "detach", "-l", "role=compute", "--yes", "--wait")
 		for _, n := range []string{"r1-a", "r1-b"} {
-			waitIntent(t, c, n, func(in *api.Intents) bool { return in != nil && in.Detach != nil })
+			waitIntent(t, c, n, func(in *wire.Intents) bool { return in != nil && in.Detach != nil })
 		}
 		for _, n := range []string{"r1-a", "r1-b"} {
-			ag.report(t, n, api.HostStatus{ProvisioningState: api.StateAvailable, OperationalStatus: api.OpDetached}, true)
+			ag.report(t, n, wire.HostStatus{ProvisioningState: wire.StateAvailable, OperationalStatus: wire.OpDetached}, true)
 		}
 		r := <-done
 		if r.code != ExitOK || !strings.Contains(r.stdout, "r1-a: detached") || !strings.Contains(r.stdout, "r1-b: detached") {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // TestSnapshotSaveStatus: save writes a checked backup (and nothing when
@@ -18,7 +18,7 @@ func TestSnapshotSaveStatus(t *testing.T) {
 	file := filepath.Join(dir, "c.backup")
 
 	// A viewer may not take a backup: nothing is left behind.
-	tr, err := c.admin.CreateToken(t.Context(), api.TokenRequest{Role: api.RoleViewer, Name: "v"})
+	tr, err := c.admin.CreateToken(t.Context(), wire.TokenRequest{Role: wire.RoleViewer, Name: "v"})
 	if err != nil {
 		t.Fatal(err)
 	}

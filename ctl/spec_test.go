@@ -7,7 +7,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 const specYAML = `name: h1
@@ -42,7 +42,7 @@ func TestSpecFieldsRoundTrip(t *testing.T) {
 	}
 	h := hs[0]
 	no := false
-	want := api.RootDeviceHints{DeviceName: "/dev/sda", HCTL: "0:0:0:0", Model: "PERC", Vendor: "DELL", SerialNumber: "S1",
+	want := wire.RootDeviceHints{DeviceName: "/dev/sda", HCTL: "0:0:0:0", Model: "PERC", Vendor: "DELL", SerialNumber: "S1",
 		MinSizeGigabytes: 100, WWN: "0x5000", WWNWithExtension: "0x5000abc", WWNVendorExtension: "0xabc", Rotational: &no}
 	if h.RootDeviceHints == nil || !reflect.DeepEqual(*h.RootDeviceHints, want) || h.BootMode != "UEFISecureBoot" ||
 		h.AutomatedCleaningMode != "disabled" || h.Image.Format != "qcow2" || h.Image.ChecksumType != "md5" {

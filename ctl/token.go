@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 func init() {
@@ -62,12 +62,12 @@ func tokenCreate(fs *pflag.FlagSet) func(*Ctx, []string) error {
 			return usagef("token create takes no arguments")
 		}
 		switch *role {
-		case api.RoleAdmin, api.RoleOperator, api.RoleViewer:
+		case wire.RoleAdmin, wire.RoleOperator, wire.RoleViewer:
 			if *rack != "" {
 				return usagef("--rack applies only to --role agent")
 			}
-		case api.RoleAgent:
-			if err := api.ValidateName("--rack", *rack); err != nil {
+		case wire.RoleAgent:
+			if err := wire.ValidateName("--rack", *rack); err != nil {
 				return usagef("--role agent needs --rack: %v", err)
 			}
 		case "":
@@ -79,11 +79,11 @@ func tokenCreate(fs *pflag.FlagSet) func(*Ctx, []string) error {
 			return usagef("--ttl %s is too short: use at least 1s, or leave it out for a token that never expires", *ttl)
 		}
 		if *name != "" {
-			if err := api.ValidateName("--name", *name); err != nil {
+			if err := wire.ValidateName("--name", *name); err != nil {
 				return usagef("%v", err)
 			}
 		}
-		req := api.TokenRequest{Role: *role, Rack: *rack, Name: *name}
+		req := wire.TokenRequest{Role: *role, Rack: *rack, Name: *name}
 		if *ttl > 0 {
 			req.TTL = ttl.String()
 		}

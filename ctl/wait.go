@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // defaultInterval is how often --wait, --follow and --watch poll.
@@ -68,8 +68,8 @@ failed or --timeout passed (the intents stay in place).`
 // hostProgress is what the wait knows of one host.
 type hostProgress struct {
 	name    string
-	before  *api.Host // at the start (nil when unknown)
-	now     *api.Host // last seen (nil = gone)
+	before  *wire.Host // at the start (nil when unknown)
+	now     *wire.Host // last seen (nil = gone)
 	done    bool
 	failed  string // why it failed
 	lastErr string // last error seen, kept after it clears
@@ -99,7 +99,7 @@ func (p *hostProgress) judge(g goal) {
 	fresh := s != nil && (p.before == nil || p.before.Status == nil || !s.LastUpdated.Equal(p.before.Status.LastUpdated))
 	in := h.Intents
 	if in == nil {
-		in = &api.Intents{}
+		in = &wire.Intents{}
 	}
 	switch g {
 	case goalDetached:
@@ -119,17 +119,17 @@ func (p *hostProgress) judge(g goal) {
 	default:
 		p.judgeOperation(g, h, in)
 	}
-	if !p.done && p.failed == "" && fresh && s.OperationalStatus == api.OpError && s.ErrorCount >= 1 {
+	if !p.done && p.failed == "" && fresh && s.OperationalStatus == wire.OpError && s.ErrorCount >= 1 {
 		p.failed = p.lastErr
 	}
 }
 
 // detachable: the states where the agent honours a detach at once.
 func detachable(state string) bool {
-	return state == api.StateProvisioned || state == api.StateExternallyProvisioned || state == api.StateAvailable
+	return state == wire.StateProvisioned || state == wire.StateExternallyProvisioned || state == wire.StateAvailable
 }
 
-func restful(op string) bool { return op == api.OpOK || op == api.OpDiscovered }
+func restful(op string) bool { return op == wire.OpOK || op == wire.OpDiscovered }
 
 func (p *hostProgress) summary(g goal) string {
 	switch {
@@ -162,7 +162,7 @@ func (p *hostProgress) summary(g goal) string {
 
 // wait blocks until every host of before reaches g, or fails, or
 // --timeout passes. rack, when set, fetches the hosts with one list call.
-func (x *Ctx) wait(cl *client.Client, g goal, before map[string]*api.Host, rack string) error {
+func (x *Ctx) wait(cl *client.Client, g goal, before map[string]*wire.Host, rack string) error {
 	ctx := x.ctx
 	if x.g.timeout > 0 {
 		var cancel context.CancelFunc
@@ -245,7 +245,7 @@ func fetchProgress(ctx context.Context, cl *client.Client, ps []*hostProgress, r
 		if err != nil {
 			return err
 		}
-		seen := map[string]*api.Host{}
+		seen := map[string]*wire.Host{}
 		for i := range l.Items {
 			seen[l.Items[i].Name] = &l.Items[i]
 		}
@@ -361,7 +361,7 @@ func (x *Ctx) printFinal(ps []*hostProgress) error {
 	if !x.structured() {
 		return nil
 	}
-	var hs []api.Host
+	var hs []wire.Host
 	for _, p := range ps {
 		if p.now != nil {
 			hs = append(hs, *p.now)
@@ -370,7 +370,7 @@ func (x *Ctx) printFinal(ps []*hostProgress) error {
 	if len(ps) == 1 && len(hs) == 1 {
 		return x.print(hs[0], nil)
 	}
-	return x.print(api.List[api.Host]{Items: hs}, nil)
+	return x.print(wire.List[wire.Host]{Items: hs}, nil)
 }
 
 func timeoutError(g goal, ps []*hostProgress, timeout time.Duration) error {

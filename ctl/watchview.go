@@ -7,8 +7,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // watchHosts is "host list --watch": the racks' lease holders and the
@@ -81,7 +81,7 @@ func (x *Ctx) renderView(ctx context.Context, w io.Writer, cl *client.Client, f 
 		counts[hostState(&l.Items[i])]++
 	}
 	fmt.Fprintf(w, "\n%d hosts:", len(l.Items))
-	for _, s := range append([]string{"pending"}, api.ProvisioningStates...) {
+	for _, s := range append([]string{"pending"}, wire.ProvisioningStates...) {
 		if n := counts[s]; n > 0 {
 			fmt.Fprintf(w, " %d %s", n, s)
 		}

@@ -207,7 +207,7 @@ if ! skip go; then
   say "Go benchmarks (bmcsim, agent, provisioners)"
   pkgs=$(grep -rl --include='*_test.go' '^func Benchmark' . | xargs -r -n1 dirname | sort -u | sed 's#^\./#./#')
   for p in $pkgs; do
-    case $p in ./coordinator/bench*) continue;; esac
+    case $p in ./testkit/bench*) continue;; esac
     RACKFENCE_BIN="$BIN" go test -run '^$' -bench . -benchtime 1x -timeout 20m "$p" | grep -v '^goos\|^goarch\|^pkg\|^cpu' || true
   done
 fi

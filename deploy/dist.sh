@@ -33,7 +33,7 @@ ppc64le) arch=ppc64el ;;
 *) echo "dist: no Debian architecture for GOARCH=$goarch" >&2; exit 1 ;;
 esac
 
-ldflags="-X github.com/rackfence/rackfence/shared/version.Version=$VERSION -X github.com/rackfence/rackfence/shared/version.Commit=$COMMIT"
+ldflags="-X github.com/rackfence/rackfence/internal/version.Version=$VERSION -X github.com/rackfence/rackfence/internal/version.Commit=$COMMIT"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$OUT"

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // TestSyscallFilter runs the coordinator and a rack agent (direct
@@ -74,18 +74,18 @@ func TestSyscallFilter(t *testing.T) {
 	bmcPort := testenv.FreePorts(t, "127.0.0.1", 2)
 	testenv.Start(t, "bmcsim", bins["rackfence-bmcsim"], nil, "--hosts", "2", "--base-port", strconv.Itoa(bmcPort))
 	ctx := context.Background()
-	if err := admin.SetCredentials(ctx, "bmc", api.Credentials{Username: "admin", Password: "password"}); err != nil {
+	if err := admin.SetCredentials(ctx, "bmc", wire.Credentials{Username: "admin", Password: "password"}); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 2; i++ {
-		h := &api.Host{Name: fmt.Sprintf("r1-h%02d", i), Rack: "r1", Online: true,
-			BMC:            api.BMC{Address: fmt.Sprintf("redfish+http://127.0.0.1:%d/redfish/v1/Systems/1", bmcPort+i), Credentials: "bmc"},
+		h := &wire.Host{Name: fmt.Sprintf("r1-h%02d", i), Rack: "r1", Online: true,
+			BMC:            wire.BMC{Address: fmt.Sprintf("redfish+http://127.0.0.1:%d/redfish/v1/Systems/1", bmcPort+i), Credentials: "bmc"},
 			BootMACAddress: fmt.Sprintf("52:54:00:00:00:%02x", i)}
 		if _, _, err := admin.ApplyHost(ctx, h); err != nil {
 			t.Fatal(err)
 		}
 	}
-	tok, err := admin.CreateToken(ctx, api.TokenRequest{Role: api.RoleAgent, Rack: "r1"})
+	tok, err := admin.CreateToken(ctx, wire.TokenRequest{Role: wire.RoleAgent, Rack: "r1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,13 +106,13 @@ func TestSyscallFilter(t *testing.T) {
 			return err
 		}
 		for _, h := range l.Items {
-			if h.Status == nil || h.Status.ProvisioningState != api.StateAvailable {
+			if h.Status == nil || h.Status.ProvisioningState != wire.StateAvailable {
 				return fmt.Errorf("%s not available yet", h.Name)
 			}
 		}
 		return nil
 	})
-	if _, err := admin.Detach(ctx, "r1-h00", api.IntentRequest{}); err != nil {
+	if _, err := admin.Detach(ctx, "r1-h00", wire.IntentRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, 2*time.Minute, "the detach acknowledged", func() error {
@@ -236,7 +236,7 @@ func productionBinaries(t *testing.T) map[string]string {
 	for name, pkg := range map[string]string{
 		"rackfence-coordinator": "./coordinator/cmd/rackfence-coordinator",
 		"rackfence-agent":       "./agent/cmd/rackfence-agent",
-		"rackfence-bmcsim":      "./shared/cmd/rackfence-bmcsim",
+		"rackfence-bmcsim":      "./testkit/cmd/rackfence-bmcsim",
 	} {
 		if d := os.Getenv("RACKFENCE_BIN"); d != "" {
 			if _, err := os.Stat(filepath.Join(d, name)); err == nil {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 var units = []string{"rackfence-coordinator.service", "rackfence-agent@.service"}

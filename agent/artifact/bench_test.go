@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // BenchmarkImageCacheTenBMCs is the figure of the rack's image cache: ten
@@ -39,7 +39,7 @@ func BenchmarkImageCacheTenBMCs(b *testing.B) {
 		}
 		s, _ := newServer(b, dir, 2*size)
 		serve(b, s)
-		im := &api.Image{URL: o.srv.URL + "/os.iso", Checksum: sum}
+		im := &wire.Image{URL: o.srv.URL + "/os.iso", Checksum: sum}
 		var secs [2]float64
 		var pulled [2]int64
 		for round := range 2 {

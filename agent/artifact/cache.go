@@ -14,7 +14,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // The image cache: one verified file per image, named ALGO-HEX (its cache
@@ -102,7 +102,7 @@ func openCache(s *Server, dir string, max int64) (*cache, error) {
 }
 
 // Key returns the cache key of an image: ALGO-HEX from its checksum.
-func Key(im *api.Image) (string, error) {
+func Key(im *wire.Image) (string, error) {
 	algo, sum := im.ChecksumAlgo()
 	if algo == "" {
 		return "", ErrNoChecksum
@@ -120,7 +120,7 @@ func Key(im *api.Image) (string, error) {
 // waits for a fetch in flight until ctx ends (ctx's error then; the fetch
 // goes on). ErrNoCache without a cache, ErrNoChecksum without a checksum,
 // ErrChecksumMismatch, ErrTooLarge or ErrOrigin when the fetch fails.
-func (s *Server) PrepareImage(ctx context.Context, im *api.Image) (string, error) {
+func (s *Server) PrepareImage(ctx context.Context, im *wire.Image) (string, error) {
 	if s.cache == nil {
 		return "", ErrNoCache
 	}

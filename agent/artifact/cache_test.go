@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 const mib = 1 << 20
@@ -22,7 +22,7 @@ func TestCacheOneOriginFetchForTenClients(t *testing.T) {
 	dir := t.TempDir()
 	s, _ := newServer(t, dir, 64*mib)
 	serve(t, s)
-	im := &api.Image{URL: o.srv.URL + "/os/live.iso", Checksum: digest("sha256", size)}
+	im := &wire.Image{URL: o.srv.URL + "/os/live.iso", Checksum: digest("sha256", size)}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -82,7 +82,7 @@ func TestCacheRefusesChecksumMismatch(t *testing.T) {
 	s, _ := newServer(t, dir, 64*mib)
 	base := serve(t, s)
 	wrong := digest("sha256", size-1)
-	im := &api.Image{URL: o.srv.URL + "/img.iso", Checksum: wrong, ChecksumType: "sha256"}
+	im := &wire.Image{URL: o.srv.URL + "/img.iso", Checksum: wrong, ChecksumType: "sha256"}
 	_, err := s.PrepareImage(context.Background(), im)
 	if !errors.Is(err, ErrChecksumMismatch) || !hasAll(err.Error(), wrong, digest("sha256", size), o.srv.URL+"/img.iso", "image.checksum") {
 		t.Fatalf("err = %v, want ErrChecksumMismatch naming both digests, the URL and image.checksum", err)
@@ -109,7 +109,7 @@ func TestCacheChecksumTypes(t *testing.T) {
 	o := newOrigin(t, size, 0)
 	s, _ := newServer(t, t.TempDir(), 64*mib)
 	serve(t, s)
-	for _, im := range []*api.Image{
+	for _, im := range []*wire.Image{
 		{URL: o.srv.URL + "/a.iso", Checksum: digest("md5", size), ChecksumType: "md5"},
 		{URL: o.srv.URL + "/b.iso", Checksum: "sha512:" + digest("sha512", size)},
 		{URL: o.srv.URL + "/c.iso", Checksum: strings.ToUpper(digest("sha256", size)), ChecksumType: "auto"},
@@ -122,10 +122,10 @@ func TestCacheChecksumTypes(t *testing.T) {
 			t.Errorf("%s: %d, %d bytes", u, code, len(b))
 		}
 	}
-	if _, err := s.PrepareImage(context.Background(), &api.Image{URL: o.srv.URL + "/d.iso"}); !errors.Is(err, ErrNoChecksum) {
+	if _, err := s.PrepareImage(context.Background(), &wire.Image{URL: o.srv.URL + "/d.iso"}); !errors.Is(err, ErrNoChecksum) {
 		t.Errorf("no checksum: %v, want ErrNoChecksum", err)
 	}
-	if _, err := s.PrepareImage(context.Background(), &api.Image{URL: o.srv.URL + "/e.iso", Checksum: "sha256:xyz"}); !errors.Is(err, ErrNoChecksum) {
+	if _, err := s.PrepareImage(context.Background(), &wire.Image{URL: o.srv.URL + "/e.iso", Checksum: "sha256:xyz"}); !errors.Is(err, ErrNoChecksum) {
 		t.Errorf("bad hex: %v, want ErrNoChecksum", err)
 	}
 }
@@ -139,7 +139,7 @@ func TestCacheEvictsLeastRecentlyUsed(t *testing.T) {
 	s, _ := newServer(t, dir, 3*mib+10)
 	serve(t, s)
 	ctx := context.Background()
-	ims := []*api.Image{
+	ims := []*wire.Image{
 		{URL: o.srv.URL + "/1.iso", Checksum: digest("sha256", mib)},
 		{URL: o2.srv.URL + "/2.iso", Checksum: digest("sha256", mib+1)},
 		{URL: o3.srv.URL + "/3.iso", Checksum: digest("sha256", mib+2)},
@@ -177,11 +177,11 @@ func TestCacheTooLargeAndOriginErrors(t *testing.T) {
 	o := newOrigin(t, 2*mib, 0)
 	s, _ := newServer(t, t.TempDir(), mib)
 	serve(t, s)
-	_, err := s.PrepareImage(context.Background(), &api.Image{URL: o.srv.URL + "/big.iso", Checksum: digest("sha256", 2*mib)})
+	_, err := s.PrepareImage(context.Background(), &wire.Image{URL: o.srv.URL + "/big.iso", Checksum: digest("sha256", 2*mib)})
 	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "--image-cache-size") {
 		t.Errorf("too large: %v", err)
 	}
-	_, err = s.PrepareImage(context.Background(), &api.Image{URL: "http://127.0.0.1:1/x.iso", Checksum: digest("sha256", 1)})
+	_, err = s.PrepareImage(context.Background(), &wire.Image{URL: "http://127.0.0.1:1/x.iso", Checksum: digest("sha256", 1)})
 	if !errors.Is(err, ErrOrigin) {
 		t.Errorf("unreachable origin: %v", err)
 	}
@@ -191,7 +191,7 @@ func TestCacheReopenKeepsVerifiedImages(t *testing.T) {
 	o := newOrigin(t, mib, 0)
 	dir := t.TempDir()
 	s, _ := newServer(t, dir, 8*mib)
-	im := &api.Image{URL: o.srv.URL + "/1.iso", Checksum: digest("sha256", mib)}
+	im := &wire.Image{URL: o.srv.URL + "/1.iso", Checksum: digest("sha256", mib)}
 	if _, err := s.PrepareImage(context.Background(), im); err != nil {
 		t.Fatal(err)
 	}

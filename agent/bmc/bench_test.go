@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/bmcsim"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/testkit/bmcsim"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 func bmcsimConfig(latency time.Duration) bmcsim.Config {

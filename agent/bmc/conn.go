@@ -17,9 +17,9 @@ import (
 	"github.com/jacobweinstock/registrar"
 
 	"github.com/rackfence/rackfence/agent/guard"
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/internal/version"
 	"github.com/rackfence/rackfence/shared/fence"
-	"github.com/rackfence/rackfence/shared/version"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // Target says which BMC to talk to and how to log in.
@@ -67,7 +67,7 @@ type Options struct {
 	// UserAgent returns the User-Agent of each HTTP request of a call; it
 	// gets the call's context (guard.Guard.Do puts the verified epoch in it,
 	// see guard.EpochFromContext). Use AgentUserAgent. Nil: "rackfence-agent/VERSION"
-	// (shared/version).
+	// (internal/version).
 	UserAgent func(ctx context.Context) string
 	// IPMICipherSuite is ipmitool's -C for ipmi:// targets. Default "3"
 	// (other suites stall ~10s on several BMCs and simulators).
@@ -106,7 +106,7 @@ type Conn struct {
 	opts   Options
 	proto  string // "redfish" or "ipmi"
 	addr   string // host:port, for messages
-	scheme api.BMCScheme
+	scheme wire.BMCScheme
 
 	mu     sync.Mutex
 	client *bmclib.Client // ipmi: the bmclib client
@@ -134,7 +134,7 @@ type Conn struct {
 // opts.Timeout. Errors wrap ErrAuth, ErrTransient, ErrFailed or
 // ErrUnsupported; a malformed address wraps ErrFailed.
 func Dial(ctx context.Context, t Target, opts Options) (*Conn, error) {
-	s, err := api.ParseBMCAddress(t.Address)
+	s, err := wire.ParseBMCAddress(t.Address)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrFailed, err)
 	}
@@ -170,7 +170,7 @@ func (c *Conn) newClient() (*bmclib.Client, *callTransport, error) {
 	return cl, tr, nil
 }
 
-func portOf(s api.BMCScheme) int {
+func portOf(s wire.BMCScheme) int {
 	_, p, err := net.SplitHostPort(s.HostPort())
 	if err != nil {
 		return 0

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/agent/guard"
-	"github.com/rackfence/rackfence/shared/bmcsim"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/testkit/bmcsim"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // These tests drive Conn's Redfish layer (gofish, as the agent does)

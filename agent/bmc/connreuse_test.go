@@ -3,7 +3,7 @@ package bmc
 import (
 	"testing"
 
-	"github.com/rackfence/rackfence/shared/bmcsim"
+	"github.com/rackfence/rackfence/testkit/bmcsim"
 )
 
 // TestConnectionReuse counts, on the real simulator, what a host's

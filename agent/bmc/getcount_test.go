@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rackfence/rackfence/shared/bmcsim"
+	"github.com/rackfence/rackfence/testkit/bmcsim"
 )
 
 // TestGetsPerRegistration counts, on the simulator, the Redfish GETs of

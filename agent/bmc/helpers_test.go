@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/agent/guard"
-	"github.com/rackfence/rackfence/shared/bmcsim"
 	"github.com/rackfence/rackfence/shared/fence"
+	"github.com/rackfence/rackfence/testkit/bmcsim"
 )
 
 // startSim starts an in-process bmcsim with n BMCs, closed on cleanup.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/bmcsim"
+	"github.com/rackfence/rackfence/testkit/bmcsim"
 )
 
 // BenchmarkRegisterHosts: what the direct provisioner asks of 64 BMCs

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/agent/guard"
-	"github.com/rackfence/rackfence/shared/testenv"
-	"github.com/rackfence/rackfence/shared/testenv/rig"
+	"github.com/rackfence/rackfence/testkit/rig"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // Real ipmitool, through bmclib's IPMI provider, against a real IPMI

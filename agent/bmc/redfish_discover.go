@@ -15,7 +15,7 @@ import (
 	"github.com/stmcginnis/gofish/common"
 	"github.com/stmcginnis/gofish/redfish"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // Redfish discovery: which system this Conn drives, its managers, where its
@@ -365,11 +365,11 @@ func takesCD(types []redfish.VirtualMediaType) bool {
 // firmware, the authentication that worked, the system and manager this
 // Conn drives, where virtual media lives and how it is driven, the boot
 // modes, and what it lacks (Problems); for IPMI only the protocol.
-func (c *Conn) Details(ctx context.Context) (*api.BMCDetails, error) {
+func (c *Conn) Details(ctx context.Context) (*wire.BMCDetails, error) {
 	if c.proto != "redfish" {
-		return &api.BMCDetails{Protocol: c.proto, Auth: "ipmi"}, nil
+		return &wire.BMCDetails{Protocol: c.proto, Auth: "ipmi"}, nil
 	}
-	var out *api.BMCDetails
+	var out *wire.BMCDetails
 	err := c.rfCall(ctx, "details", func(ctx context.Context, s *rfSession) error {
 		d, err := c.discover(s)
 		if err != nil {
@@ -382,7 +382,7 @@ func (c *Conn) Details(ctx context.Context) (*api.BMCDetails, error) {
 		if err != nil {
 			return err
 		}
-		bd := &api.BMCDetails{Protocol: "redfish", RedfishVersion: d.redfishVersion, Vendor: d.vendor,
+		bd := &wire.BMCDetails{Protocol: "redfish", RedfishVersion: d.redfishVersion, Vendor: d.vendor,
 			Auth: s.auth, System: d.system, VirtualMedia: d.vmedia, BootModes: slices.Clone(d.bootModes)}
 		if len(d.managers) > 0 {
 			bd.Manager = d.managers[0]

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // Inventory reads the hardware of the Conn's system: vendor, model, serial,
@@ -19,11 +19,11 @@ import (
 // over IPMI it answers ErrUnsupported). It reads what the service offers,
 // following the system's links, in rounds of parallel GETs on the Conn's
 // session (session or Basic; see fastInventory).
-func (c *Conn) Inventory(ctx context.Context) (*api.HardwareDetails, error) {
+func (c *Conn) Inventory(ctx context.Context) (*wire.HardwareDetails, error) {
 	if c.proto != "redfish" {
 		return nil, fmt.Errorf("%w: inventory needs a Redfish BMC; %s is %s", ErrUnsupported, c.addr, c.proto)
 	}
-	var hd *api.HardwareDetails
+	var hd *wire.HardwareDetails
 	err := c.rfCall(ctx, "inventory", func(ctx context.Context, s *rfSession) error {
 		d, err := c.discover(s)
 		if err != nil {
@@ -102,12 +102,12 @@ func (c *Conn) inventorySystem(s *rfSession, d *rfDiscovery) (*rfSystemDoc, erro
 //
 // What the system document carries inline ($expand) is not read again; mgr,
 // when not nil, is the manager document read earlier in this registration.
-func fastInventory(s *rfSession, d *rfDiscovery, sys *rfSystemDoc, mgrDoc *rfManagerDoc) (*api.HardwareDetails, error) {
+func fastInventory(s *rfSession, d *rfDiscovery, sys *rfSystemDoc, mgrDoc *rfManagerDoc) (*wire.HardwareDetails, error) {
 	f := &rfFetcher{s: s}
-	hd := &api.HardwareDetails{Manufacturer: sys.Manufacturer, Model: sys.Model, SerialNumber: sys.SerialNumber,
+	hd := &wire.HardwareDetails{Manufacturer: sys.Manufacturer, Model: sys.Model, SerialNumber: sys.SerialNumber,
 		BIOSVersion: sys.BiosVersion, SystemUUID: sys.UUID}
 	if sys.BiosVersion != "" {
-		hd.Firmware = append(hd.Firmware, api.Firmware{Name: "BIOS", Version: sys.BiosVersion})
+		hd.Firmware = append(hd.Firmware, wire.Firmware{Name: "BIOS", Version: sys.BiosVersion})
 	}
 
 	var (
@@ -184,9 +184,9 @@ func fastInventory(s *rfSession, d *rfDiscovery, sys *rfSystemDoc, mgrDoc *rfMan
 			continue
 		}
 		if p.ProcessorType == "" || p.ProcessorType == "CPU" {
-			hd.CPUs = append(hd.CPUs, api.CPU{Model: strings.TrimSpace(p.Model), Cores: p.TotalCores, Threads: p.TotalThreads})
+			hd.CPUs = append(hd.CPUs, wire.CPU{Model: strings.TrimSpace(p.Model), Cores: p.TotalCores, Threads: p.TotalThreads})
 		} else {
-			hd.Accelerators = append(hd.Accelerators, api.Accelerator{Name: p.ID, Type: p.ProcessorType, Model: strings.TrimSpace(p.Model)})
+			hd.Accelerators = append(hd.Accelerators, wire.Accelerator{Name: p.ID, Type: p.ProcessorType, Model: strings.TrimSpace(p.Model)})
 		}
 	}
 	for _, m := range ds {
@@ -207,10 +207,10 @@ func fastInventory(s *rfSession, d *rfDiscovery, sys *rfSystemDoc, mgrDoc *rfMan
 		if n.MACAddress == "" || (n.VLAN != nil && n.VLAN.VLANEnable) || n.EthernetInterfaceType == "Virtual" {
 			continue
 		}
-		hd.NICs = append(hd.NICs, api.NIC{Name: n.ID, MAC: strings.ToLower(n.MACAddress), SpeedMbps: n.SpeedMbps})
+		hd.NICs = append(hd.NICs, wire.NIC{Name: n.ID, MAC: strings.ToLower(n.MACAddress), SpeedMbps: n.SpeedMbps})
 	}
 	if mgr.FirmwareVersion != "" {
-		hd.Firmware = append(hd.Firmware, api.Firmware{Name: "BMC", Version: mgr.FirmwareVersion})
+		hd.Firmware = append(hd.Firmware, wire.Firmware{Name: "BMC", Version: mgr.FirmwareVersion})
 	}
 
 	var drives []rfMember
@@ -236,7 +236,7 @@ func fastInventory(s *rfSession, d *rfDiscovery, sys *rfSystemDoc, mgrDoc *rfMan
 		if d.Status.State == "Absent" || d.ID == "" {
 			continue
 		}
-		hd.Disks = append(hd.Disks, api.Disk{Name: d.ID, Model: d.Model, SizeBytes: d.CapacityBytes, Type: d.MediaType})
+		hd.Disks = append(hd.Disks, wire.Disk{Name: d.ID, Model: d.Model, SizeBytes: d.CapacityBytes, Type: d.MediaType})
 	}
 	if len(hd.Disks) > 0 {
 		// Services serving both (sushy-tools, several BMCs) list the same
@@ -248,7 +248,7 @@ func fastInventory(s *rfSession, d *rfDiscovery, sys *rfSystemDoc, mgrDoc *rfMan
 			if d.Status.State == "Absent" {
 				continue
 			}
-			hd.Disks = append(hd.Disks, api.Disk{Name: d.Name, Model: d.Model, SizeBytes: d.CapacityBytes, Type: d.MediaType})
+			hd.Disks = append(hd.Disks, wire.Disk{Name: d.Name, Model: d.Model, SizeBytes: d.CapacityBytes, Type: d.MediaType})
 		}
 	}
 	return hd, nil

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // The Redfish layer against fakeRF shapes (fakeredfish_test.go): what the
@@ -224,7 +224,7 @@ func TestRedfishVirtualMediaByPatchWithReadBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &api.BMCDetails{Protocol: "redfish", RedfishVersion: "1.15.0", Vendor: "Fake", Model: "FakeBMC 9", FirmwareVersion: "9.1",
+	want := &wire.BMCDetails{Protocol: "redfish", RedfishVersion: "1.15.0", Vendor: "Fake", Model: "FakeBMC 9", FirmwareVersion: "9.1",
 		Auth: "session", System: "/redfish/v1/Systems/1", Manager: "/redfish/v1/Managers/1",
 		VirtualMedia: "/redfish/v1/Systems/1/VirtualMedia/CD1", VirtualMediaMethod: "patch", BootModes: []string{"Legacy", "UEFI"}}
 	if !reflect.DeepEqual(bd, want) {
@@ -386,12 +386,12 @@ func TestRedfishInventoryShapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &api.HardwareDetails{Manufacturer: "FakeCo", Model: "X1", SerialNumber: "SN1", BIOSVersion: "B7", SystemUUID: "1234",
-		CPUs: []api.CPU{{Model: "Fake 8C", Cores: 8, Threads: 16}}, MemoryMiB: 97792,
-		NICs:         []api.NIC{{Name: "1", MAC: "52:54:00:ab:cd:ef", SpeedMbps: 25000}},
-		Disks:        []api.Disk{{Name: "Disk A", Model: "FD1", SizeBytes: 1000}},
-		Firmware:     []api.Firmware{{Name: "BIOS", Version: "B7"}, {Name: "BMC", Version: "9.1"}},
-		Accelerators: []api.Accelerator{{Name: "F1", Type: "FPGA", Model: "Fake FPGA"}}}
+	want := &wire.HardwareDetails{Manufacturer: "FakeCo", Model: "X1", SerialNumber: "SN1", BIOSVersion: "B7", SystemUUID: "1234",
+		CPUs: []wire.CPU{{Model: "Fake 8C", Cores: 8, Threads: 16}}, MemoryMiB: 97792,
+		NICs:         []wire.NIC{{Name: "1", MAC: "52:54:00:ab:cd:ef", SpeedMbps: 25000}},
+		Disks:        []wire.Disk{{Name: "Disk A", Model: "FD1", SizeBytes: 1000}},
+		Firmware:     []wire.Firmware{{Name: "BIOS", Version: "B7"}, {Name: "BMC", Version: "9.1"}},
+		Accelerators: []wire.Accelerator{{Name: "F1", Type: "FPGA", Model: "Fake FPGA"}}}
 	if !reflect.DeepEqual(hd, want) {
 		t.Fatalf("inventory\n got %+v\nwant %+v", hd, want)
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/rackfence/rackfence/agent/configdrive"
 	"github.com/rackfence/rackfence/agent/provisioner"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // isoinfo (Debian genisoimage, deploy/peers/install.sh) reads the drive

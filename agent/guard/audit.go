@@ -6,11 +6,11 @@ import (
 	"log/slog"
 	"sync"
 
-	"github.com/rackfence/rackfence/shared/jsonl"
+	"github.com/rackfence/rackfence/internal/jsonl"
 )
 
 // FileAudit is an Auditor appending one JSON line per AuditRecord to a
-// local file (mode 0600, through shared/jsonl). Writes are synchronous and
+// local file (mode 0600, through internal/jsonl). Writes are synchronous and
 // unbuffered, so a record is on disk (in the page cache) before Guard.Do
 // returns; a write error is logged once per burst and counted, never
 // returned to the guarded call. The file is not rotated.

@@ -5,7 +5,7 @@
 //
 // It sits below the layers that mutate: agent/bmc and the provisioners
 // (agent/provisioner/direct, agent/provisioner/ironic) import it, it
-// imports only shared/fence (the lease) and shared/jsonl (the audit file).
+// imports only shared/fence (the lease) and internal/jsonl (the audit file).
 // The guard is about the lease, not about BMC access, so it is not part of
 // agent/bmc: the Ironic provisioner guards its calls without depending on
 // the BMC adapter. See DESIGN.md.

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackfence/rackfence/internal/jsonl"
 	"github.com/rackfence/rackfence/shared/fence"
-	"github.com/rackfence/rackfence/shared/jsonl"
 )
 
 // The guard's own rules, in-process with a function standing in for the

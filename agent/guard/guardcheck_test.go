@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // mutating is THE table of calls that change a BMC or a provisioner's

@@ -4,10 +4,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
-func extHost() api.Host {
+func extHost() wire.Host {
 	h := fullHost()
 	h.ExternallyProvisioned = true
 	return h
@@ -15,13 +15,13 @@ func extHost() api.Host {
 
 func TestExternallyProvisionedAdopt(t *testing.T) {
 	s := newSim(t, extHost())
-	s.expect(ActionRegister, api.StateRegistering)
+	s.expect(ActionRegister, wire.StateRegistering)
 	s.step(&Outcome{Action: ActionRegister, PoweredOn: boolp(true)})
-	s.expect(ActionAdopt, api.StateExternallyProvisioned)
+	s.expect(ActionAdopt, wire.StateExternallyProvisioned)
 	s.ok()
 	// Already on and online: nothing; never inspected.
-	s.expect(ActionNone, api.StateExternallyProvisioned)
-	if s.d.Status.OperationalStatus != api.OpOK {
+	s.expect(ActionNone, wire.StateExternallyProvisioned)
+	if s.d.Status.OperationalStatus != wire.OpOK {
 		t.Fatalf("want ok: %s", s.d)
 	}
 }
@@ -29,10 +29,10 @@ func TestExternallyProvisionedAdopt(t *testing.T) {
 func TestAdoptFailureBacksOff(t *testing.T) {
 	s := newSim(t, extHost())
 	s.step(&Outcome{Action: ActionRegister, PoweredOn: boolp(true)})
-	s.expect(ActionAdopt, api.StateExternallyProvisioned)
+	s.expect(ActionAdopt, wire.StateExternallyProvisioned)
 	s.step(&Outcome{Action: ActionAdopt, Err: ErrClassFailed, Message: "adopt failed: no port"})
 	st := s.d.Status
-	if st.ErrorType != api.ErrProvisionedRegistration || st.ErrorCount != 1 || st.OperationalStatus != api.OpError {
+	if st.ErrorType != wire.ErrProvisionedRegistration || st.ErrorCount != 1 || st.OperationalStatus != wire.OpError {
 		t.Fatalf("want provisioned registration error: %+v", st)
 	}
 	wait := s.d.RequeueAfter
@@ -47,7 +47,7 @@ func TestAdoptFailureBacksOff(t *testing.T) {
 	}
 	s.now = s.now.Add(wait)
 	s.step(nil)
-	s.expect(ActionAdopt, api.StateExternallyProvisioned)
+	s.expect(ActionAdopt, wire.StateExternallyProvisioned)
 	s.fail(ErrClassFailed)
 	if s.d.Status.ErrorCount != 2 {
 		t.Fatalf("want errorCount 2: %s", s.d)
@@ -61,20 +61,20 @@ func TestAdoptFailureBacksOff(t *testing.T) {
 }
 
 func TestLostNodeReadoptsWithoutPowerChange(t *testing.T) {
-	for _, state := range []string{api.StateProvisioned, api.StateExternallyProvisioned} {
+	for _, state := range []string{wire.StateProvisioned, wire.StateExternallyProvisioned} {
 		t.Run(state, func(t *testing.T) {
 			h := fullHost()
-			if state == api.StateExternallyProvisioned {
+			if state == wire.StateExternallyProvisioned {
 				h = extHost()
 			} else {
-				h.Image = &api.Image{URL: "http://i"}
+				h.Image = &wire.Image{URL: "http://i"}
 			}
 			s := newSim(t, h)
 			s.settle()
 			s.expect(ActionNone, state)
 			id := s.d.Status.ProvisioningID
 			// The operator turns it off; Ironic has lost its database.
-			s.edit(func(h *api.Host) { h.Online = false })
+			s.edit(func(h *wire.Host) { h.Online = false })
 			s.expect(ActionPowerOff, state)
 			s.step(&Outcome{Action: ActionPowerOff, Err: ErrClassNotFound, Message: "node not found"})
 			if !hasEvent(s.d, "NodeLost") {
@@ -97,47 +97,47 @@ func TestLostNodeReadoptsWithoutPowerChange(t *testing.T) {
 func TestNodeLostMidOperationRestartsRegistration(t *testing.T) {
 	s := newSim(t, fullHost())
 	s.ok()
-	s.expect(ActionInspect, api.StateInspecting)
+	s.expect(ActionInspect, wire.StateInspecting)
 	s.fail(ErrClassNotFound)
-	s.expect(ActionRegister, api.StateRegistering)
+	s.expect(ActionRegister, wire.StateRegistering)
 	s.step(&Outcome{Action: ActionRegister})
-	s.expect(ActionInspect, api.StateInspecting)
+	s.expect(ActionInspect, wire.StateInspecting)
 }
 
 func TestPivotedHostAwaitsHandoff(t *testing.T) {
 	h := extHost()
-	h.Handoff = &api.Handoff{SourceTier: "A", SourceClusterID: "a", DetachIndex: 42}
-	h.Status = &api.HostStatus{
-		ProvisioningState: api.StateProvisioned, HardwareDetails: &api.HardwareDetails{Model: "m"},
+	h.Handoff = &wire.Handoff{SourceTier: "A", SourceClusterID: "a", DetachIndex: 42}
+	h.Status = &wire.HostStatus{
+		ProvisioningState: wire.StateProvisioned, HardwareDetails: &wire.HardwareDetails{Model: "m"},
 		ProvisioningID: "from-A", PoweredOn: true,
 		Extra: map[string]string{keyNode: nodeReady, keyDetached: "true"},
 	}
 	s := newSim(t, h)
-	if s.d.Action != ActionNone || !s.d.Blocked || s.d.Status.OperationalStatus != api.OpAwaitingHandoff {
+	if s.d.Action != ActionNone || !s.d.Blocked || s.d.Status.OperationalStatus != wire.OpAwaitingHandoff {
 		t.Fatalf("want awaiting-handoff, blocked: %s", s.d)
 	}
-	s.edit(func(h *api.Host) { h.Online = false })
+	s.edit(func(h *wire.Host) { h.Online = false })
 	if s.d.Action != ActionNone {
 		t.Fatalf("acted before handoff: %s", s.d)
 	}
 	// Confirmed: registered again here, adopted, never inspected.
 	s.h.Handoff.Confirmed = true
 	s.step(nil)
-	s.expect(ActionRegister, api.StateRegistering)
+	s.expect(ActionRegister, wire.StateRegistering)
 	if s.d.Status.ProvisioningID != "" || s.d.Status.HardwareDetails == nil {
 		t.Fatalf("take-over must keep hardware details and drop A's node: %+v", s.d.Status)
 	}
 	s.step(&Outcome{Action: ActionRegister, PoweredOn: boolp(true)})
-	s.expect(ActionAdopt, api.StateExternallyProvisioned)
+	s.expect(ActionAdopt, wire.StateExternallyProvisioned)
 	s.ok()
-	s.expect(ActionPowerOff, api.StateExternallyProvisioned)
+	s.expect(ActionPowerOff, wire.StateExternallyProvisioned)
 }
 
 func TestPivotedHostDeletedBeforeHandoff(t *testing.T) {
 	h := extHost()
-	h.Handoff = &api.Handoff{SourceTier: "A", DetachIndex: 7}
+	h.Handoff = &wire.Handoff{SourceTier: "A", DetachIndex: 7}
 	h.DeletionRequested = true
-	h.Status = &api.HostStatus{ProvisioningState: api.StateProvisioned, Extra: map[string]string{keyNode: nodeReady}}
+	h.Status = &wire.HostStatus{ProvisioningState: wire.StateProvisioned, Extra: map[string]string{keyNode: nodeReady}}
 	d := Step(Input{Host: h, Now: t0})
 	if !d.Remove || d.Action != ActionNone {
 		t.Fatalf("want removal without any action: %s", d)
@@ -146,17 +146,17 @@ func TestPivotedHostDeletedBeforeHandoff(t *testing.T) {
 
 func TestHardwareDetailsSkipInspection(t *testing.T) {
 	h := fullHost()
-	h.Status = &api.HostStatus{HardwareDetails: &api.HardwareDetails{Model: "m"}}
+	h.Status = &wire.HostStatus{HardwareDetails: &wire.HardwareDetails{Model: "m"}}
 	s := newSim(t, h)
-	s.expect(ActionRegister, api.StateRegistering)
+	s.expect(ActionRegister, wire.StateRegistering)
 	s.ok()
-	s.expect(ActionProvide, api.StateAvailable)
+	s.expect(ActionProvide, wire.StateAvailable)
 	// And inspecting with details (however they came) skips too.
 	h = fullHost()
-	h.Status = &api.HostStatus{ProvisioningState: api.StateInspecting, HardwareDetails: &api.HardwareDetails{},
+	h.Status = &wire.HostStatus{ProvisioningState: wire.StateInspecting, HardwareDetails: &wire.HardwareDetails{},
 		Extra: map[string]string{keyNode: nodeEnrolled}}
 	d := Step(Input{Host: h, Now: t0})
-	if d.Action != ActionProvide || d.Status.ProvisioningState != api.StateAvailable {
+	if d.Action != ActionProvide || d.Status.ProvisioningState != wire.StateAvailable {
 		t.Fatalf("want provide in available: %s", d)
 	}
 }
@@ -164,7 +164,7 @@ func TestHardwareDetailsSkipInspection(t *testing.T) {
 func TestExternallyProvisionedSetOnAvailable(t *testing.T) {
 	s := newSim(t, fullHost())
 	s.settle()
-	s.expect(ActionNone, api.StateAvailable)
-	s.edit(func(h *api.Host) { h.ExternallyProvisioned = true })
-	s.expect(ActionAdopt, api.StateExternallyProvisioned)
+	s.expect(ActionNone, wire.StateAvailable)
+	s.edit(func(h *wire.Host) { h.ExternallyProvisioned = true })
+	s.expect(ActionAdopt, wire.StateExternallyProvisioned)
 }

@@ -3,15 +3,15 @@ package hoststate
 import (
 	"testing"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // BenchmarkStepSteady: a provisioned host with nothing to do (the common
 // case on every watch event).
 func BenchmarkStepSteady(b *testing.B) {
 	h := fullHost()
-	h.Image = &api.Image{URL: "http://i"}
-	h.Status = &api.HostStatus{ProvisioningState: api.StateProvisioned, PoweredOn: true,
+	h.Image = &wire.Image{URL: "http://i"}
+	h.Status = &wire.HostStatus{ProvisioningState: wire.StateProvisioned, PoweredOn: true,
 		Extra: map[string]string{keyNode: nodeReady}}
 	in := Input{Host: h, Now: t0}
 	b.ReportAllocs()
@@ -26,7 +26,7 @@ func BenchmarkStepSteady(b *testing.B) {
 // (8 steps).
 func BenchmarkLifecycle(b *testing.B) {
 	h0 := fullHost()
-	h0.Image = &api.Image{URL: "http://i"}
+	h0.Image = &wire.Image{URL: "http://i"}
 	b.ReportAllocs()
 	for b.Loop() {
 		h := h0
@@ -40,7 +40,7 @@ func BenchmarkLifecycle(b *testing.B) {
 			}
 			last = &Outcome{Action: d.Action}
 		}
-		if h.Status.ProvisioningState != api.StateProvisioned {
+		if h.Status.ProvisioningState != wire.StateProvisioned {
 			b.Fatal(h.Status.ProvisioningState)
 		}
 	}

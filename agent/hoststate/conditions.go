@@ -1,7 +1,7 @@
 package hoststate
 
 import (
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // Predicates the table's rows are written with.
@@ -22,7 +22,7 @@ func (r *run) bmcProblem() string {
 	case r.h.BMC.Credentials == "":
 		return "bmc.credentials is empty: name a credentials record (PUT /v1/credentials/{name})"
 	}
-	if _, err := api.ParseBMCAddress(r.h.BMC.Address); err != nil {
+	if _, err := wire.ParseBMCAddress(r.h.BMC.Address); err != nil {
 		return err.Error()
 	}
 	return ""
@@ -38,7 +38,7 @@ func (r *run) handoffPending() bool {
 // steady: the states where the host rests and power is asserted.
 func steady(state string) bool {
 	switch state {
-	case api.StateAvailable, api.StateProvisioned, api.StateExternallyProvisioned:
+	case wire.StateAvailable, wire.StateProvisioned, wire.StateExternallyProvisioned:
 		return true
 	}
 	return false
@@ -46,7 +46,7 @@ func steady(state string) bool {
 
 // deletionState: the states of the deletion flow.
 func deletionState(state string) bool {
-	return state == api.StatePoweringOffBeforeDelete || state == api.StateDeleting
+	return state == wire.StatePoweringOffBeforeDelete || state == wire.StateDeleting
 }
 
 // detachHonoured: seed 000 honours detach in these states; others wait for
@@ -67,7 +67,7 @@ func (r *run) removalStarted() bool { return r.get(keyRemoval) != "" }
 
 // blockedNow: the host must not be mutated.
 func (r *run) blockedNow() bool {
-	return r.handoffPending() || r.state() == api.StateUnmanaged ||
+	return r.handoffPending() || r.state() == wire.StateUnmanaged ||
 		r.flag(keyDetached) || r.flag(keyMaintenance) || r.flag(keyRemovalCommitted)
 }
 

@@ -3,16 +3,16 @@ package hoststate
 import (
 	"testing"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 func TestDeleteProvisioned(t *testing.T) {
 	s := provisionedSim(t)
 	s.h.DeletionRequested = true
 	s.step(nil)
-	s.expect(ActionDeprovision, api.StateDeprovisioning)
+	s.expect(ActionDeprovision, wire.StateDeprovisioning)
 	s.ok()
-	s.expect(ActionDelete, api.StateDeleting)
+	s.expect(ActionDelete, wire.StateDeleting)
 	s.ok()
 	if !s.d.Remove || !s.d.Blocked {
 		t.Fatalf("want removed: %s", s.d)
@@ -27,9 +27,9 @@ func TestDeleteAvailable(t *testing.T) {
 		s.settle()
 		s.h.DeletionRequested = true
 		s.step(nil)
-		s.expect(ActionPowerOff, api.StatePoweringOffBeforeDelete)
+		s.expect(ActionPowerOff, wire.StatePoweringOffBeforeDelete)
 		s.ok()
-		s.expect(ActionDelete, api.StateDeleting)
+		s.expect(ActionDelete, wire.StateDeleting)
 		s.fail(ErrClassNotFound) // already gone: fine
 		if !s.d.Remove {
 			t.Fatalf("want removed: %s", s.d)
@@ -43,17 +43,17 @@ func TestDeletePowerOffGivesUp(t *testing.T) {
 	s.h.DeletionRequested = true
 	s.step(nil)
 	for i := 1; i < DefaultMaxDeleteTries; i++ {
-		s.expect(ActionPowerOff, api.StatePoweringOffBeforeDelete)
+		s.expect(ActionPowerOff, wire.StatePoweringOffBeforeDelete)
 		s.fail(ErrClassFailed)
-		if s.d.Status.ErrorType != api.ErrPowerManagement {
+		if s.d.Status.ErrorType != wire.ErrPowerManagement {
 			t.Fatalf("want power management error: %s", s.d)
 		}
 		s.now = s.now.Add(DefaultBackoffBase << 10)
 		s.step(nil)
 	}
-	s.expect(ActionPowerOff, api.StatePoweringOffBeforeDelete)
+	s.expect(ActionPowerOff, wire.StatePoweringOffBeforeDelete)
 	s.fail(ErrClassFailed)
-	s.expect(ActionDelete, api.StateDeleting)
+	s.expect(ActionDelete, wire.StateDeleting)
 	if !hasEvent(s.d, "DeleteStepAbandoned") {
 		t.Fatalf("want an event for the abandoned power-off: %v", s.d.Events)
 	}
@@ -68,13 +68,13 @@ func TestDeleteDeprovisionGivesUp(t *testing.T) {
 	s.h.DeletionRequested = true
 	s.step(nil)
 	for i := 1; i < DefaultMaxDeleteTries; i++ {
-		s.expect(ActionDeprovision, api.StateDeprovisioning)
+		s.expect(ActionDeprovision, wire.StateDeprovisioning)
 		s.fail(ErrClassFailed)
 		s.now = s.now.Add(DefaultBackoffBase << 10)
 		s.step(nil)
 	}
 	s.fail(ErrClassFailed)
-	s.expect(ActionDelete, api.StateDeleting)
+	s.expect(ActionDelete, wire.StateDeleting)
 	if !hasEvent(s.d, "DeleteStepAbandoned") {
 		t.Fatalf("want an event: %v", s.d.Events)
 	}
@@ -82,7 +82,7 @@ func TestDeleteDeprovisionGivesUp(t *testing.T) {
 
 func TestDeleteRegistering(t *testing.T) {
 	s := newSim(t, fullHost())
-	s.expect(ActionRegister, api.StateRegistering)
+	s.expect(ActionRegister, wire.StateRegistering)
 	s.h.DeletionRequested = true
 	s.step(nil)
 	if !s.d.Remove || s.d.Action != ActionNone {
@@ -97,7 +97,7 @@ func TestDeleteInMaintenance(t *testing.T) {
 	s.ok()
 	s.h.DeletionRequested = true
 	s.step(nil)
-	s.expect(ActionDelete, api.StateDeleting)
+	s.expect(ActionDelete, wire.StateDeleting)
 	s.ok()
 	if !s.d.Remove {
 		t.Fatalf("want removed: %s", s.d)
@@ -106,10 +106,10 @@ func TestDeleteInMaintenance(t *testing.T) {
 
 func TestDeleteWithoutBMC(t *testing.T) {
 	s := provisionedSim(t)
-	s.edit(func(h *api.Host) { h.BMC = api.BMC{} })
+	s.edit(func(h *wire.Host) { h.BMC = wire.BMC{} })
 	s.h.DeletionRequested = true
 	s.step(nil)
-	s.expect(ActionDelete, api.StateDeleting)
+	s.expect(ActionDelete, wire.StateDeleting)
 	if !hasEvent(s.d, "DeleteWithoutBMC") {
 		t.Fatalf("want a warning: %v", s.d.Events)
 	}
@@ -119,7 +119,7 @@ func TestNodeLostDuringDeletion(t *testing.T) {
 	s := provisionedSim(t)
 	s.h.DeletionRequested = true
 	s.step(nil)
-	s.expect(ActionDeprovision, api.StateDeprovisioning)
+	s.expect(ActionDeprovision, wire.StateDeprovisioning)
 	s.fail(ErrClassNotFound)
 	if !s.d.Remove {
 		t.Fatalf("want removed: %s", s.d)
@@ -132,9 +132,9 @@ func TestDeleteFailureRetries(t *testing.T) {
 	s.h.DeletionRequested = true
 	s.step(nil)
 	s.ok()
-	s.expect(ActionDelete, api.StateDeleting)
+	s.expect(ActionDelete, wire.StateDeleting)
 	s.fail(ErrClassFailed)
-	if s.d.Status.ErrorType != api.ErrDeprovisioning || s.d.Remove {
+	if s.d.Status.ErrorType != wire.ErrDeprovisioning || s.d.Remove {
 		t.Fatalf("want deprovisioning error, retried: %s", s.d)
 	}
 }

@@ -3,102 +3,102 @@ package hoststate
 import (
 	"testing"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
-func maintenance(force bool) *api.Intent {
-	return intent(func(i *api.Intent) { i.Mode = api.DrainMaintenance; i.Force = force })
+func maintenance(force bool) *wire.Intent {
+	return intent(func(i *wire.Intent) { i.Mode = wire.DrainMaintenance; i.Force = force })
 }
 
-func removal(force, wipe bool) *api.Intent {
-	return intent(func(i *api.Intent) { i.Mode = api.DrainRemoval; i.Force = force; i.Wipe = wipe })
+func removal(force, wipe bool) *wire.Intent {
+	return intent(func(i *wire.Intent) { i.Mode = wire.DrainRemoval; i.Force = force; i.Wipe = wipe })
 }
 
 func TestMaintenanceAndRestore(t *testing.T) {
 	s := provisionedSim(t)
-	s.edit(func(h *api.Host) { h.Consumer = "cluster-a" })
+	s.edit(func(h *wire.Host) { h.Consumer = "cluster-a" })
 	dr := maintenance(false)
 	s.intents().Drain = dr
 	s.step(nil)
-	s.expect(ActionNone, api.StateProvisioned)
+	s.expect(ActionNone, wire.StateProvisioned)
 	if !hasEvent(s.d, "DrainWaiting") || s.d.Blocked {
 		t.Fatalf("want waiting for consumer: %s %v", s.d, s.d.Events)
 	}
 	// Management continues while waiting.
-	s.edit(func(h *api.Host) { h.Online = false })
-	s.expect(ActionPowerOff, api.StateProvisioned)
+	s.edit(func(h *wire.Host) { h.Online = false })
+	s.expect(ActionPowerOff, wire.StateProvisioned)
 	s.ok()
-	s.edit(func(h *api.Host) { h.Consumer = "" })
-	s.expect(ActionMaintenanceOn, api.StateProvisioned)
+	s.edit(func(h *wire.Host) { h.Consumer = "" })
+	s.expect(ActionMaintenanceOn, wire.StateProvisioned)
 	s.ok()
-	if s.d.Status.OperationalStatus != api.OpMaintenance || !s.d.Blocked || len(s.d.Acks) != 1 || s.d.Acks[0].CreatedIndex != dr.CreatedIndex {
+	if s.d.Status.OperationalStatus != wire.OpMaintenance || !s.d.Blocked || len(s.d.Acks) != 1 || s.d.Acks[0].CreatedIndex != dr.CreatedIndex {
 		t.Fatalf("want maintenance, blocked, acked: %s %+v", s.d, s.d.Acks)
 	}
 	// No power assertion in maintenance.
-	s.edit(func(h *api.Host) { h.Online = true })
+	s.edit(func(h *wire.Host) { h.Online = true })
 	if s.d.Action != ActionNone || !s.d.Blocked {
 		t.Fatalf("acted in maintenance: %s", s.d)
 	}
 	// Restore.
 	s.h.Intents.Drain = nil
 	s.step(nil)
-	s.expect(ActionMaintenanceOff, api.StateProvisioned)
+	s.expect(ActionMaintenanceOff, wire.StateProvisioned)
 	if s.d.Blocked {
 		t.Fatalf("the exit action must run unblocked: %s", s.d)
 	}
 	s.ok()
-	if s.d.Status.OperationalStatus != api.OpOK || !hasEvent(s.d, "Restored") {
+	if s.d.Status.OperationalStatus != wire.OpOK || !hasEvent(s.d, "Restored") {
 		t.Fatalf("want ok after restore: %s", s.d)
 	}
-	s.expect(ActionPowerOn, api.StateProvisioned)
+	s.expect(ActionPowerOn, wire.StateProvisioned)
 }
 
 func TestMaintenanceForceIgnoresConsumer(t *testing.T) {
 	s := provisionedSim(t)
-	s.edit(func(h *api.Host) { h.Consumer = "x" })
+	s.edit(func(h *wire.Host) { h.Consumer = "x" })
 	s.intents().Drain = maintenance(true)
 	s.step(nil)
-	s.expect(ActionMaintenanceOn, api.StateProvisioned)
+	s.expect(ActionMaintenanceOn, wire.StateProvisioned)
 	s.fail(ErrClassFailed)
-	if s.d.Status.ErrorType != api.ErrDetach {
+	if s.d.Status.ErrorType != wire.ErrDetach {
 		t.Fatalf("want detach error: %s", s.d)
 	}
 }
 
 func TestMaintenanceWithoutNode(t *testing.T) {
 	h := fullHost()
-	h.BMC = api.BMC{}
+	h.BMC = wire.BMC{}
 	s := newSim(t, h)
 	s.intents().Drain = maintenance(false)
 	s.step(nil)
-	if s.d.Action != ActionNone || s.d.Status.OperationalStatus != api.OpMaintenance || len(s.d.Acks) != 1 {
+	if s.d.Action != ActionNone || s.d.Status.OperationalStatus != wire.OpMaintenance || len(s.d.Acks) != 1 {
 		t.Fatalf("want maintenance at once: %s", s.d)
 	}
 	s.h.Intents.Drain = nil
 	s.step(nil)
-	if s.d.Status.OperationalStatus != api.OpDiscovered {
+	if s.d.Status.OperationalStatus != wire.OpDiscovered {
 		t.Fatalf("want back to discovered: %s", s.d)
 	}
 }
 
 func TestRemoval(t *testing.T) {
 	s := provisionedSim(t)
-	s.edit(func(h *api.Host) { h.Consumer = "c" })
+	s.edit(func(h *wire.Host) { h.Consumer = "c" })
 	dr := removal(false, false)
 	s.intents().Drain = dr
 	s.step(nil)
-	s.expect(ActionNone, api.StateProvisioned)
+	s.expect(ActionNone, wire.StateProvisioned)
 	if !hasEvent(s.d, "DrainWaiting") {
 		t.Fatalf("want waiting: %v", s.d.Events)
 	}
-	s.edit(func(h *api.Host) { h.Consumer = "" })
-	s.expect(ActionDetach, api.StateProvisioned)
-	if s.d.Status.OperationalStatus != api.OpRemoving {
+	s.edit(func(h *wire.Host) { h.Consumer = "" })
+	s.expect(ActionDetach, wire.StateProvisioned)
+	if s.d.Status.OperationalStatus != wire.OpRemoving {
 		t.Fatalf("want removing: %s", s.d)
 	}
 	// The consumer comes back: a started removal goes on.
-	s.edit(func(h *api.Host) { h.Consumer = "c" })
-	s.expect(ActionDetach, api.StateProvisioned)
+	s.edit(func(h *wire.Host) { h.Consumer = "c" })
+	s.expect(ActionDetach, wire.StateProvisioned)
 	s.ok()
 	if !s.d.Remove || !s.d.Blocked || s.d.Status.Extra[keyRemovalCommitted] != "true" || len(s.d.Acks) != 1 {
 		t.Fatalf("want removed: %s %+v", s.d, s.d.Acks)
@@ -119,11 +119,11 @@ func TestRemovalCancelledBeforeNoReturn(t *testing.T) {
 	s := provisionedSim(t)
 	s.intents().Drain = removal(false, false)
 	s.step(nil)
-	s.expect(ActionDetach, api.StateProvisioned)
+	s.expect(ActionDetach, wire.StateProvisioned)
 	s.fail(ErrClassTransient)
 	s.h.Intents.Drain = nil
 	s.step(nil)
-	if s.d.Remove || s.d.Status.OperationalStatus != api.OpOK || !hasEvent(s.d, "RemovalCancelled") {
+	if s.d.Remove || s.d.Status.OperationalStatus != wire.OpOK || !hasEvent(s.d, "RemovalCancelled") {
 		t.Fatalf("want cancelled: %s %v", s.d, s.d.Events)
 	}
 	// The node went away anyway (a late success): the host is not removed;
@@ -138,9 +138,9 @@ func TestRemovalWithWipe(t *testing.T) {
 	s := provisionedSim(t)
 	s.intents().Drain = removal(true, true)
 	s.step(nil)
-	s.expect(ActionDeprovision, api.StateDeprovisioning)
+	s.expect(ActionDeprovision, wire.StateDeprovisioning)
 	s.ok()
-	s.expect(ActionDetach, api.StateAvailable)
+	s.expect(ActionDetach, wire.StateAvailable)
 	s.ok()
 	if !s.d.Remove {
 		t.Fatalf("want removed: %s", s.d)
@@ -154,9 +154,9 @@ func TestRemovalWipeFromMaintenance(t *testing.T) {
 	s.ok()
 	s.h.Intents.Drain = removal(false, true)
 	s.step(nil)
-	s.expect(ActionMaintenanceOff, api.StateProvisioned)
+	s.expect(ActionMaintenanceOff, wire.StateProvisioned)
 	s.ok()
-	s.expect(ActionDeprovision, api.StateDeprovisioning)
+	s.expect(ActionDeprovision, wire.StateDeprovisioning)
 }
 
 func TestRemovalFromMaintenanceWithoutWipe(t *testing.T) {
@@ -166,7 +166,7 @@ func TestRemovalFromMaintenanceWithoutWipe(t *testing.T) {
 	s.ok()
 	s.h.Intents.Drain = removal(false, false)
 	s.step(nil)
-	s.expect(ActionDetach, api.StateProvisioned)
+	s.expect(ActionDetach, wire.StateProvisioned)
 }
 
 func TestRemovalOfDetachedHostSkipsWipe(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // Effects shared by several rows of the table.
@@ -40,7 +40,7 @@ func ordinal(n int) string {
 func (r *run) nodeLost() {
 	r.setNode(nodeNone)
 	r.st.ProvisioningID = ""
-	r.event(api.EventWarning, "NodeLost", "%s: the provisioner no longer knows the host (%s); registering it again without any power change",
+	r.event(wire.EventWarning, "NodeLost", "%s: the provisioner no longer knows the host (%s); registering it again without any power change",
 		r.in.Last.Action, r.lastMessage())
 }
 
@@ -55,7 +55,7 @@ func (r *run) abandonForDelete() {
 	n := r.deleteTries() + 1
 	r.set(keyDeleteTries, strconv.Itoa(n))
 	r.clearError()
-	r.event(api.EventWarning, "DeleteStepAbandoned", "%s failed %d times (%s); continuing the deletion without it",
+	r.event(wire.EventWarning, "DeleteStepAbandoned", "%s failed %d times (%s); continuing the deletion without it",
 		r.in.Last.Action, n, r.lastMessage())
 }
 
@@ -81,15 +81,15 @@ func (r *run) markDetached() {
 	r.setNode(nodeNone)
 	r.st.ProvisioningID = ""
 	r.clearError()
-	r.ack(api.IntentDetach, r.detach(), false)
-	r.event(api.EventNormal, "Detached", "host detached: removed from the provisioner without deprovisioning; no BMC or provisioner action until re-attached")
+	r.ack(wire.IntentDetach, r.detach(), false)
+	r.event(wire.EventNormal, "Detached", "host detached: removed from the provisioner without deprovisioning; no BMC or provisioner action until re-attached")
 }
 
 // reattach ends a detach: the host is registered (and adopted) again.
 func (r *run) reattach() {
 	r.setFlag(keyDetached, false)
 	r.set(keyNotePrefix+"detachWait", "")
-	r.event(api.EventNormal, "Reattached", "detach removed: registering the host again")
+	r.event(wire.EventNormal, "Reattached", "detach removed: registering the host again")
 }
 
 // commitRemoval: the provisioner's node is gone; the removal can no longer
@@ -99,8 +99,8 @@ func (r *run) commitRemoval() {
 	r.setNode(nodeNone)
 	r.st.ProvisioningID = ""
 	r.clearError()
-	r.ack(api.IntentDrain, r.drain(), false)
-	r.event(api.EventNormal, "RemovalCommitted", "removed from the provisioner: the removal can no longer be cancelled; the record may be deleted")
+	r.ack(wire.IntentDrain, r.drain(), false)
+	r.event(wire.EventNormal, "RemovalCommitted", "removed from the provisioner: the removal can no longer be cancelled; the record may be deleted")
 }
 
 // takeOver starts a pivoted-in host afresh once its handoff is confirmed,
@@ -115,7 +115,7 @@ func (r *run) takeOver() {
 	r.set(keyHandoff, strconv.FormatUint(r.h.Handoff.DetachIndex, 10))
 	r.st.ProvisioningID = ""
 	r.clearError()
-	r.event(api.EventNormal, "HandoffConfirmed", "handoff from %s confirmed: taking over the host", r.h.Handoff.SourceTier)
+	r.event(wire.EventNormal, "HandoffConfirmed", "handoff from %s confirmed: taking over the host", r.h.Handoff.SourceTier)
 }
 
 // drainCause identifies the drain intent for one-shot notes and keyRemoval.
@@ -130,7 +130,7 @@ func (r *run) drainCause() string {
 // removalGo: a removal drain may proceed (consumer gone, forced, or it has
 // already started).
 func (r *run) removalGo() bool {
-	return r.drainMode() == api.DrainRemoval && (r.consumerClear() || r.removalStarted())
+	return r.drainMode() == wire.DrainRemoval && (r.consumerClear() || r.removalStarted())
 }
 
 // wipeNeeded: the removal asks for a wipe and the host carries an image
@@ -140,7 +140,7 @@ func (r *run) wipeNeeded() bool {
 		return false
 	}
 	switch r.state() {
-	case api.StateProvisioning, api.StateProvisioned, api.StateExternallyProvisioned:
+	case wire.StateProvisioning, wire.StateProvisioned, wire.StateExternallyProvisioned:
 		return true
 	}
 	return false
@@ -153,12 +153,12 @@ func (r *run) removalDeprovisions() bool {
 	if !r.removalGo() || r.flag(keyDetached) {
 		return false
 	}
-	return r.state() == api.StateDeprovisioning || r.wipeNeeded()
+	return r.state() == wire.StateDeprovisioning || r.wipeNeeded()
 }
 
 func (r *run) registrationErrorType() string {
-	if r.state() == api.StateProvisioned || r.state() == api.StateExternallyProvisioned {
-		return api.ErrProvisionedRegistration
+	if r.state() == wire.StateProvisioned || r.state() == wire.StateExternallyProvisioned {
+		return wire.ErrProvisionedRegistration
 	}
-	return api.ErrRegistration
+	return wire.ErrRegistration
 }

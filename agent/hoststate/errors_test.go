@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 func TestBackoff(t *testing.T) {
@@ -46,11 +46,11 @@ func TestBackoff(t *testing.T) {
 func TestCountedErrorBackoffAndRetry(t *testing.T) {
 	s := newSim(t, fullHost())
 	s.ok()
-	s.expect(ActionInspect, api.StateInspecting)
+	s.expect(ActionInspect, wire.StateInspecting)
 	for n := 1; n <= 4; n++ {
 		s.fail(ErrClassFailed)
 		st := s.d.Status
-		if st.ErrorType != api.ErrInspection || st.ErrorCount != n || st.OperationalStatus != api.OpError || st.ErrorMessage == "" {
+		if st.ErrorType != wire.ErrInspection || st.ErrorCount != n || st.OperationalStatus != wire.OpError || st.ErrorMessage == "" {
 			t.Fatalf("after failure %d: %+v", n, st)
 		}
 		want := Backoff(Config{}, n, 0.5)
@@ -65,11 +65,11 @@ func TestCountedErrorBackoffAndRetry(t *testing.T) {
 		}
 		s.now = s.now.Add(time.Second)
 		s.step(nil)
-		s.expect(ActionInspect, api.StateInspecting)
+		s.expect(ActionInspect, wire.StateInspecting)
 	}
 	s.ok()
-	s.expect(ActionProvide, api.StateAvailable)
-	if st := s.d.Status; st.ErrorCount != 0 || st.ErrorType != "" || st.OperationalStatus != api.OpOK {
+	s.expect(ActionProvide, wire.StateAvailable)
+	if st := s.d.Status; st.ErrorCount != 0 || st.ErrorType != "" || st.OperationalStatus != wire.OpOK {
 		t.Fatalf("success must clear: %+v", st)
 	}
 }
@@ -89,7 +89,7 @@ func TestTransientNotCounted(t *testing.T) {
 				t.Fatalf("TransientFailure event = %t for %s", got, c)
 			}
 			s.step(nil)
-			s.expect(ActionRegister, api.StateRegistering)
+			s.expect(ActionRegister, wire.StateRegistering)
 		})
 	}
 }
@@ -97,7 +97,7 @@ func TestTransientNotCounted(t *testing.T) {
 func TestAuthIsRegistrationError(t *testing.T) {
 	s := newSim(t, fullHost())
 	s.fail(ErrClassAuth)
-	if s.d.Status.ErrorType != api.ErrRegistration || s.d.Status.ErrorCount != 1 {
+	if s.d.Status.ErrorType != wire.ErrRegistration || s.d.Status.ErrorCount != 1 {
 		t.Fatalf("want registration error: %s", s.d)
 	}
 }
@@ -105,9 +105,9 @@ func TestAuthIsRegistrationError(t *testing.T) {
 func TestSpecEditLiftsBackoff(t *testing.T) {
 	s := newSim(t, fullHost())
 	s.fail(ErrClassFailed)
-	s.expect(ActionNone, api.StateRegistering)
-	s.edit(func(h *api.Host) { h.BMC.Credentials = "fixed" })
-	s.expect(ActionRegister, api.StateRegistering)
+	s.expect(ActionNone, wire.StateRegistering)
+	s.edit(func(h *wire.Host) { h.BMC.Credentials = "fixed" })
+	s.expect(ActionRegister, wire.StateRegistering)
 	if s.d.Status.ErrorCount != 1 {
 		t.Fatalf("an edit keeps the count until success: %s", s.d)
 	}
@@ -120,22 +120,22 @@ func TestErrorTypes(t *testing.T) {
 		class ErrClass
 		want  string
 	}{
-		{ActionRegister, api.StateRegistering, ErrClassFailed, api.ErrRegistration},
-		{ActionRegister, api.StateProvisioned, ErrClassFailed, api.ErrProvisionedRegistration},
-		{ActionPowerOn, api.StateAvailable, ErrClassAuth, api.ErrRegistration},
-		{ActionPowerOn, api.StateExternallyProvisioned, ErrClassAuth, api.ErrProvisionedRegistration},
-		{ActionInspect, api.StateInspecting, ErrClassFailed, api.ErrInspection},
-		{ActionProvide, api.StateAvailable, ErrClassFailed, api.ErrProvisioning},
-		{ActionProvision, api.StateProvisioning, ErrClassFailed, api.ErrProvisioning},
-		{ActionDeprovision, api.StateDeprovisioning, ErrClassFailed, api.ErrDeprovisioning},
-		{ActionDelete, api.StateDeleting, ErrClassFailed, api.ErrDeprovisioning},
-		{ActionAdopt, api.StateExternallyProvisioned, ErrClassFailed, api.ErrProvisionedRegistration},
-		{ActionDetach, api.StateProvisioned, ErrClassFailed, api.ErrDetach},
-		{ActionMaintenanceOn, api.StateProvisioned, ErrClassFailed, api.ErrDetach},
-		{ActionMaintenanceOff, api.StateProvisioned, ErrClassFailed, api.ErrDetach},
-		{ActionPowerOn, api.StateAvailable, ErrClassFailed, api.ErrPowerManagement},
-		{ActionPowerOff, api.StateProvisioned, ErrClassFailed, api.ErrPowerManagement},
-		{Action("bogus"), api.StateAvailable, ErrClassFailed, api.ErrRegistration},
+		{ActionRegister, wire.StateRegistering, ErrClassFailed, wire.ErrRegistration},
+		{ActionRegister, wire.StateProvisioned, ErrClassFailed, wire.ErrProvisionedRegistration},
+		{ActionPowerOn, wire.StateAvailable, ErrClassAuth, wire.ErrRegistration},
+		{ActionPowerOn, wire.StateExternallyProvisioned, ErrClassAuth, wire.ErrProvisionedRegistration},
+		{ActionInspect, wire.StateInspecting, ErrClassFailed, wire.ErrInspection},
+		{ActionProvide, wire.StateAvailable, ErrClassFailed, wire.ErrProvisioning},
+		{ActionProvision, wire.StateProvisioning, ErrClassFailed, wire.ErrProvisioning},
+		{ActionDeprovision, wire.StateDeprovisioning, ErrClassFailed, wire.ErrDeprovisioning},
+		{ActionDelete, wire.StateDeleting, ErrClassFailed, wire.ErrDeprovisioning},
+		{ActionAdopt, wire.StateExternallyProvisioned, ErrClassFailed, wire.ErrProvisionedRegistration},
+		{ActionDetach, wire.StateProvisioned, ErrClassFailed, wire.ErrDetach},
+		{ActionMaintenanceOn, wire.StateProvisioned, ErrClassFailed, wire.ErrDetach},
+		{ActionMaintenanceOff, wire.StateProvisioned, ErrClassFailed, wire.ErrDetach},
+		{ActionPowerOn, wire.StateAvailable, ErrClassFailed, wire.ErrPowerManagement},
+		{ActionPowerOff, wire.StateProvisioned, ErrClassFailed, wire.ErrPowerManagement},
+		{Action("bogus"), wire.StateAvailable, ErrClassFailed, wire.ErrRegistration},
 	} {
 		if got := errorTypeFor(tc.a, tc.state, tc.class); got != tc.want {
 			t.Errorf("errorTypeFor(%s, %s, %s) = %q, want %q", tc.a, tc.state, tc.class, got, tc.want)
@@ -166,16 +166,16 @@ func TestClassify(t *testing.T) {
 }
 
 func TestReasonFor(t *testing.T) {
-	if got := reasonFor(api.ErrPowerManagement); got != "PowerManagementError" {
+	if got := reasonFor(wire.ErrPowerManagement); got != "PowerManagementError" {
 		t.Fatalf("reasonFor = %q", got)
 	}
 }
 
 func TestStepDoesNotMutateInput(t *testing.T) {
 	h := fullHost()
-	h.Status = &api.HostStatus{ProvisioningState: api.StateRegistering, Extra: map[string]string{"keep": "me"}}
+	h.Status = &wire.HostStatus{ProvisioningState: wire.StateRegistering, Extra: map[string]string{"keep": "me"}}
 	Step(Input{Host: h, Now: t0, Last: &Outcome{Action: ActionRegister}})
-	if h.Status.ProvisioningState != api.StateRegistering || len(h.Status.Extra) != 1 {
+	if h.Status.ProvisioningState != wire.StateRegistering || len(h.Status.Extra) != 1 {
 		t.Fatalf("Step mutated its input: %+v", h.Status)
 	}
 }

@@ -1,6 +1,6 @@
 package hoststate
 
-import "github.com/rackfence/rackfence/shared/api"
+import "github.com/rackfence/rackfence/shared/wire"
 
 // Keys of api.HostStatus.Extra owned by this package: the bookkeeping that
 // must survive an agent restart. Values are plain strings.
@@ -23,8 +23,8 @@ const (
 	// keyRemovalCommitted is "true" once the provisioner's node is gone for
 	// a removal: the point of no return. The coordinator reads this key
 	// (coordinator/fsm/fsm_hosts.go refuses a restore then), so its value is
-	// shared/api's.
-	keyRemovalCommitted = api.ExtraRemovalCommitted
+	// shared/wire's.
+	keyRemovalCommitted = wire.ExtraRemovalCommitted
 	// keyDeleteTries counts failed power-off/deprovision tries of a deletion.
 	keyDeleteTries = "deleteTries"
 	// keyResumed is the createdIndex of the last resume intent applied, so a

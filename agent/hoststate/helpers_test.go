@@ -4,16 +4,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 // fullHost is a host with complete BMC details.
-func fullHost() api.Host {
-	return api.Host{
+func fullHost() wire.Host {
+	return wire.Host{
 		Name: "r1-h01", Rack: "r1",
-		BMC:    api.BMC{Address: "redfish://10.0.0.1/redfish/v1/Systems/1", Credentials: "r1-bmc"},
+		BMC:    wire.BMC{Address: "redfish://10.0.0.1/redfish/v1/Systems/1", Credentials: "r1-bmc"},
 		Online: true, SpecIndex: 1,
 	}
 }
@@ -22,14 +22,14 @@ func fullHost() api.Host {
 // status, run the action, feed its outcome back.
 type sim struct {
 	t   *testing.T
-	h   api.Host
+	h   wire.Host
 	now time.Time
 	d   Decision
 	// removed is set once a decision said Remove.
 	removed bool
 }
 
-func newSim(t *testing.T, h api.Host) *sim {
+func newSim(t *testing.T, h wire.Host) *sim {
 	t.Helper()
 	s := &sim{t: t, h: h, now: t0}
 	s.step(nil)
@@ -52,19 +52,19 @@ func (s *sim) apply(d Decision) {
 		if s.h.Intents == nil {
 			continue
 		}
-		var p **api.Intent
+		var p **wire.Intent
 		switch a.Kind {
-		case api.IntentDetach:
+		case wire.IntentDetach:
 			p = &s.h.Intents.Detach
-		case api.IntentDrain:
+		case wire.IntentDrain:
 			p = &s.h.Intents.Drain
-		case api.IntentResume:
+		case wire.IntentResume:
 			p = &s.h.Intents.Resume
-		case api.IntentReboot:
+		case wire.IntentReboot:
 			p = &s.h.Intents.Reboot
-		case api.IntentInspect:
+		case wire.IntentInspect:
 			p = &s.h.Intents.Inspect
-		case api.IntentPowerOff:
+		case wire.IntentPowerOff:
 			for k, it := range s.h.Intents.PowerOff {
 				if it.CreatedIndex == a.CreatedIndex {
 					cp := *it
@@ -128,25 +128,25 @@ func (s *sim) settle() {
 }
 
 // edit changes the spec (SpecIndex++) and steps.
-func (s *sim) edit(f func(h *api.Host)) Decision {
+func (s *sim) edit(f func(h *wire.Host)) Decision {
 	s.t.Helper()
 	f(&s.h)
 	s.h.SpecIndex++
 	return s.step(nil)
 }
 
-func (s *sim) intents() *api.Intents {
+func (s *sim) intents() *wire.Intents {
 	if s.h.Intents == nil {
-		s.h.Intents = &api.Intents{}
+		s.h.Intents = &wire.Intents{}
 	}
 	return s.h.Intents
 }
 
 var nextIndex uint64 = 100
 
-func intent(mod func(*api.Intent)) *api.Intent {
+func intent(mod func(*wire.Intent)) *wire.Intent {
 	nextIndex++
-	it := &api.Intent{CreatedIndex: nextIndex, Actor: "test"}
+	it := &wire.Intent{CreatedIndex: nextIndex, Actor: "test"}
 	if mod != nil {
 		mod(it)
 	}

@@ -1,29 +1,29 @@
 package hoststate
 
-import "github.com/rackfence/rackfence/shared/api"
+import "github.com/rackfence/rackfence/shared/wire"
 
 // operationOf maps the provisioning states that are operations to the
 // operation's name in api.OperationHistory ("" for every other state).
 func operationOf(state string) string {
 	switch state {
 	case sRegistering:
-		return api.OperationRegister
+		return wire.OperationRegister
 	case sInspecting:
-		return api.OperationInspect
+		return wire.OperationInspect
 	case sProvisionin:
-		return api.OperationProvision
+		return wire.OperationProvision
 	case sDeprovision:
-		return api.OperationDeprovision
+		return wire.OperationDeprovision
 	}
 	return ""
 }
 
 // actionOf is the action whose success completes an operation.
 var actionOf = map[string]Action{
-	api.OperationRegister:    ActionRegister,
-	api.OperationInspect:     ActionInspect,
-	api.OperationProvision:   ActionProvision,
-	api.OperationDeprovision: ActionDeprovision,
+	wire.OperationRegister:    ActionRegister,
+	wire.OperationInspect:     ActionInspect,
+	wire.OperationProvision:   ActionProvision,
+	wire.OperationDeprovision: ActionDeprovision,
 }
 
 // recordTransition keeps status.operationHistory in step with a change of
@@ -39,16 +39,16 @@ func (r *run) recordTransition(w *row, from, to string) {
 	if op := operationOf(from); op != "" && r.st.OperationHistory != nil {
 		m := r.st.OperationHistory.Metric(op)
 		succeeded := (w.on == actionOf[op] && w.res == resOK) ||
-			(op == api.OperationInspect && w.on == ActionReinspect && w.res == resOK) ||
-			(op == api.OperationInspect && w.on == "" && to == sAvailable)
+			(op == wire.OperationInspect && w.on == ActionReinspect && w.res == resOK) ||
+			(op == wire.OperationInspect && w.on == "" && to == sAvailable)
 		if succeeded && !m.Start.IsZero() && m.End.IsZero() {
 			m.End = now
 		}
 	}
 	if op := operationOf(to); op != "" {
 		if r.st.OperationHistory == nil {
-			r.st.OperationHistory = &api.OperationHistory{}
+			r.st.OperationHistory = &wire.OperationHistory{}
 		}
-		*r.st.OperationHistory.Metric(op) = api.OperationMetric{Start: now}
+		*r.st.OperationHistory.Metric(op) = wire.OperationMetric{Start: now}
 	}
 }

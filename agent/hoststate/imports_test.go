@@ -7,8 +7,8 @@ import (
 )
 
 // TestNoHTTPInStateMachine keeps the pure state machine pure: neither it
-// nor what it imports (shared/api above all) may pull in the HTTP or TLS
-// stack. Status codes in shared/api are plain ints; the HTTP mapping lives
+// nor what it imports (shared/wire above all) may pull in the HTTP or TLS
+// stack. Status codes in shared/wire are plain ints; the HTTP mapping lives
 // where HTTP is served.
 func TestNoHTTPInStateMachine(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "github.com/rackfence/rackfence/agent/hoststate").CombinedOutput()
@@ -22,7 +22,7 @@ func TestNoHTTPInStateMachine(t *testing.T) {
 	for _, p := range deps {
 		switch p {
 		case "net/http", "crypto/tls":
-			t.Errorf("agent/hoststate depends on %s: keep HTTP and TLS out of shared/api and the state machine", p)
+			t.Errorf("agent/hoststate depends on %s: keep HTTP and TLS out of shared/wire and the state machine", p)
 		}
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // The model-based test drives Step with thousands of random sequences of
@@ -30,7 +30,7 @@ type model struct {
 	t      *testing.T
 	rng    *rand.Rand
 	where  string
-	h      api.Host
+	h      wire.Host
 	now    time.Time
 	last   *Outcome
 	d      Decision
@@ -55,13 +55,13 @@ func TestModel(t *testing.T) {
 		}
 	}
 	t.Logf("%d steps over %d sequences", steps, len(modelSeeds)*modelSequences)
-	for _, s := range api.ProvisioningStates {
+	for _, s := range wire.ProvisioningStates {
 		if states[s] == 0 {
 			t.Errorf("provisioning state %q never reached", s)
 		}
 	}
 	// delayed is not used by this state machine (no provisioning limits).
-	for _, s := range []string{api.OpOK, api.OpDiscovered, api.OpError, api.OpDetached, api.OpMaintenance, api.OpRemoving, api.OpAwaitingHandoff} {
+	for _, s := range []string{wire.OpOK, wire.OpDiscovered, wire.OpError, wire.OpDetached, wire.OpMaintenance, wire.OpRemoving, wire.OpAwaitingHandoff} {
 		if ops[s] == 0 {
 			t.Errorf("operational status %q never reached", s)
 		}
@@ -130,45 +130,45 @@ func (m *model) chance(p float64) bool { return m.rng.Float64() < p }
 
 func (m *model) nextIdx() uint64 { m.idx++; return m.idx }
 
-func (m *model) randomBMC() api.BMC {
+func (m *model) randomBMC() wire.BMC {
 	switch m.rng.IntN(8) {
 	case 0:
-		return api.BMC{}
+		return wire.BMC{}
 	case 1:
-		return api.BMC{Address: "ipmi://10.0.0.9:623"}
+		return wire.BMC{Address: "ipmi://10.0.0.9:623"}
 	case 2:
-		return api.BMC{Credentials: "c"}
+		return wire.BMC{Credentials: "c"}
 	case 3:
-		return api.BMC{Address: "gopher://x", Credentials: "c"}
+		return wire.BMC{Address: "gopher://x", Credentials: "c"}
 	}
 	return fullHost().BMC
 }
 
-func (m *model) randomHost() api.Host {
+func (m *model) randomHost() wire.Host {
 	h := fullHost()
 	h.BMC = m.randomBMC()
 	h.ExternallyProvisioned = m.chance(0.3)
 	h.Online = m.chance(0.6)
 	if m.chance(0.4) {
-		h.Image = &api.Image{URL: "http://img/a"}
+		h.Image = &wire.Image{URL: "http://img/a"}
 	}
 	if m.chance(0.15) {
 		h.Consumer = "c"
 	}
 	if m.chance(0.1) {
-		h.Handoff = &api.Handoff{SourceTier: "A", DetachIndex: m.nextIdx(), Confirmed: m.chance(0.3)}
-		h.Status = &api.HostStatus{
-			ProvisioningState: api.StateProvisioned, HardwareDetails: &api.HardwareDetails{Model: "m"},
+		h.Handoff = &wire.Handoff{SourceTier: "A", DetachIndex: m.nextIdx(), Confirmed: m.chance(0.3)}
+		h.Status = &wire.HostStatus{
+			ProvisioningState: wire.StateProvisioned, HardwareDetails: &wire.HardwareDetails{Model: "m"},
 			PoweredOn: true, Extra: map[string]string{keyNode: nodeReady},
 		}
 	} else if m.chance(0.1) {
-		h.Status = &api.HostStatus{HardwareDetails: &api.HardwareDetails{Model: "m"}}
+		h.Status = &wire.HostStatus{HardwareDetails: &wire.HardwareDetails{Model: "m"}}
 	} else if m.chance(0.1) {
 		// Any persisted status (a restored record, an older agent): Step
 		// must cope with it too.
-		st := api.HostStatus{ProvisioningState: api.ProvisioningStates[m.rng.IntN(len(api.ProvisioningStates))]}
+		st := wire.HostStatus{ProvisioningState: wire.ProvisioningStates[m.rng.IntN(len(wire.ProvisioningStates))]}
 		if m.chance(0.5) {
-			st.HardwareDetails = &api.HardwareDetails{Model: "m"}
+			st.HardwareDetails = &wire.HardwareDetails{Model: "m"}
 		}
 		st.Extra = map[string]string{keyNode: []string{nodeNone, nodeEnrolled, nodeReady}[m.rng.IntN(3)]}
 		h.Status = &st
@@ -179,8 +179,8 @@ func (m *model) randomHost() api.Host {
 }
 
 // intents returns a fresh copy of the intents, so no earlier Input shares it.
-func (m *model) intents() *api.Intents {
-	var in api.Intents
+func (m *model) intents() *wire.Intents {
+	var in wire.Intents
 	if m.h.Intents != nil {
 		in = *m.h.Intents
 	}
@@ -224,11 +224,11 @@ func (m *model) editSpec() {
 		m.h.Online = !m.h.Online
 	case 2:
 		if m.h.Image == nil {
-			m.h.Image = &api.Image{URL: "http://img/b"}
+			m.h.Image = &wire.Image{URL: "http://img/b"}
 		} else if m.chance(0.5) {
 			m.h.Image = nil
 		} else {
-			m.h.Image = &api.Image{URL: "http://img/c"}
+			m.h.Image = &wire.Image{URL: "http://img/c"}
 		}
 	case 3:
 		m.h.ExternallyProvisioned = !m.h.ExternallyProvisioned
@@ -246,50 +246,50 @@ func (m *model) editSpec() {
 func (m *model) editIntents() {
 	switch m.rng.IntN(12) {
 	case 9: // reboot, hard or soft
-		mode := api.RebootHard
+		mode := wire.RebootHard
 		if m.chance(0.5) {
-			mode = api.RebootSoft
+			mode = wire.RebootSoft
 		}
-		m.intents().Reboot = &api.Intent{CreatedIndex: m.nextIdx(), Mode: mode}
+		m.intents().Reboot = &wire.Intent{CreatedIndex: m.nextIdx(), Mode: mode}
 	case 10: // a power-off hold set or withdrawn
 		in := m.intents()
 		key := []string{"a", "b"}[m.rng.IntN(2)]
-		holds := map[string]*api.Intent{}
+		holds := map[string]*wire.Intent{}
 		for k, v := range in.PowerOff {
 			holds[k] = v
 		}
 		if holds[key] != nil {
 			delete(holds, key)
 		} else {
-			mode := api.RebootHard
+			mode := wire.RebootHard
 			if m.chance(0.5) {
-				mode = api.RebootSoft
+				mode = wire.RebootSoft
 			}
-			holds[key] = &api.Intent{CreatedIndex: m.nextIdx(), Mode: mode, Requester: key}
+			holds[key] = &wire.Intent{CreatedIndex: m.nextIdx(), Mode: mode, Requester: key}
 		}
 		in.PowerOff = holds
 	case 11:
-		m.intents().Inspect = &api.Intent{CreatedIndex: m.nextIdx()}
+		m.intents().Inspect = &wire.Intent{CreatedIndex: m.nextIdx()}
 	case 0, 1:
 		in := m.intents()
 		if in.Detach != nil {
 			in.Detach = nil
 		} else {
-			in.Detach = &api.Intent{CreatedIndex: m.nextIdx(), Force: m.chance(0.3)}
+			in.Detach = &wire.Intent{CreatedIndex: m.nextIdx(), Force: m.chance(0.3)}
 		}
 	case 2, 3, 4:
 		in := m.intents()
 		if in.Drain != nil && m.chance(0.5) {
 			in.Drain = nil
 		} else {
-			mode := api.DrainMaintenance
+			mode := wire.DrainMaintenance
 			if m.chance(0.5) {
-				mode = api.DrainRemoval
+				mode = wire.DrainRemoval
 			}
-			in.Drain = &api.Intent{CreatedIndex: m.nextIdx(), Mode: mode, Force: m.chance(0.4), Wipe: m.chance(0.4)}
+			in.Drain = &wire.Intent{CreatedIndex: m.nextIdx(), Mode: mode, Force: m.chance(0.4), Wipe: m.chance(0.4)}
 		}
 	case 5, 6:
-		m.intents().Resume = &api.Intent{CreatedIndex: m.nextIdx()}
+		m.intents().Resume = &wire.Intent{CreatedIndex: m.nextIdx()}
 	case 7:
 		if m.chance(0.4) {
 			m.h.DeletionRequested = true
@@ -326,7 +326,7 @@ func (m *model) outcome(a Action) *Outcome {
 			o.ProvisioningID = fmt.Sprintf("node-%d", m.nextIdx())
 			o.PoweredOn = boolp(m.chance(0.5))
 		case ActionInspect, ActionReinspect:
-			o.HardwareDetails = &api.HardwareDetails{Model: "m"}
+			o.HardwareDetails = &wire.HardwareDetails{Model: "m"}
 		case ActionPowerOn:
 			o.PoweredOn = boolp(true)
 		case ActionSoftPowerOff:
@@ -374,7 +374,7 @@ func (m *model) step() bool {
 
 // applyDecision is what the coordinator does with one status report, in one
 // atomic write: the new status and the acknowledgements.
-func applyDecision(h api.Host, d Decision) api.Host {
+func applyDecision(h wire.Host, d Decision) wire.Host {
 	st := d.Status
 	h.Status = &st
 	if len(d.Acks) == 0 || h.Intents == nil {
@@ -383,7 +383,7 @@ func applyDecision(h api.Host, d Decision) api.Host {
 	in := *h.Intents
 	h.Intents = &in
 	if in.PowerOff != nil {
-		holds := map[string]*api.Intent{}
+		holds := map[string]*wire.Intent{}
 		for k, v := range in.PowerOff {
 			holds[k] = v
 		}
@@ -391,14 +391,14 @@ func applyDecision(h api.Host, d Decision) api.Host {
 	}
 	for _, a := range d.Acks {
 		for k, it := range in.PowerOff {
-			if a.Kind == api.IntentPowerOff && it.CreatedIndex == a.CreatedIndex {
+			if a.Kind == wire.IntentPowerOff && it.CreatedIndex == a.CreatedIndex {
 				c := *it
 				c.Acknowledged = true
 				in.PowerOff[k] = &c
 			}
 		}
-		for kind, p := range map[string]**api.Intent{api.IntentDetach: &in.Detach, api.IntentDrain: &in.Drain, api.IntentResume: &in.Resume,
-			api.IntentReboot: &in.Reboot, api.IntentInspect: &in.Inspect} {
+		for kind, p := range map[string]**wire.Intent{wire.IntentDetach: &in.Detach, wire.IntentDrain: &in.Drain, wire.IntentResume: &in.Resume,
+			wire.IntentReboot: &in.Reboot, wire.IntentInspect: &in.Inspect} {
 			if kind != a.Kind || *p == nil || (*p).CreatedIndex != a.CreatedIndex {
 				continue
 			}
@@ -430,12 +430,12 @@ func (m *model) fail(format string, a ...any) {
 
 func (m *model) check(in Input, d Decision) {
 	m.t.Helper()
-	var prev api.HostStatus
+	var prev wire.HostStatus
 	if in.Host.Status != nil {
 		prev = *in.Host.Status
 	}
 	st := d.Status
-	flag := func(s api.HostStatus, k string) bool { return s.Extra[k] == "true" }
+	flag := func(s wire.HostStatus, k string) bool { return s.Extra[k] == "true" }
 
 	if d.Remove && d.Action != ActionNone {
 		m.fail("remove with an action: %s", d)
@@ -457,7 +457,7 @@ func (m *model) check(in Input, d Decision) {
 	if d.Action == ActionDelete && !in.Host.DeletionRequested {
 		m.fail("delete without deletion: %s", d)
 	}
-	if st.ProvisioningState == api.StateUnmanaged && d.Action != ActionNone {
+	if st.ProvisioningState == wire.StateUnmanaged && d.Action != ActionNone {
 		m.fail("action while unmanaged: %s", d)
 	}
 	if in.Host.Handoff != nil && !in.Host.Handoff.Confirmed && (d.Action != ActionNone || !d.Blocked) {
@@ -470,10 +470,10 @@ func (m *model) check(in Input, d Decision) {
 	}
 	switch d.Action {
 	case ActionPowerOn, ActionPowerOff, ActionSoftPowerOff, ActionReinspect:
-		if d.Action == ActionReinspect && st.ProvisioningState != api.StateInspecting {
+		if d.Action == ActionReinspect && st.ProvisioningState != wire.StateInspecting {
 			m.fail("reinspect in %s: %s", st.ProvisioningState, d)
 		}
-		if d.Action != ActionReinspect && !steady(st.ProvisioningState) && !(d.Action == ActionPowerOff && st.ProvisioningState == api.StatePoweringOffBeforeDelete) {
+		if d.Action != ActionReinspect && !steady(st.ProvisioningState) && !(d.Action == ActionPowerOff && st.ProvisioningState == wire.StatePoweringOffBeforeDelete) {
 			m.fail("power action in %s: %s", st.ProvisioningState, d)
 		}
 	}
@@ -489,8 +489,8 @@ func (m *model) check(in Input, d Decision) {
 	if (st.ErrorType == "") != (st.ErrorCount == 0) || st.ErrorCount < 0 {
 		m.fail("inconsistent error %q count %d", st.ErrorType, st.ErrorCount)
 	}
-	if !slices.Contains(api.ProvisioningStates, st.ProvisioningState) &&
-		!(st.ProvisioningState == api.StateNone && in.Host.Handoff != nil) {
+	if !slices.Contains(wire.ProvisioningStates, st.ProvisioningState) &&
+		!(st.ProvisioningState == wire.StateNone && in.Host.Handoff != nil) {
 		m.fail("unknown provisioning state %q", st.ProvisioningState)
 	}
 	if st.OperationalStatus == "" {

@@ -6,21 +6,21 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // Operation intents (issue 21): reboot, power-off holds and re-inspection.
 // The rows are in table.go (sections Re-inspection and Power); these are
 // their conditions and effects.
 
-func (r *run) reboot() *api.Intent {
+func (r *run) reboot() *wire.Intent {
 	if r.h.Intents == nil {
 		return nil
 	}
 	return r.h.Intents.Reboot
 }
 
-func (r *run) inspectIntent() *api.Intent {
+func (r *run) inspectIntent() *wire.Intent {
 	if r.h.Intents == nil {
 		return nil
 	}
@@ -28,7 +28,7 @@ func (r *run) inspectIntent() *api.Intent {
 }
 
 // holds are the power-off holds, by requester.
-func (r *run) holds() map[string]*api.Intent {
+func (r *run) holds() map[string]*wire.Intent {
 	if r.h.Intents == nil {
 		return nil
 	}
@@ -49,7 +49,7 @@ func (r *run) holders() []string {
 // online, and no requester holds the host off.
 func (r *run) wantOn() bool { return r.h.Online && len(r.holds()) == 0 }
 
-func idx(it *api.Intent) string { return strconv.FormatUint(it.CreatedIndex, 10) }
+func idx(it *wire.Intent) string { return strconv.FormatUint(it.CreatedIndex, 10) }
 
 // rebootPending: a reboot whose power-off is not done yet.
 func (r *run) rebootPending() bool {
@@ -72,14 +72,14 @@ func (r *run) offMode() string {
 	}
 	hs := r.holds()
 	if len(hs) == 0 {
-		return api.RebootHard
+		return wire.RebootHard
 	}
 	for _, it := range hs {
-		if it.Mode != api.RebootSoft {
-			return api.RebootHard
+		if it.Mode != wire.RebootSoft {
+			return wire.RebootHard
 		}
 	}
-	return api.RebootSoft
+	return wire.RebootSoft
 }
 
 // ReasonSoftPowerOffTimedOut is the reason of the Warning event recorded
@@ -107,7 +107,7 @@ func (r *run) offCause() string {
 // powerOff asks for a soft power-off while the soft mode's time lasts,
 // then for a hard one (with a Warning event saying so).
 func (r *run) powerOff() {
-	if r.offMode() != api.RebootSoft {
+	if r.offMode() != wire.RebootSoft {
 		r.emit(ActionPowerOff)
 		return
 	}
@@ -116,7 +116,7 @@ func (r *run) powerOff() {
 		r.emit(ActionSoftPowerOff)
 		return
 	}
-	r.note("softOff", r.get(keySoftOffSince), api.EventWarning, ReasonSoftPowerOffTimedOut,
+	r.note("softOff", r.get(keySoftOffSince), wire.EventWarning, ReasonSoftPowerOffTimedOut,
 		"the graceful shutdown did not power the host off within %s (the agent's --soft-power-off-timeout): powering it off hard", r.cfg.SoftPowerOffTimeout)
 	r.emit(ActionPowerOff)
 }
@@ -135,14 +135,14 @@ func (r *run) softOffUnderway() {
 // sent again without a second reboot.
 func (r *run) rebootDone() {
 	it := r.reboot()
-	r.ack(api.IntentReboot, it, true)
+	r.ack(wire.IntentReboot, it, true)
 	switch {
 	case r.st.PoweredOn:
-		r.note("reboot", idx(it), api.EventNormal, "Rebooted", "reboot (%s) done: the host was powered off and on again", it.Mode)
+		r.note("reboot", idx(it), wire.EventNormal, "Rebooted", "reboot (%s) done: the host was powered off and on again", it.Mode)
 	case len(r.holds()) > 0:
-		r.note("reboot", idx(it), api.EventNormal, "Rebooted", "reboot (%s) done: the host stays off while held by %s", it.Mode, strings.Join(r.holders(), ", "))
+		r.note("reboot", idx(it), wire.EventNormal, "Rebooted", "reboot (%s) done: the host stays off while held by %s", it.Mode, strings.Join(r.holders(), ", "))
 	default:
-		r.note("reboot", idx(it), api.EventNormal, "Rebooted", "reboot (%s) done: the host stays off (online is false)", it.Mode)
+		r.note("reboot", idx(it), wire.EventNormal, "Rebooted", "reboot (%s) done: the host stays off (online is false)", it.Mode)
 	}
 }
 
@@ -151,8 +151,8 @@ func (r *run) ackHolds() {
 	for _, k := range r.holders() {
 		it := r.holds()[k]
 		if !it.Acknowledged {
-			r.ack(api.IntentPowerOff, it, false)
-			r.note("held."+k, idx(it), api.EventNormal, "PoweredOffHeld", "powered off and held off by %s", k)
+			r.ack(wire.IntentPowerOff, it, false)
+			r.note("held."+k, idx(it), wire.EventNormal, "PoweredOffHeld", "powered off and held off by %s", k)
 		}
 	}
 }
@@ -175,5 +175,5 @@ func (r *run) reinspected() {
 	r.set(keyReinspected, r.get(keyReinspect))
 	r.set(keyReinspect, "")
 	r.setNode(nodeEnrolled)
-	r.ack(api.IntentInspect, r.inspectIntent(), true)
+	r.ack(wire.IntentInspect, r.inspectIntent(), true)
 }

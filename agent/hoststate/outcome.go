@@ -3,7 +3,7 @@ package hoststate
 import (
 	"strconv"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // result is what an Outcome means to the table.
@@ -46,28 +46,28 @@ func classify(o *Outcome) result {
 // Maintenance on/off count as detach errors: both stop or restart
 // management without touching the workload.
 func errorTypeFor(a Action, state string, class ErrClass) string {
-	provisioned := state == api.StateProvisioned || state == api.StateExternallyProvisioned
+	provisioned := state == wire.StateProvisioned || state == wire.StateExternallyProvisioned
 	switch {
 	case a == ActionAdopt:
-		return api.ErrProvisionedRegistration
+		return wire.ErrProvisionedRegistration
 	case (class == ErrClassAuth || a == ActionRegister) && provisioned:
-		return api.ErrProvisionedRegistration
+		return wire.ErrProvisionedRegistration
 	case class == ErrClassAuth || a == ActionRegister:
-		return api.ErrRegistration
+		return wire.ErrRegistration
 	}
 	switch a {
 	case ActionInspect, ActionReinspect:
-		return api.ErrInspection
+		return wire.ErrInspection
 	case ActionProvide, ActionProvision:
-		return api.ErrProvisioning
+		return wire.ErrProvisioning
 	case ActionDeprovision, ActionDelete:
-		return api.ErrDeprovisioning
+		return wire.ErrDeprovisioning
 	case ActionDetach, ActionMaintenanceOn, ActionMaintenanceOff:
-		return api.ErrDetach
+		return wire.ErrDetach
 	case ActionPowerOn, ActionPowerOff, ActionSoftPowerOff:
-		return api.ErrPowerManagement
+		return wire.ErrPowerManagement
 	}
-	return api.ErrRegistration
+	return wire.ErrRegistration
 }
 
 // learn copies the facts an outcome carries into the status.

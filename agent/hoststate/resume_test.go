@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 func TestResumeInError(t *testing.T) {
@@ -21,10 +21,10 @@ func TestResumeInError(t *testing.T) {
 	res := intent(nil)
 	s.intents().Resume = res
 	d := Step(Input{Host: s.h, Now: s.now})
-	if d.Status.ErrorCount != 1 || d.Action != ActionInspect || d.Status.ErrorType != api.ErrInspection {
+	if d.Status.ErrorCount != 1 || d.Action != ActionInspect || d.Status.ErrorType != wire.ErrInspection {
 		t.Fatalf("resume must set errorCount 1 and retry now: %s", d)
 	}
-	if len(d.Acks) != 1 || d.Acks[0] != (api.IntentAck{Kind: api.IntentResume, CreatedIndex: res.CreatedIndex, Drop: true}) {
+	if len(d.Acks) != 1 || d.Acks[0] != (wire.IntentAck{Kind: wire.IntentResume, CreatedIndex: res.CreatedIndex, Drop: true}) {
 		t.Fatalf("want one dropping ack: %+v", d.Acks)
 	}
 	if !hasEvent(d, "Resumed") {
@@ -52,13 +52,13 @@ func TestResumeWithoutErrorChangesNothing(t *testing.T) {
 				s := newSim(t, h)
 				s.settle()
 				if name == "provisioning" {
-					s.edit(func(h *api.Host) { h.Image = &api.Image{URL: "http://i"} })
+					s.edit(func(h *wire.Host) { h.Image = &wire.Image{URL: "http://i"} })
 				}
 				h = s.h
 			}
 			without := Step(Input{Host: h, Now: t0})
 			it := intent(nil)
-			h.Intents = &api.Intents{Resume: it}
+			h.Intents = &wire.Intents{Resume: it}
 			with := Step(Input{Host: h, Now: t0})
 			if !reflect.DeepEqual(with.Status, without.Status) || with.Action != without.Action || with.Remove != without.Remove {
 				t.Fatalf("resume changed a host not in error:\nwith    %s\nwithout %s", with, without)

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // run is the working state of one Step: the status being built, the
@@ -14,8 +14,8 @@ import (
 type run struct {
 	in   Input
 	cfg  Config
-	h    *api.Host
-	st   api.HostStatus
+	h    *wire.Host
+	st   wire.HostStatus
 	d    Decision
 	res  result        // class of in.Last, when set
 	hold time.Duration // >0: suppress actions this step (in progress, transient)
@@ -40,7 +40,7 @@ func newRun(in Input) *run {
 	}
 	// Nothing is registered for a new or unmanaged host, whatever a stale
 	// record says.
-	if r.st.ProvisioningState == api.StateNone || r.st.ProvisioningState == api.StateUnmanaged {
+	if r.st.ProvisioningState == wire.StateNone || r.st.ProvisioningState == wire.StateUnmanaged {
 		delete(r.st.Extra, keyNode)
 	}
 	if in.Last != nil {
@@ -78,7 +78,7 @@ func (r *run) setNode(v string) { r.set(keyNode, v) }
 
 // event records one event stamped with the caller's clock.
 func (r *run) event(typ, reason, format string, a ...any) {
-	r.d.Events = append(r.d.Events, api.Event{
+	r.d.Events = append(r.d.Events, wire.Event{
 		Time: r.in.Now, Type: typ, Reason: reason, Message: fmt.Sprintf(format, a...),
 	})
 }
@@ -95,7 +95,7 @@ func (r *run) note(key, cause, typ, reason, format string, a ...any) {
 }
 
 // ack acknowledges an intent unless the coordinator already recorded it.
-func (r *run) ack(kind string, it *api.Intent, drop bool) {
+func (r *run) ack(kind string, it *wire.Intent, drop bool) {
 	if it == nil || (it.Acknowledged && !drop) {
 		return
 	}
@@ -104,7 +104,7 @@ func (r *run) ack(kind string, it *api.Intent, drop bool) {
 			return
 		}
 	}
-	r.d.Acks = append(r.d.Acks, api.IntentAck{Kind: kind, CreatedIndex: it.CreatedIndex, Drop: drop})
+	r.d.Acks = append(r.d.Acks, wire.IntentAck{Kind: kind, CreatedIndex: it.CreatedIndex, Drop: drop})
 }
 
 // gen identifies the operator's wishes: the spec and the intents. A counted
@@ -145,7 +145,7 @@ func (r *run) fail(errType, msg string) {
 	r.set(keyRetryAt, r.in.Now.Add(wait).UTC().Format(time.RFC3339Nano))
 	r.set(keyRetryGen, r.gen())
 	r.d.RequeueAfter = wait
-	r.event(api.EventWarning, reasonFor(errType), "%s (error %d, retry in %s)", msg, r.st.ErrorCount, wait.Round(time.Second))
+	r.event(wire.EventWarning, reasonFor(errType), "%s (error %d, retry in %s)", msg, r.st.ErrorCount, wait.Round(time.Second))
 }
 
 // condError records an error that no action can fix (bad spec): counted
@@ -171,21 +171,21 @@ func (r *run) deleteTries() int {
 }
 
 // Intents, nil-safe.
-func (r *run) detach() *api.Intent {
+func (r *run) detach() *wire.Intent {
 	if r.h.Intents == nil {
 		return nil
 	}
 	return r.h.Intents.Detach
 }
 
-func (r *run) drain() *api.Intent {
+func (r *run) drain() *wire.Intent {
 	if r.h.Intents == nil {
 		return nil
 	}
 	return r.h.Intents.Drain
 }
 
-func (r *run) resume() *api.Intent {
+func (r *run) resume() *wire.Intent {
 	if r.h.Intents == nil {
 		return nil
 	}

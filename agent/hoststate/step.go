@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // Step decides, for one host, what happens next. It is pure (it reads
@@ -70,7 +70,7 @@ func (r *run) apply(w *row) {
 			from = "new"
 		}
 		r.st.ProvisioningState = w.to
-		r.event(api.EventNormal, w.name, "%s → %s: %s", from, w.to, w.why)
+		r.event(wire.EventNormal, w.name, "%s → %s: %s", from, w.to, w.why)
 	}
 	if w.do != nil {
 		w.do(r)
@@ -85,7 +85,7 @@ func (r *run) apply(w *row) {
 func (r *run) finish() Decision {
 	// Nothing is registered for a new, unmanaged or detached host, whatever
 	// a stray outcome said.
-	if r.state() == api.StateNone || r.state() == api.StateUnmanaged || r.flag(keyDetached) {
+	if r.state() == wire.StateNone || r.state() == wire.StateUnmanaged || r.flag(keyDetached) {
 		r.setNode(nodeNone)
 	}
 	r.st.OperationalStatus = r.operationalStatus()
@@ -106,19 +106,19 @@ func (r *run) finish() Decision {
 func (r *run) operationalStatus() string {
 	switch {
 	case r.handoffPending():
-		return api.OpAwaitingHandoff
+		return wire.OpAwaitingHandoff
 	case r.flag(keyDetached):
-		return api.OpDetached
+		return wire.OpDetached
 	case r.flag(keyMaintenance):
-		return api.OpMaintenance
+		return wire.OpMaintenance
 	case r.removalStarted() || r.flag(keyRemovalCommitted):
-		return api.OpRemoving
+		return wire.OpRemoving
 	case r.st.ErrorType != "":
-		return api.OpError
-	case r.state() == api.StateUnmanaged:
-		return api.OpDiscovered
+		return wire.OpError
+	case r.state() == wire.StateUnmanaged:
+		return wire.OpDiscovered
 	}
-	return api.OpOK
+	return wire.OpOK
 }
 
 // String renders a decision for logs and test failures.

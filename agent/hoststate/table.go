@@ -4,22 +4,22 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // Shorthands for the table.
 const (
-	sNew         = api.StateNone
-	sUnmanaged   = api.StateUnmanaged
-	sRegistering = api.StateRegistering
-	sInspecting  = api.StateInspecting
-	sAvailable   = api.StateAvailable
-	sProvisionin = api.StateProvisioning
-	sProvisioned = api.StateProvisioned
-	sExternal    = api.StateExternallyProvisioned
-	sDeprovision = api.StateDeprovisioning
-	sPowerOffDel = api.StatePoweringOffBeforeDelete
-	sDeleting    = api.StateDeleting
+	sNew         = wire.StateNone
+	sUnmanaged   = wire.StateUnmanaged
+	sRegistering = wire.StateRegistering
+	sInspecting  = wire.StateInspecting
+	sAvailable   = wire.StateAvailable
+	sProvisionin = wire.StateProvisioning
+	sProvisioned = wire.StateProvisioned
+	sExternal    = wire.StateExternallyProvisioned
+	sDeprovision = wire.StateDeprovisioning
+	sPowerOffDel = wire.StatePoweringOffBeforeDelete
+	sDeleting    = wire.StateDeleting
 )
 
 // table is the state machine: every transition is one row. Outcome rows
@@ -46,7 +46,7 @@ var table = []row{
 				if m := r.cfg.MaxTransientFailures; m > 0 {
 					bound = fmt.Sprintf("counted as an error after %d in a row", m)
 				}
-				r.note("transient", string(r.in.Last.Action), api.EventWarning, "TransientFailure",
+				r.note("transient", string(r.in.Last.Action), wire.EventWarning, "TransientFailure",
 					"%s: %s (retrying every %s, %s; recorded once until an action succeeds)", r.in.Last.Action, r.lastMessage(), r.hold, bound)
 			}
 		}},
@@ -141,15 +141,15 @@ var table = []row{
 		why: "Maintenance on; operational status maintenance; intent acknowledged.",
 		do: func(r *run) {
 			r.setFlag(keyMaintenance, true)
-			r.ack(api.IntentDrain, r.drain(), false)
-			r.event(api.EventNormal, "MaintenanceOn", "host is in maintenance: no power or provisioning actions until restored")
+			r.ack(wire.IntentDrain, r.drain(), false)
+			r.event(wire.EventNormal, "MaintenanceOn", "host is in maintenance: no power or provisioning actions until restored")
 		}},
 	{name: "MaintenanceOffDone", on: ActionMaintenanceOff, res: resOK,
 		// From seed 002.
 		why: "Maintenance off, back to management.",
 		do: func(r *run) {
 			r.setFlag(keyMaintenance, false)
-			r.event(api.EventNormal, "Restored", "maintenance off: host is managed again")
+			r.event(wire.EventNormal, "Restored", "maintenance off: host is managed again")
 		}},
 	{name: "PoweredOffForDelete", on: ActionPowerOff, res: resOK, from: states(sPowerOffDel), to: sDeleting,
 		// From BMO.
@@ -183,8 +183,8 @@ var table = []row{
 		// From seed 002 ISSUE-2.
 		why: "Once the node is gone a removal cannot be cancelled; the record is deleted.",
 		do: func(r *run) {
-			if it := r.drain(); it == nil || it.Mode != api.DrainRemoval {
-				r.note("removalCancel", "refused", api.EventWarning, "RemovalNotCancellable",
+			if it := r.drain(); it == nil || it.Mode != wire.DrainRemoval {
+				r.note("removalCancel", "refused", wire.EventWarning, "RemovalNotCancellable",
 					"the removal cannot be cancelled: the provisioner's node is already gone; re-create the host to manage it again")
 			}
 		}},
@@ -204,21 +204,21 @@ var table = []row{
 			r.set(keyRetryAt, "")
 			r.set(keyRetryGen, "")
 			r.set(keyResumed, strconv.FormatUint(it.CreatedIndex, 10))
-			r.ack(api.IntentResume, it, true)
-			r.event(api.EventNormal, "Resumed", "resume: errorCount set to 1, retrying %s now", r.st.ErrorType)
+			r.ack(wire.IntentResume, it, true)
+			r.event(wire.EventNormal, "Resumed", "resume: errorCount set to 1, retrying %s now", r.st.ErrorType)
 		}},
 	{name: "ResumeAlreadyApplied", next: true,
 		when: func(r *run) bool { return r.resume() != nil && !r.resumeSeen && r.inError() },
 		why:  "A resume seen again before it is dropped changes nothing.",
-		do:   func(r *run) { r.resumeSeen = true; r.ack(api.IntentResume, r.resume(), true) }},
+		do:   func(r *run) { r.resumeSeen = true; r.ack(wire.IntentResume, r.resume(), true) }},
 	{name: "ResumeWithoutError", next: true,
 		when: func(r *run) bool { return r.resume() != nil && !r.resumeSeen },
 		// From seed 001.
 		why: "Resume on a host not in error is dropped with an event and changes nothing.",
 		do: func(r *run) {
 			r.resumeSeen = true
-			r.ack(api.IntentResume, r.resume(), true)
-			r.event(api.EventNormal, "ResumeIgnored", "resume: the host is not in error; nothing to do")
+			r.ack(wire.IntentResume, r.resume(), true)
+			r.event(wire.EventNormal, "ResumeIgnored", "resume: the host is not in error; nothing to do")
 		}},
 
 	// ---- Unmanaged (seed 003) ------------------------------------------
@@ -247,7 +247,7 @@ var table = []row{
 		when: func(r *run) bool { return r.h.DeletionRequested && r.detach() == nil && !r.bmcComplete() },
 		why:  "Without BMC details no power-off or deprovision can work: delete as is, with a warning.",
 		do: func(r *run) {
-			r.event(api.EventWarning, "DeleteWithoutBMC", "deleting without power-off or deprovisioning: %s", r.bmcProblem())
+			r.event(wire.EventWarning, "DeleteWithoutBMC", "deleting without power-off or deprovisioning: %s", r.bmcProblem())
 		}},
 	{name: "DeleteProvisioned", from: states(sProvisionin, sProvisioned), to: sDeprovision, next: true,
 		when: func(r *run) bool { return r.h.DeletionRequested && r.detach() == nil },
@@ -275,19 +275,19 @@ var table = []row{
 
 	// ---- Removal drain (seed 002) ---------------------------------------
 	{name: "RemovalCancelled", next: true,
-		when: func(r *run) bool { return r.removalStarted() && r.drainMode() != api.DrainRemoval },
+		when: func(r *run) bool { return r.removalStarted() && r.drainMode() != wire.DrainRemoval },
 		// From seed 002.
 		why: "A removal is cancelled while the provisioner's node still exists; management resumes.",
 		do: func(r *run) {
 			r.set(keyRemoval, "")
-			r.event(api.EventNormal, "RemovalCancelled", "removal cancelled before the node was removed: host is managed again")
+			r.event(wire.EventNormal, "RemovalCancelled", "removal cancelled before the node was removed: host is managed again")
 		}},
 	{name: "RemovalWaitsForConsumer", next: true,
-		when: func(r *run) bool { return r.drainMode() == api.DrainRemoval && !r.removalGo() },
+		when: func(r *run) bool { return r.drainMode() == wire.DrainRemoval && !r.removalGo() },
 		// From seed 002.
 		why: "A removal waits until the host has no consumer (or force).",
 		do: func(r *run) {
-			r.note("drainWait", r.drainCause(), api.EventNormal, "DrainWaiting", "removal waits for consumer %q to release the host (or drain again with --force)", r.h.Consumer)
+			r.note("drainWait", r.drainCause(), wire.EventNormal, "DrainWaiting", "removal waits for consumer %q to release the host (or drain again with --force)", r.h.Consumer)
 		}},
 	{name: "RemovalLeavesMaintenanceToWipe",
 		when: func(r *run) bool {
@@ -307,18 +307,18 @@ var table = []row{
 			r.emit(ActionDeprovision)
 		}},
 	{name: "RemovalWithoutNode", remove: true,
-		when: func(r *run) bool { return r.drainMode() == api.DrainRemoval && r.removalGo() && r.node() == nodeNone },
+		when: func(r *run) bool { return r.drainMode() == wire.DrainRemoval && r.removalGo() && r.node() == nodeNone },
 		// From seed 002.
 		why: "Nothing registered: the removal is complete at once.",
 		do: func(r *run) {
 			if r.drain().Wipe && r.flag(keyDetached) {
-				r.event(api.EventWarning, "WipeSkipped", "removal of a detached host: no wipe, another tier manages it")
+				r.event(wire.EventWarning, "WipeSkipped", "removal of a detached host: no wipe, another tier manages it")
 			}
 			r.set(keyRemoval, r.drainCause())
 			r.commitRemoval()
 		}},
 	{name: "Removal",
-		when: func(r *run) bool { return r.drainMode() == api.DrainRemoval && r.removalGo() },
+		when: func(r *run) bool { return r.drainMode() == wire.DrainRemoval && r.removalGo() },
 		// From seed 002.
 		why: "Stop management and remove the node from the provisioner, never deprovisioning unless asked.",
 		do: func(r *run) {
@@ -331,7 +331,7 @@ var table = []row{
 		when: func(r *run) bool { return r.flag(keyDetached) && r.detach() != nil },
 		// From seed 000.
 		why: "While detached nothing touches the BMC or the provisioner.",
-		do:  func(r *run) { r.ack(api.IntentDetach, r.detach(), false) }},
+		do:  func(r *run) { r.ack(wire.IntentDetach, r.detach(), false) }},
 	{name: "ReattachInPlace", from: states(sNew, sUnmanaged, sAvailable, sProvisioned, sExternal), next: true,
 		when: func(r *run) bool { return r.flag(keyDetached) && r.detach() == nil },
 		// From seed 000.
@@ -356,22 +356,22 @@ var table = []row{
 		// From seed 000.
 		why: "In other states the detach waits for the current operation to finish (unless forced).",
 		do: func(r *run) {
-			r.note("detachWait", strconv.FormatUint(r.detach().CreatedIndex, 10), api.EventNormal, "DetachWaiting",
+			r.note("detachWait", strconv.FormatUint(r.detach().CreatedIndex, 10), wire.EventNormal, "DetachWaiting",
 				"detach waits for %s to finish (or detach again with --force)", r.state())
 		}},
 
 	// ---- Maintenance drain (seed 002) -----------------------------------
 	{name: "InMaintenance",
-		when: func(r *run) bool { return r.flag(keyMaintenance) && r.drainMode() == api.DrainMaintenance },
+		when: func(r *run) bool { return r.flag(keyMaintenance) && r.drainMode() == wire.DrainMaintenance },
 		// From seed 002.
 		why: "In maintenance nothing is asserted.",
-		do:  func(r *run) { r.ack(api.IntentDrain, r.drain(), false) }},
+		do:  func(r *run) { r.ack(wire.IntentDrain, r.drain(), false) }},
 	{name: "RestoreWithoutNode", next: true,
 		when: func(r *run) bool { return r.flag(keyMaintenance) && r.node() == nodeNone },
 		why:  "Restore with nothing registered: back to management at once.",
 		do: func(r *run) {
 			r.setFlag(keyMaintenance, false)
-			r.event(api.EventNormal, "Restored", "maintenance ended: host is managed again")
+			r.event(wire.EventNormal, "Restored", "maintenance ended: host is managed again")
 		}},
 	{name: "Restore",
 		when: func(r *run) bool { return r.flag(keyMaintenance) },
@@ -379,24 +379,24 @@ var table = []row{
 		why: "Removing the drain intent turns maintenance off.",
 		do:  func(r *run) { r.emit(ActionMaintenanceOff) }},
 	{name: "MaintenanceWaitsForConsumer", next: true,
-		when: func(r *run) bool { return r.drainMode() == api.DrainMaintenance && !r.consumerClear() },
+		when: func(r *run) bool { return r.drainMode() == wire.DrainMaintenance && !r.consumerClear() },
 		// From seed 002.
 		why: "Maintenance waits until the host has no consumer (or force).",
 		do: func(r *run) {
-			r.note("drainWait", r.drainCause(), api.EventNormal, "DrainWaiting", "maintenance waits for consumer %q to release the host (or drain again with --force)", r.h.Consumer)
+			r.note("drainWait", r.drainCause(), wire.EventNormal, "DrainWaiting", "maintenance waits for consumer %q to release the host (or drain again with --force)", r.h.Consumer)
 		}},
 	{name: "MaintenanceWithoutNode",
 		when: func(r *run) bool {
-			return r.drainMode() == api.DrainMaintenance && r.consumerClear() && r.node() == nodeNone
+			return r.drainMode() == wire.DrainMaintenance && r.consumerClear() && r.node() == nodeNone
 		},
 		why: "Nothing registered: the host is in maintenance at once.",
 		do: func(r *run) {
 			r.setFlag(keyMaintenance, true)
-			r.ack(api.IntentDrain, r.drain(), false)
-			r.event(api.EventNormal, "MaintenanceOn", "host is in maintenance")
+			r.ack(wire.IntentDrain, r.drain(), false)
+			r.event(wire.EventNormal, "MaintenanceOn", "host is in maintenance")
 		}},
 	{name: "MaintenanceOn",
-		when: func(r *run) bool { return r.drainMode() == api.DrainMaintenance && r.consumerClear() },
+		when: func(r *run) bool { return r.drainMode() == wire.DrainMaintenance && r.consumerClear() },
 		// From seed 002.
 		why: "The provisioner's maintenance on; no power assertion while in maintenance.",
 		do:  func(r *run) { r.emit(ActionMaintenanceOn) }},
@@ -406,7 +406,7 @@ var table = []row{
 		when: func(r *run) bool { return !r.bmcComplete() },
 		// From seed 003.
 		why: "Partial BMC details: a registration error naming what is missing.",
-		do:  func(r *run) { r.condError(api.ErrRegistration, r.bmcProblem()) }},
+		do:  func(r *run) { r.condError(wire.ErrRegistration, r.bmcProblem()) }},
 	{name: "BMCDetailsRemoved", from: states(sInspecting, sAvailable, sProvisionin, sProvisioned, sExternal, sDeprovision),
 		when: func(r *run) bool { return !r.bmcComplete() },
 		// From seed 003.
@@ -430,8 +430,8 @@ var table = []row{
 		},
 		why: "An inspect intent on a host that left available before it ran is dropped with a Warning event.",
 		do: func(r *run) {
-			r.ack(api.IntentInspect, r.inspectIntent(), true)
-			r.note("inspectDropped", idx(r.inspectIntent()), api.EventWarning, "InspectDropped", "inspect dropped: the host is %s, only an available host is inspected again", r.state())
+			r.ack(wire.IntentInspect, r.inspectIntent(), true)
+			r.note("inspectDropped", idx(r.inspectIntent()), wire.EventWarning, "InspectDropped", "inspect dropped: the host is %s, only an available host is inspected again", r.state())
 		}},
 	{name: "ReinspectHardware", from: states(sInspecting),
 		when: func(r *run) bool { return r.get(keyReinspect) != "" },
@@ -501,7 +501,7 @@ var table = []row{
 		when: func(r *run) bool { return r.st.ErrorType != "" },
 		why:  "Steady and nothing left to retry (the operator withdrew what failed): the error is cleared.",
 		do: func(r *run) {
-			r.event(api.EventNormal, "ErrorCleared", "%s cleared: nothing left to retry", r.st.ErrorType)
+			r.event(wire.EventNormal, "ErrorCleared", "%s cleared: nothing left to retry", r.st.ErrorType)
 			r.clearError()
 		}},
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // transient fails the pending action transiently and asks again (the agent
@@ -29,7 +29,7 @@ func (s *sim) retry(a Action, state string) {
 // any error, and resume retries it at once.
 func TestTransientFailuresCountedAfterBound(t *testing.T) {
 	s := newSim(t, fullHost())
-	s.expect(ActionRegister, api.StateRegistering)
+	s.expect(ActionRegister, wire.StateRegistering)
 	for n := 1; n < DefaultMaxTransientFailures; n++ {
 		s.transient()
 		st := s.d.Status
@@ -39,11 +39,11 @@ func TestTransientFailuresCountedAfterBound(t *testing.T) {
 		if got := st.Extra[keyTransient]; got != strconv.Itoa(n) {
 			t.Fatalf("after %d transient failures the status says %q", n, got)
 		}
-		s.retry(ActionRegister, api.StateRegistering)
+		s.retry(ActionRegister, wire.StateRegistering)
 	}
 	s.transient()
 	st := s.d.Status
-	if st.ErrorType != api.ErrRegistration || st.ErrorCount != 1 || st.OperationalStatus != api.OpError {
+	if st.ErrorType != wire.ErrRegistration || st.ErrorCount != 1 || st.OperationalStatus != wire.OpError {
 		t.Fatalf("5th transient failure not counted: %s", s.d)
 	}
 	if !strings.Contains(st.ErrorMessage, "5 transient failures in a row") || !strings.Contains(st.ErrorMessage, "boom") {
@@ -56,21 +56,21 @@ func TestTransientFailuresCountedAfterBound(t *testing.T) {
 		t.Fatalf("no RegistrationError event: %v", s.d.Events)
 	}
 	// Still failing after the backoff: every further one in the run counts.
-	s.retry(ActionRegister, api.StateRegistering)
+	s.retry(ActionRegister, wire.StateRegistering)
 	s.transient()
 	if s.d.Status.ErrorCount != 2 || s.d.RequeueAfter != Backoff(Config{}, 2, 0.5) {
 		t.Fatalf("6th transient failure: %s", s.d)
 	}
 	// The operator heals the BMC and resumes: retried now, and the success
 	// clears the error and the run.
-	s.h.Intents = &api.Intents{Resume: intent(nil)}
+	s.h.Intents = &wire.Intents{Resume: intent(nil)}
 	s.step(nil)
-	s.expect(ActionRegister, api.StateRegistering)
+	s.expect(ActionRegister, wire.StateRegistering)
 	if s.d.Status.ErrorCount != 1 {
 		t.Fatalf("resume: %s", s.d)
 	}
 	s.ok()
-	s.expect(ActionInspect, api.StateInspecting)
+	s.expect(ActionInspect, wire.StateInspecting)
 	if st := s.d.Status; st.ErrorCount != 0 || st.ErrorType != "" || st.Extra[keyTransient] != "" {
 		t.Fatalf("success must clear the error and the run: %+v", st)
 	}
@@ -82,14 +82,14 @@ func TestTransientRunEndsOnAnswer(t *testing.T) {
 		interrupt func(s *sim)
 		count     int // errorCount after the break and 4 more transient failures
 	}{
-		{"success", func(s *sim) { s.ok(); s.expect(ActionInspect, api.StateInspecting) }, 0},
-		{"plain failure", func(s *sim) { s.fail(ErrClassFailed); s.retry(ActionRegister, api.StateRegistering) }, 1},
+		{"success", func(s *sim) { s.ok(); s.expect(ActionInspect, wire.StateInspecting) }, 0},
+		{"plain failure", func(s *sim) { s.fail(ErrClassFailed); s.retry(ActionRegister, wire.StateRegistering) }, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newSim(t, fullHost())
 			for i := 0; i < DefaultMaxTransientFailures-1; i++ {
 				s.transient()
-				s.retry(ActionRegister, api.StateRegistering)
+				s.retry(ActionRegister, wire.StateRegistering)
 			}
 			tc.interrupt(s)
 			a, state := s.d.Action, s.d.Status.ProvisioningState
@@ -110,14 +110,14 @@ func TestFencedNeitherCountsNorEndsRun(t *testing.T) {
 	s := newSim(t, fullHost())
 	for i := 0; i < DefaultMaxTransientFailures-1; i++ {
 		s.transient()
-		s.retry(ActionRegister, api.StateRegistering)
+		s.retry(ActionRegister, wire.StateRegistering)
 	}
 	for i := 0; i < 10; i++ {
 		s.fail(ErrClassFenced)
 		if s.d.Status.ErrorCount != 0 {
 			t.Fatalf("fenced counted: %s", s.d)
 		}
-		s.retry(ActionRegister, api.StateRegistering)
+		s.retry(ActionRegister, wire.StateRegistering)
 	}
 	s.transient()
 	if s.d.Status.ErrorCount != 1 {
@@ -131,7 +131,7 @@ func TestTransientRunSurvivesFailover(t *testing.T) {
 	s := newSim(t, fullHost())
 	for i := 0; i < 3; i++ {
 		s.transient()
-		s.retry(ActionRegister, api.StateRegistering)
+		s.retry(ActionRegister, wire.StateRegistering)
 	}
 	// The new agent has only the host as the coordinator stored it.
 	h := s.h
@@ -139,9 +139,9 @@ func TestTransientRunSurvivesFailover(t *testing.T) {
 	h.Status = &st
 	s2 := &sim{t: t, h: h, now: s.now}
 	s2.step(nil)
-	s2.expect(ActionRegister, api.StateRegistering)
+	s2.expect(ActionRegister, wire.StateRegistering)
 	s2.transient()
-	s2.retry(ActionRegister, api.StateRegistering)
+	s2.retry(ActionRegister, wire.StateRegistering)
 	s2.transient()
 	if s2.d.Status.ErrorCount != 1 {
 		t.Fatalf("the new agent restarted the run: %s", s2.d)
@@ -152,25 +152,25 @@ func TestTransientRunSurvivesFailover(t *testing.T) {
 func TestTransientCountedAsStateErrorType(t *testing.T) {
 	s := newSim(t, fullHost())
 	s.settle()
-	if st := s.d.Status; st.ProvisioningState != api.StateAvailable || !st.PoweredOn {
+	if st := s.d.Status; st.ProvisioningState != wire.StateAvailable || !st.PoweredOn {
 		t.Fatalf("not settled: %s", s.d)
 	}
-	s.edit(func(h *api.Host) { h.Online = false })
-	s.expect(ActionPowerOff, api.StateAvailable)
+	s.edit(func(h *wire.Host) { h.Online = false })
+	s.expect(ActionPowerOff, wire.StateAvailable)
 	for i := 0; i < DefaultMaxTransientFailures; i++ {
 		s.transient()
 		if i < DefaultMaxTransientFailures-1 {
-			s.retry(ActionPowerOff, api.StateAvailable)
+			s.retry(ActionPowerOff, wire.StateAvailable)
 		}
 	}
-	if st := s.d.Status; st.ErrorType != api.ErrPowerManagement || st.ErrorCount != 1 {
+	if st := s.d.Status; st.ErrorType != wire.ErrPowerManagement || st.ErrorCount != 1 {
 		t.Fatalf("want a power management error: %s", s.d)
 	}
 	// In a deletion the counted failure is one of the deletion's tries.
 	s.h.DeletionRequested = true
 	s.now = s.now.Add(s.d.RequeueAfter)
 	s.step(nil)
-	s.expect(ActionPowerOff, api.StatePoweringOffBeforeDelete)
+	s.expect(ActionPowerOff, wire.StatePoweringOffBeforeDelete)
 	s.transient() // still in the run: counted at once
 	if s.d.Status.Extra[keyDeleteTries] != "1" {
 		t.Fatalf("a counted transient failure is not a deletion try: %s %v", s.d, s.d.Status.Extra)

@@ -3,7 +3,7 @@ package hoststate
 import (
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // Input is everything one Step looks at. Step reads nothing else: no clock,
@@ -12,7 +12,7 @@ type Input struct {
 	// Host is the host as the coordinator last described it: spec, Status
 	// (nil for a new host), Intents (may be nil), DeletionRequested and
 	// Handoff.
-	Host api.Host
+	Host wire.Host
 	// Now is the caller's clock; events are stamped with it and backoff
 	// deadlines are computed from it.
 	Now time.Time
@@ -87,10 +87,10 @@ type Outcome struct {
 	// PoweredOn is the power state, when learnt.
 	PoweredOn *bool
 	// HardwareDetails is the inventory, when learnt (inspection).
-	HardwareDetails *api.HardwareDetails
+	HardwareDetails *wire.HardwareDetails
 	// BMCDetails is what was learnt about the BMC, when learnt
 	// (registration).
-	BMCDetails *api.BMCDetails
+	BMCDetails *wire.BMCDetails
 	// InProgress: started, not finished; Step asks for the same action again.
 	InProgress bool
 }
@@ -98,16 +98,16 @@ type Outcome struct {
 // Decision is what Step returns: what to report and what to do next.
 type Decision struct {
 	// Status is the next status to report (write it only if it changed).
-	Status api.HostStatus
+	Status wire.HostStatus
 	// Action is the one action to run now (ActionNone = none).
 	Action Action
 	// RequeueAfter is when to look again if nothing changes (0 = only on
 	// change).
 	RequeueAfter time.Duration
 	// Events to record; Time = Input.Now.
-	Events []api.Event
+	Events []wire.Event
 	// Acks are the intents acknowledged now (Drop for resume, one-shot).
-	Acks []api.IntentAck
+	Acks []wire.IntentAck
 	// Blocked: the host must not be mutated (detached, maintenance,
 	// unmanaged, awaiting handoff, removal past its point of no return).
 	// The agent calls guard.Block before sending Acks; false → Unblock.

@@ -11,7 +11,7 @@ import (
 	"context"
 
 	"github.com/rackfence/rackfence/agent/errclass"
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // Error classes. A provisioner wraps every error it returns in exactly one of
@@ -33,15 +33,15 @@ var (
 // Host is what a provisioner needs to know about one host.
 type Host struct {
 	Name           string
-	BMC            api.BMC
+	BMC            wire.BMC
 	Username       string // BMC credentials, revealed to the agent
 	Password       string
 	BootMACAddress string
-	Image          *api.Image
+	Image          *wire.Image
 	Online         bool
 	// RootDeviceHints, BootMode ("" = UEFI) and AutomatedCleaningMode
 	// ("" = metadata) are the spec's (see api.Host).
-	RootDeviceHints       *api.RootDeviceHints
+	RootDeviceHints       *wire.RootDeviceHints
 	BootMode              string
 	AutomatedCleaningMode string
 	// ConfigDrive is the content revealed from the records the spec's
@@ -55,7 +55,7 @@ type Host struct {
 	ProvisioningID string
 	// HardwareDetails from the last status (pivoted-in hosts carry them, so
 	// inspection is skipped).
-	HardwareDetails *api.HardwareDetails
+	HardwareDetails *wire.HardwareDetails
 }
 
 // ConfigDrive is what a config drive carries (OpenStack config-2 layout):
@@ -71,10 +71,10 @@ type ConfigDrive struct {
 type Result struct {
 	ProvisioningID  string
 	PoweredOn       *bool
-	HardwareDetails *api.HardwareDetails
+	HardwareDetails *wire.HardwareDetails
 	// BMCDetails is what the call learnt about the BMC (Register), nil
 	// when it learnt nothing new.
-	BMCDetails *api.BMCDetails
+	BMCDetails *wire.BMCDetails
 	// InProgress is true when the operation was started but has not finished
 	// (e.g. Ironic is still deploying): call the same method again later.
 	InProgress bool

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	wire "github.com/rackfence/rackfence/shared/api"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 func TestSingleNodeAPI(t *testing.T) {

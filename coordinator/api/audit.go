@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	wire "github.com/rackfence/rackfence/shared/api"
-	"github.com/rackfence/rackfence/shared/jsonl"
+	"github.com/rackfence/rackfence/internal/jsonl"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // The audit trail: one JSON line per operator action this member carried

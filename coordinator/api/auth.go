@@ -7,7 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/rackfence/rackfence/coordinator/fsm"
-	wire "github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // identity is who a bearer token names.
@@ -23,7 +23,7 @@ const identityKey = "rackfence.identity"
 var rank = map[string]int{wire.RoleViewer: 1, wire.RoleOperator: 2, wire.RoleAdmin: 3}
 
 // authenticate resolves the bearer token (never logged) to an identity.
-// Token text may carry a CA pin (rf1-<pin>-<secret>, shared/api/token.go):
+// Token text may carry a CA pin (rf1-<pin>-<secret>, shared/wire/token.go):
 // only the secret is hashed and looked up.
 func (s *Server) authenticate(c echo.Context) (identity, error) {
 	h := c.Request().Header.Get("Authorization")

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	wire "github.com/rackfence/rackfence/shared/api"
-	"github.com/rackfence/rackfence/shared/pki"
+	"github.com/rackfence/rackfence/internal/pki"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // TLSConfig is a member's transport security as the API needs it.

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	wire "github.com/rackfence/rackfence/shared/api"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // leaderOf waits until one of nodes leads and is ready.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	wire "github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // TestCredentialsDataOverHTTP: a data-only record (no username), its

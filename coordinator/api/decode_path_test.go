@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	wire "github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // TestUnknownNestedFieldNamesItsPath: encoding/json names only the key of

@@ -10,7 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/rackfence/rackfence/coordinator"
 	"github.com/rackfence/rackfence/coordinator/fsm"
-	wire "github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // apiError is an error answer: status, code, field and message.
@@ -21,7 +21,7 @@ type apiError struct {
 
 func (e *apiError) Error() string { return e.Detail.Message }
 
-// Is matches the shared/api sentinel of the answer's code.
+// Is matches the shared/wire sentinel of the answer's code.
 func (e *apiError) Is(target error) bool { return wire.MatchesCode(e.Detail.Code, target) }
 
 func errf(status int, code, format string, a ...any) *apiError {

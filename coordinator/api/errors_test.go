@@ -6,10 +6,10 @@ import (
 	"strconv"
 	"testing"
 
-	wire "github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
-// TestWireErrorsMatchOpenAPI: the codes of shared/api's wire-error table
+// TestWireErrorsMatchOpenAPI: the codes of shared/wire's wire-error table
 // are exactly openapi.yaml's ErrorDetail.code enum, and every "(code X"
 // an error response's description names is answered with the table's
 // status for X. Code internal is the one code documented under other 5xx

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	wire "github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // The request decoders must never panic, and every refusal must be an

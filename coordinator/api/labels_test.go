@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	wire "github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // TestLabelsAndSelector: labels are stored by PUT, returned by GET, and

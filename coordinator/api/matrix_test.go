@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	wire "github.com/rackfence/rackfence/shared/api"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // The role × route matrix. Every route echo serves must have an entry in

@@ -12,8 +12,8 @@ import (
 
 	"github.com/rackfence/rackfence/coordinator"
 	"github.com/rackfence/rackfence/coordinator/coordtest/member"
-	wire "github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/seal"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // node is one in-process coordinator member over real TCP (its Raft

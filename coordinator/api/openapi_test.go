@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/coordinator"
-	wire "github.com/rackfence/rackfence/shared/api"
-	"github.com/rackfence/rackfence/shared/pki"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/internal/pki"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // notAPI reports whether a route serves something other than the JSON

@@ -9,7 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/rackfence/rackfence/coordinator/fsm"
 	"github.com/rackfence/rackfence/coordinator/pivot"
-	wire "github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // admitHandoff runs the pivot admission for a PUT carrying a handoff

@@ -9,7 +9,7 @@ import (
 	"net/url"
 
 	"github.com/labstack/echo/v4"
-	wire "github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // ForwardedHeader marks a request a follower forwarded to the leader; a

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/coordinator/fsm"
-	wire "github.com/rackfence/rackfence/shared/api"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 var availableStatus = &wire.HostStatus{ProvisioningState: wire.StateAvailable, OperationalStatus: wire.OpOK, PoweredOn: true}

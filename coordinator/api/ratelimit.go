@@ -2,7 +2,7 @@ package api
 
 import (
 	"context"
-	"github.com/rackfence/rackfence/shared/pki"
+	"github.com/rackfence/rackfence/internal/pki"
 	"net"
 	"net/http"
 	"net/url"
@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	wire "github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // Failed authentications are limited per client address, on the member

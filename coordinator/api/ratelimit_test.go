@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	wire "github.com/rackfence/rackfence/shared/api"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // from returns an HTTP client whose connections leave from ip (another

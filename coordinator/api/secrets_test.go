@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	wire "github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/seal"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // TestSecretsRotationOverHTTP walks the documented rotation: add a key

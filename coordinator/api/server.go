@@ -20,7 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rackfence/rackfence/coordinator/pivot"
 	"github.com/rackfence/rackfence/coordinator/ui"
-	"github.com/rackfence/rackfence/shared/jsonl"
+	"github.com/rackfence/rackfence/internal/jsonl"
 )
 
 // Config configures a Server.
@@ -54,7 +54,7 @@ type Config struct {
 	WatchTimeout time.Duration
 	// CAPin is the hex SHA-256 of the cluster CA certificate; when set,
 	// POST /v1/tokens answers token text that pins it
-	// (rf1-<pin>-<secret>, shared/api/token.go).
+	// (rf1-<pin>-<secret>, shared/wire/token.go).
 	CAPin string
 	// AuthFailLimit failed authentications from one client address within
 	// AuthFailWindow make this member answer 429 to that address until

@@ -15,8 +15,8 @@ import (
 
 	"github.com/rackfence/rackfence/coordinator"
 	"github.com/rackfence/rackfence/coordinator/fsm"
-	wire "github.com/rackfence/rackfence/shared/api"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // applyFault is a Store whose Apply fails once with err when armed, around the real

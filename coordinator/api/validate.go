@@ -6,7 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	wire "github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // Bounds of request fields.

@@ -10,10 +10,10 @@ import (
 	"github.com/rackfence/rackfence/coordinator"
 	coordapi "github.com/rackfence/rackfence/coordinator/api"
 	"github.com/rackfence/rackfence/coordinator/coordtest/member"
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
 	"github.com/rackfence/rackfence/shared/seal"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // Options configure Start. The zero value is a good default.
@@ -66,7 +66,7 @@ func Start(t testing.TB, o Options) *Coordinator {
 	testenv.Eventually(t, 30*time.Second, "coordtest: the admin token accepted", func() error {
 		ctx, cancel := c.ctx()
 		defer cancel()
-		return c.Admin.SetCredentials(ctx, "bmc", api.Credentials{Username: "admin", Password: "password"})
+		return c.Admin.SetCredentials(ctx, "bmc", wire.Credentials{Username: "admin", Password: "password"})
 	})
 	return c
 }
@@ -82,7 +82,7 @@ func (c *Coordinator) Token(role, rack string) string {
 	c.t.Helper()
 	ctx, cancel := c.ctx()
 	defer cancel()
-	tr, err := c.Admin.CreateToken(ctx, api.TokenRequest{Role: role, Rack: rack})
+	tr, err := c.Admin.CreateToken(ctx, wire.TokenRequest{Role: role, Rack: rack})
 	if err != nil {
 		c.t.Fatalf("coordtest: create a %s token: %v", role, err)
 	}
@@ -99,7 +99,7 @@ func (c *Coordinator) Client(role, rack string) *client.Client {
 // rack agent is given.
 func (c *Coordinator) AgentClient(rack string) *client.Client {
 	c.t.Helper()
-	return c.Client(api.RoleAgent, rack)
+	return c.Client(wire.RoleAgent, rack)
 }
 
 func (c *Coordinator) client(tok string) *client.Client {
@@ -114,7 +114,7 @@ func (c *Coordinator) client(tok string) *client.Client {
 }
 
 // Apply creates or updates a host, failing the test on error.
-func (c *Coordinator) Apply(h *api.Host) {
+func (c *Coordinator) Apply(h *wire.Host) {
 	c.t.Helper()
 	ctx, cancel := c.ctx()
 	defer cancel()
@@ -124,7 +124,7 @@ func (c *Coordinator) Apply(h *api.Host) {
 }
 
 // Host reads a host, failing the test on error.
-func (c *Coordinator) Host(name string) *api.Host {
+func (c *Coordinator) Host(name string) *wire.Host {
 	c.t.Helper()
 	h, err := c.getHost(name)
 	if err != nil {
@@ -133,7 +133,7 @@ func (c *Coordinator) Host(name string) *api.Host {
 	return h
 }
 
-func (c *Coordinator) getHost(name string) (*api.Host, error) {
+func (c *Coordinator) getHost(name string) (*wire.Host, error) {
 	ctx, cancel := c.ctx()
 	defer cancel()
 	return c.Admin.GetHost(ctx, name)
@@ -142,9 +142,9 @@ func (c *Coordinator) getHost(name string) (*api.Host, error) {
 // WaitHost waits up to timeout for cond(host) to hold (return nil) and
 // returns the host as it then was; it fails the test with cond's last
 // answer when it does not.
-func (c *Coordinator) WaitHost(name string, timeout time.Duration, what string, cond func(h *api.Host) error) *api.Host {
+func (c *Coordinator) WaitHost(name string, timeout time.Duration, what string, cond func(h *wire.Host) error) *wire.Host {
 	c.t.Helper()
-	var last *api.Host
+	var last *wire.Host
 	testenv.Eventually(c.t, timeout, name+" "+what, func() (err error) {
 		if last, err = c.getHost(name); err != nil {
 			return err
@@ -156,7 +156,7 @@ func (c *Coordinator) WaitHost(name string, timeout time.Duration, what string, 
 
 // Lease reads the rack's lease as the coordinator sees it (nil when the
 // rack has none).
-func (c *Coordinator) Lease(rack string) *api.Lease {
+func (c *Coordinator) Lease(rack string) *wire.Lease {
 	c.t.Helper()
 	ctx, cancel := c.ctx()
 	defer cancel()

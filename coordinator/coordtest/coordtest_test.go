@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/coordinator/coordtest"
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // TestAgentTokenIsScopedAndLeasesAreFenced: the fixture is a real
@@ -18,23 +18,23 @@ func TestAgentTokenIsScopedAndLeasesAreFenced(t *testing.T) {
 	c := coordtest.Start(t, coordtest.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c.Apply(&api.Host{Name: "h1", Rack: "r1"})
+	c.Apply(&wire.Host{Name: "h1", Rack: "r1"})
 	ag := c.AgentClient("r1")
-	l, err := ag.AcquireLease(ctx, "r1", api.LeaseRequest{Holder: "a", TTL: api.Duration(5 * time.Second)})
+	l, err := ag.AcquireLease(ctx, "r1", wire.LeaseRequest{Holder: "a", TTL: wire.Duration(5 * time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := c.Lease("r1"); got == nil || got.Epoch != l.Epoch || got.Holder != "a" {
 		t.Fatalf("coordinator's lease %+v, granted %+v", got, l)
 	}
-	if _, err := ag.AcquireLease(ctx, "r1", api.LeaseRequest{Holder: "b", TTL: api.Duration(5 * time.Second)}); !client.IsConflict(err) {
+	if _, err := ag.AcquireLease(ctx, "r1", wire.LeaseRequest{Holder: "b", TTL: wire.Duration(5 * time.Second)}); !client.IsConflict(err) {
 		t.Fatalf("second holder: %v, want a conflict", err)
 	}
-	err = ag.ReportStatus(ctx, "h1", api.StatusReport{Epoch: l.Epoch + 1, Status: api.HostStatus{ProvisioningState: api.StateRegistering}})
+	err = ag.ReportStatus(ctx, "h1", wire.StatusReport{Epoch: l.Epoch + 1, Status: wire.HostStatus{ProvisioningState: wire.StateRegistering}})
 	if !client.IsStaleEpoch(err) {
 		t.Fatalf("status under a wrong epoch: %v, want stale_epoch", err)
 	}
-	if _, err := ag.AcquireLease(ctx, "r2", api.LeaseRequest{Holder: "a"}); !client.IsForbidden(err) {
+	if _, err := ag.AcquireLease(ctx, "r2", wire.LeaseRequest{Holder: "a"}); !client.IsForbidden(err) {
 		t.Fatalf("lease of another rack: %v, want forbidden", err)
 	}
 }

@@ -18,7 +18,7 @@
 //   - coordtest.Start, in process, for a test of what the coordinator
 //     answers (a client, the agent's logic against real leases and
 //     watches): fast, plain HTTP, one member.
-//   - shared/testenv/rig.StartCoordinator, the real rackfence-coordinator
+//   - testkit/rig.StartCoordinator, the real rackfence-coordinator
 //     binary, for a test of the process or of what only it does: TLS (the
 //     default) or --insecure-plaintext, flags, restarts and signals,
 //     multi-member clusters (CoordOpts.Join, CoordOpts.IP), several tiers.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // CmdType is the first byte of every Raft log entry the coordinator writes.
@@ -95,7 +95,7 @@ type InitCmd struct {
 
 // PutHostCmd creates or updates a host's spec.
 type PutHostCmd struct {
-	Host api.Host  `json:"host"`
+	Host wire.Host `json:"host"`
 	Time time.Time `json:"time"`
 }
 
@@ -118,9 +118,9 @@ type DeleteHostCmd struct {
 
 // PutIntentCmd sets (or replaces) one intent of a host.
 type PutIntentCmd struct {
-	Name   string     `json:"name"`
-	Kind   string     `json:"kind"`
-	Intent api.Intent `json:"intent"`
+	Name   string      `json:"name"`
+	Kind   string      `json:"kind"`
+	Intent wire.Intent `json:"intent"`
 }
 
 // DeleteIntentCmd removes one intent (attach, restore).
@@ -131,10 +131,10 @@ type DeleteIntentCmd struct {
 
 // StatusCmd is an agent's status report for one host of its rack.
 type StatusCmd struct {
-	Rack   string           `json:"rack"`
-	Name   string           `json:"name"`
-	Report api.StatusReport `json:"report"`
-	Time   time.Time        `json:"time"`
+	Rack   string            `json:"rack"`
+	Name   string            `json:"name"`
+	Report wire.StatusReport `json:"report"`
+	Time   time.Time         `json:"time"`
 }
 
 // LeaseAcquireCmd asks for a rack's lease (compare-and-set).

@@ -3,17 +3,17 @@ package fsm
 import (
 	"testing"
 
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/seal"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // FuzzApplyLogEntry feeds arbitrary log entries to the FSM: decoding and
 // applying must refuse garbage without panicking.
 func FuzzApplyLogEntry(f *testing.F) {
 	for _, c := range []Command{PutHostCmd{Host: host("h1", "r1")}, LeaseAcquireCmd{Rack: "r1", Holder: "a"}, StatusCmd{Rack: "r1", Name: "h1"},
-		PutOperationIntentCmd{Name: "h1", Kind: api.IntentPowerOff, Intent: api.Intent{Requester: "k", Mode: api.RebootSoft}},
-		DeleteOperationIntentCmd{Name: "h1", Kind: api.IntentPowerOff, Requester: "k"},
-		RackStatusCmd{Rack: "r1", Epoch: 1, Hosts: []api.RackHostReport{{Name: "h1", Status: &api.HostStatus{}}, {Name: "h2", Touch: 3}}}} {
+		PutOperationIntentCmd{Name: "h1", Kind: wire.IntentPowerOff, Intent: wire.Intent{Requester: "k", Mode: wire.RebootSoft}},
+		DeleteOperationIntentCmd{Name: "h1", Kind: wire.IntentPowerOff, Requester: "k"},
+		RackStatusCmd{Rack: "r1", Epoch: 1, Hosts: []wire.RackHostReport{{Name: "h1", Status: &wire.HostStatus{}}, {Name: "h2", Touch: 3}}}} {
 		b, _ := Encode(c)
 		f.Add(b)
 		f.Add(EncodeBatch([][]byte{b, b}))

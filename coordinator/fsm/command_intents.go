@@ -1,15 +1,15 @@
 package fsm
 
-import "github.com/rackfence/rackfence/shared/api"
+import "github.com/rackfence/rackfence/shared/wire"
 
 // PutOperationIntentCmd (CmdPutOperationIntent, body v1 JSON) sets one
 // operation intent of a host: Kind api.IntentReboot (one-shot),
 // api.IntentInspect (one-shot) or api.IntentPowerOff (held under
 // Intent.Requester until withdrawn). The FSM checks the host's state.
 type PutOperationIntentCmd struct {
-	Name   string     `json:"name"`
-	Kind   string     `json:"kind"`
-	Intent api.Intent `json:"intent"`
+	Name   string      `json:"name"`
+	Kind   string      `json:"kind"`
+	Intent wire.Intent `json:"intent"`
 }
 
 // DeleteOperationIntentCmd (CmdDeleteOperationIntent, body v1 JSON)

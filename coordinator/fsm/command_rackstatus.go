@@ -3,7 +3,7 @@ package fsm
 import (
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // CmdRackStatus is one agent's status report for many hosts of its rack
@@ -18,10 +18,10 @@ const CmdRackStatus CmdType = 22
 // write (as StatusCmd) or a touch, which refreshes the epoch and
 // lastUpdated of an unchanged status. Time is stamped by the leader.
 type RackStatusCmd struct {
-	Rack  string               `json:"rack"`
-	Epoch uint64               `json:"epoch"`
-	Hosts []api.RackHostReport `json:"hosts"`
-	Time  time.Time            `json:"time"`
+	Rack  string                `json:"rack"`
+	Epoch uint64                `json:"epoch"`
+	Hosts []wire.RackHostReport `json:"hosts"`
+	Time  time.Time             `json:"time"`
 }
 
 func (RackStatusCmd) Type() CmdType { return CmdRackStatus }

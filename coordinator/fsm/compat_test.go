@@ -10,20 +10,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // compatCommands is a log exercising every command type, the same sequence
 // testdata/v1-commands.bin was captured from (with the JSON-only encoder of
 // commit 6b253a4, before binary bodies existed).
 func compatCommands() []Command {
-	hd := &api.HardwareDetails{Manufacturer: "Sim", Model: "bmcsim-2U", SerialNumber: "SIM1", CPUs: []api.CPU{{Model: "x", Cores: 8, Threads: 16}},
-		MemoryMiB: 4096, NICs: []api.NIC{{Name: "eth0", MAC: "52:54:00:00:00:01", SpeedMbps: 25000}},
-		Disks: []api.Disk{{Name: "sda", Model: "m", SizeBytes: 1 << 40, Type: "SSD"}}, Firmware: []api.Firmware{{Name: "bios", Version: "1"}}}
-	h := func(n string) api.Host {
-		x := api.Host{Name: n, Rack: "r1", BMC: api.BMC{Address: "redfish+http://127.0.0.1:9001/redfish/v1/Systems/1", Credentials: "c1"},
+	hd := &wire.HardwareDetails{Manufacturer: "Sim", Model: "bmcsim-2U", SerialNumber: "SIM1", CPUs: []wire.CPU{{Model: "x", Cores: 8, Threads: 16}},
+		MemoryMiB: 4096, NICs: []wire.NIC{{Name: "eth0", MAC: "52:54:00:00:00:01", SpeedMbps: 25000}},
+		Disks: []wire.Disk{{Name: "sda", Model: "m", SizeBytes: 1 << 40, Type: "SSD"}}, Firmware: []wire.Firmware{{Name: "bios", Version: "1"}}}
+	h := func(n string) wire.Host {
+		x := wire.Host{Name: n, Rack: "r1", BMC: wire.BMC{Address: "redfish+http://127.0.0.1:9001/redfish/v1/Systems/1", Credentials: "c1"},
 			Online: true, BootMACAddress: "52:54:00:00:00:01"}
-		x.Image = &api.Image{URL: "http://i/u.qcow2", Checksum: "sha256:ab"}
+		x.Image = &wire.Image{URL: "http://i/u.qcow2", Checksum: "sha256:ab"}
 		return x
 	}
 	return []Command{
@@ -36,16 +36,16 @@ func compatCommands() []Command {
 		PutHostCmd{Host: h("h3"), Time: t0},
 		LeaseAcquireCmd{Rack: "r1", Holder: "a", TTL: 10 * time.Second, Time: t0},
 		LeaseRenewCmd{Rack: "r1", Holder: "a", Epoch: 8, TTL: 12 * time.Second, Time: t0.Add(3 * time.Second)},
-		PutIntentCmd{Name: "h1", Kind: api.IntentDrain, Intent: api.Intent{Mode: api.DrainRemoval, Reason: "bye"}},
-		PutIntentCmd{Name: "h2", Kind: api.IntentDetach, Intent: api.Intent{Reason: "pivot"}},
-		StatusCmd{Rack: "r1", Name: "h1", Time: t0.Add(4 * time.Second), Report: api.StatusReport{Epoch: 8,
-			Status: api.HostStatus{ProvisioningState: "provisioned", OperationalStatus: "ok", PoweredOn: true, ProvisioningID: "p1",
+		PutIntentCmd{Name: "h1", Kind: wire.IntentDrain, Intent: wire.Intent{Mode: wire.DrainRemoval, Reason: "bye"}},
+		PutIntentCmd{Name: "h2", Kind: wire.IntentDetach, Intent: wire.Intent{Reason: "pivot"}},
+		StatusCmd{Rack: "r1", Name: "h1", Time: t0.Add(4 * time.Second), Report: wire.StatusReport{Epoch: 8,
+			Status: wire.HostStatus{ProvisioningState: "provisioned", OperationalStatus: "ok", PoweredOn: true, ProvisioningID: "p1",
 				HardwareDetails: hd, Extra: map[string]string{"k": "v"}},
-			Events: []api.Event{{Reason: "Provisioned", Message: "done"}}}},
-		StatusCmd{Rack: "r1", Name: "h2", Time: t0.Add(5 * time.Second), Report: api.StatusReport{Epoch: 8,
-			Status: api.HostStatus{ProvisioningState: "available", OperationalStatus: "ok", ErrorCount: 2, ErrorType: "inspection", ErrorMessage: "once"},
-			Acks:   []api.IntentAck{{Kind: api.IntentDetach, CreatedIndex: 11}}}},
-		DeleteIntentCmd{Name: "h2", Kind: api.IntentDetach},
+			Events: []wire.Event{{Reason: "Provisioned", Message: "done"}}}},
+		StatusCmd{Rack: "r1", Name: "h2", Time: t0.Add(5 * time.Second), Report: wire.StatusReport{Epoch: 8,
+			Status: wire.HostStatus{ProvisioningState: "available", OperationalStatus: "ok", ErrorCount: 2, ErrorType: "inspection", ErrorMessage: "once"},
+			Acks:   []wire.IntentAck{{Kind: wire.IntentDetach, CreatedIndex: 11}}}},
+		DeleteIntentCmd{Name: "h2", Kind: wire.IntentDetach},
 		SetPivotedCmd{Name: "h2", To: "b"},
 		DeleteHostCmd{Name: "h3"},
 		LeaseReleaseCmd{Rack: "r1", Holder: "a", Epoch: 8, Time: t0.Add(6 * time.Second)},

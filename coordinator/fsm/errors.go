@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // Error is a refusal decided by the FSM or the store: it carries the API
-// error code (shared/api Code*) so the HTTP layer can answer it unchanged.
+// error code (shared/wire Code*) so the HTTP layer can answer it unchanged.
 type Error struct {
 	Code    string
 	Field   string
@@ -22,16 +22,16 @@ func (e *Error) Error() string {
 	return e.Message
 }
 
-// Is makes errors.Is(err, api.ErrNotFound) (any sentinel of shared/api's
+// Is makes errors.Is(err, api.ErrNotFound) (any sentinel of shared/wire's
 // wire-error table) true for a refusal carrying that code.
-func (e *Error) Is(target error) bool { return api.MatchesCode(e.Code, target) }
+func (e *Error) Is(target error) bool { return wire.MatchesCode(e.Code, target) }
 
 func newErr(code, format string, a ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, a...)}
 }
 
-func notFound(format string, a ...any) *Error { return newErr(api.CodeNotFound, format, a...) }
-func conflict(format string, a ...any) *Error { return newErr(api.CodeConflict, format, a...) }
+func notFound(format string, a ...any) *Error { return newErr(wire.CodeNotFound, format, a...) }
+func conflict(format string, a ...any) *Error { return newErr(wire.CodeConflict, format, a...) }
 
 // Errors of decoding the log and snapshots.
 var (

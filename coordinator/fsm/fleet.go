@@ -3,7 +3,7 @@ package fsm
 import (
 	"strings"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // Fleet is what the FSM holds, counted for metrics and alerts (one pass
@@ -78,7 +78,7 @@ func (f *FSM) Fleet() Fleet {
 			if st.OperationalStatus != "" {
 				op = st.OperationalStatus
 			}
-			if st.OperationalStatus == api.OpError {
+			if st.OperationalStatus == wire.OpError {
 				fl.Errors[RackError{h.Rack, st.ErrorType}]++
 			}
 		}
@@ -87,16 +87,16 @@ func (f *FSM) Fleet() Fleet {
 		if in := h.Intents; in != nil {
 			for _, k := range []struct {
 				kind string
-				i    *api.Intent
-			}{{api.IntentDetach, in.Detach}, {api.IntentDrain, in.Drain}, {api.IntentResume, in.Resume},
-				{api.IntentReboot, in.Reboot}, {api.IntentInspect, in.Inspect}} {
+				i    *wire.Intent
+			}{{wire.IntentDetach, in.Detach}, {wire.IntentDrain, in.Drain}, {wire.IntentResume, in.Resume},
+				{wire.IntentReboot, in.Reboot}, {wire.IntentInspect, in.Inspect}} {
 				if k.i != nil && !k.i.Acknowledged {
 					fl.Pending = append(fl.Pending, PendingIntent{Host: h.Name, Rack: h.Rack, Kind: k.kind, CreatedIndex: k.i.CreatedIndex})
 				}
 			}
 			for _, it := range in.PowerOff {
 				if !it.Acknowledged {
-					fl.Pending = append(fl.Pending, PendingIntent{Host: h.Name, Rack: h.Rack, Kind: api.IntentPowerOff, CreatedIndex: it.CreatedIndex})
+					fl.Pending = append(fl.Pending, PendingIntent{Host: h.Name, Rack: h.Rack, Kind: wire.IntentPowerOff, CreatedIndex: it.CreatedIndex})
 				}
 			}
 			if d := in.Detach; d != nil && h.PivotedTo == "" && strings.HasPrefix(d.Reason, pivotReason) {
@@ -125,12 +125,12 @@ func (f *FSM) Fleet() Fleet {
 
 // adopted reports whether a pivoted-in host's agent has taken it over:
 // the same test the source's pivot step applies (coordinator/pivot).
-func adopted(st *api.HostStatus) bool {
-	if st == nil || st.OperationalStatus != api.OpOK {
+func adopted(st *wire.HostStatus) bool {
+	if st == nil || st.OperationalStatus != wire.OpOK {
 		return false
 	}
 	switch st.ProvisioningState {
-	case api.StateExternallyProvisioned, api.StateAvailable, api.StateProvisioned:
+	case wire.StateExternallyProvisioned, wire.StateAvailable, wire.StateProvisioned:
 		return true
 	}
 	return false

@@ -4,24 +4,24 @@ import (
 	"reflect"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // PutHostResult answers a PutHostCmd.
 type PutHostResult struct {
-	Host    api.Host
+	Host    wire.Host
 	Created bool
 }
 
 // DeleteHostResult answers a DeleteHostCmd: Deleted when the record is
 // gone, otherwise deletion was requested from the rack's agent.
 type DeleteHostResult struct {
-	Host    api.Host
+	Host    wire.Host
 	Deleted bool
 }
 
-func specOf(h *api.Host) api.Host {
-	return api.Host{
+func specOf(h *wire.Host) wire.Host {
+	return wire.Host{
 		Name: h.Name, Rack: h.Rack, BMC: h.BMC, BootMACAddress: h.BootMACAddress,
 		Online: h.Online, ExternallyProvisioned: h.ExternallyProvisioned,
 		Image: h.Image, Consumer: h.Consumer, Handoff: h.Handoff, Labels: h.Labels,
@@ -46,7 +46,7 @@ func cloneLabels(l map[string]string) map[string]string {
 }
 
 // labelsOnly reports whether a and b differ in nothing but their labels.
-func labelsOnly(a, b api.Host) bool {
+func labelsOnly(a, b wire.Host) bool {
 	a.Labels, b.Labels = nil, nil
 	return reflect.DeepEqual(a, b)
 }
@@ -101,7 +101,7 @@ func (f *FSM) applyPutHost(t *tx, c PutHostCmd) (any, error) {
 		return PutHostResult{Host: rec.Host, Created: true}, nil
 	}
 	if old.Rack != spec.Rack {
-		return nil, &Error{Code: api.CodeConflict, Field: "rack",
+		return nil, &Error{Code: wire.CodeConflict, Field: "rack",
 			Message: "host " + spec.Name + " is in rack " + old.Rack + "; a host cannot move to rack " + spec.Rack + ": delete it and create it again"}
 	}
 	if handoff && old.PivotedTo != "" && old.PivotedTo == spec.Handoff.SourceTier {
@@ -159,8 +159,8 @@ func (f *FSM) applyDeleteHost(t *tx, c DeleteHostCmd) (any, error) {
 // tier (hardware details, power, provisioning state, and when its last
 // operations ran), so this tier does not inspect again and the host's
 // history survives the move.
-func carriedStatus(src *api.HostStatus, at time.Time) *api.HostStatus {
-	st := internStatus(api.HostStatus{ProvisioningState: src.ProvisioningState, PoweredOn: src.PoweredOn,
+func carriedStatus(src *wire.HostStatus, at time.Time) *wire.HostStatus {
+	st := internStatus(wire.HostStatus{ProvisioningState: src.ProvisioningState, PoweredOn: src.PoweredOn,
 		HardwareDetails: src.HardwareDetails, OperationHistory: src.OperationHistory})
 	st.LastUpdated = at
 	return &st
@@ -183,27 +183,27 @@ func (f *FSM) applySetPivoted(t *tx, c SetPivotedCmd) (any, error) {
 	return rec.Host, nil
 }
 
-func intentSlot(in *api.Intents, kind string) **api.Intent {
+func intentSlot(in *wire.Intents, kind string) **wire.Intent {
 	switch kind {
-	case api.IntentDetach:
+	case wire.IntentDetach:
 		return &in.Detach
-	case api.IntentDrain:
+	case wire.IntentDrain:
 		return &in.Drain
-	case api.IntentResume:
+	case wire.IntentResume:
 		return &in.Resume
 	}
 	return nil
 }
 
-func cloneIntents(in *api.Intents) *api.Intents {
+func cloneIntents(in *wire.Intents) *wire.Intents {
 	if in == nil {
-		return &api.Intents{}
+		return &wire.Intents{}
 	}
 	c := *in
 	return &c
 }
 
-func normIntents(in *api.Intents) *api.Intents {
+func normIntents(in *wire.Intents) *wire.Intents {
 	if in == nil || (in.Detach == nil && in.Drain == nil && in.Resume == nil &&
 		in.Reboot == nil && in.Inspect == nil && len(in.PowerOff) == 0) {
 		return nil
@@ -220,7 +220,7 @@ func (f *FSM) applyPutIntent(t *tx, c PutIntentCmd) (any, error) {
 	rec.Intents = cloneIntents(old.Intents)
 	slot := intentSlot(rec.Intents, c.Kind)
 	if slot == nil {
-		return nil, &Error{Code: api.CodeBadRequest, Field: "kind", Message: "unknown intent kind " + c.Kind}
+		return nil, &Error{Code: wire.CodeBadRequest, Field: "kind", Message: "unknown intent kind " + c.Kind}
 	}
 	in := c.Intent
 	in.CreatedIndex, in.Acknowledged, in.AckEpoch = t.index, false, 0
@@ -234,12 +234,12 @@ func (f *FSM) applyDeleteIntent(t *tx, c DeleteIntentCmd) (any, error) {
 	if old == nil {
 		return nil, notFound("host %s does not exist", c.Name)
 	}
-	if c.Kind == api.IntentDrain && old.Intents != nil && old.Intents.Drain != nil &&
-		old.Status != nil && old.Status.Extra[api.ExtraRemovalCommitted] == "true" {
+	if c.Kind == wire.IntentDrain && old.Intents != nil && old.Intents.Drain != nil &&
+		old.Status != nil && old.Status.Extra[wire.ExtraRemovalCommitted] == "true" {
 		return nil, conflict("the removal of host %s is past its point of no return (its node is already gone from the provisioner); it cannot be restored, only deleted", c.Name)
 	}
-	if intentSlot(&api.Intents{}, c.Kind) == nil {
-		return nil, &Error{Code: api.CodeBadRequest, Field: "kind", Message: "unknown intent kind " + c.Kind}
+	if intentSlot(&wire.Intents{}, c.Kind) == nil {
+		return nil, &Error{Code: wire.CodeBadRequest, Field: "kind", Message: "unknown intent kind " + c.Kind}
 	}
 	if old.Intents == nil || *intentSlot(old.Intents, c.Kind) == nil {
 		return old.Host, nil
@@ -258,14 +258,14 @@ func (f *FSM) applyStatus(t *tx, c StatusCmd) (any, error) {
 		return nil, notFound("host %s does not exist", c.Name)
 	}
 	if old.Rack != c.Rack {
-		return nil, newErr(api.CodeForbidden, "host %s is in rack %s, not %s: an agent reports only hosts of its own rack", c.Name, old.Rack, c.Rack)
+		return nil, newErr(wire.CodeForbidden, "host %s is in rack %s, not %s: an agent reports only hosts of its own rack", c.Name, old.Rack, c.Rack)
 	}
 	r := f.s.Racks[c.Rack]
 	if r == nil || r.Lease == nil {
-		return nil, newErr(api.CodeStaleEpoch, "epoch %d is stale: rack %s has no lease now; acquire it again", c.Report.Epoch, c.Rack)
+		return nil, newErr(wire.CodeStaleEpoch, "epoch %d is stale: rack %s has no lease now; acquire it again", c.Report.Epoch, c.Rack)
 	}
 	if r.Lease.Epoch != c.Report.Epoch {
-		return nil, newErr(api.CodeStaleEpoch, "epoch %d is stale: rack %s is held by %s under epoch %d", c.Report.Epoch, c.Rack, r.Lease.Holder, r.Lease.Epoch)
+		return nil, newErr(wire.CodeStaleEpoch, "epoch %d is stale: rack %s is held by %s under epoch %d", c.Report.Epoch, c.Rack, r.Lease.Holder, r.Lease.Epoch)
 	}
 	if c.Report.Remove {
 		f.removeHost(t, old)
@@ -303,13 +303,13 @@ func (f *FSM) applyStatus(t *tx, c StatusCmd) (any, error) {
 	return rec.Host, nil
 }
 
-func appendEvents(old, add []api.Event, index uint64, c StatusCmd) []api.Event {
+func appendEvents(old, add []wire.Event, index uint64, c StatusCmd) []wire.Event {
 	n := len(old) + len(add)
 	if n > MaxEvents {
 		n = MaxEvents
 	}
-	out := make([]api.Event, 0, n)
-	all := append(append(make([]api.Event, 0, len(old)+len(add)), old...), add...)
+	out := make([]wire.Event, 0, n)
+	all := append(append(make([]wire.Event, 0, len(old)+len(add)), old...), add...)
 	if len(all) > MaxEvents {
 		all = all[len(all)-MaxEvents:]
 	}
@@ -320,7 +320,7 @@ func appendEvents(old, add []api.Event, index uint64, c StatusCmd) []api.Event {
 				e.Time = c.Time
 			}
 			if e.Type == "" {
-				e.Type = api.EventNormal
+				e.Type = wire.EventNormal
 			}
 		}
 		out = append(out, e)
@@ -328,7 +328,7 @@ func appendEvents(old, add []api.Event, index uint64, c StatusCmd) []api.Event {
 	return out
 }
 
-func cloneImage(i *api.Image) *api.Image {
+func cloneImage(i *wire.Image) *wire.Image {
 	if i == nil {
 		return nil
 	}
@@ -336,7 +336,7 @@ func cloneImage(i *api.Image) *api.Image {
 	return &c
 }
 
-func cloneHandoff(h *api.Handoff) *api.Handoff {
+func cloneHandoff(h *wire.Handoff) *wire.Handoff {
 	if h == nil {
 		return nil
 	}
@@ -346,7 +346,7 @@ func cloneHandoff(h *api.Handoff) *api.Handoff {
 
 // cloneHints copies root device hints (and their rotational flag), so the
 // stored spec shares nothing with the command.
-func cloneHints(r *api.RootDeviceHints) *api.RootDeviceHints {
+func cloneHints(r *wire.RootDeviceHints) *wire.RootDeviceHints {
 	if r == nil {
 		return nil
 	}
@@ -360,9 +360,9 @@ func cloneHints(r *api.RootDeviceHints) *api.RootDeviceHints {
 
 // cloneRef copies a data record reference (interned name), so the stored
 // spec shares nothing with the command.
-func cloneRef(r *api.SecretReference) *api.SecretReference {
+func cloneRef(r *wire.SecretReference) *wire.SecretReference {
 	if r == nil {
 		return nil
 	}
-	return &api.SecretReference{Name: in(r.Name)}
+	return &wire.SecretReference{Name: in(r.Name)}
 }

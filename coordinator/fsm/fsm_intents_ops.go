@@ -4,7 +4,7 @@ import (
 	"maps"
 	"strings"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // Operation intents (issue 21): reboot, inspect and power-off holds. The
@@ -13,13 +13,13 @@ import (
 
 // rebootStates are the provisioning states a reboot or power-off may be
 // asked in: the steady states the agent asserts power in.
-var rebootStates = []string{api.StateAvailable, api.StateProvisioned, api.StateExternallyProvisioned}
+var rebootStates = []string{wire.StateAvailable, wire.StateProvisioned, wire.StateExternallyProvisioned}
 
 // operationRefused says why host h cannot take an operation intent of
 // kind now; nil when it can.
 func operationRefused(h *hostRec, kind string) *Error {
-	what := map[string]string{api.IntentReboot: "a reboot", api.IntentPowerOff: "a power-off",
-		api.IntentInspect: "an inspection"}[kind]
+	what := map[string]string{wire.IntentReboot: "a reboot", wire.IntentPowerOff: "a power-off",
+		wire.IntentInspect: "an inspection"}[kind]
 	in := h.Intents
 	switch {
 	case h.DeletionRequested:
@@ -38,8 +38,8 @@ func operationRefused(h *hostRec, kind string) *Error {
 	if state == "" {
 		return conflict("host %s has not been registered by the agent of rack %s yet: %s needs a registered host; wait until its provisioningState is available", h.Name, h.Rack, what)
 	}
-	if kind == api.IntentInspect {
-		if state != api.StateAvailable {
+	if kind == wire.IntentInspect {
+		if state != wire.StateAvailable {
 			return conflict("host %s is %s: only an available host can be inspected again (deprovision it first, or wait for the current operation to finish)", h.Name, state)
 		}
 		return nil
@@ -51,14 +51,14 @@ func operationRefused(h *hostRec, kind string) *Error {
 	if !ok {
 		return conflict("host %s is %s: %s needs it %s; wait for the current operation to finish", h.Name, state, what, strings.Join(rebootStates, ", "))
 	}
-	if kind == api.IntentReboot && !h.Online {
+	if kind == wire.IntentReboot && !h.Online {
 		return conflict("host %s has online: false, so it stays powered off and there is nothing to reboot; set online: true to power it on", h.Name)
 	}
 	return nil
 }
 
 // cloneOpIntents copies intents for a change, the power-off map included.
-func cloneOpIntents(in *api.Intents) *api.Intents {
+func cloneOpIntents(in *wire.Intents) *wire.Intents {
 	c := cloneIntents(in)
 	if c.PowerOff != nil {
 		c.PowerOff = maps.Clone(c.PowerOff)
@@ -72,12 +72,12 @@ func (f *FSM) applyPutOperationIntent(t *tx, c PutOperationIntentCmd) (any, erro
 		return nil, notFound("host %s does not exist", c.Name)
 	}
 	switch c.Kind {
-	case api.IntentReboot, api.IntentInspect, api.IntentPowerOff:
+	case wire.IntentReboot, wire.IntentInspect, wire.IntentPowerOff:
 	default:
-		return nil, &Error{Code: api.CodeBadRequest, Field: "kind", Message: "unknown operation intent kind " + c.Kind}
+		return nil, &Error{Code: wire.CodeBadRequest, Field: "kind", Message: "unknown operation intent kind " + c.Kind}
 	}
-	if c.Kind == api.IntentPowerOff && !api.ValidRequester(c.Intent.Requester) {
-		return nil, &Error{Code: api.CodeBadRequest, Field: "requester", Message: "a power-off needs a requester name"}
+	if c.Kind == wire.IntentPowerOff && !wire.ValidRequester(c.Intent.Requester) {
+		return nil, &Error{Code: wire.CodeBadRequest, Field: "requester", Message: "a power-off needs a requester name"}
 	}
 	if e := operationRefused(old, c.Kind); e != nil {
 		return nil, e
@@ -85,7 +85,7 @@ func (f *FSM) applyPutOperationIntent(t *tx, c PutOperationIntentCmd) (any, erro
 	it := c.Intent
 	it.Requester, it.Mode, it.Actor = in(it.Requester), in(it.Mode), in(it.Actor)
 	it.CreatedIndex, it.Acknowledged, it.AckEpoch = t.index, false, 0
-	if c.Kind == api.IntentPowerOff && old.Intents != nil {
+	if c.Kind == wire.IntentPowerOff && old.Intents != nil {
 		if cur := old.Intents.PowerOff[it.Requester]; cur != nil && cur.Mode == it.Mode {
 			return *cur, nil // already held by this requester: nothing changes
 		}
@@ -93,13 +93,13 @@ func (f *FSM) applyPutOperationIntent(t *tx, c PutOperationIntentCmd) (any, erro
 	rec := *old
 	rec.Intents = cloneOpIntents(old.Intents)
 	switch c.Kind {
-	case api.IntentReboot:
+	case wire.IntentReboot:
 		rec.Intents.Reboot = &it
-	case api.IntentInspect:
+	case wire.IntentInspect:
 		rec.Intents.Inspect = &it
-	case api.IntentPowerOff:
+	case wire.IntentPowerOff:
 		if rec.Intents.PowerOff == nil {
-			rec.Intents.PowerOff = map[string]*api.Intent{}
+			rec.Intents.PowerOff = map[string]*wire.Intent{}
 		}
 		rec.Intents.PowerOff[it.Requester] = &it
 	}
@@ -117,23 +117,23 @@ func (f *FSM) applyDeleteOperationIntent(t *tx, c DeleteOperationIntentCmd) (any
 		return old.Host, nil
 	}
 	switch {
-	case c.Kind == api.IntentPowerOff && in.PowerOff[c.Requester] != nil:
-	case c.Kind == api.IntentReboot && in.Reboot != nil:
-	case c.Kind == api.IntentInspect && in.Inspect != nil:
+	case c.Kind == wire.IntentPowerOff && in.PowerOff[c.Requester] != nil:
+	case c.Kind == wire.IntentReboot && in.Reboot != nil:
+	case c.Kind == wire.IntentInspect && in.Inspect != nil:
 	default:
 		return old.Host, nil // nothing to withdraw
 	}
 	rec := *old
 	rec.Intents = cloneOpIntents(in)
 	switch c.Kind {
-	case api.IntentPowerOff:
+	case wire.IntentPowerOff:
 		delete(rec.Intents.PowerOff, c.Requester)
 		if len(rec.Intents.PowerOff) == 0 {
 			rec.Intents.PowerOff = nil
 		}
-	case api.IntentReboot:
+	case wire.IntentReboot:
 		rec.Intents.Reboot = nil
-	case api.IntentInspect:
+	case wire.IntentInspect:
 		rec.Intents.Inspect = nil
 	}
 	rec.Intents = normIntents(rec.Intents)
@@ -143,14 +143,14 @@ func (f *FSM) applyDeleteOperationIntent(t *tx, c DeleteOperationIntentCmd) (any
 
 // ackOperation applies one ack of an operation intent to intents (already
 // a private copy, its PowerOff map too); false when a is not one.
-func ackOperation(in *api.Intents, a api.IntentAck, epoch uint64) bool {
-	var slot **api.Intent
+func ackOperation(in *wire.Intents, a wire.IntentAck, epoch uint64) bool {
+	var slot **wire.Intent
 	switch a.Kind {
-	case api.IntentReboot:
+	case wire.IntentReboot:
 		slot = &in.Reboot
-	case api.IntentInspect:
+	case wire.IntentInspect:
 		slot = &in.Inspect
-	case api.IntentPowerOff:
+	case wire.IntentPowerOff:
 		for k, it := range in.PowerOff {
 			if it.CreatedIndex == a.CreatedIndex {
 				if a.Drop {

@@ -3,7 +3,7 @@ package fsm
 import (
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // Lease ends recorded in the history.
@@ -27,7 +27,7 @@ func (f *FSM) endLease(t *tx, rack string, r *rackRec, end string, at time.Time)
 			rec := r.History[i]
 			tm := at
 			rec.EndedAt, rec.End = &tm, end
-			r.History = append(append([]api.LeaseRecord(nil), r.History[:i]...), append([]api.LeaseRecord{rec}, r.History[i+1:]...)...)
+			r.History = append(append([]wire.LeaseRecord(nil), r.History[:i]...), append([]wire.LeaseRecord{rec}, r.History[i+1:]...)...)
 			break
 		}
 	}
@@ -46,8 +46,8 @@ func (f *FSM) applyLeaseAcquire(t *tx, c LeaseAcquireCmd) (any, error) {
 		f.endLease(t, c.Rack, r, EndReleased, c.Time)
 	}
 	l := &LeaseRec{Holder: c.Holder, Epoch: EpochAt(f.s.Generation, t.index), TTL: c.TTL, RenewIndex: t.index, GrantedAt: c.Time}
-	hist := append([]api.LeaseRecord(nil), r.History...)
-	hist = append(hist, api.LeaseRecord{Epoch: l.Epoch, Holder: l.Holder, GrantedAt: c.Time})
+	hist := append([]wire.LeaseRecord(nil), r.History...)
+	hist = append(hist, wire.LeaseRecord{Epoch: l.Epoch, Holder: l.Holder, GrantedAt: c.Time})
 	if n := len(hist) - MaxLeaseHistory; n > 0 {
 		hist = hist[n:]
 	}
@@ -59,10 +59,10 @@ func (f *FSM) applyLeaseAcquire(t *tx, c LeaseAcquireCmd) (any, error) {
 func (f *FSM) currentLease(rack, holder string, epoch uint64) (*rackRec, error) {
 	r := f.s.Racks[rack]
 	if r == nil || r.Lease == nil {
-		return nil, newErr(api.CodeStaleEpoch, "rack %s has no lease now (epoch %d ended); acquire it again", rack, epoch)
+		return nil, newErr(wire.CodeStaleEpoch, "rack %s has no lease now (epoch %d ended); acquire it again", rack, epoch)
 	}
 	if r.Lease.Epoch != epoch || r.Lease.Holder != holder {
-		return nil, newErr(api.CodeStaleEpoch, "epoch %d of %s is not current: rack %s is held by %s under epoch %d",
+		return nil, newErr(wire.CodeStaleEpoch, "epoch %d of %s is not current: rack %s is held by %s under epoch %d",
 			epoch, holder, rack, r.Lease.Holder, r.Lease.Epoch)
 	}
 	return r, nil

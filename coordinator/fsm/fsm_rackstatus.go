@@ -3,7 +3,7 @@ package fsm
 import (
 	"errors"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // applyRackStatus applies a rack report: the epoch is checked once for the
@@ -14,7 +14,7 @@ func (f *FSM) applyRackStatus(t *tx, c RackStatusCmd) (any, error) {
 	if err := f.checkEpoch(c.Rack, c.Epoch); err != nil {
 		return nil, err
 	}
-	out := api.RackStatusResult{Index: t.index, Hosts: make([]api.RackHostResult, len(c.Hosts))}
+	out := wire.RackStatusResult{Index: t.index, Hosts: make([]wire.RackHostResult, len(c.Hosts))}
 	for i := range c.Hosts {
 		h := &c.Hosts[i]
 		res := &out.Hosts[i]
@@ -38,17 +38,17 @@ func (f *FSM) applyRackStatus(t *tx, c RackStatusCmd) (any, error) {
 func (f *FSM) checkEpoch(rack string, epoch uint64) error {
 	r := f.s.Racks[rack]
 	if r == nil || r.Lease == nil {
-		return newErr(api.CodeStaleEpoch, "epoch %d is stale: rack %s has no lease now; acquire it again", epoch, rack)
+		return newErr(wire.CodeStaleEpoch, "epoch %d is stale: rack %s has no lease now; acquire it again", epoch, rack)
 	}
 	if r.Lease.Epoch != epoch {
-		return newErr(api.CodeStaleEpoch, "epoch %d is stale: rack %s is held by %s under epoch %d", epoch, rack, r.Lease.Holder, r.Lease.Epoch)
+		return newErr(wire.CodeStaleEpoch, "epoch %d is stale: rack %s is held by %s under epoch %d", epoch, rack, r.Lease.Holder, r.Lease.Epoch)
 	}
 	return nil
 }
 
 // applyFull is one host's full status write, exactly as StatusCmd.
-func (f *FSM) applyFull(t *tx, c RackStatusCmd, h *api.RackHostReport) (uint64, bool, error) {
-	rep := api.StatusReport{Epoch: c.Epoch, Acks: h.Acks, Events: h.Events, Remove: h.Remove}
+func (f *FSM) applyFull(t *tx, c RackStatusCmd, h *wire.RackHostReport) (uint64, bool, error) {
+	rep := wire.StatusReport{Epoch: c.Epoch, Acks: h.Acks, Events: h.Events, Remove: h.Remove}
 	if h.Status != nil {
 		rep.Status = *h.Status
 	}
@@ -67,7 +67,7 @@ func (f *FSM) applyFull(t *tx, c RackStatusCmd, h *api.RackHostReport) (uint64, 
 // write (modifiedIndex equals the touch's base). A touch does not move
 // the host's modifiedIndex nor the rack's index: watchers are not woken
 // for it, and the next touch keeps the same base.
-func (f *FSM) applyTouch(t *tx, c RackStatusCmd, h *api.RackHostReport) (uint64, error) {
+func (f *FSM) applyTouch(t *tx, c RackStatusCmd, h *wire.RackHostReport) (uint64, error) {
 	old := f.s.Hosts[h.Name]
 	if err := touchable(old, c.Rack, h); err != nil {
 		return 0, err
@@ -83,12 +83,12 @@ func (f *FSM) applyTouch(t *tx, c RackStatusCmd, h *api.RackHostReport) (uint64,
 
 // touchable refuses a touch of old (nil: no such host) by the agent of
 // rack unless old is in rack and unchanged since the touch's base.
-func touchable(old *hostRec, rack string, h *api.RackHostReport) error {
+func touchable(old *hostRec, rack string, h *wire.RackHostReport) error {
 	switch {
 	case old == nil:
 		return notFound("host %s does not exist", h.Name)
 	case old.Rack != rack:
-		return newErr(api.CodeForbidden, "host %s is in rack %s, not %s: an agent reports only hosts of its own rack", h.Name, old.Rack, rack)
+		return newErr(wire.CodeForbidden, "host %s is in rack %s, not %s: an agent reports only hosts of its own rack", h.Name, old.Rack, rack)
 	case old.Status == nil || old.ModifiedIndex != h.Touch:
 		return conflict("host %s changed since index %d (it is at %d now): send its full status instead of a touch", h.Name, h.Touch, old.ModifiedIndex)
 	}
@@ -96,10 +96,10 @@ func touchable(old *hostRec, rack string, h *api.RackHostReport) error {
 }
 
 // ErrorDetail is the wire form of a refusal of one host.
-func ErrorDetail(err error) *api.ErrorDetail {
+func ErrorDetail(err error) *wire.ErrorDetail {
 	var e *Error
 	if errors.As(err, &e) {
-		return &api.ErrorDetail{Code: e.Code, Message: e.Message, Field: e.Field}
+		return &wire.ErrorDetail{Code: e.Code, Message: e.Message, Field: e.Field}
 	}
-	return &api.ErrorDetail{Code: api.CodeInternal, Message: err.Error()}
+	return &wire.ErrorDetail{Code: wire.CodeInternal, Message: err.Error()}
 }

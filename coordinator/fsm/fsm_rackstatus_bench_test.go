@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // BenchmarkRackRefresh is the coordinator's cost of refreshing the
@@ -24,13 +24,13 @@ func BenchmarkRackRefresh(b *testing.B) {
 		for i := 0; i < hosts; i++ {
 			apply(PutHostCmd{Host: host(fmt.Sprintf("h%04d", i), "r1")})
 		}
-		ep := apply(LeaseAcquireCmd{Rack: "r1", Holder: "a", TTL: time.Minute, Time: t0}).(api.Lease).Epoch
+		ep := apply(LeaseAcquireCmd{Rack: "r1", Holder: "a", TTL: time.Minute, Time: t0}).(wire.Lease).Epoch
 		rep := RackStatusCmd{Rack: "r1", Epoch: ep, Time: t0}
 		for i := 0; i < hosts; i++ {
 			s := st
-			rep.Hosts = append(rep.Hosts, api.RackHostReport{Name: fmt.Sprintf("h%04d", i), Status: &s})
+			rep.Hosts = append(rep.Hosts, wire.RackHostReport{Name: fmt.Sprintf("h%04d", i), Status: &s})
 		}
-		res := apply(rep).(api.RackStatusResult)
+		res := apply(rep).(wire.RackStatusResult)
 		return f, ep, res.Hosts[0].ModifiedIndex
 	}
 	run := func(b *testing.B, entries func(ep, base uint64) [][]byte) {
@@ -57,7 +57,7 @@ func BenchmarkRackRefresh(b *testing.B) {
 		run(b, func(ep, _ uint64) [][]byte {
 			var parts [][]byte
 			for i := 0; i < hosts; i++ {
-				d, _ := Encode(StatusCmd{Rack: "r1", Name: fmt.Sprintf("h%04d", i), Time: t0, Report: api.StatusReport{Epoch: ep, Status: st}})
+				d, _ := Encode(StatusCmd{Rack: "r1", Name: fmt.Sprintf("h%04d", i), Time: t0, Report: wire.StatusReport{Epoch: ep, Status: st}})
 				parts = append(parts, d)
 			}
 			var out [][]byte
@@ -72,7 +72,7 @@ func BenchmarkRackRefresh(b *testing.B) {
 			rep := RackStatusCmd{Rack: "r1", Epoch: ep, Time: t0}
 			for i := 0; i < hosts; i++ {
 				s := st
-				rep.Hosts = append(rep.Hosts, api.RackHostReport{Name: fmt.Sprintf("h%04d", i), Status: &s})
+				rep.Hosts = append(rep.Hosts, wire.RackHostReport{Name: fmt.Sprintf("h%04d", i), Status: &s})
 			}
 			d, _ := Encode(rep)
 			return [][]byte{d}
@@ -82,7 +82,7 @@ func BenchmarkRackRefresh(b *testing.B) {
 		run(b, func(ep, base uint64) [][]byte {
 			rep := RackStatusCmd{Rack: "r1", Epoch: ep, Time: t0}
 			for i := 0; i < hosts; i++ {
-				rep.Hosts = append(rep.Hosts, api.RackHostReport{Name: fmt.Sprintf("h%04d", i), Touch: base})
+				rep.Hosts = append(rep.Hosts, wire.RackHostReport{Name: fmt.Sprintf("h%04d", i), Touch: base})
 			}
 			d, _ := Encode(rep)
 			return [][]byte{d}

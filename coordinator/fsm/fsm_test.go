@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
@@ -52,8 +52,8 @@ func (h *fsmT) refused(c Command, code string) *Error {
 	return e
 }
 
-func host(name, rack string) api.Host {
-	return api.Host{Name: name, Rack: rack, BMC: api.BMC{Address: "redfish+http://127.0.0.1:9001/redfish/v1/Systems/1", Credentials: "c1"}, Online: true}
+func host(name, rack string) wire.Host {
+	return wire.Host{Name: name, Rack: rack, BMC: wire.BMC{Address: "redfish+http://127.0.0.1:9001/redfish/v1/Systems/1", Credentials: "c1"}, Online: true}
 }
 
 func TestPutHostCreateUpdateAndRackChange(t *testing.T) {
@@ -70,13 +70,13 @@ func TestPutHostCreateUpdateAndRackChange(t *testing.T) {
 	up := host("h1", "r1")
 	up.Consumer = "job-7"
 	// Status/intents/indexes in the body are ignored.
-	up.Status = &api.HostStatus{ProvisioningState: "provisioned"}
+	up.Status = &wire.HostStatus{ProvisioningState: "provisioned"}
 	up.CreatedIndex = 99
 	r = h.ok(PutHostCmd{Host: up, Time: t0}).(PutHostResult)
 	if r.Created || r.Host.Consumer != "job-7" || r.Host.SpecIndex != 3 || r.Host.CreatedIndex != 1 || r.Host.Status != nil {
 		t.Fatalf("update: %+v", r.Host)
 	}
-	e := h.refused(PutHostCmd{Host: host("h1", "r2"), Time: t0}, api.CodeConflict)
+	e := h.refused(PutHostCmd{Host: host("h1", "r2"), Time: t0}, wire.CodeConflict)
 	if e.Field != "rack" || !strings.Contains(e.Message, "delete it") {
 		t.Fatalf("rack change refusal: %+v", e)
 	}
@@ -91,15 +91,15 @@ func TestDeleteHostWithoutAndWithStatus(t *testing.T) {
 	if _, ok := h.f.Host("h1"); ok {
 		t.Fatal("still there")
 	}
-	h.refused(DeleteHostCmd{Name: "h1"}, api.CodeNotFound)
+	h.refused(DeleteHostCmd{Name: "h1"}, wire.CodeNotFound)
 
 	h.ok(PutHostCmd{Host: host("h2", "r1")})
-	l := h.ok(LeaseAcquireCmd{Rack: "r1", Holder: "a", TTL: 10 * time.Second, Time: t0}).(api.Lease)
-	h.ok(StatusCmd{Rack: "r1", Name: "h2", Report: api.StatusReport{Epoch: l.Epoch, Status: api.HostStatus{ProvisioningState: "available"}}, Time: t0})
+	l := h.ok(LeaseAcquireCmd{Rack: "r1", Holder: "a", TTL: 10 * time.Second, Time: t0}).(wire.Lease)
+	h.ok(StatusCmd{Rack: "r1", Name: "h2", Report: wire.StatusReport{Epoch: l.Epoch, Status: wire.HostStatus{ProvisioningState: "available"}}, Time: t0})
 	if r := h.ok(DeleteHostCmd{Name: "h2"}).(DeleteHostResult); r.Deleted || !r.Host.DeletionRequested {
 		t.Fatalf("host with status: want deletion requested, got %+v", r)
 	}
-	h.ok(StatusCmd{Rack: "r1", Name: "h2", Report: api.StatusReport{Epoch: l.Epoch, Remove: true}, Time: t0})
+	h.ok(StatusCmd{Rack: "r1", Name: "h2", Report: wire.StatusReport{Epoch: l.Epoch, Remove: true}, Time: t0})
 	if _, ok := h.f.Host("h2"); ok {
 		t.Fatal("Remove did not delete the record")
 	}
@@ -108,67 +108,67 @@ func TestDeleteHostWithoutAndWithStatus(t *testing.T) {
 func TestIntentsAndAcks(t *testing.T) {
 	h := newFSMT(t)
 	h.ok(PutHostCmd{Host: host("h1", "r1")})
-	in := h.ok(PutIntentCmd{Name: "h1", Kind: api.IntentDetach, Intent: api.Intent{Reason: "move", Actor: "op", Acknowledged: true}}).(api.Intent)
+	in := h.ok(PutIntentCmd{Name: "h1", Kind: wire.IntentDetach, Intent: wire.Intent{Reason: "move", Actor: "op", Acknowledged: true}}).(wire.Intent)
 	if in.CreatedIndex != 2 || in.Acknowledged || in.Actor != "op" {
 		t.Fatalf("intent: %+v", in)
 	}
-	h.ok(PutIntentCmd{Name: "h1", Kind: api.IntentResume, Intent: api.Intent{}})
-	h.ok(PutIntentCmd{Name: "h1", Kind: api.IntentDrain, Intent: api.Intent{Mode: api.DrainMaintenance}})
-	l := h.ok(LeaseAcquireCmd{Rack: "r1", Holder: "a", TTL: 10 * time.Second}).(api.Lease)
+	h.ok(PutIntentCmd{Name: "h1", Kind: wire.IntentResume, Intent: wire.Intent{}})
+	h.ok(PutIntentCmd{Name: "h1", Kind: wire.IntentDrain, Intent: wire.Intent{Mode: wire.DrainMaintenance}})
+	l := h.ok(LeaseAcquireCmd{Rack: "r1", Holder: "a", TTL: 10 * time.Second}).(wire.Lease)
 	// An ack for an older createdIndex confirms nothing.
-	h.ok(StatusCmd{Rack: "r1", Name: "h1", Report: api.StatusReport{Epoch: l.Epoch, Acks: []api.IntentAck{{Kind: api.IntentDetach, CreatedIndex: 1}}}})
+	h.ok(StatusCmd{Rack: "r1", Name: "h1", Report: wire.StatusReport{Epoch: l.Epoch, Acks: []wire.IntentAck{{Kind: wire.IntentDetach, CreatedIndex: 1}}}})
 	got, _ := h.f.Host("h1")
 	if got.Intents.Detach.Acknowledged {
 		t.Fatal("ack with the wrong createdIndex acknowledged the intent")
 	}
-	h.ok(StatusCmd{Rack: "r1", Name: "h1", Report: api.StatusReport{Epoch: l.Epoch, Acks: []api.IntentAck{
-		{Kind: api.IntentDetach, CreatedIndex: 2}, {Kind: api.IntentResume, CreatedIndex: 3, Drop: true}}}})
+	h.ok(StatusCmd{Rack: "r1", Name: "h1", Report: wire.StatusReport{Epoch: l.Epoch, Acks: []wire.IntentAck{
+		{Kind: wire.IntentDetach, CreatedIndex: 2}, {Kind: wire.IntentResume, CreatedIndex: 3, Drop: true}}}})
 	got, _ = h.f.Host("h1")
 	if !got.Intents.Detach.Acknowledged || got.Intents.Detach.AckEpoch != l.Epoch || got.Intents.Resume != nil {
 		t.Fatalf("acks: %+v", got.Intents)
 	}
 	// Re-posting replaces: new createdIndex, not acknowledged.
-	in2 := h.ok(PutIntentCmd{Name: "h1", Kind: api.IntentDetach, Intent: api.Intent{}}).(api.Intent)
+	in2 := h.ok(PutIntentCmd{Name: "h1", Kind: wire.IntentDetach, Intent: wire.Intent{}}).(wire.Intent)
 	if in2.CreatedIndex <= in.CreatedIndex || in2.Acknowledged {
 		t.Fatalf("repost: %+v", in2)
 	}
-	h.ok(DeleteIntentCmd{Name: "h1", Kind: api.IntentDetach})
+	h.ok(DeleteIntentCmd{Name: "h1", Kind: wire.IntentDetach})
 	got, _ = h.f.Host("h1")
 	if got.Intents.Detach != nil || got.Intents.Drain == nil {
 		t.Fatalf("attach: %+v", got.Intents)
 	}
 	// Restore refused once the removal is past its point of no return.
-	h.ok(StatusCmd{Rack: "r1", Name: "h1", Report: api.StatusReport{Epoch: l.Epoch, Status: api.HostStatus{Extra: map[string]string{"removalCommitted": "true"}}}})
-	e := h.refused(DeleteIntentCmd{Name: "h1", Kind: api.IntentDrain}, api.CodeConflict)
+	h.ok(StatusCmd{Rack: "r1", Name: "h1", Report: wire.StatusReport{Epoch: l.Epoch, Status: wire.HostStatus{Extra: map[string]string{"removalCommitted": "true"}}}})
+	e := h.refused(DeleteIntentCmd{Name: "h1", Kind: wire.IntentDrain}, wire.CodeConflict)
 	if !strings.Contains(e.Message, "point of no return") {
 		t.Fatal(e)
 	}
-	h.refused(PutIntentCmd{Name: "nope", Kind: api.IntentDetach}, api.CodeNotFound)
+	h.refused(PutIntentCmd{Name: "nope", Kind: wire.IntentDetach}, wire.CodeNotFound)
 	// A kind this command does not carry (a hand-made log entry: the API
 	// validates kinds) is an error result, never a panic of the FSM.
-	h.refused(DeleteIntentCmd{Name: "h1", Kind: "reboot"}, api.CodeBadRequest)
-	h.refused(PutIntentCmd{Name: "h1", Kind: "reboot"}, api.CodeBadRequest)
+	h.refused(DeleteIntentCmd{Name: "h1", Kind: "reboot"}, wire.CodeBadRequest)
+	h.refused(PutIntentCmd{Name: "h1", Kind: "reboot"}, wire.CodeBadRequest)
 }
 
 func TestStatusStaleEpochRefusedInFSM(t *testing.T) {
 	h := newFSMT(t)
 	h.ok(PutHostCmd{Host: host("h1", "r1")})
 	h.ok(PutHostCmd{Host: host("h2", "r2")})
-	rep := func(ep uint64) api.StatusReport {
-		return api.StatusReport{Epoch: ep, Status: api.HostStatus{ProvisioningState: "registering"}}
+	rep := func(ep uint64) wire.StatusReport {
+		return wire.StatusReport{Epoch: ep, Status: wire.HostStatus{ProvisioningState: "registering"}}
 	}
-	h.refused(StatusCmd{Rack: "r1", Name: "h1", Report: rep(5)}, api.CodeStaleEpoch) // no lease
-	l1 := h.ok(LeaseAcquireCmd{Rack: "r1", Holder: "a", TTL: 10 * time.Second}).(api.Lease)
-	h.refused(StatusCmd{Rack: "r1", Name: "h1", Report: rep(l1.Epoch - 1)}, api.CodeStaleEpoch)
-	h.refused(StatusCmd{Rack: "r1", Name: "h2", Report: rep(l1.Epoch)}, api.CodeForbidden) // other rack's host
-	got := h.ok(StatusCmd{Rack: "r1", Name: "h1", Report: rep(l1.Epoch), Time: t0}).(api.Host)
+	h.refused(StatusCmd{Rack: "r1", Name: "h1", Report: rep(5)}, wire.CodeStaleEpoch) // no lease
+	l1 := h.ok(LeaseAcquireCmd{Rack: "r1", Holder: "a", TTL: 10 * time.Second}).(wire.Lease)
+	h.refused(StatusCmd{Rack: "r1", Name: "h1", Report: rep(l1.Epoch - 1)}, wire.CodeStaleEpoch)
+	h.refused(StatusCmd{Rack: "r1", Name: "h2", Report: rep(l1.Epoch)}, wire.CodeForbidden) // other rack's host
+	got := h.ok(StatusCmd{Rack: "r1", Name: "h1", Report: rep(l1.Epoch), Time: t0}).(wire.Host)
 	if got.Status.Epoch != l1.Epoch || !got.Status.LastUpdated.Equal(t0) {
 		t.Fatalf("status stamp: %+v", got.Status)
 	}
 	// The lease expires and another agent takes the rack: the old epoch is refused.
 	h.ok(LeaseExpireCmd{Rack: "r1", Epoch: l1.Epoch, RenewIndex: l1.Epoch})
-	l2 := h.ok(LeaseAcquireCmd{Rack: "r1", Holder: "b", TTL: 10 * time.Second}).(api.Lease)
-	e := h.refused(StatusCmd{Rack: "r1", Name: "h1", Report: rep(l1.Epoch)}, api.CodeStaleEpoch)
+	l2 := h.ok(LeaseAcquireCmd{Rack: "r1", Holder: "b", TTL: 10 * time.Second}).(wire.Lease)
+	e := h.refused(StatusCmd{Rack: "r1", Name: "h1", Report: rep(l1.Epoch)}, wire.CodeStaleEpoch)
 	if !strings.Contains(e.Message, "held by b") {
 		t.Fatal(e)
 	}
@@ -177,17 +177,17 @@ func TestStatusStaleEpochRefusedInFSM(t *testing.T) {
 
 func TestLeaseCompareAndSet(t *testing.T) {
 	h := newFSMT(t)
-	l := h.ok(LeaseAcquireCmd{Rack: "r1", Holder: "a", TTL: 5 * time.Second, Time: t0}).(api.Lease)
+	l := h.ok(LeaseAcquireCmd{Rack: "r1", Holder: "a", TTL: 5 * time.Second, Time: t0}).(wire.Lease)
 	if l.Epoch != 1 || l.Holder != "a" || l.TTL.D() != 5*time.Second {
 		t.Fatalf("grant: %+v", l)
 	}
-	e := h.refused(LeaseAcquireCmd{Rack: "r1", Holder: "b", TTL: 5 * time.Second}, api.CodeConflict)
+	e := h.refused(LeaseAcquireCmd{Rack: "r1", Holder: "b", TTL: 5 * time.Second}, wire.CodeConflict)
 	if !strings.Contains(e.Message, "held by a under epoch 1") {
 		t.Fatal(e)
 	}
 	// Renewal by a stale epoch or another holder is refused.
-	h.refused(LeaseRenewCmd{Rack: "r1", Holder: "a", Epoch: 7}, api.CodeStaleEpoch)
-	h.refused(LeaseRenewCmd{Rack: "r1", Holder: "b", Epoch: 1}, api.CodeStaleEpoch)
+	h.refused(LeaseRenewCmd{Rack: "r1", Holder: "a", Epoch: 7}, wire.CodeStaleEpoch)
+	h.refused(LeaseRenewCmd{Rack: "r1", Holder: "b", Epoch: 1}, wire.CodeStaleEpoch)
 	h.ok(LeaseRenewCmd{Rack: "r1", Holder: "a", Epoch: 1}) // index 5
 	// An expiry armed before the renewal is a no-op (compare-and-set).
 	if v := h.ok(LeaseExpireCmd{Rack: "r1", Epoch: 1, RenewIndex: 1}); v != false {
@@ -199,16 +199,16 @@ func TestLeaseCompareAndSet(t *testing.T) {
 	if v := h.ok(LeaseExpireCmd{Rack: "r1", Epoch: 1, RenewIndex: 5, Time: t0.Add(time.Minute)}); v != true {
 		t.Fatal("expiry of the current renewal did not take effect")
 	}
-	l2 := h.ok(LeaseAcquireCmd{Rack: "r1", Holder: "b", TTL: 5 * time.Second, Time: t0}).(api.Lease)
+	l2 := h.ok(LeaseAcquireCmd{Rack: "r1", Holder: "b", TTL: 5 * time.Second, Time: t0}).(wire.Lease)
 	if l2.Epoch != 8 {
 		t.Fatalf("epoch is the granting index: %+v", l2)
 	}
 	// Same holder again: a new epoch.
-	l3 := h.ok(LeaseAcquireCmd{Rack: "r1", Holder: "b", TTL: 5 * time.Second, Time: t0}).(api.Lease)
+	l3 := h.ok(LeaseAcquireCmd{Rack: "r1", Holder: "b", TTL: 5 * time.Second, Time: t0}).(wire.Lease)
 	if l3.Epoch != 9 {
 		t.Fatalf("re-acquire: %+v", l3)
 	}
-	h.refused(LeaseReleaseCmd{Rack: "r1", Holder: "b", Epoch: 8}, api.CodeStaleEpoch)
+	h.refused(LeaseReleaseCmd{Rack: "r1", Holder: "b", Epoch: 8}, wire.CodeStaleEpoch)
 	h.ok(LeaseReleaseCmd{Rack: "r1", Holder: "b", Epoch: 9, Time: t0})
 	hist, _ := h.f.LeaseHistory("r1")
 	if len(hist) != 3 || hist[0].End != EndExpired || hist[1].End != EndReleased || hist[2].End != EndReleased || hist[2].EndedAt == nil {
@@ -219,16 +219,16 @@ func TestLeaseCompareAndSet(t *testing.T) {
 func TestEventsBounded(t *testing.T) {
 	h := newFSMT(t)
 	h.ok(PutHostCmd{Host: host("h1", "r1")})
-	l := h.ok(LeaseAcquireCmd{Rack: "r1", Holder: "a", TTL: 10 * time.Second}).(api.Lease)
+	l := h.ok(LeaseAcquireCmd{Rack: "r1", Holder: "a", TTL: 10 * time.Second}).(wire.Lease)
 	for i := 0; i < 30; i++ {
-		evs := make([]api.Event, 5)
+		evs := make([]wire.Event, 5)
 		for j := range evs {
-			evs[j] = api.Event{Reason: "R", Message: strings.Repeat("x", i)}
+			evs[j] = wire.Event{Reason: "R", Message: strings.Repeat("x", i)}
 		}
-		h.ok(StatusCmd{Rack: "r1", Name: "h1", Report: api.StatusReport{Epoch: l.Epoch, Events: evs}, Time: t0})
+		h.ok(StatusCmd{Rack: "r1", Name: "h1", Report: wire.StatusReport{Epoch: l.Epoch, Events: evs}, Time: t0})
 	}
 	evs, _, _ := h.f.Events("h1")
-	if len(evs) != MaxEvents || evs[len(evs)-1].Index != h.index || evs[0].Type != api.EventNormal || !evs[0].Time.Equal(t0) {
+	if len(evs) != MaxEvents || evs[len(evs)-1].Index != h.index || evs[0].Type != wire.EventNormal || !evs[0].Time.Equal(t0) {
 		t.Fatalf("events: %d, last %+v", len(evs), evs[len(evs)-1])
 	}
 }
@@ -299,16 +299,16 @@ func fullState(t *testing.T) *fsmT {
 	h.ok(PutTokenCmd{Hash: HashToken("agent"), Name: "agent-1", Role: "agent", Rack: "r1"})
 	for _, n := range []string{"h1", "h2", "h3"} {
 		x := host(n, "r1")
-		x.Image = &api.Image{URL: "http://i/u.qcow2", Checksum: "sha256:ab"}
+		x.Image = &wire.Image{URL: "http://i/u.qcow2", Checksum: "sha256:ab"}
 		h.ok(PutHostCmd{Host: x, Time: t0})
 	}
-	l := h.ok(LeaseAcquireCmd{Rack: "r1", Holder: "a", TTL: 10 * time.Second, Time: t0}).(api.Lease)
-	h.ok(PutIntentCmd{Name: "h1", Kind: api.IntentDrain, Intent: api.Intent{Mode: api.DrainRemoval, Reason: "bye"}})
-	h.ok(StatusCmd{Rack: "r1", Name: "h1", Time: t0, Report: api.StatusReport{Epoch: l.Epoch,
-		Status: api.HostStatus{ProvisioningState: "provisioned", OperationalStatus: "ok", HardwareDetails: &api.HardwareDetails{
-			Manufacturer: "Sim", CPUs: []api.CPU{{Model: "x", Cores: 8}}, NICs: []api.NIC{{Name: "eth0", MAC: "52:54:00:00:00:01"}},
-			Disks: []api.Disk{{Name: "sda", SizeBytes: 1 << 40}}, Firmware: []api.Firmware{{Name: "bios", Version: "1"}}}, Extra: map[string]string{"k": "v"}},
-		Events: []api.Event{{Reason: "Provisioned", Message: "done"}}}})
+	l := h.ok(LeaseAcquireCmd{Rack: "r1", Holder: "a", TTL: 10 * time.Second, Time: t0}).(wire.Lease)
+	h.ok(PutIntentCmd{Name: "h1", Kind: wire.IntentDrain, Intent: wire.Intent{Mode: wire.DrainRemoval, Reason: "bye"}})
+	h.ok(StatusCmd{Rack: "r1", Name: "h1", Time: t0, Report: wire.StatusReport{Epoch: l.Epoch,
+		Status: wire.HostStatus{ProvisioningState: "provisioned", OperationalStatus: "ok", HardwareDetails: &wire.HardwareDetails{
+			Manufacturer: "Sim", CPUs: []wire.CPU{{Model: "x", Cores: 8}}, NICs: []wire.NIC{{Name: "eth0", MAC: "52:54:00:00:00:01"}},
+			Disks: []wire.Disk{{Name: "sda", SizeBytes: 1 << 40}}, Firmware: []wire.Firmware{{Name: "bios", Version: "1"}}}, Extra: map[string]string{"k": "v"}},
+		Events: []wire.Event{{Reason: "Provisioned", Message: "done"}}}})
 	h.ok(DeleteHostCmd{Name: "h3"})
 	h.ok(LeaseAcquireCmd{Rack: "r9", Holder: "z", TTL: time.Second, Time: t0})
 	return h
@@ -348,8 +348,8 @@ func TestSnapshotRestoreRoundTrip(t *testing.T) {
 func TestPivotedAndHandBack(t *testing.T) {
 	h := newFSMT(t)
 	h.ok(PutHostCmd{Host: host("h1", "r1")})
-	h.ok(PutIntentCmd{Name: "h1", Kind: api.IntentDetach, Intent: api.Intent{Reason: "pivot to b"}})
-	got := h.ok(SetPivotedCmd{Name: "h1", To: "b"}).(api.Host)
+	h.ok(PutIntentCmd{Name: "h1", Kind: wire.IntentDetach, Intent: wire.Intent{Reason: "pivot to b"}})
+	got := h.ok(SetPivotedCmd{Name: "h1", To: "b"}).(wire.Host)
 	if got.PivotedTo != "b" {
 		t.Fatalf("pivoted: %+v", got)
 	}
@@ -361,15 +361,15 @@ func TestPivotedAndHandBack(t *testing.T) {
 	}
 	// Handed back from b with a confirmed handoff: re-attached here.
 	back := host("h1", "r1")
-	back.Handoff = &api.Handoff{SourceTier: "b", SourceClusterID: "cb", DetachIndex: 9, Confirmed: true}
+	back.Handoff = &wire.Handoff{SourceTier: "b", SourceClusterID: "cb", DetachIndex: 9, Confirmed: true}
 	r := h.ok(PutHostCmd{Host: back}).(PutHostResult)
 	if r.Host.PivotedTo != "" || r.Host.Intents != nil {
 		t.Fatalf("hand back: %+v", r.Host)
 	}
 	// A new host arriving by a confirmed handoff keeps the carried status.
 	in := host("h2", "r1")
-	in.Handoff = &api.Handoff{SourceTier: "b", SourceClusterID: "cb", DetachIndex: 3, Confirmed: true}
-	in.Status = &api.HostStatus{ProvisioningState: api.StateProvisioned, ErrorMessage: "dropped", HardwareDetails: &api.HardwareDetails{Model: "m"}}
+	in.Handoff = &wire.Handoff{SourceTier: "b", SourceClusterID: "cb", DetachIndex: 3, Confirmed: true}
+	in.Status = &wire.HostStatus{ProvisioningState: wire.StateProvisioned, ErrorMessage: "dropped", HardwareDetails: &wire.HardwareDetails{Model: "m"}}
 	r = h.ok(PutHostCmd{Host: in, Time: t0}).(PutHostResult)
 	if r.Host.Status == nil || r.Host.Status.HardwareDetails.Model != "m" || r.Host.Status.ErrorMessage != "" || !r.Host.Status.LastUpdated.Equal(t0) {
 		t.Fatalf("carried status: %+v", r.Host.Status)
@@ -378,7 +378,7 @@ func TestPivotedAndHandBack(t *testing.T) {
 	if d := h.ok(SetPivotedCmd{Name: "h1", To: "b", DeleteSource: true}).(DeleteHostResult); !d.Deleted {
 		t.Fatal("deleteSource did not delete")
 	}
-	h.refused(SetPivotedCmd{Name: "nope", To: "b"}, api.CodeNotFound)
+	h.refused(SetPivotedCmd{Name: "nope", To: "b"}, wire.CodeNotFound)
 }
 
 func TestMiscCommands(t *testing.T) {
@@ -389,10 +389,10 @@ func TestMiscCommands(t *testing.T) {
 	if v := h.ok(InitCmd{ClusterID: "c2"}); v != false || h.f.ClusterID() != "c1" {
 		t.Fatal("second init changed the cluster ID")
 	}
-	if ti, ok := h.f.Token(HashToken("a")); !ok || ti.Role != api.RoleAdmin {
+	if ti, ok := h.f.Token(HashToken("a")); !ok || ti.Role != wire.RoleAdmin {
 		t.Fatalf("admin token: %+v", ti)
 	}
-	h.ok(PutTokenCmd{Hash: HashToken("g"), Name: "agent-x", Role: api.RoleAgent, Rack: "r1"})
+	h.ok(PutTokenCmd{Hash: HashToken("g"), Name: "agent-x", Role: wire.RoleAgent, Rack: "r1"})
 	if ti, _ := h.f.Token(HashToken("g")); ti.Rack != "r1" || ti.Name != "agent-x" {
 		t.Fatalf("agent token: %+v", ti)
 	}

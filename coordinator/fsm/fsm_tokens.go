@@ -6,7 +6,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // HashToken is how tokens are stored: SHA-256, hex.
@@ -51,10 +51,10 @@ func (f *FSM) applyRevokeToken(t *tx, c RevokeTokenCmd) (any, error) {
 		return nil, notFound("token %s does not exist (already revoked?); 'rackfencectl token list' shows the ids", c.ID)
 	}
 	info := f.s.Tokens[hash]
-	if info.Role == api.RoleAdmin && !info.Expired(c.Time) {
+	if info.Role == wire.RoleAdmin && !info.Expired(c.Time) {
 		others := 0
 		for h, o := range f.s.Tokens {
-			if h != hash && o.Role == api.RoleAdmin && !o.Expired(c.Time) {
+			if h != hash && o.Role == wire.RoleAdmin && !o.Expired(c.Time) {
 				others++
 			}
 		}

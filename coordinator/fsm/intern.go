@@ -3,7 +3,7 @@ package fsm
 import (
 	"unique"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // Hardware details repeat across a fleet (the same CPU model, NIC names,
@@ -19,7 +19,7 @@ func in(s string) string {
 
 // internStatus returns a copy of st with repeated strings interned and
 // every slice and map owned by the copy.
-func internStatus(st api.HostStatus) api.HostStatus {
+func internStatus(st wire.HostStatus) wire.HostStatus {
 	st.ProvisioningState = in(st.ProvisioningState)
 	st.OperationalStatus = in(st.OperationalStatus)
 	st.ErrorType = in(st.ErrorType)
@@ -38,31 +38,31 @@ func internStatus(st api.HostStatus) api.HostStatus {
 		c := *hw
 		c.Manufacturer, c.Model, c.BIOSVersion = in(c.Manufacturer), in(c.Model), in(c.BIOSVersion)
 		if len(c.CPUs) > 0 {
-			c.CPUs = append([]api.CPU(nil), c.CPUs...)
+			c.CPUs = append([]wire.CPU(nil), c.CPUs...)
 			for i := range c.CPUs {
 				c.CPUs[i].Model = in(c.CPUs[i].Model)
 			}
 		}
 		if len(c.NICs) > 0 {
-			c.NICs = append([]api.NIC(nil), c.NICs...)
+			c.NICs = append([]wire.NIC(nil), c.NICs...)
 			for i := range c.NICs {
 				c.NICs[i].Name = in(c.NICs[i].Name)
 			}
 		}
 		if len(c.Disks) > 0 {
-			c.Disks = append([]api.Disk(nil), c.Disks...)
+			c.Disks = append([]wire.Disk(nil), c.Disks...)
 			for i := range c.Disks {
 				c.Disks[i].Name, c.Disks[i].Model, c.Disks[i].Type = in(c.Disks[i].Name), in(c.Disks[i].Model), in(c.Disks[i].Type)
 			}
 		}
 		if len(c.Firmware) > 0 {
-			c.Firmware = append([]api.Firmware(nil), c.Firmware...)
+			c.Firmware = append([]wire.Firmware(nil), c.Firmware...)
 			for i := range c.Firmware {
 				c.Firmware[i].Name, c.Firmware[i].Version = in(c.Firmware[i].Name), in(c.Firmware[i].Version)
 			}
 		}
 		if len(c.Accelerators) > 0 {
-			c.Accelerators = append([]api.Accelerator(nil), c.Accelerators...)
+			c.Accelerators = append([]wire.Accelerator(nil), c.Accelerators...)
 			for i := range c.Accelerators {
 				a := &c.Accelerators[i]
 				a.Name, a.Type, a.Model = in(a.Name), in(a.Type), in(a.Model)

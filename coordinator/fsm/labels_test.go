@@ -9,7 +9,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 func TestLabelsStoredAndSelected(t *testing.T) {
@@ -26,7 +26,7 @@ func TestLabelsStoredAndSelected(t *testing.T) {
 	h.ok(PutHostCmd{Host: host("h3", "r2"), Time: t0})
 
 	names := func(sel string, rack string) []string {
-		s, err := api.ParseSelector(sel)
+		s, err := wire.ParseSelector(sel)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +97,7 @@ func TestOldPutHostEntryDecodes(t *testing.T) {
 	if got.Labels != nil {
 		t.Fatalf("labels from nowhere: %v", got.Labels)
 	}
-	sel, _ := api.ParseSelector("!role")
+	sel, _ := wire.ParseSelector("!role")
 	if hs, _ := h.f.HostsSelected("", "", sel); len(hs) != 1 {
 		t.Fatalf("old host not selected by !role: %v", hs)
 	}
@@ -109,19 +109,19 @@ func TestOldPutHostEntryDecodes(t *testing.T) {
 func TestOldSnapshotChunkDecodes(t *testing.T) {
 	type oldHost struct { // api.Host as it was, in part: gob ignores the rest
 		Name, Rack string
-		BMC        api.BMC
+		BMC        wire.BMC
 		Online     bool
-		Status     *api.HostStatus
+		Status     *wire.HostStatus
 	}
 	type oldRec struct {
 		Host   oldHost
-		Events []api.Event
+		Events []wire.Event
 	}
 	var chunk bytes.Buffer
 	enc := gob.NewEncoder(&chunk)
 	for _, n := range []string{"h1", "h2"} {
 		if err := enc.Encode(&oldRec{Host: oldHost{Name: n, Rack: "r1", Online: true,
-			Status: &api.HostStatus{ProvisioningState: api.StateAvailable}}}); err != nil {
+			Status: &wire.HostStatus{ProvisioningState: wire.StateAvailable}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -133,7 +133,7 @@ func TestOldSnapshotChunkDecodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, h := range hosts {
-		if h.Rack != "r1" || h.Labels != nil || h.Status == nil || h.Status.ProvisioningState != api.StateAvailable {
+		if h.Rack != "r1" || h.Labels != nil || h.Status == nil || h.Status.ProvisioningState != wire.StateAvailable {
 			t.Fatalf("old record decoded as %+v", h.Host)
 		}
 	}
@@ -171,7 +171,7 @@ func BenchmarkHostsSelected(b *testing.B) {
 		f.Apply(h.index, b2)
 	}
 	for _, s := range []string{"", "role=compute", "role=compute,zone in (a,b)", "role notin (spare,gpu),!maint"} {
-		sel, err := api.ParseSelector(s)
+		sel, err := wire.ParseSelector(s)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -48,9 +48,9 @@ var wiring = []string{
 // calls none of what makes them impure. A package that no longer needs
 // its entry fails the test, so the list only shrinks.
 var knownImpure = map[string]string{
-	// shared/api validates addresses with net's parsers (no I/O); the FSM
+	// shared/wire validates addresses with net's parsers (no I/O); the FSM
 	// uses its types and error codes.
-	"github.com/rackfence/rackfence/shared/api net": "address parsing in validation",
+	"github.com/rackfence/rackfence/shared/wire net": "address parsing in validation",
 	// shared/seal seals on the leader (a random nonce); the FSM only holds
 	// the sealed bytes (seal.Sealed).
 	"github.com/rackfence/rackfence/shared/seal crypto/rand": "nonces, drawn by the leader when it seals",

@@ -3,7 +3,7 @@ package fsm
 import (
 	"sort"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // Reads answer from this node's FSM as it is now. The store makes them
@@ -33,12 +33,12 @@ func (f *FSM) MemberHTTP(id string) string {
 }
 
 // Host returns one host.
-func (f *FSM) Host(name string) (api.Host, bool) {
+func (f *FSM) Host(name string) (wire.Host, bool) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	h := f.s.Hosts[name]
 	if h == nil {
-		return api.Host{}, false
+		return wire.Host{}, false
 	}
 	return h.Host, true
 }
@@ -46,24 +46,24 @@ func (f *FSM) Host(name string) (api.Host, bool) {
 // Hosts lists hosts sorted by name, filtered by rack and provisioning state
 // when not empty (state "none" = no status yet); it returns the applied
 // index the answer reflects.
-func (f *FSM) Hosts(rack, pstate string) ([]api.Host, uint64) {
+func (f *FSM) Hosts(rack, pstate string) ([]wire.Host, uint64) {
 	return f.HostsSelected(rack, pstate, nil)
 }
 
 // HostsSelected is Hosts narrowed to the hosts whose labels match sel (nil
 // matches every host).
-func (f *FSM) HostsSelected(rack, pstate string, sel api.Selector) ([]api.Host, uint64) {
+func (f *FSM) HostsSelected(rack, pstate string, sel wire.Selector) ([]wire.Host, uint64) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	src := f.s.Hosts
 	if rack != "" {
 		r := f.s.Racks[rack]
 		if r == nil {
-			return []api.Host{}, f.applied.Load()
+			return []wire.Host{}, f.applied.Load()
 		}
 		src = r.Hosts
 	}
-	out := make([]api.Host, 0, len(src))
+	out := make([]wire.Host, 0, len(src))
 	for _, h := range src {
 		if pstate != "" {
 			ps := "none"
@@ -84,14 +84,14 @@ func (f *FSM) HostsSelected(rack, pstate string, sel api.Selector) ([]api.Host, 
 }
 
 // Events returns a host's events, newest last.
-func (f *FSM) Events(name string) ([]api.Event, uint64, bool) {
+func (f *FSM) Events(name string) ([]wire.Event, uint64, bool) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	h := f.s.Hosts[name]
 	if h == nil {
 		return nil, 0, false
 	}
-	return append([]api.Event{}, h.Events...), f.applied.Load(), true
+	return append([]wire.Event{}, h.Events...), f.applied.Load(), true
 }
 
 // RackUsesCredentials reports whether a host of rack names the credentials
@@ -121,7 +121,7 @@ func (f *FSM) Token(hash string) (TokenInfo, bool) {
 }
 
 // Lease returns a rack's current lease (nil when free).
-func (f *FSM) Lease(rack string) *api.Lease {
+func (f *FSM) Lease(rack string) *wire.Lease {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	if r := f.s.Racks[rack]; r != nil {
@@ -145,10 +145,10 @@ func (f *FSM) Leases() map[string]LeaseRec {
 }
 
 // LeaseHistory returns a rack's lease records, newest last.
-func (f *FSM) LeaseHistory(rack string) ([]api.LeaseRecord, uint64) {
+func (f *FSM) LeaseHistory(rack string) ([]wire.LeaseRecord, uint64) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	out := []api.LeaseRecord{}
+	out := []wire.LeaseRecord{}
 	if r := f.s.Racks[rack]; r != nil {
 		out = append(out, r.History...)
 	}
@@ -156,17 +156,17 @@ func (f *FSM) LeaseHistory(rack string) ([]api.LeaseRecord, uint64) {
 }
 
 // Racks lists every rack that has hosts or a lease, sorted by name.
-func (f *FSM) Racks() ([]api.Rack, uint64) {
+func (f *FSM) Racks() ([]wire.Rack, uint64) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	out := []api.Rack{}
+	out := []wire.Rack{}
 	for name, r := range f.s.Racks {
 		if len(r.Hosts) == 0 && r.Lease == nil {
 			continue
 		}
-		e := api.Rack{Name: name, Hosts: len(r.Hosts)}
+		e := wire.Rack{Name: name, Hosts: len(r.Hosts)}
 		if r.Lease != nil {
-			e.Holder, e.Epoch, e.TTL = r.Lease.Holder, r.Lease.Epoch, api.Duration(r.Lease.TTL)
+			e.Holder, e.Epoch, e.TTL = r.Lease.Holder, r.Lease.Epoch, wire.Duration(r.Lease.TTL)
 		}
 		out = append(out, e)
 	}

@@ -1,6 +1,6 @@
 package fsm
 
-import "github.com/rackfence/rackfence/shared/api"
+import "github.com/rackfence/rackfence/shared/wire"
 
 // Reads for the leader's split of a rack report into per-host commands
 // while a voter does not apply CmdRackStatus (coordinator/store_rackstatus.go).
@@ -15,9 +15,9 @@ func (f *FSM) EpochIs(rack string, epoch uint64) error {
 // StatusCmdOf is the per-host command for h: a full write as is, a touch
 // as a full write of the status the FSM holds (refused here as the FSM
 // would refuse the touch).
-func (f *FSM) StatusCmdOf(c RackStatusCmd, h *api.RackHostReport) (StatusCmd, error) {
+func (f *FSM) StatusCmdOf(c RackStatusCmd, h *wire.RackHostReport) (StatusCmd, error) {
 	cmd := StatusCmd{Rack: c.Rack, Name: h.Name, Time: c.Time,
-		Report: api.StatusReport{Epoch: c.Epoch, Acks: h.Acks, Events: h.Events, Remove: h.Remove}}
+		Report: wire.StatusReport{Epoch: c.Epoch, Acks: h.Acks, Events: h.Events, Remove: h.Remove}}
 	if !h.IsTouch() {
 		if h.Status != nil {
 			cmd.Report.Status = *h.Status

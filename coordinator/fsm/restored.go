@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // EndRestored ends, in the lease history, every lease a backup held:
@@ -32,7 +32,7 @@ func (f *FSM) Restored(index uint64, at time.Time) (int, error) {
 			continue
 		}
 		ep := r.Lease.Epoch
-		hist := append([]api.LeaseRecord(nil), r.History...)
+		hist := append([]wire.LeaseRecord(nil), r.History...)
 		for i := len(hist) - 1; i >= 0; i-- {
 			if hist[i].Epoch == ep {
 				at := at

@@ -8,7 +8,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // The metal3 spec fields are spec: each change moves specIndex, the stored
@@ -17,21 +17,23 @@ import (
 func TestSpecFieldsAreSpec(t *testing.T) {
 	h := newFSMT(t)
 	a := host("h1", "r1")
-	a.Image = &api.Image{URL: "http://i/x.iso"}
+	a.Image = &wire.Image{URL: "http://i/x.iso"}
 	h.ok(PutHostCmd{Host: a, Time: t0})
 	yes := true
 	for _, change := range []func(){
-		func() { a.Image = &api.Image{URL: "http://i/x.iso", Format: api.FormatLiveISO} },
-		func() { a.Image = &api.Image{URL: "http://i/x.iso", Format: api.FormatLiveISO, ChecksumType: "sha256"} },
-		func() { a.BootMode = api.BootModeLegacy },
-		func() { a.AutomatedCleaningMode = api.CleaningDisabled },
-		func() { a.RootDeviceHints = &api.RootDeviceHints{DeviceName: "/dev/sda"} },
-		func() { a.RootDeviceHints = &api.RootDeviceHints{DeviceName: "/dev/sda", Rotational: &yes} },
-		func() { a.UserData = &api.SecretReference{Name: "ud"} },
-		func() { a.NetworkData = &api.SecretReference{Name: "nd"} },
-		func() { a.MetaData = &api.SecretReference{Name: "md"} },
-		func() { a.PreprovisioningNetworkData = &api.SecretReference{Name: "pnd"} },
-		func() { a.UserData = &api.SecretReference{Name: "ud2"} },
+		func() { a.Image = &wire.Image{URL: "http://i/x.iso", Format: wire.FormatLiveISO} },
+		func() {
+			a.Image = &wire.Image{URL: "http://i/x.iso", Format: wire.FormatLiveISO, ChecksumType: "sha256"}
+		},
+		func() { a.BootMode = wire.BootModeLegacy },
+		func() { a.AutomatedCleaningMode = wire.CleaningDisabled },
+		func() { a.RootDeviceHints = &wire.RootDeviceHints{DeviceName: "/dev/sda"} },
+		func() { a.RootDeviceHints = &wire.RootDeviceHints{DeviceName: "/dev/sda", Rotational: &yes} },
+		func() { a.UserData = &wire.SecretReference{Name: "ud"} },
+		func() { a.NetworkData = &wire.SecretReference{Name: "nd"} },
+		func() { a.MetaData = &wire.SecretReference{Name: "md"} },
+		func() { a.PreprovisioningNetworkData = &wire.SecretReference{Name: "pnd"} },
+		func() { a.UserData = &wire.SecretReference{Name: "ud2"} },
 	} {
 		change()
 		r := h.ok(PutHostCmd{Host: a, Time: t0}).(PutHostResult)

@@ -3,8 +3,8 @@ package fsm
 import (
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/seal"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // Bounds of the FSM's per-key histories.
@@ -22,8 +22,8 @@ const (
 // stored: every change stores a new record (copy-on-write), so snapshots
 // and readers can hold a pointer without locks.
 type hostRec struct {
-	api.Host
-	Events []api.Event `json:"events,omitempty"`
+	wire.Host
+	Events []wire.Event `json:"events,omitempty"`
 }
 
 // LeaseRec is a rack's current lease.
@@ -35,11 +35,11 @@ type LeaseRec struct {
 	GrantedAt  time.Time     `json:"grantedAt"`
 }
 
-func (l *LeaseRec) wire(rack string) *api.Lease {
+func (l *LeaseRec) wire(rack string) *wire.Lease {
 	if l == nil {
 		return nil
 	}
-	return &api.Lease{Rack: rack, Holder: l.Holder, Epoch: l.Epoch, TTL: api.Duration(l.TTL)}
+	return &wire.Lease{Rack: rack, Holder: l.Holder, Epoch: l.Epoch, TTL: wire.Duration(l.TTL)}
 }
 
 // credRec is one stored BMC credential. New records carry only the sealed
@@ -89,7 +89,7 @@ type rackRec struct {
 	Hosts map[string]*hostRec `json:"-"`
 	Lease *LeaseRec           `json:"lease,omitempty"`
 	// History of leases, oldest first, at most MaxLeaseHistory.
-	History []api.LeaseRecord `json:"history,omitempty"`
+	History []wire.LeaseRecord `json:"history,omitempty"`
 	// Index is the Raft index of the last change of anything in the rack.
 	Index uint64 `json:"index"`
 	// Tombs are deletions, oldest first; TombFloor is the index of the

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // DefaultHashEvery is how often, in log entries, every member hashes its
@@ -22,7 +22,7 @@ const keepHashes = 8
 
 // StateHash is a member's FSM state hash after applying log entry Index:
 // SHA-256 (hex) over the replicated state in a canonical order.
-type StateHash = api.StateHash
+type StateHash = wire.StateHash
 
 // hasher takes the periodic state hashes. The capture at the boundary is
 // cheap (record pointers are copied under the FSM lock; records are

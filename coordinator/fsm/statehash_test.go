@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // TestStateHashAtSameIndexes: two FSMs fed the same log hash at the same
@@ -91,16 +91,16 @@ func BenchmarkStateHash(b *testing.B) {
 
 func benchFSM(n int) *FSM {
 	f := NewFSM()
-	hw := &api.HardwareDetails{Manufacturer: "Acme", Model: "R640", SerialNumber: "SN123", BIOSVersion: "2.1",
-		CPUs: []api.CPU{{Model: "Xeon", Cores: 16, Threads: 32}, {Model: "Xeon", Cores: 16, Threads: 32}}, MemoryMiB: 262144,
-		NICs:  []api.NIC{{Name: "eno1", MAC: "52:54:00:00:00:01", SpeedMbps: 25000}, {Name: "eno2", MAC: "52:54:00:00:00:02", SpeedMbps: 25000}},
-		Disks: []api.Disk{{Name: "sda", Model: "SSD", SizeBytes: 960e9, Type: "SSD"}, {Name: "sdb", Model: "SSD", SizeBytes: 960e9, Type: "SSD"}}}
+	hw := &wire.HardwareDetails{Manufacturer: "Acme", Model: "R640", SerialNumber: "SN123", BIOSVersion: "2.1",
+		CPUs: []wire.CPU{{Model: "Xeon", Cores: 16, Threads: 32}, {Model: "Xeon", Cores: 16, Threads: 32}}, MemoryMiB: 262144,
+		NICs:  []wire.NIC{{Name: "eno1", MAC: "52:54:00:00:00:01", SpeedMbps: 25000}, {Name: "eno2", MAC: "52:54:00:00:00:02", SpeedMbps: 25000}},
+		Disks: []wire.Disk{{Name: "sda", Model: "SSD", SizeBytes: 960e9, Type: "SSD"}, {Name: "sdb", Model: "SSD", SizeBytes: 960e9, Type: "SSD"}}}
 	for i := 0; i < n; i++ {
 		x := host(fmt.Sprintf("h%06d", i), fmt.Sprintf("r%d", i%50))
 		c, _ := Encode(PutHostCmd{Host: x, Time: t0})
 		f.Apply(uint64(i+1), c)
 		h := *f.s.Hosts[x.Name]
-		h.Status = &api.HostStatus{ProvisioningState: api.StateAvailable, OperationalStatus: api.OpOK, PoweredOn: true,
+		h.Status = &wire.HostStatus{ProvisioningState: wire.StateAvailable, OperationalStatus: wire.OpOK, PoweredOn: true,
 			HardwareDetails: hw, LastUpdated: t0, Epoch: 7}
 		f.s.Hosts[x.Name] = &h
 	}

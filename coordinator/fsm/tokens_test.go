@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // applyRaw applies bytes exactly as they sit in a Raft log.
@@ -36,7 +36,7 @@ func TestOldTokenEntriesStillApply(t *testing.T) {
 		t.Fatalf("old put token: %v", r.Err)
 	}
 	admin, ok := h.f.Token(oldAdminHash)
-	if !ok || admin.ID != oldAdminHash[:TokenIDLen] || admin.Role != api.RoleAdmin || !admin.CreatedAt.IsZero() {
+	if !ok || admin.ID != oldAdminHash[:TokenIDLen] || admin.Role != wire.RoleAdmin || !admin.CreatedAt.IsZero() {
 		t.Fatalf("admin token from an old init: %+v", admin)
 	}
 	agent, ok := h.f.TokenByID(oldAgentHash[:TokenIDLen])
@@ -46,7 +46,7 @@ func TestOldTokenEntriesStillApply(t *testing.T) {
 }
 
 func TestPutTokenWritesVersion2AndNewerIsRefused(t *testing.T) {
-	c := PutTokenCmd{Hash: HashToken("x"), Name: "n", Role: api.RoleViewer, CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
+	c := PutTokenCmd{Hash: HashToken("x"), Name: "n", Role: wire.RoleViewer, CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
 	b, err := Encode(c)
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +84,7 @@ func TestTokenLifecycleInFSM(t *testing.T) {
 	if a, _ := h.f.TokenByID(adminID); !a.CreatedAt.Equal(t0) || a.Name != "admin" {
 		t.Fatalf("bootstrap admin: %+v", a)
 	}
-	v := h.ok(PutTokenCmd{Hash: HashToken("ag"), Name: "agent-r1", Role: api.RoleAgent, Rack: "r1", CreatedAt: t0.Add(time.Minute), ExpiresAt: t0.Add(time.Hour)}).(TokenInfo)
+	v := h.ok(PutTokenCmd{Hash: HashToken("ag"), Name: "agent-r1", Role: wire.RoleAgent, Rack: "r1", CreatedAt: t0.Add(time.Minute), ExpiresAt: t0.Add(time.Hour)}).(TokenInfo)
 	agentID := TokenID(HashToken("ag"))
 	if v.ID != agentID || !v.ExpiresAt.Equal(t0.Add(time.Hour)) {
 		t.Fatalf("put answered %+v", v)
@@ -106,21 +106,21 @@ func TestTokenLifecycleInFSM(t *testing.T) {
 	}
 
 	// The last valid admin token cannot be revoked; once another exists it can.
-	e := h.refused(RevokeTokenCmd{ID: adminID, Time: t0}, api.CodeConflict)
+	e := h.refused(RevokeTokenCmd{ID: adminID, Time: t0}, wire.CodeConflict)
 	if !strings.Contains(e.Message, "last valid admin token") {
 		t.Fatal(e.Message)
 	}
 	// An expired admin token does not count as the other one.
-	h.ok(PutTokenCmd{Hash: HashToken("old"), Name: "old", Role: api.RoleAdmin, CreatedAt: t0, ExpiresAt: t0.Add(time.Minute)})
-	h.refused(RevokeTokenCmd{ID: adminID, Time: t0.Add(time.Hour)}, api.CodeConflict)
-	h.ok(PutTokenCmd{Hash: HashToken("admin2"), Name: "admin2", Role: api.RoleAdmin, CreatedAt: t0})
+	h.ok(PutTokenCmd{Hash: HashToken("old"), Name: "old", Role: wire.RoleAdmin, CreatedAt: t0, ExpiresAt: t0.Add(time.Minute)})
+	h.refused(RevokeTokenCmd{ID: adminID, Time: t0.Add(time.Hour)}, wire.CodeConflict)
+	h.ok(PutTokenCmd{Hash: HashToken("admin2"), Name: "admin2", Role: wire.RoleAdmin, CreatedAt: t0})
 	if r := h.ok(RevokeTokenCmd{ID: adminID, Time: t0.Add(time.Hour)}).(TokenInfo); r.ID != adminID {
 		t.Fatalf("revoke answered %+v", r)
 	}
 	if _, ok := h.f.Token(HashToken("admin")); ok {
 		t.Fatal("revoked token still known")
 	}
-	h.refused(RevokeTokenCmd{ID: adminID, Time: t0}, api.CodeNotFound)
+	h.refused(RevokeTokenCmd{ID: adminID, Time: t0}, wire.CodeNotFound)
 	h.ok(RevokeTokenCmd{ID: agentID, Time: t0})
 	// A touch of a revoked token does not bring it back.
 	h.ok(TouchTokensCmd{Used: map[string]time.Time{agentID: t0.Add(time.Hour)}})
@@ -132,7 +132,7 @@ func TestTokenLifecycleInFSM(t *testing.T) {
 func TestSnapshotKeepsTokenLifecycleAndReadsOldTokens(t *testing.T) {
 	h := newFSMT(t)
 	h.ok(InitCmd{ClusterID: "c", AdminTokenHash: HashToken("admin"), Time: t0})
-	h.ok(PutTokenCmd{Hash: HashToken("v"), Name: "v", Role: api.RoleViewer, CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)})
+	h.ok(PutTokenCmd{Hash: HashToken("v"), Name: "v", Role: wire.RoleViewer, CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)})
 	h.ok(TouchTokensCmd{Used: map[string]time.Time{TokenID(HashToken("v")): t0.Add(time.Minute)}})
 	var buf bytes.Buffer
 	if err := h.f.snapshot().Encode(&buf); err != nil {
@@ -160,7 +160,7 @@ func TestSnapshotKeepsTokenLifecycleAndReadsOldTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, ok := o.TokenByID(oldAgentHash[:TokenIDLen])
-	if !ok || a.Rack != "r1" || a.Role != api.RoleAgent {
+	if !ok || a.Rack != "r1" || a.Role != wire.RoleAgent {
 		t.Fatalf("old snapshot token: %+v %v", a, ok)
 	}
 	if r := o.Apply(8, mustEncode(t, RevokeTokenCmd{ID: a.ID, Time: t0})).(Result); r.Err != nil {

@@ -5,14 +5,14 @@ import (
 	"sort"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // rackChanges fills w with what changed in r after index: hosts modified
 // since, names deleted since, or every host with Reset when after is older
 // than the deletions r remembers. after 0 means everything now. The caller
 // holds f.mu.
-func rackChanges(r *rackRec, rack string, after uint64, w *api.WatchResponse) {
+func rackChanges(r *rackRec, rack string, after uint64, w *wire.WatchResponse) {
 	w.Lease = r.Lease.wire(rack)
 	all := after == 0 || after < r.TombFloor
 	w.Reset = after != 0 && after < r.TombFloor
@@ -35,10 +35,10 @@ func rackChanges(r *rackRec, rack string, after uint64, w *api.WatchResponse) {
 
 // changes answers a watch of rack after index, and whether anything
 // changed (index 0 always counts as a change: everything now).
-func (f *FSM) changes(rack string, after uint64) (api.WatchResponse, bool) {
+func (f *FSM) changes(rack string, after uint64) (wire.WatchResponse, bool) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	resp := api.WatchResponse{Index: f.applied.Load(), Hosts: []api.Host{}}
+	resp := wire.WatchResponse{Index: f.applied.Load(), Hosts: []wire.Host{}}
 	r := f.s.Racks[rack]
 	if r == nil {
 		return resp, after == 0
@@ -55,7 +55,7 @@ func (f *FSM) changes(rack string, after uint64) (api.WatchResponse, bool) {
 // deletions, its lease) or timeout passed, and answers the changes with the
 // applied index they reflect. A watcher that follows Index from answer to
 // answer sees every change.
-func (f *FSM) Watch(ctx context.Context, rack string, after uint64, timeout <-chan time.Time) (api.WatchResponse, error) {
+func (f *FSM) Watch(ctx context.Context, rack string, after uint64, timeout <-chan time.Time) (wire.WatchResponse, error) {
 	for {
 		ch := f.rackWait(rack)
 		resp, changed := f.changes(rack, after)
@@ -68,7 +68,7 @@ func (f *FSM) Watch(ctx context.Context, rack string, after uint64, timeout <-ch
 			resp, _ = f.changes(rack, after)
 			return resp, nil
 		case <-ctx.Done():
-			return api.WatchResponse{}, ctx.Err()
+			return wire.WatchResponse{}, ctx.Err()
 		}
 	}
 }

@@ -5,23 +5,23 @@ import (
 	"sort"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // fleetChanges answers a watch of every rack after index: one entry per
 // rack changed since (index 0: every rack, everything now), and whether
 // anything changed.
-func (f *FSM) fleetChanges(after uint64) (api.FleetWatchResponse, bool) {
+func (f *FSM) fleetChanges(after uint64) (wire.FleetWatchResponse, bool) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	resp := api.FleetWatchResponse{Index: f.applied.Load(), Racks: []api.RackWatch{}}
+	resp := wire.FleetWatchResponse{Index: f.applied.Load(), Racks: []wire.RackWatch{}}
 	for name, r := range f.s.Racks {
 		if after != 0 && r.Index <= after {
 			continue
 		}
-		w := api.WatchResponse{Hosts: []api.Host{}}
+		w := wire.WatchResponse{Hosts: []wire.Host{}}
 		rackChanges(r, name, after, &w)
-		resp.Racks = append(resp.Racks, api.RackWatch{Rack: name, Hosts: w.Hosts, Deleted: w.Deleted, Reset: w.Reset, Lease: w.Lease})
+		resp.Racks = append(resp.Racks, wire.RackWatch{Rack: name, Hosts: w.Hosts, Deleted: w.Deleted, Reset: w.Reset, Lease: w.Lease})
 	}
 	sort.Slice(resp.Racks, func(i, j int) bool { return resp.Racks[i].Rack < resp.Racks[j].Rack })
 	return resp, after == 0 || len(resp.Racks) > 0
@@ -31,7 +31,7 @@ func (f *FSM) fleetChanges(after uint64) (api.FleetWatchResponse, bool) {
 // blocks until anything of any rack changed after index or timeout passed.
 // It wakes at every applied entry and skips racks whose Index did not
 // move, so one fleet watcher costs one pass over the racks per entry.
-func (f *FSM) WatchFleet(ctx context.Context, after uint64, timeout <-chan time.Time) (api.FleetWatchResponse, error) {
+func (f *FSM) WatchFleet(ctx context.Context, after uint64, timeout <-chan time.Time) (wire.FleetWatchResponse, error) {
 	for {
 		ch := f.appliedWait()
 		resp, changed := f.fleetChanges(after)
@@ -44,7 +44,7 @@ func (f *FSM) WatchFleet(ctx context.Context, after uint64, timeout <-chan time.
 			resp, _ = f.fleetChanges(after)
 			return resp, nil
 		case <-ctx.Done():
-			return api.FleetWatchResponse{}, ctx.Err()
+			return wire.FleetWatchResponse{}, ctx.Err()
 		}
 	}
 }

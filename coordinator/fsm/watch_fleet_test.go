@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 func TestFleetChangesPerRack(t *testing.T) {

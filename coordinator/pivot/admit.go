@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // Admit is the destination's check of a PUT carrying a handoff record. It
@@ -15,7 +15,7 @@ import (
 // (nil if none). On success incoming.Handoff.Confirmed is set; every refusal
 // wraps ErrManagedHere, ErrNotConfirmed, ErrSourceUnreachable or
 // ErrUnknownTier and becomes a 409 saying why.
-func (p *Peers) Admit(ctx context.Context, existing, incoming *api.Host) error {
+func (p *Peers) Admit(ctx context.Context, existing, incoming *wire.Host) error {
 	hf := incoming.Handoff
 	if hf == nil {
 		return nil
@@ -42,7 +42,7 @@ func (p *Peers) Admit(ctx context.Context, existing, incoming *api.Host) error {
 	case err != nil:
 		return fmt.Errorf("%w: tier %s: %v; nothing was created here, re-run the pivot", ErrSourceUnreachable, hf.SourceTier, err)
 	}
-	var d *api.Intent
+	var d *wire.Intent
 	if h.Intents != nil {
 		d = h.Intents.Detach
 	}
@@ -63,7 +63,7 @@ func (p *Peers) Admit(ctx context.Context, existing, incoming *api.Host) error {
 // handedBackOrSame: a host already here may take a handoff only when it is
 // the same handoff again (a re-run) or it was pivoted away to the tier that
 // now hands it back.
-func handedBackOrSame(existing *api.Host, hf *api.Handoff) bool {
+func handedBackOrSame(existing *wire.Host, hf *wire.Handoff) bool {
 	if e := existing.Handoff; e != nil && e.SourceTier == hf.SourceTier && e.DetachIndex == hf.DetachIndex {
 		return true
 	}

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
-	"github.com/rackfence/rackfence/shared/testenv/rig"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/rig"
 )
 
 // BenchmarkPivotRack measures a rack pivot from the command to every host
@@ -23,7 +23,7 @@ func BenchmarkPivotRack(b *testing.B) {
 				x.a.Apply(x.sim.Host(fmt.Sprintf("h%02d", i), "r1", i))
 			}
 			for i := 0; i < n; i++ {
-				x.a.WaitHost(fmt.Sprintf("h%02d", i), 5*time.Minute, "available in site-a", rig.StateIs(api.StateAvailable, api.OpOK))
+				x.a.WaitHost(fmt.Sprintf("h%02d", i), 5*time.Minute, "available in site-a", rig.StateIs(wire.StateAvailable, wire.OpOK))
 			}
 			var total time.Duration
 			for it := 0; it < b.N; it++ {

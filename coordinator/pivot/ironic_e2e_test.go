@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
-	"github.com/rackfence/rackfence/shared/testenv"
-	"github.com/rackfence/rackfence/shared/testenv/rig"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/rig"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // TestPivotIronic: each tier drives its own real Ironic. The pivoted nodes
@@ -24,8 +24,8 @@ func TestPivotIronic(t *testing.T) {
 	ext.ExternallyProvisioned = true
 	a.Apply(ext)
 	a.Apply(sim.Host("i1", "r1", 1))
-	a.WaitHost("i0", 4*time.Minute, "adopted through site-a's Ironic", rig.StateIs(api.StateExternallyProvisioned, api.OpOK))
-	a.WaitHost("i1", 4*time.Minute, "available through site-a's Ironic", rig.StateIs(api.StateAvailable, api.OpOK))
+	a.WaitHost("i0", 4*time.Minute, "adopted through site-a's Ironic", rig.StateIs(wire.StateExternallyProvisioned, wire.OpOK))
+	a.WaitHost("i1", 4*time.Minute, "available through site-a's Ironic", rig.StateIs(wire.StateAvailable, wire.OpOK))
 	if n := irA.Nodes(t); len(n) != 2 {
 		t.Fatalf("site-a's Ironic has %d nodes before the pivot, want 2: %+v", len(n), n)
 	}
@@ -47,8 +47,8 @@ func TestPivotIronic(t *testing.T) {
 	if n := irA.Nodes(t); len(n) != 0 {
 		t.Errorf("site-a's Ironic still has nodes after the pivot: %+v", n)
 	}
-	b.WaitHost("i0", 4*time.Minute, "adopted in site-b", rig.StateIs(api.StateExternallyProvisioned, api.OpOK))
-	b.WaitHost("i1", 4*time.Minute, "available in site-b", rig.StateIs(api.StateAvailable, api.OpOK))
+	b.WaitHost("i0", 4*time.Minute, "adopted in site-b", rig.StateIs(wire.StateExternallyProvisioned, wire.OpOK))
+	b.WaitHost("i1", 4*time.Minute, "available in site-b", rig.StateIs(wire.StateAvailable, wire.OpOK))
 	testenv.Eventually(t, 2*time.Minute, "site-b's Ironic nodes settled", func() error {
 		states := map[string]string{}
 		for _, n := range irB.Nodes(t) {

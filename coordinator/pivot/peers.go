@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // Peers are the other tiers this one may hand hosts to or take them from
@@ -25,7 +25,7 @@ type Peers struct {
 func NewPeers(self string, tiers, tokenFiles map[string]string) (*Peers, error) {
 	p := &Peers{self: self, urls: map[string]string{}, tokens: map[string]string{}}
 	for name, url := range tiers {
-		if err := api.ValidateName("--peer-tier", name); err != nil {
+		if err := wire.ValidateName("--peer-tier", name); err != nil {
 			return nil, err
 		}
 		if name == self {

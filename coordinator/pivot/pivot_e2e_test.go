@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
-	"github.com/rackfence/rackfence/shared/testenv"
-	"github.com/rackfence/rackfence/shared/testenv/rig"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/rig"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // tiers is two real tiers — two coordinators, one rack agent each on rack
@@ -48,8 +48,8 @@ func startTiersWith(t testing.TB, bmcs int, agentArgsA, agentArgsB []string) *ti
 		Peers: map[string]string{"site-b": urlB}, PeerTokens: map[string]string{"site-b": filepath.Join(dirB, "operator.token")}})
 	x.b = rig.StartCoordinator(t, dirB, rig.CoordOpts{Tier: "site-b", HTTPPort: pB,
 		Peers: map[string]string{"site-a": urlA}, PeerTokens: map[string]string{"site-a": filepath.Join(dirA, "operator.token")}})
-	x.a.Token(api.RoleOperator, "", "operator.token")
-	x.b.Token(api.RoleOperator, "", "operator.token")
+	x.a.Token(wire.RoleOperator, "", "operator.token")
+	x.b.Token(wire.RoleOperator, "", "operator.token")
 	x.adminTokA = filepath.Join(dirA, "data", "admin.token")
 	x.adminTokB = filepath.Join(dirB, "data", "admin.token")
 	x.sim = rig.StartSim(t, dir, bmcs, 0)
@@ -87,26 +87,26 @@ func (x *tiers) mutationsBy(id string, from int) []string {
 func TestPivotRackAndBack(t *testing.T) {
 	x := startTiers(t, 6)
 	a, b, sim := x.a, x.b, x.sim
-	img := &api.Image{URL: "http://127.0.0.1:1/images/ubuntu.qcow2", Checksum: "sha256:0123abcd"}
+	img := &wire.Image{URL: "http://127.0.0.1:1/images/ubuntu.qcow2", Checksum: "sha256:0123abcd"}
 	want := map[string]string{}
 	for i := 0; i < 5; i++ {
 		h := sim.Host(fmt.Sprintf("h%d", i), "r1", i)
 		switch i {
 		case 0, 1:
-			want[h.Name] = api.StateAvailable
+			want[h.Name] = wire.StateAvailable
 		case 2, 3:
 			h.Image = img
-			want[h.Name] = api.StateProvisioned
+			want[h.Name] = wire.StateProvisioned
 		case 4:
 			h.ExternallyProvisioned = true
-			want[h.Name] = api.StateExternallyProvisioned
+			want[h.Name] = wire.StateExternallyProvisioned
 		}
 		a.Apply(h)
 	}
 	details := map[string]string{}
 	inspected := map[string]time.Time{}
 	for n, st := range want {
-		h := a.WaitHost(n, 3*time.Minute, "settled in site-a", rig.StateIs(st, api.OpOK))
+		h := a.WaitHost(n, 3*time.Minute, "settled in site-a", rig.StateIs(st, wire.OpOK))
 		if h.Status.HardwareDetails != nil { // adopted hosts are not inspected
 			details[n] = h.Status.HardwareDetails.SerialNumber
 		}
@@ -119,7 +119,7 @@ func TestPivotRackAndBack(t *testing.T) {
 	}
 	// Let power assertions of the steady state finish before the pivot.
 	for n := range want {
-		a.WaitHost(n, time.Minute, "powered on", func(h *api.Host) error {
+		a.WaitHost(n, time.Minute, "powered on", func(h *wire.Host) error {
 			if !h.Status.PoweredOn {
 				return fmt.Errorf("powered off")
 			}
@@ -145,10 +145,10 @@ func TestPivotRackAndBack(t *testing.T) {
 
 	for n, st := range want {
 		wantB := st
-		if st == api.StateProvisioned {
-			wantB = api.StateExternallyProvisioned // adopted, never redeployed
+		if st == wire.StateProvisioned {
+			wantB = wire.StateExternallyProvisioned // adopted, never redeployed
 		}
-		hb := b.WaitHost(n, time.Minute, "managed in site-b", rig.StateIs(wantB, api.OpOK))
+		hb := b.WaitHost(n, time.Minute, "managed in site-b", rig.StateIs(wantB, wire.OpOK))
 		if hb.Handoff == nil || !hb.Handoff.Confirmed || hb.Handoff.SourceTier != "site-a" {
 			t.Errorf("%s in site-b: handoff %+v, want confirmed from site-a", n, hb.Handoff)
 		}
@@ -201,7 +201,7 @@ func TestPivotRackAndBack(t *testing.T) {
 	// pivoted) becomes available through site-a's agent, so the agent has
 	// taken in h3's earlier change; its calls on BMC 5 are its own to make.
 	a.Apply(sim.Host("h5", "r1", 5))
-	a.WaitHost("h5", 3*time.Minute, "available through site-a's agent (marker)", rig.StateIs(api.StateAvailable, api.OpOK))
+	a.WaitHost("h5", 3*time.Minute, "available through site-a's agent (marker)", rig.StateIs(wire.StateAvailable, wire.OpOK))
 	var touched []string
 	for _, m := range x.mutationsBy(x.agentA, afterPivot) {
 		if !strings.Contains(m, fmt.Sprintf("port=%d ", sim.Base+5)) {
@@ -220,7 +220,7 @@ func TestPivotRackAndBack(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("pivot back exited %d:\n%s", code, out)
 	}
-	ha := a.WaitHost("h0", time.Minute, "managed again in site-a", rig.StateIs(api.StateAvailable, api.OpOK))
+	ha := a.WaitHost("h0", time.Minute, "managed again in site-a", rig.StateIs(wire.StateAvailable, wire.OpOK))
 	if ha.PivotedTo != "" || (ha.Intents != nil && ha.Intents.Detach != nil) {
 		t.Errorf("h0 back in site-a: pivotedTo %q detach %+v, want attached", ha.PivotedTo, ha.Intents.Detach)
 	}
@@ -238,14 +238,14 @@ func TestForgedHandoffRefused(t *testing.T) {
 	}
 	// A handoff claiming a detach site-a never made.
 	h := sim.Host("forged", "r1", 0)
-	h.Handoff = &api.Handoff{SourceTier: "site-a", SourceClusterID: st.ClusterID, DetachIndex: 424242}
+	h.Handoff = &wire.Handoff{SourceTier: "site-a", SourceClusterID: st.ClusterID, DetachIndex: 424242}
 	_, _, err = b.Admin.ApplyHost(rig.Ctx(t), h)
 	if !client.IsConflict(err) {
 		t.Fatalf("forged handoff of a host site-a does not have: %v, want 409", err)
 	}
 	// The host exists in site-a but is managed there, not detached.
 	a.Apply(sim.Host("forged", "r1", 0))
-	a.WaitHost("forged", 2*time.Minute, "available in site-a", rig.StateIs(api.StateAvailable, api.OpOK))
+	a.WaitHost("forged", 2*time.Minute, "available in site-a", rig.StateIs(wire.StateAvailable, wire.OpOK))
 	_, _, err = b.Admin.ApplyHost(rig.Ctx(t), h)
 	if !client.IsConflict(err) || !strings.Contains(err.Error(), "not detached") {
 		t.Fatalf("handoff of a host managed in site-a: %v, want 409 saying it is not detached", err)
@@ -257,9 +257,9 @@ func TestForgedHandoffRefused(t *testing.T) {
 	}
 	// A host managed in site-b cannot be taken over by a handoff.
 	b.Apply(sim.Host("mine", "r1", 1))
-	b.WaitHost("mine", 2*time.Minute, "available in site-b", rig.StateIs(api.StateAvailable, api.OpOK))
+	b.WaitHost("mine", 2*time.Minute, "available in site-b", rig.StateIs(wire.StateAvailable, wire.OpOK))
 	m := sim.Host("mine", "r1", 1)
-	m.Handoff = &api.Handoff{SourceTier: "site-a", SourceClusterID: st.ClusterID, DetachIndex: 1}
+	m.Handoff = &wire.Handoff{SourceTier: "site-a", SourceClusterID: st.ClusterID, DetachIndex: 1}
 	if _, _, err = b.Admin.ApplyHost(rig.Ctx(t), m); !client.IsConflict(err) || !strings.Contains(err.Error(), "under management") {
 		t.Fatalf("handoff onto a host managed in site-b: %v, want 409 saying it is under management", err)
 	}
@@ -272,7 +272,7 @@ func TestPivotResumesAfterDestinationOutage(t *testing.T) {
 	x := startTiers(t, 1)
 	a, b, sim := x.a, x.b, x.sim
 	a.Apply(sim.Host("h0", "r1", 0))
-	a.WaitHost("h0", 2*time.Minute, "available in site-a", rig.StateIs(api.StateAvailable, api.OpOK))
+	a.WaitHost("h0", 2*time.Minute, "available in site-a", rig.StateIs(wire.StateAvailable, wire.OpOK))
 	b.Proc.Stop(10 * time.Second)
 
 	// First steps: detaching, then the ack arrives; pivot is repeated
@@ -293,7 +293,7 @@ func TestPivotResumesAfterDestinationOutage(t *testing.T) {
 	if ha.Intents == nil || ha.Intents.Detach == nil || !ha.Intents.Detach.Acknowledged || ha.PivotedTo != "" {
 		t.Fatalf("h0 in site-a after a failed pivot: %+v pivotedTo %q, want detached (acknowledged), not pivoted", ha.Intents, ha.PivotedTo)
 	}
-	if ha.Status.OperationalStatus != api.OpDetached {
+	if ha.Status.OperationalStatus != wire.OpDetached {
 		t.Fatalf("h0 in site-a: %s, want detached (never managed twice)", ha.Status.OperationalStatus)
 	}
 
@@ -302,5 +302,5 @@ func TestPivotResumesAfterDestinationOutage(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("re-run of the pivot exited %d:\n%s", code, out)
 	}
-	b.WaitHost("h0", time.Minute, "available in site-b", rig.StateIs(api.StateAvailable, api.OpOK))
+	b.WaitHost("h0", time.Minute, "available in site-b", rig.StateIs(wire.StateAvailable, wire.OpOK))
 }

@@ -4,16 +4,16 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // Source is what a pivot needs of the source tier's own store.
 type Source interface {
 	// Host reads a host (linearizable).
-	Host(ctx context.Context, name string) (*api.Host, error)
+	Host(ctx context.Context, name string) (*wire.Host, error)
 	// Detach records a detach intent and returns it.
-	Detach(ctx context.Context, name, reason string) (*api.Intent, error)
+	Detach(ctx context.Context, name, reason string) (*wire.Intent, error)
 	// MarkPivoted records that the host now belongs to tier to (it stays
 	// detached here), or requests its deletion when deleteSource is set.
 	MarkPivoted(ctx context.Context, name, to string, deleteSource bool) error
@@ -25,8 +25,8 @@ type Source interface {
 // where it stands. It is idempotent and safe to re-run at any point: the
 // host is never created in the destination before its detach here was
 // acknowledged, and never re-attached here by a pivot.
-func (p *Peers) Step(ctx context.Context, src Source, name string, req api.PivotRequest) (api.PivotProgress, error) {
-	pr := api.PivotProgress{Host: name, To: req.To}
+func (p *Peers) Step(ctx context.Context, src Source, name string, req wire.PivotRequest) (wire.PivotProgress, error) {
+	pr := wire.PivotProgress{Host: name, To: req.To}
 	dst, err := p.Tier(req.To)
 	if err != nil {
 		return pr, err
@@ -41,7 +41,7 @@ func (p *Peers) Step(ctx context.Context, src Source, name string, req api.Pivot
 	if h.Handoff != nil && !h.Handoff.Confirmed {
 		return pr, fmt.Errorf("%w: %s is still awaiting its handoff from tier %s", ErrNotConfirmed, name, h.Handoff.SourceTier)
 	}
-	var d *api.Intent
+	var d *wire.Intent
 	if h.Intents != nil {
 		d = h.Intents.Detach
 	}
@@ -52,11 +52,11 @@ func (p *Peers) Step(ctx context.Context, src Source, name string, req api.Pivot
 	}
 	pr.DetachIndex = d.CreatedIndex
 	if !d.Acknowledged {
-		pr.Phase = api.PivotDetaching
+		pr.Phase = wire.PivotDetaching
 		pr.Message = "waiting for rack " + h.Rack + "'s lease holder to acknowledge the detach"
 		return pr, nil
 	}
-	pr.Phase = api.PivotDetached
+	pr.Phase = wire.PivotDetached
 	out := Outgoing(h, p.self, src.ClusterID(), d.CreatedIndex)
 	if _, _, err := dst.ApplyHost(ctx, out); err != nil {
 		if client.IsUnreachable(err) {
@@ -74,8 +74,8 @@ func (p *Peers) Step(ctx context.Context, src Source, name string, req api.Pivot
 	return p.checkAdopted(ctx, dst, pr, h)
 }
 
-func (p *Peers) checkAdopted(ctx context.Context, dst *client.Client, pr api.PivotProgress, h *api.Host) (api.PivotProgress, error) {
-	pr.Phase = api.PivotHandedOff
+func (p *Peers) checkAdopted(ctx context.Context, dst *client.Client, pr wire.PivotProgress, h *wire.Host) (wire.PivotProgress, error) {
+	pr.Phase = wire.PivotHandedOff
 	if h.Intents != nil && h.Intents.Detach != nil {
 		pr.DetachIndex = h.Intents.Detach.CreatedIndex
 	}
@@ -86,9 +86,9 @@ func (p *Peers) checkAdopted(ctx context.Context, dst *client.Client, pr api.Piv
 	}
 	if s := dh.Status; s != nil {
 		pr.DestinationState, pr.DestinationStatus = s.ProvisioningState, s.OperationalStatus
-		if s.OperationalStatus == api.OpOK && (s.ProvisioningState == api.StateExternallyProvisioned ||
-			s.ProvisioningState == api.StateAvailable || s.ProvisioningState == api.StateProvisioned) {
-			pr.Phase, pr.Done = api.PivotAdopted, true
+		if s.OperationalStatus == wire.OpOK && (s.ProvisioningState == wire.StateExternallyProvisioned ||
+			s.ProvisioningState == wire.StateAvailable || s.ProvisioningState == wire.StateProvisioned) {
+			pr.Phase, pr.Done = wire.PivotAdopted, true
 			return pr, nil
 		}
 		if s.ErrorMessage != "" {
@@ -107,21 +107,21 @@ func (p *Peers) checkAdopted(ctx context.Context, dst *client.Client, pr api.Piv
 // details: the destination does not inspect again; the operation history),
 // the records its config drive names (they must exist at the destination
 // too), and the handoff record.
-func Outgoing(h *api.Host, selfTier, clusterID string, detachIndex uint64) *api.Host {
-	out := &api.Host{
+func Outgoing(h *wire.Host, selfTier, clusterID string, detachIndex uint64) *wire.Host {
+	out := &wire.Host{
 		Name: h.Name, Rack: h.Rack, BMC: h.BMC, BootMACAddress: h.BootMACAddress, Online: h.Online,
 		ExternallyProvisioned: h.ExternallyProvisioned, Image: h.Image, Consumer: h.Consumer, Labels: h.Labels,
 		RootDeviceHints: h.RootDeviceHints, BootMode: h.BootMode, AutomatedCleaningMode: h.AutomatedCleaningMode,
 		UserData: h.UserData, NetworkData: h.NetworkData, MetaData: h.MetaData,
 		PreprovisioningNetworkData: h.PreprovisioningNetworkData,
-		Handoff:                    &api.Handoff{SourceTier: selfTier, SourceClusterID: clusterID, DetachIndex: detachIndex},
+		Handoff:                    &wire.Handoff{SourceTier: selfTier, SourceClusterID: clusterID, DetachIndex: detachIndex},
 	}
 	if s := h.Status; s != nil {
 		switch s.ProvisioningState {
-		case api.StateProvisioned, api.StateExternallyProvisioned:
+		case wire.StateProvisioned, wire.StateExternallyProvisioned:
 			out.ExternallyProvisioned = true
 		}
-		out.Status = &api.HostStatus{HardwareDetails: s.HardwareDetails, PoweredOn: s.PoweredOn,
+		out.Status = &wire.HostStatus{HardwareDetails: s.HardwareDetails, PoweredOn: s.PoweredOn,
 			ProvisioningState: s.ProvisioningState, OperationHistory: s.OperationHistory}
 	}
 	return out

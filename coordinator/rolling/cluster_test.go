@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // member is one coordinator process; bin says which binary runs it.
@@ -73,14 +73,14 @@ func (m *member) label() string {
 
 // health reads a member's GET /v1/health (an old binary's has no version
 // or hashes).
-func health(url string) (int, api.Health, error) {
+func health(url string) (int, wire.Health, error) {
 	c := &http.Client{Timeout: 5 * time.Second}
 	resp, err := c.Get(url + "/v1/health")
 	if err != nil {
-		return 0, api.Health{}, err
+		return 0, wire.Health{}, err
 	}
 	defer resp.Body.Close()
-	var h api.Health
+	var h wire.Health
 	err = json.NewDecoder(resp.Body).Decode(&h)
 	return resp.StatusCode, h, err
 }

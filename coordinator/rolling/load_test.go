@@ -7,8 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // loadHosts is how many hosts the writer cycles through (rack "load", no
@@ -66,8 +66,8 @@ func (w *writer) run(g int) {
 		}
 		name, val := loadHost(seq%loadHosts), fmt.Sprintf("w%07d", seq)
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		_, _, err := w.c.ApplyHost(ctx, &api.Host{Name: name, Rack: "load", Consumer: val,
-			BMC: api.BMC{Address: "redfish+http://127.0.0.1:1/redfish/v1/Systems/1", Credentials: "bmc"}})
+		_, _, err := w.c.ApplyHost(ctx, &wire.Host{Name: name, Rack: "load", Consumer: val,
+			BMC: wire.BMC{Address: "redfish+http://127.0.0.1:1/redfish/v1/Systems/1", Credentials: "bmc"}})
 		cancel()
 		w.mu.Lock()
 		if err == nil {
@@ -118,7 +118,7 @@ func (w *writer) close() {
 
 // lost lists the hosts whose value in hosts is not one the writer may
 // find (an acknowledged write was lost, or a value appeared from nowhere).
-func (w *writer) lost(hosts []api.Host) []string {
+func (w *writer) lost(hosts []wire.Host) []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	got := map[string]string{}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // oldCommit is the last released main before the version gate.
@@ -61,7 +61,7 @@ func oldBinaries(t *testing.T) string {
 			pkg = "./agent/cmd/" + n
 		}
 		cmd := exec.Command("go", "build", "-o", filepath.Join(tmp, n),
-			"-ldflags", "-X github.com/rackfence/rackfence/shared/version.Version="+oldCommit+" -X github.com/rackfence/rackfence/shared/version.Commit="+oldCommit, pkg)
+			"-ldflags", "-X github.com/rackfence/rackfence/internal/version.Version="+oldCommit+" -X github.com/rackfence/rackfence/internal/version.Commit="+oldCommit, pkg)
 		cmd.Dir = src
 		if b, err := cmd.CombinedOutput(); err != nil {
 			buildFailed(t, "go build %s at %s: %v\n%s", n, oldCommit, err, b)

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
-	"github.com/rackfence/rackfence/shared/testenv"
-	"github.com/rackfence/rackfence/shared/testenv/rig"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/rig"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // TestRollingUpgradeFromLastRelease: three members and a rack agent at
@@ -56,7 +56,7 @@ func TestRollingUpgradeFromLastRelease(t *testing.T) {
 		if len(l.Items) != 3 {
 			return fmt.Errorf("%d members", len(l.Items))
 		}
-		return admin.SetCredentials(ctx(t), "bmc", api.Credentials{Username: "admin", Password: "password"})
+		return admin.SetCredentials(ctx(t), "bmc", wire.Credentials{Username: "admin", Password: "password"})
 	})
 
 	// A rack agent at the release, managing simulated BMCs.
@@ -67,7 +67,7 @@ func TestRollingUpgradeFromLastRelease(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	tr, err := admin.CreateToken(ctx(t), api.TokenRequest{Role: api.RoleAgent, Rack: "r1"})
+	tr, err := admin.CreateToken(ctx(t), wire.TokenRequest{Role: wire.RoleAgent, Rack: "r1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestRollingUpgradeFromLastRelease(t *testing.T) {
 
 // leaderStatus is the leader's GET /v1/status (status is answered by the
 // member asked; the hash check is the leader's).
-func leaderStatus(t *testing.T, admin *client.Client, tok string) (*api.ClusterStatus, error) {
+func leaderStatus(t *testing.T, admin *client.Client, tok string) (*wire.ClusterStatus, error) {
 	st, err := admin.Status(ctx(t))
 	if err != nil {
 		return nil, err
@@ -170,7 +170,7 @@ func waitAvailable(t *testing.T, admin *client.Client, n int, when string) {
 		}
 		ok := 0
 		for _, h := range l.Items {
-			if h.Status != nil && h.Status.ProvisioningState == api.StateAvailable {
+			if h.Status != nil && h.Status.ProvisioningState == wire.StateAvailable {
 				ok++
 			}
 		}

@@ -12,22 +12,22 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
-	"github.com/rackfence/rackfence/shared/testenv/rig"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/rig"
 )
 
 // tileInfo is what window.rackfence.tile(name) reports: the host as the
 // page holds it, where its tile is, and the colour sampled from the canvas
 // at the tile's status stripe.
 type tileInfo struct {
-	Name              string       `json:"name"`
-	Drawn             bool         `json:"drawn"`
-	ProvisioningState string       `json:"provisioningState"`
-	OperationalStatus string       `json:"operationalStatus"`
-	Intents           *api.Intents `json:"intents"`
-	Stripe            [3]int       `json:"stripe"`
-	OpColor           string       `json:"opColor"`
+	Name              string        `json:"name"`
+	Drawn             bool          `json:"drawn"`
+	ProvisioningState string        `json:"provisioningState"`
+	OperationalStatus string        `json:"operationalStatus"`
+	Intents           *wire.Intents `json:"intents"`
+	Stripe            [3]int        `json:"stripe"`
+	OpColor           string        `json:"opColor"`
 }
 
 func js(v any) string { b, _ := json.Marshal(v); return string(b) }
@@ -48,10 +48,10 @@ func TestDashboardInBrowser(t *testing.T) {
 	c.Apply(sim.Host("r2-h1", "r2", 3)) // r2 has no agent: no lease holder
 	c.StartAgent("r1", "agent-r1", "--transient-retry", "1s")
 	for _, n := range []string{"r1-h1", "r1-h2", "r1-h3"} {
-		c.WaitHost(n, 120*time.Second, "available", rig.StateIs(api.StateAvailable, api.OpOK))
+		c.WaitHost(n, 120*time.Second, "available", rig.StateIs(wire.StateAvailable, wire.OpOK))
 	}
-	opTok := readToken(t, c.Token(api.RoleOperator, "", "operator.token"))
-	viewTok := readToken(t, c.Token(api.RoleViewer, "", "viewer.token"))
+	opTok := readToken(t, c.Token(wire.RoleOperator, "", "operator.token"))
+	viewTok := readToken(t, c.Token(wire.RoleViewer, "", "viewer.token"))
 
 	ctx := b.tab(3 * time.Minute)
 	step := func(what string, actions ...chromedp.Action[chromedp.Void]) {
@@ -103,7 +103,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	poll("r1-h1 drawn", `window.rackfence.tile('r1-h1').drawn === true`, 30*time.Second)
 	var h1 tileInfo
 	eval(`window.rackfence.tile('r1-h1')`, &h1)
-	if h1.ProvisioningState != api.StateAvailable || h1.OperationalStatus != api.OpOK || !h1.Drawn {
+	if h1.ProvisioningState != wire.StateAvailable || h1.OperationalStatus != wire.OpOK || !h1.Drawn {
 		t.Fatalf("r1-h1 tile: %+v", h1)
 	}
 
@@ -131,7 +131,7 @@ func TestDashboardInBrowser(t *testing.T) {
 			JSON.stringify(x.stripe) === '`+detachedRGB+`'; })()`, 90*time.Second)
 	h := c.Host("r1-h1")
 	if h.Intents == nil || h.Intents.Detach == nil || !h.Intents.Detach.Acknowledged || h.Intents.Detach.Reason != "browser test" ||
-		h.Status.OperationalStatus != api.OpDetached {
+		h.Status.OperationalStatus != wire.OpDetached {
 		t.Fatalf("the coordinator's r1-h1 after the UI's detach: intents %+v status %+v", h.Intents, h.Status)
 	}
 	poll("the panel shows the acknowledged intent", `(document.querySelector('#panel-intents') || {}).textContent?.includes('acknowledged (epoch')`, 10*time.Second)
@@ -142,7 +142,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	poll("the panel shows what registration learnt about the BMC", `document.getElementById('panel-hw').textContent.includes('/redfish/v1/Managers/1/VirtualMedia/CD1 (actions)')`, 10*time.Second)
 	var h2 tileInfo
 	eval(`window.rackfence.tile('r1-h2')`, &h2)
-	if h2.OperationalStatus != api.OpOK || fmt.Sprint(h2.Stripe) == fmt.Sprint([3]int{107, 70, 193}) {
+	if h2.OperationalStatus != wire.OpOK || fmt.Sprint(h2.Stripe) == fmt.Sprint([3]int{107, 70, 193}) {
 		t.Fatalf("r1-h2 should still be ok and not drawn detached: %+v", h2)
 	}
 	var opButtons int
@@ -182,7 +182,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		chromedp.WaitVisible("#confirm-ok"),
 		chromedp.Click("#confirm-ok"),
 	)
-	c.WaitHost("r1-h2", 90*time.Second, "released and powered on", func(h *api.Host) error {
+	c.WaitHost("r1-h2", 90*time.Second, "released and powered on", func(h *wire.Host) error {
 		if h.Intents != nil || h.Status == nil || !h.Status.PoweredOn {
 			return fmt.Errorf("intents %+v status %+v", h.Intents, h.Status)
 		}
@@ -196,8 +196,8 @@ func TestDashboardInBrowser(t *testing.T) {
 		chromedp.WaitVisible("#confirm-ok"),
 		chromedp.Click("#confirm-ok"),
 	)
-	c.WaitHost("r1-h3", 90*time.Second, "inspected again", func(h *api.Host) error {
-		if h.Intents != nil || h.Status == nil || h.Status.ProvisioningState != api.StateAvailable ||
+	c.WaitHost("r1-h3", 90*time.Second, "inspected again", func(h *wire.Host) error {
+		if h.Intents != nil || h.Status == nil || h.Status.ProvisioningState != wire.StateAvailable ||
 			h.Status.OperationHistory == nil || h.Status.OperationHistory.Inspect.End.Before(h.Status.OperationHistory.Inspect.Start) {
 			return fmt.Errorf("intents %+v status %+v", h.Intents, h.Status)
 		}
@@ -218,10 +218,10 @@ func TestDashboardInBrowser(t *testing.T) {
 	// The spec section shows the everyday fields; config drive records by
 	// name only. r2 has no agent: the records need not exist.
 	r2h1 := sim.Host("r2-h1", "r2", 3)
-	r2h1.BootMode = api.BootModeUEFISecure
-	r2h1.RootDeviceHints = &api.RootDeviceHints{DeviceName: "/dev/sda", MinSizeGigabytes: 100}
-	r2h1.UserData = &api.SecretReference{Name: "web-cloud-init"}
-	r2h1.NetworkData = &api.SecretReference{Name: "web-net"}
+	r2h1.BootMode = wire.BootModeUEFISecure
+	r2h1.RootDeviceHints = &wire.RootDeviceHints{DeviceName: "/dev/sda", MinSizeGigabytes: 100}
+	r2h1.UserData = &wire.SecretReference{Name: "web-cloud-init"}
+	r2h1.NetworkData = &wire.SecretReference{Name: "web-net"}
 	c.Apply(r2h1)
 	step("open r2-h1", chromedp.SendKeys("#filter", "r2-h1\r"), chromedp.WaitVisible("#panel-close"))
 	for _, want := range []string{"UEFISecureBoot", "deviceName=/dev/sda, minSizeGigabytes=100", "record web-cloud-init", "record web-net"} {
@@ -249,7 +249,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		poll(n+" drawn in maintenance", `(() => { const x = window.rackfence.tile(`+js(n)+`);
 			return x && x.drawn && x.operationalStatus === 'maintenance' && x.intents && x.intents.drain && x.intents.drain.acknowledged &&
 				JSON.stringify(x.stripe) === '[221,107,32]'; })()`, 90*time.Second)
-		if h := c.Host(n); h.Intents == nil || h.Intents.Drain == nil || h.Intents.Drain.Mode != api.DrainMaintenance {
+		if h := c.Host(n); h.Intents == nil || h.Intents.Drain == nil || h.Intents.Drain.Mode != wire.DrainMaintenance {
 			t.Fatalf("the coordinator's %s after the UI's drain: %+v", n, h.Intents)
 		}
 	}

@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
-	"github.com/rackfence/rackfence/shared/testenv/rig"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/rig"
 )
 
 // TestDashboardScale measures the dashboard at fleet size in real
@@ -60,30 +60,30 @@ func TestDashboardScale(t *testing.T) {
 	rackName := func(i int) string { return fmt.Sprintf("rack-%03d", i) }
 	hostName := func(i int) string { return fmt.Sprintf("%s-h%02d", rackName(i/perRack), i%perRack) }
 	start := time.Now()
-	leases := make([]api.Lease, racks)
+	leases := make([]wire.Lease, racks)
 	parallel(t, racks, 16, func(i int) error {
-		l, err := admin.AcquireLease(ctx, rackName(i), api.LeaseRequest{Holder: "agent-" + rackName(i), TTL: api.Duration(5 * time.Minute)})
+		l, err := admin.AcquireLease(ctx, rackName(i), wire.LeaseRequest{Holder: "agent-" + rackName(i), TTL: wire.Duration(5 * time.Minute)})
 		if err == nil {
 			leases[i] = *l
 		}
 		return err
 	})
 	parallel(t, n, 32, func(i int) error {
-		h := &api.Host{Name: hostName(i), Rack: rackName(i / perRack), Online: true, Consumer: "tenant-" + strconv.Itoa(i%7),
-			BMC:            api.BMC{Address: fmt.Sprintf("redfish://10.%d.%d.%d/redfish/v1/Systems/1", i>>16&255, i>>8&255, i&255), Credentials: "bmc"},
+		h := &wire.Host{Name: hostName(i), Rack: rackName(i / perRack), Online: true, Consumer: "tenant-" + strconv.Itoa(i%7),
+			BMC:            wire.BMC{Address: fmt.Sprintf("redfish://10.%d.%d.%d/redfish/v1/Systems/1", i>>16&255, i>>8&255, i&255), Credentials: "bmc"},
 			BootMACAddress: fmt.Sprintf("52:54:00:%02x:%02x:%02x", i>>16&255, i>>8&255, i&255),
-			Image:          &api.Image{URL: "http://images.example/ubuntu-24.04.qcow2", Checksum: "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}}
+			Image:          &wire.Image{URL: "http://images.example/ubuntu-24.04.qcow2", Checksum: "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}}
 		if _, _, err := admin.ApplyHost(ctx, h); err != nil {
 			return err
 		}
-		rep := api.StatusReport{Epoch: leases[i/perRack].Epoch, Status: scaleStatus(i, leases[i/perRack].Epoch)}
+		rep := wire.StatusReport{Epoch: leases[i/perRack].Epoch, Status: scaleStatus(i, leases[i/perRack].Epoch)}
 		if i%97 == 5 { // a detached host, acknowledged as an agent would
-			in, err := admin.Detach(ctx, h.Name, api.IntentRequest{Reason: "scale fixture"})
+			in, err := admin.Detach(ctx, h.Name, wire.IntentRequest{Reason: "scale fixture"})
 			if err != nil {
 				return err
 			}
-			rep.Status.OperationalStatus = api.OpDetached
-			rep.Acks = []api.IntentAck{{Kind: api.IntentDetach, CreatedIndex: in.CreatedIndex}}
+			rep.Status.OperationalStatus = wire.OpDetached
+			rep.Acks = []wire.IntentAck{{Kind: wire.IntentDetach, CreatedIndex: in.CreatedIndex}}
 		}
 		return admin.ReportStatus(ctx, h.Name, rep)
 	})
@@ -100,7 +100,7 @@ func TestDashboardScale(t *testing.T) {
 				return
 			case <-tick.C:
 			}
-			if _, err := admin.RenewLease(ctx, rackName(i), api.LeaseRequest{Holder: leases[i].Holder, Epoch: leases[i].Epoch}); err == nil {
+			if _, err := admin.RenewLease(ctx, rackName(i), wire.LeaseRequest{Holder: leases[i].Holder, Epoch: leases[i].Epoch}); err == nil {
 				renewals.Add(1)
 			}
 		}
@@ -270,20 +270,20 @@ func parallel(t *testing.T, n, workers int, f func(i int) error) {
 
 // scaleStatus is a plausible agent report: most hosts provisioned, some
 // available, a few in error, with an inventory of the usual size.
-func scaleStatus(i int, epoch uint64) api.HostStatus {
-	s := api.HostStatus{ProvisioningState: api.StateProvisioned, OperationalStatus: api.OpOK, PoweredOn: true,
+func scaleStatus(i int, epoch uint64) wire.HostStatus {
+	s := wire.HostStatus{ProvisioningState: wire.StateProvisioned, OperationalStatus: wire.OpOK, PoweredOn: true,
 		LastUpdated: time.Now().UTC(), Epoch: epoch, ProvisioningID: fmt.Sprintf("%08x", i*2654435761),
-		HardwareDetails: &api.HardwareDetails{Manufacturer: "Contoso", Model: "R650", SerialNumber: fmt.Sprintf("SN%07d", i),
+		HardwareDetails: &wire.HardwareDetails{Manufacturer: "Contoso", Model: "R650", SerialNumber: fmt.Sprintf("SN%07d", i),
 			BIOSVersion: "2.19.1", MemoryMiB: 524288,
-			CPUs:     []api.CPU{{Model: "Xeon Gold 6338", Cores: 32, Threads: 64}, {Model: "Xeon Gold 6338", Cores: 32, Threads: 64}},
-			NICs:     []api.NIC{{Name: "eno1", MAC: fmt.Sprintf("52:54:01:%02x:%02x:%02x", i>>16&255, i>>8&255, i&255), SpeedMbps: 25000}, {Name: "eno2", MAC: fmt.Sprintf("52:54:02:%02x:%02x:%02x", i>>16&255, i>>8&255, i&255), SpeedMbps: 25000}},
-			Disks:    []api.Disk{{Name: "sda", Model: "PM1733", SizeBytes: 3840755982336, Type: "NVMe"}, {Name: "sdb", Model: "PM1733", SizeBytes: 3840755982336, Type: "NVMe"}},
-			Firmware: []api.Firmware{{Name: "BMC", Version: "7.00.00"}, {Name: "BIOS", Version: "2.19.1"}}}}
+			CPUs:     []wire.CPU{{Model: "Xeon Gold 6338", Cores: 32, Threads: 64}, {Model: "Xeon Gold 6338", Cores: 32, Threads: 64}},
+			NICs:     []wire.NIC{{Name: "eno1", MAC: fmt.Sprintf("52:54:01:%02x:%02x:%02x", i>>16&255, i>>8&255, i&255), SpeedMbps: 25000}, {Name: "eno2", MAC: fmt.Sprintf("52:54:02:%02x:%02x:%02x", i>>16&255, i>>8&255, i&255), SpeedMbps: 25000}},
+			Disks:    []wire.Disk{{Name: "sda", Model: "PM1733", SizeBytes: 3840755982336, Type: "NVMe"}, {Name: "sdb", Model: "PM1733", SizeBytes: 3840755982336, Type: "NVMe"}},
+			Firmware: []wire.Firmware{{Name: "BMC", Version: "7.00.00"}, {Name: "BIOS", Version: "2.19.1"}}}}
 	switch {
 	case i%10 == 3:
-		s.ProvisioningState = api.StateAvailable
+		s.ProvisioningState = wire.StateAvailable
 	case i%211 == 7:
-		s.OperationalStatus, s.ErrorType, s.ErrorMessage, s.ErrorCount = api.OpError, api.ErrPowerManagement, "BMC answered 500 to a power-on", 3
+		s.OperationalStatus, s.ErrorType, s.ErrorMessage, s.ErrorCount = wire.OpError, wire.ErrPowerManagement, "BMC answered 500 to a power-on", 3
 	}
 	return s
 }

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 var packages = []string{"rackfence-coordinator", "rackfence-agent", "rackfencectl"}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // checkConfigDrive reads the iLO-shaped BMC's state (rackfence-bmcsim

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 var binaries = []string{"rackfence-coordinator", "rackfence-agent", "rackfence-bmcsim", "rackfencectl"}
@@ -51,9 +51,9 @@ func TestDemo(t *testing.T) {
 
 	p := testenv.Start(t, "demo", script, env(600))
 	url := fmt.Sprintf("https://127.0.0.1:%d", httpPort)
-	want := map[string]string{"r2-h12": api.StateExternallyProvisioned, "r2-h13": api.StateUnmanaged}
+	want := map[string]string{"r2-h12": wire.StateExternallyProvisioned, "r2-h13": wire.StateUnmanaged}
 	for _, n := range []string{"r1-h01", "r1-h02", "r1-h03", "r1-h04", "r1-web"} {
-		want[n] = api.StateProvisioned
+		want[n] = wire.StateProvisioned
 	}
 	testenv.Eventually(t, 3*time.Minute, "every demo host at rest", func() error {
 		if p.Exited() {
@@ -81,7 +81,7 @@ func TestDemo(t *testing.T) {
 			}
 			w, ok := want[h.Name]
 			if !ok {
-				w = api.StateAvailable
+				w = wire.StateAvailable
 			}
 			if st != w {
 				return fmt.Errorf("%s is %q, want %q", h.Name, st, w)
@@ -93,7 +93,7 @@ func TestDemo(t *testing.T) {
 			return err
 		}
 		for _, h := range sel.Items {
-			if want[h.Name] != api.StateProvisioned {
+			if want[h.Name] != wire.StateProvisioned {
 				t.Fatalf("-l role=compute,zone=a selected %s", h.Name)
 			}
 		}

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // readEnv parses an environment file (KEY=VALUE lines, # comments).
@@ -172,7 +172,7 @@ func TestThreeNodeBootstrap(t *testing.T) {
 		cmd = exec.Command(ctl, "secrets", "status", "--stale", "-o", "json", "--coordinator", u)
 		cmd.Env = []string{"RACKFENCE_TOKEN=" + token}
 		out, err = cmd.Output()
-		var st api.SecretsStatus
+		var st wire.SecretsStatus
 		if err != nil || json.Unmarshal(out, &st) != nil || st.Primary == "" || len(st.Keys) != 1 || !st.Keys[0].Loaded {
 			t.Errorf("secrets status --stale via %s: %v\n%s", u, err, out)
 		}

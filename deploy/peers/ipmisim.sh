@@ -6,7 +6,7 @@
 # Uses Debian's python3-pyghmi `fakebmc` (user admin, password password,
 # power on/off/reset/soft, boot device; a BMC cold reset makes it exit 0).
 # It listens on UDP PORT on every address; stop it with SIGTERM. Tests start
-# it through this script (shared/testenv/rig: StartFakeBMC); talk to it with
+# it through this script (testkit/rig: StartFakeBMC); talk to it with
 #   ipmitool -I lanplus -H 127.0.0.1 -p PORT -U admin -P password -C 3 power status
 # Exit 3 when fakebmc or /usr/bin/python3 is missing (install the peers with
 # deploy/peers/install.sh), 2 on a bad argument.

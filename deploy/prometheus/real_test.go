@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
-	"github.com/rackfence/rackfence/shared/testenv"
-	"github.com/rackfence/rackfence/shared/testenv/rig"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/rig"
+	"github.com/rackfence/rackfence/testkit/testenv"
 	"sigs.k8s.io/yaml"
 )
 
@@ -26,15 +26,15 @@ func TestRulesFireOnRealMetrics(t *testing.T) {
 	pt := promtool(t)
 	c := rig.StartCoordinator(t, t.TempDir(), rig.CoordOpts{})
 	ctx := rig.Ctx(t)
-	c.Apply(&api.Host{Name: "n1", Rack: "r9", Online: true})
-	c.Apply(&api.Host{Name: "n2", Rack: "r9", Online: true})
-	c.Apply(&api.Host{Name: "e1", Rack: "r8", Online: true})
-	l, err := c.Admin.AcquireLease(ctx, "r8", api.LeaseRequest{Holder: "probe", TTL: api.Duration(5 * time.Minute)})
+	c.Apply(&wire.Host{Name: "n1", Rack: "r9", Online: true})
+	c.Apply(&wire.Host{Name: "n2", Rack: "r9", Online: true})
+	c.Apply(&wire.Host{Name: "e1", Rack: "r8", Online: true})
+	l, err := c.Admin.AcquireLease(ctx, "r8", wire.LeaseRequest{Holder: "probe", TTL: wire.Duration(5 * time.Minute)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Admin.ReportStatus(ctx, "e1", api.StatusReport{Epoch: l.Epoch, Status: api.HostStatus{
-		ProvisioningState: api.StateRegistering, OperationalStatus: api.OpError, ErrorType: api.ErrRegistration, ErrorCount: 5}}); err != nil {
+	if err := c.Admin.ReportStatus(ctx, "e1", wire.StatusReport{Epoch: l.Epoch, Status: wire.HostStatus{
+		ProvisioningState: wire.StateRegistering, OperationalStatus: wire.OpError, ErrorType: wire.ErrRegistration, ErrorCount: 5}}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -134,7 +134,7 @@ func TestRulesFireOnRealMetrics(t *testing.T) {
 				map[string]any{"eval_time": "6m", "alertname": "RackfenceRackNoHolder",
 					"exp_alerts": []any{exp("RackfenceRackNoHolder", map[string]string{"rack": "r9", "severity": "critical"}, "")}},
 				map[string]any{"eval_time": "6m", "alertname": "RackfenceHostsInError",
-					"exp_alerts": []any{exp("RackfenceHostsInError", map[string]string{"rack": "r8", "error_type": api.ErrRegistration, "severity": "warning"}, "1")}},
+					"exp_alerts": []any{exp("RackfenceHostsInError", map[string]string{"rack": "r8", "error_type": wire.ErrRegistration, "severity": "warning"}, "1")}},
 				map[string]any{"eval_time": "6m", "alertname": "RackfenceNoRaftLeader", "exp_alerts": []any{}},
 				map[string]any{"eval_time": "6m", "alertname": "RackfenceRackLeaseLost", "exp_alerts": []any{}},
 				map[string]any{"eval_time": "6m", "alertname": "RackfencePivotStuck", "exp_alerts": []any{}},

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // BenchmarkClient measures the client against a real single-member
@@ -21,7 +21,7 @@ func BenchmarkClient(b *testing.B) {
 	ctx := context.Background()
 	admin := adminClient(b, m, m.URL)
 	for i := 0; i < 1000; i++ {
-		if _, _, err := admin.ApplyHost(ctx, &api.Host{Name: fmt.Sprintf("r%d-h%03d", i/100, i%100), Rack: fmt.Sprintf("r%d", i/100)}); err != nil {
+		if _, _, err := admin.ApplyHost(ctx, &wire.Host{Name: fmt.Sprintf("r%d-h%03d", i/100, i%100), Rack: fmt.Sprintf("r%d", i/100)}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -47,7 +47,7 @@ func BenchmarkClient(b *testing.B) {
 	})
 	b.Run("ApplyHost", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			h := &api.Host{Name: "r0-h001", Rack: "r0", Consumer: fmt.Sprint(i)}
+			h := &wire.Host{Name: "r0-h001", Rack: "r0", Consumer: fmt.Sprint(i)}
 			if _, _, err := admin.ApplyHost(ctx, h); err != nil {
 				b.Fatal(err)
 			}

@@ -4,15 +4,15 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/rackfence/rackfence/shared/api"
-	"github.com/rackfence/rackfence/shared/pki"
+	"github.com/rackfence/rackfence/internal/pki"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // IssueCertificate asks the cluster's CA for a certificate (POST
 // /v1/certificates): a member with an admin token, an agent with its agent
 // token. The same call renews.
-func (c *Client) IssueCertificate(ctx context.Context, req api.CertificateRequest) (*api.CertificateResponse, error) {
-	var out api.CertificateResponse
+func (c *Client) IssueCertificate(ctx context.Context, req wire.CertificateRequest) (*wire.CertificateResponse, error) {
+	var out wire.CertificateResponse
 	if _, err := c.call(ctx, http.MethodPost, "/v1/certificates", nil, req, &out); err != nil {
 		return nil, err
 	}
@@ -26,7 +26,7 @@ func (c *Client) IssueAgentCert(ctx context.Context, agentID string) (certPEM, k
 	if err != nil {
 		return nil, nil, err
 	}
-	resp, err := c.IssueCertificate(ctx, api.CertificateRequest{Kind: api.CertKindAgent, ID: agentID, CSR: string(csr)})
+	resp, err := c.IssueCertificate(ctx, wire.CertificateRequest{Kind: wire.CertKindAgent, ID: agentID, CSR: string(csr)})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -28,8 +28,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
-	"github.com/rackfence/rackfence/shared/version"
+	"github.com/rackfence/rackfence/internal/version"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // Defaults of Config.
@@ -53,7 +53,7 @@ type Config struct {
 	// Token is sent as "Authorization: Bearer TOKEN". Empty sends none
 	// (only /v1/health and /metrics answer without one).
 	Token string
-	// UserAgent is sent with every request; default "rackfence-client/VERSION" (shared/version).
+	// UserAgent is sent with every request; default "rackfence-client/VERSION" (internal/version).
 	UserAgent string
 	// Timeout bounds one HTTP request (each attempt), except Watch, which is
 	// bounded by its own timeout plus Timeout. Default 30s.
@@ -106,7 +106,7 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	secret, pin := api.ParseToken(cfg.Token)
+	secret, pin := wire.ParseToken(cfg.Token)
 	if cfg.CAFingerprint != "" {
 		pin = cfg.CAFingerprint
 	}
@@ -242,7 +242,7 @@ func (c *Client) do(ctx context.Context, r request, out any) (int, error) {
 		for k, v := range r.query {
 			q[k] = v
 		}
-		q.Set(api.ParamStale, "true")
+		q.Set(wire.ParamStale, "true")
 		r.query = q
 	}
 	deadline := time.Now().Add(c.retryFor)
@@ -401,7 +401,7 @@ func (e *notSentError) Unwrap() error { return e.err }
 // (the member holding it applies or forwards it when the network lets it
 // through), so repeating it elsewhere, even an idempotent PUT or DELETE,
 // could let the older copy land after a newer write: found by the chaos
-// harness (shared/testenv/chaos, seeds 100 and 200).
+// harness (testkit/chaos, seeds 100 and 200).
 func failoverOK(method string, err error) bool {
 	var op *net.OpError
 	var ns *notSentError

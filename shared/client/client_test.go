@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 func newTestClient(t *testing.T, urls string) *Client {
@@ -52,7 +52,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func TestFailoverToNextMember(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, 200, api.ClusterStatus{NodeID: "n2", State: "leader"})
+		writeJSON(w, 200, wire.ClusterStatus{NodeID: "n2", State: "leader"})
 	}))
 	defer srv.Close()
 	dead := closedURL(t)
@@ -97,9 +97,9 @@ func TestRedirectKeepsAuthorizationAcrossHosts(t *testing.T) {
 	var gotAuth atomic.Value
 	leader := &httptest.Server{Listener: l, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		gotAuth.Store(r.Header.Get("Authorization"))
-		var h api.Host
+		var h wire.Host
 		if err := json.NewDecoder(r.Body).Decode(&h); err != nil {
-			writeJSON(w, 400, api.ErrorBody{Error: api.ErrorDetail{Code: "bad_request", Message: err.Error()}})
+			writeJSON(w, 400, wire.ErrorBody{Error: wire.ErrorDetail{Code: "bad_request", Message: err.Error()}})
 			return
 		}
 		writeJSON(w, 201, h)
@@ -112,7 +112,7 @@ func TestRedirectKeepsAuthorizationAcrossHosts(t *testing.T) {
 	defer follower.Close()
 
 	c := newTestClient(t, follower.URL)
-	h, created, err := c.ApplyHost(context.Background(), &api.Host{Name: "r1-h01", Rack: "r1"})
+	h, created, err := c.ApplyHost(context.Background(), &wire.Host{Name: "r1-h01", Rack: "r1"})
 	if err != nil {
 		t.Fatalf("apply: %v", err)
 	}
@@ -129,10 +129,10 @@ func TestRetryOn503HonoursRetryAfter(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if calls.Add(1) < 3 {
 			w.Header().Set("Retry-After", "0")
-			writeJSON(w, 503, api.ErrorBody{Error: api.ErrorDetail{Code: api.CodeNoLeader, Message: "no leader"}})
+			writeJSON(w, 503, wire.ErrorBody{Error: wire.ErrorDetail{Code: wire.CodeNoLeader, Message: "no leader"}})
 			return
 		}
-		writeJSON(w, 200, api.List[api.Rack]{Items: []api.Rack{{Name: "r1"}}, Index: 7})
+		writeJSON(w, 200, wire.List[wire.Rack]{Items: []wire.Rack{{Name: "r1"}}, Index: 7})
 	}))
 	defer srv.Close()
 	c := newTestClient(t, srv.URL)
@@ -148,7 +148,7 @@ func TestRetryOn503HonoursRetryAfter(t *testing.T) {
 func TestRetryOn503GivesUpWithinBound(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", "1")
-		writeJSON(w, 503, api.ErrorBody{Error: api.ErrorDetail{Code: api.CodeNoLeader, Message: "no leader elected"}})
+		writeJSON(w, 503, wire.ErrorBody{Error: wire.ErrorDetail{Code: wire.CodeNoLeader, Message: "no leader elected"}})
 	}))
 	defer srv.Close()
 	c, _ := New(Config{Coordinator: srv.URL, RetryFor: 1500 * time.Millisecond})
@@ -162,11 +162,11 @@ func TestErrorDecoding(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case strings.HasSuffix(r.URL.Path, "/missing"):
-			writeJSON(w, 404, api.ErrorBody{Error: api.ErrorDetail{Code: api.CodeNotFound, Message: `host "missing" not found`}})
+			writeJSON(w, 404, wire.ErrorBody{Error: wire.ErrorDetail{Code: wire.CodeNotFound, Message: `host "missing" not found`}})
 		case strings.HasSuffix(r.URL.Path, "/status"):
-			writeJSON(w, 409, api.ErrorBody{Error: api.ErrorDetail{Code: api.CodeStaleEpoch, Message: "epoch 3 is stale; current 5"}})
+			writeJSON(w, 409, wire.ErrorBody{Error: wire.ErrorDetail{Code: wire.CodeStaleEpoch, Message: "epoch 3 is stale; current 5"}})
 		case strings.HasSuffix(r.URL.Path, "/bad"):
-			writeJSON(w, 400, api.ErrorBody{Error: api.ErrorDetail{Code: api.CodeBadRequest, Message: "rack is required", Field: "rack"}})
+			writeJSON(w, 400, wire.ErrorBody{Error: wire.ErrorDetail{Code: wire.CodeBadRequest, Message: "rack is required", Field: "rack"}})
 		default:
 			w.WriteHeader(401)
 			fmt.Fprint(w, "<html>nope</html>")
@@ -178,11 +178,11 @@ func TestErrorDecoding(t *testing.T) {
 	if _, err := c.GetHost(ctx, "missing"); !IsNotFound(err) || IsConflict(err) {
 		t.Errorf("get missing: %v", err)
 	}
-	err := c.ReportStatus(ctx, "h1", api.StatusReport{Epoch: 3})
+	err := c.ReportStatus(ctx, "h1", wire.StatusReport{Epoch: 3})
 	if !IsStaleEpoch(err) || !IsConflict(err) {
 		t.Errorf("report: %v", err)
 	}
-	_, _, err = c.ApplyHost(ctx, &api.Host{Name: "bad"})
+	_, _, err = c.ApplyHost(ctx, &wire.Host{Name: "bad"})
 	if e, ok := AsError(err); !ok || e.Field != "rack" || e.Status != 400 {
 		t.Errorf("apply bad: %#v", err)
 	}
@@ -198,10 +198,10 @@ func TestErrorDecoding(t *testing.T) {
 func TestListAcceptsBareArray(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("stale") != "true" {
-			writeJSON(w, 400, api.ErrorBody{Error: api.ErrorDetail{Code: "bad_request", Message: "want stale"}})
+			writeJSON(w, 400, wire.ErrorBody{Error: wire.ErrorDetail{Code: "bad_request", Message: "want stale"}})
 			return
 		}
-		writeJSON(w, 200, []api.Member{{ID: "n1"}, {ID: "n2"}})
+		writeJSON(w, 200, []wire.Member{{ID: "n1"}, {ID: "n2"}})
 	}))
 	defer srv.Close()
 	c := newTestClient(t, srv.URL).WithStale(true)
@@ -215,11 +215,11 @@ func TestWatchOutlivesRequestTimeout(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		if q.Get("rack") != "r1" || q.Get("index") != "42" || q.Get("timeout") != "1.5s" {
-			writeJSON(w, 400, api.ErrorBody{Error: api.ErrorDetail{Code: "bad_request", Message: "query " + r.URL.RawQuery}})
+			writeJSON(w, 400, wire.ErrorBody{Error: wire.ErrorDetail{Code: "bad_request", Message: "query " + r.URL.RawQuery}})
 			return
 		}
 		time.Sleep(1500 * time.Millisecond)
-		writeJSON(w, 200, api.WatchResponse{Index: 43, Hosts: []api.Host{{Name: "r1-h01", Rack: "r1"}}})
+		writeJSON(w, 200, wire.WatchResponse{Index: 43, Hosts: []wire.Host{{Name: "r1-h01", Rack: "r1"}}})
 	}))
 	defer srv.Close()
 	c, _ := New(Config{Coordinator: srv.URL, Timeout: 500 * time.Millisecond})
@@ -249,11 +249,11 @@ func TestNoLeaderOnOneMemberFailsOver(t *testing.T) {
 	cut := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		cutCalls.Add(1)
 		w.Header().Set("Retry-After", "5")
-		writeJSON(w, 503, api.ErrorBody{Error: api.ErrorDetail{Code: api.CodeNoLeader, Message: "no leader"}})
+		writeJSON(w, 503, wire.ErrorBody{Error: wire.ErrorDetail{Code: wire.CodeNoLeader, Message: "no leader"}})
 	}))
 	defer cut.Close()
 	ok := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, 200, api.ClusterStatus{NodeID: "n2"})
+		writeJSON(w, 200, wire.ClusterStatus{NodeID: "n2"})
 	}))
 	defer ok.Close()
 	c := newTestClient(t, cut.URL+","+ok.URL)
@@ -287,10 +287,10 @@ func TestWriteNotRepeatedAfterTimeout(t *testing.T) {
 	ok := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		other.Add(1)
 		if r.Method == http.MethodGet {
-			writeJSON(w, 200, api.ClusterStatus{NodeID: "n2"})
+			writeJSON(w, 200, wire.ClusterStatus{NodeID: "n2"})
 			return
 		}
-		writeJSON(w, 200, api.Host{Name: "h1", Rack: "r1"})
+		writeJSON(w, 200, wire.Host{Name: "h1", Rack: "r1"})
 	}))
 	defer ok.Close()
 	c, err := New(Config{Coordinator: hang.URL + "," + ok.URL, Token: "t", Timeout: 200 * time.Millisecond, RetryFor: 2 * time.Second})
@@ -299,7 +299,7 @@ func TestWriteNotRepeatedAfterTimeout(t *testing.T) {
 	}
 	for _, write := range []func() error{
 		func() error {
-			_, _, err := c.ApplyHost(context.Background(), &api.Host{Name: "h1", Rack: "r1"})
+			_, _, err := c.ApplyHost(context.Background(), &wire.Host{Name: "h1", Rack: "r1"})
 			return err
 		},
 		func() error { _, err := c.DeleteHost(context.Background(), "h1"); return err },
@@ -323,7 +323,7 @@ func TestWriteNotRepeatedAfterTimeout(t *testing.T) {
 	}
 }
 
-// TestErrorMatchesWireSentinels: an answer's *Error matches the shared/api
+// TestErrorMatchesWireSentinels: an answer's *Error matches the shared/wire
 // sentinel of its code through any wrapping, whether the code came in a
 // rackfence error body or was derived from a bare status (a proxy's page).
 func TestErrorMatchesWireSentinels(t *testing.T) {
@@ -331,14 +331,14 @@ func TestErrorMatchesWireSentinels(t *testing.T) {
 	cases := []struct {
 		status int
 		body   string
-		want   *api.WireError
-		not    *api.WireError
+		want   *wire.WireError
+		not    *wire.WireError
 	}{
-		{409, `{"error":{"code":"stale_epoch","message":"epoch 3 is not current"}}`, api.ErrStaleEpoch, api.ErrConflict},
-		{503, `{"error":{"code":"secrets_key_missing","message":"no key k1"}}`, api.ErrSecretsKeyMissing, api.ErrNoLeader},
-		{404, `<html>nothing here</html>`, api.ErrNotFound, api.ErrInternal},
-		{429, `slow down`, api.ErrTooManyRequests, api.ErrInternal},
-		{502, `bad gateway`, api.ErrInternal, api.ErrNoLeader},
+		{409, `{"error":{"code":"stale_epoch","message":"epoch 3 is not current"}}`, wire.ErrStaleEpoch, wire.ErrConflict},
+		{503, `{"error":{"code":"secrets_key_missing","message":"no key k1"}}`, wire.ErrSecretsKeyMissing, wire.ErrNoLeader},
+		{404, `<html>nothing here</html>`, wire.ErrNotFound, wire.ErrInternal},
+		{429, `slow down`, wire.ErrTooManyRequests, wire.ErrInternal},
+		{502, `bad gateway`, wire.ErrInternal, wire.ErrNoLeader},
 	}
 	for _, c := range cases {
 		e := newError(&http.Response{StatusCode: c.status}, []byte(c.body), base, request{method: "GET", path: "/v1/hosts/h1"})

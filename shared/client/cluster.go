@@ -4,7 +4,7 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // Health checks that a member serves: GET /v1/health (no token needed).
@@ -15,8 +15,8 @@ func (c *Client) Health(ctx context.Context) error {
 
 // Status reads the cluster's status as the answering member sees it: GET
 // /v1/status.
-func (c *Client) Status(ctx context.Context) (*api.ClusterStatus, error) {
-	var out api.ClusterStatus
+func (c *Client) Status(ctx context.Context) (*wire.ClusterStatus, error) {
+	var out wire.ClusterStatus
 	if _, err := c.call(ctx, http.MethodGet, "/v1/status", nil, nil, &out); err != nil {
 		return nil, err
 	}
@@ -24,12 +24,12 @@ func (c *Client) Status(ctx context.Context) (*api.ClusterStatus, error) {
 }
 
 // Members lists the Raft servers: GET /v1/cluster/members.
-func (c *Client) Members(ctx context.Context) (*api.List[api.Member], error) {
-	return getList[api.Member](ctx, c, "/v1/cluster/members", nil)
+func (c *Client) Members(ctx context.Context) (*wire.List[wire.Member], error) {
+	return getList[wire.Member](ctx, c, "/v1/cluster/members", nil)
 }
 
 // Join asks the leader to add a server as voter: POST /v1/cluster/join.
-func (c *Client) Join(ctx context.Context, r api.JoinRequest) error {
+func (c *Client) Join(ctx context.Context, r wire.JoinRequest) error {
 	_, err := c.call(ctx, http.MethodPost, "/v1/cluster/join", nil, r, nil)
 	return err
 }

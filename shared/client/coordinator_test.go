@@ -1,7 +1,7 @@
 package client_test
 
 // Every method of the client against real rackfence-coordinator
-// processes (shared/testenv/rig): one member for the API surface, three
+// processes (testkit/rig): one member for the API surface, three
 // (on 127.0.0.1, .2 and .3) for writes sent to followers.
 
 import (
@@ -12,14 +12,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
-	"github.com/rackfence/rackfence/shared/testenv"
-	"github.com/rackfence/rackfence/shared/testenv/rig"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/rig"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // startMember starts coordinator member id listening on ip
-// (shared/testenv/rig, over TLS, no credentials set); with join, a member
+// (testkit/rig, over TLS, no credentials set); with join, a member
 // that joins join's cluster.
 func startMember(t testing.TB, id, ip string, join *rig.Coordinator) *rig.Coordinator {
 	t.Helper()
@@ -70,8 +70,8 @@ func TestAgainstCoordinator(t *testing.T) {
 	}
 
 	// Hosts.
-	h := &api.Host{Name: "r1-h01", Rack: "r1", Online: true,
-		BMC: api.BMC{Address: "redfish+http://127.0.0.1:9001/redfish/v1/Systems/1", Credentials: "r1-bmc"}}
+	h := &wire.Host{Name: "r1-h01", Rack: "r1", Online: true,
+		BMC: wire.BMC{Address: "redfish+http://127.0.0.1:9001/redfish/v1/Systems/1", Credentials: "r1-bmc"}}
 	got, created, err := admin.ApplyHost(ctx, h)
 	if err != nil || !created || got.CreatedIndex == 0 {
 		t.Fatalf("apply: %+v %v %v", got, created, err)
@@ -79,10 +79,10 @@ func TestAgainstCoordinator(t *testing.T) {
 	if _, created, err = admin.ApplyHost(ctx, h); err != nil || created {
 		t.Fatalf("re-apply: created=%v %v", created, err)
 	}
-	if _, _, err := admin.ApplyHost(ctx, &api.Host{Name: "r1-h01", Rack: "r2"}); !client.IsConflict(err) {
+	if _, _, err := admin.ApplyHost(ctx, &wire.Host{Name: "r1-h01", Rack: "r2"}); !client.IsConflict(err) {
 		t.Fatalf("rack move: %v", err)
 	}
-	if _, _, err := admin.ApplyHost(ctx, &api.Host{Name: "Bad_Name", Rack: "r1"}); !client.IsBadRequest(err) {
+	if _, _, err := admin.ApplyHost(ctx, &wire.Host{Name: "Bad_Name", Rack: "r1"}); !client.IsBadRequest(err) {
 		t.Fatalf("bad name: %v", err)
 	}
 	if _, err := admin.GetHost(ctx, "nope"); !client.IsNotFound(err) {
@@ -97,7 +97,7 @@ func TestAgainstCoordinator(t *testing.T) {
 	}
 
 	// Credentials and tokens.
-	if err := admin.SetCredentials(ctx, "r1-bmc", api.Credentials{Username: "admin", Password: "pw-1"}); err != nil {
+	if err := admin.SetCredentials(ctx, "r1-bmc", wire.Credentials{Username: "admin", Password: "pw-1"}); err != nil {
 		t.Fatal(err)
 	}
 	cr, err := admin.GetCredentials(ctx, "r1-bmc")
@@ -107,8 +107,8 @@ func TestAgainstCoordinator(t *testing.T) {
 	if cl, err := admin.ListCredentials(ctx); err != nil || len(cl.Items) != 1 {
 		t.Fatalf("list credentials: %+v %v", cl, err)
 	}
-	tok, err := admin.CreateToken(ctx, api.TokenRequest{Role: api.RoleAgent, Rack: "r1"})
-	if err != nil || tok.Token == "" || tok.Role != api.RoleAgent {
+	tok, err := admin.CreateToken(ctx, wire.TokenRequest{Role: wire.RoleAgent, Rack: "r1"})
+	if err != nil || tok.Token == "" || tok.Role != wire.RoleAgent {
 		t.Fatalf("token: %+v %v", tok, err)
 	}
 	agent, _, err := client.NewAgent(ctx, client.Config{Coordinator: m.URL, Token: tok.Token}, "agent-1")
@@ -121,7 +121,7 @@ func TestAgainstCoordinator(t *testing.T) {
 	if cr, err := admin.RevealCredentials(ctx, "r1-bmc"); err != nil || cr.Password != "pw-1" {
 		t.Fatalf("admin reveal (host export --include-secrets): %+v %v", cr, err)
 	}
-	if _, err := agent.Detach(ctx, "r1-h01", api.IntentRequest{}); !client.IsForbidden(err) {
+	if _, err := agent.Detach(ctx, "r1-h01", wire.IntentRequest{}); !client.IsForbidden(err) {
 		t.Fatalf("agent detach: %v", err)
 	}
 	bad, _ := client.New(client.Config{Coordinator: m.URL, Token: "wrong", CAFile: m.CAFile})
@@ -130,24 +130,24 @@ func TestAgainstCoordinator(t *testing.T) {
 	}
 
 	// Leases, watch, status reports.
-	lease, err := agent.AcquireLease(ctx, "r1", api.LeaseRequest{Holder: "a1", TTL: api.Duration(30 * time.Second)})
+	lease, err := agent.AcquireLease(ctx, "r1", wire.LeaseRequest{Holder: "a1", TTL: wire.Duration(30 * time.Second)})
 	if err != nil || lease.Epoch == 0 || lease.Holder != "a1" {
 		t.Fatalf("acquire: %+v %v", lease, err)
 	}
-	if _, err := agent.AcquireLease(ctx, "r1", api.LeaseRequest{Holder: "a2", TTL: api.Duration(30 * time.Second)}); !client.IsConflict(err) {
+	if _, err := agent.AcquireLease(ctx, "r1", wire.LeaseRequest{Holder: "a2", TTL: wire.Duration(30 * time.Second)}); !client.IsConflict(err) {
 		t.Fatalf("second holder: %v", err)
 	}
 	if gl, err := admin.GetLease(ctx, "r1"); err != nil || gl.Holder != "a1" {
 		t.Fatalf("get lease: %+v %v", gl, err)
 	}
-	if _, err := agent.RenewLease(ctx, "r1", api.LeaseRequest{Holder: "a1", Epoch: lease.Epoch, TTL: api.Duration(30 * time.Second)}); err != nil {
+	if _, err := agent.RenewLease(ctx, "r1", wire.LeaseRequest{Holder: "a1", Epoch: lease.Epoch, TTL: wire.Duration(30 * time.Second)}); err != nil {
 		t.Fatalf("renew: %v", err)
 	}
 	w, err := agent.Watch(ctx, "r1", 0, 5*time.Second)
 	if err != nil || len(w.Hosts) != 1 || w.Lease == nil || w.Lease.Epoch != lease.Epoch {
 		t.Fatalf("watch from 0: %+v %v", w, err)
 	}
-	in, err := admin.Detach(ctx, "r1-h01", api.IntentRequest{Reason: "test"})
+	in, err := admin.Detach(ctx, "r1-h01", wire.IntentRequest{Reason: "test"})
 	if err != nil || in.CreatedIndex == 0 {
 		t.Fatalf("detach: %+v %v", in, err)
 	}
@@ -155,15 +155,15 @@ func TestAgainstCoordinator(t *testing.T) {
 	if err != nil || len(w2.Hosts) != 1 || w2.Hosts[0].Intents == nil || w2.Hosts[0].Intents.Detach == nil {
 		t.Fatalf("watch after detach: %+v %v", w2, err)
 	}
-	rep := api.StatusReport{Epoch: lease.Epoch,
-		Status: api.HostStatus{ProvisioningState: api.StateAvailable, OperationalStatus: api.OpDetached},
-		Acks:   []api.IntentAck{{Kind: api.IntentDetach, CreatedIndex: in.CreatedIndex}},
-		Events: []api.Event{{Time: time.Now(), Type: api.EventNormal, Reason: "Detached", Message: "test"}}}
+	rep := wire.StatusReport{Epoch: lease.Epoch,
+		Status: wire.HostStatus{ProvisioningState: wire.StateAvailable, OperationalStatus: wire.OpDetached},
+		Acks:   []wire.IntentAck{{Kind: wire.IntentDetach, CreatedIndex: in.CreatedIndex}},
+		Events: []wire.Event{{Time: time.Now(), Type: wire.EventNormal, Reason: "Detached", Message: "test"}}}
 	if err := agent.ReportStatus(ctx, "r1-h01", rep); err != nil {
 		t.Fatalf("report: %v", err)
 	}
 	hh, _ := admin.GetHost(ctx, "r1-h01")
-	if !hh.Intents.Detach.Acknowledged || hh.Status.OperationalStatus != api.OpDetached {
+	if !hh.Intents.Detach.Acknowledged || hh.Status.OperationalStatus != wire.OpDetached {
 		t.Fatalf("ack not stored: %+v %+v", hh.Intents.Detach, hh.Status)
 	}
 	if ev, err := admin.Events(ctx, "r1-h01"); err != nil || len(ev.Items) == 0 || ev.Items[len(ev.Items)-1].Reason != "Detached" {
@@ -172,16 +172,16 @@ func TestAgainstCoordinator(t *testing.T) {
 	if err := admin.Attach(ctx, "r1-h01"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := admin.Drain(ctx, "r1-h01", api.IntentRequest{Mode: api.DrainMaintenance}); err != nil {
+	if _, err := admin.Drain(ctx, "r1-h01", wire.IntentRequest{Mode: wire.DrainMaintenance}); err != nil {
 		t.Fatal(err)
 	}
 	if err := admin.Restore(ctx, "r1-h01"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := admin.Resume(ctx, "r1-h01", api.IntentRequest{}); err != nil {
+	if _, err := admin.Resume(ctx, "r1-h01", wire.IntentRequest{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := agent.ReleaseLease(ctx, "r1", api.LeaseRequest{Holder: "a1", Epoch: lease.Epoch}); err != nil {
+	if err := agent.ReleaseLease(ctx, "r1", wire.LeaseRequest{Holder: "a1", Epoch: lease.Epoch}); err != nil {
 		t.Fatalf("release: %v", err)
 	}
 	if err := agent.ReportStatus(ctx, "r1-h01", rep); !client.IsStaleEpoch(err) {
@@ -240,16 +240,16 @@ func TestWritesThroughFollowers(t *testing.T) {
 			t.Fatal(err)
 		}
 		name := fmt.Sprintf("r1-h%02d", i+1)
-		var h *api.Host
+		var h *wire.Host
 		testenv.Eventually(t, time.Minute, "apply via "+m.NodeID, func() error {
 			var err error
-			h, _, err = c.ApplyHost(ctx, &api.Host{Name: name, Rack: "r1"})
+			h, _, err = c.ApplyHost(ctx, &wire.Host{Name: name, Rack: "r1"})
 			return err
 		})
 		if h.Name != name {
 			t.Fatalf("apply via %s answered %+v", m.NodeID, h)
 		}
-		if _, err := c.Detach(ctx, name, api.IntentRequest{Reason: "via " + m.NodeID}); err != nil {
+		if _, err := c.Detach(ctx, name, wire.IntentRequest{Reason: "via " + m.NodeID}); err != nil {
 			t.Fatalf("detach via %s: %v", m.NodeID, err)
 		}
 		got, err := admin.GetHost(ctx, name)

@@ -8,7 +8,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // ErrUnreachable is wrapped by every error returned when no coordinator
@@ -45,21 +45,21 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// Is makes errors.Is(err, api.ErrNotFound) (any sentinel of shared/api's
+// Is makes errors.Is(err, api.ErrNotFound) (any sentinel of shared/wire's
 // wire-error table) true when the answer carried that code. A bare
 // status without a rackfence body counts as api.CodeForStatus(status).
-func (e *Error) Is(target error) bool { return api.MatchesCode(e.Code, target) }
+func (e *Error) Is(target error) bool { return wire.MatchesCode(e.Code, target) }
 
 func newError(resp *http.Response, body []byte, base *url.URL, r request) *Error {
 	e := &Error{Status: resp.StatusCode, Method: r.method, Path: r.path, URL: base.Redacted()}
-	var eb api.ErrorBody
+	var eb wire.ErrorBody
 	if json.Unmarshal(body, &eb) == nil && (eb.Error.Code != "" || eb.Error.Message != "") {
 		e.Code, e.Message, e.Field = eb.Error.Code, eb.Error.Message, eb.Error.Field
 		return e
 	}
 	// Not a rackfence error body (a proxy, another server): keep a short,
 	// single-line excerpt.
-	e.Code = api.CodeForStatus(resp.StatusCode)
+	e.Code = wire.CodeForStatus(resp.StatusCode)
 	if resp.StatusCode == http.StatusBadRequest && strings.Contains(string(body), "HTTP request to an HTTPS server") {
 		e.Message = "the coordinator at " + base.Host + " serves HTTPS (TLS is the default): use https://" + base.Host
 		return e
@@ -118,7 +118,7 @@ func IsConflict(err error) bool { return hasStatus(err, http.StatusConflict) }
 // lease epoch is no longer current and it must stop acting for the rack.
 func IsStaleEpoch(err error) bool {
 	e, ok := AsError(err)
-	return ok && e.Status == http.StatusConflict && e.Code == api.CodeStaleEpoch
+	return ok && e.Status == http.StatusConflict && e.Code == wire.CodeStaleEpoch
 }
 
 // IsUnauthorized reports a 401 answer (no token or an unknown one).

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // HostFilter narrows ListHosts; empty fields match everything.
@@ -18,23 +18,23 @@ type HostFilter struct {
 }
 
 // ListHosts lists hosts: GET /v1/hosts?rack=&state=&selector=.
-func (c *Client) ListHosts(ctx context.Context, f HostFilter) (*api.List[api.Host], error) {
+func (c *Client) ListHosts(ctx context.Context, f HostFilter) (*wire.List[wire.Host], error) {
 	q := url.Values{}
 	if f.Rack != "" {
-		q.Set(api.ParamRack, f.Rack)
+		q.Set(wire.ParamRack, f.Rack)
 	}
 	if f.State != "" {
-		q.Set(api.ParamState, f.State)
+		q.Set(wire.ParamState, f.State)
 	}
 	if f.Selector != "" {
-		q.Set(api.ParamSelector, f.Selector)
+		q.Set(wire.ParamSelector, f.Selector)
 	}
-	return getList[api.Host](ctx, c, "/v1/hosts", q)
+	return getList[wire.Host](ctx, c, "/v1/hosts", q)
 }
 
 // GetHost reads one host: GET /v1/hosts/{name}.
-func (c *Client) GetHost(ctx context.Context, name string) (*api.Host, error) {
-	var h api.Host
+func (c *Client) GetHost(ctx context.Context, name string) (*wire.Host, error) {
+	var h wire.Host
 	if _, err := c.call(ctx, http.MethodGet, "/v1/hosts/"+seg(name), nil, nil, &h); err != nil {
 		return nil, err
 	}
@@ -44,8 +44,8 @@ func (c *Client) GetHost(ctx context.Context, name string) (*api.Host, error) {
 // ApplyHost creates or updates a host's spec: PUT /v1/hosts/{h.Name}. It
 // returns the stored host and whether it was created (201) rather than
 // updated (200). Status and intents in h are ignored by the coordinator.
-func (c *Client) ApplyHost(ctx context.Context, h *api.Host) (*api.Host, bool, error) {
-	var out api.Host
+func (c *Client) ApplyHost(ctx context.Context, h *wire.Host) (*wire.Host, bool, error) {
+	var out wire.Host
 	st, err := c.call(ctx, http.MethodPut, "/v1/hosts/"+seg(h.Name), nil, h, &out)
 	if err != nil {
 		return nil, false, err
@@ -66,12 +66,12 @@ func (c *Client) DeleteHost(ctx context.Context, name string) (done bool, err er
 
 // ReportStatus writes an agent's status report for a host: PUT
 // /v1/hosts/{name}/status. A stale epoch answers 409 (IsStaleEpoch).
-func (c *Client) ReportStatus(ctx context.Context, name string, r api.StatusReport) error {
+func (c *Client) ReportStatus(ctx context.Context, name string, r wire.StatusReport) error {
 	_, err := c.call(ctx, http.MethodPut, "/v1/hosts/"+seg(name)+"/status", nil, r, nil)
 	return err
 }
 
 // Events lists a host's events, newest last: GET /v1/hosts/{name}/events.
-func (c *Client) Events(ctx context.Context, name string) (*api.List[api.Event], error) {
-	return getList[api.Event](ctx, c, "/v1/hosts/"+seg(name)+"/events", nil)
+func (c *Client) Events(ctx context.Context, name string) (*wire.List[wire.Event], error) {
+	return getList[wire.Event](ctx, c, "/v1/hosts/"+seg(name)+"/events", nil)
 }

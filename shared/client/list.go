@@ -7,12 +7,12 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // flexList decodes the api.List envelope and, for robustness, a bare JSON
 // array too (index 0).
-type flexList[T any] struct{ api.List[T] }
+type flexList[T any] struct{ wire.List[T] }
 
 func (l *flexList[T]) UnmarshalJSON(b []byte) error {
 	if b = bytes.TrimSpace(b); len(b) > 0 && b[0] == '[' {
@@ -21,7 +21,7 @@ func (l *flexList[T]) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(b, &l.List)
 }
 
-func getList[T any](ctx context.Context, c *Client, path string, q url.Values) (*api.List[T], error) {
+func getList[T any](ctx context.Context, c *Client, path string, q url.Values) (*wire.List[T], error) {
 	var l flexList[T]
 	if _, err := c.call(ctx, http.MethodGet, path, q, nil, &l); err != nil {
 		return nil, err

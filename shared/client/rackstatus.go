@@ -5,7 +5,7 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // ReportRackStatus writes an agent's status report for many hosts of its
@@ -13,8 +13,8 @@ import (
 // the whole report (IsStaleEpoch); a host refused on its own carries an
 // error in its result. A coordinator that predates the endpoint answers
 // IsRackStatusUnsupported: write each host with ReportStatus instead.
-func (c *Client) ReportRackStatus(ctx context.Context, rack string, r api.RackStatusReport) (*api.RackStatusResult, error) {
-	var out api.RackStatusResult
+func (c *Client) ReportRackStatus(ctx context.Context, rack string, r wire.RackStatusReport) (*wire.RackStatusResult, error) {
+	var out wire.RackStatusResult
 	if _, err := c.call(ctx, http.MethodPost, "/v1/racks/"+seg(rack)+"/status", nil, r, &out); err != nil {
 		return nil, err
 	}
@@ -25,16 +25,16 @@ func (c *Client) ReportRackStatus(ctx context.Context, rack string, r api.RackSt
 // coordinator without the endpoint: 404 or 405 (an older binary), or 503
 // upgrade_required (a cluster whose members do not all apply it).
 func IsRackStatusUnsupported(err error) bool {
-	return IsNotFound(err) || hasStatus(err, http.StatusMethodNotAllowed) || errors.Is(err, api.ErrUpgradeRequired)
+	return IsNotFound(err) || hasStatus(err, http.StatusMethodNotAllowed) || errors.Is(err, wire.ErrUpgradeRequired)
 }
 
 // HostError is the error of one host refused in a rack status answer, as
 // ReportStatus would have returned it for that host alone (IsNotFound,
 // IsConflict, IsForbidden, IsBadRequest read it).
-func HostError(rack string, r api.RackHostResult) *Error {
+func HostError(rack string, r wire.RackHostResult) *Error {
 	if r.Error == nil {
 		return nil
 	}
-	return &Error{Status: api.StatusForCode(r.Error.Code), Code: r.Error.Code, Message: r.Error.Message, Field: r.Error.Field,
+	return &Error{Status: wire.StatusForCode(r.Error.Code), Code: r.Error.Code, Message: r.Error.Message, Field: r.Error.Field,
 		Method: http.MethodPost, Path: "/v1/racks/" + seg(rack) + "/status"}
 }

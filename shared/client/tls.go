@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/pki"
+	"github.com/rackfence/rackfence/internal/pki"
 )
 
 // setTLS gives hc's transport the cluster trust (a CA file or a pin) and

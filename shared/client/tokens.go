@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 func newTokenRef(tok string) *atomic.Pointer[string] {
@@ -22,21 +22,21 @@ func newTokenRef(tok string) *atomic.Pointer[string] {
 // safely while requests run (an agent re-reading its rotated token file).
 // Copies made by WithStale and WithUserAgent share it.
 func (c *Client) SetToken(tok string) {
-	t, _ := api.ParseToken(tok) // only the secret is sent; a pin is for TLS at New
+	t, _ := wire.ParseToken(tok) // only the secret is sent; a pin is for TLS at New
 	c.token.Store(&t)
 }
 
 // ListTokens lists every token's id, name, role, rack and times, never a
 // secret: GET /v1/tokens (admin).
-func (c *Client) ListTokens(ctx context.Context) (*api.List[api.Token], error) {
-	return getList[api.Token](ctx, c, "/v1/tokens", nil)
+func (c *Client) ListTokens(ctx context.Context) (*wire.List[wire.Token], error) {
+	return getList[wire.Token](ctx, c, "/v1/tokens", nil)
 }
 
 // RevokeToken revokes the token with public ID id: DELETE /v1/tokens/{id}
 // (admin). Every member refuses the token once it applied the revocation.
 // The last valid admin token cannot be revoked (409).
-func (c *Client) RevokeToken(ctx context.Context, id string) (*api.Token, error) {
-	var out api.Token
+func (c *Client) RevokeToken(ctx context.Context, id string) (*wire.Token, error) {
+	var out wire.Token
 	if _, err := c.call(ctx, http.MethodDelete, "/v1/tokens/"+seg(id), nil, nil, &out); err != nil {
 		return nil, err
 	}
@@ -46,10 +46,10 @@ func (c *Client) RevokeToken(ctx context.Context, id string) (*api.Token, error)
 // Audit reads the newest limit records (0: the server's default, 100) of
 // the audit trail of the member that answers: GET /v1/audit (admin). Each
 // member keeps its own; point a client at one member to read its trail.
-func (c *Client) Audit(ctx context.Context, limit int) (*api.List[api.AuditRecord], error) {
+func (c *Client) Audit(ctx context.Context, limit int) (*wire.List[wire.AuditRecord], error) {
 	q := url.Values{}
 	if limit > 0 {
-		q.Set(api.ParamLimit, strconv.Itoa(limit))
+		q.Set(wire.ParamLimit, strconv.Itoa(limit))
 	}
-	return getList[api.AuditRecord](ctx, c, "/v1/audit", q)
+	return getList[wire.AuditRecord](ctx, c, "/v1/audit", q)
 }

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
-	"github.com/rackfence/rackfence/shared/testenv"
-	"github.com/rackfence/rackfence/shared/testenv/rig"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/rig"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 func TestTokenMethods(t *testing.T) {
@@ -19,16 +19,16 @@ func TestTokenMethods(t *testing.T) {
 	m := startMember(t, "n1", "127.0.0.1", nil)
 	admin := adminClient(t, m, m.URL)
 
-	v1, err := admin.CreateToken(ctx, api.TokenRequest{Role: api.RoleViewer, TTL: "2h", Name: "ci-viewer"})
+	v1, err := admin.CreateToken(ctx, wire.TokenRequest{Role: wire.RoleViewer, TTL: "2h", Name: "ci-viewer"})
 	if err != nil || v1.ID == "" || v1.ExpiresAt.IsZero() || v1.Name != "ci-viewer" {
 		t.Fatalf("create: %+v %v", v1, err)
 	}
-	if _, err := admin.CreateToken(ctx, api.TokenRequest{Role: api.RoleViewer, TTL: "tomorrow"}); !client.IsBadRequest(err) {
+	if _, err := admin.CreateToken(ctx, wire.TokenRequest{Role: wire.RoleViewer, TTL: "tomorrow"}); !client.IsBadRequest(err) {
 		t.Fatalf("bad ttl: %v", err)
 	} else if e, _ := client.AsError(err); e.Field != "ttl" {
 		t.Fatalf("bad ttl names field %q", e.Field)
 	}
-	v2, err := admin.CreateToken(ctx, api.TokenRequest{Role: api.RoleViewer})
+	v2, err := admin.CreateToken(ctx, wire.TokenRequest{Role: wire.RoleViewer})
 	if err != nil || !v2.ExpiresAt.IsZero() {
 		t.Fatalf("create without ttl: %+v %v", v2, err)
 	}
@@ -95,7 +95,7 @@ func TestRevokeLatencyOnEveryMember(t *testing.T) {
 	members := []*rig.Coordinator{m1, m2, m3}
 	lat := map[string][]time.Duration{}
 	for round := 0; round < rounds; round++ {
-		v, err := admin.CreateToken(ctx, api.TokenRequest{Role: api.RoleViewer, Name: fmt.Sprintf("revoke-%d", round)})
+		v, err := admin.CreateToken(ctx, wire.TokenRequest{Role: wire.RoleViewer, Name: fmt.Sprintf("revoke-%d", round)})
 		if err != nil {
 			t.Fatal(err)
 		}

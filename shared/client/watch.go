@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // maxWatchHold bounds a watch sent without a timeout.
@@ -18,14 +18,14 @@ const maxWatchHold = 5 * time.Minute
 // nothing changed (Hosts empty, Index current). timeout 0 leaves the
 // coordinator's default. The HTTP request is bounded by timeout plus the
 // client's Timeout instead of the Timeout alone.
-func (c *Client) Watch(ctx context.Context, rack string, index uint64, timeout time.Duration) (*api.WatchResponse, error) {
+func (c *Client) Watch(ctx context.Context, rack string, index uint64, timeout time.Duration) (*wire.WatchResponse, error) {
 	q := url.Values{}
-	q.Set(api.ParamRack, rack)
-	q.Set(api.ParamIndex, strconv.FormatUint(index, 10))
+	q.Set(wire.ParamRack, rack)
+	q.Set(wire.ParamIndex, strconv.FormatUint(index, 10))
 	if timeout > 0 {
-		q.Set(api.ParamTimeout, timeout.String())
+		q.Set(wire.ParamTimeout, timeout.String())
 	}
-	var out api.WatchResponse
+	var out wire.WatchResponse
 	hold := timeout
 	if hold <= 0 {
 		hold = maxWatchHold

@@ -12,8 +12,8 @@ import (
 	"github.com/rackfence/rackfence/agent"
 	"github.com/rackfence/rackfence/agent/bmc"
 	"github.com/rackfence/rackfence/agent/hoststate"
+	"github.com/rackfence/rackfence/internal/daemon"
 	"github.com/rackfence/rackfence/shared/client"
-	"github.com/rackfence/rackfence/shared/daemon"
 )
 
 // Provisioners of --provisioner.
@@ -40,10 +40,10 @@ func watchCoalesce(d time.Duration) time.Duration {
 const maxProcs = 1024
 
 // Config is rackfence-agent's configuration: one field a flag (every flag
-// also reads RACKFENCE_<FLAG>, shared/envflag). Defaults come from the
+// also reads RACKFENCE_<FLAG>, internal/envflag). Defaults come from the
 // agent, agent/bmc, agent/hoststate and shared/client packages' Default*
 // constants. --log-level, --log-format, --pprof-addr and --version are
-// shared/daemon's.
+// internal/daemon's.
 type Config struct {
 	daemon.Common
 	// coordinator is one or more member URLs, comma-separated; the agent

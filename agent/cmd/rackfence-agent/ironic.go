@@ -10,8 +10,8 @@ import (
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/agent/provisioner/ironic"
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // newIronic builds the Ironic provisioner (--provisioner ironic). Hosts
@@ -30,7 +30,7 @@ func newIronic(o *Config, g *guard.Guard, bmcOpts bmc.Options, log *slog.Logger)
 		token = t
 	}
 	pool := bmc.NewPool(bmcOpts)
-	inventory := func(ctx context.Context, h provisioner.Host) (*api.HardwareDetails, error) {
+	inventory := func(ctx context.Context, h provisioner.Host) (*wire.HardwareDetails, error) {
 		c, err := pool.Get(ctx, h.Name, bmc.Target{Address: h.BMC.Address, Username: h.Username,
 			Password: h.Password, Insecure: h.BMC.DisableCertificateVerification})
 		if err != nil {
@@ -40,9 +40,9 @@ func newIronic(o *Config, g *guard.Guard, bmcOpts bmc.Options, log *slog.Logger)
 	}
 	// What the BMC is, read once at registration (read-only GETs; Ironic
 	// alone changes the host). IPMI BMCs have nothing to read beyond that.
-	details := func(ctx context.Context, h provisioner.Host) (*api.BMCDetails, error) {
-		if s, err := api.ParseBMCAddress(h.BMC.Address); err == nil && s.Protocol == "ipmi" {
-			return &api.BMCDetails{Protocol: "ipmi", Auth: "ipmi"}, nil
+	details := func(ctx context.Context, h provisioner.Host) (*wire.BMCDetails, error) {
+		if s, err := wire.ParseBMCAddress(h.BMC.Address); err == nil && s.Protocol == "ipmi" {
+			return &wire.BMCDetails{Protocol: "ipmi", Auth: "ipmi"}, nil
 		}
 		c, err := pool.Get(ctx, h.Name, bmc.Target{Address: h.BMC.Address, Username: h.Username,
 			Password: h.Password, Insecure: h.BMC.DisableCertificateVerification})

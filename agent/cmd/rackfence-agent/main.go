@@ -22,11 +22,11 @@ import (
 	"github.com/rackfence/rackfence/agent/hoststate"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/agent/provisioner/direct"
+	"github.com/rackfence/rackfence/internal/daemon"
+	"github.com/rackfence/rackfence/internal/pki"
+	"github.com/rackfence/rackfence/internal/version"
 	"github.com/rackfence/rackfence/shared/client"
-	"github.com/rackfence/rackfence/shared/daemon"
 	"github.com/rackfence/rackfence/shared/fence"
-	"github.com/rackfence/rackfence/shared/pki"
-	"github.com/rackfence/rackfence/shared/version"
 )
 
 func main() {

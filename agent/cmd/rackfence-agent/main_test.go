@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/rackfence/rackfence/shared/envflag"
+	"github.com/rackfence/rackfence/internal/envflag"
 )
 
 func TestEnvFillsFlagsNotGiven(t *testing.T) {

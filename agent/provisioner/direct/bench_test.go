@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/agent/provisioner"
-	"github.com/rackfence/rackfence/shared/api"
-	"github.com/rackfence/rackfence/shared/bmcsim"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/bmcsim"
 )
 
 // BenchmarkProvisionWithConfigDrive is the figure of provisioning one host
@@ -44,8 +44,8 @@ func BenchmarkProvisionWithConfigDrive(b *testing.B) {
 			art := startArtifacts(b, b.TempDir())
 			p := newDirect(b, art)
 			h := provisioner.Host{Name: "bench", Username: "admin", Password: "password", Online: true,
-				BMC: api.BMC{Address: sim.Address(0)}, ConfigDrive: driveContent(),
-				Image: &api.Image{URL: origin.URL + "/live.iso", Checksum: hex.EncodeToString(sum[:]), Format: api.FormatLiveISO}}
+				BMC: wire.BMC{Address: sim.Address(0)}, ConfigDrive: driveContent(),
+				Image: &wire.Image{URL: origin.URL + "/live.iso", Checksum: hex.EncodeToString(sum[:]), Format: wire.FormatLiveISO}}
 			ctx := context.Background()
 			for b.Loop() {
 				if _, err := p.Provision(ctx, h); err != nil {

@@ -23,10 +23,10 @@ import (
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/agent/provisioner/direct"
-	"github.com/rackfence/rackfence/shared/api"
-	"github.com/rackfence/rackfence/shared/bmcsim"
 	"github.com/rackfence/rackfence/shared/fence"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/bmcsim"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // startArtifacts serves an artifact server on a loopback port (the URL the
@@ -125,7 +125,7 @@ func TestConfigDriveInSecondDevice(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			h := provisioner.Host{Name: "cd-" + c.profile, Username: "admin", Password: "password", Online: true,
-				BMC: api.BMC{Address: sim.Address(0)}, Image: &api.Image{URL: image, Format: api.FormatLiveISO}, ConfigDrive: driveContent()}
+				BMC: wire.BMC{Address: sim.Address(0)}, Image: &wire.Image{URL: image, Format: wire.FormatLiveISO}, ConfigDrive: driveContent()}
 			before := sim.State(0).Mutations
 			_, err = p.Provision(ctx, h)
 			st := sim.State(0)
@@ -199,7 +199,7 @@ func TestConfigDriveNeedsArtifactServer(t *testing.T) {
 	defer sim.Close()
 	p := newDirect(t, nil)
 	h := provisioner.Host{Name: "h", Username: "admin", Password: "password", Online: true,
-		BMC: api.BMC{Address: sim.Address(0)}, Image: &api.Image{URL: "http://i/x.iso"}, ConfigDrive: driveContent()}
+		BMC: wire.BMC{Address: sim.Address(0)}, Image: &wire.Image{URL: "http://i/x.iso"}, ConfigDrive: driveContent()}
 	_, err = p.Provision(context.Background(), h)
 	if !errors.Is(err, provisioner.ErrUnsupported) || !strings.Contains(err.Error(), "--artifact-addr") {
 		t.Fatalf("err = %v, want ErrUnsupported naming --artifact-addr", err)
@@ -233,8 +233,8 @@ func TestImageFromRackCache(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
-	bad := provisioner.Host{Name: "h1", Username: "admin", Password: "password", Online: true, BMC: api.BMC{Address: sim.Address(1)},
-		Image: &api.Image{URL: origin.URL + "/live.iso", Checksum: strings.Repeat("0", 64)}}
+	bad := provisioner.Host{Name: "h1", Username: "admin", Password: "password", Online: true, BMC: wire.BMC{Address: sim.Address(1)},
+		Image: &wire.Image{URL: origin.URL + "/live.iso", Checksum: strings.Repeat("0", 64)}}
 	_, err = p.Provision(ctx, bad)
 	if !errors.Is(err, provisioner.ErrFailed) || !strings.Contains(err.Error(), hex.EncodeToString(sum[:])) || !strings.Contains(err.Error(), origin.URL+"/live.iso") {
 		t.Fatalf("mismatch: %v; want ErrFailed with the actual digest and the URL", err)
@@ -245,7 +245,7 @@ func TestImageFromRackCache(t *testing.T) {
 
 	h := bad
 	h.Name, h.BMC.Address = "h0", sim.Address(0)
-	h.Image = &api.Image{URL: origin.URL + "/live.iso", Checksum: hex.EncodeToString(sum[:]), ChecksumType: api.ChecksumSHA256}
+	h.Image = &wire.Image{URL: origin.URL + "/live.iso", Checksum: hex.EncodeToString(sum[:]), ChecksumType: wire.ChecksumSHA256}
 	res, err := p.Provision(ctx, h)
 	if err != nil || res.InProgress {
 		t.Fatalf("provision: %v %+v", err, res)

@@ -24,7 +24,7 @@ import (
 	"github.com/rackfence/rackfence/agent/bmc"
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/provisioner"
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // Config configures the direct provisioner.
@@ -148,9 +148,9 @@ func (p *Provisioner) Inspect(ctx context.Context, h provisioner.Host) (provisio
 	if c.Protocol() == "ipmi" {
 		// IPMI has no inventory to speak of: record what the spec knows
 		// rather than failing inspection for ever.
-		hw := &api.HardwareDetails{}
+		hw := &wire.HardwareDetails{}
 		if h.BootMACAddress != "" {
-			hw.NICs = []api.NIC{{Name: "boot", MAC: strings.ToLower(h.BootMACAddress)}}
+			hw.NICs = []wire.NIC{{Name: "boot", MAC: strings.ToLower(h.BootMACAddress)}}
 		}
 		return provisioner.Result{HardwareDetails: hw, Message: "IPMI BMC has no inventory: hardware details hold only the boot MAC"}, nil
 	}
@@ -191,7 +191,7 @@ func (p *Provisioner) Provision(ctx context.Context, h provisioner.Host) (provis
 	}
 	// A disk image format needs something that writes it to disk: Ironic.
 	// No format and a URL not ending in .iso is inserted as before.
-	if f := h.Image.Format; f != "" && f != api.FormatLiveISO {
+	if f := h.Image.Format; f != "" && f != wire.FormatLiveISO {
 		return provisioner.Result{}, fmt.Errorf("%w: host %s: image.format %s is a disk image the direct provisioner cannot write (it only boots a live ISO by virtual media): it needs --provisioner ironic",
 			provisioner.ErrUnsupported, h.Name, f)
 	}
@@ -203,13 +203,13 @@ func (p *Provisioner) Provision(ctx context.Context, h provisioner.Host) (provis
 		return provisioner.Result{}, p.done(h, err)
 	}
 	mode := bmc.BootModeUEFI
-	if h.BootMode == api.BootModeLegacy {
+	if h.BootMode == wire.BootModeLegacy {
 		mode = bmc.BootModeLegacy
 	}
 	if err := c.CheckBootMode(ctx, mode); err != nil {
 		return provisioner.Result{}, p.done(h, fmt.Errorf("bootMode %s: %w", h.BootMode, err))
 	}
-	if h.BootMode == api.BootModeUEFISecure {
+	if h.BootMode == wire.BootModeUEFISecure {
 		if err := c.EnableSecureBoot(ctx, p.guard, h.Name); err != nil {
 			return provisioner.Result{}, p.done(h, fmt.Errorf("bootMode UEFISecureBoot: %w", err))
 		}

@@ -13,9 +13,9 @@ import (
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/agent/provisioner/direct"
-	"github.com/rackfence/rackfence/shared/api"
-	"github.com/rackfence/rackfence/shared/bmcsim"
 	"github.com/rackfence/rackfence/shared/fence"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/bmcsim"
 )
 
 // The direct provisioner against the real simulator, through real bmclib.
@@ -43,7 +43,7 @@ func setup(t *testing.T, hosts int) (*bmcsim.Sim, *direct.Provisioner, *fence.Ho
 
 func host(sim *bmcsim.Sim, i int, password string) provisioner.Host {
 	return provisioner.Host{Name: "h" + string(rune('0'+i)), Username: "admin", Password: password,
-		BMC: api.BMC{Address: sim.Address(i)}, BootMACAddress: sim.MAC(i), Online: true}
+		BMC: wire.BMC{Address: sim.Address(i)}, BootMACAddress: sim.MAC(i), Online: true}
 }
 
 func auditCount(t *testing.T, path string) int {
@@ -90,7 +90,7 @@ func TestLifecycleThroughVirtualMedia(t *testing.T) {
 		t.Fatalf("register and inspect made %d mutating calls", n)
 	}
 
-	h.Image = &api.Image{URL: "http://images.example/os.iso"}
+	h.Image = &wire.Image{URL: "http://images.example/os.iso"}
 	if _, err := p.Provision(ctx, h); err != nil {
 		t.Fatalf("provision: %v", err)
 	}
@@ -163,7 +163,7 @@ func TestBadCredentialsAndFencing(t *testing.T) {
 	if _, err := p.SetPower(ctx, h, true); !errors.Is(err, guard.ErrFenced) {
 		t.Fatalf("power on without a lease: %v, want ErrFenced", err)
 	}
-	h.Image = &api.Image{URL: "http://x/y.iso"}
+	h.Image = &wire.Image{URL: "http://x/y.iso"}
 	if _, err := p.Provision(ctx, h); !errors.Is(err, guard.ErrFenced) {
 		t.Fatalf("provision without a lease: %v, want ErrFenced", err)
 	}

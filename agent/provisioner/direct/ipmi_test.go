@@ -11,9 +11,9 @@ import (
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/agent/provisioner/direct"
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/fence"
-	"github.com/rackfence/rackfence/shared/testenv/rig"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/rig"
 )
 
 // TestIPMIHost: an ipmi:// host through real ipmitool against Debian's
@@ -31,15 +31,15 @@ func TestIPMIHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close(context.Background())
-	h := provisioner.Host{Name: "i0", BMC: api.BMC{Address: sim.Addr},
+	h := provisioner.Host{Name: "i0", BMC: wire.BMC{Address: sim.Addr},
 		Username: "admin", Password: "password", BootMACAddress: "52:54:00:AA:00:01",
-		Image: &api.Image{URL: "http://images.example/os.img"}}
+		Image: &wire.Image{URL: "http://images.example/os.img"}}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
 	if res, err := p.Register(ctx, h); err != nil {
 		t.Fatalf("register over IPMI: %v", err)
-	} else if bd := res.BMCDetails; bd == nil || !reflect.DeepEqual(*bd, api.BMCDetails{Protocol: "ipmi", Auth: "ipmi"}) {
+	} else if bd := res.BMCDetails; bd == nil || !reflect.DeepEqual(*bd, wire.BMCDetails{Protocol: "ipmi", Auth: "ipmi"}) {
 		t.Fatalf("register over IPMI: BMC details %+v; want protocol and auth ipmi", res.BMCDetails)
 	}
 	res, err := p.Inspect(ctx, h)

@@ -14,10 +14,10 @@ import (
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/agent/provisioner/direct"
-	"github.com/rackfence/rackfence/shared/api"
-	"github.com/rackfence/rackfence/shared/bmcsim"
+	"github.com/rackfence/rackfence/internal/jsonl"
 	"github.com/rackfence/rackfence/shared/fence"
-	"github.com/rackfence/rackfence/shared/jsonl"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/bmcsim"
 )
 
 // The profile × operation table: the direct provisioner, through a real
@@ -63,7 +63,7 @@ func TestProfileOperations(t *testing.T) {
 			// Several systems and an address naming none: refused, never
 			// "the first one" (powering the wrong blade).
 			bare := addrs[0][:strings.Index(addrs[0], "/redfish/v1/")]
-			_, err := p.Register(ctx, provisioner.Host{Name: prof + "-nopath", Username: "admin", Password: "password", BMC: api.BMC{Address: bare}})
+			_, err := p.Register(ctx, provisioner.Host{Name: prof + "-nopath", Username: "admin", Password: "password", BMC: wire.BMC{Address: bare}})
 			expected++
 			if !errors.Is(err, provisioner.ErrFailed) || !strings.Contains(err.Error(), "bmc.address") {
 				t.Errorf("%s: register without a system path: %v; want ErrFailed asking for the system path in bmc.address", prof, err)
@@ -75,7 +75,7 @@ func TestProfileOperations(t *testing.T) {
 		for j, addr := range sim.SystemAddresses(0) {
 			r := row{profile: prof, system: addr[strings.Index(addr, "/redfish/v1/")+len("/redfish/v1/"):], cells: map[string]string{}}
 			h := provisioner.Host{Name: fmt.Sprintf("%s-%d", prof, j), Username: "admin", Password: "password",
-				BMC: api.BMC{Address: addr}, BootMACAddress: sim.SystemMAC(0, j), Online: true, Image: &api.Image{URL: image}}
+				BMC: wire.BMC{Address: addr}, BootMACAddress: sim.SystemMAC(0, j), Online: true, Image: &wire.Image{URL: image}}
 			wantBMC, wantHW := sim.ExpectedBMC(0, j), sim.ExpectedHardware(0, j)
 			cell := func(op string, err error) {
 				expected++
@@ -324,7 +324,7 @@ func BenchmarkRegisterInspect(b *testing.B) {
 						if err != nil {
 							b.Fatal(err)
 						}
-						h := provisioner.Host{Name: fmt.Sprintf("h%d", j), Username: "admin", Password: "password", BMC: api.BMC{Address: addr}}
+						h := provisioner.Host{Name: fmt.Sprintf("h%d", j), Username: "admin", Password: "password", BMC: wire.BMC{Address: addr}}
 						t0 := time.Now()
 						if _, err := p.Register(ctx, h); err != nil {
 							b.Fatal(err)

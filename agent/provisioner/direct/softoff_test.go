@@ -9,8 +9,8 @@ import (
 	"github.com/rackfence/rackfence/agent/bmc"
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/provisioner/direct"
-	"github.com/rackfence/rackfence/shared/bmcsim"
 	"github.com/rackfence/rackfence/shared/fence"
+	"github.com/rackfence/rackfence/testkit/bmcsim"
 )
 
 // softSetup is setup with a simulator whose OS shuts down as cfg says.

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/rackfence/rackfence/agent/provisioner"
-	"github.com/rackfence/rackfence/shared/api"
-	"github.com/rackfence/rackfence/shared/bmcsim"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/bmcsim"
 )
 
 // bootMode sets the one-time boot's BootSourceOverrideMode, read back from
@@ -27,12 +27,12 @@ func TestBootModeAndImageFormat(t *testing.T) {
 		bootMode, format, url, want string
 	}{
 		{"", "", "http://images.example/os.iso", "UEFI"},
-		{api.BootModeLegacy, "live-iso", "http://images.example/live", "Legacy"},
-		{api.BootModeUEFI, "", "http://images.example/os.ISO", "UEFI"},
+		{wire.BootModeLegacy, "live-iso", "http://images.example/live", "Legacy"},
+		{wire.BootModeUEFI, "", "http://images.example/os.ISO", "UEFI"},
 	} {
-		h.BootMode, h.Image = c.bootMode, &api.Image{URL: c.url, Format: c.format}
+		h.BootMode, h.Image = c.bootMode, &wire.Image{URL: c.url, Format: c.format}
 		// Root device hints are recorded and not used: no effect, no error.
-		h.RootDeviceHints = &api.RootDeviceHints{DeviceName: "/dev/sda"}
+		h.RootDeviceHints = &wire.RootDeviceHints{DeviceName: "/dev/sda"}
 		if _, err := p.Provision(ctx, h); err != nil {
 			t.Fatalf("provision bootMode %q: %v", c.bootMode, err)
 		}
@@ -47,7 +47,7 @@ func TestBootModeAndImageFormat(t *testing.T) {
 
 	before := auditCount(t, audit)
 	for _, f := range []string{"qcow2", "raw", "vdi", "vmdk"} {
-		h.BootMode, h.Image = "", &api.Image{URL: "http://images.example/os.iso", Format: f}
+		h.BootMode, h.Image = "", &wire.Image{URL: "http://images.example/os.iso", Format: f}
 		_, err := p.Provision(ctx, h)
 		if !errors.Is(err, provisioner.ErrUnsupported) || !strings.Contains(err.Error(), "--provisioner ironic") ||
 			!strings.Contains(err.Error(), "image.format "+f) {
@@ -55,7 +55,7 @@ func TestBootModeAndImageFormat(t *testing.T) {
 		}
 	}
 	// No profile has a SecureBoot resource: a clear error naming the system.
-	h.BootMode, h.Image = api.BootModeUEFISecure, &api.Image{URL: "http://images.example/os.iso"}
+	h.BootMode, h.Image = wire.BootModeUEFISecure, &wire.Image{URL: "http://images.example/os.iso"}
 	_, err := p.Provision(ctx, h)
 	if !errors.Is(err, provisioner.ErrUnsupported) || !strings.Contains(err.Error(), "Systems/1 has no SecureBoot resource") {
 		t.Fatalf("secure boot: %v, want ErrUnsupported naming the system", err)
@@ -76,7 +76,7 @@ func TestLegacyRefusedWhereNotOffered(t *testing.T) {
 	_, p, _, _, _ := setup(t, 1)
 	ctx := context.Background()
 	h := host(sim, 0, "password")
-	h.BootMode, h.Image = api.BootModeLegacy, &api.Image{URL: "http://images.example/os.iso"}
+	h.BootMode, h.Image = wire.BootModeLegacy, &wire.Image{URL: "http://images.example/os.iso"}
 	_, err = p.Provision(ctx, h)
 	if !errors.Is(err, provisioner.ErrUnsupported) || !strings.Contains(err.Error(), "not Legacy") {
 		t.Fatalf("legacy on blade: %v, want ErrUnsupported", err)
@@ -85,7 +85,7 @@ func TestLegacyRefusedWhereNotOffered(t *testing.T) {
 		t.Fatalf("refused legacy boot made %d mutating calls", n)
 	}
 	// UEFI on the same system works.
-	h.BootMode = api.BootModeUEFI
+	h.BootMode = wire.BootModeUEFI
 	if _, err := p.Provision(ctx, h); err != nil {
 		t.Fatalf("uefi on blade: %v", err)
 	}

@@ -31,8 +31,8 @@ import (
 
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/provisioner"
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/fence"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // Op names a provisioner operation in the record (and in the guard's audit,
@@ -416,8 +416,8 @@ func (p *Provisioner) Register(ctx context.Context, h provisioner.Host) (provisi
 // Inspect answers hardware details naming the boot MAC.
 func (p *Provisioner) Inspect(ctx context.Context, h provisioner.Host) (provisioner.Result, error) {
 	return p.call(ctx, h.Name, OpInspect, func(s *hostState) provisioner.Result {
-		hw := &api.HardwareDetails{Manufacturer: "fake", CPUs: []api.CPU{{Model: "fake", Cores: 4}}, MemoryMiB: 1024,
-			NICs: []api.NIC{{Name: "boot", MAC: strings.ToLower(h.BootMACAddress)}}}
+		hw := &wire.HardwareDetails{Manufacturer: "fake", CPUs: []wire.CPU{{Model: "fake", Cores: 4}}, MemoryMiB: 1024,
+			NICs: []wire.NIC{{Name: "boot", MAC: strings.ToLower(h.BootMACAddress)}}}
 		return provisioner.Result{ProvisioningID: s.id, HardwareDetails: hw, Message: "fake: inspected"}
 	})
 }

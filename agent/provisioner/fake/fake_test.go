@@ -10,7 +10,7 @@ import (
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/agent/provisioner/fake"
 	"github.com/rackfence/rackfence/shared/fence"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 func setup(t *testing.T) (*fence.Holder, *guard.Guard, *fake.Provisioner, context.Context) {

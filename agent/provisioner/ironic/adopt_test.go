@@ -7,7 +7,7 @@ import (
 
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/agent/provisioner/ironic"
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // An externally provisioned host: register, then adopt → active, with no
@@ -17,7 +17,7 @@ func TestAdoptFakeHardware(t *testing.T) {
 	p := newProv(t, url, fakeHW)
 	ctx := ctxT(t)
 	h := fakeHost("adopt")
-	h.Image = &api.Image{URL: "http://127.0.0.1:9/images/running.qcow2"}
+	h.Image = &wire.Image{URL: "http://127.0.0.1:9/images/running.qcow2"}
 	r := must(t, "register")(p.Register(ctx, h))
 	h.ProvisioningID = r.ProvisioningID
 	before := wantState(t, url, h.ProvisioningID, "manageable").PowerState

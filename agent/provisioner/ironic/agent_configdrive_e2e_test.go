@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
-	"github.com/rackfence/rackfence/shared/bmcsim"
-	"github.com/rackfence/rackfence/shared/testenv/rig"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/bmcsim"
+	"github.com/rackfence/rackfence/testkit/rig"
 )
 
 // The whole path with real processes: records created through the API,
@@ -34,7 +34,7 @@ func TestAgentIronicConfigDrive(t *testing.T) {
 	t.Cleanup(func() { sim.Close() })
 	c := rig.StartCoordinator(t, dir, rig.CoordOpts{})
 	ctx := rig.Ctx(t)
-	if err := c.Admin.SetCredentials(ctx, "cd-data", api.Credentials{Data: map[string]string{
+	if err := c.Admin.SetCredentials(ctx, "cd-data", wire.Credentials{Data: map[string]string{
 		"userData":    "#cloud-config\nhostname: e2e\n",
 		"networkData": `{"links":[],"networks":[],"services":[]}`,
 	}}); err != nil {
@@ -43,22 +43,22 @@ func TestAgentIronicConfigDrive(t *testing.T) {
 	c.StartAgent("r1", "a1", "--provisioner", "ironic", "--ironic-url", url)
 
 	name := uniqName("agent-cd")
-	host := &api.Host{Name: name, Rack: "r1", Online: true, BootMACAddress: sim.MAC(0),
-		BMC:         api.BMC{Address: sim.Address(0), Credentials: "bmc"},
-		UserData:    &api.SecretReference{Name: "cd-data"},
-		NetworkData: &api.SecretReference{Name: "cd-data"}}
+	host := &wire.Host{Name: name, Rack: "r1", Online: true, BootMACAddress: sim.MAC(0),
+		BMC:         wire.BMC{Address: sim.Address(0), Credentials: "bmc"},
+		UserData:    &wire.SecretReference{Name: "cd-data"},
+		NetworkData: &wire.SecretReference{Name: "cd-data"}}
 	c.Apply(host)
-	h := c.WaitHost(name, 3*time.Minute, "available through Ironic", rig.StateIs(api.StateAvailable, api.OpOK))
+	h := c.WaitHost(name, 3*time.Minute, "available through Ironic", rig.StateIs(wire.StateAvailable, wire.OpOK))
 	t.Cleanup(func() {
 		if id := h.Status.ProvisioningID; id != "" {
 			forceDelete(t, url, id)
 		}
 	})
 	start := time.Now()
-	host.Image = &api.Image{URL: "http://127.0.0.1:9/images/" + name + ".iso"}
+	host.Image = &wire.Image{URL: "http://127.0.0.1:9/images/" + name + ".iso"}
 	c.Apply(host)
-	h = c.WaitHost(name, 3*time.Minute, "the deploy's outcome", func(h *api.Host) error {
-		if h.Status == nil || (h.Status.ProvisioningState != api.StateProvisioned && h.Status.ErrorMessage == "") {
+	h = c.WaitHost(name, 3*time.Minute, "the deploy's outcome", func(h *wire.Host) error {
+		if h.Status == nil || (h.Status.ProvisioningState != wire.StateProvisioned && h.Status.ErrorMessage == "") {
 			return fmt.Errorf("status %+v", h.Status)
 		}
 		return nil
@@ -78,7 +78,7 @@ func TestAgentIronicConfigDrive(t *testing.T) {
 	if nd, _ := drive["network_data"].(map[string]any); nd == nil || nd["links"] == nil {
 		t.Fatalf("network_data stored by Ironic: %v", drive["network_data"])
 	}
-	if h.Status.ProvisioningState != api.StateProvisioned {
+	if h.Status.ProvisioningState != wire.StateProvisioned {
 		t.Fatalf("deploy with a config drive failed: %s", h.Status.ErrorMessage)
 	}
 	// Ironic inserted two media: the boot ISO in the CD and its config

@@ -9,10 +9,10 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
 
-	"github.com/rackfence/rackfence/shared/api"
-	"github.com/rackfence/rackfence/shared/bmcsim"
-	"github.com/rackfence/rackfence/shared/testenv"
-	"github.com/rackfence/rackfence/shared/testenv/rig"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/bmcsim"
+	"github.com/rackfence/rackfence/testkit/rig"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // The agent with --provisioner ironic against a BMC with no session
@@ -38,11 +38,11 @@ func TestAgentIronicBasicOnlyBMC(t *testing.T) {
 
 	name := uniqName("agent-basic")
 	iso := "http://127.0.0.1:9/images/" + name + ".iso"
-	host := &api.Host{Name: name, Rack: "r1", Online: true, BootMACAddress: sim.MAC(0),
-		BMC: api.BMC{Address: sim.Address(0), Credentials: "bmc"}}
+	host := &wire.Host{Name: name, Rack: "r1", Online: true, BootMACAddress: sim.MAC(0),
+		BMC: wire.BMC{Address: sim.Address(0), Credentials: "bmc"}}
 	start := time.Now()
 	c.Apply(host)
-	h := c.WaitHost(name, 3*time.Minute, "available through Ironic", rig.StateIs(api.StateAvailable, api.OpOK))
+	h := c.WaitHost(name, 3*time.Minute, "available through Ironic", rig.StateIs(wire.StateAvailable, wire.OpOK))
 	t.Logf("registered and inspected through Ironic in %.1f s", time.Since(start).Seconds())
 	t.Cleanup(func() {
 		if id := h.Status.ProvisioningID; id != "" {
@@ -80,9 +80,9 @@ func TestAgentIronicBasicOnlyBMC(t *testing.T) {
 	}
 
 	start = time.Now()
-	host.Image = &api.Image{URL: iso}
+	host.Image = &wire.Image{URL: iso}
 	c.Apply(host)
-	c.WaitHost(name, 3*time.Minute, "provisioned through Ironic", rig.StateIs(api.StateProvisioned, api.OpOK))
+	c.WaitHost(name, 3*time.Minute, "provisioned through Ironic", rig.StateIs(wire.StateProvisioned, wire.OpOK))
 	t.Logf("provisioned over virtual media in %.1f s", time.Since(start).Seconds())
 	st := sim.State(0)
 	if len(st.VirtualMedia) == 0 || !strings.HasSuffix(st.VirtualMedia[0].Path, "/Managers/1/VirtualMedia/Cd") ||
@@ -93,7 +93,7 @@ func TestAgentIronicBasicOnlyBMC(t *testing.T) {
 	start = time.Now()
 	host.Image = nil
 	c.Apply(host)
-	c.WaitHost(name, 3*time.Minute, "deprovisioned through Ironic", rig.StateIs(api.StateAvailable, api.OpOK))
+	c.WaitHost(name, 3*time.Minute, "deprovisioned through Ironic", rig.StateIs(wire.StateAvailable, wire.OpOK))
 	t.Logf("deprovisioned in %.1f s", time.Since(start).Seconds())
 	for _, m := range sim.State(0).VirtualMedia {
 		if m.Inserted {

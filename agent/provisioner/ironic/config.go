@@ -7,8 +7,8 @@ import (
 
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/provisioner"
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/fence"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // Config configures the Ironic provisioner.
@@ -49,14 +49,14 @@ type Config struct {
 	// when the node's inspect interface cannot inspect (no-inspect) or
 	// inspection found nothing. Optional: without it such hosts get the
 	// details Ironic's node properties hold.
-	Inventory func(ctx context.Context, h provisioner.Host) (*api.HardwareDetails, error)
+	Inventory func(ctx context.Context, h provisioner.Host) (*wire.HardwareDetails, error)
 	// BMCDetails reads what the host's BMC is (read-only) when Register
 	// has had Ironic verify it, so the host's status says what the BMC is
 	// and where its virtual media lives, as with the direct provisioner.
 	// Optional; a failure only leaves the details out (Ironic verified the
 	// BMC already). Not called with Driver set (Ironic then talks to no
 	// BMC, and neither should this). Each call is bounded by Timeout.
-	BMCDetails func(ctx context.Context, h provisioner.Host) (*api.BMCDetails, error)
+	BMCDetails func(ctx context.Context, h provisioner.Host) (*wire.BMCDetails, error)
 	// Driver overrides the hardware type chosen from the BMC address
 	// (redfish:// → "redfish", ipmi:// → "ipmi"). "fake-hardware" is for
 	// tests and labs: Ironic then talks to no BMC at all. Default "".

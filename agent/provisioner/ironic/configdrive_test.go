@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/agent/provisioner"
-	"github.com/rackfence/rackfence/shared/api"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // isoFile extracts one file of an ISO 9660 image with isoinfo (a real ISO
@@ -79,7 +79,7 @@ func TestConfigDriveFakeHardware(t *testing.T) {
 	nd, _ := json.Marshal(netData)
 	md, _ := json.Marshal(metaData)
 	h.ConfigDrive = &provisioner.ConfigDrive{UserData: []byte(userData), NetworkData: nd, MetaData: md}
-	h.Image = &api.Image{URL: "http://127.0.0.1:9/images/disk.img", Checksum: strings.Repeat("ab", 32), ChecksumType: "sha256", Format: "raw"}
+	h.Image = &wire.Image{URL: "http://127.0.0.1:9/images/disk.img", Checksum: strings.Repeat("ab", 32), ChecksumType: "sha256", Format: "raw"}
 	start := time.Now()
 	must(t, "provision")(p.Provision(ctx, h))
 	t.Logf("provision with a config drive on the real Ironic (fake-hardware): %.2f s", time.Since(start).Seconds())

@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/rackfence/rackfence/agent/provisioner"
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // ipmiCipherSuite is sent to ipmitool (-C 3): without it ipmitool tries
@@ -22,7 +22,7 @@ func (p *Provisioner) driverFor(h provisioner.Host) (string, map[string]any, err
 	if h.BMC.Address == "" {
 		return "", nil, fmt.Errorf("%w: host %s has no bmc.address: Ironic needs one to register it", provisioner.ErrFailed, h.Name)
 	}
-	b, err := api.ParseBMCAddress(h.BMC.Address)
+	b, err := wire.ParseBMCAddress(h.BMC.Address)
 	if err != nil {
 		return "", nil, fmt.Errorf("%w: host %s: %v", provisioner.ErrFailed, h.Name, err)
 	}

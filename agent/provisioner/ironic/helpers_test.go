@@ -1,5 +1,5 @@
 package ironic_test
 
-import "github.com/rackfence/rackfence/shared/api"
+import "github.com/rackfence/rackfence/shared/wire"
 
-func apiBMC(addr string) api.BMC { return api.BMC{Address: addr} }
+func apiBMC(addr string) wire.BMC { return wire.BMC{Address: addr} }

@@ -8,7 +8,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/ports"
 
 	"github.com/rackfence/rackfence/agent/provisioner"
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // Inspect reads hardware details. Hosts that carry details already (pivoted
@@ -74,12 +74,12 @@ func (p *Provisioner) Inspect(ctx context.Context, h provisioner.Host) (provisio
 
 // ironicDetails reads GET /v1/nodes/{id}/inventory (microversion 1.81),
 // falling back to the node's properties; nil when both are empty.
-func (p *Provisioner) ironicDetails(ctx context.Context, n *nodes.Node) *api.HardwareDetails {
+func (p *Provisioner) ironicDetails(ctx context.Context, n *nodes.Node) *wire.HardwareDetails {
 	cctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
 	defer cancel()
 	if inv, err := nodes.GetInventory(cctx, p.client, n.UUID).Extract(); err == nil {
 		i := inv.Inventory
-		d := &api.HardwareDetails{
+		d := &wire.HardwareDetails{
 			Manufacturer: i.SystemVendor.Manufacturer,
 			Model:        i.SystemVendor.ProductName,
 			SerialNumber: i.SystemVendor.SerialNumber,
@@ -87,17 +87,17 @@ func (p *Provisioner) ironicDetails(ctx context.Context, n *nodes.Node) *api.Har
 			MemoryMiB:    i.Memory.PhysicalMb,
 		}
 		if i.CPU.Count > 0 {
-			d.CPUs = []api.CPU{{Model: i.CPU.ModelName, Threads: i.CPU.Count}}
+			d.CPUs = []wire.CPU{{Model: i.CPU.ModelName, Threads: i.CPU.Count}}
 		}
 		for _, nic := range i.Interfaces {
-			d.NICs = append(d.NICs, api.NIC{Name: nic.Name, MAC: nic.MACAddress, SpeedMbps: nic.SpeedMbps})
+			d.NICs = append(d.NICs, wire.NIC{Name: nic.Name, MAC: nic.MACAddress, SpeedMbps: nic.SpeedMbps})
 		}
 		for _, disk := range i.Disks {
 			t := "SSD"
 			if disk.Rotational {
 				t = "HDD"
 			}
-			d.Disks = append(d.Disks, api.Disk{Name: disk.Name, Model: disk.Model, SizeBytes: disk.Size, Type: t})
+			d.Disks = append(d.Disks, wire.Disk{Name: disk.Name, Model: disk.Model, SizeBytes: disk.Size, Type: t})
 		}
 		if d.Manufacturer != "" || d.MemoryMiB > 0 || len(d.CPUs) > 0 {
 			return d
@@ -114,7 +114,7 @@ func (p *Provisioner) ironicDetails(ctx context.Context, n *nodes.Node) *api.Har
 }
 
 // portNICs lists the node's ports as NICs (MAC only); nil on error.
-func (p *Provisioner) portNICs(ctx context.Context, uuid string) []api.NIC {
+func (p *Provisioner) portNICs(ctx context.Context, uuid string) []wire.NIC {
 	page, err := ports.ListDetail(p.client, ports.ListOpts{NodeUUID: uuid}).AllPages(ctx)
 	if err != nil {
 		return nil
@@ -123,9 +123,9 @@ func (p *Provisioner) portNICs(ctx context.Context, uuid string) []api.NIC {
 	if err != nil {
 		return nil
 	}
-	var nics []api.NIC
+	var nics []wire.NIC
 	for _, pt := range all {
-		nics = append(nics, api.NIC{MAC: pt.Address})
+		nics = append(nics, wire.NIC{MAC: pt.Address})
 	}
 	return nics
 }
@@ -135,7 +135,7 @@ func (p *Provisioner) portNICs(ctx context.Context, uuid string) []api.NIC {
 // entry with that many threads, its model the architecture), memory_mb,
 // local_gb (one disk "root" of that size) and cpu_arch; nil when none is
 // set.
-func detailsFromProperties(props map[string]any) *api.HardwareDetails {
+func detailsFromProperties(props map[string]any) *wire.HardwareDetails {
 	num := func(k string) int {
 		switch v := props[k].(type) {
 		case float64:
@@ -147,13 +147,13 @@ func detailsFromProperties(props map[string]any) *api.HardwareDetails {
 		}
 		return 0
 	}
-	d := &api.HardwareDetails{MemoryMiB: num("memory_mb")}
+	d := &wire.HardwareDetails{MemoryMiB: num("memory_mb")}
 	if c := num("cpus"); c > 0 {
 		arch, _ := props["cpu_arch"].(string)
-		d.CPUs = []api.CPU{{Model: arch, Threads: c}}
+		d.CPUs = []wire.CPU{{Model: arch, Threads: c}}
 	}
 	if gb := num("local_gb"); gb > 0 {
-		d.Disks = []api.Disk{{Name: "root", SizeBytes: int64(gb) << 30}}
+		d.Disks = []wire.Disk{{Name: "root", SizeBytes: int64(gb) << 30}}
 	}
 	if d.MemoryMiB == 0 && d.CPUs == nil && d.Disks == nil {
 		return nil

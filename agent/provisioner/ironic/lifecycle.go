@@ -8,7 +8,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
 
 	"github.com/rackfence/rackfence/agent/provisioner"
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // Every method below reads the node first and acts from the state Ironic
@@ -57,7 +57,7 @@ func (p *Provisioner) Provision(ctx context.Context, h provisioner.Host) (provis
 			if n, err = p.get(ctx, n.UUID); err != nil {
 				return provisioner.Result{}, err
 			}
-		case h.Image.EffectiveFormat() == api.FormatLiveISO && n.DeployInterface != ramdiskDeployIface &&
+		case h.Image.EffectiveFormat() == wire.FormatLiveISO && n.DeployInterface != ramdiskDeployIface &&
 			!(n.Driver == "redfish" && p.redfish.vmedia):
 			// A live ISO boots with the ramdisk deploy interface and boot_iso.
 			if err := p.updateNode(ctx, h, n.UUID, "set deploy interface", nodes.UpdateOpts{
@@ -237,20 +237,20 @@ func (p *Provisioner) instanceInfo(h provisioner.Host, n *nodes.Node) nodes.Upda
 		return nodes.UpdateOpts{nodes.UpdateOperation{Op: nodes.AddOp, Path: "/instance_info", Value: withCaps(map[string]any{
 			"boot_iso": h.Image.URL, "ramdisk_image_download_source": p.cfg.RedfishISODownload}, caps)}}
 	}
-	if n.DeployInterface == ramdiskDeployIface && h.Image.EffectiveFormat() == api.FormatLiveISO {
+	if n.DeployInterface == ramdiskDeployIface && h.Image.EffectiveFormat() == wire.FormatLiveISO {
 		return nodes.UpdateOpts{nodes.UpdateOperation{Op: nodes.AddOp, Path: "/instance_info", Value: withCaps(map[string]any{
 			"boot_iso": h.Image.URL}, caps)}}
 	}
 	ii := withCaps(map[string]any{"image_source": h.Image.URL}, caps)
 	if algo, sum := h.Image.ChecksumAlgo(); algo != "" {
-		if algo == api.ChecksumMD5 {
+		if algo == wire.ChecksumMD5 {
 			ii["image_checksum"] = sum
 		} else {
 			ii["image_os_hash_algo"] = algo
 			ii["image_os_hash_value"] = sum
 		}
 	}
-	if f := h.Image.EffectiveFormat(); f != "" && f != api.FormatLiveISO {
+	if f := h.Image.EffectiveFormat(); f != "" && f != wire.FormatLiveISO {
 		ii["image_disk_format"] = f
 	}
 	return nodes.UpdateOpts{nodes.UpdateOperation{Op: nodes.AddOp, Path: "/instance_info", Value: ii}}

@@ -8,7 +8,7 @@ import (
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/agent/provisioner/ironic"
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // Register → inspect → available → provision → deprovision → delete with
@@ -49,7 +49,7 @@ func TestLifecycleFakeHardware(t *testing.T) {
 	if _, err := p.Provision(ctx, h); !errors.Is(err, provisioner.ErrFailed) {
 		t.Fatalf("provision without image: %v, want ErrFailed", err)
 	}
-	h.Image = &api.Image{URL: "http://127.0.0.1:9/images/test.qcow2", Checksum: "sha256:" + strings.Repeat("ab", 32)}
+	h.Image = &wire.Image{URL: "http://127.0.0.1:9/images/test.qcow2", Checksum: "sha256:" + strings.Repeat("ab", 32)}
 	must(t, "provision")(p.Provision(ctx, h))
 	n := wantState(t, url, h.ProvisioningID, "active")
 	if n.InstanceInfo["image_source"] != h.Image.URL || n.InstanceInfo["image_os_hash_algo"] != "sha256" {

@@ -18,9 +18,9 @@ import (
 
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/agent/provisioner/ironic"
-	"github.com/rackfence/rackfence/shared/api"
-	"github.com/rackfence/rackfence/shared/bmcsim"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/bmcsim"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // The five operations of the Ironic redfish path, in order.
@@ -131,16 +131,16 @@ func runVMediaCase(t *testing.T, url string, c vmediaCase) map[string]string {
 	t.Cleanup(func() { sim.Close() })
 	p := newProv(t, url, func(c *ironic.Config) {
 		c.WaitTimeout = 3 * time.Minute
-		c.Inventory = func(context.Context, provisioner.Host) (*api.HardwareDetails, error) {
+		c.Inventory = func(context.Context, provisioner.Host) (*wire.HardwareDetails, error) {
 			return nil, fmt.Errorf("the BMC inventory must not be read: Ironic inspects")
 		}
 	})
 	ctx := ctxT(t)
 	j := c.system
-	h := provisioner.Host{Name: uniqName("vm-" + c.profile), BMC: api.BMC{Address: sim.SystemAddresses(0)[j], DisableCertificateVerification: c.tls},
+	h := provisioner.Host{Name: uniqName("vm-" + c.profile), BMC: wire.BMC{Address: sim.SystemAddresses(0)[j], DisableCertificateVerification: c.tls},
 		Username: "admin", Password: "password", BootMACAddress: sim.SystemMAC(0, j)}
 	iso := "http://127.0.0.1:9/images/" + h.Name + ".iso"
-	h.Image = &api.Image{URL: iso}
+	h.Image = &wire.Image{URL: iso}
 
 	// step runs one operation: an expected failure must happen with its
 	// reason; an unexpected one fails the test. It reports whether the
@@ -320,7 +320,7 @@ func checkDeployed(t *testing.T, c vmediaCase, url string, h provisioner.Host, i
 // expectations), by Ironic's rules: cpus the threads summed, memory_mb,
 // local_gb the smallest disk of at least 4 GiB in GiB minus 1, cpu_arch
 // x86_64 (every profile's processors are x86).
-func ironicProps(hw api.HardwareDetails) map[string]string {
+func ironicProps(hw wire.HardwareDetails) map[string]string {
 	threads := 0
 	for _, c := range hw.CPUs {
 		threads += c.Threads
@@ -341,7 +341,7 @@ func ironicProps(hw api.HardwareDetails) map[string]string {
 
 // checkInspected compares what Ironic's redfish inspection wrote with the
 // properties expected, and rackfence's mapping of them.
-func checkInspected(t *testing.T, want map[string]string, props map[string]any, d *api.HardwareDetails, mac string) {
+func checkInspected(t *testing.T, want map[string]string, props map[string]any, d *wire.HardwareDetails, mac string) {
 	t.Helper()
 	for k, want := range want {
 		if got := fmt.Sprint(props[k]); got != want {
@@ -502,7 +502,7 @@ func TestRedfishVirtualMediaLocalISO(t *testing.T) {
 	p := newProv(t, url, func(c *ironic.Config) { c.RedfishISODownload = "local" })
 	ctx := ctxT(t)
 	h := simHost(sim, 0, uniqName("vmlocal"))
-	h.Image = &api.Image{URL: srv.URL + "/boot.iso"}
+	h.Image = &wire.Image{URL: srv.URL + "/boot.iso"}
 	h.ProvisioningID = must(t, "register")(p.Register(ctx, h)).ProvisioningID
 	t.Cleanup(func() { _, _ = p.Delete(context.Background(), h) })
 	must(t, "provide")(p.Provide(ctx, h))
@@ -563,7 +563,7 @@ func TestRedfishVirtualMediaUndeployFromError(t *testing.T) {
 	p := newProv(t, url, nil)
 	ctx := ctxT(t)
 	h := simHost(sim, 0, uniqName("vmerr"))
-	h.Image = &api.Image{URL: "http://127.0.0.1:9/images/" + h.Name + ".iso"}
+	h.Image = &wire.Image{URL: "http://127.0.0.1:9/images/" + h.Name + ".iso"}
 	h.ProvisioningID = must(t, "register")(p.Register(ctx, h)).ProvisioningID
 	t.Cleanup(func() { forceDelete(t, url, h.ProvisioningID) })
 	must(t, "provide")(p.Provide(ctx, h))

@@ -12,8 +12,8 @@ import (
 
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/provisioner"
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/fence"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // stubIronic answers GET /v1 (1.82) and GET /v1/drivers/redfish with the
@@ -90,7 +90,7 @@ func TestRedfishChoice(t *testing.T) {
 // node, image_source otherwise.
 func TestInstanceInfoVirtualMedia(t *testing.T) {
 	p := &Provisioner{cfg: Config{RedfishISODownload: "http"}}
-	h := provisioner.Host{Image: &api.Image{URL: "http://images/x.iso", Checksum: "sha256:ab"}}
+	h := provisioner.Host{Image: &wire.Image{URL: "http://images/x.iso", Checksum: "sha256:ab"}}
 	vm := &nodes.Node{BootInterface: "redfish-virtual-media", DeployInterface: "ramdisk"}
 	ii := p.instanceInfo(h, vm)[0].(nodes.UpdateOperation).Value.(map[string]any)
 	if ii["boot_iso"] != "http://images/x.iso" || ii["ramdisk_image_download_source"] != "http" || ii["image_source"] != nil {

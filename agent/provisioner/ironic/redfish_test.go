@@ -11,9 +11,9 @@ import (
 
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/agent/provisioner/ironic"
-	"github.com/rackfence/rackfence/shared/api"
-	"github.com/rackfence/rackfence/shared/bmcsim"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/bmcsim"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // startSim starts n Redfish BMCs (rackfence's bmcsim) with an audit file.
@@ -50,7 +50,7 @@ func resets(lines []bmcsim.AuditLine) []string {
 func simHost(sim *bmcsim.Sim, i int, name string) provisioner.Host {
 	return provisioner.Host{
 		Name:           name,
-		BMC:            api.BMC{Address: sim.Address(i)},
+		BMC:            wire.BMC{Address: sim.Address(i)},
 		Username:       "admin",
 		Password:       "password",
 		BootMACAddress: sim.MAC(i),
@@ -73,9 +73,9 @@ func TestRedfishDriverAgainstBMCSim(t *testing.T) {
 	var inventoryCalls int
 	p := newProv(t, url, func(c *ironic.Config) {
 		c.RedfishInspect = "no-inspect" // the BMC inventory fallback
-		c.Inventory = func(ctx context.Context, h provisioner.Host) (*api.HardwareDetails, error) {
+		c.Inventory = func(ctx context.Context, h provisioner.Host) (*wire.HardwareDetails, error) {
 			inventoryCalls++
-			return &api.HardwareDetails{Manufacturer: "bmcsim", MemoryMiB: 4096}, nil
+			return &wire.HardwareDetails{Manufacturer: "bmcsim", MemoryMiB: 4096}, nil
 		}
 	})
 	ctx := ctxT(t)

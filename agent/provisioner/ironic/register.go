@@ -8,7 +8,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
 
 	"github.com/rackfence/rackfence/agent/provisioner"
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // Register finds the host's node (by UUID, then name, then boot MAC) or
@@ -121,7 +121,7 @@ func (p *Provisioner) Register(ctx context.Context, h provisioner.Host) (provisi
 
 // bmcDetails asks Config.BMCDetails what the BMC is; nil when there is no
 // hook, Ironic talks to no BMC (Config.Driver), or the read failed.
-func (p *Provisioner) bmcDetails(ctx context.Context, h provisioner.Host) *api.BMCDetails {
+func (p *Provisioner) bmcDetails(ctx context.Context, h provisioner.Host) *wire.BMCDetails {
 	if p.cfg.BMCDetails == nil || p.cfg.Driver != "" {
 		return nil
 	}

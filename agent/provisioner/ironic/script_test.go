@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/testenv/rig"
+	"github.com/rackfence/rackfence/testkit/rig"
 )
 
 // deploy/peers/ironic.sh fails loudly, with the log's tail, when Ironic

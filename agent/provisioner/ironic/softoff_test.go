@@ -8,7 +8,7 @@ import (
 
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/agent/provisioner/ironic"
-	"github.com/rackfence/rackfence/shared/bmcsim"
+	"github.com/rackfence/rackfence/testkit/bmcsim"
 )
 
 // startShutdownSim is startSim with a simulated OS that shuts down as cfg

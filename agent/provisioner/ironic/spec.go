@@ -9,12 +9,12 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
 	"github.com/rackfence/rackfence/agent/provisioner"
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // rootDevice maps the spec's root device hints to Ironic's
 // properties.root_device (nil: none).
-func rootDevice(r *api.RootDeviceHints) map[string]any {
+func rootDevice(r *wire.RootDeviceHints) map[string]any {
 	if r == nil {
 		return nil
 	}
@@ -47,9 +47,9 @@ func rootDevice(r *api.RootDeviceHints) map[string]any {
 // bootCaps are the boot_mode and secure_boot capabilities of a boot mode.
 func bootCaps(mode string) (bootMode, secureBoot string) {
 	switch mode {
-	case api.BootModeLegacy:
+	case wire.BootModeLegacy:
 		return "bios", ""
-	case api.BootModeUEFISecure:
+	case wire.BootModeUEFISecure:
 		return "uefi", "true"
 	}
 	return "uefi", ""
@@ -131,7 +131,7 @@ func autoClean(mode string) *bool {
 	if mode == "" {
 		return nil
 	}
-	v := mode != api.CleaningDisabled
+	v := mode != wire.CleaningDisabled
 	return &v
 }
 
@@ -172,9 +172,9 @@ func (p *Provisioner) syncSpec(ctx context.Context, h provisioner.Host, n *nodes
 // diskFormat reports whether the image is given as a disk image format
 // (raw, qcow2, vdi, vmdk), which Ironic writes with its default deploy
 // interface, never as a live ISO.
-func diskFormat(im *api.Image) bool {
+func diskFormat(im *wire.Image) bool {
 	f := im.EffectiveFormat()
-	return f != "" && f != api.FormatLiveISO
+	return f != "" && f != wire.FormatLiveISO
 }
 
 // withCaps adds instance_info.capabilities when there are any.

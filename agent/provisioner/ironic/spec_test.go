@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // The spec's root device hints, boot mode, automated cleaning mode and
@@ -18,11 +18,11 @@ func TestSpecFieldsFakeHardware(t *testing.T) {
 	ctx := ctxT(t)
 	h := fakeHost("spec")
 	yes := true
-	h.RootDeviceHints = &api.RootDeviceHints{DeviceName: "/dev/sdb", HCTL: "0:0:1:0", Model: "PERC H730", Vendor: "DELL",
+	h.RootDeviceHints = &wire.RootDeviceHints{DeviceName: "/dev/sdb", HCTL: "0:0:1:0", Model: "PERC H730", Vendor: "DELL",
 		SerialNumber: "S1", MinSizeGigabytes: 100, WWN: "0x5000c500", WWNWithExtension: "0x5000c500abc",
 		WWNVendorExtension: "0xabc", Rotational: &yes}
-	h.BootMode = api.BootModeUEFISecure
-	h.AutomatedCleaningMode = api.CleaningDisabled
+	h.BootMode = wire.BootModeUEFISecure
+	h.AutomatedCleaningMode = wire.CleaningDisabled
 
 	r := must(t, "register")(p.Register(ctx, h))
 	h.ProvisioningID = r.ProvisioningID
@@ -46,7 +46,7 @@ func TestSpecFieldsFakeHardware(t *testing.T) {
 	}
 
 	// A spec change after registration: legacy boot, cleaning back on, no hints.
-	h.BootMode, h.AutomatedCleaningMode, h.RootDeviceHints = api.BootModeLegacy, api.CleaningMetadata, nil
+	h.BootMode, h.AutomatedCleaningMode, h.RootDeviceHints = wire.BootModeLegacy, wire.CleaningMetadata, nil
 	must(t, "register again")(p.Register(ctx, h))
 	n = wantState(t, url, h.ProvisioningID, "manageable")
 	if _, ok := n.Properties["root_device"]; ok {
@@ -60,11 +60,11 @@ func TestSpecFieldsFakeHardware(t *testing.T) {
 	}
 
 	// Provision a qcow2 image with a bare sha512 checksum, UEFI.
-	h.BootMode, h.AutomatedCleaningMode = api.BootModeUEFI, api.CleaningDisabled
+	h.BootMode, h.AutomatedCleaningMode = wire.BootModeUEFI, wire.CleaningDisabled
 	must(t, "provide")(p.Provide(ctx, h))
 	wantState(t, url, h.ProvisioningID, "available")
 	sum := strings.Repeat("cd", 64)
-	h.Image = &api.Image{URL: "http://127.0.0.1:9/images/disk.img", Checksum: sum, ChecksumType: "sha512", Format: "qcow2"}
+	h.Image = &wire.Image{URL: "http://127.0.0.1:9/images/disk.img", Checksum: sum, ChecksumType: "sha512", Format: "qcow2"}
 	must(t, "provision")(p.Provision(ctx, h))
 	n = wantState(t, url, h.ProvisioningID, "active")
 	ii := n.InstanceInfo
@@ -85,7 +85,7 @@ func TestSpecFieldsFakeHardware(t *testing.T) {
 
 	// An md5 checksum goes in image_checksum; a live ISO deploys with the
 	// ramdisk deploy interface and boot_iso.
-	h.Image = &api.Image{URL: "http://127.0.0.1:9/images/live.iso", Checksum: "md5:" + strings.Repeat("0", 32)}
+	h.Image = &wire.Image{URL: "http://127.0.0.1:9/images/live.iso", Checksum: "md5:" + strings.Repeat("0", 32)}
 	// fake-hardware's fake boot interface cannot boot a ramdisk: Ironic
 	// refuses the deploy after instance_info and deploy_interface are set
 	// (a redfish node deploying over virtual media boots it: redfish_test).

@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
-	"github.com/rackfence/rackfence/shared/testenv"
-	"github.com/rackfence/rackfence/shared/testenv/rig"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/rig"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 func randomHex(t *testing.T, n int) string {
@@ -70,25 +70,25 @@ func TestNoPasswordAtRest(t *testing.T) {
 	c := rig.StartCoordinator(t, dir, rig.CoordOpts{})
 	data := filepath.Join(dir, "data")
 	ctx := rig.Ctx(t)
-	if err := c.Admin.SetCredentials(ctx, "good", api.Credentials{Username: canary, Password: goodPW}); err != nil {
+	if err := c.Admin.SetCredentials(ctx, "good", wire.Credentials{Username: canary, Password: goodPW}); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Admin.SetCredentials(ctx, "wrong", api.Credentials{Username: canary, Password: wrongPW}); err != nil {
+	if err := c.Admin.SetCredentials(ctx, "wrong", wire.Credentials{Username: canary, Password: wrongPW}); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Admin.SetCredentials(ctx, "atrest-data", api.Credentials{Data: dataRec}); err != nil {
+	if err := c.Admin.SetCredentials(ctx, "atrest-data", wire.Credentials{Data: dataRec}); err != nil {
 		t.Fatal(err)
 	}
 	h0, h1 := sim.Host("atrest-0", "r1", 0), sim.Host("atrest-1", "r1", 1)
 	h0.BMC.Credentials, h1.BMC.Credentials = "good", "wrong"
 	// The agent reveals the ramdisk's network data to register the host.
-	h0.UserData = &api.SecretReference{Name: "atrest-data"}
-	h0.PreprovisioningNetworkData = &api.SecretReference{Name: "atrest-data"}
+	h0.UserData = &wire.SecretReference{Name: "atrest-data"}
+	h0.PreprovisioningNetworkData = &wire.SecretReference{Name: "atrest-data"}
 	c.Apply(h0)
 	c.Apply(h1)
 	agent := c.StartAgent("r1", "a1")
-	c.WaitHost("atrest-0", 90*time.Second, "available with the sealed password", rig.StateIs(api.StateAvailable, ""))
-	c.WaitHost("atrest-1", 90*time.Second, "refused by the BMC", func(h *api.Host) error {
+	c.WaitHost("atrest-0", 90*time.Second, "available with the sealed password", rig.StateIs(wire.StateAvailable, ""))
+	c.WaitHost("atrest-1", 90*time.Second, "refused by the BMC", func(h *wire.Host) error {
 		if h.Status == nil || h.Status.ErrorType == "" {
 			return fmt.Errorf("no error yet")
 		}
@@ -123,7 +123,7 @@ func TestNoPasswordAtRest(t *testing.T) {
 	// directories) and everything else, while the process runs.
 	checkModes(t, data, "after a snapshot, before any restart")
 	// Writes after the snapshot land in raft.db only.
-	if err := c.Admin.SetCredentials(ctx, "after-snapshot", api.Credentials{Username: canary, Password: goodPW}); err != nil {
+	if err := c.Admin.SetCredentials(ctx, "after-snapshot", wire.Credentials{Username: canary, Password: goodPW}); err != nil {
 		t.Fatal(err)
 	}
 	agent.Stop(10 * time.Second)
@@ -144,7 +144,7 @@ func TestNoPasswordAtRest(t *testing.T) {
 	}
 
 	c.Start()
-	agentTok, err := client.ReadTokenFile(c.Token(api.RoleAgent, "r1", "agent-check.token"))
+	agentTok, err := client.ReadTokenFile(c.Token(wire.RoleAgent, "r1", "agent-check.token"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,15 +12,15 @@ import (
 
 	"github.com/rackfence/rackfence/coordinator"
 	"github.com/rackfence/rackfence/coordinator/fsm"
-	"github.com/rackfence/rackfence/shared/api"
-	"github.com/rackfence/rackfence/shared/daemon"
-	"github.com/rackfence/rackfence/shared/pki"
+	"github.com/rackfence/rackfence/internal/daemon"
+	"github.com/rackfence/rackfence/internal/pki"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // Config is rackfence-coordinator's configuration: one field a flag (every
-// flag also reads RACKFENCE_<FLAG>, shared/envflag). Defaults come from the
+// flag also reads RACKFENCE_<FLAG>, internal/envflag). Defaults come from the
 // coordinator and pki packages' Default* constants. --log-level,
-// --log-format, --pprof-addr and --version are shared/daemon's.
+// --log-format, --pprof-addr and --version are internal/daemon's.
 type Config struct {
 	daemon.Common
 	// nodeID is the Raft server ID (--node-id, default the hostname). It
@@ -188,7 +188,7 @@ func parsePairs(flag string, vals []string) (map[string]string, error) {
 		if !ok || k == "" || val == "" {
 			return nil, fmt.Errorf("--%s %q: want NAME=VALUE", flag, v)
 		}
-		if err := api.ValidateName("--"+flag+" name", k); err != nil {
+		if err := wire.ValidateName("--"+flag+" name", k); err != nil {
 			return nil, err
 		}
 		m[k] = val

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // joinCluster asks the member at --join to add this node; a follower
@@ -22,8 +22,8 @@ func joinCluster(ctx context.Context, o *Config, advertise string, tlsClient *tl
 	if err != nil {
 		return err
 	}
-	token, _ = api.ParseToken(token)
-	body, _ := json.Marshal(api.JoinRequest{ID: o.nodeID, RaftAddr: o.raftAddr, HTTPAddr: advertise})
+	token, _ = wire.ParseToken(token)
+	body, _ := json.Marshal(wire.JoinRequest{ID: o.nodeID, RaftAddr: o.raftAddr, HTTPAddr: advertise})
 	client := &http.Client{Timeout: 40 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsClient}}
 	url := strings.TrimRight(o.join, "/") + "/v1/cluster/join"
 	for attempt := 1; ; attempt++ {

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/api"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 type member struct {
@@ -80,7 +80,7 @@ func TestKillLeaderDuringWrites(t *testing.T) {
 		m.proc = testenv.Start(t, m.id, bin, []string{"RACKFENCE_TOKEN=" + token}, m.args...)
 	}
 	testenv.Eventually(t, 90*time.Second, "three voters", func() error {
-		var st api.ClusterStatus
+		var st wire.ClusterStatus
 		if _, err := do("GET", ms[2].url()+"/v1/status", token, nil, &st); err != nil {
 			return err
 		}
@@ -107,7 +107,7 @@ func TestKillLeaderDuringWrites(t *testing.T) {
 				}
 				name := fmt.Sprintf("w%d-%05d", w, i)
 				m := ms[(w+i)%3]
-				h := api.Host{Name: name, Rack: fmt.Sprintf("r%d", w), Online: true, Consumer: name}
+				h := wire.Host{Name: name, Rack: fmt.Sprintf("r%d", w), Online: true, Consumer: name}
 				code, err := do("PUT", m.url()+"/v1/hosts/"+name, token, h, nil)
 				if err == nil && (code == 200 || code == 201) {
 					mu.Lock()
@@ -126,7 +126,7 @@ func TestKillLeaderDuringWrites(t *testing.T) {
 		}
 		return nil
 	})
-	var st api.ClusterStatus
+	var st wire.ClusterStatus
 	if _, err := do("GET", ms[1].url()+"/v1/status", token, nil, &st); err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestKillLeaderDuringWrites(t *testing.T) {
 	t.Logf("%d writes acknowledged in total", len(want))
 
 	check := func(url, q string) error {
-		var l api.List[api.Host]
+		var l wire.List[wire.Host]
 		code, err := do("GET", url+"/v1/hosts"+q, token, nil, &l)
 		if err != nil || code != 200 {
 			return fmt.Errorf("list: %d %v", code, err)

@@ -11,9 +11,9 @@ import (
 
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 
-	"github.com/rackfence/rackfence/shared/api"
 	"github.com/rackfence/rackfence/shared/client"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // logStoreNode is one single-member coordinator process on a fixed data
@@ -56,7 +56,7 @@ func (n *logStoreNode) serve(store string) (*testenv.Process, *client.Client) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		return n.client().SetCredentials(ctx, "probe", api.Credentials{Username: "u", Password: "p"})
+		return n.client().SetCredentials(ctx, "probe", wire.Credentials{Username: "u", Password: "p"})
 	})
 	return p, n.client()
 }
@@ -89,7 +89,7 @@ func writeCreds(t *testing.T, c *client.Client, n int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for i := 0; i < n; i++ {
-		if err := c.SetCredentials(ctx, fmt.Sprintf("c%d", i), api.Credentials{Username: fmt.Sprintf("user%d", i), Password: "p"}); err != nil {
+		if err := c.SetCredentials(ctx, fmt.Sprintf("c%d", i), wire.Credentials{Username: fmt.Sprintf("user%d", i), Password: "p"}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -19,8 +19,8 @@ import (
 	"github.com/rackfence/rackfence/coordinator"
 	capi "github.com/rackfence/rackfence/coordinator/api"
 	"github.com/rackfence/rackfence/coordinator/pivot"
-	"github.com/rackfence/rackfence/shared/daemon"
-	"github.com/rackfence/rackfence/shared/version"
+	"github.com/rackfence/rackfence/internal/daemon"
+	"github.com/rackfence/rackfence/internal/version"
 )
 
 func main() {

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rackfence/rackfence/coordinator"
-	"github.com/rackfence/rackfence/shared/envflag"
+	"github.com/rackfence/rackfence/internal/envflag"
 )
 
 // recoveredFile records a lost-quorum recovery in the data dir; the next

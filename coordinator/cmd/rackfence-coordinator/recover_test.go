@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/coordinator"
-	"github.com/rackfence/rackfence/shared/api"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // startCluster starts n members (n1 bootstraps, the others join it) and
@@ -62,7 +62,7 @@ func waitToken(t *testing.T, dir string) string {
 func waitVoters(t *testing.T, m *member, token string, n int) {
 	t.Helper()
 	testenv.Eventually(t, 90*time.Second, fmt.Sprintf("%d voters seen by %s", n, m.id), func() error {
-		var st api.ClusterStatus
+		var st wire.ClusterStatus
 		if _, err := do("GET", m.url()+"/v1/status", token, nil, &st); err != nil {
 			return err
 		}
@@ -74,7 +74,7 @@ func waitVoters(t *testing.T, m *member, token string, n int) {
 }
 
 func putHost(m *member, token, name string) error {
-	h := api.Host{Name: name, Rack: "r1", Online: true, Consumer: name}
+	h := wire.Host{Name: name, Rack: "r1", Online: true, Consumer: name}
 	code, err := do("PUT", m.url()+"/v1/hosts/"+name, token, h, nil)
 	if err == nil && code != 200 && code != 201 {
 		err = fmt.Errorf("PUT %s: %d", name, code)
@@ -140,14 +140,14 @@ func TestRecoverLostQuorum(t *testing.T) {
 		return putHost(survivor, token, "after-recover")
 	})
 	t.Logf("recover to serving: %s (recover command, restart, first write)", time.Since(start).Round(time.Millisecond))
-	var l api.List[api.Host]
+	var l wire.List[wire.Host]
 	if code, err := do("GET", survivor.url()+"/v1/hosts", token, nil, &l); err != nil || code != 200 || len(l.Items) != 31 {
 		t.Fatalf("hosts after recover: %d %v %d", code, err, len(l.Items))
 	}
 	if !strings.Contains(survivor.proc.Output(), "recovered from a lost quorum") {
 		t.Errorf("the recovered member did not log its recovery:\n%s", survivor.proc.Output())
 	}
-	var audit api.List[api.AuditRecord]
+	var audit wire.List[wire.AuditRecord]
 	if _, err := do("GET", survivor.url()+"/v1/audit", token, nil, &audit); err != nil {
 		t.Fatal(err)
 	}

@@ -14,12 +14,12 @@ import (
 
 	"github.com/rackfence/rackfence/coordinator"
 	"github.com/rackfence/rackfence/coordinator/fsm"
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/internal/pki"
 	"github.com/rackfence/rackfence/shared/backupfile"
 	"github.com/rackfence/rackfence/shared/client"
-	"github.com/rackfence/rackfence/shared/pki"
-	"github.com/rackfence/rackfence/shared/testenv"
-	"github.com/rackfence/rackfence/shared/testenv/rig"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/rig"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // TestRestoreFencesOldAgent runs it all with real processes: a backup of
@@ -37,7 +37,7 @@ func TestRestoreFencesOldAgent(t *testing.T) {
 	sim := rig.StartSim(t, dir, 2, 0)
 	a.Apply(sim.Host("r1-h0", "r1", 0))
 	// The agent's token exists before the backup, so B knows it too.
-	agentToken := a.Token(api.RoleAgent, "r1", "agent.token")
+	agentToken := a.Token(wire.RoleAgent, "r1", "agent.token")
 	adminTokenFile := filepath.Join(dir, "a", "data", coordinator.AdminTokenFile)
 
 	backup := filepath.Join(dir, "cluster.backup")
@@ -58,14 +58,14 @@ func TestRestoreFencesOldAgent(t *testing.T) {
 
 	// A moves on, well past the backup's index.
 	for i := range 100 {
-		a.Apply(&api.Host{Name: fmt.Sprintf("r9-h%03d", i), Rack: "r9", Online: true, BMC: api.BMC{Address: sim.Address(1), Credentials: "bmc"}})
+		a.Apply(&wire.Host{Name: fmt.Sprintf("r9-h%03d", i), Rack: "r9", Online: true, BMC: wire.BMC{Address: sim.Address(1), Credentials: "bmc"}})
 	}
 	bHTTP, bRaft := testenv.FreePort(t, "127.0.0.1"), testenv.FreePort(t, "127.0.0.1")
 	bURL := fmt.Sprintf("http://127.0.0.1:%d", bHTTP)
 	agent := testenv.Start(t, "agent", testenv.Binary(t, "rackfence-agent"), nil,
 		"--coordinator", a.URL+","+bURL, "--token-file", agentToken, "--rack", "r1", "--agent-id", "old",
 		"--lease-ttl", "5s", "--log-level", "debug", "--audit-file", filepath.Join(dir, "guard.jsonl"))
-	var held *api.Lease
+	var held *wire.Lease
 	testenv.Eventually(t, 60*time.Second, "the agent holding r1 on A", func() error {
 		held, err = a.Admin.GetLease(rig.Ctx(t), "r1")
 		if err != nil {
@@ -79,7 +79,7 @@ func TestRestoreFencesOldAgent(t *testing.T) {
 	if held.Epoch <= st.Header.Index+100 {
 		t.Fatalf("A's epoch %d is not above the backup's index %d", held.Epoch, st.Header.Index)
 	}
-	a.WaitHost("r1-h0", 60*time.Second, "reconciled by the agent", func(h *api.Host) error {
+	a.WaitHost("r1-h0", 60*time.Second, "reconciled by the agent", func(h *wire.Host) error {
 		if h.Status == nil {
 			return fmt.Errorf("no status")
 		}
@@ -126,7 +126,7 @@ func TestRestoreFencesOldAgent(t *testing.T) {
 		return nil
 	})
 	refusedAt := logTime(t, agent.Output(), refusal)
-	var again *api.Lease
+	var again *wire.Lease
 	testenv.Eventually(t, 60*time.Second, "the rack taken again on B", func() error {
 		again, err = adminB.GetLease(rig.Ctx(t), "r1")
 		if err != nil {
@@ -197,7 +197,7 @@ func TestRestoreTLS(t *testing.T) {
 	bin := testenv.Binary(t, "rackfence-coordinator")
 	dir := t.TempDir()
 	a := rig.StartCoordinator(t, filepath.Join(dir, "a"), rig.CoordOpts{})
-	a.Apply(&api.Host{Name: "h1", Rack: "r1", Online: true, BMC: api.BMC{Address: "redfish+http://127.0.0.1:1/redfish/v1/Systems/1", Credentials: "bmc"}})
+	a.Apply(&wire.Host{Name: "h1", Rack: "r1", Online: true, BMC: wire.BMC{Address: "redfish+http://127.0.0.1:1/redfish/v1/Systems/1", Credentials: "bmc"}})
 	aData := filepath.Join(dir, "a", "data")
 	backup := filepath.Join(dir, "a.backup")
 	f, err := os.Create(backup)
@@ -274,8 +274,8 @@ func TestRestoreTLS(t *testing.T) {
 		}
 		return nil
 	})
-	if _, _, err := adminB.ApplyHost(rig.Ctx(t), &api.Host{Name: "h2", Rack: "r1", Online: true,
-		BMC: api.BMC{Address: "redfish+http://127.0.0.1:1/redfish/v1/Systems/1", Credentials: "bmc"}}); err != nil {
+	if _, _, err := adminB.ApplyHost(rig.Ctx(t), &wire.Host{Name: "h2", Rack: "r1", Online: true,
+		BMC: wire.BMC{Address: "redfish+http://127.0.0.1:1/redfish/v1/Systems/1", Credentials: "bmc"}}); err != nil {
 		t.Fatalf("a write on the two-member restored cluster: %v", err)
 	}
 }

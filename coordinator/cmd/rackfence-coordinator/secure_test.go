@@ -18,11 +18,11 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/internal/pki"
 	"github.com/rackfence/rackfence/shared/client"
-	"github.com/rackfence/rackfence/shared/pki"
-	"github.com/rackfence/rackfence/shared/testenv"
-	"github.com/rackfence/rackfence/shared/testenv/rig"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/rig"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // secureMember is one coordinator started with the secure default.
@@ -95,7 +95,7 @@ func TestSecureByDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256(ca.Cert.Raw)
-	if _, pin := api.ParseToken(m.token); pin != hex.EncodeToString(sum[:]) {
+	if _, pin := wire.ParseToken(m.token); pin != hex.EncodeToString(sum[:]) {
 		t.Fatalf("admin.token pins %q, the CA is %x", pin, sum)
 	}
 	for _, f := range []string{pki.CAKeyFile, pki.MemberKeyFile} {
@@ -120,7 +120,7 @@ func TestSecureByDefault(t *testing.T) {
 	})
 
 	t.Run("plaintext HTTP to the API is refused", func(t *testing.T) {
-		secret, _ := api.ParseToken(m.token)
+		secret, _ := wire.ParseToken(m.token)
 		req, _ := http.NewRequest("GET", strings.Replace(m.url, "https://", "http://", 1)+"/v1/hosts", nil)
 		req.Header.Set("Authorization", "Bearer "+secret)
 		resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
@@ -135,7 +135,7 @@ func TestSecureByDefault(t *testing.T) {
 	})
 
 	t.Run("raft admits only cluster members", func(t *testing.T) {
-		agentTok, err := admin.CreateToken(ctx, api.TokenRequest{Role: api.RoleAgent, Rack: "r1"})
+		agentTok, err := admin.CreateToken(ctx, wire.TokenRequest{Role: wire.RoleAgent, Rack: "r1"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -186,11 +186,11 @@ func TestSecureByDefault(t *testing.T) {
 	})
 
 	t.Run("agent tokens need the agent's certificate for its rack", func(t *testing.T) {
-		tok1, err := admin.CreateToken(ctx, api.TokenRequest{Role: api.RoleAgent, Rack: "r1"})
+		tok1, err := admin.CreateToken(ctx, wire.TokenRequest{Role: wire.RoleAgent, Rack: "r1"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		tok2, err := admin.CreateToken(ctx, api.TokenRequest{Role: api.RoleAgent, Rack: "r2"})
+		tok2, err := admin.CreateToken(ctx, wire.TokenRequest{Role: wire.RoleAgent, Rack: "r2"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -236,7 +236,7 @@ func TestInsecurePlaintextIsLoud(t *testing.T) {
 		tok, err = client.ReadTokenFile(filepath.Join(dir, "admin.token"))
 		return err
 	})
-	if _, pin := api.ParseToken(tok); pin != "" {
+	if _, pin := wire.ParseToken(tok); pin != "" {
 		t.Errorf("a plaintext cluster's token pins a CA: %s", pin)
 	}
 	cl, _ := client.New(client.Config{Coordinator: fmt.Sprintf("http://127.0.0.1:%d", hp), Token: tok})

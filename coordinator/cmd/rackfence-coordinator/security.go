@@ -16,11 +16,11 @@ import (
 
 	"github.com/rackfence/rackfence/coordinator"
 	capi "github.com/rackfence/rackfence/coordinator/api"
-	"github.com/rackfence/rackfence/shared/api"
+	"github.com/rackfence/rackfence/internal/pki"
+	"github.com/rackfence/rackfence/internal/version"
 	"github.com/rackfence/rackfence/shared/client"
-	"github.com/rackfence/rackfence/shared/pki"
 	"github.com/rackfence/rackfence/shared/seal"
-	"github.com/rackfence/rackfence/shared/version"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // memberTLS is this member's transport security: the cluster CA, its own
@@ -128,7 +128,7 @@ func (m *memberTLS) enroll(ctx context.Context, o *Config, log *slog.Logger) err
 	if err != nil {
 		return err
 	}
-	_, pin := api.ParseToken(token)
+	_, pin := wire.ParseToken(token)
 	if pin == "" && o.caFingerprint == "" && o.caFile == "" {
 		return errors.New("--join over TLS needs to know the cluster's CA: use the admin token as the bootstrap member wrote it " +
 			"(DATA/admin.token carries the CA fingerprint), or --ca-fingerprint SHA256 (rackfencectl cluster status shows it), or --ca-file")
@@ -148,9 +148,9 @@ func (m *memberTLS) enroll(ctx context.Context, o *Config, log *slog.Logger) err
 	if err != nil {
 		return err
 	}
-	var resp *api.CertificateResponse
+	var resp *wire.CertificateResponse
 	for attempt := 1; ; attempt++ {
-		resp, err = cl.IssueCertificate(ctx, api.CertificateRequest{Kind: api.CertKindMember, ID: o.nodeID, CSR: string(csr), Hosts: m.hosts})
+		resp, err = cl.IssueCertificate(ctx, wire.CertificateRequest{Kind: wire.CertKindMember, ID: o.nodeID, CSR: string(csr), Hosts: m.hosts})
 		if err == nil {
 			break
 		}

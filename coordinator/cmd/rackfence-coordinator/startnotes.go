@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/rackfence/rackfence/coordinator"
-	"github.com/rackfence/rackfence/shared/pki"
+	"github.com/rackfence/rackfence/internal/pki"
 )
 
 // freshRestore reports whether the data dir was prepared by restore and

@@ -21,8 +21,8 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/coordinator/fsm"
-	"github.com/rackfence/rackfence/shared/api"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // writePKI writes a CA and one certificate (server and client use) for
@@ -104,7 +104,7 @@ func TestTLSWithClientCertificates(t *testing.T) {
 		// cluster CA the token pins: the joiner trusts the operator's CA.
 		"--ca-file", ca}, tlsArgs...)...)
 	put := func() error {
-		b, _ := json.Marshal(api.Host{Name: "h1", Rack: "r1"})
+		b, _ := json.Marshal(wire.Host{Name: "h1", Rack: "r1"})
 		req, _ := http.NewRequest("PUT", u2+"/v1/hosts/h1", bytes.NewReader(b))
 		req.Header.Set("Authorization", "Bearer "+token)
 		resp, err := good.Do(req)
@@ -127,7 +127,7 @@ func TestTLSWithClientCertificates(t *testing.T) {
 			return err
 		}
 		defer resp.Body.Close()
-		var st api.ClusterStatus
+		var st wire.ClusterStatus
 		if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
 			return err
 		}

@@ -14,9 +14,9 @@ import (
 	"github.com/spf13/pflag"
 
 	capi "github.com/rackfence/rackfence/coordinator/api"
-	"github.com/rackfence/rackfence/shared/api"
-	"github.com/rackfence/rackfence/shared/daemon"
-	"github.com/rackfence/rackfence/shared/jsonl"
+	"github.com/rackfence/rackfence/internal/daemon"
+	"github.com/rackfence/rackfence/internal/jsonl"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // The offline subcommands: rackfence-coordinator restore|recover|inspect.
@@ -57,7 +57,7 @@ func auditTool(dataDir, member, action, target string) error {
 	if u, err := user.Current(); err == nil {
 		who = u.Username
 	}
-	return w.Append(api.AuditRecord{Time: time.Now().UTC(), Member: member, Actor: "os user " + who,
+	return w.Append(wire.AuditRecord{Time: time.Now().UTC(), Member: member, Actor: "os user " + who,
 		Method: "OFFLINE", Route: "rackfence-coordinator " + action, Target: target})
 }
 

@@ -24,7 +24,7 @@ import (
 
 	"github.com/rackfence/rackfence/coordinator"
 	"github.com/rackfence/rackfence/shared/seal"
-	"github.com/rackfence/rackfence/shared/testenv"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // Config configures Open. ID is required; the rest has defaults.

@@ -1,0 +1,42 @@
+package wire
+
+// Names both sides of the API spell: the coordinator reads them and
+// shared/client (or the agent) writes them, or the other way round. One
+// constant each, so a rename is a compile error on both sides rather than
+// a silent mismatch on the wire. Never change a value: it is the contract.
+
+// Query parameters.
+const (
+	// ParamStale ("true" or "1") on a GET: answer from the member reached,
+	// without a read barrier or forwarding; may be behind the leader.
+	ParamStale = "stale"
+	// ParamRack filters GET /v1/hosts and picks the rack of GET /v1/watch
+	// (absent there: every rack).
+	ParamRack = "rack"
+	// ParamState filters GET /v1/hosts by provisioning state.
+	ParamState = "state"
+	// ParamSelector filters GET /v1/hosts by labels (ParseSelector).
+	ParamSelector = "selector"
+	// ParamIndex is the Raft index GET /v1/watch answers after.
+	ParamIndex = "index"
+	// ParamTimeout is the longest GET /v1/watch holds its answer (a Go
+	// duration; capped by the server's watch timeout).
+	ParamTimeout = "timeout"
+	// ParamBrief ("true") on the fleet watch leaves the inventory out.
+	ParamBrief = "brief"
+	// ParamReveal ("true") on GET /v1/credentials/{name} includes the
+	// password (agents of a rack using them; audited).
+	ParamReveal = "reveal"
+	// ParamLimit is how many of the newest audit records GET /v1/audit
+	// answers.
+	ParamLimit = "limit"
+)
+
+// Keys of HostStatus.Extra that another component than agent/hoststate
+// (their owner) reads.
+const (
+	// ExtraRemovalCommitted is "true" once the provisioner's node is gone
+	// for a removal drain: the point of no return. The coordinator then
+	// refuses to delete the drain intent (a restore).
+	ExtraRemovalCommitted = "removalCommitted"
+)

@@ -1,0 +1,87 @@
+package wire
+
+// Provisioning states (docs/hoststate.md is the state machine).
+const (
+	StateNone                    = ""
+	StateUnmanaged               = "unmanaged"
+	StateRegistering             = "registering"
+	StateInspecting              = "inspecting"
+	StateAvailable               = "available"
+	StateProvisioning            = "provisioning"
+	StateProvisioned             = "provisioned"
+	StateExternallyProvisioned   = "externally-provisioned"
+	StateDeprovisioning          = "deprovisioning"
+	StatePoweringOffBeforeDelete = "powering-off-before-delete"
+	StateDeleting                = "deleting"
+)
+
+// ProvisioningStates lists every provisioning state, in lifecycle order.
+var ProvisioningStates = []string{
+	StateUnmanaged, StateRegistering, StateInspecting, StateAvailable,
+	StateProvisioning, StateProvisioned, StateExternallyProvisioned,
+	StateDeprovisioning, StatePoweringOffBeforeDelete, StateDeleting,
+}
+
+// Operational statuses.
+const (
+	OpOK              = "ok"
+	OpDiscovered      = "discovered"
+	OpError           = "error"
+	OpDelayed         = "delayed"
+	OpDetached        = "detached"
+	OpMaintenance     = "maintenance"
+	OpRemoving        = "removing"
+	OpAwaitingHandoff = "awaiting-handoff"
+)
+
+// Error types (seed 001).
+const (
+	ErrRegistration            = "registration error"
+	ErrInspection              = "inspection error"
+	ErrProvisioning            = "provisioning error"
+	ErrDeprovisioning          = "deprovisioning error"
+	ErrPowerManagement         = "power management error"
+	ErrDetach                  = "detach error"
+	ErrProvisionedRegistration = "provisioned registration error"
+)
+
+// Intent kinds.
+const (
+	IntentDetach = "detach"
+	IntentDrain  = "drain"
+	IntentResume = "resume"
+	// IntentReboot, IntentInspect and IntentPowerOff (the power-off holds
+	// a reboot with powerOff: true sets) came with issue 21.
+	IntentReboot   = "reboot"
+	IntentInspect  = "inspect"
+	IntentPowerOff = "powerOff"
+)
+
+// Reboot modes.
+const (
+	RebootHard = "hard"
+	RebootSoft = "soft"
+)
+
+// DefaultRequester names the holder of a power-off request that names none.
+const DefaultRequester = "default"
+
+// Drain modes.
+const (
+	DrainRemoval     = "removal"
+	DrainMaintenance = "maintenance"
+)
+
+// Roles, weakest first; agent is scoped to one rack.
+const (
+	RoleViewer   = "viewer"
+	RoleOperator = "operator"
+	RoleAdmin    = "admin"
+	RoleAgent    = "agent"
+)
+
+// Event types.
+const (
+	EventNormal  = "Normal"
+	EventWarning = "Warning"
+)
