@@ -2,7 +2,7 @@ package hoststate
 
 import "github.com/rackfence/rackfence/shared/wire"
 
-// Keys of api.HostStatus.Extra owned by this package: the bookkeeping that
+// Keys of wire.HostStatus.Extra owned by this package: the bookkeeping that
 // must survive an agent restart. Values are plain strings.
 const (
 	// keyNode is how far the provisioner knows the host: "" not registered,

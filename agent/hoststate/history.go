@@ -3,7 +3,7 @@ package hoststate
 import "github.com/rackfence/rackfence/shared/wire"
 
 // operationOf maps the provisioning states that are operations to the
-// operation's name in api.OperationHistory ("" for every other state).
+// operation's name in wire.OperationHistory ("" for every other state).
 func operationOf(state string) string {
 	switch state {
 	case sRegistering:

@@ -40,7 +40,7 @@ type Host struct {
 	Image          *wire.Image
 	Online         bool
 	// RootDeviceHints, BootMode ("" = UEFI) and AutomatedCleaningMode
-	// ("" = metadata) are the spec's (see api.Host).
+	// ("" = metadata) are the spec's (see wire.Host).
 	RootDeviceHints       *wire.RootDeviceHints
 	BootMode              string
 	AutomatedCleaningMode string

@@ -76,7 +76,7 @@ func Start(t testing.TB, o Options) *Coordinator {
 // long poll included, are cut.
 func (c *Coordinator) Close() { c.m.Close() }
 
-// Token creates a token of role (api.RoleAgent needs rack) and returns its
+// Token creates a token of role (wire.RoleAgent needs rack) and returns its
 // text.
 func (c *Coordinator) Token(role, rack string) string {
 	c.t.Helper()

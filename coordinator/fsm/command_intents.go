@@ -3,8 +3,8 @@ package fsm
 import "github.com/rackfence/rackfence/shared/wire"
 
 // PutOperationIntentCmd (CmdPutOperationIntent, body v1 JSON) sets one
-// operation intent of a host: Kind api.IntentReboot (one-shot),
-// api.IntentInspect (one-shot) or api.IntentPowerOff (held under
+// operation intent of a host: Kind wire.IntentReboot (one-shot),
+// wire.IntentInspect (one-shot) or wire.IntentPowerOff (held under
 // Intent.Requester until withdrawn). The FSM checks the host's state.
 type PutOperationIntentCmd struct {
 	Name   string      `json:"name"`
@@ -13,7 +13,7 @@ type PutOperationIntentCmd struct {
 }
 
 // DeleteOperationIntentCmd (CmdDeleteOperationIntent, body v1 JSON)
-// withdraws the power-off Requester holds (Kind api.IntentPowerOff), or a
+// withdraws the power-off Requester holds (Kind wire.IntentPowerOff), or a
 // reboot or inspect not yet handled.
 type DeleteOperationIntentCmd struct {
 	Name      string `json:"name"`

@@ -22,7 +22,7 @@ func (e *Error) Error() string {
 	return e.Message
 }
 
-// Is makes errors.Is(err, api.ErrNotFound) (any sentinel of shared/wire's
+// Is makes errors.Is(err, wire.ErrNotFound) (any sentinel of shared/wire's
 // wire-error table) true for a refusal carrying that code.
 func (e *Error) Is(target error) bool { return wire.MatchesCode(e.Code, target) }
 
@@ -43,7 +43,7 @@ var (
 )
 
 // Errors of the version gate (fsm_stop.go); a write the gate refuses is an
-// *Error with code api.CodeUpgradeRequired (coordinator/gate.go).
+// *Error with code wire.CodeUpgradeRequired (coordinator/gate.go).
 var (
 	// ErrStopped means this member stopped applying its log at an entry
 	// its binary does not know (the *StopReason names it): upgrade this

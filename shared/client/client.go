@@ -74,7 +74,7 @@ type Config struct {
 
 	// CAFile is the cluster CA (PEM, e.g. a member's DATA/tls/ca.crt) to
 	// trust for https:// members. Without it, a CA pinned by CAFingerprint
-	// or by the token text (api.ParseToken) is trusted, else the system's
+	// or by the token text (wire.ParseToken) is trusted, else the system's
 	// roots.
 	CAFile string
 	// CAFingerprint pins the cluster CA by its SHA-256 (64 hex digits);

@@ -16,7 +16,7 @@ import (
 var ErrUnreachable = errors.New("cannot reach the coordinator")
 
 // Error is an error answer of the coordinator: the HTTP status and the
-// api.ErrorBody it carried.
+// wire.ErrorBody it carried.
 type Error struct {
 	Status  int
 	Code    string
@@ -45,9 +45,9 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// Is makes errors.Is(err, api.ErrNotFound) (any sentinel of shared/wire's
+// Is makes errors.Is(err, wire.ErrNotFound) (any sentinel of shared/wire's
 // wire-error table) true when the answer carried that code. A bare
-// status without a rackfence body counts as api.CodeForStatus(status).
+// status without a rackfence body counts as wire.CodeForStatus(status).
 func (e *Error) Is(target error) bool { return wire.MatchesCode(e.Code, target) }
 
 func newError(resp *http.Response, body []byte, base *url.URL, r request) *Error {

@@ -12,7 +12,7 @@ import (
 type HostFilter struct {
 	Rack  string
 	State string // provisioning state
-	// Selector is a label selector (api.ParseSelector's syntax), e.g.
+	// Selector is a label selector (wire.ParseSelector's syntax), e.g.
 	// "role=compute,zone!=a".
 	Selector string
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/rackfence/rackfence/shared/wire"
 )
 
-// flexList decodes the api.List envelope and, for robustness, a bare JSON
+// flexList decodes the wire.List envelope and, for robustness, a bare JSON
 // array too (index 0).
 type flexList[T any] struct{ wire.List[T] }
 

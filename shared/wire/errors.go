@@ -50,7 +50,7 @@ const (
 // WireError is one row of the wire-error table: an error code and the
 // HTTP status it is answered with. The rows are also sentinels: a
 // client.Error or a fsm.Error carrying code C matches the row of
-// C with errors.Is (errors.Is(err, api.ErrNotFound)), whichever layer
+// C with errors.Is (errors.Is(err, wire.ErrNotFound)), whichever layer
 // produced it.
 //
 // Status is a plain int: this package imports no net/http, so the pure

@@ -1,4 +1,4 @@
-// Package api holds the wire types of rackfence's HTTP API v1. Every binary
+// Package wire holds the wire types of rackfence's HTTP API v1. Every binary
 // (coordinator, agent, ctl) speaks these; nothing here does I/O.
 //
 // JSON field names are part of the public contract (docs/api.md): add

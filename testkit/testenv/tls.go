@@ -32,7 +32,7 @@ func HTTPClient(caFile string) *http.Client {
 var pinned sync.Map // pin -> *http.Client
 
 // ClientForToken returns the bearer secret of token text and an HTTP
-// client that trusts the CA the token pins (api.ParseToken), shared per
+// client that trusts the CA the token pins (wire.ParseToken), shared per
 // pin so connections are reused; a token without a pin gets a plain client.
 func ClientForToken(token string) (*http.Client, string) {
 	secret, pin := wire.ParseToken(token)
