@@ -33,9 +33,6 @@ func main() {
 }
 
 func serve(ctx context.Context, o *Config, log *slog.Logger) error {
-	if gc, fromEnv := tuneGC(os.Getenv); fromEnv {
-		log.Info("garbage collector set by the environment", "gogc", gc)
-	}
 	peerTiers, err := parsePairs("peer-tier", o.peerTiers)
 	if err != nil {
 		return err
