@@ -3,10 +3,8 @@ package agent_test
 import (
 	"context"
 	"fmt"
-	"os"
+	"github.com/rackfence/rackfence/testkit/procstat"
 	"sort"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -29,10 +27,10 @@ func BenchmarkThousandHosts(b *testing.B) {
 				e.applyMany(b, 1000)
 				took, agent := e.timeToAvailable(b, 1000, fmt.Sprint(w))
 				b.ReportMetric(took.Seconds(), "s-to-available")
-				rss := rssMiB(agent.Cmd.Process.Pid)
+				rss := procstat.RSSMiB(agent.Cmd.Process.Pid)
 				b.ReportMetric(rss, "agent-RSS-MiB")
 				fmt.Printf("1000 hosts to available, 200ms BMC latency, --workers %d: %.1f s; agent RSS %.0f MiB; CPU s used: agent %.1f, coordinator %.1f, bmcsim %.1f\n",
-					w, took.Seconds(), rss, cpuSeconds(agent.Cmd.Process.Pid), cpuSeconds(e.coord.Cmd.Process.Pid), cpuSeconds(e.sim.Cmd.Process.Pid))
+					w, took.Seconds(), rss, procstat.CPUSeconds(agent.Cmd.Process.Pid), procstat.CPUSeconds(e.coord.Cmd.Process.Pid), procstat.CPUSeconds(e.sim.Cmd.Process.Pid))
 			}
 		})
 	}
@@ -76,7 +74,7 @@ func BenchmarkDetachLatency(b *testing.B) {
 		p50, p99 := lat[len(lat)/2], lat[len(lat)*99/100]
 		b.ReportMetric(float64(p50.Microseconds())/1000, "p50-ms")
 		b.ReportMetric(float64(p99.Microseconds())/1000, "p99-ms")
-		rss := rssMiB(agent.Cmd.Process.Pid)
+		rss := procstat.RSSMiB(agent.Cmd.Process.Pid)
 		b.ReportMetric(rss, "agent-RSS-MiB")
 		sum := scrape(b, maddr, "rackfence_agent_intent_ack_seconds_sum")
 		cnt := scrape(b, maddr, "rackfence_agent_intent_ack_seconds_count")
@@ -159,37 +157,4 @@ func (e *env) followAcks(ctx context.Context, out chan<- string) {
 		first = false
 		index = r.Index
 	}
-}
-
-// rssMiB reads VmRSS of pid.
-func rssMiB(pid int) float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return -1
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, "VmRSS:") {
-			f := strings.Fields(line)
-			kb, _ := strconv.ParseFloat(f[1], 64)
-			return kb / 1024
-		}
-	}
-	return -1
-}
-
-// cpuSeconds reads the user+system CPU time of pid from /proc (clock ticks
-// of 1/100 s, the Linux default).
-func cpuSeconds(pid int) float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return -1
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	if len(f) < 13 {
-		return -1
-	}
-	u, _ := strconv.ParseFloat(f[11], 64)
-	k, _ := strconv.ParseFloat(f[12], 64)
-	return (u + k) / 100
 }

@@ -1,10 +1,9 @@
 package bmc
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"os"
+	"github.com/rackfence/rackfence/testkit/procstat"
 	"strconv"
 	"strings"
 	"sync"
@@ -93,26 +92,10 @@ func benchCalls(b *testing.B, latency time.Duration) {
 	}
 	cps := float64(b.N) / el.Seconds()
 	b.ReportMetric(cps, "calls/s")
-	rss := procRSSMiB(p.Cmd.Process.Pid)
+	rss := procstat.RSSMiB(p.Cmd.Process.Pid)
 	b.ReportMetric(rss, "sim-RSS-MiB")
 	fmt.Printf("FIGURE agent_calls_per_second latency=%s hosts_concurrent=%d sim_bmcs=%d calls=%d elapsed=%s calls/s=%.0f sim_rss_mib=%.1f\n",
 		latency, workers, hosts, b.N, el.Round(time.Millisecond), cps, rss)
-}
-
-func procRSSMiB(pid int) float64 {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return -1
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
-			return float64(kb) / 1024
-		}
-	}
-	return -1
 }
 
 // BenchmarkOpsLatency200ms: wall time and HTTP requests of each adapter

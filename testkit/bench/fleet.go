@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"github.com/rackfence/rackfence/testkit/procstat"
 	"net/http"
 	"runtime"
 	"sort"
@@ -181,15 +182,15 @@ func Fleet(ctx context.Context, cfg FleetConfig) (FleetResult, error) {
 	if waitErr != nil {
 		return res, waitErr
 	}
-	res.CoordRSSAvailable = rssKiB(f.coord.pid())
+	res.CoordRSSAvailable = procstat.RSSKiB(f.coord.pid())
 	res.CoordRSSPeak, res.CoordHeapPeak = peaks(res.Samples)
 	res.CoordRSSPeak = max(res.CoordRSSPeak, res.CoordRSSAvailable)
-	res.CPUToAvailableCoord = float64(cpuTicks(f.coord.pid())) / 100
+	res.CPUToAvailableCoord = float64(procstat.CPUTicks(f.coord.pid())) / procstat.TicksPerSecond
 	for _, a := range f.agents {
-		res.CPUToAvailableAgents += float64(cpuTicks(a.pid())) / 100
+		res.CPUToAvailableAgents += float64(procstat.CPUTicks(a.pid())) / procstat.TicksPerSecond
 	}
 	for _, p := range f.sims {
-		res.CPUToAvailableSims += float64(cpuTicks(p.pid())) / 100
+		res.CPUToAvailableSims += float64(procstat.CPUTicks(p.pid())) / procstat.TicksPerSecond
 	}
 	f.say("all %d hosts available after %.1f s", cfg.Hosts, res.Available.Seconds())
 
@@ -222,13 +223,13 @@ func (f *fleet) steady(ctx context.Context, res *FleetResult) error {
 	}
 	cmds0, _ := f.metricSum("rackfence_fsm_commands_total")
 	idx0, _ := f.metric("rackfence_raft_applied_index")
-	t0, c0, m0 := time.Now(), cpuTicks(f.coord.pid()), f.mark()
+	t0, c0, m0 := time.Now(), procstat.CPUTicks(f.coord.pid()), f.mark()
 	select {
 	case <-time.After(f.cfg.Steady):
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	c1, el := cpuTicks(f.coord.pid()), time.Since(t0)
+	c1, el := procstat.CPUTicks(f.coord.pid()), time.Since(t0)
 	res.LoadSteady = f.loadSince(m0)
 	res.SteadyCPU = float64(c1-c0) / 100 / el.Seconds()
 	res.SteadyWindow = el.Round(time.Second)
@@ -238,20 +239,20 @@ func (f *fleet) steady(ctx context.Context, res *FleetResult) error {
 	if n, err := f.metric("rackfence_raft_applied_index"); err == nil {
 		res.SteadyEntries = (n - idx0) / el.Seconds()
 	}
-	res.CoordRSSSteady = rssKiB(f.coord.pid())
+	res.CoordRSSSteady = procstat.RSSKiB(f.coord.pid())
 	res.ConnsPerAgentMax, res.ConnsPerAgentMean = f.connsPerAgent()
 	res.CoordGoroutines, _ = f.metric("go_goroutines")
 	res.CoordHeapInuse, _ = f.metric("go_memstats_heap_inuse_bytes")
 	var sum int64
 	for _, a := range f.agents {
-		r := rssKiB(a.pid())
+		r := procstat.RSSKiB(a.pid())
 		sum += r
 		res.AgentRSSMax = max(res.AgentRSSMax, r)
 	}
 	res.AgentRSSMean = sum / int64(len(f.agents))
 	sum = 0
 	for _, s := range f.sims {
-		sum += rssKiB(s.pid())
+		sum += procstat.RSSKiB(s.pid())
 	}
 	res.SimRSSMean = sum / int64(len(f.sims))
 	return nil

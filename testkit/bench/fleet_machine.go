@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"github.com/rackfence/rackfence/testkit/procstat"
 	"os"
 	"runtime"
 )
@@ -27,9 +28,9 @@ type machineMark struct {
 // mark reads the machine's counters and the CPU ticks of this process and
 // every process the run started.
 func (f *fleet) mark() machineMark {
-	m := machineMark{cpu: readSteal(), active: true, ticks: max(0, cpuTicks(os.Getpid()))}
+	m := machineMark{cpu: readSteal(), active: true, ticks: max(0, procstat.CPUTicks(os.Getpid()))}
 	for _, p := range f.all() {
-		if t := cpuTicks(p.pid()); t > 0 {
+		if t := procstat.CPUTicks(p.pid()); t > 0 {
 			m.ticks += t
 		}
 	}

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"github.com/rackfence/rackfence/testkit/procstat"
 	"sort"
 	"strings"
 	"sync"
@@ -58,7 +59,7 @@ func (f *fleet) startSampler(start time.Time) *sampler {
 // and the heap from one scrape of its /metrics (states nil when the scrape
 // failed).
 func (f *fleet) sample(start time.Time) (FleetSample, map[string]int) {
-	smp := FleetSample{Available: -1, Registered: -1, RSSKiB: rssKiB(f.coord.pid()), HeapBytes: -1}
+	smp := FleetSample{Available: -1, Registered: -1, RSSKiB: procstat.RSSKiB(f.coord.pid()), HeapBytes: -1}
 	states := map[string]int{}
 	err := f.metrics(func(name, labels string, v float64) {
 		switch name {

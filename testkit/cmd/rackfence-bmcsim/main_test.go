@@ -1,8 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
+	"github.com/rackfence/rackfence/testkit/procstat"
 	"net/http"
 	"os"
 	"os/exec"
@@ -193,21 +193,9 @@ func rss1000(t *testing.T, bin, profile, figure string, systems []string) {
 
 func rssMiB(t *testing.T, pid int) float64 {
 	t.Helper()
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		t.Fatal(err)
+	mib := procstat.RSSMiB(pid)
+	if mib < 0 {
+		t.Fatalf("no VmRSS in /proc/%d/status", pid)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			kb, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return float64(kb) / 1024
-		}
-	}
-	t.Fatal("no VmRSS in /proc status")
-	return 0
+	return mib
 }

@@ -1,0 +1,79 @@
+// Package procstat reads a process's memory and CPU time from Linux's /proc,
+// for benchmarks and the tests that report or bound them.
+package procstat
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// TicksPerSecond is the clock tick of /proc/PID/stat's times (USER_HZ, 100
+// on Linux).
+const TicksPerSecond = 100
+
+// RSSKiB is VmRSS of pid in KiB (-1 when unknown: no such process, not
+// Linux).
+func RSSKiB(pid int) int64 {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return -1
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			fs := strings.Fields(v)
+			if len(fs) == 0 {
+				return -1
+			}
+			n, err := strconv.ParseInt(fs[0], 10, 64)
+			if err != nil {
+				return -1
+			}
+			return n
+		}
+	}
+	return -1
+}
+
+// RSSMiB is RSSKiB in MiB (-1 when unknown).
+func RSSMiB(pid int) float64 {
+	kib := RSSKiB(pid)
+	if kib < 0 {
+		return -1
+	}
+	return float64(kib) / 1024
+}
+
+// CPUTicks is the user + system CPU time of pid in clock ticks
+// (TicksPerSecond a second; -1 when unknown).
+func CPUTicks(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return -1
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')') // the command name may hold spaces
+	if i < 0 || i+2 > len(s) {
+		return -1
+	}
+	f := strings.Fields(s[i+2:])
+	if len(f) < 13 {
+		return -1
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	k, _ := strconv.ParseInt(f[12], 10, 64)
+	return u + k
+}
+
+// CPUSeconds is CPUTicks in seconds (-1 when unknown).
+func CPUSeconds(pid int) float64 {
+	t := CPUTicks(pid)
+	if t < 0 {
+		return -1
+	}
+	return float64(t) / TicksPerSecond
+}
