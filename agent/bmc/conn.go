@@ -118,14 +118,13 @@ type Conn struct {
 	disc     *rfDiscovery // nil until the first call needing it
 	freshSys *rfSystemDoc // the system document discovery read in the current call
 	// invSys and invMgr are the system and manager documents discovery or
-	// Details read (invSysAt, invMgrAt: when), kept for the next Inventory
-	// only and only within inventoryReuse (registration then inspection
-	// read each once); any other Inventory (re-inspection) reads them
-	// again, and they go with the Conn (dropped after an error, replaced
-	// with a new address or credentials).
-	invSys             *rfSystemDoc
-	invMgr             *rfManagerDoc
-	invSysAt, invMgrAt time.Time
+	// Details read, kept for the next Inventory only and only within
+	// inventoryReuse (registration then inspection read each once); any
+	// other Inventory (re-inspection) reads them again, and they go with
+	// the Conn (dropped after an error, replaced with a new address or
+	// credentials).
+	invSys keptDoc[rfSystemDoc]
+	invMgr keptDoc[rfManagerDoc]
 }
 
 // Dial parses t.Address and opens a session (Redfish: service root, then

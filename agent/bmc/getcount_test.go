@@ -1,9 +1,11 @@
 package bmc
 
 import (
+	"context"
 	"strings"
 	"testing"
 
+	"github.com/rackfence/rackfence/shared/wire"
 	"github.com/rackfence/rackfence/testkit/bmcsim"
 )
 
@@ -25,19 +27,7 @@ func TestGetsPerRegistration(t *testing.T) {
 	} {
 		t.Run(c.profile, func(t *testing.T) {
 			sim := startSim(t, bmcsim.Config{Hosts: 1, Profile: c.profile})
-			ctx := testCtx(t)
-			conn, err := Dial(ctx, Target{Address: sim.Address(0), Username: "admin", Password: "password"}, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() { _ = conn.Close(ctx) }()
-			if _, err := conn.PowerState(ctx); err != nil {
-				t.Fatal(err)
-			}
-			bd, err := conn.Details(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
+			ctx, conn, bd := registered(t, sim)
 			hw, err := conn.Inventory(ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -91,23 +81,11 @@ func TestGetsPerRegistration(t *testing.T) {
 // inventoryReuse; older, they are read again.
 func TestInventoryReadsAfreshWhenKeptDocumentsAreOld(t *testing.T) {
 	sim := startSim(t, bmcsim.Config{Hosts: 1, Profile: "ilo"})
-	ctx := testCtx(t)
-	conn, err := Dial(ctx, Target{Address: sim.Address(0), Username: "admin", Password: "password"}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = conn.Close(ctx) }()
-	if _, err := conn.PowerState(ctx); err != nil {
-		t.Fatal(err)
-	}
-	bd, err := conn.Details(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, conn, bd := registered(t, sim)
 	before := sim.State(0).Gets
 	conn.mu.Lock()
-	conn.invSysAt = conn.invSysAt.Add(-inventoryReuse)
-	conn.invMgrAt = conn.invMgrAt.Add(-inventoryReuse)
+	conn.invSys.at = conn.invSys.at.Add(-inventoryReuse)
+	conn.invMgr.at = conn.invMgr.at.Add(-inventoryReuse)
 	conn.mu.Unlock()
 	if _, err := conn.Inventory(ctx); err != nil {
 		t.Fatal(err)
@@ -118,4 +96,25 @@ func TestInventoryReadsAfreshWhenKeptDocumentsAreOld(t *testing.T) {
 			t.Errorf("%s read %d times, then %d after an inventory with the kept documents %s old: want it read again", p, before[p], after[p], inventoryReuse)
 		}
 	}
+}
+
+// registered dials the simulator's first BMC and does what registration
+// does before inspection (a power read, then Details); the Conn closes at
+// the test's end.
+func registered(t *testing.T, sim *bmcsim.Sim) (context.Context, *Conn, *wire.BMCDetails) {
+	t.Helper()
+	ctx := testCtx(t)
+	conn, err := Dial(ctx, Target{Address: sim.Address(0), Username: "admin", Password: "password"}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close(ctx) })
+	if _, err := conn.PowerState(ctx); err != nil {
+		t.Fatal(err)
+	}
+	bd, err := conn.Details(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx, conn, bd
 }

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/stmcginnis/gofish/common"
 	"github.com/stmcginnis/gofish/redfish"
@@ -160,7 +159,7 @@ func (c *Conn) discover(s *rfSession) (*rfDiscovery, error) {
 		return nil, err
 	}
 	c.freshSys = &sys
-	c.invSys, c.invSysAt = &sys, time.Now()
+	c.invSys.keep(&sys)
 	for _, m := range sys.Links.ManagedBy {
 		d.managers = append(d.managers, m.ID)
 	}
@@ -214,7 +213,7 @@ func (c *Conn) managerDoc(s *rfSession, d *rfDiscovery) (*rfManagerDoc, error) {
 		return nil, err
 	}
 	d.manager = &m
-	c.invMgr, c.invMgrAt = &m, time.Now()
+	c.invMgr.keep(&m)
 	return d.manager, nil
 }
 
@@ -246,7 +245,7 @@ func (c *Conn) findVirtualMedia(s *rfSession, d *rfDiscovery) error {
 	<-mgrGot
 	if d.manager == nil && len(d.managers) > 0 && mgrErr == nil {
 		d.manager = &mgr
-		c.invMgr, c.invMgrAt = &mgr, time.Now()
+		c.invMgr.keep(&mgr)
 	}
 	if err != nil || ok {
 		d.vmediaDone = err == nil

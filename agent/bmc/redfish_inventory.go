@@ -33,12 +33,7 @@ func (c *Conn) Inventory(ctx context.Context) (*wire.HardwareDetails, error) {
 		if err != nil {
 			return err
 		}
-		var mgr *rfManagerDoc
-		if time.Since(c.invMgrAt) < inventoryReuse {
-			mgr = c.invMgr
-		}
-		c.invMgr = nil
-		hd, err = fastInventory(s, d, sys, mgr)
+		hd, err = fastInventory(s, d, sys, c.invMgr.take())
 		return err
 	})
 	return hd, err
@@ -50,16 +45,32 @@ func (c *Conn) Inventory(ctx context.Context) (*wire.HardwareDetails, error) {
 // re-inspection, an intent given later, always reads afresh.
 const inventoryReuse = 30 * time.Second
 
+// keptDoc is a document read earlier on a Conn, kept for one Inventory.
+type keptDoc[T any] struct {
+	doc *T
+	at  time.Time
+}
+
+// keep remembers doc, read now.
+func (k *keptDoc[T]) keep(doc *T) { k.doc, k.at = doc, time.Now() }
+
+// take returns the kept document if it was read within inventoryReuse
+// (else nil), and forgets it either way.
+func (k *keptDoc[T]) take() *T {
+	doc, at := k.doc, k.at
+	*k = keptDoc[T]{}
+	if time.Since(at) >= inventoryReuse {
+		return nil
+	}
+	return doc
+}
+
 // inventorySystem reads the system for inventory: expanded when the service
 // offers it (a refusal turns expansion off for this Conn and reads it
 // plainly), else the document discovery read on this Conn when this is its
 // first inventory (registration, then inspection), else a fresh GET.
 func (c *Conn) inventorySystem(s *rfSession, d *rfDiscovery) (*rfSystemDoc, error) {
-	var kept *rfSystemDoc
-	if time.Since(c.invSysAt) < inventoryReuse {
-		kept = c.invSys
-	}
-	c.invSys = nil
+	kept := c.invSys.take()
 	if d.expand != "" {
 		var sys rfSystemDoc
 		err := rfGet(s.api, d.system+"?$expand="+d.expand, &sys)
