@@ -83,33 +83,37 @@ func (s *Server) rackStatus(c echo.Context) error {
 // once, and either a touch or a status (validated as a StatusReport).
 // Field names are the host's path in the body (hosts[3].status.state).
 func validateRackHost(h *wire.RackHostReport, i int, seen map[string]bool) error {
-	at := fmt.Sprintf("hosts[%d].", i)
-	if err := wire.ValidateName(at+"name", h.Name); err != nil {
-		return err
+	// The field's path is formatted only for a refusal: this runs for
+	// every host of every report.
+	at := func(field string) string { return fmt.Sprintf("hosts[%d].%s", i, field) }
+	if err := wire.ValidateName("name", h.Name); err != nil {
+		return prefixField(err, at)
 	}
 	if seen[h.Name] {
-		return fe(at+"name", "host %s is named twice in this report; name each host once", h.Name)
+		return fe(at("name"), "host %s is named twice in this report; name each host once", h.Name)
 	}
 	if h.IsTouch() {
 		if h.Status != nil || len(h.Acks) > 0 || len(h.Events) > 0 || h.Remove {
-			return fe(at+"touch", "a touch carries nothing else: send status, acks, events or remove without touch")
+			return fe(at("touch"), "a touch carries nothing else: send status, acks, events or remove without touch")
 		}
 		return nil
 	}
 	if h.Status == nil && !h.Remove {
-		return fe(at+"status", "is required unless the host is touched (touch) or removed (remove)")
+		return fe(at("status"), "is required unless the host is touched (touch) or removed (remove)")
 	}
 	r := wire.StatusReport{Epoch: 1, Acks: h.Acks, Events: h.Events, Remove: h.Remove}
 	if h.Status != nil {
 		r.Status = *h.Status
 	}
-	if err := validateReport(&r); err != nil {
-		if f, ok := err.(*wire.FieldError); ok {
-			return &wire.FieldError{Field: at + f.Field, Message: f.Message}
-		}
-		return err
+	return prefixField(validateReport(&r), at)
+}
+
+// prefixField puts a field error's field under the host's path.
+func prefixField(err error, at func(string) string) error {
+	if f, ok := err.(*wire.FieldError); ok {
+		return &wire.FieldError{Field: at(f.Field), Message: f.Message}
 	}
-	return nil
+	return err
 }
 
 // refusal is the wire form of a validation error of one host.
