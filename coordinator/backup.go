@@ -19,10 +19,27 @@ type BackupHeader = backupfile.Header
 
 // Backup takes a Raft snapshot on this member (the leader: the API
 // forwards to it) and writes it to w as a backup file.
+//
+// A backup written whole is recorded (backup_record.go) and counted in
+// rackfence_backups_total; one that failed after this member took it on is
+// counted as failed.
 func (s *Store) Backup(w io.Writer, tier string) (BackupHeader, error) {
 	if !s.IsLeader() {
 		return BackupHeader{}, ErrNotLeader
 	}
+	hdr, err := s.backup(w, tier)
+	s.cfg.Metrics.observeBackup(err == nil)
+	if err != nil {
+		return hdr, err
+	}
+	if err := s.recordBackup(hdr); err != nil {
+		// The backup itself is whole: only the metric's record is lost.
+		s.log.Warn("backup written but not recorded: rackfence_backup_last_success_timestamp_seconds stays at the previous backup", "err", err)
+	}
+	return hdr, nil
+}
+
+func (s *Store) backup(w io.Writer, tier string) (BackupHeader, error) {
 	if err := s.raft.Snapshot().Error(); err != nil && !errors.Is(err, raft.ErrNothingNewToSnapshot) {
 		return BackupHeader{}, fmt.Errorf("snapshot for the backup: %w", mapRaftErr(err))
 	}

@@ -20,6 +20,8 @@ type Metrics struct {
 	// rackStatusSplit counts rack status reports split into per-host
 	// commands (metrics_rackstatus.go).
 	rackStatusSplit prometheus.Counter
+	// backups counts backups served, by result (metrics_backup.go).
+	backups *prometheus.CounterVec
 }
 
 // NewMetrics creates the store's collectors.
@@ -44,13 +46,15 @@ func NewMetrics() *Metrics {
 			Help: "Rack leases this member, as leader, expired because their holder stopped renewing, by rack.",
 		}, []string{"rack"}),
 		rackStatusSplit: newRackStatusSplit(),
+		backups:         newBackupCounter(),
 	}
 }
 
 // Register registers the collectors and the store's gauges.
 func (m *Metrics) Register(reg prometheus.Registerer, s *Store) {
 	reg.MustRegister(m.applyLatency, m.batchSize, m.applied, m.expired)
-	reg.MustRegister(m.rackStatusSplit)
+	reg.MustRegister(m.rackStatusSplit, m.backups)
+	registerBackup(reg, s)
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "rackfence_raft_state",
 		Help: "Raft state: 0 follower, 1 candidate, 2 leader, 3 shutdown.",

@@ -51,6 +51,8 @@ type Store struct {
 	// stopCh is closed when the FSM stops at an entry it cannot apply.
 	stopCh   chan struct{}
 	stopOnce sync.Once
+	// lastBackup is the last backup this member served (backup_record.go).
+	lastBackup atomic.Pointer[BackupRecord]
 }
 
 // Open starts a member from cfg.DataDir, bootstrapping a cluster of one when
@@ -139,6 +141,7 @@ func Open(cfg Config) (*Store, error) {
 	}
 	s.trans = trans
 	s.snaps = snaps
+	s.loadBackupRecord()
 
 	existing, err := raft.HasExistingState(logs, stores.stable, snaps)
 	if err != nil {
