@@ -3,6 +3,9 @@ package bench_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -11,6 +14,7 @@ import (
 	"github.com/rackfence/rackfence/shared/wire"
 	"github.com/rackfence/rackfence/testkit/procstat"
 	"github.com/rackfence/rackfence/testkit/rig"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // BenchmarkSteadyLeases measures the coordinator's CPU for the part of a
@@ -18,13 +22,21 @@ import (
 // lease renewed every 10 s / 3 (the agent's default) and a rack watch
 // long-polling 30 s at a time, as 100 idle agents do. It reports the
 // coordinator's CPU per second and the watch answers per second (an
-// answer that carries nothing is a wakeup wasted).
+// answer that carries nothing is a wakeup wasted). With
+// RACKFENCE_STEADY_PROFILE=FILE it writes the coordinator's CPU profile of
+// the measured window.
 //
 //	make build && RACKFENCE_BIN=$PWD/bin go test -run '^$' -bench SteadyLeases -benchtime 1x ./testkit/bench/
 func BenchmarkSteadyLeases(b *testing.B) {
 	const racks, ttl, window = 100, 10 * time.Second, 30 * time.Second
 	for i := 0; i < b.N; i++ {
-		c := rig.StartCoordinator(b, b.TempDir(), rig.CoordOpts{})
+		var opts rig.CoordOpts
+		paddr := ""
+		if os.Getenv("RACKFENCE_STEADY_PROFILE") != "" {
+			paddr = fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(b, "127.0.0.1"))
+			opts.Args = []string{"--pprof-addr", paddr}
+		}
+		c := rig.StartCoordinator(b, b.TempDir(), opts)
 		ctx, cancel := context.WithCancel(context.Background())
 		var answers atomic.Int64
 		var wg sync.WaitGroup
@@ -68,7 +80,11 @@ func BenchmarkSteadyLeases(b *testing.B) {
 		time.Sleep(5 * time.Second) // first answers and renewals settle
 		pid := c.Proc.Cmd.Process.Pid
 		c0, a0, t0 := procstat.CPUSeconds(pid), answers.Load(), time.Now()
-		time.Sleep(window)
+		if paddr != "" {
+			saveProfile(b, paddr, window, os.Getenv("RACKFENCE_STEADY_PROFILE"))
+		} else {
+			time.Sleep(window)
+		}
 		el := time.Since(t0).Seconds()
 		cpu, ans := (procstat.CPUSeconds(pid)-c0)/el*1000, float64(answers.Load()-a0)/el
 		cancel()
@@ -76,5 +92,23 @@ func BenchmarkSteadyLeases(b *testing.B) {
 		b.ReportMetric(cpu, "coord-ms-CPU/s")
 		b.ReportMetric(ans, "watch-answers/s")
 		fmt.Printf("%d racks, renewals every %s, watches of 30 s: coordinator %.1f ms CPU/s, %.1f watch answers/s\n", racks, ttl/3, cpu, ans)
+	}
+}
+
+// saveProfile writes the CPU profile over d of the process serving pprof
+// at addr.
+func saveProfile(tb testing.TB, addr string, d time.Duration, out string) {
+	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, int(d.Seconds())))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	f, err := os.Create(out)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		tb.Fatal(err)
 	}
 }
