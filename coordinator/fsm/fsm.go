@@ -108,6 +108,7 @@ func (f *FSM) Apply(index uint64, data []byte) any {
 	} else {
 		out = f.applyOne(t, data)
 	}
+	t.settleQuiet(f.s)
 	f.applied.Store(index)
 	f.hashes.maybeCapture(f, index)
 	f.mu.Unlock()

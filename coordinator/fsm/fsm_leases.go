@@ -78,7 +78,15 @@ func (f *FSM) applyLeaseRenew(t *tx, c LeaseRenewCmd) (any, error) {
 	if c.TTL > 0 {
 		l.TTL = c.TTL
 	}
-	f.setLease(t, c.Rack, r, &l)
+	if l.TTL != r.Lease.TTL {
+		f.setLease(t, c.Rack, r, &l)
+		return *l.wire(c.Rack), nil
+	}
+	// Same holder, epoch and TTL: the rack's watchers are not woken
+	// (watch_index.go); the leader's expiry timer is re-armed all the same.
+	r.Lease = &l
+	r.quietChange(t.index)
+	t.leases = append(t.leases, LeaseChange{Rack: c.Rack, Lease: &l, Index: t.index})
 	return *l.wire(c.Rack), nil
 }
 

@@ -43,7 +43,7 @@ func (f *FSM) changes(rack string, after uint64) (wire.WatchResponse, bool) {
 	if r == nil {
 		return resp, after == 0
 	}
-	if after != 0 && r.Index <= after {
+	if after != 0 && r.watchIndex() <= after {
 		resp.Lease = r.Lease.wire(rack)
 		return resp, false
 	}

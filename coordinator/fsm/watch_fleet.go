@@ -16,7 +16,7 @@ func (f *FSM) fleetChanges(after uint64) (wire.FleetWatchResponse, bool) {
 	defer f.mu.RUnlock()
 	resp := wire.FleetWatchResponse{Index: f.applied.Load(), Racks: []wire.RackWatch{}}
 	for name, r := range f.s.Racks {
-		if after != 0 && r.Index <= after {
+		if after != 0 && r.watchIndex() <= after {
 			continue
 		}
 		w := wire.WatchResponse{Hosts: []wire.Host{}}

@@ -89,6 +89,10 @@ type FleetResult struct {
 	// over the steady window.
 	Cores                int
 	LoadWait, LoadSteady MachineLoad
+	// RequestsToAvailable are the coordinator's API requests by "METHOD
+	// route" from the start until every host was available;
+	// RequestsSteady over the steady window (counts, not rates).
+	RequestsToAvailable, RequestsSteady map[string]float64
 	// Samples are the available count (and RSS, heap) over time from the
 	// start of registration until every host was available.
 	Samples []FleetSample
@@ -192,6 +196,7 @@ func Fleet(ctx context.Context, cfg FleetConfig) (FleetResult, error) {
 	for _, p := range f.sims {
 		res.CPUToAvailableSims += float64(procstat.CPUTicks(p.pid())) / procstat.TicksPerSecond
 	}
+	res.RequestsToAvailable, _ = f.requestCounts()
 	f.say("all %d hosts available after %.1f s", cfg.Hosts, res.Available.Seconds())
 
 	if err := f.steady(ctx, &res); err != nil {
@@ -223,6 +228,7 @@ func (f *fleet) steady(ctx context.Context, res *FleetResult) error {
 	}
 	cmds0, _ := f.metricSum("rackfence_fsm_commands_total")
 	idx0, _ := f.metric("rackfence_raft_applied_index")
+	reqs0, _ := f.requestCounts()
 	t0, c0, m0 := time.Now(), procstat.CPUTicks(f.coord.pid()), f.mark()
 	select {
 	case <-time.After(f.cfg.Steady):
@@ -233,6 +239,9 @@ func (f *fleet) steady(ctx context.Context, res *FleetResult) error {
 	res.LoadSteady = f.loadSince(m0)
 	res.SteadyCPU = float64(c1-c0) / 100 / el.Seconds()
 	res.SteadyWindow = el.Round(time.Second)
+	if reqs1, err := f.requestCounts(); err == nil && reqs0 != nil {
+		res.RequestsSteady = subCounts(reqs1, reqs0)
+	}
 	if n, err := f.metricSum("rackfence_fsm_commands_total"); err == nil {
 		res.SteadyWrites = (n - cmds0) / el.Seconds()
 	}

@@ -39,6 +39,8 @@ func (r FleetResult) Figures() []FleetFigure {
 		{"steady coordinator CPU", fmt.Sprintf("%.1f %% of a core = %.2f %% per 1,000 hosts (over %s)", 100*r.SteadyCPU, r.SteadyCPUPer1000(), r.SteadyWindow),
 			goal("≤ 3 % of a core at 10,000 hosts", "≤ 25 % of a core at 100,000 hosts")},
 		{"steady writes", fmt.Sprintf("%.0f commands/s in %.1f Raft entries/s", r.SteadyWrites, r.SteadyEntries), ""},
+		{"API requests per host to available", orNone(formatRoutes(r.RequestsToAvailable, float64(r.Hosts), 5)), ""},
+		{"steady API requests/s", orNone(formatRoutes(r.RequestsSteady, r.SteadyWindow.Seconds(), 5)), ""},
 		{"coordinator RSS", fmt.Sprintf("peak %d KiB (%.0f B/host), all available %d KiB (%.0f B/host), steady %d KiB (%.0f B/host)",
 			r.CoordRSSPeak, r.PerHost(r.CoordRSSPeak), r.CoordRSSAvailable, r.PerHost(r.CoordRSSAvailable),
 			r.CoordRSSSteady, r.PerHost(r.CoordRSSSteady)), "peak ≤ 8192 B/host"},
@@ -121,6 +123,15 @@ func orDash(v float64, format string) string {
 		return "–"
 	}
 	return fmt.Sprintf(format, v)
+}
+
+// orNone is s, or "not measured" when empty (an older coordinator, or a
+// scrape that failed).
+func orNone(s string) string {
+	if s == "" {
+		return "not measured"
+	}
+	return s
 }
 
 func mdCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }

@@ -138,7 +138,7 @@ func (c *Config) Flags() *pflag.FlagSet {
 	fs.StringVar(&c.auditFile, "audit-file", "", "append one JSON line per guarded (mutating) call to this file; empty: off")
 	fs.DurationVar(&c.bmcTimeout, "bmc-timeout", bmc.DefaultTimeout, "bound of one read-only BMC call (login, power read, inventory)")
 	fs.DurationVar(&c.mutationTimeout, "mutation-timeout", 0, "bound of one mutating BMC or Ironic call; it runs only if the lease stays valid for all of it (0: (lease TTL - margin)/2, 4.5s at the default TTL)")
-	fs.DurationVar(&c.statusRefresh, "status-refresh", agent.DefaultStatusRefresh, "write an unchanged host status again this often, so a stale agent shows in lastUpdated")
+	fs.DurationVar(&c.statusRefresh, "status-refresh", agent.DefaultStatusRefresh, "write an unchanged host status again this often, so a stale agent shows in lastUpdated (the lease renewal is what proves the agent alive)")
 	fs.DurationVar(&c.watchCoalesce, "watch-coalesce", agent.DefaultWatchCoalesce, "pause after a watch answer carrying changes before asking again, so the rack's changes meanwhile (mostly the agent's own status writes) come in one answer; it adds up to this much to the reaction to a spec or intent change (0: no pause)")
 	fs.BoolVar(&c.statusPerHost, "status-per-host", false, "write each host's status with its own request (PUT /v1/hosts/{name}/status) instead of one request per rack; the agent falls back to this by itself against a coordinator without the rack endpoint")
 	fs.DurationVar(&c.shutdownGrace, "shutdown-grace", agent.DefaultShutdownGrace, "on SIGTERM, wait this long for in-flight calls before abandoning them and releasing the lease")
