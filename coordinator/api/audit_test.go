@@ -32,6 +32,14 @@ func TestAuditTrail(t *testing.T) {
 	must(t, 200, "GET", u+"/v1/hosts/h1", viewer, nil, nil) // a read: not recorded
 	must(t, 403, "POST", u+"/v1/hosts/h1/intents/detach", viewer, wire.IntentRequest{Reason: "x"}, nil)
 	must(t, 200, "DELETE", u+"/v1/tokens/"+opTok.ID, admin, nil, nil)
+	// The agent's heartbeat (renewals, status reports granted) is left out;
+	// its acquire and a refused renewal are recorded.
+	var l0 wire.Lease
+	must(t, 200, "POST", u+"/v1/racks/r1/lease", agent, wire.LeaseRequest{Holder: "a1", TTL: wire.Duration(time.Minute)}, &l0)
+	must(t, 200, "PUT", u+"/v1/racks/r1/lease", agent, wire.LeaseRequest{Holder: "a1", Epoch: l0.Epoch, TTL: wire.Duration(time.Minute)}, nil)
+	must(t, 200, "PUT", u+"/v1/hosts/h1/status", agent, wire.StatusReport{Epoch: l0.Epoch, Status: wire.HostStatus{ProvisioningState: wire.StateRegistering, OperationalStatus: wire.OpOK}}, nil)
+	must(t, 200, "POST", u+"/v1/racks/r1/status", agent, wire.RackStatusReport{Epoch: l0.Epoch, Hosts: []wire.RackHostReport{{Name: "h1", Status: &wire.HostStatus{ProvisioningState: wire.StateRegistering, OperationalStatus: wire.OpOK}}}}, nil)
+	must(t, 409, "PUT", u+"/v1/racks/r1/lease", agent, wire.LeaseRequest{Holder: "a1", Epoch: l0.Epoch + 1, TTL: wire.Duration(time.Minute)}, nil)
 
 	var l wire.List[wire.AuditRecord]
 	must(t, 200, "GET", u+"/v1/audit", admin, nil, &l)
@@ -49,6 +57,13 @@ func TestAuditTrail(t *testing.T) {
 		"GET /v1/credentials/:name [name=c1] agent-",
 		"POST /v1/hosts/:name/intents/:kind [name=h1 kind=detach] viewer-",
 		"DELETE /v1/tokens/:id [id=" + opTok.ID + "] admin/admin 200",
+		"POST /v1/racks/:rack/lease [rack=r1] agent-",
+		"PUT /v1/racks/:rack/lease [rack=r1] agent-",
+	}
+	for _, g := range got {
+		if strings.Contains(g, "/status") || (strings.HasPrefix(g, "PUT /v1/racks/:rack/lease") && !strings.HasSuffix(g, " 409")) {
+			t.Errorf("an agent's heartbeat is in the audit trail: %s", g)
+		}
 	}
 	// Tokens created before the host are recorded too; match in order.
 	i := 0
