@@ -322,6 +322,7 @@ func appendEvents(old, add []wire.Event, index uint64, c StatusCmd) []wire.Event
 			if e.Type == "" {
 				e.Type = wire.EventNormal
 			}
+			e = internEvent(e)
 		}
 		out = append(out, e)
 	}
