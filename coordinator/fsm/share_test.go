@@ -35,6 +35,8 @@ func variedFSM(t *testing.T) *FSM {
 		rep := fleetStatus(i, 2, t0)
 		st, hw, bmc := rep.Status, rep.Status.HardwareDetails, rep.Status.BMCDetails
 		switch i % 20 {
+		case 0:
+			bmc.Problems = []string{"the system offers no boot mode"}
 		case 1:
 			hw.CPUs[1].Cores = 8
 		case 2:
