@@ -1,9 +1,9 @@
 package fsm
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/hashicorp/go-msgpack/v2/codec"
 )
@@ -48,17 +48,50 @@ var msgpackHandle = func() *codec.MsgpackHandle {
 	return h
 }()
 
-func encodeBody(c Command) (byte, []byte, error) {
+// encodeBody returns the command's body version and its body appended to
+// an entry of head bytes reserved in front (head bytes, then the body, in
+// one exactly sized allocation).
+func encodeBody(c Command, head int) (byte, []byte, error) {
 	if !binaryBody[c.Type()] {
 		b, err := json.Marshal(c)
-		return bodyJSON, b, err
+		if err != nil {
+			return 0, nil, err
+		}
+		return bodyJSON, append(make([]byte, head, head+len(b)), b...), nil
 	}
-	var buf bytes.Buffer
-	buf.Grow(256)
-	if err := codec.NewEncoder(&buf, msgpackHandle).Encode(c); err != nil {
+	s := encoders.Get().(*encoder)
+	defer s.put()
+	s.enc.ResetBytes(&s.buf)
+	if err := s.enc.Encode(c); err != nil {
 		return 0, nil, err
 	}
-	return BodyBinary, buf.Bytes(), nil
+	return BodyBinary, append(make([]byte, head, head+len(s.buf)), s.buf...), nil
+}
+
+// encoder is a MessagePack encoder and its scratch buffer, reused from
+// entry to entry: a body grows there (doubling), then is copied once into
+// its entry, instead of every entry growing its own buffer.
+type encoder struct {
+	buf []byte
+	enc *codec.Encoder
+}
+
+// maxScratch is the largest scratch buffer kept for reuse (a batch of
+// rack reports can be megabytes; such a buffer is left to the collector).
+const maxScratch = 256 << 10
+
+var encoders = sync.Pool{New: func() any {
+	s := &encoder{buf: make([]byte, 0, 4096)}
+	s.enc = codec.NewEncoderBytes(&s.buf, msgpackHandle)
+	return s
+}}
+
+func (s *encoder) put() {
+	if cap(s.buf) > maxScratch {
+		return
+	}
+	s.buf = s.buf[:0]
+	encoders.Put(s)
 }
 
 // decodeBody decodes a body into a T: MessagePack for a binary-bodied type

@@ -45,3 +45,23 @@ func BenchmarkCommandBody(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkEncodeRackReport is the leader's encoding of one rack report of
+// 100 hosts, each a full fleet-shaped status with hardware details (what
+// registration writes): the entry's bytes and what encoding allocates.
+//
+//	go test -run '^$' -bench EncodeRackReport -benchmem ./coordinator/fsm/
+func BenchmarkEncodeRackReport(b *testing.B) {
+	c := RackStatusCmd{Rack: "r000", Epoch: 7, Time: t0}
+	for i := 0; i < 100; i++ {
+		c.Hosts = append(c.Hosts, fleetStatus(i, 2, t0))
+	}
+	e, _ := Encode(c)
+	b.ReportMetric(float64(len(e)), "entry-bytes")
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := Encode(c); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

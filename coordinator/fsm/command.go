@@ -273,16 +273,15 @@ func (TouchTokensCmd) Key() string      { return "t/touch" }
 // Encode writes a command as type byte, version byte, body (v2 binary for
 // the commands in binaryBody, v1 JSON for the rest).
 func Encode(c Command) ([]byte, error) {
-	ver, body, err := encodeBody(c)
+	ver, out, err := encodeBody(c, 2)
 	if err != nil {
 		return nil, fmt.Errorf("encode command %d: %w", c.Type(), err)
 	}
 	if vc, ok := c.(versioned); ok && vc.bodyVersion() > ver {
 		ver = vc.bodyVersion() // a body with a newer layout (PutToken v2, PutHost v3)
 	}
-	out := make([]byte, 0, len(body)+2)
-	out = append(out, byte(c.Type()), ver)
-	return append(out, body...), nil
+	out[0], out[1] = byte(c.Type()), ver
+	return out, nil
 }
 
 // EncodeBatch joins already encoded commands into one CmdBatch entry:

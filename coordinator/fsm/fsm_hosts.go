@@ -303,27 +303,25 @@ func (f *FSM) applyStatus(t *tx, c StatusCmd) (any, error) {
 	return rec.Host, nil
 }
 
+// appendEvents returns old's events followed by add's, stamped with the
+// entry's index (and its time and type Normal where unset), the oldest
+// dropped beyond MaxEvents; one new slice, sharing nothing with old.
 func appendEvents(old, add []wire.Event, index uint64, c StatusCmd) []wire.Event {
-	n := len(old) + len(add)
-	if n > MaxEvents {
-		n = MaxEvents
+	if over := len(old) + len(add) - MaxEvents; over > 0 {
+		drop := min(over, len(old))
+		old, add = old[drop:], add[over-drop:]
 	}
-	out := make([]wire.Event, 0, n)
-	all := append(append(make([]wire.Event, 0, len(old)+len(add)), old...), add...)
-	if len(all) > MaxEvents {
-		all = all[len(all)-MaxEvents:]
-	}
-	for i, e := range all {
-		if i >= len(all)-len(add) {
-			e.Index = index
-			if e.Time.IsZero() {
-				e.Time = c.Time
-			}
-			if e.Type == "" {
-				e.Type = wire.EventNormal
-			}
+	out := make([]wire.Event, 0, len(old)+len(add))
+	out = append(out, old...)
+	for _, e := range add {
+		e.Index = index
+		if e.Time.IsZero() {
+			e.Time = c.Time
 		}
-		out = append(out, e)
+		if e.Type == "" {
+			e.Type = wire.EventNormal
+		}
+		out = append(out, internEvent(e))
 	}
 	return out
 }

@@ -17,18 +17,16 @@ func in(s string) string {
 	return unique.Make(s).Value()
 }
 
-// internStatus returns a copy of st with repeated strings interned and
-// every slice and map owned by the copy.
+// internStatus returns a copy of st with repeated strings interned, and
+// its BMC details, CPU, disk, firmware and accelerator lists and Extra map
+// shared with every host whose are equal (share.go); what is not shared
+// is owned by the copy.
 func internStatus(st wire.HostStatus) wire.HostStatus {
 	st.ProvisioningState = in(st.ProvisioningState)
 	st.OperationalStatus = in(st.OperationalStatus)
 	st.ErrorType = in(st.ErrorType)
 	if st.Extra != nil {
-		m := make(map[string]string, len(st.Extra))
-		for k, v := range st.Extra {
-			m[in(k)] = in(v)
-		}
-		st.Extra = m
+		st.Extra = shareExtra(st.Extra)
 	}
 	if oh := st.OperationHistory; oh != nil {
 		c := *oh
@@ -38,10 +36,7 @@ func internStatus(st wire.HostStatus) wire.HostStatus {
 		c := *hw
 		c.Manufacturer, c.Model, c.BIOSVersion = in(c.Manufacturer), in(c.Model), in(c.BIOSVersion)
 		if len(c.CPUs) > 0 {
-			c.CPUs = append([]wire.CPU(nil), c.CPUs...)
-			for i := range c.CPUs {
-				c.CPUs[i].Model = in(c.CPUs[i].Model)
-			}
+			c.CPUs = shareCPUs(c.CPUs)
 		}
 		if len(c.NICs) > 0 {
 			c.NICs = append([]wire.NIC(nil), c.NICs...)
@@ -50,39 +45,55 @@ func internStatus(st wire.HostStatus) wire.HostStatus {
 			}
 		}
 		if len(c.Disks) > 0 {
-			c.Disks = append([]wire.Disk(nil), c.Disks...)
-			for i := range c.Disks {
-				c.Disks[i].Name, c.Disks[i].Model, c.Disks[i].Type = in(c.Disks[i].Name), in(c.Disks[i].Model), in(c.Disks[i].Type)
-			}
+			c.Disks = shareDisks(c.Disks)
 		}
 		if len(c.Firmware) > 0 {
-			c.Firmware = append([]wire.Firmware(nil), c.Firmware...)
-			for i := range c.Firmware {
-				c.Firmware[i].Name, c.Firmware[i].Version = in(c.Firmware[i].Name), in(c.Firmware[i].Version)
-			}
+			c.Firmware = shareFirmware(c.Firmware)
 		}
 		if len(c.Accelerators) > 0 {
-			c.Accelerators = append([]wire.Accelerator(nil), c.Accelerators...)
-			for i := range c.Accelerators {
-				a := &c.Accelerators[i]
-				a.Name, a.Type, a.Model = in(a.Name), in(a.Type), in(a.Model)
-			}
+			c.Accelerators = shareAccelerators(c.Accelerators)
 		}
 		st.HardwareDetails = &c
 	}
 	if b := st.BMCDetails; b != nil {
-		c := *b
-		c.Protocol, c.RedfishVersion, c.Vendor, c.Model = in(c.Protocol), in(c.RedfishVersion), in(c.Vendor), in(c.Model)
-		c.FirmwareVersion, c.Auth, c.VirtualMediaMethod = in(c.FirmwareVersion), in(c.Auth), in(c.VirtualMediaMethod)
-		c.System, c.Manager, c.VirtualMedia = in(c.System), in(c.Manager), in(c.VirtualMedia)
-		if len(c.BootModes) > 0 {
-			c.BootModes = append([]string(nil), c.BootModes...)
-			for i := range c.BootModes {
-				c.BootModes[i] = in(c.BootModes[i])
-			}
-		}
-		c.Problems = append([]string(nil), c.Problems...)
-		st.BMCDetails = &c
+		st.BMCDetails = shareBMC(b)
 	}
 	return st
+}
+
+// internBMC returns a copy of b with its strings interned, owning its
+// lists (Problems nil when empty).
+func internBMC(b *wire.BMCDetails) *wire.BMCDetails {
+	c := *b
+	c.Protocol, c.RedfishVersion, c.Vendor, c.Model = in(c.Protocol), in(c.RedfishVersion), in(c.Vendor), in(c.Model)
+	c.FirmwareVersion, c.Auth, c.VirtualMediaMethod = in(c.FirmwareVersion), in(c.Auth), in(c.VirtualMediaMethod)
+	c.System, c.Manager, c.VirtualMedia = in(c.System), in(c.Manager), in(c.VirtualMedia)
+	if len(c.BootModes) > 0 {
+		c.BootModes = append([]string(nil), c.BootModes...)
+		for i := range c.BootModes {
+			c.BootModes[i] = in(c.BootModes[i])
+		}
+	}
+	c.Problems = append([]string(nil), c.Problems...)
+	return &c
+}
+
+// internEvent interns the strings of an event that repeat across hosts:
+// its type, reason and source, and its message (the same on every host
+// that made the same transition).
+func internEvent(e wire.Event) wire.Event {
+	e.Type, e.Reason, e.Message, e.Source = in(e.Type), in(e.Reason), in(e.Message), in(e.Source)
+	return e
+}
+
+// internRec interns and shares, in place, the status and events of a
+// record decoded from a snapshot (not yet visible to anyone).
+func internRec(h *hostRec) {
+	if h.Status != nil {
+		st := internStatus(*h.Status)
+		h.Status = &st
+	}
+	for i := range h.Events {
+		h.Events[i] = internEvent(h.Events[i])
+	}
 }

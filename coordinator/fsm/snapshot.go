@@ -193,9 +193,8 @@ func (f *FSM) Restore(r io.Reader) error {
 		s.Racks[n] = &c
 	}
 	for _, h := range hosts {
-		if h.Status != nil && ver == 1 {
-			st := internStatus(*h.Status)
-			h.Status = &st
+		if ver == 1 {
+			internRec(h)
 		}
 		s.Hosts[h.Name] = h
 		s.rack(h.Rack).Hosts[h.Name] = h
@@ -236,10 +235,7 @@ func readChunks(r *bufio.Reader, count int) ([]*hostRec, error) {
 						err = fmt.Errorf("snapshot chunk: %w", e)
 						break
 					}
-					if h.Status != nil {
-						st := internStatus(*h.Status)
-						h.Status = &st
-					}
+					internRec(h)
 					out = append(out, h)
 				}
 				results <- result{out, err}
