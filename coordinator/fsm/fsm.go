@@ -54,11 +54,8 @@ type FSM struct {
 	versionsGen atomic.Uint64
 }
 
-// NewFSM returns an empty FSM.
-func NewFSM() *FSM {
-	return &FSM{s: newState(), appliedCh: make(chan struct{}), rackCh: map[string]chan struct{}{}, hashes: newHasher(0),
-		commands: commandVersions}
-}
+// NewFSM returns an empty FSM with the default Options (New(Options{})).
+func NewFSM() *FSM { return New(Options{}) }
 
 // AppliedIndex is the index of the last log entry the FSM applied.
 func (f *FSM) AppliedIndex() uint64 { return f.applied.Load() }

@@ -21,9 +21,9 @@ type Options struct {
 
 // New returns an empty FSM with o.
 func New(o Options) *FSM {
-	f := NewFSM()
-	f.onLease, f.onApply, f.onStop = o.OnLease, o.OnApply, o.OnStop
-	f.hashes = newHasher(o.HashEvery)
+	f := &FSM{s: newState(), appliedCh: make(chan struct{}), rackCh: map[string]chan struct{}{},
+		hashes: newHasher(o.HashEvery), commands: commandVersions,
+		onLease: o.OnLease, onApply: o.OnApply, onStop: o.OnStop}
 	if o.Commands != nil {
 		f.commands = o.Commands
 	}
