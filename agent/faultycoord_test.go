@@ -36,7 +36,7 @@ type faultyCoordinator struct {
 	oldWatch        bool
 	watches         int
 	watchesNoStatus int
-	writes       map[string][]wire.StatusReport
+	writes          map[string][]wire.StatusReport
 	// noRackStatus: the rack status endpoint answers 404 (a coordinator
 	// from before it).
 	noRackStatus bool
