@@ -24,6 +24,10 @@ type Coordinator interface {
 	// Watch long-polls the rack for changes after index, answering after
 	// timeout with nothing changed (GET /v1/watch).
 	Watch(ctx context.Context, rack string, index uint64, timeout time.Duration) (*wire.WatchResponse, error)
+	// WatchWithoutStatus is Watch with status=false: hosts without their
+	// status, StatusOmitted naming those that have one; a coordinator
+	// older than the parameter answers as Watch does.
+	WatchWithoutStatus(ctx context.Context, rack string, index uint64, timeout time.Duration) (*wire.WatchResponse, error)
 	// ReportStatus writes a host's status, acks and events under r.Epoch;
 	// a stale epoch is refused with a 409 stale_epoch.
 	ReportStatus(ctx context.Context, name string, r wire.StatusReport) error

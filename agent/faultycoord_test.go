@@ -30,7 +30,13 @@ type faultyCoordinator struct {
 	staleWrite string
 	// resetWithout: the next watch answer is a reset without these hosts.
 	resetWithout []string
-	writes       map[string][]wire.StatusReport
+	// oldWatch: status=false is ignored (a coordinator from before it);
+	// watches and watchesNoStatus count the watches asked with and
+	// without statuses.
+	oldWatch        bool
+	watches         int
+	watchesNoStatus int
+	writes          map[string][]wire.StatusReport
 	// noRackStatus: the rack status endpoint answers 404 (a coordinator
 	// from before it).
 	noRackStatus bool
@@ -170,31 +176,73 @@ func (f *faultyCoordinator) resetWithoutNext(hosts ...string) {
 	f.resetWithout = hosts
 }
 
+// ignoreStatusParam makes the watch answer whole hosts even when asked
+// with status=false, as a coordinator from before the parameter does.
+func (f *faultyCoordinator) ignoreStatusParam() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.oldWatch = true
+}
+
+// watchCounts are the watches asked so far with and without statuses.
+func (f *faultyCoordinator) watchCounts() (with, without int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.watches, f.watchesNoStatus
+}
+
 func (f *faultyCoordinator) Watch(ctx context.Context, rack string, index uint64, timeout time.Duration) (*wire.WatchResponse, error) {
+	return f.watch(ctx, rack, index, timeout, true)
+}
+
+func (f *faultyCoordinator) WatchWithoutStatus(ctx context.Context, rack string, index uint64, timeout time.Duration) (*wire.WatchResponse, error) {
+	return f.watch(ctx, rack, index, timeout, false)
+}
+
+func (f *faultyCoordinator) watch(ctx context.Context, rack string, index uint64, timeout time.Duration, status bool) (*wire.WatchResponse, error) {
 	f.mu.Lock()
 	cut, drop := f.cut, f.resetWithout
 	f.resetWithout = nil
+	if status {
+		f.watches++
+	} else {
+		f.watchesNoStatus++
+	}
+	status = status || f.oldWatch
 	f.mu.Unlock()
 	if cut {
 		return nil, errUnreachable
 	}
+	call := f.Coordinator.Watch
+	if !status {
+		call = f.Coordinator.WatchWithoutStatus
+	}
 	if drop == nil {
-		return f.Coordinator.Watch(ctx, rack, index, timeout)
+		return call(ctx, rack, index, timeout)
 	}
 	// Index 0 answers every host of the rack at once.
-	resp, err := f.Coordinator.Watch(ctx, rack, 0, timeout)
+	resp, err := call(ctx, rack, 0, timeout)
 	if err != nil {
 		return nil, err
 	}
 	out := *resp
-	out.Reset, out.Hosts, out.Deleted = true, nil, nil
-	for _, h := range resp.Hosts {
-		keep := true
+	out.Reset, out.Hosts, out.Deleted, out.StatusOmitted = true, nil, nil, nil
+	kept := func(n string) bool {
 		for _, d := range drop {
-			keep = keep && h.Name != d
+			if n == d {
+				return false
+			}
 		}
-		if keep {
+		return true
+	}
+	for _, h := range resp.Hosts {
+		if kept(h.Name) {
 			out.Hosts = append(out.Hosts, h)
+		}
+	}
+	for _, n := range resp.StatusOmitted {
+		if kept(n) {
+			out.StatusOmitted = append(out.StatusOmitted, n)
 		}
 	}
 	return &out, nil

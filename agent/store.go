@@ -88,6 +88,19 @@ func sameInput(a, b wire.Host) bool {
 	return reflect.DeepEqual(a, b)
 }
 
+// firstUnknown returns the first of names the store does not hold ("" if
+// it holds them all).
+func (s *store) firstUnknown(names []string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, n := range names {
+		if _, ok := s.hosts[n]; !ok {
+			return n
+		}
+	}
+	return ""
+}
+
 func (s *store) remove(name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

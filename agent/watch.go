@@ -25,7 +25,7 @@ func (s *session) watch() {
 	var index uint64
 	bo := newBackoff(100*time.Millisecond, 5*time.Second)
 	for s.ctx.Err() == nil {
-		resp, err := s.a.cfg.Client.Watch(s.ctx, s.a.cfg.Rack, index, s.a.cfg.WatchTimeout)
+		resp, err := s.next(index)
 		if err != nil {
 			if s.ctx.Err() != nil {
 				return
@@ -55,6 +55,33 @@ func (s *session) watch() {
 			sleepCtx(s.ctx, d)
 		}
 	}
+}
+
+// next asks for the rack's changes after index. The first answer of a
+// session (index 0: every host is new to the store) carries the hosts'
+// statuses, which the store takes once per host; later ones are asked
+// without (status=false): the session's own statuses win over the
+// coordinator's copy, which is mostly its own writes coming back. A
+// status-less answer that names a host new to the store among those whose
+// status it left out (moved in from another rack, pivoted in, back after
+// a reset) is asked again, from the same index, with statuses. A host
+// with no status yet (just created by an operator) is not named there and
+// costs nothing more. An older coordinator ignores status=false and
+// answers whole hosts, naming none: nothing is asked again.
+func (s *session) next(index uint64) (*wire.WatchResponse, error) {
+	c, rack, timeout := s.a.cfg.Client, s.a.cfg.Rack, s.a.cfg.WatchTimeout
+	if index == 0 {
+		return c.Watch(s.ctx, rack, index, timeout)
+	}
+	resp, err := c.WatchWithoutStatus(s.ctx, rack, index, timeout)
+	if err != nil {
+		return nil, err
+	}
+	if n := s.store.firstUnknown(resp.StatusOmitted); n != "" {
+		s.log.Debug("watch answer left out the status of a host new to this session; asking again with statuses", "rack", rack, "host", n, "index", index)
+		return c.Watch(s.ctx, rack, index, timeout)
+	}
+	return resp, nil
 }
 
 // apply records one watch answer and queues every host that needs a look.

@@ -44,13 +44,13 @@ func (c *Conn) rfPowerState(ctx context.Context) (bool, error) {
 	return on, err
 }
 
-// rfSetPower: ComputerSystem.Reset On (ForceOn when the system lists only
+// rfSetPower: the Reset action On (ForceOn when the system lists only
 // that) or ForceOff, not sent when the system already is in that state
 // (several BMCs refuse On on a powered system).
 func (c *Conn) rfSetPower(ctx context.Context, g *guard.Guard, host, op string, on bool) error {
 	return g.Do(ctx, host, op, c.opts.MutationTimeout, func(ctx context.Context) error {
 		return c.rfCall(ctx, op, func(ctx context.Context, s *rfSession) error {
-			_, sys, err := c.systemEntity(s)
+			_, sys, err := c.powerDoc(s)
 			if err != nil {
 				return err
 			}
@@ -61,11 +61,11 @@ func (c *Conn) rfSetPower(ctx context.Context, g *guard.Guard, host, op string, 
 			if sys.PowerState == want {
 				return nil
 			}
-			if on && len(sys.SupportedResetTypes) > 0 && !slices.Contains(sys.SupportedResetTypes, typ) &&
-				slices.Contains(sys.SupportedResetTypes, redfish.ForceOnResetType) {
+			if types := sys.supported(); on && len(types) > 0 && !slices.Contains(types, typ) &&
+				slices.Contains(types, redfish.ForceOnResetType) {
 				typ = redfish.ForceOnResetType // a system offering ForceOn but not On
 			}
-			return sys.Reset(typ)
+			return sys.reset(typ)
 		})
 	})
 }
@@ -75,17 +75,17 @@ func (c *Conn) rfSetPower(ctx context.Context, g *guard.Guard, host, op string, 
 func (c *Conn) rfSoftPowerOff(ctx context.Context, g *guard.Guard, host, op string) error {
 	return g.Do(ctx, host, op, c.opts.MutationTimeout, func(ctx context.Context) error {
 		return c.rfCall(ctx, op, func(ctx context.Context, s *rfSession) error {
-			d, sys, err := c.systemEntity(s)
+			d, sys, err := c.powerDoc(s)
 			if err != nil {
 				return err
 			}
 			if sys.PowerState == redfish.OffPowerState || sys.PowerState == redfish.PoweringOffPowerState {
 				return nil
 			}
-			if len(sys.SupportedResetTypes) > 0 && !slices.Contains(sys.SupportedResetTypes, redfish.GracefulShutdownResetType) {
-				return fmt.Errorf("%w: %s: %s offers no GracefulShutdown reset (it offers %v): reboot it in mode hard", ErrUnsupported, c.addr, short(d.system), sys.SupportedResetTypes)
+			if types := sys.supported(); len(types) > 0 && !slices.Contains(types, redfish.GracefulShutdownResetType) {
+				return fmt.Errorf("%w: %s: %s offers no GracefulShutdown reset (it offers %v): reboot it in mode hard", ErrUnsupported, c.addr, short(d.system), types)
 			}
-			return sys.Reset(redfish.GracefulShutdownResetType)
+			return sys.reset(redfish.GracefulShutdownResetType)
 		})
 	})
 }

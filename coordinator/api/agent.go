@@ -139,6 +139,8 @@ func (s *Server) listRacks(c echo.Context) error {
 // watch is the long poll: it answers as soon as something about the rack
 // changed after ?index=, or after the timeout with no hosts and the
 // current index. Without ?rack= it watches every rack (watchFleet).
+// ?status=false leaves the hosts' statuses out of a rack watch's answer
+// (watch_status.go).
 func (s *Server) watch(c echo.Context) error {
 	rack := c.QueryParam(wire.ParamRack)
 	if rack != "" || who(c).Role == wire.RoleAgent {
@@ -171,6 +173,10 @@ func (s *Server) watch(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	withStatus, err := statusParam(c, rack)
+	if err != nil {
+		return err
+	}
 	if err := s.readBarrier(c); err != nil {
 		return err
 	}
@@ -182,6 +188,9 @@ func (s *Server) watch(c echo.Context) error {
 	resp, err := s.store.FSM().Watch(c.Request().Context(), rack, after, timer.C)
 	if err != nil {
 		return err
+	}
+	if !withStatus {
+		leaveStatusOut(&resp)
 	}
 	return c.JSON(http.StatusOK, resp)
 }

@@ -19,11 +19,26 @@ const maxWatchHold = 5 * time.Minute
 // coordinator's default. The HTTP request is bounded by timeout plus the
 // client's Timeout instead of the Timeout alone.
 func (c *Client) Watch(ctx context.Context, rack string, index uint64, timeout time.Duration) (*wire.WatchResponse, error) {
+	return c.watch(ctx, rack, index, timeout, true)
+}
+
+// WatchWithoutStatus is Watch with status=false: the hosts come without
+// their status, and StatusOmitted names those that have one. A
+// coordinator older than the parameter ignores it and answers whole hosts
+// (StatusOmitted empty), so a caller must accept both.
+func (c *Client) WatchWithoutStatus(ctx context.Context, rack string, index uint64, timeout time.Duration) (*wire.WatchResponse, error) {
+	return c.watch(ctx, rack, index, timeout, false)
+}
+
+func (c *Client) watch(ctx context.Context, rack string, index uint64, timeout time.Duration, status bool) (*wire.WatchResponse, error) {
 	q := url.Values{}
 	q.Set(wire.ParamRack, rack)
 	q.Set(wire.ParamIndex, strconv.FormatUint(index, 10))
 	if timeout > 0 {
 		q.Set(wire.ParamTimeout, timeout.String())
+	}
+	if !status {
+		q.Set(wire.ParamStatus, "false")
 	}
 	var out wire.WatchResponse
 	hold := timeout

@@ -24,6 +24,9 @@ const (
 	ParamTimeout = "timeout"
 	// ParamBrief ("true") on the fleet watch leaves the inventory out.
 	ParamBrief = "brief"
+	// ParamStatus ("false") on a rack watch leaves every host's status
+	// out of the answer (WatchResponse.StatusOmitted names whose).
+	ParamStatus = "status"
 	// ParamReveal ("true") on GET /v1/credentials/{name} includes the
 	// password (agents of a rack using them; audited).
 	ParamReveal = "reveal"

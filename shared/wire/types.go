@@ -631,11 +631,19 @@ type List[T any] struct {
 // (spec, status or intents); Deleted the names removed since. When the
 // requested index is older than the coordinator remembers deletions for,
 // Reset is true and Hosts holds every host of the rack: drop all others.
+//
+// Asked with status=false (ParamStatus), every host comes without its
+// status, and StatusOmitted names the hosts of Hosts that have one (in
+// Hosts' order): a host in Hosts without status and not named there has
+// none yet. A coordinator that predates the parameter ignores it and
+// answers whole hosts, StatusOmitted absent.
 type WatchResponse struct {
 	Index   uint64   `json:"index"`
 	Hosts   []Host   `json:"hosts"`
 	Deleted []string `json:"deleted,omitempty"`
 	Reset   bool     `json:"reset,omitempty"`
+	// StatusOmitted: the hosts whose status was left out (status=false).
+	StatusOmitted []string `json:"statusOmitted,omitempty"`
 	// Lease is the rack's current lease (nil when free).
 	Lease *Lease `json:"lease,omitempty"`
 }
