@@ -81,35 +81,19 @@ func TestTokenRotationWithoutRestart(t *testing.T) {
 	rotate(1, false)
 	rotate(2, true)
 
-	// The agent still holds the same lease after renewals spanning more
-	// than a lease TTL (5 s) since the last revocation, each made with the
-	// new token: the coordinator's audit trail records every renewal with
-	// the token ID, so the wait ends on those records, not on a clock.
+	// The agent still holds the same lease more than two lease TTLs (5 s)
+	// after the last revocation: without renewals the leader would have
+	// expired it, and only the newest token is left to renew with. (The
+	// audit trail no longer records an agent's renewals, only refused
+	// ones, checked below.)
 	revoked := time.Now()
-	testenv.Eventually(t, 60*time.Second, "renewals on the new token over more than one TTL", func() error {
-		l, err := e.admin.Audit(ctx(t), 1000)
-		if err != nil {
-			return err
+	for time.Since(revoked) < 12*time.Second {
+		l, err := e.admin.GetLease(ctx(t), "r1")
+		if err != nil || l.Holder != "a1" || l.Epoch != lease.Epoch {
+			t.Fatalf("%s after the revocation: lease %+v (was epoch %d) %v", time.Since(revoked).Round(time.Millisecond), l, lease.Epoch, err)
 		}
-		var first, last time.Time
-		n := 0
-		for _, r := range l.Items {
-			if r.Method != "PUT" || !strings.HasSuffix(r.Route, "/lease") || r.Time.Before(revoked) {
-				continue
-			}
-			if r.TokenID != newID || r.Code != 200 {
-				return fmt.Errorf("renewal after the revocation with token %q answered %d", r.TokenID, r.Code)
-			}
-			if n == 0 {
-				first = r.Time
-			}
-			last, n = r.Time, n+1
-		}
-		if n < 5 || last.Sub(first) < 5*time.Second {
-			return fmt.Errorf("%d renewals on the new token over %s", n, last.Sub(first))
-		}
-		return nil
-	})
+		time.Sleep(500 * time.Millisecond)
+	}
 	l, err := e.admin.GetLease(ctx(t), "r1")
 	if err != nil || l.Holder != "a1" || l.Epoch != lease.Epoch {
 		t.Fatalf("after rotation: lease %+v (was epoch %d) %v", l, lease.Epoch, err)
@@ -131,26 +115,20 @@ func TestTokenRotationWithoutRestart(t *testing.T) {
 			t.Fatal("the agent logged its token")
 		}
 	}
-	// The coordinator's audit trail shows the renewals, made with the
-	// newest token, and not one refused.
+	// The coordinator's audit trail shows no lease call refused (a renewal
+	// with a revoked token would be, with 401).
 	a, err := e.admin.Audit(ctx(t), 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	renewals, refused := 0, 0
+	refused := 0
 	for _, r := range a.Items {
-		if r.Route != "/v1/racks/:rack/lease" {
-			continue
-		}
-		if r.Code == 401 {
+		if r.Route == "/v1/racks/:rack/lease" && r.Code == 401 {
 			refused++
 		}
-		if r.Method == "PUT" && r.Actor == "agent-r1-rot2" && r.Code == 200 {
-			renewals++
-		}
 	}
-	if renewals < 5 || refused != 0 {
-		t.Fatalf("audit: %d renewals with the newest token, %d lease calls refused", renewals, refused)
+	if refused != 0 {
+		t.Fatalf("audit: %d lease calls refused", refused)
 	}
-	t.Logf("lease epoch %d held through two rotations (poll, SIGHUP); %d renewals with the newest token, 0 refused", l.Epoch, renewals)
+	t.Logf("lease epoch %d held through two rotations (poll, SIGHUP) and two TTLs after (newest token %s), 0 lease calls refused", l.Epoch, newID)
 }

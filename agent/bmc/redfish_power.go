@@ -65,7 +65,11 @@ func (c *Conn) rfSetPower(ctx context.Context, g *guard.Guard, host, op string, 
 				slices.Contains(types, redfish.ForceOnResetType) {
 				typ = redfish.ForceOnResetType // a system offering ForceOn but not On
 			}
-			return sys.reset(typ)
+			target, body, err := sys.resetPost(typ)
+			if err != nil {
+				return err
+			}
+			return sys.Post(target, body)
 		})
 	})
 }
@@ -85,7 +89,11 @@ func (c *Conn) rfSoftPowerOff(ctx context.Context, g *guard.Guard, host, op stri
 			if types := sys.supported(); len(types) > 0 && !slices.Contains(types, redfish.GracefulShutdownResetType) {
 				return fmt.Errorf("%w: %s: %s offers no GracefulShutdown reset (it offers %v): reboot it in mode hard", ErrUnsupported, c.addr, short(d.system), types)
 			}
-			return sys.reset(redfish.GracefulShutdownResetType)
+			target, body, err := sys.resetPost(redfish.GracefulShutdownResetType)
+			if err != nil {
+				return err
+			}
+			return sys.Post(target, body)
 		})
 	})
 }

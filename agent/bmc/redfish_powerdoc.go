@@ -29,15 +29,16 @@ type rfPowerDoc struct {
 // supported is the system's allowable reset types (empty: not listed).
 func (p *rfPowerDoc) supported() []redfish.ResetType { return p.Actions.Reset.AllowedResetTypes }
 
-// reset POSTs {"ResetType": typ} to the Reset action's target, refusing a
-// type the system does not list when it lists any: what gofish's
-// ComputerSystem.Reset does, with its error text.
-func (p *rfPowerDoc) reset(typ redfish.ResetType) error {
+// resetPost is the POST of a Reset of type typ: the action's target and
+// the body {"ResetType": typ}, refusing a type the system does not list
+// when it lists any: what gofish's ComputerSystem.Reset sends, with its
+// error text. The caller sends it (p.Post) inside Guard.Do, where the guard
+// check (agent/guard) looks for every mutating call.
+func (p *rfPowerDoc) resetPost(typ redfish.ResetType) (target string, body any, err error) {
 	if s := p.supported(); len(s) > 0 && !slices.Contains(s, typ) {
-		return fmt.Errorf("reset type '%s' is not supported by this service", typ)
+		return "", nil, fmt.Errorf("reset type '%s' is not supported by this service", typ)
 	}
-	body := struct{ ResetType redfish.ResetType }{ResetType: typ}
-	return p.Post(p.Actions.Reset.Target, body)
+	return p.Actions.Reset.Target, struct{ ResetType redfish.ResetType }{ResetType: typ}, nil
 }
 
 // powerDoc reads the power part of the system discovery chose (its ETag
