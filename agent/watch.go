@@ -41,7 +41,7 @@ func (s *session) watch() {
 			continue
 		}
 		bo.reset()
-		s.apply(resp)
+		changes := s.apply(resp)
 		if resp.Index > index {
 			index = resp.Index
 		}
@@ -51,7 +51,7 @@ func (s *session) watch() {
 			s.a.keeper.renewNow()
 		}
 		s.syncedOnce.Do(func() { close(s.synced) })
-		if d := coalescePause(s.a.cfg.WatchCoalesce, resp); d > 0 {
+		if d := coalescePause(s.a.cfg.WatchCoalesce, changes); d > 0 {
 			sleepCtx(s.ctx, d)
 		}
 	}
@@ -85,16 +85,24 @@ func (s *session) next(index uint64) (*wire.WatchResponse, error) {
 }
 
 // apply records one watch answer and queues every host that needs a look.
-func (s *session) apply(resp *wire.WatchResponse) {
+// It returns the answer's changes for coalescePause: hosts deleted or
+// dropped by a reset, hosts queued, and hosts that came with a status (an
+// answer with statuses: mostly the session's own writes coming back). A
+// host in a status-less answer whose input did not change (its status
+// alone changed, riding along with another change) is not counted, so a
+// lone intent among such hosts is followed at once.
+func (s *session) apply(resp *wire.WatchResponse) int {
+	n := len(resp.Deleted)
 	if resp.Reset {
 		keep := make(map[string]bool, len(resp.Hosts))
 		for _, h := range resp.Hosts {
 			keep[h.Name] = true
 		}
-		for _, n := range s.store.names() {
-			if !keep[n] {
-				s.store.remove(n)
-				s.queue.add(n)
+		for _, name := range s.store.names() {
+			if !keep[name] {
+				s.store.remove(name)
+				s.queue.add(name)
+				n++
 			}
 		}
 	}
@@ -104,18 +112,23 @@ func (s *session) apply(resp *wire.WatchResponse) {
 		}
 		if s.store.upsert(h) {
 			s.queue.add(h.Name)
+			n++
+		} else if h.Status != nil {
+			n++
 		}
 	}
-	for _, n := range resp.Deleted {
-		s.store.remove(n)
-		s.queue.add(n)
+	for _, name := range resp.Deleted {
+		s.store.remove(name)
+		s.queue.add(name)
 	}
+	return n
 }
 
-// coalescePause is the pause after resp: d (Config.WatchCoalesce) after an
-// answer of coalesceMinChanges changes or more, else none.
-func coalescePause(d time.Duration, resp *wire.WatchResponse) time.Duration {
-	if d <= 0 || len(resp.Hosts)+len(resp.Deleted) < coalesceMinChanges {
+// coalescePause is the pause after an answer of changes (apply's count):
+// d (Config.WatchCoalesce) for coalesceMinChanges changes or more, else
+// none.
+func coalescePause(d time.Duration, changes int) time.Duration {
+	if d <= 0 || changes < coalesceMinChanges {
 		return 0
 	}
 	return d
