@@ -11,13 +11,14 @@ import (
 // client fails over between member URLs; on errors it backs off with
 // jitter, so a coordinator outage is no busy loop. A change to a host's
 // spec, intents or deletion wakes that host at once. After an answer that
-// carried coalesceMinChanges hosts or more (a busy rack: registering) it
+// carried coalesceMinChanges changes or more (a busy rack: registering;
+// see apply for what counts) it
 // pauses Config.WatchCoalesce, so the changes meanwhile (mostly its own
 // status writes coming back) come in one answer, each host once; a quiet
 // rack's answers (a host or two: an intent, its acknowledgement) are
 // followed at once, so reaction to a single change is not delayed.
-// coalesceMinChanges is the size of a watch answer (hosts changed or
-// deleted) after which the watch pauses: more than a lone intent and its
+// coalesceMinChanges is the size of a watch answer (changes as apply
+// counts them) after which the watch pauses: more than a lone intent and its
 // acknowledgement.
 const coalesceMinChanges = 4
 
