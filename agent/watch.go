@@ -11,13 +11,14 @@ import (
 // client fails over between member URLs; on errors it backs off with
 // jitter, so a coordinator outage is no busy loop. A change to a host's
 // spec, intents or deletion wakes that host at once. After an answer that
-// carried coalesceMinChanges hosts or more (a busy rack: registering) it
+// carried coalesceMinChanges changes or more (a busy rack: registering;
+// see apply for what counts) it
 // pauses Config.WatchCoalesce, so the changes meanwhile (mostly its own
 // status writes coming back) come in one answer, each host once; a quiet
 // rack's answers (a host or two: an intent, its acknowledgement) are
 // followed at once, so reaction to a single change is not delayed.
-// coalesceMinChanges is the size of a watch answer (hosts changed or
-// deleted) after which the watch pauses: more than a lone intent and its
+// coalesceMinChanges is the size of a watch answer (changes as apply
+// counts them) after which the watch pauses: more than a lone intent and its
 // acknowledgement.
 const coalesceMinChanges = 4
 
@@ -41,7 +42,7 @@ func (s *session) watch() {
 			continue
 		}
 		bo.reset()
-		s.apply(resp)
+		changes := s.apply(resp)
 		if resp.Index > index {
 			index = resp.Index
 		}
@@ -51,7 +52,7 @@ func (s *session) watch() {
 			s.a.keeper.renewNow()
 		}
 		s.syncedOnce.Do(func() { close(s.synced) })
-		if d := coalescePause(s.a.cfg.WatchCoalesce, resp); d > 0 {
+		if d := coalescePause(s.a.cfg.WatchCoalesce, changes); d > 0 {
 			sleepCtx(s.ctx, d)
 		}
 	}
@@ -85,16 +86,24 @@ func (s *session) next(index uint64) (*wire.WatchResponse, error) {
 }
 
 // apply records one watch answer and queues every host that needs a look.
-func (s *session) apply(resp *wire.WatchResponse) {
+// It returns the answer's changes for coalescePause: hosts deleted or
+// dropped by a reset, hosts queued, and hosts that came with a status (an
+// answer with statuses: mostly the session's own writes coming back). A
+// host in a status-less answer whose input did not change (its status
+// alone changed, riding along with another change) is not counted, so a
+// lone intent among such hosts is followed at once.
+func (s *session) apply(resp *wire.WatchResponse) int {
+	n := len(resp.Deleted)
 	if resp.Reset {
 		keep := make(map[string]bool, len(resp.Hosts))
 		for _, h := range resp.Hosts {
 			keep[h.Name] = true
 		}
-		for _, n := range s.store.names() {
-			if !keep[n] {
-				s.store.remove(n)
-				s.queue.add(n)
+		for _, name := range s.store.names() {
+			if !keep[name] {
+				s.store.remove(name)
+				s.queue.add(name)
+				n++
 			}
 		}
 	}
@@ -104,18 +113,23 @@ func (s *session) apply(resp *wire.WatchResponse) {
 		}
 		if s.store.upsert(h) {
 			s.queue.add(h.Name)
+			n++
+		} else if h.Status != nil {
+			n++
 		}
 	}
-	for _, n := range resp.Deleted {
-		s.store.remove(n)
-		s.queue.add(n)
+	for _, name := range resp.Deleted {
+		s.store.remove(name)
+		s.queue.add(name)
 	}
+	return n
 }
 
-// coalescePause is the pause after resp: d (Config.WatchCoalesce) after an
-// answer of coalesceMinChanges changes or more, else none.
-func coalescePause(d time.Duration, resp *wire.WatchResponse) time.Duration {
-	if d <= 0 || len(resp.Hosts)+len(resp.Deleted) < coalesceMinChanges {
+// coalescePause is the pause after an answer of changes (apply's count):
+// d (Config.WatchCoalesce) for coalesceMinChanges changes or more, else
+// none.
+func coalescePause(d time.Duration, changes int) time.Duration {
+	if d <= 0 || changes < coalesceMinChanges {
 		return 0
 	}
 	return d

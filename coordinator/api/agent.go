@@ -185,7 +185,11 @@ func (s *Server) watch(c echo.Context) error {
 	}
 	timer := time.NewTimer(timeout) // the FSM reads no clock: the wait's end is given
 	defer timer.Stop()
-	resp, err := s.store.FSM().Watch(c.Request().Context(), rack, after, timer.C)
+	watch := s.store.FSM().Watch
+	if !withStatus {
+		watch = s.store.FSM().WatchWithoutStatus
+	}
+	resp, err := watch(c.Request().Context(), rack, after, timer.C)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package api
 
 import (
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 
@@ -65,5 +66,40 @@ func TestRackWatchWithoutStatus(t *testing.T) {
 	}
 	if d := errBody(t, must(t, 400, "GET", u+"/v1/watch?index=0&status=false", op, nil, nil)); d.Field != wire.ParamStatus {
 		t.Fatalf("status=false without rack: %+v", d)
+	}
+}
+
+// TestRackWatchWithoutStatusSkipsStatusWrites: a status write alone answers
+// a rack watch with statuses but not one with status=false, which waits
+// until its timeout and answers no host; an intent answers both.
+func TestRackWatchWithoutStatusSkipsStatusWrites(t *testing.T) {
+	n, admin := startLeader(t, "127.0.0.1")
+	u := n.url
+	op := newToken(t, u, admin, wire.RoleOperator, "")
+	agent := newToken(t, u, admin, wire.RoleAgent, "r1")
+	must(t, 201, "PUT", u+"/v1/hosts/h1", op, testHost("h1", "r1"), nil)
+	var l wire.Lease
+	must(t, 200, "POST", u+"/v1/racks/r1/lease", agent, wire.LeaseRequest{Holder: "agent-1", TTL: wire.Duration(time.Minute)}, &l)
+	var first wire.WatchResponse
+	must(t, 200, "GET", u+"/v1/watch?rack=r1&index=0&status=false", agent, nil, &first)
+	must(t, 200, "PUT", u+"/v1/hosts/h1/status", agent, wire.StatusReport{Epoch: l.Epoch, Status: wire.HostStatus{
+		ProvisioningState: wire.StateAvailable, OperationalStatus: wire.OpOK}}, nil)
+	at := u + "/v1/watch?rack=r1&timeout=300ms&index=" + strconv.FormatUint(first.Index, 10)
+
+	var with, without wire.WatchResponse
+	must(t, 200, "GET", at, agent, nil, &with)
+	if len(with.Hosts) != 1 || with.Hosts[0].Status == nil {
+		t.Fatalf("a status write did not answer a watch with statuses: %+v", with)
+	}
+	start := time.Now()
+	must(t, 200, "GET", at+"&status=false", agent, nil, &without)
+	if len(without.Hosts) != 0 || time.Since(start) < 250*time.Millisecond {
+		t.Fatalf("a status write answered a status-less watch after %v: %+v", time.Since(start), without)
+	}
+
+	must(t, 200, "POST", u+"/v1/hosts/h1/intents/detach", op, wire.IntentRequest{Reason: "test"}, nil)
+	must(t, 200, "GET", at+"&status=false", agent, nil, &without)
+	if len(without.Hosts) != 1 || without.Hosts[0].Intents == nil || without.Hosts[0].Intents.Detach == nil {
+		t.Fatalf("an intent did not answer a status-less watch: %+v", without)
 	}
 }

@@ -53,12 +53,25 @@ func labelsOnly(a, b wire.Host) bool {
 
 // storeHost stores a new record for a host and marks its rack changed.
 func (f *FSM) storeHost(t *tx, h *hostRec) {
+	f.putHost(t, h)
+	t.touch(h.Rack)
+}
+
+// storeStatus stores a new record for a host that differs from the old one
+// in its status (and events) only: its rack's watchers are woken, but not
+// a status-less watch (watch_status_index.go).
+func (f *FSM) storeStatus(t *tx, h *hostRec) {
+	f.putHost(t, h)
+	t.touchStatus(h.Rack)
+}
+
+// putHost stores h at the entry's index and moves its rack's Index.
+func (f *FSM) putHost(t *tx, h *hostRec) {
 	h.ModifiedIndex = t.index
 	f.s.Hosts[h.Name] = h
 	r := f.s.rack(h.Rack)
 	r.Hosts[h.Name] = h
 	r.Index = t.index
-	t.touch(h.Rack)
 }
 
 // removeHost deletes a host record and leaves a tombstone for watchers.
@@ -299,7 +312,13 @@ func (f *FSM) applyStatus(t *tx, c StatusCmd) (any, error) {
 	if len(c.Report.Events) > 0 {
 		rec.Events = appendEvents(old.Events, c.Report.Events, t.index, c)
 	}
-	f.storeHost(t, &rec)
+	if len(c.Report.Acks) > 0 {
+		// An ack, even one that matched nothing, is answered to a
+		// status-less watch: the agent sees its acks land.
+		f.storeHost(t, &rec)
+	} else {
+		f.storeStatus(t, &rec)
+	}
 	return rec.Host, nil
 }
 

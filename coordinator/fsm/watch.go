@@ -36,6 +36,13 @@ func rackChanges(r *rackRec, rack string, after uint64, w *wire.WatchResponse) {
 // changes answers a watch of rack after index, and whether anything
 // changed (index 0 always counts as a change: everything now).
 func (f *FSM) changes(rack string, after uint64) (wire.WatchResponse, bool) {
+	return f.changesOf(rack, after, true)
+}
+
+// changesOf is changes for a watch with or without statuses: a
+// status-less one is not answered for a change of hosts' statuses alone
+// (watch_status_index.go).
+func (f *FSM) changesOf(rack string, after uint64, withStatus bool) (wire.WatchResponse, bool) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	resp := wire.WatchResponse{Index: f.applied.Load(), Hosts: []wire.Host{}}
@@ -43,7 +50,11 @@ func (f *FSM) changes(rack string, after uint64) (wire.WatchResponse, bool) {
 	if r == nil {
 		return resp, after == 0
 	}
-	if after != 0 && r.watchIndex() <= after {
+	last := r.watchIndex()
+	if !withStatus {
+		last = f.statuslessIndex(rack, r)
+	}
+	if after != 0 && last <= after {
 		resp.Lease = r.Lease.wire(rack)
 		return resp, false
 	}
@@ -56,16 +67,28 @@ func (f *FSM) changes(rack string, after uint64) (wire.WatchResponse, bool) {
 // applied index they reflect. A watcher that follows Index from answer to
 // answer sees every change.
 func (f *FSM) Watch(ctx context.Context, rack string, after uint64, timeout <-chan time.Time) (wire.WatchResponse, error) {
+	return f.watch(ctx, rack, after, timeout, true)
+}
+
+// WatchWithoutStatus is Watch for a watcher that takes no statuses (the
+// API leaves them out): a write of hosts' statuses alone does not answer
+// it (watch_status_index.go). The answer is as Watch's, statuses included;
+// a host changed only in its status may ride along with another change.
+func (f *FSM) WatchWithoutStatus(ctx context.Context, rack string, after uint64, timeout <-chan time.Time) (wire.WatchResponse, error) {
+	return f.watch(ctx, rack, after, timeout, false)
+}
+
+func (f *FSM) watch(ctx context.Context, rack string, after uint64, timeout <-chan time.Time, withStatus bool) (wire.WatchResponse, error) {
 	for {
 		ch := f.rackWait(rack)
-		resp, changed := f.changes(rack, after)
+		resp, changed := f.changesOf(rack, after, withStatus)
 		if changed {
 			return resp, nil
 		}
 		select {
 		case <-ch:
 		case <-timeout:
-			resp, _ = f.changes(rack, after)
+			resp, _ = f.changesOf(rack, after, withStatus)
 			return resp, nil
 		case <-ctx.Done():
 			return wire.WatchResponse{}, ctx.Err()
