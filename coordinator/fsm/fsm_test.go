@@ -33,6 +33,22 @@ func (h *fsmT) apply(c Command) (any, error) {
 	return r.Value, r.Err
 }
 
+// applyBatch encodes cmds as one batch entry, applies it as the next log
+// entry and returns the commands' results.
+func (h *fsmT) applyBatch(cmds ...Command) []Result {
+	h.t.Helper()
+	var parts [][]byte
+	for _, c := range cmds {
+		b, err := Encode(c)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		parts = append(parts, b)
+	}
+	h.index++
+	return h.f.Apply(h.index, EncodeBatch(parts)).([]Result)
+}
+
 func (h *fsmT) ok(c Command) any {
 	h.t.Helper()
 	v, err := h.apply(c)
@@ -273,12 +289,7 @@ func itoa(i int) string {
 
 func TestBatchEntryAppliesEachCommand(t *testing.T) {
 	h := newFSMT(t)
-	var parts [][]byte
-	for _, c := range []Command{PutHostCmd{Host: host("h1", "r1")}, PutHostCmd{Host: host("h1", "r2")}, PutHostCmd{Host: host("h3", "r1")}} {
-		b, _ := Encode(c)
-		parts = append(parts, b)
-	}
-	out := h.f.Apply(1, EncodeBatch(parts)).([]Result)
+	out := h.applyBatch(PutHostCmd{Host: host("h1", "r1")}, PutHostCmd{Host: host("h1", "r2")}, PutHostCmd{Host: host("h3", "r1")})
 	if len(out) != 3 || out[0].Err != nil || out[1].Err == nil || out[2].Err != nil {
 		t.Fatalf("batch results: %+v", out)
 	}

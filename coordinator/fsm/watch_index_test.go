@@ -57,16 +57,7 @@ func TestRenewalInBatchKeepsChangeVisible(t *testing.T) {
 		if renewFirst {
 			cmds[0], cmds[1] = cmds[1], cmds[0]
 		}
-		var parts [][]byte
-		for _, c := range cmds {
-			b, err := Encode(c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			parts = append(parts, b)
-		}
-		h.index++
-		for _, r := range h.f.Apply(h.index, EncodeBatch(parts)).([]Result) {
+		for _, r := range h.applyBatch(cmds...) {
 			if r.Err != nil {
 				t.Fatal(r.Err)
 			}

@@ -80,16 +80,7 @@ func TestStatuslessWatchSeesOtherChanges(t *testing.T) {
 			default:
 				cmds = []Command{mk(ep, created), status}
 			}
-			var parts [][]byte
-			for _, c := range cmds {
-				b, err := Encode(c)
-				if err != nil {
-					t.Fatal(err)
-				}
-				parts = append(parts, b)
-			}
-			h.index++
-			for _, r := range h.f.Apply(h.index, EncodeBatch(parts)).([]Result) {
+			for _, r := range h.applyBatch(cmds...) {
 				if r.Err != nil {
 					t.Fatalf("%s %s: %v", name, mode, r.Err)
 				}
