@@ -34,6 +34,9 @@ type batcher struct {
 	// active counts writes queued or in flight (batched or direct); the
 	// store sends a write directly when it is zero.
 	active atomic.Int64
+	// compress may return an entry in a smaller form (fsm.Compress when
+	// every voter applies it); nil leaves entries as they are.
+	compress func([]byte) []byte
 }
 
 // maxInflight batches may be in Raft at once: two keep the disk and the
@@ -41,9 +44,9 @@ type batcher struct {
 // batches grow with load.
 const maxInflight = 2
 
-func newBatcher(r *raft.Raft, max int, timeout time.Duration, m *Metrics) *batcher {
+func newBatcher(r *raft.Raft, max int, timeout time.Duration, m *Metrics, compress func([]byte) []byte) *batcher {
 	b := &batcher{r: r, in: make(chan *pending, 8192), max: max, timeout: timeout, stop: make(chan struct{}), m: m,
-		inflight: make(chan struct{}, maxInflight)}
+		inflight: make(chan struct{}, maxInflight), compress: compress}
 	go b.run()
 	return b
 }
@@ -96,6 +99,7 @@ func (b *batcher) submit(batch []*pending) {
 		}
 		data = fsm.EncodeBatch(parts)
 	}
+	data = b.pack(data)
 	if b.m != nil {
 		b.m.batchSize.Observe(float64(len(batch)))
 	}
@@ -139,7 +143,7 @@ func (b *batcher) direct(data []byte) fsm.Result {
 	if b.m != nil {
 		b.m.batchSize.Observe(1)
 	}
-	f := b.r.Apply(data, b.timeout)
+	f := b.r.Apply(b.pack(data), b.timeout)
 	if err := f.Error(); err != nil {
 		return fsm.Result{Err: mapApplyErr(err)}
 	}
@@ -147,6 +151,14 @@ func (b *batcher) direct(data []byte) fsm.Result {
 		return r
 	}
 	return fsm.Result{}
+}
+
+// pack returns the form of entry the leader writes to the log.
+func (b *batcher) pack(entry []byte) []byte {
+	if b.compress == nil || len(entry) < fsm.CompressMin {
+		return entry
+	}
+	return b.compress(entry)
 }
 
 // mapApplyErr maps the error of a raft.Apply future: a lost leadership

@@ -22,11 +22,16 @@ type Metrics struct {
 	rackStatusSplit prometheus.Counter
 	// backups counts backups served, by result (metrics_backup.go).
 	backups *prometheus.CounterVec
+	// compressedIn and compressedOut count the bytes of the entries the
+	// leader compressed, before and after (compress.go).
+	compressedIn, compressedOut prometheus.Counter
 }
 
 // NewMetrics creates the store's collectors.
 func NewMetrics() *Metrics {
+	in, out := newCompressedBytes()
 	return &Metrics{
+		compressedIn: in, compressedOut: out,
 		applyLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "rackfence_apply_seconds",
 			Help:    "Time from a write entering the leader's queue to its result from the FSM.",
@@ -53,7 +58,7 @@ func NewMetrics() *Metrics {
 // Register registers the collectors and the store's gauges.
 func (m *Metrics) Register(reg prometheus.Registerer, s *Store) {
 	reg.MustRegister(m.applyLatency, m.batchSize, m.applied, m.expired)
-	reg.MustRegister(m.rackStatusSplit, m.backups)
+	reg.MustRegister(m.rackStatusSplit, m.backups, m.compressedIn, m.compressedOut)
 	registerBackup(reg, s)
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "rackfence_raft_state",

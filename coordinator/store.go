@@ -164,7 +164,7 @@ func Open(cfg Config) (*Store, error) {
 			return nil, fmt.Errorf("bootstrap: %w", err)
 		}
 	}
-	s.batch = newBatcher(r, cfg.MaxBatch, cfg.ApplyTimeout, cfg.Metrics)
+	s.batch = newBatcher(r, cfg.MaxBatch, cfg.ApplyTimeout, cfg.Metrics, s.compressEntry)
 	go s.leaderLoop()
 	go s.touchLoop()
 	go s.peerLoop()

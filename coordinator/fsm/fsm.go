@@ -93,12 +93,17 @@ func (t *tx) touchStatus(rack string) {
 	t.racks[rack] = struct{}{}
 }
 
-// Apply applies the command log entry index holding data (one command or
-// a CmdBatch). It returns a Result, or a []Result for a batch entry.
+// Apply applies the command log entry index holding data (one command, a
+// CmdBatch, or either of them in a CmdCompressed entry). It returns a
+// Result, or a []Result for a batch entry.
 // Entries that hold no command count as applied through MarkApplied.
 func (f *FSM) Apply(index uint64, data []byte) any {
 	if r := f.stopped.Load(); r != nil {
 		return Result{Err: r}
+	}
+	var inflateErr error
+	if len(data) >= 2 && CmdType(data[0]) == CmdCompressed && knows(f.commands, data) {
+		data, inflateErr = inflate(data)
 	}
 	if p := unknownPart(f.commands, data); p != nil {
 		r := newStopReason(f.commands, index, p)
@@ -110,7 +115,9 @@ func (f *FSM) Apply(index uint64, data []byte) any {
 	t := &tx{index: index}
 	var out any
 	f.mu.Lock()
-	if len(data) > 0 && CmdType(data[0]) == CmdBatch {
+	if inflateErr != nil {
+		out = Result{Err: inflateErr}
+	} else if len(data) > 0 && CmdType(data[0]) == CmdBatch {
 		parts, err := DecodeBatch(data)
 		if err != nil {
 			out = Result{Err: err}

@@ -449,13 +449,20 @@ func TestMiscCommands(t *testing.T) {
 
 // applier returns a function that encodes a command, applies it to f as
 // the next log entry and returns its value, failing tb on an error.
-func applier(tb testing.TB, f *FSM) func(Command) any {
+func applier(tb testing.TB, f *FSM) func(Command) any { return packedApplier(tb, f, nil) }
+
+// packedApplier is applier with pack (when not nil) turning each encoded
+// command into the entry applied, as the leader's compression does.
+func packedApplier(tb testing.TB, f *FSM, pack func([]byte) []byte) func(Command) any {
 	var idx uint64
 	return func(c Command) any {
 		tb.Helper()
 		data, err := Encode(c)
 		if err != nil {
 			tb.Fatal(err)
+		}
+		if pack != nil {
+			data = pack(data)
 		}
 		idx++
 		r := f.Apply(idx, data).(Result)

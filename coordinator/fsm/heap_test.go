@@ -49,9 +49,12 @@ func fleetStatus(i, step int, at time.Time) wire.RackHostReport {
 // PUT, each rack's lease, then each rack's three reports (registering,
 // inspecting, available). The entries are dropped once applied, so the
 // FSM's heap is what remains.
-func fleetFSM(tb testing.TB, n, perRack int) *FSM {
+func fleetFSM(tb testing.TB, n, perRack int) *FSM { return packedFleetFSM(tb, n, perRack, nil) }
+
+// packedFleetFSM is fleetFSM with every entry passed through pack.
+func packedFleetFSM(tb testing.TB, n, perRack int, pack func([]byte) []byte) *FSM {
 	f := NewFSM()
-	apply := applier(tb, f)
+	apply := packedApplier(tb, f, pack)
 	epochs := map[string]uint64{}
 	for i := 0; i < n; i++ {
 		rack := fmt.Sprintf("r%03d", i/perRack)

@@ -39,6 +39,8 @@ var commandVersions = map[CmdType]byte{
 	CmdDeleteOperationIntent: bodyJSON,
 	// Per-rack status reports (issue 23; command_rackstatus.go).
 	CmdRackStatus: BodyBinary,
+	// Deflated entries (command_compressed.go).
+	CmdCompressed: CompressedVersion,
 }
 
 // LegacyVersions is what every binary released before the version gate

@@ -58,6 +58,7 @@ var cmdTypeByName = map[string]CmdType{
 	"CmdRevokeToken": CmdRevokeToken, "CmdTouchTokens": CmdTouchTokens,
 	"CmdPutSealedCredentials": CmdPutSealedCredentials, "CmdResealCredentials": CmdResealCredentials,
 	"CmdPutOperationIntent": CmdPutOperationIntent, "CmdDeleteOperationIntent": CmdDeleteOperationIntent,
+	"CmdCompressed": CmdCompressed,
 	"CmdRackStatus": CmdRackStatus,
 }
 

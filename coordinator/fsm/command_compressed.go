@@ -1,0 +1,150 @@
+package fsm
+
+import (
+	"bytes"
+	"compress/flate"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// CmdCompressed is a log entry whose body is another entry (one command
+// or a CmdBatch), deflated. The leader writes it for entries of
+// CompressMin bytes or more (coordinator/batch.go) when every voter
+// applies it (the version gate); every member inflates it in Apply and
+// applies what it holds, so the FSM, its snapshots and the state hash are
+// exactly those of the plain entry. A binary that predates it stops at
+// the entry (ErrUnknownCommand) rather than applying it differently.
+//
+// Why: while hosts register, an entry is a batch of rack status reports
+// with hardware details (12 KB on average, up to 1 MB), most of it
+// repeated from host to host. Deflated at the fastest level those entries
+// are about a ninth of their size, and the log store, the log cache,
+// replication to followers and the disk all carry that ninth (rqlite
+// compresses its large commands for the same reason).
+const CmdCompressed CmdType = 23
+
+// CompressedVersion is the layout of a CmdCompressed entry: type,
+// version, the uvarint length of the inflated entry, then a raw DEFLATE
+// stream (RFC 1951) of it.
+const CompressedVersion = 1
+
+// CompressMin is the smallest entry the leader compresses: smaller ones
+// (a host write, a lease renewal, a batch of a few of them) gain little
+// and would pay for a compressor each.
+const CompressMin = 4096
+
+// maxInflated bounds the length a CmdCompressed entry may claim, so a
+// corrupt length cannot make a member allocate without bound. The API's
+// largest request body is far below it.
+const maxInflated = 256 << 20
+
+// Compressors and decompressors are kept in small free lists rather than
+// a sync.Pool: a flate writer holds about 600 KB of state, and a pool
+// drops its items at every collection, so while hosts register (a
+// collection every few hundred milliseconds) the leader would allocate a
+// new one per cycle. Two are in use at most on a leader (the batcher and
+// one lone write); a third call makes its own and drops it after.
+var (
+	deflaters = make(chan *flate.Writer, 2)
+	inflaters = make(chan io.ReadCloser, 2)
+)
+
+func getDeflater() *flate.Writer {
+	select {
+	case w := <-deflaters:
+		return w
+	default:
+		w, _ := flate.NewWriter(nil, flate.BestSpeed)
+		return w
+	}
+}
+
+func putDeflater(w *flate.Writer) {
+	select {
+	case deflaters <- w:
+	default:
+	}
+}
+
+func getInflater() io.ReadCloser {
+	select {
+	case r := <-inflaters:
+		return r
+	default:
+		return flate.NewReader(bytes.NewReader(nil))
+	}
+}
+
+func putInflater(r io.ReadCloser) {
+	select {
+	case inflaters <- r:
+	default:
+	}
+}
+
+// scratch is where Compress deflates before it copies the result into an
+// entry of exactly its length (the log cache bounds entries by length).
+var scratch = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// Compress returns entry as a CmdCompressed entry, or entry itself when
+// it is shorter than CompressMin, already compressed, or would not shrink
+// by an eighth. The caller checks the version gate first.
+func Compress(entry []byte) []byte {
+	if len(entry) < CompressMin || CmdType(entry[0]) == CmdCompressed {
+		return entry
+	}
+	buf := scratch.Get().(*bytes.Buffer)
+	defer scratch.Put(buf)
+	buf.Reset()
+	buf.WriteByte(byte(CmdCompressed))
+	buf.WriteByte(CompressedVersion)
+	var n [binary.MaxVarintLen64]byte
+	buf.Write(n[:binary.PutUvarint(n[:], uint64(len(entry)))])
+	w := getDeflater()
+	w.Reset(buf)
+	_, err := w.Write(entry)
+	if err == nil {
+		err = w.Close()
+	}
+	putDeflater(w)
+	if err != nil || buf.Len() > len(entry)-len(entry)/8 {
+		return entry
+	}
+	return bytes.Clone(buf.Bytes())
+}
+
+// inflate returns the entry a CmdCompressed entry holds. It fails alike
+// on every member for a corrupt entry, which Apply answers as an error.
+func inflate(b []byte) ([]byte, error) {
+	if len(b) < 3 || CmdType(b[0]) != CmdCompressed {
+		return nil, fmt.Errorf("compressed entry: too short (%d bytes)", len(b))
+	}
+	if b[1] != CompressedVersion {
+		return nil, fmt.Errorf("%w: compressed entry of version %d", ErrUnknownCommand, b[1])
+	}
+	n, k := binary.Uvarint(b[2:])
+	if k <= 0 || n < 2 || n > maxInflated {
+		return nil, fmt.Errorf("compressed entry: bad inflated length")
+	}
+	r := getInflater()
+	defer putInflater(r)
+	if err := r.(flate.Resetter).Reset(bytes.NewReader(b[2+k:]), nil); err != nil {
+		return nil, fmt.Errorf("compressed entry: %w", err)
+	}
+	out := make([]byte, n)
+	if _, err := io.ReadFull(r, out); err != nil {
+		return nil, fmt.Errorf("compressed entry: inflating %d bytes: %w", n, err)
+	}
+	var one [1]byte
+	if m, err := r.Read(one[:]); m != 0 {
+		return nil, fmt.Errorf("compressed entry: more than the %d bytes it declares", n)
+	} else if err != io.EOF {
+		return nil, fmt.Errorf("compressed entry: the stream does not end after the %d bytes it declares: %w", n, err)
+	}
+	if CmdType(out[0]) == CmdCompressed {
+		return nil, fmt.Errorf("compressed entry: holds another compressed entry")
+	}
+	return out, nil
+}
