@@ -16,7 +16,9 @@ func FuzzApplyLogEntry(f *testing.F) {
 		RackStatusCmd{Rack: "r1", Epoch: 1, Hosts: []wire.RackHostReport{{Name: "h1", Status: &wire.HostStatus{}}, {Name: "h2", Touch: 3}}}} {
 		b, _ := Encode(c)
 		f.Add(b)
-		f.Add(EncodeBatch([][]byte{b, b}))
+		bb := EncodeBatch([][]byte{b, b})
+		f.Add(bb)
+		f.Add(deflated(f, CompressedVersion, len(bb), bb)) // as the leader writes large entries
 	}
 	sealed := PutSealedCredentialsCmd{Name: "c", Username: "u", Sealed: seal.Sealed{KeyID: "k1", Nonce: make([]byte, 12), Ciphertext: []byte("0123456789abcdef")}}
 	withData := sealed
