@@ -64,28 +64,28 @@ func (f *FSM) AppliedIndex() uint64 { return f.applied.Load() }
 type tx struct {
 	index uint64
 	// racks holds the racks the entry changed in a way their watchers
-	// see, true when a status-less watcher sees it too (watch_index.go).
-	racks  map[string]bool
+	// see, 1 when a status-less watcher sees it too, else 0
+	// (watch_index.go). Marks are ORed in (one map write each), so a
+	// batch's order does not matter.
+	racks  map[string]uint8
 	leases []LeaseChange
 }
 
 // touch marks rack changed in a way every watcher sees.
 func (t *tx) touch(rack string) {
 	if t.racks == nil {
-		t.racks = map[string]bool{}
+		t.racks = map[string]uint8{}
 	}
-	t.racks[rack] = true
+	t.racks[rack] |= 1
 }
 
 // touchStatus marks rack changed in its hosts' statuses only: its watchers
 // are woken, but a status-less watch need not answer.
 func (t *tx) touchStatus(rack string) {
 	if t.racks == nil {
-		t.racks = map[string]bool{}
+		t.racks = map[string]uint8{}
 	}
-	if _, ok := t.racks[rack]; !ok {
-		t.racks[rack] = false
-	}
+	t.racks[rack] |= 0 // marks rack, keeping a touch's 1
 }
 
 // Apply applies the command log entry index holding data (one command or

@@ -72,13 +72,13 @@ func (r *rackRec) quietChange(index uint64) {
 // as its last change a status-less watcher sees unless it was touched in
 // its statuses alone. A rack the entry dropped is skipped.
 func (t *tx) settleSeen(s *state) {
-	for name, statusless := range t.racks {
+	for name, mark := range t.racks {
 		r := s.Racks[name]
 		if r == nil {
 			continue
 		}
 		r.seen.all = t.index
-		if statusless {
+		if mark == 1 {
 			r.seen.statusless = t.index
 		}
 	}
