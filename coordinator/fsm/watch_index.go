@@ -35,8 +35,9 @@ package fsm
 type seenAt struct {
 	// all is the last change every watcher sees.
 	all uint64
-	// statusless is the last change a status-less watcher sees (zero:
-	// as all).
+	// statusless is the last change a status-less watcher sees. Zero
+	// reads as all: after a restore, status writes answer a status-less
+	// watch until the rack's first other change.
 	statusless uint64
 }
 
@@ -58,9 +59,9 @@ func (r *rackRec) statuslessIndex() uint64 {
 }
 
 // quietChange moves r's Index to index for a change no watcher sees (a
-// renewal that keeps the lease's holder, epoch and TTL). After a restore
-// it first pins what watchers saw at the Index before it, as a later
-// quiet change would leave it.
+// renewal that keeps the lease's holder, epoch and TTL). It first pins
+// seen.all at what it reads now (after a restore, the Index before this
+// change), so the change moves nothing a watch compares with.
 func (r *rackRec) quietChange(index uint64) {
 	r.seen.all = r.watchIndex()
 	r.Index = index
