@@ -218,7 +218,7 @@ func TestV1LogStillDecodes(t *testing.T) {
 			st.Creds[k] = c
 		}
 	}
-	if !reflect.DeepEqual(g.s, old.s) {
+	if !sameState(g.s, old.s) {
 		t.Fatalf("old snapshot restores to\n%+v\nwant\n%+v", g.s, old.s)
 	}
 }

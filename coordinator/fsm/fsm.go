@@ -29,11 +29,6 @@ type FSM struct {
 	s       *state
 	applied atomic.Uint64
 
-	// statuslessAt is, per rack, the index of its last change a status-less
-	// watcher sees (watch_status_index.go). Guarded by mu; not part of
-	// the state: neither snapshotted nor hashed, emptied by Restore.
-	statuslessAt map[string]uint64
-
 	// waitMu guards the channels closed when something changes.
 	waitMu    sync.Mutex
 	appliedCh chan struct{}
@@ -68,29 +63,29 @@ func (f *FSM) AppliedIndex() uint64 { return f.applied.Load() }
 // tx collects the effects of applying one log entry.
 type tx struct {
 	index uint64
-	racks map[string]struct{}
-	// statusless holds the racks whose change a status-less watcher
-	// sees (everything but status-only writes: watch_status_index.go).
-	statusless map[string]struct{}
-	leases     []LeaseChange
+	// racks holds the racks the entry changed in a way their watchers
+	// see, 1 when a status-less watcher sees it too, else 0
+	// (watch_index.go). Marks are ORed in (one map write each), so a
+	// batch's order does not matter.
+	racks  map[string]uint8
+	leases []LeaseChange
 }
 
 // touch marks rack changed in a way every watcher sees.
 func (t *tx) touch(rack string) {
-	t.touchStatus(rack)
-	if t.statusless == nil {
-		t.statusless = map[string]struct{}{}
+	if t.racks == nil {
+		t.racks = map[string]uint8{}
 	}
-	t.statusless[rack] = struct{}{}
+	t.racks[rack] |= 1
 }
 
 // touchStatus marks rack changed in its hosts' statuses only: its watchers
 // are woken, but a status-less watch need not answer.
 func (t *tx) touchStatus(rack string) {
 	if t.racks == nil {
-		t.racks = map[string]struct{}{}
+		t.racks = map[string]uint8{}
 	}
-	t.racks[rack] = struct{}{}
+	t.racks[rack] |= 0 // marks rack, keeping a touch's 1
 }
 
 // Apply applies the command log entry index holding data (one command, a
@@ -131,8 +126,7 @@ func (f *FSM) Apply(index uint64, data []byte) any {
 	} else {
 		out = f.applyOne(t, data)
 	}
-	t.settleQuiet(f.s)
-	t.settleStatusless(f)
+	t.settleSeen(f.s)
 	f.applied.Store(index)
 	f.hashes.maybeCapture(f, index)
 	f.mu.Unlock()

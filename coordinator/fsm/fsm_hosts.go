@@ -59,7 +59,7 @@ func (f *FSM) storeHost(t *tx, h *hostRec) {
 
 // storeStatus stores a new record for a host that differs from the old one
 // in its status (and events) only: its rack's watchers are woken, but not
-// a status-less watch (watch_status_index.go).
+// a status-less watch (watch_index.go).
 func (f *FSM) storeStatus(t *tx, h *hostRec) {
 	f.putHost(t, h)
 	t.touchStatus(h.Rack)

@@ -58,7 +58,7 @@ func TestPowerOffHoldsByRequester(t *testing.T) {
 	if err := g.Restore(bytes.NewReader(buf.Bytes())); err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(g.s, h.f.s) {
+	if !sameState(g.s, h.f.s) {
 		t.Fatalf("restored state differs:\n got %+v\nwant %+v", g.s.Hosts["h1"].Intents, h.f.s.Hosts["h1"].Intents)
 	}
 

@@ -201,7 +201,6 @@ func (f *FSM) Restore(r io.Reader) error {
 	}
 	f.mu.Lock()
 	f.s = s
-	f.statuslessAt = nil
 	f.applied.Store(meta.Applied)
 	f.hashes.restored(meta.Applied)
 	f.versionsGen.Add(1)

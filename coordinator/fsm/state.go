@@ -96,9 +96,9 @@ type rackRec struct {
 	// newest tombstone dropped (a watcher from before it must reset).
 	Tombs     []tombstone `json:"tombs,omitempty"`
 	TombFloor uint64      `json:"tombFloor,omitempty"`
-	// quiet and loud let a lease renewal move Index without waking the
-	// rack's watchers (watch_index.go). Neither is snapshotted nor hashed.
-	quiet, loud uint64
+	// seen is the index of the last change each kind of watcher sees
+	// (watch_index.go); neither snapshotted nor hashed.
+	seen seenAt
 }
 
 // state is everything the FSM holds.

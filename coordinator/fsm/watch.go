@@ -41,7 +41,7 @@ func (f *FSM) changes(rack string, after uint64) (wire.WatchResponse, bool) {
 
 // changesOf is changes for a watch with or without statuses: a
 // status-less one is not answered for a change of hosts' statuses alone
-// (watch_status_index.go).
+// (watch_index.go).
 func (f *FSM) changesOf(rack string, after uint64, withStatus bool) (wire.WatchResponse, bool) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
@@ -52,7 +52,7 @@ func (f *FSM) changesOf(rack string, after uint64, withStatus bool) (wire.WatchR
 	}
 	last := r.watchIndex()
 	if !withStatus {
-		last = f.statuslessIndex(rack, r)
+		last = r.statuslessIndex()
 	}
 	if after != 0 && last <= after {
 		resp.Lease = r.Lease.wire(rack)
@@ -72,7 +72,7 @@ func (f *FSM) Watch(ctx context.Context, rack string, after uint64, timeout <-ch
 
 // WatchWithoutStatus is Watch for a watcher that takes no statuses (the
 // API leaves them out): a write of hosts' statuses alone does not answer
-// it (watch_status_index.go). The answer is as Watch's, statuses included;
+// it (watch_index.go). The answer is as Watch's, statuses included;
 // a host changed only in its status may ride along with another change.
 func (f *FSM) WatchWithoutStatus(ctx context.Context, rack string, after uint64, timeout <-chan time.Time) (wire.WatchResponse, error) {
 	return f.watch(ctx, rack, after, timeout, false)

@@ -29,8 +29,9 @@ func (f *FSM) fleetChanges(after uint64) (wire.FleetWatchResponse, bool) {
 
 // WatchFleet is Watch over every rack at once (the dashboard's view): it
 // blocks until anything of any rack changed after index or timeout passed.
-// It wakes at every applied entry and skips racks whose Index did not
-// move, so one fleet watcher costs one pass over the racks per entry.
+// It wakes at every applied entry and skips racks with no change a watcher
+// sees (watchIndex), so one fleet watcher costs one pass over the racks
+// per entry.
 func (f *FSM) WatchFleet(ctx context.Context, after uint64, timeout <-chan time.Time) (wire.FleetWatchResponse, error) {
 	for {
 		ch := f.appliedWait()

@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"bytes"
 	"testing"
 	"time"
 
@@ -74,6 +75,36 @@ func TestRenewalInBatchKeepsChangeVisible(t *testing.T) {
 		}
 		if _, ok := h.f.changes("r1", h.index-1); ok {
 			t.Fatalf("renew first %v: the last renewal answered a watcher that saw the batch", renewFirst)
+		}
+	}
+}
+
+// After a snapshot restore (the indexes watchers see not known) a quiet
+// renewal still answers no watch, with statuses or without: what watchers
+// saw stays at the restored Index.
+func TestRenewalAfterRestoreWakesNoWatcher(t *testing.T) {
+	h := newFSMT(t)
+	h.ok(PutHostCmd{Host: host("h1", "r1")})
+	l := h.ok(LeaseAcquireCmd{Rack: "r1", Holder: "a", TTL: 10 * time.Second}).(wire.Lease)
+	var buf bytes.Buffer
+	if err := h.f.snapshot().Encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	g := newFSMT(t)
+	if err := g.f.Restore(&buf); err != nil {
+		t.Fatal(err)
+	}
+	g.index = h.index
+	at := g.index
+	renew := LeaseRenewCmd{Rack: "r1", Holder: "a", Epoch: l.Epoch, TTL: 10 * time.Second}
+	g.ok(renew)
+	g.ok(renew)
+	for _, withStatus := range []bool{true, false} {
+		if resp, ok := g.f.changesOf("r1", at, withStatus); ok {
+			t.Fatalf("with statuses %v: renewals after a restore answered a watch: %+v", withStatus, resp)
+		}
+		if _, ok := g.f.changesOf("r1", at-1, withStatus); !ok {
+			t.Fatalf("with statuses %v: after a restore and renewals a watch missed the lease", withStatus)
 		}
 	}
 }
