@@ -44,6 +44,8 @@ type faultyCoordinator struct {
 	// they carried that the coordinator accepted.
 	rackReports int
 	touches     map[string]int
+	// remove: a fault around one host's removal (holdRemoveOf).
+	remove *removeFault
 }
 
 func newFaultyCoordinator(c Coordinator) *faultyCoordinator {
@@ -199,7 +201,26 @@ func (f *faultyCoordinator) WatchWithoutStatus(ctx context.Context, rack string,
 	return f.watch(ctx, rack, index, timeout, false)
 }
 
+// watch answers as watchOnce does; while watch answers are held
+// (holdRemoveOf), an answer waits for the release and is then asked again
+// from the same index, so it carries every change made meanwhile, as the
+// answer to a watcher that came back late.
 func (f *faultyCoordinator) watch(ctx context.Context, rack string, index uint64, timeout time.Duration, status bool) (*wire.WatchResponse, error) {
+	for {
+		resp, err := f.watchOnce(ctx, rack, index, timeout, status)
+		hold := f.watchHeld()
+		if hold == nil {
+			return resp, err
+		}
+		select {
+		case <-hold:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+func (f *faultyCoordinator) watchOnce(ctx context.Context, rack string, index uint64, timeout time.Duration, status bool) (*wire.WatchResponse, error) {
 	f.mu.Lock()
 	cut, drop := f.cut, f.resetWithout
 	f.resetWithout = nil
@@ -265,12 +286,19 @@ func (f *faultyCoordinator) ReportRackStatus(ctx context.Context, rack string, r
 		f.mu.Unlock()
 		return nil, errNoEndpoint
 	}
+	removal := false
 	for _, h := range r.Hosts {
 		if f.staleWrite != "" && f.staleWrite == h.Name {
 			f.staleWrite = ""
 			f.mu.Unlock()
 			return nil, errStale
 		}
+		mine, err := f.removeSent(h)
+		if err != nil {
+			f.mu.Unlock()
+			return nil, err
+		}
+		removal = removal || mine
 	}
 	f.rackReports++
 	f.mu.Unlock()
@@ -281,6 +309,11 @@ func (f *faultyCoordinator) ReportRackStatus(ctx context.Context, rack string, r
 	res, err := rc.ReportRackStatus(ctx, rack, r)
 	if err != nil {
 		return nil, err
+	}
+	if removal {
+		if err := f.removeAnswered(ctx); err != nil {
+			return nil, err
+		}
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -34,11 +34,13 @@ func (s *session) reconcile(name string) {
 			st   *wire.HostStatus
 			last *hoststate.Outcome
 		)
-		known := s.store.with(name, func(e *hostEntry) {
+		// cur is this host's entry: a host deleted and created again under
+		// the same name meanwhile has another, which this loop leaves alone.
+		cur := s.store.entry(name, func(e *hostEntry) {
 			h, st, last = e.host, e.status, e.last
 			e.last = nil
 		})
-		if !known {
+		if cur == nil {
 			// Deleted on the coordinator (or removed by us): forget it.
 			s.a.cfg.Guard.Unblock(name)
 			s.queue.forget(name)
@@ -68,7 +70,7 @@ func (s *session) reconcile(name string) {
 			s.a.cfg.Guard.Unblock(name)
 		}
 
-		err := s.report(name, &d)
+		err := s.report(name, cur, &d)
 		switch {
 		case err == nil:
 		case errors.Is(err, ErrLeaseLost):
@@ -77,7 +79,7 @@ func (s *session) reconcile(name string) {
 			result = "fenced"
 			return
 		case errors.Is(err, errHostGone):
-			s.store.remove(name)
+			s.store.removeEntry(name, cur)
 			s.a.cfg.Guard.Unblock(name)
 			result = "gone"
 			return
@@ -85,7 +87,7 @@ func (s *session) reconcile(name string) {
 			// The status is kept and written with the next attempt; no
 			// action runs before the coordinator knows what we do.
 			var n int
-			s.store.with(name, func(e *hostEntry) { e.writeFailures++; n = e.writeFailures })
+			s.store.withEntry(name, cur, func(e *hostEntry) { e.writeFailures++; n = e.writeFailures })
 			wait := statusWriteBackoff.delay(n)
 			s.log.Warn("status write failed; retrying", "host", name, "err", err.Error(), "retryIn", wait)
 			s.queue.addAfter(name, wait)
@@ -93,7 +95,7 @@ func (s *session) reconcile(name string) {
 			return
 		}
 		if d.Remove {
-			s.store.remove(name)
+			s.store.removeEntry(name, cur)
 			s.a.cfg.Guard.Unblock(name)
 			s.queue.forget(name)
 			result = "removed"
@@ -106,7 +108,7 @@ func (s *session) reconcile(name string) {
 		}
 		out := s.runAction(name, h, &d.Status, d.Action)
 		inProgress = out.InProgress
-		s.store.with(name, func(e *hostEntry) { e.last = &out })
+		s.store.withEntry(name, cur, func(e *hostEntry) { e.last = &out })
 		if out.Err == hoststate.ErrClassFenced {
 			if _, ok := s.a.cfg.Holder.Valid(0); !ok {
 				result = "fenced"
@@ -140,18 +142,22 @@ func (s *session) requeue(name string, after time.Duration) {
 	s.queue.addAfter(name, after)
 }
 
-// errHostGone: the coordinator no longer has the host (404 on write).
+// errHostGone: the coordinator no longer has the host (404 on write), or
+// the watch brought its deletion (or a new host of the same name) while
+// it was being reconciled.
 var errHostGone = errors.New("host is gone from the coordinator")
 
 // report writes the decision's status, acks, events and removal, stamped
 // with the session's epoch: only when the status changed (LastUpdated and
 // Epoch aside), when something else must go out, or when the periodic
-// refresh is due.
-func (s *session) report(name string, d *hoststate.Decision) error {
+// refresh is due. cur is the entry the decision was made for: when the
+// watch removed it or replaced it (the host deleted, or deleted and created
+// again) nothing is written and the answer is errHostGone.
+func (s *session) report(name string, cur *hostEntry, d *hoststate.Decision) error {
 	var rep wire.StatusReport
 	need := false
 	perRack := s.reporter.active()
-	s.store.with(name, func(e *hostEntry) {
+	ok := s.store.withEntry(name, cur, func(e *hostEntry) {
 		st := d.Status
 		e.status = &st
 		e.pendingAcks = append(e.pendingAcks, d.Acks...)
@@ -165,6 +171,9 @@ func (s *session) report(name string, d *hoststate.Decision) error {
 		rep = wire.StatusReport{Epoch: s.lease.Epoch, Status: st, Acks: e.pendingAcks,
 			Events: e.pendingEvents, Remove: e.pendingRemove}
 	})
+	if !ok {
+		return fmt.Errorf("%w: %s was deleted (or created again) while it was reconciled", errHostGone, name)
+	}
 	if !need {
 		return nil
 	}
@@ -188,7 +197,7 @@ func (s *session) report(name string, d *hoststate.Decision) error {
 		s.a.cfg.Metrics.statusWrites.WithLabelValues("error").Inc()
 		return err
 	}
-	s.store.with(name, func(e *hostEntry) {
+	s.store.withEntry(name, cur, func(e *hostEntry) {
 		if len(rep.Acks) > 0 && !e.changedAt.IsZero() {
 			s.a.cfg.Metrics.ackLatency.Observe(time.Since(e.changedAt).Seconds())
 		}

@@ -56,12 +56,14 @@ func newStore() *store { return &store{hosts: map[string]*hostEntry{}} }
 // upsert records h as seen by the watch. It reports whether the change
 // matters to the state machine (a new host, or a change of spec, intents,
 // deletion or handoff); a change of the status alone (our own writes
-// coming back) does not.
+// coming back) does not. A host deleted and created again under the same
+// name (recreated) is a new host: its entry is replaced by a fresh one,
+// as if the deletion and the creation had come in two answers.
 func (s *store) upsert(h wire.Host) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, ok := s.hosts[h.Name]
-	if !ok {
+	if !ok || recreated(e.host, h) {
 		e = &hostEntry{host: h, changedAt: time.Now()}
 		if h.Status != nil {
 			st := *h.Status
@@ -78,6 +80,14 @@ func (s *store) upsert(h wire.Host) bool {
 	return changed
 }
 
+// recreated reports whether b is another host than a under the same name:
+// the coordinator gives every host record its createdIndex when it is
+// created and keeps it for the record's life, so a host deleted and
+// created again has a new one. Caveat: 0 (not known) matches anything.
+func recreated(a, b wire.Host) bool {
+	return a.CreatedIndex != 0 && b.CreatedIndex != 0 && a.CreatedIndex != b.CreatedIndex
+}
+
 // sameInput compares what the state machine reads from the coordinator's
 // copy, ignoring status, bookkeeping indexes and labels (the operator's
 // tags: relabelling must not cut a host's retry wait short).
@@ -88,12 +98,33 @@ func sameInput(a, b wire.Host) bool {
 	return reflect.DeepEqual(a, b)
 }
 
-// firstUnknown returns the first of names the store does not hold ("" if
-// it holds them all).
-func (s *store) firstUnknown(names []string) string {
+// firstNew returns the first host of a status-less answer whose status
+// resp left out and that is new to the store: unknown, or known as
+// another host of the same name (recreated). "" when there is none.
+// StatusOmitted is in Hosts' order (wire.WatchResponse), so one pass
+// pairs them.
+func (s *store) firstNew(resp *wire.WatchResponse) string {
+	omitted := resp.StatusOmitted
+	if len(omitted) == 0 {
+		return ""
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, n := range names {
+	i := 0
+	for _, h := range resp.Hosts {
+		if i == len(omitted) {
+			break
+		}
+		if h.Name != omitted[i] {
+			continue
+		}
+		i++
+		if e, ok := s.hosts[h.Name]; !ok || recreated(e.host, h) {
+			return h.Name
+		}
+	}
+	// Names not paired with a host (not in Hosts' order): by name alone.
+	for _, n := range omitted[i:] {
 		if _, ok := s.hosts[n]; !ok {
 			return n
 		}
@@ -105,6 +136,16 @@ func (s *store) remove(name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.hosts, name)
+}
+
+// removeEntry removes name's entry if it is still e, not a host created
+// again under the same name since (upsert replaced it).
+func (s *store) removeEntry(name string, e *hostEntry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.hosts[name] == e {
+		delete(s.hosts, name)
+	}
 }
 
 // names returns every host name, sorted.
@@ -129,6 +170,33 @@ func (s *store) with(name string, fn func(e *hostEntry)) bool {
 		fn(e)
 	}
 	return ok
+}
+
+// entry runs fn on the entry of name under the lock, as with does, and
+// returns the entry (nil when the host is unknown): the reconcile loop
+// keeps it to touch only this host, not one created again under the same
+// name while it ran (withEntry).
+func (s *store) entry(name string, fn func(e *hostEntry)) *hostEntry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.hosts[name]
+	if e != nil {
+		fn(e)
+	}
+	return e
+}
+
+// withEntry runs fn on e under the lock if e is still name's entry (not
+// removed, nor replaced by a host created again under the same name); ok
+// reports whether it ran.
+func (s *store) withEntry(name string, e *hostEntry, fn func(e *hostEntry)) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e == nil || s.hosts[name] != e {
+		return false
+	}
+	fn(e)
+	return true
 }
 
 // countByState counts hosts by provisioning state and by operational status.

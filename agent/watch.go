@@ -65,7 +65,8 @@ func (s *session) watch() {
 // coordinator's copy, which is mostly its own writes coming back. A
 // status-less answer that names a host new to the store among those whose
 // status it left out (moved in from another rack, pivoted in, back after
-// a reset) is asked again, from the same index, with statuses. A host
+// a reset, or deleted and created again under a name the store holds) is
+// asked again, from the same index, with statuses. A host
 // with no status yet (just created by an operator) is not named there and
 // costs nothing more. An older coordinator ignores status=false and
 // answers whole hosts, naming none: nothing is asked again.
@@ -78,7 +79,7 @@ func (s *session) next(index uint64) (*wire.WatchResponse, error) {
 	if err != nil {
 		return nil, err
 	}
-	if n := s.store.firstUnknown(resp.StatusOmitted); n != "" {
+	if n := s.store.firstNew(resp); n != "" {
 		s.log.Debug("watch answer left out the status of a host new to this session; asking again with statuses", "rack", rack, "host", n, "index", index)
 		return c.Watch(s.ctx, rack, index, timeout)
 	}

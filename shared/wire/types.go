@@ -56,12 +56,15 @@ type Host struct {
 	Handoff *Handoff `json:"handoff,omitempty"`
 
 	// Read-only fields (ignored by PUT).
-	Status            *HostStatus `json:"status,omitempty"`
-	Intents           *Intents    `json:"intents,omitempty"`
-	CreatedIndex      uint64      `json:"createdIndex,omitempty"`
-	ModifiedIndex     uint64      `json:"modifiedIndex,omitempty"`
-	SpecIndex         uint64      `json:"specIndex,omitempty"`
-	DeletionRequested bool        `json:"deletionRequested,omitempty"`
+	Status  *HostStatus `json:"status,omitempty"`
+	Intents *Intents    `json:"intents,omitempty"`
+	// CreatedIndex is the index the host record was created at, kept for
+	// the record's life: a host deleted and created again under the same
+	// name has a new one (the rack agent tells them apart by it).
+	CreatedIndex      uint64 `json:"createdIndex,omitempty"`
+	ModifiedIndex     uint64 `json:"modifiedIndex,omitempty"`
+	SpecIndex         uint64 `json:"specIndex,omitempty"`
+	DeletionRequested bool   `json:"deletionRequested,omitempty"`
 	// PivotedTo names the tier this host was handed to; it stays detached here.
 	PivotedTo string `json:"pivotedTo,omitempty"`
 }
