@@ -93,13 +93,20 @@ func heapInUse() uint64 {
 //
 //	go test -run '^$' -bench HostHeap -benchtime 3x ./coordinator/fsm/
 func BenchmarkHostHeap(b *testing.B) {
-	const n = 10000
-	var per float64
-	for i := 0; i < b.N; i++ {
-		before := heapInUse()
-		f := fleetFSM(b, n, 100)
-		per = float64(heapInUse()-before) / n
-		runtime.KeepAlive(f)
+	for _, c := range []struct {
+		name string
+		pack func([]byte) []byte
+	}{{"plain", nil}, {"compressed", Compress}} {
+		b.Run(c.name, func(b *testing.B) {
+			const n = 10000
+			var per float64
+			for i := 0; i < b.N; i++ {
+				before := heapInUse()
+				f := packedFleetFSM(b, n, 100, c.pack)
+				per = float64(heapInUse()-before) / n
+				runtime.KeepAlive(f)
+			}
+			b.ReportMetric(per, "heap-B/host")
+		})
 	}
-	b.ReportMetric(per, "heap-B/host")
 }
