@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"bytes"
 	"sync/atomic"
 	"time"
 
@@ -37,6 +38,10 @@ type batcher struct {
 	// compress may return an entry in a smaller form (fsm.Compress when
 	// every voter applies it); nil leaves entries as they are.
 	compress func([]byte) []byte
+	// scratch is where the batcher's goroutine encodes a batch that is
+	// then compressed: the plain batch would otherwise be garbage as large
+	// as the entry.
+	scratch []byte
 }
 
 // maxInflight batches may be in Raft at once: two keep the disk and the
@@ -91,15 +96,21 @@ func (b *batcher) run() {
 func (b *batcher) submit(batch []*pending) {
 	var data []byte
 	if len(batch) == 1 {
-		data = batch[0].data
+		data = b.pack(batch[0].data)
 	} else {
 		parts := make([][]byte, len(batch))
 		for i, p := range batch {
 			parts[i] = p.data
 		}
-		data = fsm.EncodeBatch(parts)
+		b.scratch = fsm.AppendBatch(b.scratch[:0], parts)
+		data = b.pack(b.scratch)
+		if len(data) > 0 && &data[0] == &b.scratch[0] {
+			data = bytes.Clone(data) // not compressed: the log keeps it
+		}
+		if cap(b.scratch) > 4<<20 {
+			b.scratch = nil
+		}
 	}
-	data = b.pack(data)
 	if b.m != nil {
 		b.m.batchSize.Observe(float64(len(batch)))
 	}

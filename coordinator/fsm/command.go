@@ -291,8 +291,13 @@ func EncodeBatch(parts [][]byte) []byte {
 	for _, p := range parts {
 		n += binary.MaxVarintLen64 + len(p)
 	}
-	out := make([]byte, 0, n)
-	out = append(out, byte(CmdBatch), batchVersion)
+	return AppendBatch(make([]byte, 0, n), parts)
+}
+
+// AppendBatch appends the CmdBatch entry of parts to dst (the leader
+// encodes into a scratch buffer a batch it compresses).
+func AppendBatch(dst []byte, parts [][]byte) []byte {
+	out := append(dst, byte(CmdBatch), batchVersion)
 	out = binary.AppendUvarint(out, uint64(len(parts)))
 	for _, p := range parts {
 		out = binary.AppendUvarint(out, uint64(len(p)))

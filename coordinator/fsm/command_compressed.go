@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"sync"
 )
 
 // CmdCompressed is a log entry whose body is another entry (one command
@@ -47,23 +46,40 @@ const maxInflated = 256 << 20
 // new one per cycle. Two are in use at most on a leader (the batcher and
 // one lone write); a third call makes its own and drops it after.
 var (
-	deflaters = make(chan *flate.Writer, 2)
+	deflaters = make(chan *deflater, 2)
 	inflaters = make(chan io.ReadCloser, 2)
 )
 
-func getDeflater() *flate.Writer {
+// deflater is a compressor and the buffer it writes into; Compress copies
+// the result into an entry of exactly its length (the log cache bounds
+// entries by length) and keeps the buffer for the next call.
+type deflater struct {
+	w   *flate.Writer
+	buf bytes.Buffer
+}
+
+// maxKept bounds the scratch buffers kept between calls (the deflater's,
+// the FSM's inflated entry, the batcher's batch): an entry larger than
+// that is rare and its buffer is left to the collector.
+const maxKept = 4 << 20
+
+func getDeflater() *deflater {
 	select {
-	case w := <-deflaters:
-		return w
+	case d := <-deflaters:
+		return d
 	default:
 		w, _ := flate.NewWriter(nil, flate.BestSpeed)
-		return w
+		return &deflater{w: w}
 	}
 }
 
-func putDeflater(w *flate.Writer) {
+func putDeflater(d *deflater) {
+	if d.buf.Cap() > maxKept {
+		d.buf = bytes.Buffer{}
+	}
+	d.w.Reset(nil)
 	select {
-	case deflaters <- w:
+	case deflaters <- d:
 	default:
 	}
 }
@@ -78,46 +94,46 @@ func getInflater() io.ReadCloser {
 }
 
 func putInflater(r io.ReadCloser) {
+	r.(flate.Resetter).Reset(bytes.NewReader(nil), nil)
 	select {
 	case inflaters <- r:
 	default:
 	}
 }
 
-// scratch is where Compress deflates before it copies the result into an
-// entry of exactly its length (the log cache bounds entries by length).
-var scratch = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
-// Compress returns entry as a CmdCompressed entry, or entry itself when
-// it is shorter than CompressMin, already compressed, or would not shrink
-// by an eighth. The caller checks the version gate first.
+// Compress returns entry as a CmdCompressed entry of its own, or entry
+// itself when it is shorter than CompressMin, already compressed, or
+// would not shrink by an eighth. The caller checks the version gate
+// first, and may reuse entry's memory once Compress returned another
+// slice.
 func Compress(entry []byte) []byte {
 	if len(entry) < CompressMin || CmdType(entry[0]) == CmdCompressed {
 		return entry
 	}
-	buf := scratch.Get().(*bytes.Buffer)
-	defer scratch.Put(buf)
-	buf.Reset()
-	buf.WriteByte(byte(CmdCompressed))
-	buf.WriteByte(CompressedVersion)
+	d := getDeflater()
+	defer putDeflater(d)
+	d.buf.Reset()
+	d.buf.WriteByte(byte(CmdCompressed))
+	d.buf.WriteByte(CompressedVersion)
 	var n [binary.MaxVarintLen64]byte
-	buf.Write(n[:binary.PutUvarint(n[:], uint64(len(entry)))])
-	w := getDeflater()
-	w.Reset(buf)
-	_, err := w.Write(entry)
+	d.buf.Write(n[:binary.PutUvarint(n[:], uint64(len(entry)))])
+	d.w.Reset(&d.buf)
+	_, err := d.w.Write(entry)
 	if err == nil {
-		err = w.Close()
+		err = d.w.Close()
 	}
-	putDeflater(w)
-	if err != nil || buf.Len() > len(entry)-len(entry)/8 {
+	if err != nil || d.buf.Len() > len(entry)-len(entry)/8 {
 		return entry
 	}
-	return bytes.Clone(buf.Bytes())
+	return bytes.Clone(d.buf.Bytes())
 }
 
-// inflate returns the entry a CmdCompressed entry holds. It fails alike
-// on every member for a corrupt entry, which Apply answers as an error.
-func inflate(b []byte) ([]byte, error) {
+// inflate returns the entry a CmdCompressed entry holds, in dst's memory
+// when it is large enough (Apply passes the FSM's buffer: nothing decoded
+// from an entry refers to the entry's bytes, TestCompressedEntriesApplyAsPlain).
+// It fails alike on every member for a corrupt entry, which Apply answers
+// as an error.
+func inflate(dst, b []byte) ([]byte, error) {
 	if len(b) < 3 || CmdType(b[0]) != CmdCompressed {
 		return nil, fmt.Errorf("compressed entry: too short (%d bytes)", len(b))
 	}
@@ -133,7 +149,11 @@ func inflate(b []byte) ([]byte, error) {
 	if err := r.(flate.Resetter).Reset(bytes.NewReader(b[2+k:]), nil); err != nil {
 		return nil, fmt.Errorf("compressed entry: %w", err)
 	}
-	out := make([]byte, n)
+	out := dst[:0]
+	if uint64(cap(out)) < n {
+		out = make([]byte, n)
+	}
+	out = out[:n]
 	if _, err := io.ReadFull(r, out); err != nil {
 		return nil, fmt.Errorf("compressed entry: inflating %d bytes: %w", n, err)
 	}

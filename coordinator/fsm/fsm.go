@@ -52,6 +52,12 @@ type FSM struct {
 	commands map[CmdType]byte
 	// versionsGen counts changes of the member version table.
 	versionsGen atomic.Uint64
+	// inflated is the buffer Apply inflates compressed entries into,
+	// reused from entry to entry (up to maxKept): each would otherwise be
+	// garbage as large as the entry. inflateMu guards it, although Raft
+	// applies one entry at a time.
+	inflateMu sync.Mutex
+	inflated  []byte
 }
 
 // NewFSM returns an empty FSM with the default Options (New(Options{})).
@@ -98,7 +104,12 @@ func (f *FSM) Apply(index uint64, data []byte) any {
 	}
 	var inflateErr error
 	if len(data) >= 2 && CmdType(data[0]) == CmdCompressed && knows(f.commands, data) {
-		data, inflateErr = inflate(data)
+		f.inflateMu.Lock()
+		defer f.inflateMu.Unlock()
+		data, inflateErr = inflate(f.inflated, data)
+		if inflateErr == nil && cap(data) <= maxKept {
+			f.inflated = data
+		}
 	}
 	if p := unknownPart(f.commands, data); p != nil {
 		r := newStopReason(f.commands, index, p)
