@@ -33,6 +33,7 @@ func main() {
 }
 
 func serve(ctx context.Context, o *Config, log *slog.Logger) error {
+	setGCTarget(os.Getenv, log)
 	peerTiers, err := parsePairs("peer-tier", o.peerTiers)
 	if err != nil {
 		return err
