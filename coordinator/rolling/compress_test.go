@@ -43,24 +43,59 @@ func burst(t *testing.T, admin *client.Client, ms []*member, tok string, step in
 		}
 	}
 	for _, m := range ms {
-		mc := memberClient(t, m, tok)
-		testenv.Eventually(t, 60*time.Second, m.id+" holds burst "+val, func() error {
-			l, err := mc.ListHosts(ctx(t), client.HostFilter{Rack: "burst"})
-			if err != nil {
-				return err
-			}
-			n := 0
-			for _, h := range l.Items {
-				if h.Consumer == val {
-					n++
-				}
-			}
-			if n != burstHosts {
-				return fmt.Errorf("%d of %d hosts at %s", n, burstHosts, val)
-			}
-			return nil
-		})
+		holdsBurst(t, m, tok, val)
 	}
+}
+
+// holdsBurst waits until member m holds every host of the burst val.
+func holdsBurst(t *testing.T, m *member, tok, val string) {
+	t.Helper()
+	mc := memberClient(t, m, tok)
+	testenv.Eventually(t, 60*time.Second, m.id+" holds burst "+val, func() error {
+		l, err := mc.ListHosts(ctx(t), client.HostFilter{Rack: "burst"})
+		if err != nil {
+			return err
+		}
+		n := 0
+		for _, h := range l.Items {
+			if h.Consumer == val {
+				n++
+			}
+		}
+		if n != burstHosts {
+			return fmt.Errorf("%d of %d hosts at %s", n, burstHosts, val)
+		}
+		return nil
+	})
+}
+
+// burstUnderCurrentLeader stops m1 (at the release) so that a current
+// member leads while m1, a voter the leader recorded at the release, is
+// away: the gate, not the leader's own binary, must keep the burst's
+// large entries uncompressed. m1 then restarts at the release and must
+// catch up on every one of them.
+func burstUnderCurrentLeader(t *testing.T, admin *client.Client, ms []*member, tok string, n int) {
+	t.Helper()
+	m1, up := ms[0], ms[1:]
+	m1.proc.Stop(15 * time.Second)
+	testenv.Eventually(t, 60*time.Second, "a current member leads while m1 is down", func() error {
+		st, err := admin.Status(ctx(t))
+		if err != nil {
+			return err
+		}
+		for _, m := range up {
+			if m.url == st.Leader && m.current {
+				return nil
+			}
+		}
+		return fmt.Errorf("leader %q", st.Leader)
+	})
+	burst(t, admin, up, tok, n)
+	if got := compressedBytes(t, up); got != 0 {
+		t.Fatalf("%v bytes written compressed by a current leader while m1 runs %s", got, oldCommit)
+	}
+	m1.start(t, false)
+	holdsBurst(t, m1, tok, fmt.Sprintf("burst-%d", n))
 }
 
 // compressedBytes sums rackfence_log_compressed_input_bytes_total over
@@ -88,26 +123,6 @@ func compressedBytes(t *testing.T, ms []*member) float64 {
 		resp.Body.Close()
 	}
 	return sum
-}
-
-// leaderMember is the member that leads.
-func leaderMember(t *testing.T, admin *client.Client, ms []*member) *member {
-	t.Helper()
-	var out *member
-	testenv.Eventually(t, 60*time.Second, "a leader", func() error {
-		st, err := admin.Status(ctx(t))
-		if err != nil {
-			return err
-		}
-		for _, m := range ms {
-			if m.url == st.Leader {
-				out = m
-				return nil
-			}
-		}
-		return fmt.Errorf("leader %q is no member", st.Leader)
-	})
-	return out
 }
 
 // checkCompression bursts and checks what the leader did with the large
