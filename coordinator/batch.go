@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"bytes"
+	"encoding/binary"
 	"sync/atomic"
 	"time"
 
@@ -102,14 +103,7 @@ func (b *batcher) submit(batch []*pending) {
 		for i, p := range batch {
 			parts[i] = p.data
 		}
-		b.scratch = fsm.AppendBatch(b.scratch[:0], parts)
-		data = b.pack(b.scratch)
-		if len(data) > 0 && &data[0] == &b.scratch[0] {
-			data = bytes.Clone(data) // not compressed: the log keeps it
-		}
-		if cap(b.scratch) > 4<<20 {
-			b.scratch = nil
-		}
+		data = b.encodeBatch(parts)
 	}
 	if b.m != nil {
 		b.m.batchSize.Observe(float64(len(batch)))
@@ -166,10 +160,33 @@ func (b *batcher) direct(data []byte) fsm.Result {
 
 // pack returns the form of entry the leader writes to the log.
 func (b *batcher) pack(entry []byte) []byte {
-	if b.compress == nil || len(entry) < fsm.CompressMin {
+	if b.compress == nil {
 		return entry
 	}
 	return b.compress(entry)
+}
+
+// encodeBatch returns the entry of parts as the log gets it. A batch
+// large enough to be compressed is encoded into the batcher's scratch
+// first (the plain batch is then not garbage as large as the entry); a
+// smaller one is encoded once, into its own entry, as before.
+func (b *batcher) encodeBatch(parts [][]byte) []byte {
+	n := 2 + binary.MaxVarintLen64 // an upper bound of the entry's length
+	for _, p := range parts {
+		n += binary.MaxVarintLen64 + len(p)
+	}
+	if b.compress == nil || n < fsm.CompressMin {
+		return fsm.EncodeBatch(parts)
+	}
+	b.scratch = fsm.AppendBatch(b.scratch[:0], parts)
+	data := b.compress(b.scratch)
+	if &data[0] == &b.scratch[0] {
+		data = bytes.Clone(data) // not compressed: the log keeps it
+	}
+	if cap(b.scratch) > 4<<20 {
+		b.scratch = nil
+	}
+	return data
 }
 
 // mapApplyErr maps the error of a raft.Apply future: a lost leadership

@@ -77,7 +77,6 @@ func putDeflater(d *deflater) {
 	if d.buf.Cap() > maxKept {
 		d.buf = bytes.Buffer{}
 	}
-	d.w.Reset(nil)
 	select {
 	case deflaters <- d:
 	default:
@@ -94,7 +93,6 @@ func getInflater() io.ReadCloser {
 }
 
 func putInflater(r io.ReadCloser) {
-	r.(flate.Resetter).Reset(bytes.NewReader(nil), nil)
 	select {
 	case inflaters <- r:
 	default:

@@ -3,6 +3,7 @@ package main
 import (
 	"log/slog"
 	"runtime/debug"
+	"runtime/metrics"
 )
 
 // defaultGOGC is the coordinator's garbage collection target when its
@@ -20,10 +21,10 @@ const defaultGOGC = 75
 // runtime applied that one at start). It returns the target in effect.
 func setGCTarget(getenv func(string) string, log *slog.Logger) int {
 	if v := getenv("GOGC"); v != "" {
-		cur := debug.SetGCPercent(-1)
-		debug.SetGCPercent(cur)
+		s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+		metrics.Read(s)
 		log.Info("garbage collection target from GOGC", "gogc", v)
-		return cur
+		return int(s[0].Value.Uint64())
 	}
 	debug.SetGCPercent(defaultGOGC)
 	return defaultGOGC
