@@ -163,13 +163,7 @@ func (s *store) names() []string {
 // with runs fn on the entry of name under the lock; ok is false (and fn
 // not called) when the host is unknown.
 func (s *store) with(name string, fn func(e *hostEntry)) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e, ok := s.hosts[name]
-	if ok {
-		fn(e)
-	}
-	return ok
+	return s.entry(name, fn) != nil
 }
 
 // entry runs fn on the entry of name under the lock, as with does, and
