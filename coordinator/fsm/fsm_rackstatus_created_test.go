@@ -152,3 +152,24 @@ func TestRackStatusCreatedBodyVersion(t *testing.T) {
 		t.Fatalf("a v2 body was checked: %v %+v", r.Err, r.Value)
 	}
 }
+
+// TestStatusCmdOfChecksCreated: the leader's split of a report into
+// per-host commands (a voter lacks type 22) refuses, at the time it
+// reads, a host named with another createdIndex, full write or touch;
+// with the host's own or none, the command is made.
+func TestStatusCmdOfChecksCreated(t *testing.T) {
+	h, ep, oldH1, newH1, _ := recreatedLog(t)
+	c := RackStatusCmd{Rack: "r1", Epoch: ep, Time: t0}
+	st := &wire.HostStatus{ProvisioningState: wire.StateProvisioned}
+	for _, r := range []wire.RackHostReport{{Name: "h1", Created: oldH1, Status: st}, {Name: "h1", Created: oldH1, Remove: true}} {
+		if _, err := h.f.StatusCmdOf(c, &r); err == nil || ErrorDetail(err).Code != wire.CodeNotFound {
+			t.Fatalf("split of %+v naming the old h1: %v", r, err)
+		}
+	}
+	for _, r := range []wire.RackHostReport{{Name: "h1", Created: newH1, Status: st}, {Name: "h1", Status: st}} {
+		cmd, err := h.f.StatusCmdOf(c, &r)
+		if err != nil || cmd.Report.Status.ProvisioningState != wire.StateProvisioned {
+			t.Fatalf("split of %+v: %+v %v", r, cmd, err)
+		}
+	}
+}
