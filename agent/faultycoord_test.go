@@ -46,6 +46,8 @@ type faultyCoordinator struct {
 	touches     map[string]int
 	// remove: a fault around one host's removal (holdRemoveOf).
 	remove *removeFault
+	// write: a fault around one host's full write (holdWriteOf).
+	write *writeFault
 }
 
 func newFaultyCoordinator(c Coordinator) *faultyCoordinator {
@@ -286,6 +288,14 @@ func (f *faultyCoordinator) ReportRackStatus(ctx context.Context, rack string, r
 		f.mu.Unlock()
 		return nil, errNoEndpoint
 	}
+	hold := f.writeSent(r)
+	if hold != nil {
+		f.mu.Unlock()
+		if err := waitWrite(ctx, hold); err != nil {
+			return nil, err
+		}
+		f.mu.Lock()
+	}
 	removal := false
 	for _, h := range r.Hosts {
 		if f.staleWrite != "" && f.staleWrite == h.Name {
@@ -309,6 +319,9 @@ func (f *faultyCoordinator) ReportRackStatus(ctx context.Context, rack string, r
 	res, err := rc.ReportRackStatus(ctx, rack, r)
 	if err != nil {
 		return nil, err
+	}
+	if hold != nil {
+		f.writeAnswered(r, res)
 	}
 	if removal {
 		if err := f.removeAnswered(ctx); err != nil {
