@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -48,6 +49,11 @@ type faultyCoordinator struct {
 	remove *removeFault
 	// write: a fault around one host's full write (holdWriteOf).
 	write *writeFault
+	// noCreated: a rack report naming a createdIndex is refused as an
+	// unknown field (a coordinator built before it); createdRefused
+	// counts those refusals.
+	noCreated      bool
+	createdRefused int
 }
 
 func newFaultyCoordinator(c Coordinator) *faultyCoordinator {
@@ -288,6 +294,10 @@ func (f *faultyCoordinator) ReportRackStatus(ctx context.Context, rack string, r
 		f.mu.Unlock()
 		return nil, errNoEndpoint
 	}
+	if err := f.createdUnknown(r); err != nil {
+		f.mu.Unlock()
+		return nil, err
+	}
 	hold := f.writeSent(r)
 	if hold != nil {
 		f.mu.Unlock()
@@ -365,4 +375,35 @@ func (f *faultyCoordinator) refuseRackStatus(on bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.noRackStatus = on
+}
+
+// refuseCreated makes a rack report naming a createdIndex answer as a
+// coordinator built before that field does (400, unknown field).
+func (f *faultyCoordinator) refuseCreated() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.noCreated = true
+}
+
+// createdUnknown is called with f.mu held: the refusal of a report naming
+// a createdIndex by a coordinator that does not know the field.
+func (f *faultyCoordinator) createdUnknown(r wire.RackStatusReport) error {
+	if !f.noCreated {
+		return nil
+	}
+	for i, h := range r.Hosts {
+		if h.Created != 0 {
+			f.createdRefused++
+			p := fmt.Sprintf("hosts[%d].created", i)
+			return &client.Error{Status: 400, Code: wire.CodeBadRequest, Field: p, Message: fmt.Sprintf("unknown field %q", p)}
+		}
+	}
+	return nil
+}
+
+// createdRefusals counts the reports refused for naming a createdIndex.
+func (f *faultyCoordinator) createdRefusals() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.createdRefused
 }

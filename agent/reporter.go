@@ -208,7 +208,7 @@ func (r *reporter) send(batch []*statusWrite) {
 		err = fmt.Errorf("%w: lease deadline passed before writing the status of %d hosts", ErrLeaseLost, len(batch))
 	} else {
 		ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
-		res, err = r.api.ReportRackStatus(ctx, s.a.cfg.Rack, rep)
+		res, err = r.post(ctx, rep)
 		cancel()
 	}
 	m := s.a.cfg.Metrics
