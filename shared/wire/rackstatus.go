@@ -13,7 +13,7 @@ type RackStatusReport struct {
 // RackHostReport is one host of a rack status report: either a full write
 // (Status, with Acks, Events or Remove as in a StatusReport) or a touch
 // (Touch set, nothing else): the status is unchanged, only its epoch and
-// lastUpdated are refreshed.
+// lastUpdated are refreshed. Either may name Created.
 type RackHostReport struct {
 	Name string `json:"name"`
 	// Touch is the host's modifiedIndex the agent's last full write was
