@@ -173,3 +173,17 @@ func TestStatusCmdOfChecksCreated(t *testing.T) {
 		}
 	}
 }
+
+// TestRackStatusCreatedLeavesNoTrace: a report naming the host's own
+// createdIndex leaves the same state (snapshot) as one naming none: the
+// field is checked, never stored.
+func TestRackStatusCreatedLeavesNoTrace(t *testing.T) {
+	a, ep, _, newH1, _ := recreatedLog(t)
+	b, _, _, _, _ := recreatedLog(t)
+	st := &wire.HostStatus{ProvisioningState: wire.StateAvailable}
+	a.ok(RackStatusCmd{Rack: "r1", Epoch: ep, Time: t0, Hosts: []wire.RackHostReport{{Name: "h1", Created: newH1, Status: st}}})
+	b.ok(RackStatusCmd{Rack: "r1", Epoch: ep, Time: t0, Hosts: []wire.RackHostReport{{Name: "h1", Status: st}}})
+	if a.f.snapshot().sum() != b.f.snapshot().sum() {
+		t.Fatal("a report naming createdIndex left another state than one naming none")
+	}
+}
