@@ -35,6 +35,9 @@ func TestInProcessStatusPerRack(t *testing.T) {
 		}
 		return nil
 	})
+	if touches, writes := r.coord.unnamedCounts(); touches+writes != 0 {
+		t.Fatalf("%d touches and %d full writes named no createdIndex", touches, writes)
+	}
 	first := map[string]wire.Host{}
 	for _, n := range names {
 		first[n] = *c.Host(n)
