@@ -27,6 +27,10 @@ type Agent struct {
 	// rackLegacyUntil (unix ns): until then status goes out per host, the
 	// coordinator having answered that it lacks the rack endpoint.
 	rackLegacyUntil atomic.Int64
+	// rackNoCreatedUntil (unix ns): until then rack reports name no
+	// createdIndex, the coordinator having refused the field
+	// (reporter_created.go).
+	rackNoCreatedUntil atomic.Int64
 }
 
 // New checks cfg, fills its defaults and returns an Agent.

@@ -87,7 +87,7 @@ func (f *faultyCoordinator) watchHeld() <-chan struct{} {
 	if rf := f.remove; rf != nil && rf.sent && !closed(rf.watch) {
 		return rf.watch
 	}
-	return nil
+	return f.writeWatchHeld()
 }
 
 func closed(ch chan struct{}) bool {

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -46,10 +47,20 @@ type faultyCoordinator struct {
 	touches     map[string]int
 	// remove: a fault around one host's removal (holdRemoveOf).
 	remove *removeFault
+	// write: a fault around one host's full write (holdWriteOf).
+	write *writeFault
+	// noCreated: a rack report naming a createdIndex is refused as an
+	// unknown field (a coordinator built before it); createdRefused
+	// counts those refusals.
+	noCreated      bool
+	createdRefused int
+	// unnamed counts the hosts of accepted rack reports that named no
+	// createdIndex, by kind (touch, write).
+	unnamed map[string]int
 }
 
 func newFaultyCoordinator(c Coordinator) *faultyCoordinator {
-	return &faultyCoordinator{Coordinator: c, writes: map[string][]wire.StatusReport{}, touches: map[string]int{}}
+	return &faultyCoordinator{Coordinator: c, writes: map[string][]wire.StatusReport{}, touches: map[string]int{}, unnamed: map[string]int{}}
 }
 
 // errUnreachable is what the client answers when no member does.
@@ -286,6 +297,18 @@ func (f *faultyCoordinator) ReportRackStatus(ctx context.Context, rack string, r
 		f.mu.Unlock()
 		return nil, errNoEndpoint
 	}
+	if err := f.createdUnknown(r); err != nil {
+		f.mu.Unlock()
+		return nil, err
+	}
+	hold := f.writeSent(r)
+	if hold != nil {
+		f.mu.Unlock()
+		if err := waitWrite(ctx, hold); err != nil {
+			return nil, err
+		}
+		f.mu.Lock()
+	}
 	removal := false
 	for _, h := range r.Hosts {
 		if f.staleWrite != "" && f.staleWrite == h.Name {
@@ -310,6 +333,9 @@ func (f *faultyCoordinator) ReportRackStatus(ctx context.Context, rack string, r
 	if err != nil {
 		return nil, err
 	}
+	if hold != nil {
+		f.writeAnswered(r, res)
+	}
 	if removal {
 		if err := f.removeAnswered(ctx); err != nil {
 			return nil, err
@@ -318,6 +344,13 @@ func (f *faultyCoordinator) ReportRackStatus(ctx context.Context, rack string, r
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for i, h := range r.Hosts {
+		if h.Created == 0 && res.Hosts[i].Error == nil {
+			kind := "write"
+			if h.IsTouch() {
+				kind = "touch"
+			}
+			f.unnamed[kind]++
+		}
 		switch {
 		case res.Hosts[i].Error != nil:
 		case h.IsTouch():
@@ -352,4 +385,43 @@ func (f *faultyCoordinator) refuseRackStatus(on bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.noRackStatus = on
+}
+
+// refuseCreated makes a rack report naming a createdIndex answer as a
+// coordinator built before that field does (400, unknown field).
+func (f *faultyCoordinator) refuseCreated() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.noCreated = true
+}
+
+// createdUnknown is called with f.mu held: the refusal of a report naming
+// a createdIndex by a coordinator that does not know the field.
+func (f *faultyCoordinator) createdUnknown(r wire.RackStatusReport) error {
+	if !f.noCreated {
+		return nil
+	}
+	for i, h := range r.Hosts {
+		if h.Created != 0 {
+			f.createdRefused++
+			p := fmt.Sprintf("hosts[%d].created", i)
+			return &client.Error{Status: 400, Code: wire.CodeBadRequest, Field: p, Message: fmt.Sprintf("unknown field %q", p)}
+		}
+	}
+	return nil
+}
+
+// createdRefusals counts the reports refused for naming a createdIndex.
+func (f *faultyCoordinator) createdRefusals() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.createdRefused
+}
+
+// unnamedCounts returns how many accepted touches and full writes named
+// no createdIndex.
+func (f *faultyCoordinator) unnamedCounts() (touches, writes int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.unnamed["touch"], f.unnamed["write"]
 }

@@ -35,6 +35,9 @@ func TestInProcessStatusPerRack(t *testing.T) {
 		}
 		return nil
 	})
+	if touches, writes := r.coord.unnamedCounts(); touches+writes != 0 {
+		t.Fatalf("%d touches and %d full writes named no createdIndex", touches, writes)
+	}
 	first := map[string]wire.Host{}
 	for _, n := range names {
 		first[n] = *c.Host(n)
@@ -85,5 +88,26 @@ func TestInProcessStatusPerHostOnOlderCoordinator(t *testing.T) {
 	})
 	if reports, touches := r.coord.rackCounts("o1"); reports != 0 || touches != 0 {
 		t.Fatalf("%d rack reports, %d touches accepted from an older coordinator", reports, touches)
+	}
+}
+
+// TestInProcessStatusPerRackOnCoordinatorWithoutCreated: a coordinator
+// with the rack endpoint but built before a host's createdIndex in rack
+// reports refuses a report naming it (400, unknown field); the agent
+// sends it again without the field and leaves the field out from then
+// on, so its hosts come up as before.
+func TestInProcessStatusPerRackOnCoordinatorWithoutCreated(t *testing.T) {
+	c, r, _ := newRack(t, agentOpts{refresh: time.Second})
+	r.coord.refuseCreated()
+	c.Apply(fakeHost("o1", "r1", 0))
+	c.Apply(fakeHost("o2", "r1", 1))
+	for _, n := range []string{"o1", "o2"} {
+		c.WaitHost(n, waitLong, "available", stateIs(wire.StateAvailable, wire.OpOK))
+	}
+	if n := r.coord.createdRefusals(); n != 1 {
+		t.Fatalf("%d reports refused for naming a createdIndex, want 1 (then none named it)", n)
+	}
+	if reports, _ := r.coord.rackCounts("o1"); reports == 0 {
+		t.Fatal("no rack report went out")
 	}
 }

@@ -155,6 +155,7 @@ var errHostGone = errors.New("host is gone from the coordinator")
 // again) nothing is written and the answer is errHostGone.
 func (s *session) report(name string, cur *hostEntry, d *hoststate.Decision) error {
 	var rep wire.StatusReport
+	var created uint64 // the createdIndex of the host the decision was made for
 	need := false
 	perRack := s.reporter.active()
 	ok := s.store.withEntry(name, cur, func(e *hostEntry) {
@@ -170,6 +171,7 @@ func (s *session) report(name string, cur *hostEntry, d *hoststate.Decision) err
 			len(e.pendingEvents) > 0 || e.pendingRemove || refresh
 		rep = wire.StatusReport{Epoch: s.lease.Epoch, Status: st, Acks: e.pendingAcks,
 			Events: e.pendingEvents, Remove: e.pendingRemove}
+		created = e.host.CreatedIndex
 	})
 	if !ok {
 		return fmt.Errorf("%w: %s was deleted (or created again) while it was reconciled", errHostGone, name)
@@ -183,7 +185,7 @@ func (s *session) report(name string, cur *hostEntry, d *hoststate.Decision) err
 		return fmt.Errorf("%w: lease deadline passed before writing the status of %s", ErrLeaseLost, name)
 	}
 	rep.Status.Epoch = s.lease.Epoch
-	base, err := s.writeStatus(name, rep, perRack)
+	base, err := s.writeStatus(name, created, rep, perRack)
 	switch {
 	case err == nil:
 		s.a.cfg.Metrics.statusWrites.WithLabelValues("ok").Inc()
@@ -220,11 +222,15 @@ func (s *session) report(name string, cur *hostEntry, d *hoststate.Decision) err
 // writeStatus writes one host's report: per rack (queued with every other
 // write due, one request for all) when the coordinator has the endpoint,
 // per host otherwise. It returns the host's modifiedIndex after a per-rack
-// write (the base of its touches; 0 per host).
-func (s *session) writeStatus(name string, rep wire.StatusReport, perRack bool) (uint64, error) {
+// write (the base of its touches; 0 per host). A per-rack write names the
+// host's createdIndex (created), so a coordinator refuses it if the host
+// was deleted and created again while it was in flight; a per-host write
+// cannot name it (wire.StatusReport has no such field).
+func (s *session) writeStatus(name string, created uint64, rep wire.StatusReport, perRack bool) (uint64, error) {
 	if perRack {
 		st := rep.Status
-		res, err := s.reporter.write(s.ctx, wire.RackHostReport{Name: name, Status: &st, Acks: rep.Acks, Events: rep.Events, Remove: rep.Remove})
+		res, err := s.reporter.write(s.ctx, wire.RackHostReport{Name: name, Created: created, Status: &st,
+			Acks: rep.Acks, Events: rep.Events, Remove: rep.Remove})
 		switch {
 		case errors.Is(err, errNoRackStatus):
 			// An older coordinator: this write, and the next ones for a

@@ -94,6 +94,56 @@ func TestInProcessRecreatedHostStatusAskedAgain(t *testing.T) {
 	}
 }
 
+// TestInProcessWriteInFlightSkipsRecreatedHost: the agent's full status
+// write of a host is in flight (held before it reaches the coordinator)
+// while an operator deletes the host (it has no status yet, so it goes at
+// once) and creates it again under the same name. The write names the old
+// host's createdIndex, so the coordinator refuses it (not_found) and the
+// new host gets nothing of the old one's status; the agent forgets the old
+// host and brings the new one up from registration.
+func TestInProcessWriteInFlightSkipsRecreatedHost(t *testing.T) {
+	c, r, _ := newRack(t, agentOpts{})
+	ctx := ctxT(t)
+	entered, releaseWrite, releaseWatch, answer := r.coord.holdWriteOf("x")
+	t.Cleanup(releaseWrite)
+	t.Cleanup(releaseWatch)
+	c.Apply(fakeHost("x", "r1", 5))
+	old := c.Host("x").CreatedIndex
+	select {
+	case <-entered:
+	case <-ctx.Done():
+		t.Fatal("the agent never wrote the status of x")
+	}
+	if done, err := c.Admin.DeleteHost(ctx, "x"); err != nil || !done {
+		t.Fatalf("delete x (no status yet): deleted at once %v, %v", done, err)
+	}
+	c.Apply(fakeHost("x", "r1", 6))
+	created := c.Host("x").CreatedIndex
+	if created == old {
+		t.Fatalf("the new x has the old one's createdIndex %d", created)
+	}
+	releaseWrite()
+	var res wire.RackHostResult
+	select {
+	case res = <-answer:
+	case <-ctx.Done():
+		t.Fatal("the held write of x was never answered")
+	}
+	if res.Error == nil || res.Error.Code != wire.CodeNotFound {
+		t.Fatalf("the old x's write landed on the new x: answer %+v (error %+v)", res, res.Error)
+	}
+	if h := c.Host("x"); h.Status != nil {
+		t.Fatalf("the new x has the old one's status: %+v", h.Status)
+	}
+	releaseWatch()
+	c.WaitHost("x", waitLong, "available as the new host", func(h *wire.Host) error {
+		if h.CreatedIndex != created {
+			return errors.New("another host")
+		}
+		return stateIs(wire.StateAvailable, wire.OpOK)(h)
+	})
+}
+
 // recreateHeld brings host (available) to be deleted and created again
 // while the agent learns neither: its removal is applied by the
 // coordinator but its answer lost (lose) or held, its watch answers held.

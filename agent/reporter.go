@@ -137,7 +137,7 @@ func (r *reporter) addTouches() {
 	for name, e := range r.s.store.hosts {
 		if e.base != 0 && !e.touching && e.written != nil && !now.Before(e.refreshAt) {
 			e.touching = true
-			ws = append(ws, &statusWrite{h: wire.RackHostReport{Name: name, Touch: e.base}})
+			ws = append(ws, &statusWrite{h: wire.RackHostReport{Name: name, Touch: e.base, Created: e.host.CreatedIndex}})
 		}
 	}
 	r.s.store.mu.Unlock()
@@ -208,7 +208,7 @@ func (r *reporter) send(batch []*statusWrite) {
 		err = fmt.Errorf("%w: lease deadline passed before writing the status of %d hosts", ErrLeaseLost, len(batch))
 	} else {
 		ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
-		res, err = r.api.ReportRackStatus(ctx, s.a.cfg.Rack, rep)
+		res, err = r.post(ctx, rep)
 		cancel()
 	}
 	m := s.a.cfg.Metrics
@@ -266,7 +266,7 @@ func (r *reporter) finish(w *statusWrite, res statusResult) {
 			// spec change): write the full status once to get a new base.
 			e.base, e.touching = 0, true
 			st := *e.written
-			again = &statusWrite{h: wire.RackHostReport{Name: w.h.Name, Status: &st}}
+			again = &statusWrite{h: wire.RackHostReport{Name: w.h.Name, Created: e.host.CreatedIndex, Status: &st}}
 		default:
 			e.base = 0 // the reconcile loop writes it in full when due
 		}

@@ -13,10 +13,13 @@ import (
 // When some voter does not apply that type yet (a rolling upgrade), it
 // splits the report into the per-host CmdStatus commands every binary
 // applies: a touch becomes a full write of the status the FSM holds. The
-// answer is the same either way.
+// answer is the same either way. A report naming hosts' createdIndex is
+// checked by Apply only once every voter applies that check
+// (rackStatusForm); the split checks it on the leader alone
+// (fsm.StatusCmdOf).
 func (s *Store) ApplyRackStatus(ctx context.Context, c fsm.RackStatusCmd) (wire.RackStatusResult, error) {
 	if s.Supports(fsm.CmdRackStatus, fsm.BodyBinary) {
-		v, err := s.Apply(ctx, c)
+		v, err := s.Apply(ctx, s.rackStatusForm(c))
 		if err != nil {
 			return wire.RackStatusResult{}, err
 		}
@@ -26,6 +29,18 @@ func (s *Store) ApplyRackStatus(ctx context.Context, c fsm.RackStatusCmd) (wire.
 		s.cfg.Metrics.rackStatusSplit.Inc()
 	}
 	return s.splitRackStatus(ctx, c)
+}
+
+// rackStatusForm is the form of c the leader writes: as it is once every
+// voter applies body version 3 (the createdIndex check), otherwise without
+// any host's createdIndex, as version 2, which a voter from before the
+// check applies (and applies without it: the report is written unchecked,
+// as that binary would write it).
+func (s *Store) rackStatusForm(c fsm.RackStatusCmd) fsm.RackStatusCmd {
+	if !c.CreatedChecked() || s.Supports(fsm.CmdRackStatus, fsm.RackStatusCreatedVersion) {
+		return c
+	}
+	return c.WithoutCreated()
 }
 
 // splitRackStatus is the fallback: one StatusCmd per host, submitted

@@ -180,6 +180,16 @@ func TestRackStatusSplitForOlderVoter(t *testing.T) {
 	if res.Hosts[0].Error != nil || res.Hosts[1].Error != nil || res.Hosts[2].Error == nil || res.Hosts[2].Error.Code != wire.CodeForbidden {
 		t.Fatalf("split answer: %+v", res)
 	}
+	// created is checked by the leader before it splits.
+	var h1 wire.Host
+	must(t, 200, "GET", u+"/v1/hosts/h1", admin, nil, &h1)
+	var cr wire.RackStatusResult
+	must(t, 200, "POST", u+"/v1/racks/r1/status", agent, wire.RackStatusReport{Epoch: l.Epoch, Hosts: []wire.RackHostReport{
+		{Name: "h1", Created: h1.CreatedIndex + 100, Status: availableStatus}, {Name: "h2", Created: h1.CreatedIndex + 1, Status: availableStatus},
+	}}, &cr)
+	if cr.Hosts[0].Error == nil || cr.Hosts[0].Error.Code != wire.CodeNotFound || cr.Hosts[1].Error != nil {
+		t.Fatalf("split with created: %+v %+v", cr.Hosts[0], cr.Hosts[1])
+	}
 	var tr wire.RackStatusResult
 	must(t, 200, "POST", u+"/v1/racks/r1/status", agent, wire.RackStatusReport{Epoch: l.Epoch, Hosts: []wire.RackHostReport{
 		{Name: "h1", Touch: res.Hosts[0].ModifiedIndex}, {Name: "h2", Touch: 1},
@@ -204,7 +214,41 @@ func TestRackStatusSplitForOlderVoter(t *testing.T) {
 	if code, hh := health(t, n2); code != 200 || hh.Stopped != nil {
 		t.Fatalf("the older member stopped: %d %+v", code, hh)
 	}
-	if m := string(must(t, 200, "GET", u+"/metrics", "", nil, nil)); !strings.Contains(m, "\nrackfence_rack_status_split_total 3\n") {
-		t.Errorf("/metrics does not count 3 split reports")
+	if m := string(must(t, 200, "GET", u+"/metrics", "", nil, nil)); !strings.Contains(m, "\nrackfence_rack_status_split_total 4\n") {
+		t.Errorf("/metrics does not count 4 split reports")
+	}
+}
+
+// TestRackStatusCreated: a host named with another createdIndex than its
+// record's (deleted and created again since) is refused (not_found) and
+// not written; with its own, it is written.
+func TestRackStatusCreated(t *testing.T) {
+	n, admin := startLeader(t, "127.0.0.1")
+	u := n.url
+	agent := newToken(t, u, admin, wire.RoleAgent, "r1")
+	h1 := testHost("h1", "r1")
+	must(t, 201, "PUT", u+"/v1/hosts/h1", admin, h1, nil)
+	var old wire.Host
+	must(t, 200, "GET", u+"/v1/hosts/h1", admin, nil, &old)
+	must(t, 200, "DELETE", u+"/v1/hosts/h1", admin, nil, nil)
+	must(t, 201, "PUT", u+"/v1/hosts/h1", admin, h1, nil)
+	var l wire.Lease
+	must(t, 200, "POST", u+"/v1/racks/r1/lease", agent, wire.LeaseRequest{Holder: "a1"}, &l)
+	var res wire.RackStatusResult
+	must(t, 200, "POST", u+"/v1/racks/r1/status", agent, wire.RackStatusReport{Epoch: l.Epoch,
+		Hosts: []wire.RackHostReport{{Name: "h1", Created: old.CreatedIndex, Status: availableStatus}}}, &res)
+	if e := res.Hosts[0].Error; e == nil || e.Code != wire.CodeNotFound || !strings.Contains(e.Message, "created") {
+		t.Fatalf("the old h1's report: %+v", res.Hosts[0])
+	}
+	var now wire.Host
+	must(t, 200, "GET", u+"/v1/hosts/h1", admin, nil, &now)
+	if now.Status != nil || now.CreatedIndex == old.CreatedIndex {
+		t.Fatalf("the new h1 after the old one's report: %+v", now)
+	}
+	var res2 wire.RackStatusResult
+	must(t, 200, "POST", u+"/v1/racks/r1/status", agent, wire.RackStatusReport{Epoch: l.Epoch,
+		Hosts: []wire.RackHostReport{{Name: "h1", Created: now.CreatedIndex, Status: availableStatus}}}, &res2)
+	if res2.Hosts[0].Error != nil {
+		t.Fatalf("the new h1's report: %+v", res2.Hosts[0].Error)
 	}
 }

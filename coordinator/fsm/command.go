@@ -382,7 +382,7 @@ func Decode(b []byte) (Command, error) {
 	case CmdDeleteOperationIntent:
 		c, err = decodeBody[DeleteOperationIntentCmd](ver, body)
 	case CmdRackStatus:
-		c, err = decodeBody[RackStatusCmd](ver, body)
+		c, err = decodeRackStatus(ver, body)
 	default:
 		var ok bool
 		if c, ok, err = decodeSealed(CmdType(b[0]), ver, body); !ok {

@@ -13,7 +13,9 @@ func FuzzApplyLogEntry(f *testing.F) {
 	for _, c := range []Command{PutHostCmd{Host: host("h1", "r1")}, LeaseAcquireCmd{Rack: "r1", Holder: "a"}, StatusCmd{Rack: "r1", Name: "h1"},
 		PutOperationIntentCmd{Name: "h1", Kind: wire.IntentPowerOff, Intent: wire.Intent{Requester: "k", Mode: wire.RebootSoft}},
 		DeleteOperationIntentCmd{Name: "h1", Kind: wire.IntentPowerOff, Requester: "k"},
-		RackStatusCmd{Rack: "r1", Epoch: 1, Hosts: []wire.RackHostReport{{Name: "h1", Status: &wire.HostStatus{}}, {Name: "h2", Touch: 3}}}} {
+		RackStatusCmd{Rack: "r1", Epoch: 1, Hosts: []wire.RackHostReport{{Name: "h1", Status: &wire.HostStatus{}}, {Name: "h2", Touch: 3}}},
+		// Body version 3: hosts named with their createdIndex.
+		RackStatusCmd{Rack: "r1", Epoch: 1, Hosts: []wire.RackHostReport{{Name: "h1", Created: 1, Status: &wire.HostStatus{}, Remove: true}, {Name: "h2", Touch: 3, Created: 2}}}} {
 		b, _ := Encode(c)
 		f.Add(b)
 		bb := EncodeBatch([][]byte{b, b})

@@ -9,7 +9,8 @@ import (
 // applyRackStatus applies a rack report: the epoch is checked once for the
 // whole rack (a stale one refuses every host); then each host is written
 // or touched on its own, and a host refused (not in this rack, gone, a
-// touch whose base moved) is answered by name without failing the others.
+// touch whose base moved, another host of the same name) is answered by
+// name without failing the others.
 func (f *FSM) applyRackStatus(t *tx, c RackStatusCmd) (any, error) {
 	if err := f.checkEpoch(c.Rack, c.Epoch); err != nil {
 		return nil, err
@@ -19,10 +20,12 @@ func (f *FSM) applyRackStatus(t *tx, c RackStatusCmd) (any, error) {
 		h := &c.Hosts[i]
 		res := &out.Hosts[i]
 		res.Name = h.Name
-		var err error
-		if h.IsTouch() {
+		err := sameHost(f.s.Hosts[h.Name], h)
+		switch {
+		case err != nil:
+		case h.IsTouch():
 			res.ModifiedIndex, err = f.applyTouch(t, c, h)
-		} else {
+		default:
 			res.ModifiedIndex, res.Removed, err = f.applyFull(t, c, h)
 		}
 		if err != nil {
@@ -44,6 +47,20 @@ func (f *FSM) checkEpoch(rack string, epoch uint64) error {
 		return newErr(wire.CodeStaleEpoch, "epoch %d is stale: rack %s is held by %s under epoch %d", epoch, rack, r.Lease.Holder, r.Lease.Epoch)
 	}
 	return nil
+}
+
+// sameHost refuses a report about another host than old, the record of
+// h's name now: h names a createdIndex (Created) and old has another one,
+// so the host the report was made for was deleted and old created since
+// under its name. A report naming none (an older agent, or a body from
+// before the check: decodeRackStatus) is not checked; a host that does
+// not exist is refused by the write itself.
+func sameHost(old *hostRec, h *wire.RackHostReport) error {
+	if h.Created == 0 || old == nil || old.CreatedIndex == h.Created {
+		return nil
+	}
+	return notFound("created %d is not host %s's createdIndex %d: the host was deleted and created again since; nothing of this report is written to the new host",
+		h.Created, h.Name, old.CreatedIndex)
 }
 
 // applyFull is one host's full status write, exactly as StatusCmd.

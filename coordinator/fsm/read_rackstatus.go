@@ -14,11 +14,15 @@ func (f *FSM) EpochIs(rack string, epoch uint64) error {
 
 // StatusCmdOf is the per-host command for h: a full write as is, a touch
 // as a full write of the status the FSM holds (refused here as the FSM
-// would refuse the touch).
+// would refuse the touch). A host whose createdIndex is not h's Created
+// is refused here too, as the FSM would refuse it; CmdStatus carries no
+// createdIndex, so this check is the leader's alone, at the time of this
+// read: a host deleted and created again between it and the entry's
+// apply is written.
 func (f *FSM) StatusCmdOf(c RackStatusCmd, h *wire.RackHostReport) (StatusCmd, error) {
 	cmd := StatusCmd{Rack: c.Rack, Name: h.Name, Time: c.Time,
 		Report: wire.StatusReport{Epoch: c.Epoch, Acks: h.Acks, Events: h.Events, Remove: h.Remove}}
-	if !h.IsTouch() {
+	if !h.IsTouch() && h.Created == 0 {
 		if h.Status != nil {
 			cmd.Report.Status = *h.Status
 		}
@@ -27,6 +31,15 @@ func (f *FSM) StatusCmdOf(c RackStatusCmd, h *wire.RackHostReport) (StatusCmd, e
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	old := f.s.Hosts[h.Name]
+	if err := sameHost(old, h); err != nil {
+		return cmd, err
+	}
+	if !h.IsTouch() {
+		if h.Status != nil {
+			cmd.Report.Status = *h.Status
+		}
+		return cmd, nil
+	}
 	if err := touchable(old, c.Rack, h); err != nil {
 		return cmd, err
 	}

@@ -37,8 +37,9 @@ var commandVersions = map[CmdType]byte{
 	// Operation intents (reboot, inspect, power-off holds).
 	CmdPutOperationIntent:    bodyJSON,
 	CmdDeleteOperationIntent: bodyJSON,
-	// Per-rack status reports (issue 23; command_rackstatus.go).
-	CmdRackStatus: BodyBinary,
+	// Per-rack status reports (issue 23; command_rackstatus.go); v3
+	// names each host's createdIndex.
+	CmdRackStatus: RackStatusCreatedVersion,
 	// Deflated entries (command_compressed.go).
 	CmdCompressed: CompressedVersion,
 }

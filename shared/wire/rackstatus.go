@@ -13,17 +13,26 @@ type RackStatusReport struct {
 // RackHostReport is one host of a rack status report: either a full write
 // (Status, with Acks, Events or Remove as in a StatusReport) or a touch
 // (Touch set, nothing else): the status is unchanged, only its epoch and
-// lastUpdated are refreshed.
+// lastUpdated are refreshed. Either may name Created.
 type RackHostReport struct {
 	Name string `json:"name"`
 	// Touch is the host's modifiedIndex the agent's last full write was
 	// answered with. The coordinator refuses the touch (conflict) when the
 	// host changed since; the agent then sends the full status.
-	Touch  uint64      `json:"touch,omitempty"`
-	Status *HostStatus `json:"status,omitempty"`
-	Acks   []IntentAck `json:"acks,omitempty"`
-	Events []Event     `json:"events,omitempty"`
-	Remove bool        `json:"remove,omitempty"`
+	Touch uint64 `json:"touch,omitempty"`
+	// Created is the createdIndex of the host the report is about (the
+	// agent's copy of the record). When set and the host's record has
+	// another one (the host was deleted and created again under the same
+	// name while the report was in flight), the host is refused
+	// (not_found) and nothing of its report is written. 0: no check (an
+	// older agent). While a voter runs a coordinator binary from before
+	// the field (a rolling upgrade) the report is written without the
+	// check.
+	Created uint64      `json:"created,omitempty"`
+	Status  *HostStatus `json:"status,omitempty"`
+	Acks    []IntentAck `json:"acks,omitempty"`
+	Events  []Event     `json:"events,omitempty"`
+	Remove  bool        `json:"remove,omitempty"`
 }
 
 // IsTouch reports whether r refreshes an unchanged status.
