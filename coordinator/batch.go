@@ -2,7 +2,6 @@ package coordinator
 
 import (
 	"bytes"
-	"encoding/binary"
 	"sync/atomic"
 	"time"
 
@@ -171,11 +170,7 @@ func (b *batcher) pack(entry []byte) []byte {
 // first (the plain batch is then not garbage as large as the entry); a
 // smaller one is encoded once, into its own entry, as before.
 func (b *batcher) encodeBatch(parts [][]byte) []byte {
-	n := 2 + binary.MaxVarintLen64 // an upper bound of the entry's length
-	for _, p := range parts {
-		n += binary.MaxVarintLen64 + len(p)
-	}
-	if b.compress == nil || n < fsm.CompressMin {
+	if b.compress == nil || fsm.BatchBound(parts) < fsm.CompressMin {
 		return fsm.EncodeBatch(parts)
 	}
 	b.scratch = fsm.AppendBatch(b.scratch[:0], parts)
@@ -183,7 +178,7 @@ func (b *batcher) encodeBatch(parts [][]byte) []byte {
 	if &data[0] == &b.scratch[0] {
 		data = bytes.Clone(data) // not compressed: the log keeps it
 	}
-	if cap(b.scratch) > 4<<20 {
+	if cap(b.scratch) > fsm.MaxKept {
 		b.scratch = nil
 	}
 	return data

@@ -287,11 +287,16 @@ func Encode(c Command) ([]byte, error) {
 // EncodeBatch joins already encoded commands into one CmdBatch entry:
 // type, version, uvarint count, then uvarint length + bytes for each.
 func EncodeBatch(parts [][]byte) []byte {
+	return AppendBatch(make([]byte, 0, BatchBound(parts)), parts)
+}
+
+// BatchBound is an upper bound of the length of parts' CmdBatch entry.
+func BatchBound(parts [][]byte) int {
 	n := 2 + binary.MaxVarintLen64
 	for _, p := range parts {
 		n += binary.MaxVarintLen64 + len(p)
 	}
-	return AppendBatch(make([]byte, 0, n), parts)
+	return n
 }
 
 // AppendBatch appends the CmdBatch entry of parts to dst (the leader

@@ -64,10 +64,10 @@ type deflater struct {
 	buf bytes.Buffer
 }
 
-// maxKept bounds the scratch buffers kept between calls (the deflater's,
-// the FSM's inflated entry, the batcher's batch): an entry larger than
+// MaxKept bounds the scratch buffers kept between calls (the deflater's,
+// the FSM's inflated entry, the leader batcher's batch): an entry larger than
 // that is rare and its buffer is left to the collector.
-const maxKept = 4 << 20
+const MaxKept = 4 << 20
 
 func getDeflater() *deflater {
 	select {
@@ -80,7 +80,7 @@ func getDeflater() *deflater {
 }
 
 func putDeflater(d *deflater) {
-	if d.buf.Cap() > maxKept {
+	if d.buf.Cap() > MaxKept {
 		d.buf = bytes.Buffer{}
 	}
 	select {

@@ -53,7 +53,7 @@ type FSM struct {
 	// versionsGen counts changes of the member version table.
 	versionsGen atomic.Uint64
 	// inflated is the buffer Apply inflates compressed entries into,
-	// reused from entry to entry (up to maxKept): each would otherwise be
+	// reused from entry to entry (up to MaxKept): each would otherwise be
 	// garbage as large as the entry. inflateMu guards it, although Raft
 	// applies one entry at a time.
 	inflateMu sync.Mutex
@@ -107,7 +107,7 @@ func (f *FSM) Apply(index uint64, data []byte) any {
 		f.inflateMu.Lock()
 		defer f.inflateMu.Unlock()
 		data, inflateErr = inflate(f.inflated, data)
-		if inflateErr == nil && cap(data) <= maxKept {
+		if inflateErr == nil && cap(data) <= MaxKept {
 			f.inflated = data
 		}
 	}

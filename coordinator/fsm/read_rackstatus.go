@@ -22,27 +22,23 @@ func (f *FSM) EpochIs(rack string, epoch uint64) error {
 func (f *FSM) StatusCmdOf(c RackStatusCmd, h *wire.RackHostReport) (StatusCmd, error) {
 	cmd := StatusCmd{Rack: c.Rack, Name: h.Name, Time: c.Time,
 		Report: wire.StatusReport{Epoch: c.Epoch, Acks: h.Acks, Events: h.Events, Remove: h.Remove}}
-	if !h.IsTouch() && h.Created == 0 {
-		if h.Status != nil {
-			cmd.Report.Status = *h.Status
+	if h.IsTouch() || h.Created != 0 {
+		f.mu.RLock()
+		defer f.mu.RUnlock()
+		old := f.s.Hosts[h.Name]
+		if err := sameHost(old, h); err != nil {
+			return cmd, err
 		}
-		return cmd, nil
-	}
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	old := f.s.Hosts[h.Name]
-	if err := sameHost(old, h); err != nil {
-		return cmd, err
-	}
-	if !h.IsTouch() {
-		if h.Status != nil {
-			cmd.Report.Status = *h.Status
+		if h.IsTouch() {
+			if err := touchable(old, c.Rack, h); err != nil {
+				return cmd, err
+			}
+			cmd.Report.Status = *old.Status
+			return cmd, nil
 		}
-		return cmd, nil
 	}
-	if err := touchable(old, c.Rack, h); err != nil {
-		return cmd, err
+	if h.Status != nil {
+		cmd.Report.Status = *h.Status
 	}
-	cmd.Report.Status = *old.Status
 	return cmd, nil
 }

@@ -42,8 +42,8 @@ func serveAPI(ln net.Listener, h http.Handler, tlsServer *tls.Config, log *slog.
 //     the default 4 KiB each way, HPACK's tables held about 14 KiB per
 //     connection, 1.4 MB for 100 agents, and an agent's headers change
 //     at every watch (the index in the path) so they were mostly evicted
-//     anyway. A request's headers now travel as literals: about 200
-//     bytes, Huffman-coded.
+//     anyway. A request's headers now travel as Huffman-coded literals
+//     instead of table indexes.
 //   - Frames read of at most 16 KiB (the protocol's minimum; Go's default
 //     is 1 MiB). A connection's read buffer grows to the largest frame it
 //     read and keeps it, and Go's client sends a body in frames as large
