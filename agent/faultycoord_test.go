@@ -54,13 +54,13 @@ type faultyCoordinator struct {
 	// counts those refusals.
 	noCreated      bool
 	createdRefused int
-	// unnamed counts the hosts of accepted rack reports that named no
-	// createdIndex, by kind (touch, write).
-	unnamed map[string]int
+	// unnamedTouches and unnamedWrites count the hosts of accepted rack
+	// reports that named no createdIndex.
+	unnamedTouches, unnamedWrites int
 }
 
 func newFaultyCoordinator(c Coordinator) *faultyCoordinator {
-	return &faultyCoordinator{Coordinator: c, writes: map[string][]wire.StatusReport{}, touches: map[string]int{}, unnamed: map[string]int{}}
+	return &faultyCoordinator{Coordinator: c, writes: map[string][]wire.StatusReport{}, touches: map[string]int{}}
 }
 
 // errUnreachable is what the client answers when no member does.
@@ -344,12 +344,12 @@ func (f *faultyCoordinator) ReportRackStatus(ctx context.Context, rack string, r
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for i, h := range r.Hosts {
-		if h.Created == 0 && res.Hosts[i].Error == nil {
-			kind := "write"
-			if h.IsTouch() {
-				kind = "touch"
-			}
-			f.unnamed[kind]++
+		switch {
+		case h.Created != 0 || res.Hosts[i].Error != nil:
+		case h.IsTouch():
+			f.unnamedTouches++
+		default:
+			f.unnamedWrites++
 		}
 		switch {
 		case res.Hosts[i].Error != nil:
@@ -423,5 +423,5 @@ func (f *faultyCoordinator) createdRefusals() int {
 func (f *faultyCoordinator) unnamedCounts() (touches, writes int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.unnamed["touch"], f.unnamed["write"]
+	return f.unnamedTouches, f.unnamedWrites
 }

@@ -11,13 +11,7 @@ import (
 // only once every voter applies them; before that (a rolling upgrade from
 // a binary without them) a large entry goes to the log as it is.
 func TestCompressionWaitsForEveryVoter(t *testing.T) {
-	s := &Store{fsm: fsm.NewFSM(), divergence: newDivergence()}
-	ids := []string{"n1", "n2"}
-	s.voters.Store(&ids)
-	h := &fsmT{t: t, f: s.fsm}
-	record := func(id string, t map[fsm.CmdType]byte, bin string) {
-		h.ok(fsm.SetMemberCmd{ID: id, HTTPAddr: "http://" + id, Version: &fsm.MemberVersion{Binary: bin, Commands: fsm.WireCommands(t)}})
-	}
+	s, _, record := gateStore(t, "n1", "n2")
 	record("n1", s.fsm.Commands(), "new")
 	record("n2", fsm.LegacyVersions, fsm.LegacyVersion)
 

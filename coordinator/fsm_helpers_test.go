@@ -112,3 +112,16 @@ func creds(f *fsm.FSM) []fsm.NamedCredentials {
 	c, _ := f.AllCredentials()
 	return c
 }
+
+// gateStore is a store (no Raft) whose voters are ids, with the FSM driven
+// by hand, and record, which records a voter's binary and command table
+// as SetMemberCmd does: the setting of the version gate's tests.
+func gateStore(t *testing.T, ids ...string) (s *Store, h *fsmT, record func(id string, table map[fsm.CmdType]byte, bin string)) {
+	s = &Store{fsm: fsm.NewFSM(), divergence: newDivergence()}
+	s.voters.Store(&ids)
+	h = &fsmT{t: t, f: s.fsm}
+	record = func(id string, table map[fsm.CmdType]byte, bin string) {
+		h.ok(fsm.SetMemberCmd{ID: id, HTTPAddr: "http://" + id, Version: &fsm.MemberVersion{Binary: bin, Commands: fsm.WireCommands(table)}})
+	}
+	return s, h, record
+}

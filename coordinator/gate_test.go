@@ -20,13 +20,7 @@ func TestGateNeedsEveryVoter(t *testing.T) {
 	t.Cleanup(fsm.TestOnlyWithCommand(cmdNew, 1))
 	this := fsm.NewFSM().Commands()
 
-	s := &Store{fsm: fsm.NewFSM(), divergence: newDivergence()}
-	ids := []string{"n1", "n2", "n3"}
-	s.voters.Store(&ids)
-	h := &fsmT{t: t, f: s.fsm}
-	record := func(id string, t map[fsm.CmdType]byte, bin string) {
-		h.ok(fsm.SetMemberCmd{ID: id, HTTPAddr: "http://" + id, Version: &fsm.MemberVersion{Binary: bin, Commands: fsm.WireCommands(t)}})
-	}
+	s, _, record := gateStore(t, "n1", "n2", "n3")
 	record("n1", this, "v2")
 	record("n2", this, "v2")
 	// n3 never recorded: a binary from before the gate.

@@ -43,11 +43,8 @@ func TestPutHostDataRefsNeedVersion3(t *testing.T) {
 		}
 	}
 
-	s := &Store{fsm: fsm.NewFSM(), divergence: newDivergence()}
-	ids := []string{"n1", "n2"}
-	s.voters.Store(&ids)
-	h := &fsmT{t: t, f: s.fsm}
-	h.ok(fsm.SetMemberCmd{ID: "n1", HTTPAddr: "http://n1", Version: &fsm.MemberVersion{Binary: "new", Commands: fsm.SupportedCommands()}})
+	s, _, record := gateStore(t, "n1", "n2")
+	record("n1", s.fsm.Commands(), "new")
 	// n2 never recorded a table: a binary from before the gate.
 	b, _ := fsm.Encode(withData)
 	if err := s.gate(b); !errors.Is(err, wire.ErrUpgradeRequired) {
@@ -57,7 +54,7 @@ func TestPutHostDataRefsNeedVersion3(t *testing.T) {
 	if err := s.gate(b); err != nil {
 		t.Fatalf("PutHost v2 with a legacy voter: %v", err)
 	}
-	h.ok(fsm.SetMemberCmd{ID: "n2", HTTPAddr: "http://n2", Version: &fsm.MemberVersion{Binary: "new", Commands: fsm.SupportedCommands()}})
+	record("n2", s.fsm.Commands(), "new")
 	b, _ = fsm.Encode(withData)
 	if err := s.gate(b); err != nil {
 		t.Fatalf("PutHost v3, every voter upgraded: %v", err)

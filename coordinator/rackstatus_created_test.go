@@ -14,13 +14,7 @@ import (
 // from a binary with type 22 at version 2 only) it writes the report
 // without the field, as version 2, unchecked, which that voter applies.
 func TestRackStatusCreatedWaitsForEveryVoter(t *testing.T) {
-	s := &Store{fsm: fsm.NewFSM(), divergence: newDivergence()}
-	ids := []string{"n1", "n2"}
-	s.voters.Store(&ids)
-	h := &fsmT{t: t, f: s.fsm}
-	record := func(id string, t map[fsm.CmdType]byte, bin string) {
-		h.ok(fsm.SetMemberCmd{ID: id, HTTPAddr: "http://" + id, Version: &fsm.MemberVersion{Binary: bin, Commands: fsm.WireCommands(t)}})
-	}
+	s, _, record := gateStore(t, "n1", "n2")
 	older := maps.Clone(s.fsm.Commands())
 	older[fsm.CmdRackStatus] = fsm.BodyBinary
 	record("n1", s.fsm.Commands(), "new")
