@@ -18,16 +18,30 @@ import (
 // deterministic replay is TestDelayedWrite). See DESIGN.md.
 var ciSeeds = []int64{1, 100}
 
+// ciStorageSeeds run with the storage faults (disk full, a damaged file at
+// a restart, fresh-connection bursts) alone, 60 s each.
+var ciStorageSeeds = []int64{1}
+
 // TestChaosShort is the CI part of make chaos: a short schedule per seed
 // against the real binaries in network namespaces, with every checker.
 func TestChaosShort(t *testing.T) {
+	runSeeds(t, ciSeeds, chaos.FaultsClassic)
+}
+
+// TestChaosStorage runs the storage faults: each run must see at least
+// one of them applied, and no violation.
+func TestChaosStorage(t *testing.T) {
+	runSeeds(t, ciStorageSeeds, chaos.FaultsStorage)
+}
+
+func runSeeds(t *testing.T, seeds []int64, faults string) {
 	ok, why := chaos.Available()
 	testenv.RequirePeer(t, ok, "network namespaces and nftables for the chaos harness: "+why)
 	var bin string
 	for _, b := range []string{"rackfence-coordinator", "rackfence-agent", "rackfence-bmcsim"} {
 		bin = filepath.Dir(testenv.Binary(t, b))
 	}
-	for _, seed := range ciSeeds {
+	for _, seed := range seeds {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			dir, err := os.MkdirTemp("", fmt.Sprintf("rackfence-chaos-%d-", seed))
 			if err != nil {
@@ -35,7 +49,7 @@ func TestChaosShort(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
-			res, err := chaos.Run(ctx, chaos.Config{Seed: seed, Duration: 60 * time.Second, Dir: dir, Bin: bin})
+			res, err := chaos.Run(ctx, chaos.Config{Seed: seed, Duration: 60 * time.Second, Dir: dir, Bin: bin, Faults: faults})
 			if err != nil {
 				t.Fatalf("run (kept in %s): %v", dir, err)
 			}

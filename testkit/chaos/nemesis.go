@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -23,8 +24,31 @@ type Nemesis struct {
 	c   *Cluster
 	log *slog.Logger
 
-	mu      sync.Mutex
-	applied []Applied
+	mu         sync.Mutex
+	applied    []Applied
+	heals      []func(context.Context) string // the current fault's own heal, before the common one
+	violations []Violation                    // what the storage and connection faults found
+}
+
+// Violations returns what the storage and connection faults found.
+func (n *Nemesis) Violations() []Violation {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return append([]Violation(nil), n.violations...)
+}
+
+func (n *Nemesis) violate(checker, what string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.violations = append(n.violations, Violation{Checker: checker, What: what})
+}
+
+// onHeal adds a step to the current fault's heal; its result joins the
+// fault's detail.
+func (n *Nemesis) onHeal(f func(context.Context) string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.heals = append(n.heals, f)
 }
 
 // NewNemesis returns a nemesis over c.
@@ -196,13 +220,98 @@ func (n *Nemesis) start(ctx context.Context, f Fault) (string, error) {
 			return "", err
 		}
 		return fmt.Sprintf("SIGKILL %s, restarted as %s", old, a.ID), nil
+	case FaultDiskFull:
+		took, err := n.c.Fill(target)
+		p := n.c.Coords[target]
+		n.onHeal(func(context.Context) string {
+			n.c.FreeAll()
+			if !p.Running() {
+				return coordNode(target) + " had exited while its disk was full"
+			}
+			return "space freed; " + coordNode(target) + " still running"
+		})
+		return fmt.Sprintf("%s's file system filled (%d bytes)", coordNode(target), took), err
+	case FaultDamagedRestart:
+		return n.damagedRestart(ctx, f, target)
+	case FaultConnBurst:
+		bctx, cancel := context.WithCancel(ctx)
+		done := make(chan *BurstStats, 1)
+		go func() { done <- n.c.Bursts(bctx) }()
+		n.onHeal(func(context.Context) string {
+			cancel()
+			st := <-done
+			for _, p := range st.Protocol {
+				n.violate("connections", "fresh-connection burst: "+p)
+			}
+			return st.String()
+		})
+		return fmt.Sprintf("bursts of %d fresh HTTP/2 clients × %d requests every %s from cl", burstClients, burstConcurrent, burstEvery), nil
 	}
 	return "", fmt.Errorf("unknown fault kind %q", f.Kind)
+}
+
+// damagedRestart kills member target, damages its data dir and starts it:
+// it must refuse to start (DamagedExitCode, the file named) or, where the
+// damage loses nothing it needs (snapshots/ before any compaction), run
+// and catch up. The heal runs the operator's runbook for a refusal.
+func (n *Nemesis) damagedRestart(ctx context.Context, f Fault, target int) (string, error) {
+	p := n.c.Coords[target]
+	p.Kill()
+	what, err := n.c.Damage(target, f.Damage)
+	if err != nil {
+		return what, err
+	}
+	r, err := n.c.StartDamaged(target)
+	if err != nil {
+		return what, err
+	}
+	id := coordNode(target)
+	switch {
+	case r.Running:
+		return fmt.Sprintf("%s: %s; it started (nothing it needed was lost)", id, what), nil
+	case !r.Refused:
+		n.violate("storage", fmt.Sprintf("%s started on a damaged data dir (%s) and exited %d, not %d (damaged data): %s",
+			id, what, r.ExitCode, DamagedExitCode, r.Message))
+	}
+	n.onHeal(func(hctx context.Context) string {
+		done, err := n.c.Runbook(hctx, target)
+		if err != nil {
+			return "runbook failed: " + err.Error()
+		}
+		return done
+	})
+	return fmt.Sprintf("%s: %s; refused with exit %d: %s", id, what, r.ExitCode, lastLine(r.Message)), nil
+}
+
+func lastLine(s string) string {
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
 }
 
 // Heal removes every partition, continues every process and restarts
 // every one that is not running.
 func (n *Nemesis) Heal() error {
+	_, err := n.heal(context.Background())
+	return err
+}
+
+// heal runs the current fault's own heal steps, then the common heal; it
+// returns what the fault's steps did.
+func (n *Nemesis) heal(ctx context.Context) (string, error) {
+	n.mu.Lock()
+	steps := n.heals
+	n.heals = nil
+	n.mu.Unlock()
+	var did []string
+	for _, s := range steps {
+		did = append(did, s(ctx))
+	}
+	return strings.Join(did, "; "), n.commonHeal()
+}
+
+func (n *Nemesis) commonHeal() error {
 	err := n.c.Net.Heal()
 	for _, p := range n.c.Coords {
 		_ = p.Signal(syscall.SIGCONT)
@@ -247,7 +356,11 @@ func (n *Nemesis) Run(ctx context.Context, t0 time.Time, faults []Fault) {
 		case <-ctx.Done():
 		case <-time.After(f.Dur):
 		}
-		if err := n.Heal(); err != nil {
+		did, err := n.heal(context.Background()) // ctx may have ended: the heal must still run
+		if did != "" {
+			a.Detail += " | heal: " + did
+		}
+		if err != nil {
 			a.Err += " heal: " + err.Error()
 		}
 		a.Healed = time.Now()

@@ -4,7 +4,7 @@ package chaos
 // clients. The cluster runs the secure default (TLS): coordURL (https://),
 // newClientURLs (a transport
 // trusting the CA the admin token pins) and the health probe in waitHTTP
-// (trusting DATA/c1/tls/ca.crt) know about TLS; agents get tokens that pin
+// (trusting c1's CA, copied to DIR/ca.crt) know about TLS; agents get tokens that pin
 // the CA and obtain their certificates themselves.
 
 import (
@@ -47,6 +47,7 @@ type Proc struct {
 	mu   sync.Mutex
 	cmd  *exec.Cmd
 	done chan struct{}
+	exit int // exit code of the last run (-1 for a signal), once done
 }
 
 // Start (re)starts the process with its arguments.
@@ -66,7 +67,14 @@ func (p *Proc) Start() error {
 		return fmt.Errorf("start %s: %w", p.Name, err)
 	}
 	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); f.Close(); close(done) }()
+	go func() {
+		_ = cmd.Wait()
+		f.Close()
+		p.mu.Lock()
+		p.exit = cmd.ProcessState.ExitCode()
+		p.mu.Unlock()
+		close(done)
+	}()
 	p.cmd, p.done = cmd, done
 	return nil
 }
@@ -84,6 +92,25 @@ func (p *Proc) Running() bool {
 	default:
 		return true
 	}
+}
+
+// Exited waits up to d for the process to exit and returns its exit code
+// (-1 when a signal ended it); ok is false when it is still running.
+func (p *Proc) Exited(d time.Duration) (code int, ok bool) {
+	p.mu.Lock()
+	done := p.done
+	p.mu.Unlock()
+	if done == nil {
+		return 0, false
+	}
+	select {
+	case <-done:
+	case <-time.After(d):
+		return 0, false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.exit, true
 }
 
 // Signal sends sig to the process (no-op when it is not running).
@@ -132,6 +159,10 @@ type Topology struct {
 	Racks        []string // rack names; each gets an active and a standby agent and one bmcsim
 	HostsPerRack int
 	LeaseTTL     time.Duration // agents' --lease-ttl
+	// DataFS, when set, puts each coordinator's data dir on a tmpfs of
+	// this many bytes of its own (the storage faults need it: a disk that
+	// fills, a data dir moved aside). Needs root, as the whole harness.
+	DataFS int64
 }
 
 // Nodes returns the namespace names of a topology: c1..cN, per rack
@@ -172,6 +203,7 @@ type Cluster struct {
 	admin    string // admin token
 	tmu      sync.Mutex
 	trs      []*http.Transport // closed by StopAll, so no socket keeps a namespace alive
+	mounted  []string          // the members' tmpfs mount points (Topology.DataFS)
 }
 
 func (c *Cluster) coordURL(i int) string {
@@ -197,9 +229,21 @@ func (c *Cluster) MemberIndex(url string) int {
 	return -1
 }
 
+// fsDir is member i's tmpfs mount point (Topology.DataFS).
+func (c *Cluster) fsDir(i int) string { return filepath.Join(c.Dir, "data", fmt.Sprintf("c%d-fs", i+1)) }
+
+// DataDir is member i's data dir: DATA/cN, or DATA/cN-fs/data on its own
+// tmpfs (Topology.DataFS).
+func (c *Cluster) DataDir(i int) string {
+	if c.Topo.DataFS > 0 {
+		return filepath.Join(c.fsDir(i), "data")
+	}
+	return filepath.Join(c.Dir, "data", fmt.Sprintf("c%d", i+1))
+}
+
 func (c *Cluster) coordArgs(i int) []string {
 	nd := c.Net.Node(fmt.Sprintf("c%d", i+1))
-	args := []string{"--data-dir", filepath.Join(c.Dir, "data", nd.Name), "--node-id", nd.Name,
+	args := []string{"--data-dir", c.DataDir(i), "--node-id", nd.Name,
 		"--http-addr", fmt.Sprintf("%s:%d", nd.IP, coordHTTPPort), "--raft-addr", fmt.Sprintf("%s:%d", nd.IP, coordRaftPort),
 		"--log-level", "info"}
 	if i > 0 {
@@ -208,10 +252,32 @@ func (c *Cluster) coordArgs(i int) []string {
 	return args
 }
 
-func (c *Cluster) adminTokenFile() string { return filepath.Join(c.Dir, "data", "c1", "admin.token") }
+// joinArgs are member i's arguments to join again with an empty data dir
+// through member via (the runbook for a damaged data dir).
+func (c *Cluster) joinArgs(i, via int) []string {
+	args := c.coordArgs(i)
+	if i == 0 {
+		args = append(args, "--join", c.coordURL(via), "--join-token-file", c.adminTokenFile())
+		return args
+	}
+	for k := range args {
+		if args[k] == "--join" {
+			args[k+1] = c.coordURL(via)
+		}
+	}
+	return args
+}
 
-// caFile is the cluster CA the first member made at bootstrap.
-func (c *Cluster) caFile() string { return filepath.Join(c.Dir, "data", "c1", "tls", "ca.crt") }
+// adminTokenFile is c1's admin token, copied beside the run's data when
+// c1 wrote it (c1's data dir may be moved aside later).
+func (c *Cluster) adminTokenFile() string { return filepath.Join(c.Dir, "admin.token") }
+
+// firstAdminTokenFile is where c1 writes the admin token at bootstrap.
+func (c *Cluster) firstAdminTokenFile() string { return filepath.Join(c.DataDir(0), "admin.token") }
+
+// caFile is the cluster CA the first member made at bootstrap (copied
+// beside the run's data, as the admin token).
+func (c *Cluster) caFile() string { return filepath.Join(c.Dir, "ca.crt") }
 
 func (c *Cluster) agentArgs(a *Agent) []string {
 	return []string{"--coordinator", c.URLs(), "--token-file", filepath.Join(c.Dir, "agent-"+a.Rack+".token"),
@@ -292,6 +358,11 @@ func StartCluster(ctx context.Context, dir, bin string, nw *Net, topo Topology, 
 			return nil, err
 		}
 	}
+	if topo.DataFS > 0 {
+		if err := c.mountDataFS(); err != nil {
+			return c, err
+		}
+	}
 	for i := 0; i < topo.Coordinators; i++ {
 		c.Coords = append(c.Coords, c.proc(fmt.Sprintf("coordinator-c%d", i+1), fmt.Sprintf("c%d", i+1), "rackfence-coordinator", nil))
 	}
@@ -299,8 +370,20 @@ func StartCluster(ctx context.Context, dir, bin string, nw *Net, topo Topology, 
 	if err := c.Coords[0].Start(); err != nil {
 		return nil, err
 	}
-	if err := waitFile(ctx, c.adminTokenFile()); err != nil {
+	if err := waitFile(ctx, c.firstAdminTokenFile()); err != nil {
 		return c, fmt.Errorf("c1 wrote no admin token: %w", err)
+	}
+	if err := waitFile(ctx, filepath.Join(c.DataDir(0), "tls", "ca.crt")); err != nil {
+		return c, fmt.Errorf("c1 wrote no CA: %w", err)
+	}
+	for src, dst := range map[string]string{c.firstAdminTokenFile(): c.adminTokenFile(), filepath.Join(c.DataDir(0), "tls", "ca.crt"): c.caFile()} {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			return c, err
+		}
+		if err := os.WriteFile(dst, b, 0o600); err != nil {
+			return c, err
+		}
 	}
 	tok, err := client.ReadTokenFile(c.adminTokenFile())
 	if err != nil {
@@ -428,6 +511,7 @@ func (c *Cluster) StopAll() {
 	for _, tr := range c.trs {
 		tr.CloseIdleConnections()
 	}
+	c.unmountDataFS()
 }
 
 // probe reads the BMCs' plain-HTTP simulator state (/sim/state).

@@ -40,8 +40,16 @@ type Config struct {
 	// rack and a leader election (0: the schedule's last fault, if still
 	// on, is what the final heal lifts).
 	FinalOutage time.Duration
-	Log         *slog.Logger // default: JSON to DIR/harness.log
+	// Faults is the set of fault kinds the schedule draws from
+	// (FaultsClassic, the default; FaultsStorage; FaultsAll). The storage
+	// faults put each member's data dir on a tmpfs of its own (DataFSSize).
+	Faults string
+	Log    *slog.Logger // default: JSON to DIR/harness.log
 }
+
+// DataFSSize is each member's tmpfs when a run draws storage faults: room
+// for a short run's log and snapshots, small enough to fill in a moment.
+const DataFSSize = 64 << 20
 
 // DefaultTopology is three coordinators, two racks of four hosts, a 5 s
 // lease TTL.
@@ -74,7 +82,7 @@ type Result struct {
 func (r *Result) OK() bool { return len(r.Violations) == 0 }
 
 // Checkers are the checker names, in report order.
-var Checkers = []string{"fencing", "linearizability", "durability", "liveness", "logs"}
+var Checkers = []string{"fencing", "linearizability", "durability", "liveness", "logs", "storage", "connections"}
 
 // Run sets up the network and cluster, runs the workload under the seeded
 // schedule, heals, waits for convergence, stops everything and checks.
@@ -108,7 +116,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res := &Result{Seed: cfg.Seed, Duration: cfg.Duration.String(), Dir: cfg.Dir, Faults: map[string]int{},
 		OpsByResult: map[string]int{}, OpsByKind: map[string]int{}, ByChecker: map[string]int{},
 		Converge: map[string]int64{}, ConvergeBound: cfg.ConvergeBound.String()}
-	faults := Schedule(cfg.Seed, cfg.Duration, cfg.Topo.Racks)
+	kinds, err := KindsOf(cfg.Faults)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range kinds {
+		if (k == FaultDiskFull || k == FaultDamagedRestart) && cfg.Topo.DataFS == 0 {
+			cfg.Topo.DataFS = DataFSSize
+		}
+	}
+	faults := ScheduleKinds(cfg.Seed, cfg.Duration, cfg.Topo.Racks, kinds)
 	if err := writeJSON(filepath.Join(cfg.Dir, "schedule.json"), faults); err != nil {
 		return nil, err
 	}
@@ -222,6 +239,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	final := map[string]*HostView{}
 	var vs []Violation
 	vs = append(vs, converge(ctx, c, hosts, healed, cfg.ConvergeBound, res, hist, final)...)
+	vs = append(vs, membersCaughtUp(ctx, c, healed.Add(cfg.ConvergeBound))...)
 	log.Info("converged", "hosts", len(res.Converge), "p50ms", res.ConvergeP50, "maxms", res.ConvergeMax)
 
 	// Stop the agents first (they release their leases), then read the
@@ -273,6 +291,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	vs = append(vs, lvs...)
 	vs = append(vs, CheckDurable(ops, final)...)
 	vs = append(vs, CheckLogs(filepath.Join(cfg.Dir, "logs"))...)
+	vs = append(vs, nem.Violations()...)
 	res.Violations = vs
 	for _, v := range vs {
 		res.ByChecker[v.Checker]++

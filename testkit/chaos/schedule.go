@@ -25,6 +25,26 @@ const (
 	FaultKillCoordinator   = "kill-coordinator"  // SIGKILL leader or a follower, restart at the end
 	FaultKillLeaderInGrant = "kill-leader-in-grant"
 	FaultAgentNewID        = "agent-new-id"
+
+	// Storage and client faults (StorageFaultKinds): drawn only when a run
+	// asks for them (Config.Faults), so every earlier seed keeps its
+	// schedule.
+	FaultDiskFull       = "disk-full"              // fill a coordinator's data file system (leader or follower); heal frees it
+	FaultDamagedRestart = "damaged-file-restart"   // SIGKILL a coordinator, damage a data file, start it; heal runs the runbook
+	FaultConnBurst      = "fresh-connection-burst" // bursts of concurrent requests on new HTTP/2 connections from the operators' namespace
+)
+
+// Damage is what FaultDamagedRestart does to the member's data dir.
+const (
+	DamageTruncateLog     = "truncate-raft.db" // cut raft.db (bolt: stable store and log) to half its size
+	DamageDeleteSnapshots = "delete-snapshots" // remove snapshots/
+)
+
+// Fault sets a run draws from (Config.Faults).
+const (
+	FaultsClassic = "classic" // FaultKinds: the schedule every earlier seed drew
+	FaultsStorage = "storage" // StorageFaultKinds only
+	FaultsAll     = "all"     // both
 )
 
 // FaultKinds is every kind a schedule draws from.
@@ -32,6 +52,23 @@ var FaultKinds = []string{
 	FaultAgentLeader, FaultAgentCoords, FaultAgentCoordsIn, FaultAgentCoordsOut,
 	FaultLeaderMinority, FaultFollowerMinority, FaultFollowerFollower, FaultLeaderOneWay, FaultClient,
 	FaultPauseAgent, FaultPauseCoordinator, FaultKillAgent, FaultKillCoordinator, FaultKillLeaderInGrant, FaultAgentNewID,
+}
+
+// StorageFaultKinds are the storage and client faults.
+var StorageFaultKinds = []string{FaultDiskFull, FaultDamagedRestart, FaultConnBurst}
+
+// KindsOf returns the kinds of a fault set (FaultsClassic, FaultsStorage,
+// FaultsAll; "" is FaultsClassic).
+func KindsOf(set string) ([]string, error) {
+	switch set {
+	case "", FaultsClassic:
+		return FaultKinds, nil
+	case FaultsStorage:
+		return StorageFaultKinds, nil
+	case FaultsAll:
+		return append(append([]string(nil), FaultKinds...), StorageFaultKinds...), nil
+	}
+	return nil, fmt.Errorf("fault set %q: use %s, %s or %s", set, FaultsClassic, FaultsStorage, FaultsAll)
 }
 
 // Fault is one scheduled fault: it starts At after the workload starts and
@@ -49,6 +86,8 @@ type Fault struct {
 	// SIGTERM (which releases the lease) and the leader's SIGKILL, so the
 	// standby's acquire meets a dying leader.
 	Delay time.Duration `json:"delay,omitempty"`
+	// Damage is, for FaultDamagedRestart, what is done to the data dir.
+	Damage string `json:"damage,omitempty"`
 }
 
 func (f Fault) String() string {
@@ -62,6 +101,9 @@ func (f Fault) String() string {
 	if f.Delay > 0 {
 		s += " delay=" + f.Delay.String()
 	}
+	if f.Damage != "" {
+		s += " damage=" + f.Damage
+	}
 	return s
 }
 
@@ -72,6 +114,11 @@ func (f Fault) String() string {
 // then lifts it, so convergence is measured from a real outage. Nothing
 // starts in the last 4 s.
 func Schedule(seed int64, d time.Duration, racks []string) []Fault {
+	return ScheduleKinds(seed, d, racks, FaultKinds)
+}
+
+// ScheduleKinds is Schedule drawing from kinds.
+func ScheduleKinds(seed int64, d time.Duration, racks []string, kinds []string) []Fault {
 	rng := rand.New(rand.NewSource(seed))
 	var out []Fault
 	t := 3 * time.Second
@@ -79,7 +126,7 @@ func Schedule(seed int64, d time.Duration, racks []string) []Fault {
 		f := Fault{
 			At:   t,
 			Dur:  2*time.Second + time.Duration(rng.Int63n(int64(10*time.Second))),
-			Kind: FaultKinds[rng.Intn(len(FaultKinds))],
+			Kind: kinds[rng.Intn(len(kinds))],
 			Rack: racks[rng.Intn(len(racks))],
 		}
 		f.Leader = rng.Intn(2) == 0
@@ -89,8 +136,16 @@ func Schedule(seed int64, d time.Duration, racks []string) []Fault {
 			f.Leader = false
 		case FaultLeaderMinority, FaultLeaderOneWay, FaultFollowerFollower, FaultFollowerMinority:
 			f.Rack, f.Leader = "", false
-		case FaultClient, FaultPauseCoordinator, FaultKillCoordinator:
+		case FaultClient, FaultPauseCoordinator, FaultKillCoordinator, FaultDiskFull:
 			f.Rack = ""
+		case FaultDamagedRestart:
+			f.Rack = ""
+			f.Damage = DamageTruncateLog
+			if rng.Intn(2) == 0 {
+				f.Damage = DamageDeleteSnapshots
+			}
+		case FaultConnBurst:
+			f.Rack, f.Leader = "", false
 		default:
 			f.Leader = false
 		}

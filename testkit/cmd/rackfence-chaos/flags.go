@@ -39,6 +39,10 @@ type Config struct {
 	topo chaos.Topology
 	// finalOutage ends each run with an outage this long (0: off).
 	finalOutage time.Duration
+	// faults is the set of fault kinds drawn: classic (every earlier
+	// seed's schedule), storage (disk full, damaged file at restart,
+	// fresh-connection bursts) or all.
+	faults string
 	// total, when set, prints the totals of the runs under it and exits.
 	total string
 }
@@ -56,6 +60,7 @@ func (c *Config) flags() *pflag.FlagSet {
 	fs.IntVar(&c.topo.HostsPerRack, "hosts-per-rack", c.topo.HostsPerRack, "hosts (simulated BMCs) per rack")
 	fs.DurationVar(&c.topo.LeaseTTL, "lease-ttl", c.topo.LeaseTTL, "agents' --lease-ttl")
 	fs.DurationVar(&c.finalOutage, "final-outage", 0, "end each run with an outage this long (every agent cut off the coordinators, the leader killed) before the final heal, so convergence is measured from it (0: off)")
+	fs.StringVar(&c.faults, "faults", chaos.FaultsClassic, "fault kinds to draw: classic (the schedule every earlier seed drew), storage (a coordinator's disk filled, a data file damaged at a restart and the runbook after it, bursts of fresh HTTP/2 connections; data dirs on tmpfs) or all")
 	fs.StringVar(&c.total, "total", "", "print the totals of the runs kept under this directory (a --dir of earlier runs) and exit")
 	return fs
 }
@@ -74,6 +79,9 @@ func (c *Config) Validate() error {
 	}
 	if c.topo.LeaseTTL < time.Second {
 		return fmt.Errorf("--lease-ttl %s is too short: use at least 1s (default %s)", c.topo.LeaseTTL, chaos.DefaultTopology().LeaseTTL)
+	}
+	if _, err := chaos.KindsOf(c.faults); err != nil {
+		return fmt.Errorf("--faults: %v", err)
 	}
 	if c.finalOutage < 0 {
 		return fmt.Errorf("--final-outage %s is negative: use 0 (off) or a positive duration", c.finalOutage)

@@ -75,7 +75,7 @@ func run(ctx context.Context, c Config) error {
 	for s := c.seed; s < c.seed+int64(c.seeds); s++ {
 		rd := filepath.Join(c.dir, fmt.Sprintf("seed-%d", s))
 		fmt.Printf("run directory: %s\n", rd)
-		res, err := chaos.Run(ctx, chaos.Config{Seed: s, Duration: c.duration, Dir: rd, Bin: c.bin, Topo: c.topo, Clients: c.clients, FinalOutage: c.finalOutage})
+		res, err := chaos.Run(ctx, chaos.Config{Seed: s, Duration: c.duration, Dir: rd, Bin: c.bin, Topo: c.topo, Clients: c.clients, FinalOutage: c.finalOutage, Faults: c.faults})
 		if err != nil {
 			return cannot("seed %d: the run could not be carried out: %v (logs in %s)", s, err, rd)
 		}
