@@ -230,7 +230,9 @@ func (c *Cluster) MemberIndex(url string) int {
 }
 
 // fsDir is member i's tmpfs mount point (Topology.DataFS).
-func (c *Cluster) fsDir(i int) string { return filepath.Join(c.Dir, "data", fmt.Sprintf("c%d-fs", i+1)) }
+func (c *Cluster) fsDir(i int) string {
+	return filepath.Join(c.Dir, "data", fmt.Sprintf("c%d-fs", i+1))
+}
 
 // DataDir is member i's data dir: DATA/cN, or DATA/cN-fs/data on its own
 // tmpfs (Topology.DataFS).

@@ -51,8 +51,8 @@ func TestStorageSchedule(t *testing.T) {
 func TestProtocolError(t *testing.T) {
 	for s, want := range map[string]bool{
 		`http2: server sent GOAWAY and closed the connection; LastStreamID=1, ErrCode=COMPRESSION_ERROR, debug=""`: true,
-		"dial tcp 10.0.0.1:7480: connect: connection refused": false,
-		"context deadline exceeded (Client.Timeout exceeded while awaiting headers)": false,
+		"dial tcp 10.0.0.1:7480: connect: connection refused":                                                      false,
+		"context deadline exceeded (Client.Timeout exceeded while awaiting headers)":                               false,
 	} {
 		if got := protocolError(fmt.Errorf("%s", s)); got != want {
 			t.Errorf("protocolError(%q) = %v, want %v", s, got, want)
