@@ -21,7 +21,7 @@ const fillerName = "chaos-filler"
 
 // DamagedExitCode is the exit code a coordinator refusing a damaged or
 // missing data file ends with (docs/operator.md, exit codes).
-const DamagedExitCode = 4
+const DamagedExitCode = 6
 
 // refuseWithin bounds how long a member started on a damaged data dir may
 // take to refuse (it reads its files and exits; a loaded 2-core machine).
