@@ -22,8 +22,9 @@ const DefaultStopTimeout = 20 * time.Second
 // ErrShutdown, and when this member leads a cluster of more than one voter
 // it hands leadership to the most up-to-date other voter (raft's
 // LeadershipTransfer), waiting at most until ctx ends. It returns the new
-// leader's ID ("" when this member did not lead or the transfer did not
-// finish); an error says why no hand-over happened.
+// leader's ID ("" when this member did not lead, or when the transfer
+// finished but no heartbeat of the new leader arrived before ctx ended);
+// an error says why no hand-over happened.
 func (s *Store) HandOver(ctx context.Context) (string, error) {
 	s.stopping.Store(true)
 	if !s.IsLeader() {
@@ -53,8 +54,17 @@ func (s *Store) HandOver(ctx context.Context) (string, error) {
 	case <-ctx.Done():
 		return "", fmt.Errorf("leadership transfer not finished: %w", ctx.Err())
 	}
-	_, id := s.raft.LeaderWithID()
-	return string(id), nil
+	// This member learns the new leader from its first heartbeat.
+	for {
+		if _, id := s.raft.LeaderWithID(); id != "" && string(id) != s.cfg.NodeID {
+			return string(id), nil
+		}
+		select {
+		case <-ctx.Done():
+			return "", nil
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 // Shutdown shuts Raft down and closes the stores, waiting at most until

@@ -15,10 +15,9 @@ import (
 	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
-// startCluster starts n members (n1 bootstraps, the others join it) with
-// env added to their environment and returns them with the admin token
-// once n voters are in.
-func startCluster(t *testing.T, bin string, n int, env ...string) ([]*member, string) {
+// startCluster starts n members (n1 bootstraps, the others join it) and
+// returns them with the admin token once n voters are in.
+func startCluster(t *testing.T, bin string, n int) ([]*member, string) {
 	t.Helper()
 	base := t.TempDir()
 	ms := make([]*member, n)
@@ -28,10 +27,10 @@ func startCluster(t *testing.T, bin string, n int, env ...string) ([]*member, st
 			ms[i].args = append(ms[i].args, "--join", ms[0].url())
 		}
 	}
-	ms[0].proc = testenv.Start(t, "n1", bin, env, ms[0].args...)
+	ms[0].proc = testenv.Start(t, "n1", bin, nil, ms[0].args...)
 	token := waitToken(t, ms[0].dir)
 	for _, m := range ms[1:] {
-		m.proc = testenv.Start(t, m.id, bin, append([]string{"RACKFENCE_TOKEN=" + token}, env...), m.args...)
+		m.proc = testenv.Start(t, m.id, bin, []string{"RACKFENCE_TOKEN=" + token}, m.args...)
 	}
 	waitVoters(t, ms[n-1], token, n)
 	return ms, token
@@ -42,7 +41,7 @@ func newMember(t *testing.T, base string, i int) *member {
 	m := &member{id: fmt.Sprintf("n%d", i), ip: ip, dir: filepath.Join(base, fmt.Sprint(i)),
 		http: testenv.FreePort(t, ip), raft: testenv.FreePort(t, ip)}
 	m.args = []string{"--node-id", m.id, "--data-dir", m.dir, "--http-addr", fmt.Sprintf("%s:%d", ip, m.http),
-		"--raft-addr", fmt.Sprintf("%s:%d", ip, m.raft), "--raft-log-level", raftLogLevel()}
+		"--raft-addr", fmt.Sprintf("%s:%d", ip, m.raft), "--raft-log-level", "error"}
 	return m
 }
 

@@ -38,7 +38,7 @@ func stopMember(store *coordinator.Store, hs *http.Server, timeout time.Duration
 	switch {
 	case err != nil:
 		log.Warn("leadership not handed over; the other members elect a leader once this one stops", "err", err.Error(), "took", time.Since(start).String())
-	case wasLeader && to != "":
+	case wasLeader:
 		log.Info("leadership handed over", "to", to, "took", time.Since(start).String())
 	}
 
