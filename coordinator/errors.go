@@ -3,6 +3,8 @@ package coordinator
 import (
 	"errors"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/rackfence/rackfence/coordinator/fsm"
 	"github.com/rackfence/rackfence/shared/wire"
@@ -40,7 +42,8 @@ var (
 	// ErrEnqueueTimeout: the command never entered the log, so it was not
 	// applied and repeating it is safe). Answered as 503 no_leader.
 	ErrBusy = errors.New("the leader is too busy to take the write (it was not applied); retry in a second")
-	// ErrShutdown means the store is shutting down.
+	// ErrShutdown means the store is shutting down (it takes no more
+	// writes once a stop began).
 	ErrShutdown = errors.New("the coordinator is shutting down")
 	// ErrLogStoreMismatch means the data dir's Raft log was written by the
 	// other log store (Config.LogStore): start with the store it was
@@ -57,3 +60,16 @@ var (
 	// records of a backup.
 	ErrSecretsKey = errors.New("the secrets key file cannot open the backup's sealed records")
 )
+
+// StuckError is Shutdown's answer when its context ended before Raft shut
+// down: Waiting names the innermost Raft function of each goroutine still
+// running (with a count when several), e.g. "raft.(*netPipeline).AppendEntries"
+// for replication blocked on a follower that does not read.
+type StuckError struct {
+	Waited  time.Duration
+	Waiting []string
+}
+
+func (e *StuckError) Error() string {
+	return fmt.Sprintf("raft did not shut down within %s; still running: %s", e.Waited.Round(time.Millisecond), strings.Join(e.Waiting, ", "))
+}

@@ -36,6 +36,13 @@ type Store struct {
 	notifyCh chan bool
 	closing  chan struct{}
 	closed   sync.Once
+	// closeDone is closed when close (run once, by Shutdown) returned
+	// closeErr.
+	closeDone chan struct{}
+	closeErr  error
+	// stopping is set when a stop began (HandOver, Shutdown): Apply
+	// refuses new writes with ErrShutdown.
+	stopping atomic.Bool
 	// ready is set once this node, as leader, passed its barrier and
 	// re-armed the lease timers; reads wait for it.
 	ready atomic.Bool
@@ -219,6 +226,9 @@ func (s *Store) Leader() (id, httpURL string) {
 // was submitted), ErrOutcomeUnknown (wrapping the context's error when ctx
 // ended) when it was submitted but may or may not be applied.
 func (s *Store) Apply(ctx context.Context, c fsm.Command) (any, error) {
+	if s.stopping.Load() {
+		return nil, ErrShutdown
+	}
 	if !s.IsLeader() {
 		return nil, ErrNotLeader
 	}
@@ -310,27 +320,25 @@ func (s *Store) snapshotIfBehind() {
 	s.log.Info("snapshot taken before shutdown", "index", applied, "took", time.Since(start).String())
 }
 
-// Close shuts Raft down and closes the stores.
-func (s *Store) Close() error {
+// close shuts Raft down and closes the stores; Shutdown runs it once.
+func (s *Store) close() error {
+	close(s.closing)
+	s.timers.stopAll()
+	if s.fsm.Stopped() == nil {
+		s.snapshotIfBehind()
+	}
 	var err error
-	s.closed.Do(func() {
-		close(s.closing)
-		s.timers.stopAll()
-		if s.fsm.Stopped() == nil {
-			s.snapshotIfBehind()
-		}
-		if s.raft != nil {
-			err = s.raft.Shutdown().Error()
-		}
-		if s.batch != nil {
-			close(s.batch.stop)
-		}
-		if s.trans != nil {
-			s.trans.Close()
-		}
-		if s.stores != nil {
-			s.stores.Close()
-		}
-	})
+	if s.raft != nil {
+		err = s.raft.Shutdown().Error()
+	}
+	if s.batch != nil {
+		close(s.batch.stop)
+	}
+	if s.trans != nil {
+		s.trans.Close()
+	}
+	if s.stores != nil {
+		s.stores.Close()
+	}
 	return err
 }

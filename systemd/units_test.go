@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/rackfence/rackfence/coordinator"
 	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
@@ -141,5 +143,34 @@ func mustCopyDir(t *testing.T, src, dst string) {
 	})
 	if err != nil {
 		t.Fatalf("copy %s: %v", src, err)
+	}
+}
+
+// TestStopTimeoutBelowUnit: the coordinator's own stop bound
+// (--stop-timeout's default) ends the process before the unit's
+// TimeoutStopSec makes systemd send SIGKILL, with room for the exit.
+func TestStopTimeoutBelowUnit(t *testing.T) {
+	data, err := os.ReadFile("rackfence-coordinator.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var unit time.Duration
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "TimeoutStopSec="); ok {
+			if unit, err = time.ParseDuration(v); err != nil {
+				t.Fatalf("TimeoutStopSec=%s: %v (write it as Go reads durations, e.g. 30s)", v, err)
+			}
+		}
+	}
+	if unit == 0 {
+		t.Fatal("rackfence-coordinator.service sets no TimeoutStopSec")
+	}
+	const room = 5 * time.Second // logging the stuck stop, the exit itself
+	if coordinator.DefaultStopTimeout+room > unit {
+		t.Errorf("--stop-timeout's default %s + %s is not below the unit's TimeoutStopSec=%s: systemd would SIGKILL a member still stopping",
+			coordinator.DefaultStopTimeout, room, unit)
+	}
+	if strings.Contains(string(data), "STOP_TIMEOUT") {
+		t.Error("the unit sets RACKFENCE_STOP_TIMEOUT: keep it in the env file, below TimeoutStopSec")
 	}
 }

@@ -24,6 +24,7 @@ func TestValidateNamesTheFlag(t *testing.T) {
 		{[]string{"--cert-validity", "10ms"}, "--cert-validity"},
 		{[]string{"--max-batch", "0"}, "--max-batch"},
 		{[]string{"--raft-log-store", "rocks"}, "--raft-log-store"},
+		{[]string{"--stop-timeout", "500ms"}, "--stop-timeout"},
 		{[]string{"--insecure-plaintext", "--tls-cert", "c", "--tls-key", "k"}, "--insecure-plaintext"},
 		{[]string{"--ca-cert", "ca.crt"}, "--ca-key"},
 		{[]string{"--tls-cert", "c"}, "--tls-key"},

@@ -113,7 +113,12 @@ func serve(ctx context.Context, o *Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	defer store.Close()
+	stopped := false
+	defer func() {
+		if !stopped {
+			_ = store.Shutdown(context.Background())
+		}
+	}()
 	if err := storeNodeID(o); err != nil {
 		return err
 	}
@@ -152,12 +157,10 @@ func serve(ctx context.Context, o *Config, log *slog.Logger) error {
 
 	select {
 	case <-ctx.Done():
-		log.Info("shutting down")
+		log.Info("shutting down", "stopTimeout", o.stopTimeout.String(), "state", store.State())
 	case err := <-errc:
 		return fmt.Errorf("http server: %w", err)
 	}
-	sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer scancel()
-	_ = hs.Shutdown(sctx)
-	return store.Close()
+	stopped = true
+	return stopMember(store, hs, o.stopTimeout, log)
 }
