@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -241,6 +242,149 @@ func TestFollowerDiskFullCatchesUp(t *testing.T) {
 			return nil
 		})
 	}
+	for _, m := range ms {
+		if m.proc.Exited() {
+			t.Fatalf("%s exited:\n%s", m.id, m.proc.Output())
+		}
+	}
+}
+
+// putHostAnswer PUTs a host and returns the status and body.
+func putHostAnswer(m *member, token, name string) (int, string, error) {
+	b, _ := json.Marshal(wire.Host{Name: name, Rack: "r1", Online: true, Consumer: name})
+	hc, secret := testenv.ClientForToken(token)
+	req, _ := http.NewRequest(http.MethodPut, m.url()+"/v1/hosts/"+name, bytes.NewReader(b))
+	req.Header.Set("Authorization", "Bearer "+secret)
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body), nil
+}
+
+// TestLeaderDiskFullStepsDown: a leader whose data dir (a real 24 MiB
+// ext4) fills up steps down; the write it could not append is answered
+// 500 saying so (not applied, the disk error); another member leads, and
+// once the space is freed the old leader catches up with no restart.
+func TestLeaderDiskFullStepsDown(t *testing.T) {
+	bin := testenv.Binary(t, "rackfence-coordinator")
+	base := t.TempDir()
+	ms := []*member{newMember(t, base, 1), newMember(t, base, 2), newMember(t, base, 3)}
+	full := ms[0]
+	mountSmallFS(t, full.dir, "24m")
+	for _, m := range ms[1:] {
+		m.args = append(m.args, "--join", ms[0].url())
+	}
+	ms[0].args = append(ms[0].args, "--max-batch", "1")
+	ms[0].proc = testenv.Start(t, "n1", bin, nil, ms[0].args...)
+	token := waitToken(t, ms[0].dir)
+	for _, m := range ms[1:] {
+		m.proc = testenv.Start(t, m.id, bin, []string{"RACKFENCE_TOKEN=" + token}, m.args...)
+	}
+	waitVoters(t, ms[1], token, 3)
+
+	var mu sync.Mutex
+	acked := 0
+	answers := map[int][]string{}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				code, body, err := putHostAnswer(ms[(w+i)%3], token, fmt.Sprintf("w%d-%05d", w, i))
+				mu.Lock()
+				if err == nil && code < 300 {
+					acked++
+				} else {
+					answers[code] = append(answers[code], body)
+				}
+				mu.Unlock()
+				if err != nil || code >= 300 {
+					time.Sleep(50 * time.Millisecond)
+				}
+			}
+		}()
+	}
+	count := func() int { mu.Lock(); defer mu.Unlock(); return acked }
+	testenv.Eventually(t, 60*time.Second, "writes flowing", func() error {
+		if n := count(); n < 100 {
+			return fmt.Errorf("%d acknowledged", n)
+		}
+		return nil
+	})
+	filler := fill(t, full.dir)
+	testenv.Eventually(t, 120*time.Second, "another member leading", func() error {
+		var st wire.ClusterStatus
+		if _, err := do("GET", ms[1].url()+"/v1/status", token, nil, &st); err != nil {
+			return err
+		}
+		if st.Leader == "" || st.Leader == full.url() {
+			return fmt.Errorf("leader %q", st.Leader)
+		}
+		return nil
+	})
+	more := count() + 200
+	testenv.Eventually(t, 120*time.Second, "200 more writes under the new leader", func() error {
+		if n := count(); n < more {
+			return fmt.Errorf("%d acknowledged, want %d", n, more)
+		}
+		return nil
+	})
+	close(stop)
+	wg.Wait()
+	mu.Lock()
+	for code, bodies := range answers {
+		t.Logf("%d × %d, e.g. %s", len(bodies), code, bodies[0])
+	}
+	for _, b := range answers[http.StatusInternalServerError] {
+		if !strings.Contains(b, "NOT applied") || !strings.Contains(b, "no space left on device") {
+			t.Errorf("a 500 does not say the write was not applied and why: %s", b)
+		}
+	}
+	if len(answers[http.StatusInternalServerError]) == 0 {
+		t.Errorf("no write was answered 500 when the leader could not append it (answers: %v)", answers)
+	}
+	mu.Unlock()
+
+	code, h, err := memberHealth(full, token)
+	if err != nil || code != http.StatusServiceUnavailable || h.Status != wire.HealthLogWriteFailing {
+		t.Errorf("GET /v1/health of the old leader with a full disk: %d %+v %v; want 503 %s", code, h, err, wire.HealthLogWriteFailing)
+	}
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	target, err := appliedIndex(ms[1], token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	freed := time.Now()
+	testenv.Eventually(t, 120*time.Second, "the old leader catching up after the space was freed", func() error {
+		got, err := appliedIndex(full, token)
+		if err != nil {
+			return err
+		}
+		if got < target {
+			return fmt.Errorf("it applied %d, the cluster %d", got, target)
+		}
+		return nil
+	})
+	t.Logf("the old leader caught up %.1f s after the space was freed", time.Since(freed).Seconds())
+	testenv.Eventually(t, 60*time.Second, "the old leader's health ok again", func() error {
+		code, h, err := memberHealth(full, token)
+		if err != nil || code != http.StatusOK || h.Status != wire.HealthOK {
+			return fmt.Errorf("%d %+v %v", code, h, err)
+		}
+		return nil
+	})
 	for _, m := range ms {
 		if m.proc.Exited() {
 			t.Fatalf("%s exited:\n%s", m.id, m.proc.Output())
