@@ -212,6 +212,28 @@ func TestFollowerDiskFullCatchesUp(t *testing.T) {
 		if !strings.Contains(string(metrics), "rackfence_raft_log_write_failing 1") {
 			t.Errorf("round %d: /metrics of the full follower lacks rackfence_raft_log_write_failing 1", round)
 		}
+		if round == 1 {
+			// The leader's view, from its next read of the member's health.
+			testenv.Eventually(t, 60*time.Second, "the leader reporting the member unhealthy and lagging", func() error {
+				_, m, err := get(leader.url()+"/metrics", token)
+				if err != nil {
+					return err
+				}
+				for _, want := range []string{`rackfence_member_healthy{member="n3"} 0`, `rackfence_member_applied_index_lag{member="n3"} `} {
+					if !strings.Contains(string(m), want) {
+						return fmt.Errorf("the leader's /metrics lack %s", want)
+					}
+				}
+				var st wire.ClusterStatus
+				if _, err := do("GET", leader.url()+"/v1/status", token, nil, &st); err != nil {
+					return err
+				}
+				if !strings.Contains(strings.Join(st.Warnings, "\n"), "member n3 cannot write the Raft log in data dir "+small.dir) {
+					return fmt.Errorf("the leader's status warnings %q do not name n3's log write failure", st.Warnings)
+				}
+				return nil
+			})
+		}
 
 		target, err := appliedIndex(leader, token)
 		if err != nil {
