@@ -53,6 +53,12 @@ var (
 	// back (the raft-wal fault described at LogStoreWAL): the member must
 	// re-join with an empty data dir.
 	ErrLogUnreadable = errors.New("the data dir's Raft log cannot be read")
+	// ErrLogWrite means this member could not write its Raft log (a full
+	// or failing disk). The error wrapping it names the data dir and the
+	// cause. A leader that gets it steps down, and the write it could not
+	// append was not applied (repeating it is safe); a follower refuses the
+	// leader's entries until a write succeeds, then catches up by itself.
+	ErrLogWrite = errors.New("cannot write the Raft log")
 	// ErrDataDirNotEmpty means restore was pointed at a data dir that
 	// already holds files.
 	ErrDataDirNotEmpty = errors.New("the data dir is not empty")

@@ -123,5 +123,6 @@ func (s *Store) Status() wire.ClusterStatus {
 	if r := s.fsm.Stopped(); r != nil {
 		out.Warnings = append(out.Warnings, "this member stopped applying the Raft log: "+r.Message)
 	}
+	out.Warnings = append(out.Warnings, s.memberWarnings()...)
 	return out
 }

@@ -80,6 +80,8 @@ func (m *Metrics) Register(reg prometheus.Registerer, s *Store) {
 	}))
 	reg.MustRegister(&secretsCollector{s: s})
 	registerGate(reg, s)
+	registerLogWrites(reg, s)
+	reg.MustRegister(newMemberCollector(s))
 	reg.MustRegister(newFleetCollector(s.fsm, time.Now))
 }
 

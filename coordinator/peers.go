@@ -26,11 +26,13 @@ const (
 	DefaultHashCheckInterval = time.Minute
 )
 
-// probe is one member's last health answer.
+// probe is one member's last health answer, and the leader's applied
+// index when it came.
 type probe struct {
-	health wire.Health
-	err    error
-	at     time.Time
+	health  wire.Health
+	err     error
+	at      time.Time
+	applied uint64
 }
 
 type probes struct {
@@ -57,11 +59,13 @@ func (p *probes) set(id string, v probe) {
 // Health is this member's GET /v1/health answer.
 func (s *Store) Health() wire.Health {
 	me := s.thisMember()
-	h := wire.Health{Status: "ok", Node: s.cfg.NodeID, State: s.State(), Version: me.Binary,
-		Commands: me.Commands, StateHashes: s.fsm.StateHashes()}
+	h := wire.Health{Status: wire.HealthOK, Node: s.cfg.NodeID, State: s.State(), Version: me.Binary,
+		Commands: me.Commands, StateHashes: s.fsm.StateHashes(), AppliedIndex: s.fsm.AppliedIndex()}
 	if r := s.fsm.Stopped(); r != nil {
-		h.Status = "stopped"
+		h.Status = wire.HealthStopped
 		h.Stopped = &wire.StopInfo{Index: r.Index, Type: r.Type, Version: r.Version, Message: r.Message}
+	} else if p := s.logw.problem(); p != "" {
+		h.Status, h.Reason = wire.HealthLogWriteFailing, p
 	}
 	return h
 }
@@ -98,7 +102,7 @@ func (s *Store) probeMembers() {
 	var wg sync.WaitGroup
 	for _, m := range ms {
 		if m.ID == s.cfg.NodeID {
-			s.probes.set(m.ID, probe{health: s.Health(), at: time.Now()})
+			s.probes.set(m.ID, probe{health: s.Health(), at: time.Now(), applied: s.fsm.AppliedIndex()})
 			continue
 		}
 		if m.HTTPAddr == "" {
@@ -108,7 +112,7 @@ func (s *Store) probeMembers() {
 		go func() {
 			defer wg.Done()
 			h, err := s.fetchHealth(m.HTTPAddr)
-			s.probes.set(m.ID, probe{health: h, err: err, at: time.Now()})
+			s.probes.set(m.ID, probe{health: h, err: err, at: time.Now(), applied: s.fsm.AppliedIndex()})
 		}()
 	}
 	wg.Wait()

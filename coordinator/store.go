@@ -60,6 +60,8 @@ type Store struct {
 	stopOnce sync.Once
 	// lastBackup is the last backup this member served (backup_record.go).
 	lastBackup atomic.Pointer[BackupRecord]
+	// logw records whether this member can write its Raft log (logwrite.go).
+	logw *logWrites
 }
 
 // Open starts a member from cfg.DataDir, bootstrapping a cluster of one when
@@ -115,7 +117,8 @@ func Open(cfg Config) (*Store, error) {
 		return nil, err
 	}
 	s.stores = stores
-	logs := newLogCache(stores.logs)
+	s.logw = newLogWrites(cfg.DataDir, s.log)
+	logs := newLogCache(watchedLogs{LogStore: stores.logs, w: s.logw})
 	fileSnaps, err := raft.NewFileSnapshotStoreWithLogger(filepath.Join(cfg.DataDir), 2, rc.Logger)
 	if err != nil {
 		stores.Close()
@@ -156,7 +159,7 @@ func Open(cfg Config) (*Store, error) {
 		stores.Close()
 		return nil, err
 	}
-	r, err := raft.NewRaft(rc, raftFSM{s.fsm}, logs, stores.stable, snaps, trans)
+	r, err := raft.NewRaft(rc, raftFSM{s.fsm}, logs, stores.stable, snaps, unpipelined{trans})
 	if err != nil {
 		trans.Close()
 		stores.Close()

@@ -24,9 +24,12 @@
 #      (/tmp/rackfence-bench-out). The 100,000-host tier is
 #      BENCH_FLEET_HOSTS=100000 BENCH_SKIP="etcd writes tls logstore memory go" make bench.
 #   5. The Go benchmarks of the packages (bmcsim, agent) where present.
+#   6. With BENCH_BASELINE_BIN=DIR (a directory holding another build's
+#      rackfence-coordinator): that build (A) vs this one (B), two 3-member
+#      bolt clusters interleaved ABBA, writes/s and latency per client count.
 # Knobs: BENCH_SLICE (5s) and BENCH_ROUNDS (6) for the comparison,
 # BENCH_DURATION (10s, rackfence alone when etcd is skipped), BENCH_CLIENTS (1,16,64), BENCH_FILL_HOSTS
-# (100000), BENCH_SKIP (space-separated: etcd writes failover tls logstore memory fleet go).
+# (100000), BENCH_SKIP (space-separated: etcd writes failover tls logstore baseline memory fleet go).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${RACKFENCE_BIN:-$PWD/bin}
@@ -76,16 +79,16 @@ start_etcd() {
   [ -n "$ETCD_LEADER" ] || ETCD_LEADER=http://127.0.0.1:23791
 }
 
-start_rf() { # [PORT_BASE [LOG_STORE [plain|tls]]]: a 3-node rackfence cluster on 127.0.0.1..3
+start_rf() { # [PORT_BASE [LOG_STORE [plain|tls [BIN_DIR]]]]: a 3-node rackfence cluster on 127.0.0.1..3
   # plain (--insecure-plaintext) by default: etcd, the baseline, runs plain HTTP too.
-  local pb=${1:-7580} store=${2:-wal} sec=${3:-plain} tag=rf${1:-}
+  local pb=${1:-7580} store=${2:-wal} sec=${3:-plain} tag=rf${1:-} bin=${4:-$BIN}
   local scheme=http extra=(--insecure-plaintext)
   if [ "$sec" = tls ]; then scheme=https; extra=(); fi
   CURL_CA=; [ "$sec" = tls ] && CURL_CA="$W/${tag}1/tls/ca.crt"
   for i in 1 2 3; do
     local args=(--node-id n$i --data-dir "$W/$tag$i" --http-addr 127.0.0.$i:$pb --raft-addr 127.0.0.$i:$((pb+1)) --raft-log-store "$store" "${extra[@]}")
     if [ $i -gt 1 ]; then args+=(--join $scheme://127.0.0.1:$pb --join-token-file "$W/${tag}1/admin.token"); fi
-    "$BIN/rackfence-coordinator" "${args[@]}" >"$W/$tag$i.log" 2>&1 &
+    "$bin/rackfence-coordinator" "${args[@]}" >"$W/$tag$i.log" 2>&1 &
     PIDS+=($!); eval "RF_PID$i=$!"
     for _ in $(seq 1 100); do [ -z "$CURL_CA" ] || [ -s "$CURL_CA" ] && break; sleep 0.1; done
     wait_http $scheme://127.0.0.$i:$pb/v1/health
@@ -163,6 +166,16 @@ if ! skip logstore; then
   done
   echo "ratio = wal/bolt writes/s; leader_dispatch_log = the leader's log write+sync, follower_store_logs = a follower's"
   for p in $BOLT_PIDS $WAL_PIDS; do kill -9 $p 2>/dev/null || true; done
+fi
+
+if [ -n "${BENCH_BASELINE_BIN:-}" ] && ! skip baseline; then
+  say "this build (B) vs the coordinator in $BENCH_BASELINE_BIN (A), two 3-member bolt clusters, interleaved ABBA, ${ROUNDS} rounds × ${SLICE}"
+  start_rf 7630 bolt plain "$BENCH_BASELINE_BIN"; BASE_LEADER=$RF_LEADER; BASE_TOKEN=$TOKEN_FILE; BASE_PIDS="$RF_PID1 $RF_PID2 $RF_PID3"
+  start_rf 7640 bolt; NEW_LEADER=$RF_LEADER; NEW_TOKEN=$TOKEN_FILE; NEW_PIDS="$RF_PID1 $RF_PID2 $RF_PID3"
+  "$BIN/rackfence-load" compare --a-target rackfence --a-url "$BASE_LEADER" --a-token-file "$BASE_TOKEN" \
+    --b-target rackfence --b-url "$NEW_LEADER" --b-token-file "$NEW_TOKEN" --clients "$CLIENTS" --slice "$SLICE" --rounds "$ROUNDS"
+  echo "ratio = this build/baseline writes/s"
+  for p in $BASE_PIDS $NEW_PIDS; do kill -9 $p 2>/dev/null || true; done
 fi
 
 if ! skip memory; then

@@ -44,11 +44,12 @@ func notFound(format string, a ...any) *apiError {
 
 // isStoreUnavailable reports whether err is the store saying it cannot
 // take or finish the request now (no leader, busy, shutting down, outcome
-// unknown, the wait ended): toAPIError answers these 503 or 504, so a
-// handler that maps its own errors must pass them through unchanged.
+// unknown, the wait ended, the leader could not write its log): toAPIError
+// answers these 503, 504 or 500 with what happened, so a handler that maps
+// its own errors must pass them through unchanged.
 func isStoreUnavailable(err error) bool {
 	for _, e := range []error{coordinator.ErrOutcomeUnknown, coordinator.ErrNotLeader, coordinator.ErrNoLeader,
-		coordinator.ErrShutdown, coordinator.ErrBusy, context.DeadlineExceeded, context.Canceled} {
+		coordinator.ErrShutdown, coordinator.ErrBusy, coordinator.ErrLogWrite, context.DeadlineExceeded, context.Canceled} {
 		if errors.Is(err, e) {
 			return true
 		}
@@ -81,6 +82,12 @@ func toAPIError(err error, log *slog.Logger, c echo.Context) *apiError {
 		return errf(http.StatusServiceUnavailable, wire.CodeNoLeader, "%s", coordinator.ErrBusy.Error())
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return errf(http.StatusServiceUnavailable, wire.CodeNoLeader, "the request timed out waiting for the cluster; retry in a second")
+	case errors.Is(err, coordinator.ErrLogWrite):
+		// The leader failed to append the entry, so it never left the
+		// leader: not applied. The leader steps down; the operator frees
+		// its disk.
+		log.Error("the leader could not write a client's write to its Raft log", "method", c.Request().Method, "path", c.Path(), "err", err)
+		return errf(http.StatusInternalServerError, wire.CodeInternal, logWriteMsg, err)
 	case errors.As(err, &he):
 		switch he.Code {
 		case http.StatusNotFound:
@@ -99,6 +106,8 @@ func toAPIError(err error, log *slog.Logger, c echo.Context) *apiError {
 }
 
 const outcomeUnknownMsg = "the write was submitted to the cluster, but leadership moved (or the wait ended) before it was known to be applied: it may have been applied; read the resource before repeating it"
+
+const logWriteMsg = "the leader could not write this request to its Raft log, so it was NOT applied and the leader stepped down: repeat it (another member leads within seconds). The operator must fix the leader's disk: %v"
 
 const noLeaderMsg = "the cluster has no leader right now (election in progress or quorum lost); retry in a second"
 

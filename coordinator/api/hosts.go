@@ -10,11 +10,12 @@ import (
 )
 
 // health answers 200 while this member serves, 503 once it stopped
-// applying the Raft log; both carry its version, command table and state
-// hashes (the leader reads them: the version gate, the divergence check).
+// applying the Raft log or while it cannot write it; all carry its
+// version, command table, applied index and state hashes (the leader
+// reads them: the version gate, the divergence check, members' lag).
 func (s *Server) health(c echo.Context) error {
 	h := s.store.Health()
-	if h.Stopped != nil {
+	if h.Status != wire.HealthOK {
 		return c.JSON(http.StatusServiceUnavailable, h)
 	}
 	return c.JSON(http.StatusOK, h)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -71,7 +72,8 @@ func (f *applyFault) Apply(ctx context.Context, c fsm.Command) (any, error) {
 // 503 no_leader with Retry-After (the client may repeat it elsewhere, and
 // nothing was applied); a write whose outcome is unknown answers 504
 // "may have been applied" without Retry-After (the client must read
-// first, and here it was applied).
+// first, and here it was applied); a write the leader could not append
+// to its log answers 500 saying it was not applied and why.
 func TestApplyFaultAnswers(t *testing.T) {
 	cases := []struct {
 		name       string
@@ -88,6 +90,8 @@ func TestApplyFaultAnswers(t *testing.T) {
 		{"leadership lost after commit", coordinator.ErrOutcomeUnknown, true, http.StatusGatewayTimeout, wire.CodeInternal, "", true, "may have been applied"},
 		{"leadership lost before commit", coordinator.ErrOutcomeUnknown, false, http.StatusGatewayTimeout, wire.CodeInternal, "", false, "may have been applied"},
 		{"wait ended after submit", errors.Join(coordinator.ErrOutcomeUnknown, context.DeadlineExceeded), false, http.StatusGatewayTimeout, wire.CodeInternal, "", false, "may have been applied"},
+		{"leader cannot write its log", fmt.Errorf("%w (append in /data): write /data/raft.db: %w", coordinator.ErrLogWrite, syscall.ENOSPC),
+			false, http.StatusInternalServerError, wire.CodeInternal, "", false, "NOT applied and the leader stepped down: repeat it (another member leads within seconds). The operator must fix the leader's disk: cannot write the Raft log (append in /data): write /data/raft.db: no space left on device"},
 	}
 	// One member for every case; each writes its own host.
 	fault := &applyFault{}

@@ -4,12 +4,20 @@ package wire
 
 // Health answers GET /v1/health (no token): 200 with status "ok" while
 // the member serves, 503 with status "stopped" once it stopped applying
-// the Raft log (Stopped says why). Members read each other's health to
-// learn their versions and state hashes.
+// the Raft log (Stopped says why), 503 with status "log_write_failing"
+// while it cannot write its Raft log (Reason names the data dir and the
+// error). Members read each other's health to learn their versions,
+// state hashes and how far they applied the log.
 type Health struct {
 	Status string `json:"status"`
 	Node   string `json:"node"`
 	State  string `json:"state"`
+	// Reason says why Status is not "ok" (log_write_failing: the data
+	// dir, the error and what to do).
+	Reason string `json:"reason,omitempty"`
+	// AppliedIndex is the last Raft log index this member applied; the
+	// leader compares it with its own (rackfence_member_applied_index_lag).
+	AppliedIndex uint64 `json:"appliedIndex,omitempty"`
 	// Version is the binary's version; Commands the command types it
 	// applies (decimal type → newest body version).
 	Version  string         `json:"version,omitempty"`
@@ -19,6 +27,13 @@ type Health struct {
 	// StateHashes are the member's recent FSM state hashes, oldest first.
 	StateHashes []StateHash `json:"stateHashes,omitempty"`
 }
+
+// Health statuses.
+const (
+	HealthOK              = "ok"
+	HealthStopped         = "stopped"
+	HealthLogWriteFailing = "log_write_failing"
+)
 
 // StopInfo names the log entry a member stopped at.
 type StopInfo struct {
