@@ -3,6 +3,8 @@ package agent
 import (
 	"crypto/tls"
 	"net/http"
+
+	"github.com/rackfence/rackfence/shared/client"
 )
 
 // CoordinatorConns bounds the connections an agent holds to one
@@ -23,6 +25,9 @@ func CoordinatorTransport(tlsConfig *tls.Config) *http.Transport {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = tlsConfig
 	tr.ForceAttemptHTTP2 = true
+	// Pings on a silent connection; no dynamic header table, so the
+	// coordinator stores none for this connection.
+	tr.HTTP2 = client.HTTP2Config()
 	tr.MaxConnsPerHost = CoordinatorConns
 	tr.MaxIdleConnsPerHost = CoordinatorConns
 	// Several members (failover) each get their own bound.

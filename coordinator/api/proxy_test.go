@@ -14,21 +14,26 @@ func TestMayHaveReachedLeader(t *testing.T) {
 	dial := &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
 	read := &net.OpError{Op: "read", Net: "tcp", Err: errors.New("connection reset")}
 	cases := []struct {
-		method string
-		err    error
-		want   bool
+		method    string
+		connected bool
+		err       error
+		want      bool
 	}{
-		{http.MethodPut, context.DeadlineExceeded, true},
-		{http.MethodPut, read, true},
-		{http.MethodPost, context.Canceled, true},
-		{http.MethodDelete, read, true},
-		{http.MethodPut, dial, false},
-		{http.MethodGet, context.DeadlineExceeded, false},
-		{http.MethodGet, read, false},
+		{http.MethodPut, true, context.DeadlineExceeded, true},
+		{http.MethodPut, true, read, true},
+		{http.MethodPost, true, context.Canceled, true},
+		{http.MethodDelete, true, read, true},
+		{http.MethodPut, true, dial, false},
+		{http.MethodGet, true, context.DeadlineExceeded, false},
+		{http.MethodGet, true, read, false},
+		// No connection was handed over (dialing, TLS handshake): nothing
+		// was written, whatever ended the wait.
+		{http.MethodPut, false, context.Canceled, false},
+		{http.MethodPost, false, errors.New("net/http: TLS handshake timeout"), false},
 	}
 	for _, c := range cases {
-		if got := mayHaveReachedLeader(c.method, c.err); got != c.want {
-			t.Errorf("mayHaveReachedLeader(%s, %v) = %v, want %v", c.method, c.err, got, c.want)
+		if got := mayHaveReachedLeader(c.method, c.connected, c.err); got != c.want {
+			t.Errorf("mayHaveReachedLeader(%s, connected %v, %v) = %v, want %v", c.method, c.connected, c.err, got, c.want)
 		}
 	}
 }

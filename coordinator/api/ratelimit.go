@@ -220,8 +220,8 @@ type memberDialer struct {
 	d     net.Dialer
 }
 
-func newMemberDialer(advertise string) *memberDialer {
-	md := &memberDialer{d: net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}}
+func newMemberDialer(advertise string, timeout time.Duration) *memberDialer {
+	md := &memberDialer{d: net.Dialer{Timeout: timeout, KeepAlive: DefaultForwardKeepAlive}}
 	if ip := urlIP(advertise); ip != nil && !ip.IsUnspecified() {
 		md.local = ip
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/rackfence/rackfence/coordinator"
 	"github.com/rackfence/rackfence/coordinator/pivot"
 	"github.com/rackfence/rackfence/coordinator/ui"
 	"github.com/rackfence/rackfence/internal/jsonl"
@@ -42,6 +43,12 @@ type Config struct {
 	// ProxyTLS is the client TLS config used to forward to the leader when
 	// the cluster serves HTTPS; nil for plain HTTP.
 	ProxyTLS *tls.Config
+	// ElectionTime is how long electing a leader can take in this cluster
+	// (coordinator.Config.ElectionTime; its value for raft's defaults when
+	// zero). A forward to the leader waits at most this long for a
+	// connection, and ends when this member stops following the leader it
+	// was sent to, which it notices within this time.
+	ElectionTime time.Duration
 	// Pivot hands hosts to and admits them from peer tiers; nil when no
 	// --peer-tier is configured (handoffs are then refused).
 	Pivot *pivot.Peers
@@ -75,7 +82,10 @@ type Server struct {
 	log       *slog.Logger
 	echo      *echo.Echo
 	transport *http.Transport
+	leaders   *leaderWatch // ends forwards to a leader this member no longer follows
 	reqs      *prometheus.CounterVec
+
+	forwardFailures *prometheus.CounterVec
 
 	limiter      *authLimiter
 	authFailures *prometheus.CounterVec
@@ -98,6 +108,9 @@ func New(cfg Config) *Server {
 	if cfg.WatchTimeout <= 0 {
 		cfg.WatchTimeout = 30 * time.Second
 	}
+	if cfg.ElectionTime <= 0 {
+		cfg.ElectionTime = coordinator.Config{}.ElectionTime()
+	}
 	if cfg.AuthFailLimit == 0 {
 		cfg.AuthFailLimit = 10
 	}
@@ -117,12 +130,20 @@ func New(cfg Config) *Server {
 		s.auditLog = a
 	}
 	s.transport = &http.Transport{
-		DialContext:         newMemberDialer(cfg.Store.HTTPURL()).DialContext,
+		DialContext:         newMemberDialer(cfg.Store.HTTPURL(), cfg.ElectionTime).DialContext,
+		TLSHandshakeTimeout: cfg.ElectionTime,
 		MaxIdleConns:        1024,
 		MaxIdleConnsPerHost: 512,
 		IdleConnTimeout:     90 * time.Second,
 		TLSClientConfig:     cfg.ProxyTLS,
 	}
+	// The store is asked a sixteenth of an election's time apart (250 ms
+	// with raft's defaults) while forwards wait.
+	s.leaders = newLeaderWatch(func() string { _, u := s.store.Leader(); return u }, cfg.ElectionTime/16)
+	s.forwardFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "rackfence_forward_failures_total",
+		Help: "Requests this member forwarded to the leader without relaying its answer, by reason (connect_timeout: no connection within an election's time; leader_moved: this member stopped following that leader; error: the connection failed) and answer (no_leader: 503, the leader surely did not get it; outcome_unknown: 504, a write that may have been applied).",
+	}, []string{"reason", "answer"})
 	s.reqs = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "rackfence_http_requests_total",
 		Help: "HTTP requests answered by this member, by route, method and status code.",
@@ -138,7 +159,7 @@ func New(cfg Config) *Server {
 	for _, r := range []string{"missing", "unknown", "expired"} {
 		s.authFailures.WithLabelValues(r) // present at 0 before the first failure
 	}
-	cfg.Registry.MustRegister(s.reqs, s.authFailures, s.rateLimited)
+	cfg.Registry.MustRegister(s.reqs, s.authFailures, s.rateLimited, s.forwardFailures)
 
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true

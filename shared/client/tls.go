@@ -10,19 +10,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/rackfence/rackfence/internal/pki"
 )
 
 // setTLS gives hc's transport the cluster trust (a CA file or a pin) and
-// the client certificate, when any is asked for. The transport is cloned;
-// the cluster trust replaces whatever verification its TLS config had (a
+// the client certificate, when any is asked for, and HTTP2Config when the
+// transport has no HTTP/2 configuration. The transport is cloned; the
+// cluster trust replaces whatever verification its TLS config had (a
 // clone of http.DefaultTransport can carry one another package set).
 func setTLS(hc *http.Client, caFile, pin string, cert func(*tls.CertificateRequestInfo) (*tls.Certificate, error)) error {
-	if caFile == "" && pin == "" && cert == nil {
-		return nil
-	}
 	var base *http.Transport
 	switch t := hc.Transport.(type) {
 	case nil:
@@ -31,6 +28,13 @@ func setTLS(hc *http.Client, caFile, pin string, cert func(*tls.CertificateReque
 		base = t.Clone()
 	default:
 		return nil // a custom RoundTripper does its own TLS
+	}
+	if base.HTTP2 == nil {
+		base.HTTP2 = HTTP2Config()
+	}
+	hc.Transport = base
+	if caFile == "" && pin == "" && cert == nil {
+		return nil
 	}
 	var caPEM []byte
 	if caFile != "" {
@@ -53,15 +57,6 @@ func setTLS(hc *http.Client, caFile, pin string, cert func(*tls.CertificateReque
 	}
 	base.TLSClientConfig = cfg
 	base.ForceAttemptHTTP2 = true
-	// HTTP/2 multiplexes every request on one connection: a link that
-	// stalls silently would hold all of them until their timeouts. A ping
-	// after 5 s without a frame, answered within 3 s or the connection is
-	// dropped, bounds that; the next request then dials afresh (and, never
-	// having reached a member, may fail over).
-	if base.HTTP2 == nil {
-		base.HTTP2 = &http.HTTP2Config{SendPingTimeout: 5 * time.Second, PingTimeout: 3 * time.Second}
-	}
-	hc.Transport = base
 	return nil
 }
 

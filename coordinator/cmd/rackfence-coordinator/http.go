@@ -38,12 +38,19 @@ func serveAPI(ln net.Listener, h http.Handler, tlsServer *tls.Config, log *slog.
 // holds one connection for as long as it runs, so at 100 hosts per agent
 // this memory is a share of the coordinator's RSS per host:
 //
-//   - No dynamic header tables (a table of 1 byte holds no entry). With
-//     the default 4 KiB each way, HPACK's tables held about 14 KiB per
-//     connection, 1.4 MB for 100 agents, and an agent's headers change
-//     at every watch (the index in the path) so they were mostly evicted
-//     anyway. A request's headers now travel as Huffman-coded literals
-//     instead of table indexes.
+//   - The server's encoder keeps no dynamic header table (a table of 1
+//     byte holds no entry): answers' headers travel as literals. The
+//     server alone decides what its encoder stores.
+//   - The decoder's table stays at the protocol's default 4 KiB. A client
+//     may compress with a 4 KiB table until it has received and
+//     acknowledged the server's SETTINGS (RFC 9113 §4.3.1, §6.5.3), and
+//     Go's server shrinks its decoder the moment it sends them: with a
+//     1-byte decoder table, requests sent at once on a new connection
+//     referred to entries the server had not kept, and it closed the
+//     connection (COMPRESSION_ERROR). The project's own clients
+//     (shared/client: agents, rackfencectl) set their encoder's table to 1
+//     byte, so the decoder stores no entry for them; an outside client
+//     costs its connection up to 4 KiB of entries.
 //   - Frames read of at most 16 KiB (the protocol's minimum; Go's default
 //     is 1 MiB). A connection's read buffer grows to the largest frame it
 //     read and keeps it, and Go's client sends a body in frames as large
@@ -51,5 +58,5 @@ func serveAPI(ln net.Listener, h http.Handler, tlsServer *tls.Config, log *slog.
 //     its connection holding a buffer that large. Larger bodies now
 //     arrive in more frames.
 func http2Config() *http.HTTP2Config {
-	return &http.HTTP2Config{MaxDecoderHeaderTableSize: 1, MaxEncoderHeaderTableSize: 1, MaxReadFrameSize: 16 << 10}
+	return &http.HTTP2Config{MaxEncoderHeaderTableSize: 1, MaxReadFrameSize: 16 << 10}
 }

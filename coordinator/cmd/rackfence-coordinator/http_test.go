@@ -17,8 +17,10 @@ import (
 )
 
 // TestAPIHTTP2Settings reads the SETTINGS frame the API server sends a new
-// HTTP/2 connection: no dynamic header table, frames of at most 16 KiB
-// (http2Config). A large body with many headers still goes through.
+// HTTP/2 connection: the default 4 KiB decoder table (a client may use it
+// before it acknowledges any smaller one), frames of at most 16 KiB
+// (http2Config). A large body with many headers still goes through, and
+// requests sent at once on a fresh connection are all answered.
 func TestAPIHTTP2Settings(t *testing.T) {
 	_, _, _, pool, pair := writePKI(t, t.TempDir())
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -72,8 +74,8 @@ func TestAPIHTTP2Settings(t *testing.T) {
 		settings[binary.BigEndian.Uint16(payload[i:])] = binary.BigEndian.Uint32(payload[i+2:])
 	}
 	const headerTableSize, maxFrameSize = 0x1, 0x5
-	if v, ok := settings[headerTableSize]; !ok || v != 1 {
-		t.Errorf("SETTINGS_HEADER_TABLE_SIZE = %d (sent %v), want 1", v, ok)
+	if v, ok := settings[headerTableSize]; ok && v != 4096 {
+		t.Errorf("SETTINGS_HEADER_TABLE_SIZE = %d, want 4096 (the default, or not sent)", v)
 	}
 	if v, ok := settings[maxFrameSize]; !ok || v != 16<<10 {
 		t.Errorf("SETTINGS_MAX_FRAME_SIZE = %d (sent %v), want 16384", v, ok)
@@ -101,5 +103,31 @@ func TestAPIHTTP2Settings(t *testing.T) {
 			t.Fatalf("answer %.100q…, want %.100q…", got, want)
 		}
 		req.Body = io.NopCloser(bytes.NewReader(body))
+	}
+
+	// Requests at once on fresh connections, from net/http's client with
+	// its default 4 KiB encoder table.
+	for range 10 {
+		tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}
+		c := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+		errs := make(chan error, 8)
+		for i := range cap(errs) {
+			go func() {
+				req, _ := http.NewRequest(http.MethodGet, "https://"+addr+"/", nil)
+				req.Header.Set("X-Header-19", fmt.Sprint("at-once-", i))
+				resp, err := c.Do(req)
+				if err == nil {
+					_, err = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+				errs <- err
+			}()
+		}
+		for range cap(errs) {
+			if err := <-errs; err != nil {
+				t.Errorf("a request sent at once with others on a fresh connection: %v", err)
+			}
+		}
+		tr.CloseIdleConnections()
 	}
 }

@@ -97,7 +97,7 @@ func serve(ctx context.Context, o *Config, log *slog.Logger) error {
 		PeerClient: &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsClient}},
 	}
 	acfg := capi.Config{Tier: o.tier, PeerTiers: peerTiers, PeerTokenFiles: peerTokens,
-		Logger: log, Registry: reg, ProxyTLS: tlsClient, Pivot: peers}
+		Logger: log, Registry: reg, ProxyTLS: tlsClient, Pivot: peers, ElectionTime: scfg.ElectionTime()}
 	if sec != nil {
 		scfg.RaftTLS, scfg.TokenPin = sec.raft(), sec.ca.Fingerprint()
 		acfg.TLS, acfg.CAPin = sec.apiConfig(o.certValidity), sec.ca.Fingerprint()

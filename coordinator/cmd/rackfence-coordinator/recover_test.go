@@ -36,7 +36,7 @@ func startCluster(t *testing.T, bin string, n int) ([]*member, string) {
 	return ms, token
 }
 
-func newMember(t *testing.T, base string, i int) *member {
+func newMember(t testing.TB, base string, i int) *member {
 	ip := fmt.Sprintf("127.0.0.%d", i)
 	m := &member{id: fmt.Sprintf("n%d", i), ip: ip, dir: filepath.Join(base, fmt.Sprint(i)),
 		http: testenv.FreePort(t, ip), raft: testenv.FreePort(t, ip)}
@@ -45,7 +45,7 @@ func newMember(t *testing.T, base string, i int) *member {
 	return m
 }
 
-func waitToken(t *testing.T, dir string) string {
+func waitToken(t testing.TB, dir string) string {
 	t.Helper()
 	var token string
 	testenv.Eventually(t, 60*time.Second, "admin token written", func() error {
@@ -59,7 +59,7 @@ func waitToken(t *testing.T, dir string) string {
 	return token
 }
 
-func waitVoters(t *testing.T, m *member, token string, n int) {
+func waitVoters(t testing.TB, m *member, token string, n int) {
 	t.Helper()
 	testenv.Eventually(t, 90*time.Second, fmt.Sprintf("%d voters seen by %s", n, m.id), func() error {
 		var st wire.ClusterStatus
