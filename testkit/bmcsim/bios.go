@@ -202,7 +202,9 @@ func (b *bmc) applyBiosAt(k int, now time.Time) {
 // overlayBios writes BIOS k's state into d (the Bios resource). b.mu held.
 func (b *bmc) overlayBios(r *resource, d doc) {
 	attrs := make(map[string]any, len(r.d2.attrs))
-	maps.Copy(attrs, r.d2.attrs)
+	for k, v := range r.d2.attrs {
+		attrs[k] = b.vars.copyValue(v)
+	}
 	var st *biosState
 	if b.bios != nil && r.idx >= 0 && r.d2.settings != "" {
 		st = &b.bios[r.idx]

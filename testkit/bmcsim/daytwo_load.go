@@ -99,13 +99,13 @@ func (p *profile) linkDayTwo() error {
 			case t.kind == kindBios:
 				for j, k := range p.sysBios {
 					if k == t.idx {
-						p.systems[j].mirrors = append(p.systems[j].mirrors, mirror{"BiosVersion", r.idx})
+						p.systems[j].addMirror("BiosVersion", r)
 					}
 				}
 			case t.kind == kindSystem:
-				t.mirrors = append(t.mirrors, mirror{"BiosVersion", r.idx})
+				t.addMirror("BiosVersion", r)
 			case strings.HasPrefix(typeOf(t.tree), "#Manager."):
-				t.mirrors = append(t.mirrors, mirror{"FirmwareVersion", r.idx})
+				t.addMirror("FirmwareVersion", r)
 			}
 		}
 	}
@@ -276,4 +276,13 @@ func sortedKeys(m map[string]any) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// addMirror makes field show firmware item fw's version, when the fixture
+// gives both the same value (iLO's manager says "iLO 5 v3.03" where its
+// inventory says "3.03": no mirror then).
+func (r *resource) addMirror(field string, fw *resource) {
+	if r.tree[field] != nil && r.tree[field] == fw.tree["Version"] {
+		r.mirrors = append(r.mirrors, mirror{field, fw.idx})
+	}
 }
