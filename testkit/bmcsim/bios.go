@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -97,8 +98,16 @@ func jsonText(v any) string {
 	return string(b)
 }
 
-func attrMessage(id, msg, name string) doc {
-	return doc{"MessageId": id, "Message": msg, "RelatedProperties": []string{"#/Attributes/" + name},
+// attrMessage is a message about attribute name holding value v; its
+// MessageArgs follow the Base registry (value then name where the message
+// names a value).
+func attrMessage(id, msg, name string, v any) doc {
+	args := []string{name}
+	switch id[strings.LastIndex(id, ".")+1:] {
+	case "PropertyValueNotInList", "PropertyValueTypeError", "PropertyValueOutOfRange", "PropertyValueFormatError":
+		args = []string{jsonText(v), name}
+	}
+	return doc{"MessageId": id, "Message": msg, "MessageArgs": args, "RelatedProperties": []string{"#/Attributes/" + name},
 		"Severity": "Warning", "MessageSeverity": "Warning"}
 }
 
@@ -137,7 +146,7 @@ func (s *Sim) patchBios(w http.ResponseWriter, b *bmc, res *resource, body []byt
 		var infos []doc
 		for _, k := range sortedKeys(attrs) {
 			if id, msg := checkAttr(bios.d2.registry, k, attrs[k]); id != "" {
-				infos = append(infos, attrMessage(id, msg, k))
+				infos = append(infos, attrMessage(id, msg, k, attrs[k]))
 			}
 		}
 		if len(infos) > 0 {
@@ -187,7 +196,7 @@ func (b *bmc) applyBiosAt(k int, now time.Time) {
 			id, msg = "Base.1.12.PropertyNotUpdated", fmt.Sprintf("The property %s was not updated due to an internal service error.", name)
 		}
 		if id != "" {
-			st.messages = append(st.messages, attrMessage(id, msg, name))
+			st.messages = append(st.messages, attrMessage(id, msg, name, v))
 			continue
 		}
 		st.cur[name] = v
