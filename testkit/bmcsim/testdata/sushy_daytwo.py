@@ -15,6 +15,7 @@ import sushy
 from sushy import auth as sushy_auth
 from sushy.resources.registry import message_registry_file
 from sushy.resources.updateservice import softwareinventory
+from sushy import taskmonitor
 
 base, user, password, system_path, attr, value, apply_time, image = sys.argv[1:9]
 value = json.loads(value)
@@ -89,6 +90,21 @@ if us is not None:
         if i.path == target[0]:
             i.refresh()
             out["version_after"] = i.version
+
+# A multipart push where sushy cannot read the update service: sushy's
+# TaskMonitor.from_response prefers the 202 body's @odata.id (bmcweb sends
+# the Task) to Location, so it polls the Task, which answers 200.
+push = conn.json.get("UpdateService") and conn._conn.get(
+    "/redfish/v1/UpdateService").json().get("MultipartHttpPushUri")
+if us is None and push:
+    r = conn._conn._session.post(base + push, files={"UpdateFile": ("bmc-image.tar", b"\0" * 1024)},
+                                 auth=(user, password), verify=False)
+    mon = taskmonitor.TaskMonitor.from_response(conn._conn, r, push)
+    out["push"] = {"status": r.status_code, "location": r.headers.get("Location"),
+                   "sushy_polls": mon.task_monitor_uri,
+                   "sushy_still_processing": mon.check_is_processing,
+                   "monitor_status": conn._conn._session.get(base + r.headers.get("Location"),
+                                                             auth=(user, password)).status_code}
 
 # Storage: create a volume on the first controller that builds RAID1 or
 # RAID0, read it, delete it.
