@@ -31,12 +31,13 @@ func (s *Sim) serve(l net.Listener) {
 	}()
 }
 
-// rebootBMC takes b off the network for d.
-func (s *Sim) rebootBMC(b *bmc, d time.Duration) {
+// rebootBMC takes b off the network for d, if update t still runs.
+func (s *Sim) rebootBMC(b *bmc, t *task, d time.Duration) {
 	s.lnMu.Lock()
 	defer s.lnMu.Unlock()
 	b.mu.Lock()
-	if s.closed || b.rebooting {
+	b.advance(time.Now())
+	if s.closed || b.rebooting || !t.running() {
 		b.mu.Unlock()
 		return
 	}

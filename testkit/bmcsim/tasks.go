@@ -85,7 +85,7 @@ func (s *Sim) startTask(b *bmc, t *task, now time.Time) {
 	t.messages = append(t.messages, taskMessage("TaskEvent.1.0.TaskStarted", "The task with Id '"+t.id+"' has started.", "OK", t.id))
 	if t.kind == TaskUpdate && b.knobs.RebootMinutes > 0 {
 		d := simDur(b.knobs.RebootMinutes, b.knobs.Speed)
-		time.AfterFunc(t.dur/2, func() { s.rebootBMC(b, d) })
+		time.AfterFunc(t.dur/2, func() { s.rebootBMC(b, t, d) })
 	}
 }
 
