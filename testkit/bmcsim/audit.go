@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rackfence/rackfence/internal/jsonl"
@@ -19,6 +21,11 @@ type AuditLine struct {
 	Path      string `json:"path"`
 	Body      string `json:"body"`   // compact JSON, at most 512 bytes
 	Status    int    `json:"status"` // what the BMC answered
+	// Task is the task this request started (202 Accepted), e.g. a
+	// SimpleUpdate's; UpdateRunning the firmware update task that was
+	// running when the request arrived (a power change during a flash).
+	Task          string `json:"task,omitempty"`
+	UpdateRunning string `json:"updateRunning,omitempty"`
 }
 
 // summarize compacts a JSON body (or quotes a non-JSON one), bounded.
@@ -38,13 +45,17 @@ func summarize(body []byte) string {
 	return s
 }
 
-func (s *Sim) auditCall(b *bmc, r *http.Request, arrived time.Time, body []byte, status int) {
+func (s *Sim) auditCall(b *bmc, r *http.Request, arrived time.Time, body []byte, rec *statusWriter) {
 	if s.audit == nil {
 		return
 	}
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/") {
+		body = []byte("(multipart, " + strconv.Itoa(len(body)) + " bytes)")
+	}
 	_ = s.audit.Append(AuditLine{ // a write error is dropped: the sim answers regardless
 		Time: arrived.UTC().Format(time.RFC3339Nano), Port: b.port, Remote: r.RemoteAddr,
-		UserAgent: r.UserAgent(), Method: r.Method, Path: r.URL.Path, Body: summarize(body), Status: status,
+		UserAgent: r.UserAgent(), Method: r.Method, Path: r.URL.Path, Body: summarize(body), Status: rec.code(),
+		Task: rec.task, UpdateRunning: rec.during,
 	})
 }
 

@@ -77,6 +77,9 @@ type Config struct {
 	// OS: the caller's hard power-off fallback is what powers it off).
 	GracefulShutdownDelay  time.Duration
 	IgnoreGracefulShutdown bool
+	// Knobs are every BMC's day-two knobs at start (speed of simulated
+	// time, update outcome, faults); see Knobs and DESIGN.md ("Day two").
+	Knobs Knobs
 }
 
 // Fault modes for PUT /sim/fault and Sim.SetFault.

@@ -26,6 +26,9 @@ func (s *Sim) get(w http.ResponseWriter, b *bmc, pth string) {
 			s.getSession(w, b, pth)
 			return
 		}
+		if s.getDynamic(w, b, pth) {
+			return
+		}
 		writeError(w, http.StatusNotFound, "Base.1.0.ResourceMissingAtURI", "no resource at "+pth)
 		return
 	}
@@ -47,6 +50,7 @@ func (b *bmc) overlay(r *resource, d doc) string {
 	switch r.kind {
 	case kindSystem:
 		st := b.sys[r.idx]
+		b.overlayDayTwo(r, d)
 		d["PowerState"] = onOff(st.power)
 		if boot, ok := d["Boot"].(map[string]any); ok {
 			boot["BootSourceOverrideTarget"] = st.boot.Target
@@ -90,6 +94,8 @@ func (b *bmc) overlay(r *resource, d doc) string {
 		}
 		d["Members"] = members
 		d["Members@odata.count"] = len(members)
+	default:
+		b.overlayDayTwo(r, d)
 	}
 	return ""
 }
@@ -160,6 +166,9 @@ func (v *vars) copyValue(x any) any {
 // mutate dispatches a POST, PATCH or DELETE.
 func (s *Sim) mutate(w http.ResponseWriter, r *http.Request, b *bmc, pth string, body []byte) {
 	p := b.prof
+	if s.mutateDayTwo(w, r, b, pth, body) {
+		return
+	}
 	switch r.Method {
 	case http.MethodDelete:
 		if p.sessions != "" && strings.HasPrefix(pth, p.sessions+"/") {
@@ -222,6 +231,10 @@ func (s *Sim) doAction(w http.ResponseWriter, b *bmc, a action, body []byte) {
 		w.WriteHeader(http.StatusNoContent)
 	case "#VirtualMedia.InsertMedia":
 		s.insertMedia(w, b, a.res, body)
+	case "#UpdateService.SimpleUpdate":
+		s.simpleUpdate(w, b, a, body)
+	case "#Drive.SecureErase":
+		s.secureErase(w, b, a.res)
 	case "#VirtualMedia.EjectMedia":
 		b.mu.Lock()
 		defer b.mu.Unlock()

@@ -12,4 +12,6 @@ var (
 	ErrIndex = errors.New("bmcsim: no such BMC index")
 	// ErrFaultMode: a fault mode other than none, http500, hang, refuse-auth.
 	ErrFaultMode = errors.New("bmcsim: unknown fault mode")
+	// ErrKnobs: a Knobs field out of range; the message names it.
+	ErrKnobs = errors.New("bmcsim: bad knobs")
 )

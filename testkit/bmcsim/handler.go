@@ -1,6 +1,7 @@
 package bmcsim
 
 import (
+	"bufio"
 	crand "crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
@@ -28,8 +29,16 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	arrived := time.Now()
+	if dropIfRebooting(w, b) {
+		return
+	}
 
 	b.mu.Lock()
+	b.advance(arrived)
+	during := ""
+	if t := b.runningUpdate(); t != nil && r.Method != http.MethodGet && r.Method != http.MethodHead {
+		during = t.id
+	}
 	fault, wake := b.fault, b.faultCh
 	b.requests++
 	if r.Method == http.MethodGet {
@@ -56,7 +65,7 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	case FaultHTTP500:
 		s.delay()
-		s.auditCall(b, r, arrived, nil, http.StatusInternalServerError)
+		s.auditCall(b, r, arrived, nil, &statusWriter{status: http.StatusInternalServerError, during: during})
 		writeError(w, http.StatusInternalServerError, "Base.1.0.InternalError", "simulated fault: http500")
 		return
 	}
@@ -66,10 +75,10 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Body != nil {
 		body, _ = io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	}
-	rec := &statusWriter{ResponseWriter: w}
+	rec := &statusWriter{ResponseWriter: w, during: during}
 	s.serveRedfish(rec, r, b, path, body)
 	if r.Method != http.MethodGet && r.Method != http.MethodHead && !sessionCall(b.prof, path) {
-		s.auditCall(b, r, arrived, body, rec.code())
+		s.auditCall(b, r, arrived, body, rec)
 	}
 }
 
@@ -83,6 +92,25 @@ func sessionCall(p *profile, path string) bool {
 type statusWriter struct {
 	http.ResponseWriter
 	status int
+	// task is the task the request started, during the update task
+	// running when it arrived (AuditLine.Task, AuditLine.UpdateRunning).
+	task, during string
+}
+
+// noteTask records, for the audit line, the task a request started.
+func noteTask(w http.ResponseWriter, id string) {
+	if sw, ok := w.(*statusWriter); ok {
+		sw.task = id
+	}
+}
+
+// Hijack lets a rebooting BMC close the connection.
+func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	hj, ok := w.ResponseWriter.(http.Hijacker)
+	if !ok {
+		return nil, nil, http.ErrNotSupported
+	}
+	return hj.Hijack()
 }
 
 func (w *statusWriter) WriteHeader(c int) {
@@ -157,8 +185,10 @@ func (s *Sim) serveSim(w http.ResponseWriter, r *http.Request, b *bmc, path stri
 		writeJSON(w, http.StatusOK, b.state(), "")
 	case path == "/sim/fault" && r.Method == http.MethodGet:
 		writeJSON(w, http.StatusOK, map[string]string{"mode": b.state().Fault}, "")
+	case path == "/sim/knobs" && (r.Method == http.MethodGet || r.Method == http.MethodPut || r.Method == http.MethodPost):
+		s.serveKnobs(w, r, b)
 	default:
-		http.Error(w, "simulator control: GET /sim/state, PUT /sim/fault", http.StatusNotFound)
+		http.Error(w, "simulator control: GET /sim/state, PUT /sim/fault, GET or PUT /sim/knobs", http.StatusNotFound)
 	}
 }
 
@@ -217,6 +247,9 @@ func (s *Sim) serveRedfish(w http.ResponseWriter, r *http.Request, b *bmc, path 
 			how = "log in first (POST " + b.prof.sessions + ") or use HTTP Basic authentication"
 		}
 		writeError(w, http.StatusUnauthorized, "Base.1.0.NoValidSession", how)
+		return
+	}
+	if s.serveTask(w, r, b, path) {
 		return
 	}
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // resetSystem is #ComputerSystem.Reset on the action's system; ResetType
@@ -27,6 +28,9 @@ func (s *Sim) resetSystem(w http.ResponseWriter, b *bmc, a action, body []byte) 
 	j := a.res.idx
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if req.ResetType != "Nmi" {
+		b.brickIfFlashing(time.Now())
+	}
 	on := b.sys[j].power
 	switch req.ResetType {
 	case "On", "ForceOn":

@@ -39,6 +39,18 @@ type fixture struct {
 		ODataETag bool `json:"odataEtag"`
 		// Systems in order: system 0 is Sim.Address(i)'s.
 		Systems []fixtureSystem `json:"systems"`
+		// Day two (DESIGN.md, "Day two"). TaskIDPrefix goes before each
+		// task's number (iDRAC: "JID_"); TaskInAccepted: a 202 carries the
+		// Task in its body (bmcweb) instead of an empty body (iLO, iDRAC);
+		// BiosValidateOnPatch: a PATCH of Bios/Settings is checked against
+		// the attribute registry at once (400), else at the next reset
+		// (@Redfish.Settings.Messages, as iLO does); BiosNeedsApplyTime:
+		// pending settings PATCHed without @Redfish.SettingsApplyTime are
+		// never applied (iDRAC stages them until a job is made).
+		TaskIDPrefix        string `json:"taskIdPrefix"`
+		TaskInAccepted      bool   `json:"taskInAccepted"`
+		BiosValidateOnPatch bool   `json:"biosValidateOnPatch"`
+		BiosNeedsApplyTime  bool   `json:"biosNeedsApplyTime"`
 	} `json:"profile"`
 	Resources map[string]json.RawMessage `json:"resources"`
 }
@@ -59,6 +71,13 @@ const (
 	kindChassis
 	kindMedia
 	kindSessions
+	kindTasks
+	kindFirmware
+	kindBios
+	kindBiosSettings
+	kindStorage
+	kindVolumes
+	kindDrive
 )
 
 // resource is one pre-parsed fixture document.
@@ -84,6 +103,11 @@ type resource struct {
 	// has lists the top-level keys the fixture gives (overlays only touch
 	// keys the shape has).
 	has map[string]bool
+	// mirrors are properties showing a firmware item's version (a
+	// system's BiosVersion, a manager's FirmwareVersion).
+	mirrors []mirror
+	// Day two, per kind (daytwo_load.go).
+	d2 *dayTwoRes
 }
 
 // action is a POST target found in some resource's Actions.
@@ -91,6 +115,8 @@ type action struct {
 	name    string // e.g. #ComputerSystem.Reset
 	res     *resource
 	allowed []string // ResetType@Redfish.AllowableValues
+	// protocols: SimpleUpdate's TransferProtocol@Redfish.AllowableValues.
+	protocols []string
 }
 
 // profile is a loaded fixture, shared read-only by every BMC and Sim.
@@ -112,6 +138,19 @@ type profile struct {
 	fsys    []fixtureSystem
 	// expand is the $expand support the service root advertises.
 	expand expandSupport
+	// Day two: the task collection and service ("" without a
+	// TaskService), the multipart push URI, firmware items in
+	// FirmwareInventory order, BIOS resources, storage, drives; sysBios
+	// is each system's BIOS (-1: none).
+	tasks, taskService, multipartPush string
+	taskPrefix                        string
+	taskInAccepted                    bool
+	biosValidate, biosNeedsApplyTime  bool
+	firmware                          []*resource
+	bios                              []*resource
+	storage                           []*resource
+	drives                            []*resource
+	sysBios                           []int
 }
 
 type tmpl string
@@ -172,7 +211,9 @@ func parseProfile(name string, raw []byte) (*profile, error) {
 		return nil, err
 	}
 	p := &profile{name: name, source: f.Profile.Source, res: map[string]*resource{}, actions: map[string]action{},
-		needsProto: f.Profile.InsertMediaNeedsTransferProtocolType, odataETag: f.Profile.ODataETag, cdMedia: -1, fsys: f.Profile.Systems}
+		needsProto: f.Profile.InsertMediaNeedsTransferProtocolType, odataETag: f.Profile.ODataETag, cdMedia: -1, fsys: f.Profile.Systems,
+		taskPrefix: f.Profile.TaskIDPrefix, taskInAccepted: f.Profile.TaskInAccepted,
+		biosValidate: f.Profile.BiosValidateOnPatch, biosNeedsApplyTime: f.Profile.BiosNeedsApplyTime}
 	for pth, body := range f.Resources {
 		if pth != path.Clean(pth) || !strings.HasPrefix(pth, v1) {
 			return nil, fmt.Errorf("resource path %q: want a clean path under %s", pth, v1)
@@ -254,8 +295,12 @@ func (p *profile) link(f fixture) error {
 			if target == "" {
 				continue
 			}
-			p.actions[target] = action{name: name, res: r, allowed: strs(am["ResetType@Redfish.AllowableValues"])}
+			p.actions[target] = action{name: name, res: r, allowed: strs(am["ResetType@Redfish.AllowableValues"]),
+				protocols: strs(am["TransferProtocol@Redfish.AllowableValues"])}
 		}
+	}
+	if err := p.linkDayTwo(); err != nil {
+		return err
 	}
 	for _, r := range p.res {
 		if r.kind == kindChassis {
@@ -306,12 +351,24 @@ func newResource(pth string, m map[string]any) *resource {
 		}
 	case strings.HasPrefix(typ, "#SessionCollection."):
 		r.kind = kindSessions
+	case strings.HasPrefix(typ, "#TaskCollection."):
+		r.kind = kindTasks
+	case strings.HasPrefix(typ, "#SoftwareInventory."):
+		r.kind = kindFirmware
+	case strings.HasPrefix(typ, "#Bios."):
+		r.kind = kindBios // or kindBiosSettings: see linkDayTwo
+	case strings.HasPrefix(typ, "#Storage."):
+		r.kind = kindStorage
+	case strings.HasPrefix(typ, "#VolumeCollection."):
+		r.kind = kindVolumes
+	case strings.HasPrefix(typ, "#Drive."):
+		r.kind = kindDrive
 	}
 	r.allow = "GET, HEAD"
 	switch {
 	case r.kind == kindSystem, r.kind == kindMedia && !r.hasInsert:
 		r.allow = "GET, HEAD, PATCH"
-	case r.kind == kindSessions:
+	case r.kind == kindSessions, r.kind == kindVolumes:
 		r.allow = "GET, HEAD, POST"
 	}
 	return r

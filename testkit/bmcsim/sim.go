@@ -26,6 +26,11 @@ type Sim struct {
 	done  chan struct{}
 	wg    sync.WaitGroup
 	once  sync.Once
+	// lnMu guards lns and closed: a BMC rebooting itself closes its
+	// listener and opens a new one (reboot.go).
+	lnMu   sync.Mutex
+	closed bool
+	tlsCfg *tls.Config
 }
 
 // Start binds Hosts consecutive ports and serves until Close.
@@ -38,6 +43,9 @@ func Start(cfg Config) (*Sim, error) {
 		return nil, fmt.Errorf("%w: BasePort %d with %d hosts runs past port 65535", ErrConfig, cfg.BasePort, cfg.Hosts)
 	case cfg.Latency < 0 || cfg.Jitter < 0:
 		return nil, fmt.Errorf("%w: Latency and Jitter must not be negative", ErrConfig)
+	}
+	if err := cfg.Knobs.validate(); err != nil {
+		return nil, fmt.Errorf("%w: Knobs: %v", ErrConfig, err)
 	}
 	prof, err := loadProfile(cfg.Profile)
 	if err != nil {
@@ -72,7 +80,8 @@ func Start(cfg Config) (*Sim, error) {
 	s.bmcs = make([]*bmc, cfg.Hosts)
 	for i := range s.bmcs {
 		s.bmcs[i] = newBMC(i, s.base+i, prof, prefix, cfg.PowerOn)
-		s.lns[i] = countingListener{Listener: s.lns[i], b: s.bmcs[i]}
+		s.bmcs[i].knobs = cfg.Knobs.withDefaults()
+		s.bmcs[i].sim = s
 	}
 	if cfg.TLS {
 		cert, err := selfSigned(cfg.Host)
@@ -80,10 +89,10 @@ func Start(cfg Config) (*Sim, error) {
 			closeAll(s.lns)
 			return nil, fmt.Errorf("bmcsim: TLS certificate: %w", err)
 		}
-		tc := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-		for i, l := range s.lns {
-			s.lns[i] = tls.NewListener(l, countHandshakes(tc, s.bmcs[i]))
-		}
+		s.tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	for i, l := range s.lns {
+		s.lns[i] = s.wrap(i, l)
 	}
 	s.srv = &http.Server{
 		Handler:           s,
@@ -92,11 +101,7 @@ func Start(cfg Config) (*Sim, error) {
 		ErrorLog:          nil,
 	}
 	for _, l := range s.lns {
-		s.wg.Add(1)
-		go func(l net.Listener) {
-			defer s.wg.Done()
-			_ = s.srv.Serve(l)
-		}(l)
+		s.serve(l)
 	}
 	return s, nil
 }
@@ -124,6 +129,9 @@ func closeAll(lns []net.Listener) {
 func (s *Sim) Close() error {
 	var err error
 	s.once.Do(func() {
+		s.lnMu.Lock()
+		s.closed = true
+		s.lnMu.Unlock()
 		close(s.done)
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()

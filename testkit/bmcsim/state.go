@@ -5,6 +5,7 @@ import (
 	"path"
 	"strconv"
 	"sync"
+	"time"
 )
 
 // State is what GET /sim/state answers and Sim.State returns. Its first
@@ -51,6 +52,20 @@ type State struct {
 	Systems []SystemState `json:"systems"`
 	// VirtualMedia is every VirtualMedia device, sorted by path.
 	VirtualMedia []MediaState `json:"virtualMedia"`
+	// Day two (DESIGN.md, "Day two"): tasks oldest first, the firmware
+	// inventory, BIOS, volumes and drives; Bricked after a power change
+	// during a flash with Knobs.BrickOnPowerChange; SelfReboots counts
+	// the BMC's own reboots (Knobs.RebootMinutes), Rebooting is true
+	// while one lasts.
+	Tasks       []TaskState     `json:"tasks,omitempty"`
+	Firmware    []FirmwareState `json:"firmware,omitempty"`
+	Bios        []BiosState     `json:"bios,omitempty"`
+	Volumes     []VolumeState   `json:"volumes,omitempty"`
+	Drives      []DriveState    `json:"drives,omitempty"`
+	Bricked     bool            `json:"bricked,omitempty"`
+	SelfReboots int             `json:"selfReboots,omitempty"`
+	Rebooting   bool            `json:"rebooting,omitempty"`
+	Knobs       Knobs           `json:"knobs"`
 }
 
 // BootOverride mirrors ComputerSystem.Boot.
@@ -111,6 +126,21 @@ type bmc struct {
 	faultCh   chan struct{} // closed when the fault changes (wakes hangs)
 	sessions  []session     // oldest first
 	nextSess  int
+
+	// Day two: knobs, tasks, and the state of the day-two resources,
+	// allocated on first use (nil: as the fixture says).
+	sim         *Sim
+	knobs       Knobs
+	tasks       []*task
+	nextTask    int
+	rebooting   bool
+	selfReboots int
+	bricked     bool
+	fw          []string // per profile firmware item: version, "" = fixture's
+	bios        []biosState
+	vols        []*volume
+	nextVol     int
+	erased      []int // per profile drive: completed secure erases
 }
 
 // sysState is one system's state; gen is its ETag, bumped on every change.
@@ -165,6 +195,7 @@ func (b *bmc) systemMAC(j int) string {
 func (b *bmc) state() State {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.advance(time.Now())
 	st := State{Index: b.index, Port: b.port, MAC: b.systemMAC(0), BMCResets: b.resets, Fault: b.fault,
 		Sessions: len(b.sessions), Mutations: b.mutations, Logins: b.logins,
 		Connections: b.conns, Requests: b.requests, TLSHandshakes: b.tlsFull + b.tlsResume, TLSResumed: b.tlsResume,
@@ -178,6 +209,7 @@ func (b *bmc) state() State {
 		st.VirtualMedia = append(st.VirtualMedia, MediaState{Path: b.prof.media[k].path, Image: m.image, Inserted: m.inserted,
 			WriteProtected: m.wp, TransferProtocolType: m.proto, TransferMethod: m.method, Read: m.read, ReadError: m.readErr})
 	}
+	b.dayTwoState(&st)
 	first := st.Systems[0]
 	st.Power, st.BootOverride, st.LastBoot = first.Power, first.BootOverride, first.LastBoot
 	if k := b.prof.cdMedia; k >= 0 {
@@ -193,9 +225,20 @@ func onOff(on bool) string {
 	return "Off"
 }
 
-// powerOn boots system j: a Once override is used and cleared. b.mu held.
+// powerOn boots system j: a Once override is used and cleared, pending
+// BIOS settings are applied and tasks waiting for a reset start; a
+// bricked board stays off. b.mu held.
 func (b *bmc) powerOn(j int) {
 	s := &b.sys[j]
+	if b.bricked {
+		s.gen++
+		return
+	}
+	now := time.Now()
+	b.applyBios(j, now)
+	if b.sim != nil {
+		b.sim.startWaiting(b, j, now)
+	}
 	s.power = true
 	dev := "Hdd"
 	if s.boot.Enabled != "Disabled" && s.boot.Target != "None" {

@@ -12,7 +12,7 @@ import (
 // resource without placeholders, else every subtree without one (except a
 // system's Boot, which is overlaid).
 func (r *resource) freeze() {
-	if r.kind == kindStatic && !hasTmpl(r.tree) {
+	if r.kind == kindStatic && len(r.mirrors) == 0 && !hasTmpl(r.tree) {
 		r.static, _ = json.Marshal(r.tree)
 		return
 	}

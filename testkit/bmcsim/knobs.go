@@ -1,0 +1,148 @@
+package bmcsim
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"time"
+)
+
+// Knobs steer the day-two resources of one BMC (tasks, firmware update,
+// BIOS settings, storage): how fast simulated time runs and which faults
+// a test wants. Config.Knobs sets every BMC's at start; Sim.SetKnobs or
+// PUT /sim/knobs (a JSON object; the fields given replace those of the
+// BMC's current knobs) change one BMC's later. A task takes the knobs in
+// force when it starts: changing them never alters a task already running.
+type Knobs struct {
+	// Speed is how many simulated seconds pass per real second (default
+	// 1): 300 runs a 15-minute flash in 3 s.
+	Speed float64 `json:"speed,omitempty"`
+	// UpdateMinutes is how long a firmware update runs, simulated
+	// (default 15); EraseMinutes a Drive.SecureErase or a slow
+	// Volume.Initialize (default 30); JobMinutes a volume created through
+	// a task or a fast Volume.Initialize (default 1).
+	UpdateMinutes float64 `json:"updateMinutes,omitempty"`
+	EraseMinutes  float64 `json:"eraseMinutes,omitempty"`
+	JobMinutes    float64 `json:"jobMinutes,omitempty"`
+	// UpdateOutcome is how an update ends: "success" (default: the
+	// inventory shows the new version), "fail" (TaskState Exception, old
+	// version kept), "hang" (Running at HangPercent forever), "no-change"
+	// (Completed and OK, but the old version stays: a flash that did
+	// not take).
+	UpdateOutcome string `json:"updateOutcome,omitempty"`
+	// RebootMinutes, when > 0, makes the BMC reboot itself halfway
+	// through an update for that long (simulated): its port refuses
+	// connections, open connections are closed, sessions end.
+	RebootMinutes float64 `json:"rebootMinutes,omitempty"`
+	// BrickOnPowerChange: a ComputerSystem.Reset while an update runs
+	// bricks the board (the task ends in Exception, the system reads
+	// Critical and never powers on again). Without it the reset is only
+	// recorded (AuditLine.UpdateRunning).
+	BrickOnPowerChange bool `json:"brickOnPowerChange,omitempty"`
+	// BiosRejects are BIOS attributes that do not take at the next reset
+	// even when valid (reported in @Redfish.Settings.Messages).
+	BiosRejects []string `json:"biosRejects,omitempty"`
+}
+
+// Update outcomes (Knobs.UpdateOutcome).
+const (
+	OutcomeSuccess  = "success"
+	OutcomeFail     = "fail"
+	OutcomeHang     = "hang"
+	OutcomeNoChange = "no-change"
+)
+
+// HangPercent is where a hanging update stops.
+const HangPercent = 50
+
+// Defaults of Knobs.
+const (
+	DefaultUpdateMinutes = 15
+	DefaultEraseMinutes  = 30
+	DefaultJobMinutes    = 1
+)
+
+func (k Knobs) withDefaults() Knobs {
+	if k.Speed == 0 {
+		k.Speed = 1
+	}
+	if k.UpdateMinutes == 0 {
+		k.UpdateMinutes = DefaultUpdateMinutes
+	}
+	if k.EraseMinutes == 0 {
+		k.EraseMinutes = DefaultEraseMinutes
+	}
+	if k.JobMinutes == 0 {
+		k.JobMinutes = DefaultJobMinutes
+	}
+	if k.UpdateOutcome == "" {
+		k.UpdateOutcome = OutcomeSuccess
+	}
+	return k
+}
+
+// validate names the first bad field and what to use instead.
+func (k Knobs) validate() error {
+	for name, v := range map[string]float64{"speed": k.Speed, "updateMinutes": k.UpdateMinutes, "eraseMinutes": k.EraseMinutes,
+		"jobMinutes": k.JobMinutes, "rebootMinutes": k.RebootMinutes} {
+		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("%w: %s is %v; use a positive number (0 keeps the default)", ErrKnobs, name, v)
+		}
+	}
+	switch k.UpdateOutcome {
+	case "", OutcomeSuccess, OutcomeFail, OutcomeHang, OutcomeNoChange:
+	default:
+		return fmt.Errorf("%w: updateOutcome %q; use success, fail, hang or no-change", ErrKnobs, k.UpdateOutcome)
+	}
+	return nil
+}
+
+// simDur is a simulated span in real time at speed.
+func simDur(minutes, speed float64) time.Duration {
+	return time.Duration(minutes * 60 / speed * float64(time.Second))
+}
+
+// SetKnobs replaces BMC i's knobs (zero fields take the defaults).
+func (s *Sim) SetKnobs(i int, k Knobs) error {
+	if err := k.validate(); err != nil {
+		return err
+	}
+	b := s.bmcAt(i)
+	if b == nil {
+		return fmt.Errorf("%w: %d (have %d)", ErrIndex, i, len(s.bmcs))
+	}
+	b.mu.Lock()
+	b.knobs = k.withDefaults()
+	b.mu.Unlock()
+	return nil
+}
+
+// serveKnobs is GET and PUT /sim/knobs: PUT merges the fields given into
+// the BMC's knobs and answers the result.
+func (s *Sim) serveKnobs(w http.ResponseWriter, r *http.Request, b *bmc) {
+	b.mu.Lock()
+	cur := b.knobs
+	b.mu.Unlock()
+	if r.Method == http.MethodGet {
+		writeJSON(w, http.StatusOK, cur, "")
+		return
+	}
+	next := cur
+	dec := json.NewDecoder(io.LimitReader(r.Body, 64<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&next); err != nil {
+		http.Error(w, "body must be a JSON object of knobs (speed, updateMinutes, eraseMinutes, jobMinutes, updateOutcome, rebootMinutes, brickOnPowerChange, biosRejects): "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if err := next.validate(); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	next = next.withDefaults()
+	b.mu.Lock()
+	b.knobs = next
+	b.mu.Unlock()
+	writeJSON(w, http.StatusOK, next, "")
+}
