@@ -71,9 +71,10 @@ func parseBoltMeta(b []byte) (boltMeta, error) {
 	return bm, nil
 }
 
-// checkBoltFile refuses a bolt file bbolt would fault on or refuse: no
-// valid meta page, or shorter than the page count of the meta bbolt would
-// use (the valid one with the higher txid). A missing file passes (bolt
+// checkBoltFile refuses a bolt file bbolt would fault on, panic on or
+// refuse: no valid meta page, shorter than the page count of the meta
+// bbolt would use (the valid one with the higher txid), or a page tree
+// walkBolt finds damaged. A missing file passes (bolt
 // creates it); an empty one is refused (bolt would start it afresh, losing
 // the term, vote and log).
 func checkBoltFile(path string) error {
@@ -100,6 +101,9 @@ func checkBoltFile(path string) error {
 	if need := int64(m.pgid) * int64(m.pageSize); size < need {
 		return damaged(path, "is cut short: %d bytes, but its bolt meta page (transaction %d) records %d pages of %d bytes (%d bytes)",
 			size, m.txid, m.pgid, m.pageSize, need)
+	}
+	if err := walkBolt(f, size, m); err != nil {
+		return damaged(path, "is damaged: %v", err)
 	}
 	return nil
 }
