@@ -23,6 +23,9 @@ const (
 	// DefaultSnapshotInterval is how often raft checks for a snapshot
 	// (raft's own is 2m).
 	DefaultSnapshotInterval = 30 * time.Second
+	// DefaultTrailingLogs is how many log entries a snapshot leaves behind
+	// (raft's own default; --raft-trailing-logs).
+	DefaultTrailingLogs = 10240
 	// DefaultTouchInterval is how often the leader writes token last-use
 	// times.
 	DefaultTouchInterval = 30 * time.Second

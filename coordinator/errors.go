@@ -59,6 +59,12 @@ var (
 	// append was not applied (repeating it is safe); a follower refuses the
 	// leader's entries until a write succeeds, then catches up by itself.
 	ErrLogWrite = errors.New("cannot write the Raft log")
+	// ErrDataDamaged means a file of the data dir is damaged or missing
+	// (raft.db cut short, snapshots/ gone while the log was compacted, no
+	// snapshot that opens): the member refuses to start instead of
+	// crashing or starting from part of its state. The error names the
+	// file and the runbook (DataRunbook).
+	ErrDataDamaged = errors.New("a data dir file is damaged or missing")
 	// ErrDataDirNotEmpty means restore was pointed at a data dir that
 	// already holds files.
 	ErrDataDirNotEmpty = errors.New("the data dir is not empty")

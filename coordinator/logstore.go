@@ -81,10 +81,9 @@ func openRaftStores(dataDir, kind string, logger hclog.Logger) (*raftStores, err
 	// NoFreelistSync: bolt rebuilds its freelist on open instead of writing
 	// it at every commit, which halves the pages each log append syncs.
 	dbPath := filepath.Join(dataDir, "raft.db")
-	bolt, err := raftboltdb.New(raftboltdb.Options{Path: dbPath,
-		BoltOptions: &bbolt.Options{Timeout: 5 * time.Second, NoFreelistSync: true, FreelistType: bbolt.FreelistMapType}})
+	bolt, err := openBolt(dbPath, &bbolt.Options{Timeout: 5 * time.Second, NoFreelistSync: true, FreelistType: bbolt.FreelistMapType})
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", dbPath, err)
+		return nil, err
 	}
 	st := &raftStores{stable: bolt, logs: bolt}
 	if kind == LogStoreBolt {

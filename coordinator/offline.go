@@ -60,6 +60,9 @@ func DataDirLogStore(dataDir string) string {
 // newest snapshot and every log entry after it are applied to a scratch
 // state machine.
 func Inspect(dataDir string) (*Inspection, error) {
+	if err := CheckDataDir(dataDir); err != nil {
+		return nil, err
+	}
 	if !HasState(dataDir) {
 		return nil, fmt.Errorf("%s holds no Raft state (no raft.db): is it a member's --data-dir?", dataDir)
 	}
@@ -82,9 +85,18 @@ func Inspect(dataDir string) (*Inspection, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The snapshot raft would restore: the newest that opens, and the log
+	// must reach back to it (checkSnapshots).
+	snapIndex, err := checkSnapshots(dataDir, stores.logs, snaps)
+	if err != nil {
+		return nil, err
+	}
 	list, err := snaps.List()
 	if err != nil {
 		return nil, err
+	}
+	for len(list) > 0 && list[0].Index != snapIndex {
+		list = list[1:]
 	}
 	if len(list) > 0 {
 		meta, rc, err := snaps.Open(list[0].ID)

@@ -112,6 +112,9 @@ func Open(cfg Config) (*Store, error) {
 		rc.TrailingLogs = cfg.TrailingLogs
 	}
 
+	if err := CheckDataDir(cfg.DataDir); err != nil {
+		return nil, err
+	}
 	stores, err := openRaftStores(cfg.DataDir, cfg.LogStore, rc.Logger)
 	if err != nil {
 		return nil, err
@@ -123,6 +126,10 @@ func Open(cfg Config) (*Store, error) {
 	if err != nil {
 		stores.Close()
 		return nil, fmt.Errorf("snapshot store in %s: %w", cfg.DataDir, err)
+	}
+	if _, err := checkSnapshots(cfg.DataDir, stores.logs, fileSnaps); err != nil {
+		stores.Close()
+		return nil, err
 	}
 	snaps := &secureSnapshots{FileSnapshotStore: fileSnaps, dir: filepath.Join(cfg.DataDir, "snapshots")}
 	if _, err := SecureDataDir(snaps.dir); err != nil {

@@ -108,6 +108,7 @@ func toAPIError(err error, log *slog.Logger, c echo.Context) *apiError {
 const outcomeUnknownMsg = "the write was submitted to the cluster, but leadership moved (or the wait ended) before it was known to be applied: it may have been applied; read the resource before repeating it"
 
 const logWriteMsg = "the leader could not write this request to its Raft log, so it was NOT applied and the leader stepped down: repeat it (another member leads within seconds). The operator must fix the leader's disk: %v"
+
 // Why a forward to the leader ended before its answer (proxyToLeader).
 var (
 	errLeaderUnreachable = errors.New("no connection to the leader within the time an election takes")

@@ -31,7 +31,7 @@ import (
 )
 
 // Exit codes of every rackfence binary (docs/operator.md; rackfencectl
-// adds 3, 4 and 5).
+// adds 3, 4 and 5, rackfence-coordinator ExitDataDamaged).
 const (
 	// ExitOK: done, or --help / --version.
 	ExitOK = 0
@@ -41,6 +41,10 @@ const (
 	// ExitUsage: a flag, its RACKFENCE_* variable or a combination of
 	// flags is wrong; nothing was started.
 	ExitUsage = 2
+	// ExitDataDamaged: a data dir file is damaged or missing (raft.db cut
+	// short, snapshots gone); the member refused to start and restarting
+	// it will not help. The message names the file and the runbook.
+	ExitDataDamaged = 6
 )
 
 // ExitError makes Program.Main exit with Code; Err (optional) is printed.

@@ -83,6 +83,8 @@ type Config struct {
 	// requests, Raft shutdown (stop.go). Keep it below the unit's
 	// TimeoutStopSec.
 	stopTimeout time.Duration
+	// trailingLogs is how many Raft log entries a snapshot leaves behind.
+	trailingLogs uint64
 	// fs is the flag set Flags made: serve asks it which flags were given
 	// (--node-id and --bootstrap mean more when given).
 	fs *pflag.FlagSet
@@ -126,6 +128,7 @@ func (c *Config) Flags() *pflag.FlagSet {
 	fs.DurationVar(&c.probeInterval, "probe-interval", coordinator.DefaultProbeInterval, "how often the leader reads every member's version and state hashes (GET /v1/health)")
 	fs.DurationVar(&c.hashCheckInterval, "hash-check-interval", coordinator.DefaultHashCheckInterval, "how often the leader compares the members' state hashes")
 	fs.DurationVar(&c.stopTimeout, "stop-timeout", coordinator.DefaultStopTimeout, "most time from SIGTERM to exit: hand leadership over, finish requests, shut Raft down; when Raft is still stuck then, exit 1 anyway (keep below systemd's TimeoutStopSec, 30s)")
+	fs.Uint64Var(&c.trailingLogs, "raft-trailing-logs", coordinator.DefaultTrailingLogs, "Raft log entries a snapshot leaves behind, so a follower that fell behind catches up from the log instead of a snapshot")
 	fs.Uint64Var(&c.hashEvery, "hash-every", fsm.DefaultHashEvery, "members hash their state every this many Raft log entries (the same on every member)")
 	return fs
 }
@@ -169,6 +172,9 @@ func (c *Config) Validate() error {
 	}
 	if c.stopTimeout < time.Second {
 		return fmt.Errorf("--stop-timeout %s is too short to hand leadership over: use at least 1s (default %s)", c.stopTimeout, coordinator.DefaultStopTimeout)
+	}
+	if c.trailingLogs < 1 {
+		return fmt.Errorf("--raft-trailing-logs %d: use 1 or more (default %d)", c.trailingLogs, coordinator.DefaultTrailingLogs)
 	}
 	if c.hashEvery < 1 {
 		return fmt.Errorf("--hash-every %d: use 1 or more (default %d)", c.hashEvery, fsm.DefaultHashEvery)

@@ -24,7 +24,7 @@ func inspectMain(args []string) int {
 	return runTool("inspect", fs, validate, func() error {
 		in, err := coordinator.Inspect(dataDir)
 		if err != nil {
-			return err
+			return dataExit(err)
 		}
 		if out == "json" {
 			return printJSON(stdout, in)

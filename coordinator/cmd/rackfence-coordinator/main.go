@@ -29,7 +29,7 @@ func main() {
 			os.Exit(tool(os.Args[2:]))
 		}
 	}
-	os.Exit(daemon.Main("rackfence-coordinator", &Config{}, serve, os.Args[1:]))
+	os.Exit(daemon.Main("rackfence-coordinator", &Config{}, serveChecked, os.Args[1:]))
 }
 
 func serve(ctx context.Context, o *Config, log *slog.Logger) error {
@@ -94,7 +94,8 @@ func serve(ctx context.Context, o *Config, log *slog.Logger) error {
 		Bootstrap: bootstrap, Logger: log, RaftLogLevel: o.raftLogLevel, MaxBatch: o.maxBatch, Metrics: m,
 		Secrets: secrets, LogStore: o.raftLogStore,
 		ProbeInterval: o.probeInterval, HashCheckInterval: o.hashCheckInterval, HashEvery: o.hashEvery,
-		PeerClient: &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsClient}},
+		TrailingLogs: o.trailingLogs,
+		PeerClient:   &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsClient}},
 	}
 	acfg := capi.Config{Tier: o.tier, PeerTiers: peerTiers, PeerTokenFiles: peerTokens,
 		Logger: log, Registry: reg, ProxyTLS: tlsClient, Pivot: peers, ElectionTime: scfg.ElectionTime()}

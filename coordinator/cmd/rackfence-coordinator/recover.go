@@ -53,7 +53,7 @@ func recoverMain(args []string) int {
 func recoverDir(dataDir, raftAddr, out string) error {
 	before, after, err := coordinator.Recover(dataDir, raftAddr)
 	if err != nil {
-		return err
+		return dataExit(err)
 	}
 	in, err := coordinator.Inspect(dataDir)
 	if err != nil {
