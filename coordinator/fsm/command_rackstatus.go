@@ -68,7 +68,7 @@ func (c RackStatusCmd) WithoutCreated() RackStatusCmd {
 // leader writes one so): a binary from before the check ignores the
 // field, and every member must apply the entry alike.
 func decodeRackStatus(ver byte, body []byte) (Command, error) {
-	c, err := decodeBody[RackStatusCmd](ver, body)
+	c, err := decodeBody[RackStatusCmd](binBody, ver, body)
 	if err != nil || ver >= RackStatusCreatedVersion {
 		return c, err
 	}
