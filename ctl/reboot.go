@@ -10,7 +10,7 @@ import (
 	"github.com/rackfence/rackfence/shared/wire"
 )
 
-// reboot and inspect (issue 21): the operation intents.
+// reboot and inspect: the operation intents.
 
 const rebootWaitRules = `--wait blocks until every host is done, shows progress and ends with the
 outcome. Done means: reboot - the agent powered the host off and on again

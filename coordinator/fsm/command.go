@@ -42,7 +42,7 @@ const (
 	// CmdTouchTokens records when tokens were last used (leader flush).
 	CmdTouchTokens CmdType = 19
 	// CmdPutOperationIntent sets a reboot, inspect or power-off intent
-	// (issue 21; command_intents.go). A type of its own, not a new kind of
+	// (command_intents.go). A type of its own, not a new kind of
 	// CmdPutIntent, so a binary that predates it refuses the entry
 	// (ErrUnknownCommand) rather than applying it differently.
 	CmdPutOperationIntent CmdType = 20

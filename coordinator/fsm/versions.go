@@ -41,9 +41,7 @@ const LegacyVersion = "legacy (before the version gate)"
 // newest body version.
 type Commands = map[string]int
 
-// SupportedCommands is this binary's table in wire form.
-func SupportedCommands() Commands { return WireCommands(commandVersions) }
-
+// WireCommands is table t in wire form.
 func WireCommands(t map[CmdType]byte) Commands {
 	out := make(Commands, len(t))
 	for k, v := range t {
