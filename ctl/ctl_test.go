@@ -249,6 +249,16 @@ func TestAgainstCoordinator(t *testing.T) {
 		}
 	})
 
+	// A refused host among several: the others' intents still print with
+	// -o json, then the command fails naming the refusal.
+	t.Run("refused among several with -o json", func(t *testing.T) {
+		r := c.ctl(t, "", "-o", "json", "resume", "r1-h02", "r9-h99")
+		if r.code != ExitNotFound || !strings.Contains(r.stdout, `"r1-h02"`) || strings.Contains(r.stdout, "r9-h99") ||
+			!strings.Contains(r.stderr, "1 of 2 hosts refused") {
+			t.Errorf("resume of a host and a missing one: %s", r)
+		}
+	})
+
 	t.Run("events and follow", func(t *testing.T) {
 		ev := func(reason string) func(*wire.StatusReport) {
 			return func(r *wire.StatusReport) {

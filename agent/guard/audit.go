@@ -45,18 +45,11 @@ func (a *FileAudit) Audit(r AuditRecord) {
 	}
 }
 
-// Errors is the number of records that could not be written.
-func (a *FileAudit) Errors() int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.errors
-}
-
 // Close closes the file; later records are dropped.
 func (a *FileAudit) Close() error { return a.w.Close() }
 
-// MemoryAudit keeps records in memory (tests, and the agent's recent-calls
-// view). Safe for concurrent use.
+// MemoryAudit keeps records in memory, for tests to read. Safe for
+// concurrent use.
 type MemoryAudit struct {
 	mu      sync.Mutex
 	records []AuditRecord
