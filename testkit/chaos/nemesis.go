@@ -256,8 +256,15 @@ func (n *Nemesis) start(ctx context.Context, f Fault) (string, error) {
 // and catch up. The heal runs the operator's runbook for a refusal.
 func (n *Nemesis) damagedRestart(ctx context.Context, f Fault, target int) (string, error) {
 	p := n.c.Coords[target]
+	// A snapshot first, so the member's log is compacted and the
+	// snapshot is needed to start (the log alone no longer holds it all).
+	snap := "snapshot taken"
+	if err := n.c.SnapshotOn(ctx, target); err != nil {
+		snap = "no snapshot (" + err.Error() + ")"
+	}
 	p.Kill()
 	what, err := n.c.Damage(target, f.Damage)
+	what = snap + "; " + what
 	if err != nil {
 		return what, err
 	}

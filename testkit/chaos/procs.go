@@ -248,6 +248,11 @@ func (c *Cluster) coordArgs(i int) []string {
 	args := []string{"--data-dir", c.DataDir(i), "--node-id", nd.Name,
 		"--http-addr", fmt.Sprintf("%s:%d", nd.IP, coordHTTPPort), "--raft-addr", fmt.Sprintf("%s:%d", nd.IP, coordRaftPort),
 		"--log-level", "info"}
+	if c.Topo.DataFS > 0 {
+		// A short log tail, so a snapshot compacts the log and a damaged
+		// or missing snapshot matters (FaultDamagedRestart).
+		args = append(args, "--raft-trailing-logs", "64")
+	}
 	if i > 0 {
 		args = append(args, "--join", c.coordURL(0), "--join-token-file", c.adminTokenFile())
 	}

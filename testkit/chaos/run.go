@@ -64,6 +64,7 @@ type Result struct {
 	Dir           string           `json:"dir"`
 	Faults        map[string]int   `json:"faults"`      // applied, by kind
 	FaultErrors   []string         `json:"faultErrors"` // faults that could not be applied fully
+	FaultLog      []string         `json:"faultLog"`    // each fault applied: what it hit and what its heal did
 	Ops           int              `json:"ops"`
 	OpsByResult   map[string]int   `json:"opsByResult"`
 	OpsByKind     map[string]int   `json:"opsByKind"`
@@ -281,6 +282,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	for _, a := range nem.Applied() {
 		res.Faults[a.Kind]++
+		res.FaultLog = append(res.FaultLog, a.Fault.String()+": "+a.Detail)
 		if a.Err != "" {
 			res.FaultErrors = append(res.FaultErrors, a.Fault.String()+": "+a.Err)
 		}
@@ -458,6 +460,9 @@ func (r *Result) Summary() string {
 	}
 	sort.Strings(kinds)
 	fmt.Fprintf(&b, "faults: %d (%s)\n", n, strings.Join(kinds, " "))
+	for _, l := range r.FaultLog {
+		fmt.Fprintf(&b, "  %s\n", l)
+	}
 	fmt.Fprintf(&b, "operations: %d (ok %d, fail %d, info %d); BMC mutations checked: %d; lease records: %d\n",
 		r.Ops, r.OpsByResult[ResultOK], r.OpsByResult[ResultFail], r.OpsByResult[ResultInfo], r.Mutations, r.LeaseRecords)
 	fmt.Fprintf(&b, "convergence after the final heal: p50 %d ms, max %d ms (bound %s)\n", r.ConvergeP50, r.ConvergeMax, r.ConvergeBound)

@@ -111,6 +111,18 @@ func (c *Cluster) Damage(i int, damage string) (string, error) {
 	return "", fmt.Errorf("unknown damage %q", damage)
 }
 
+// SnapshotOn asks member i for a Raft snapshot now.
+func (c *Cluster) SnapshotOn(ctx context.Context, i int) error {
+	cl, err := c.newClientURLs("", c.admin, 10*time.Second, c.coordURL(i))
+	if err != nil {
+		return err
+	}
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, err = cl.Snapshot(sctx)
+	return err
+}
+
 // Refusal is what a member started on a damaged data dir did.
 type Refusal struct {
 	Refused  bool   // exited with DamagedExitCode
