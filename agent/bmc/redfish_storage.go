@@ -446,6 +446,9 @@ func (c *Conn) DeleteVolume(ctx context.Context, g *guard.Guard, host, volume st
 	if err != nil {
 		return nil, err
 	}
+	if named := refMatches(ctrls, volume); len(named) > 1 && !strings.HasPrefix(volume, "/") {
+		return nil, fmt.Errorf("%w: %s: %q names %s: give the URI of the volume to delete", ErrFailed, c.addr, volume, strings.Join(named, " and "))
+	}
 	_, v := findVolume(ctrls, volume)
 	if v == nil {
 		return nil, fmt.Errorf("%w: %s: no volume %q on the system's storage", ErrFailed, c.addr, volume)
@@ -480,6 +483,9 @@ func (c *Conn) Erase(ctx context.Context, g *guard.Guard, host, target string) (
 	ctrls, err := c.Storage(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if named := refMatches(ctrls, target); len(named) > 1 {
+		return nil, fmt.Errorf("%w: %s: %q names %s: give the URI of the one to erase", ErrFailed, c.addr, target, strings.Join(named, " and "))
 	}
 	var (
 		op     *StorageOp
@@ -547,4 +553,23 @@ func (c *Conn) Erase(ctx context.Context, g *guard.Guard, host, target string) (
 	}
 	c.learnTask(ctx, op)
 	return op, nil
+}
+
+// refMatches are the drives and volumes ref names (more than one: an Id
+// shared by a drive and a volume, or by drives of two controllers).
+func refMatches(ctrls []StorageController, ref string) []string {
+	var out []string
+	for _, sc := range ctrls {
+		for _, d := range sc.Drives {
+			if sameRef(ref, d.ID, d.URI) {
+				out = append(out, "drive "+short(d.URI))
+			}
+		}
+		for _, v := range sc.Volumes {
+			if sameRef(ref, v.ID, v.URI) {
+				out = append(out, "volume "+short(v.URI))
+			}
+		}
+	}
+	return out
 }
