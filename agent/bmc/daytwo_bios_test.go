@@ -2,6 +2,7 @@ package bmc
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -146,5 +147,32 @@ func TestDayTwoBIOSNamed(t *testing.T) {
 				t.Fatalf("ApplyBIOS(%v) = %v; want %v %q", attrs, err, tc.err, tc.says)
 			}
 		})
+	}
+}
+
+// A Password attribute reads back as null: it is sent on every apply and
+// reported unverifiable, never as a setting that did not take.
+func TestDayTwoBIOSPassword(t *testing.T) {
+	r := startDayTwo(t, "ilo", bmcsim.Knobs{})
+	ctx := testCtx(t)
+	desired := map[string]string{"AdminPassword": "pw12", "Sriov": "Disabled"}
+	for round := 0; round < 2; round++ {
+		ap, err := r.c.ApplyBIOS(ctx, r.g, "h0", desired)
+		if err != nil || ap.Changed["AdminPassword"] != "pw12" {
+			t.Fatalf("round %d: ApplyBIOS = %+v, %v; want the password sent", round, ap, err)
+		}
+		if err := r.c.SetPower(ctx, r.g, "h0", false); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.c.SetPower(ctx, r.g, "h0", true); err != nil {
+			t.Fatal(err)
+		}
+		res, err := r.c.BIOSResult(ctx, desired)
+		if err != nil || len(res.Unverifiable) != 1 || res.Unverifiable[0] != "AdminPassword" || len(res.Took) != 1 {
+			t.Fatalf("round %d: BIOSResult = %+v, %v", round, res, err)
+		}
+		if strings.Contains(fmt.Sprint(res), "pw12") {
+			t.Fatalf("the result shows the password: %+v", res)
+		}
 	}
 }

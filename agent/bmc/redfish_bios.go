@@ -57,8 +57,11 @@ type BIOSApply struct {
 
 // BIOSResult is the read-back after the reset.
 type BIOSResult struct {
-	Took     []string
-	NotTaken []BIOSNotTaken
+	Took []string
+	// Unverifiable are Password attributes: a BMC never shows them, so
+	// they are sent on every apply and cannot be read back.
+	Unverifiable []string
+	NotTaken     []BIOSNotTaken
 	// AppliedAt is when the BMC last applied settings ("" unknown).
 	AppliedAt string
 }
@@ -263,6 +266,9 @@ func (c *Conn) biosRegistry(s *rfSession, name string) (BIOSRegistry, error) {
 	return reg, nil
 }
 
+// secret: name is a Password attribute (never shown: read as null).
+func (r BIOSRegistry) secret(name string) bool { return r[name].Type == "Password" }
+
 // valueText compares a BIOS value read (string, JSON number, bool) with
 // one desired.
 func valueText(v any) string {
@@ -321,6 +327,7 @@ func (c *Conn) ApplyBIOS(ctx context.Context, g *guard.Guard, host string, desir
 	}
 	var (
 		cur    *rfBiosDoc
+		reg    BIOSRegistry
 		values map[string]any
 	)
 	err := c.rfCall(ctx, "bios read", func(ctx context.Context, s *rfSession) error {
@@ -331,8 +338,7 @@ func (c *Conn) ApplyBIOS(ctx context.Context, g *guard.Guard, host string, desir
 		if cur.Settings.SettingsObject.ID == "" {
 			return fmt.Errorf("%w: %s: %s names no @Redfish.Settings.SettingsObject: BIOS settings cannot be changed through this BMC", ErrUnsupported, c.addr, short(cur.ID))
 		}
-		reg, err := c.biosRegistry(s, cur.AttributeRegistry)
-		if err != nil {
+		if reg, err = c.biosRegistry(s, cur.AttributeRegistry); err != nil {
 			return err
 		}
 		values, err = BIOSValues(desired, reg)
@@ -346,7 +352,7 @@ func (c *Conn) ApplyBIOS(ctx context.Context, g *guard.Guard, host string, desir
 	}
 	out := &BIOSApply{SettingsObject: cur.Settings.SettingsObject.ID, Changed: map[string]any{}}
 	for _, name := range sortedNames(values) {
-		if have, ok := cur.Attributes[name]; ok && valueText(have) == valueText(values[name]) {
+		if have, ok := cur.Attributes[name]; ok && !reg.secret(name) && valueText(have) == valueText(values[name]) {
 			out.Unchanged = append(out.Unchanged, name)
 			continue
 		}
@@ -383,7 +389,7 @@ func (c *Conn) ApplyBIOS(ctx context.Context, g *guard.Guard, host string, desir
 			}
 			var lost []string
 			for _, name := range sortedNames(out.Changed) {
-				if valueText(back.Attributes[name]) != valueText(out.Changed[name]) {
+				if !reg.secret(name) && valueText(back.Attributes[name]) != valueText(out.Changed[name]) {
 					lost = append(lost, fmt.Sprintf("%s reads back %q, sent %q", name, valueText(back.Attributes[name]), valueText(out.Changed[name])))
 				}
 			}
@@ -441,6 +447,10 @@ func (c *Conn) BIOSResult(ctx context.Context, desired map[string]string) (*BIOS
 	var probs []string
 	for _, name := range sortedNames(values) {
 		want := valueText(values[name])
+		if reg.secret(name) {
+			res.Unverifiable = append(res.Unverifiable, name)
+			continue
+		}
 		have, ok := b.Attributes[name]
 		if ok && valueText(have) == want {
 			res.Took = append(res.Took, name)
