@@ -206,3 +206,33 @@ func TestDayTwoNoUpdateService(t *testing.T) {
 		}
 	}
 }
+
+// A task the BMC no longer knows (404: OpenBMC keeps tasks in memory and
+// loses them when its own flash restarts it) is judged by the inventory:
+// the new version there is done; the old one until the timeout is
+// ErrUpdateNotApplied. The simulator keeps its tasks across a reboot,
+// hence the fake.
+func TestDayTwoUpdateTaskGone(t *testing.T) {
+	const item = "/redfish/v1/UpdateService/FirmwareInventory/bmc_active"
+	f := newFakeRF(t, map[string]map[string]any{"/redfish/v1": fakeRoot(false),
+		item: {"@odata.id": item, "Id": "bmc_active", "Name": "bmc_active", "Version": "2.15.0", "Updateable": true}})
+	fakeSystem(f, "/redfish/v1/Systems/system", "/redfish/v1/Managers/bmc", nil)
+	c, err := Dial(testCtx(t), Target{Address: f.addr("/redfish/v1/Systems/system"), Username: "admin", Password: "password"},
+		Options{TaskPollInterval: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &Update{Component: item, Name: "bmc_active", FromVersion: "2.14.0", Version: "2.15.0", Method: "MultipartHttpPush",
+		Task: "/redfish/v1/TaskService/Tasks/0", Monitor: "/redfish/v1/TaskService/Tasks/0/Monitor"}
+	if _, err := c.Task(testCtx(t), u.Task); !errors.Is(err, ErrTaskGone) || !errors.Is(err, ErrFailed) {
+		t.Fatalf("Task of a task gone: %v", err)
+	}
+	if it, err := c.FinishUpdate(testCtx(t), u, 10*time.Second); err != nil || it.Version != "2.15.0" {
+		t.Fatalf("FinishUpdate, task gone, new version shown: %+v, %v", it, err)
+	}
+	u.FromVersion, u.Version = "2.15.0", "2.16.0"
+	_, err = c.FinishUpdate(testCtx(t), u, 200*time.Millisecond)
+	if !errors.Is(err, ErrUpdateNotApplied) || !strings.Contains(err.Error(), "its task TaskService/Tasks/0 is gone (404) and UpdateService/FirmwareInventory/bmc_active still shows version 2.15.0 (expected 2.16.0)") {
+		t.Fatalf("FinishUpdate, task gone, old version: %v", err)
+	}
+}

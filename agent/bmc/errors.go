@@ -40,6 +40,10 @@ var (
 	// passed (wraps ErrTransient: read it again later; a flash may still
 	// be writing, so never power-cycle the host meanwhile).
 	ErrTaskRunning = &classedError{ErrTransient, "the BMC task has not ended"}
+	// ErrTaskGone: the BMC answers 404 for a task it started (dropped
+	// once ended, or lost when the BMC restarted; wraps ErrFailed): judge
+	// the outcome by the resource itself.
+	ErrTaskGone = &classedError{ErrFailed, "the BMC no longer knows the task"}
 	// ErrUpdateNotApplied: the BMC reported the update done but the
 	// inventory does not show the new version (wraps ErrFailed).
 	ErrUpdateNotApplied = &classedError{ErrFailed, "the flash did not take"}

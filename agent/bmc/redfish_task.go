@@ -129,7 +129,10 @@ func (c *Conn) readTask(s *rfSession, uri string) (*TaskStatus, error) {
 	resp, err := s.api.Get(uri)
 	if err != nil {
 		if status, msg, ok := bmcRefusal(err); ok && status == http.StatusNotFound {
-			return nil, fmt.Errorf("%w: %s: the BMC knows no task at %s (404: %s): it may have ended and been dropped, or the BMC rebooted and lost it; check the outcome itself (inventory, volumes)", ErrFailed, c.addr, short(uri), msg)
+			if msg == "" {
+				msg = "no message"
+			}
+			return nil, fmt.Errorf("%w: %s: the BMC knows no task at %s (404: %s): it may have ended and been dropped, or the BMC rebooted and lost it; check the outcome itself (inventory, volumes)", ErrTaskGone, c.addr, short(uri), msg)
 		}
 		return nil, c.refused(err, "read of task "+short(uri))
 	}

@@ -389,15 +389,37 @@ func (c *Conn) FinishUpdate(ctx context.Context, u *Update, timeout time.Duratio
 	if taskURI != "" {
 		var err error
 		st, err = c.WaitTask(ctx, taskURI, timeout)
-		if err != nil {
+		switch {
+		case errors.Is(err, ErrTaskGone):
+			// OpenBMC keeps tasks in memory: a BMC flash restarts it and
+			// the task goes with it. The inventory tells.
+			c.opts.Logger.Info("bmc update task gone, judging the update by the inventory", "bmc", c.addr, "task", taskURI, "err", err.Error())
+			st = nil
+		case err != nil:
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 	}
 	var (
 		it      FirmwareItem
+		read    bool // it holds a read of the item
 		lastErr error
 	)
+	notApplied := func() error {
+		if st != nil {
+			return fmt.Errorf("%w: %s: %s: flash reported success (task %s %s) but %s still shows version %s (expected %s)",
+				ErrUpdateNotApplied, c.addr, what, st.name(), st.State, short(u.Component), it.Version, expected(u))
+		}
+		how := "the BMC gave no task"
+		if taskURI != "" {
+			how = "its task " + short(taskURI) + " is gone (404)"
+		}
+		return fmt.Errorf("%w: %s: %s: %s and %s still shows version %s (expected %s) after %v",
+			ErrUpdateNotApplied, c.addr, what, how, short(u.Component), it.Version, expected(u), timeout)
+	}
 	for {
+		if read && !time.Now().Before(deadline) {
+			return &it, notApplied()
+		}
 		cctx, cancel := context.WithDeadline(ctx, deadline)
 		err := c.rfCall(cctx, "firmware read", func(ctx context.Context, s *rfSession) error {
 			var d rfFirmwareDoc
@@ -410,30 +432,31 @@ func (c *Conn) FinishUpdate(ctx context.Context, u *Update, timeout time.Duratio
 		cancel()
 		switch {
 		case err == nil:
+			read = true
 			if versionIs(it.Version, u) {
 				return &it, nil
 			}
-			if st != nil || time.Now().After(deadline) {
-				how := "without a task"
-				if st != nil {
-					how = "(task " + st.name() + " " + st.State + ")"
-				}
-				return &it, fmt.Errorf("%w: %s: %s: flash reported success %s but %s still shows version %s (expected %s)",
-					ErrUpdateNotApplied, c.addr, what, how, short(u.Component), it.Version, expected(u))
+			if st != nil { // the task ended: the version will not change now
+				return &it, notApplied()
 			}
-		case ctx.Err() == nil && errors.Is(err, ErrTransient) && time.Now().Before(deadline):
-			lastErr = err
 		case !errors.Is(err, ErrTransient):
 			return nil, fmt.Errorf("%s: %w", what, err)
-		default:
+		case ctx.Err() != nil:
+			return nil, fmt.Errorf("%w: %s: %s: %v", ErrTransient, c.addr, what, ctx.Err())
+		case !time.Now().Before(deadline):
+			if read {
+				return &it, notApplied()
+			}
 			if lastErr == nil {
 				lastErr = err
 			}
-			return nil, fmt.Errorf("%w: %s: %s: the task ended but %s could not be read in time: %v", ErrTaskRunning, c.addr, what, short(u.Component), lastErr)
+			return nil, fmt.Errorf("%w: %s: %s: %s could not be read in time: %v", ErrTaskRunning, c.addr, what, short(u.Component), lastErr)
+		default:
+			lastErr = err
 		}
 		wait := min(c.opts.TaskPollInterval, time.Until(deadline))
 		if wait <= 0 {
-			continue // the next read fails on the deadline and reports
+			continue
 		}
 		select {
 		case <-ctx.Done():
