@@ -215,3 +215,37 @@ func TestDayTwoMutationsNeedTheLease(t *testing.T) {
 		t.Fatalf("refused calls reached the BMC: mutations %d → %d, tasks %+v", before, st.Mutations, st.Tasks)
 	}
 }
+
+// Over IPMI every day-two call is ErrUnsupported, at once.
+func TestDayTwoOverIPMIUnsupported(t *testing.T) {
+	c := &Conn{proto: "ipmi", addr: "10.0.0.1:623", opts: Options{}.withDefaults()}
+	ctx := testCtx(t)
+	g, _ := leasedGuard(time.Minute, nil)
+	var d DayTwo = c
+	for name, call := range map[string]func() error{
+		"BIOS":              func() error { _, err := d.BIOS(ctx); return err },
+		"BIOSRegistry":      func() error { _, err := d.BIOSRegistry(ctx); return err },
+		"BIOSNames":         func() error { _, err := d.BIOSNames(ctx, map[string]bool{SettingSMT: true}); return err },
+		"ApplyBIOS":         func() error { _, err := d.ApplyBIOS(ctx, g, "h0", map[string]string{"X": "1"}); return err },
+		"BIOSResult":        func() error { _, err := d.BIOSResult(ctx, map[string]string{"X": "1"}); return err },
+		"FirmwareInventory": func() error { _, err := d.FirmwareInventory(ctx); return err },
+		"StartUpdate": func() error {
+			_, err := d.StartUpdate(ctx, g, "h0", UpdateRequest{Component: "BIOS", ImageURL: "http://i/b.bin"})
+			return err
+		},
+		"FinishUpdate": func() error { _, err := d.FinishUpdate(ctx, &Update{Component: "/x", Task: "/t"}, time.Minute); return err },
+		"Task":         func() error { _, err := d.Task(ctx, "/t"); return err },
+		"WaitTask":     func() error { _, err := d.WaitTask(ctx, "/t", time.Minute); return err },
+		"Storage":      func() error { _, err := d.Storage(ctx); return err },
+		"CreateVolume": func() error {
+			_, err := d.CreateVolume(ctx, g, "h0", VolumeRequest{RAIDType: "RAID1", Drives: []string{"0"}})
+			return err
+		},
+		"DeleteVolume": func() error { _, err := d.DeleteVolume(ctx, g, "h0", "1"); return err },
+		"Erase":        func() error { _, err := d.Erase(ctx, g, "h0", "0"); return err },
+	} {
+		if err := call(); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "10.0.0.1:623") {
+			t.Errorf("%s over IPMI: %v; want ErrUnsupported naming the BMC", name, err)
+		}
+	}
+}
