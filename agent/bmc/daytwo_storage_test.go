@@ -233,10 +233,13 @@ func TestDayTwoOverIPMIUnsupported(t *testing.T) {
 			_, err := d.StartUpdate(ctx, g, "h0", UpdateRequest{Component: "BIOS", ImageURL: "http://i/b.bin"})
 			return err
 		},
-		"FinishUpdate": func() error { _, err := d.FinishUpdate(ctx, &Update{Component: "/x", Task: "/t"}, time.Minute); return err },
-		"Task":         func() error { _, err := d.Task(ctx, "/t"); return err },
-		"WaitTask":     func() error { _, err := d.WaitTask(ctx, "/t", time.Minute); return err },
-		"Storage":      func() error { _, err := d.Storage(ctx); return err },
+		"FinishUpdate": func() error {
+			_, err := d.FinishUpdate(ctx, &Update{Component: "/x", Task: "/t"}, time.Minute)
+			return err
+		},
+		"Task":     func() error { _, err := d.Task(ctx, "/t"); return err },
+		"WaitTask": func() error { _, err := d.WaitTask(ctx, "/t", time.Minute); return err },
+		"Storage":  func() error { _, err := d.Storage(ctx); return err },
 		"CreateVolume": func() error {
 			_, err := d.CreateVolume(ctx, g, "h0", VolumeRequest{RAIDType: "RAID1", Drives: []string{"0"}})
 			return err
