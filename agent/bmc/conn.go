@@ -74,6 +74,9 @@ type Options struct {
 	IPMICipherSuite string
 	// Logger receives debug lines (never a password). Nil: slog.Default().
 	Logger *slog.Logger
+	// TaskPollInterval is how often WaitTask and FinishUpdate read a BMC
+	// task. DefaultTaskPollInterval when zero.
+	TaskPollInterval time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -91,6 +94,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.TaskPollInterval <= 0 {
+		o.TaskPollInterval = DefaultTaskPollInterval
 	}
 	return o
 }
@@ -125,6 +131,9 @@ type Conn struct {
 	// credentials).
 	invSys keptDoc[rfSystemDoc]
 	invMgr keptDoc[rfManagerDoc]
+	// biosRegs are the BIOS attribute registries read, by name (a new
+	// BIOS version names a new one).
+	biosRegs map[string]BIOSRegistry
 }
 
 // Dial parses t.Address and opens a session (Redfish: service root, then

@@ -29,3 +29,35 @@ var (
 // ErrPoolClosed is returned by Pool.Get after Close; it wraps ErrTransient
 // (the agent is shutting down).
 var ErrPoolClosed = errors.Join(ErrTransient, errors.New("bmc pool is closed"))
+
+// Day-two outcomes the state machine tells apart (each wraps one class).
+var (
+	// ErrUpdateInProgress: the BMC refused a firmware update because one
+	// is already running (wraps ErrTransient: follow the running one,
+	// retry after it ended; never power-cycle meanwhile).
+	ErrUpdateInProgress = &classedError{ErrTransient, "a firmware update is already running on the BMC"}
+	// ErrTaskRunning: a BMC task had not ended when the caller's timeout
+	// passed (wraps ErrTransient: read it again later; a flash may still
+	// be writing, so never power-cycle the host meanwhile).
+	ErrTaskRunning = &classedError{ErrTransient, "the BMC task has not ended"}
+	// ErrTaskGone: the BMC answers 404 for a task it started (dropped
+	// once ended, or lost when the BMC restarted; wraps ErrFailed): judge
+	// the outcome by the resource itself.
+	ErrTaskGone = &classedError{ErrFailed, "the BMC no longer knows the task"}
+	// ErrUpdateNotApplied: the BMC reported the update done but the
+	// inventory does not show the new version (wraps ErrFailed).
+	ErrUpdateNotApplied = &classedError{ErrFailed, "the flash did not take"}
+	// ErrBIOSInvalid: desired BIOS settings the attribute registry
+	// refuses (wraps ErrFailed: fix the profile).
+	ErrBIOSInvalid = &classedError{ErrFailed, "BIOS settings refused by the attribute registry"}
+)
+
+// classedError is a named outcome inside an error class: one line of
+// text, errors.Is matches both it and its class.
+type classedError struct {
+	class error
+	msg   string
+}
+
+func (e *classedError) Error() string { return e.msg }
+func (e *classedError) Unwrap() error { return e.class }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -109,6 +110,17 @@ func checkGuarded(fset *token.FileSet, name string, src any) ([]violation, map[s
 		}
 		pkgFuncs[local] = set
 	}
+	if redfishLayer(name) {
+		// agent/bmc reaches the BMC through its session's gofish client
+		// (rfSession.api) in files that need not import gofish: its raw
+		// writes are checked there whatever the file imports.
+		const raw = "github.com/stmcginnis/gofish"
+		for _, n := range mutating[raw].names {
+			if !slices.Contains(methods[n], raw) {
+				methods[n] = append(methods[n], raw)
+			}
+		}
+	}
 	if len(pkgFuncs) == 0 && len(methods) == 0 {
 		return nil, nil, nil
 	}
@@ -147,6 +159,11 @@ func checkGuarded(fset *token.FileSet, name string, src any) ([]violation, map[s
 	}
 	walk(f, false)
 	return out, guardedCalls, nil
+}
+
+// redfishLayer: the file is agent/bmc's (its Redfish layer on gofish).
+func redfishLayer(name string) bool {
+	return strings.Contains(filepath.ToSlash(name), "agent/bmc/")
 }
 
 // mutatingPaths returns the import paths whose table names the call (none:
@@ -333,4 +350,41 @@ func powerOnQuickly(sys *redfish.ComputerSystem) error {
 		t.Fatalf("planted bypass: violations %v; want exactly sys.Reset", vs)
 	}
 	t.Logf("planted bypass caught: %s: %s", vs[0].pos, vs[0].call)
+}
+
+// A raw write through the session's gofish client in an agent/bmc file
+// that imports no gofish package (the day-two files reach the client as
+// s.api) is still checked: the real day-two files have their writes
+// guarded, and one planted outside Guard.Do is caught.
+func TestGuardCheckCoversFilesWithoutGofishImport(t *testing.T) {
+	dir := filepath.Join(testenv.RepoRoot(t), "agent", "bmc")
+	guardedWrites := 0
+	for _, f := range []string{"redfish_bios.go", "redfish_update.go", "redfish_storage.go"} {
+		vs, guarded, err := checkGuarded(token.NewFileSet(), filepath.Join(dir, f), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(vs) != 0 {
+			t.Errorf("%s: unguarded writes %v", f, vs)
+		}
+		guardedWrites += guarded["github.com/stmcginnis/gofish"]
+	}
+	if guardedWrites < 5 {
+		t.Errorf("found %d guarded gofish writes in the day-two files; want at least PATCH, 2 POST of an update, volume POST and DELETE, erase POST", guardedWrites)
+	}
+	planted := `package bmc
+
+// eraseQuickly skips the guard: the bypass the check must catch.
+func (c *Conn) eraseQuickly(s *rfSession, target string) error {
+	_, err := s.api.Post(target, map[string]any{})
+	return err
+}
+`
+	vs, _, err := checkGuarded(token.NewFileSet(), filepath.Join(dir, "redfish_planted.go"), planted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vs) != 1 || vs[0].call != "….Post" {
+		t.Fatalf("planted bypass in a file importing no gofish package: violations %v; want the Post", vs)
+	}
 }
