@@ -81,6 +81,7 @@ type Server struct {
 	authFailures *prometheus.CounterVec
 	rateLimited  prometheus.Counter
 	auditLog     *jsonl.Writer // the member's audit file, rotated at AuditMaxBytes; nil when off
+	watches      *watchHub     // the shared rounds of waiting watchers (watch_share.go)
 
 	membersMu  sync.Mutex
 	membersAt  time.Time
@@ -139,6 +140,7 @@ func New(cfg Config) *Server {
 		s.authFailures.WithLabelValues(r) // present at 0 before the first failure
 	}
 	cfg.Registry.MustRegister(s.reqs, s.authFailures, s.rateLimited)
+	s.watches = newWatchHub(cfg.Registry)
 
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
