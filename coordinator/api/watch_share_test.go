@@ -12,10 +12,10 @@ import (
 )
 
 // TestWatchersShareOneAnswer: watchers waiting on one rack at the same
-// index share one answer per change (the FSM builds it about once, not
-// once per watcher), and every watcher following from answer to answer
-// sees every change, the changes of quick successive writes included
-// (80 watchers: the woken round lingers and answers both at once).
+// index share one answer for a change (the FSM builds it once, not once
+// per watcher), and every watcher following from answer to answer sees
+// every change, those of quick successive writes included (80 watchers:
+// a woken round lingers).
 func TestWatchersShareOneAnswer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a real member, 80 watchers over HTTP")
@@ -28,16 +28,17 @@ func TestWatchersShareOneAnswer(t *testing.T) {
 	must(t, 200, "GET", u+"/v1/watch?rack=r1&index=0", op, nil, &first)
 
 	const watchers = 80
-	want := []string{"new-a", "new-b"}
+	want := []string{"new-a", "new-b", "new-c"}
 	var wg sync.WaitGroup
 	errs := make(chan error, watchers)
+	answered := make(chan struct{}, watchers) // each watcher's first answer
 	for i := 0; i < watchers; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			seen, index := map[string]bool{}, first.Index
 			deadline := time.Now().Add(60 * time.Second)
-			for !seen[want[0]] || !seen[want[1]] {
+			for len(seen) < len(want) {
 				if time.Now().After(deadline) {
 					errs <- fmt.Errorf("watcher %d saw %v after a minute, want %v", i, seen, want)
 					return
@@ -49,19 +50,35 @@ func TestWatchersShareOneAnswer(t *testing.T) {
 					return
 				}
 				for _, h := range resp.Hosts {
-					seen[h.Name] = true
+					if strings.HasPrefix(h.Name, "new-") {
+						seen[h.Name] = true
+					}
+				}
+				if index == first.Index {
+					answered <- struct{}{}
 				}
 				index = resp.Index
 			}
 		}()
 	}
-	// Every watcher waiting before the writes (the gauge; the deadline is
-	// generous, and passing it only makes answers less likely to share).
-	for end := time.Now().Add(10 * time.Second); time.Now().Before(end) && !strings.Contains(scrape(t, u), "rackfence_watch_waiting 80\n"); {
+	// Every watcher waiting before the first write (the gauge; the
+	// deadline is generous).
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end) && !strings.Contains(scrape(t, u), "rackfence_watch_waiting 80\n"); {
 		time.Sleep(20 * time.Millisecond)
 	}
 	before := n.store.FSM().WatchAnswers()
-	for _, name := range want {
+	must(t, 201, "PUT", u+"/v1/hosts/"+want[0], op, testHost(want[0], "r1"), nil)
+	for i := 0; i < watchers; i++ {
+		select {
+		case <-answered:
+		case <-time.After(60 * time.Second):
+			t.Fatalf("%d of %d watchers answered a minute after the write", i, watchers)
+		}
+	}
+	built := n.store.FSM().WatchAnswers() - before
+	// The other changes come quickly one after the other while the
+	// watchers come back: each sees them all, in one answer or several.
+	for _, name := range want[1:] {
 		must(t, 201, "PUT", u+"/v1/hosts/"+name, op, testHost(name, "r1"), nil)
 	}
 	wg.Wait()
@@ -69,10 +86,8 @@ func TestWatchersShareOneAnswer(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	// One answer per change (two writes: at most two rounds), with room
-	// for a few watchers that re-polled late; one per watcher is 80 to 160.
-	if built := n.store.FSM().WatchAnswers() - before; built > watchers/8 {
-		t.Fatalf("the FSM built %d answers for %d watchers and 2 changes: want about one per change, shared", built, watchers)
+	if built != 1 {
+		t.Fatalf("the FSM built %d answers for %d watchers waiting at one index and one change: want 1, shared", built, watchers)
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"sort"
 	"strings"
 	"sync"
@@ -74,6 +76,7 @@ func Watchers(ctx context.Context, cfg WatchersConfig) (WatchersResult, error) {
 	// out while the machine is busy, nothing shared with the watchers.
 	wc := NewHTTPClientFor(1, f.token)
 	wc.Timeout = time.Minute
+	wc.Transport.(*http.Transport).DialContext = (&net.Dialer{Timeout: 30 * time.Second}).DialContext
 	put := func(name string) error {
 		h := &wire.Host{Name: name, Rack: rack, Online: true, BMC: wire.BMC{Address: "redfish+http://127.0.0.1:9/redfish/v1/Systems/1", Credentials: "bmc"}}
 		return call(ctx, wc, "PUT", f.coordURL+"/v1/hosts/"+name, f.token, h, nil)
