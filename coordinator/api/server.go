@@ -49,6 +49,9 @@ type Config struct {
 	// --insecure-plaintext (then /v1/status warns, no certificates are
 	// issued and agent tokens need no client certificate).
 	TLS *TLSConfig
+	// WatchWriteTimeout bounds the writing of one watch answer: a watcher
+	// that does not take it in time is cut off (default 10s).
+	WatchWriteTimeout time.Duration
 	// WatchTimeout is the longest a watch blocks (default 30s); a
 	// ?timeout= shorter than this is honoured.
 	WatchTimeout time.Duration
@@ -98,6 +101,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.WatchTimeout <= 0 {
 		cfg.WatchTimeout = 30 * time.Second
+	}
+	if cfg.WatchWriteTimeout <= 0 {
+		cfg.WatchWriteTimeout = watchWriteTimeout
 	}
 	if cfg.AuthFailLimit == 0 {
 		cfg.AuthFailLimit = 10

@@ -39,7 +39,8 @@ const (
 	// watchers linger 50 ms, 500 watchers 12.5 ms.
 	lingerPerWatcher = 25 * time.Microsecond
 	maxLinger        = 100 * time.Millisecond
-	// watchWriteTimeout bounds how long writing one answer may take.
+	// watchWriteTimeout is Config.WatchWriteTimeout's default: how long
+	// writing one answer may take.
 	watchWriteTimeout = 10 * time.Second
 	// freeFrom, freeEvery: when the watchers waiting drop to a quarter of a
 	// peak of at least freeFrom, the memory is handed back, at most once
@@ -240,11 +241,11 @@ func (s *Server) sharedWatch(c echo.Context, key watchKey, timeout time.Duration
 	return s.writeWatchAnswer(c, body)
 }
 
-// writeWatchAnswer writes body within watchWriteTimeout; a watcher that
+// writeWatchAnswer writes body within Config.WatchWriteTimeout; a watcher that
 // does not take it in time is cut off.
 func (s *Server) writeWatchAnswer(c echo.Context, body []byte) error {
 	rc := http.NewResponseController(c.Response())
-	deadline := rc.SetWriteDeadline(time.Now().Add(watchWriteTimeout)) == nil
+	deadline := rc.SetWriteDeadline(time.Now().Add(s.cfg.WatchWriteTimeout)) == nil
 	err := c.Blob(http.StatusOK, echo.MIMEApplicationJSON, body)
 	if err == nil {
 		err = rc.Flush()

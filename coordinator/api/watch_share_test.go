@@ -3,8 +3,10 @@ package api
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -96,4 +98,54 @@ func scrape(t *testing.T, u string) string {
 	t.Helper()
 	_, raw := call(t, "GET", u+"/metrics", "", nil, nil)
 	return string(raw)
+}
+
+// TestSlowWatcherCutOff: a watcher that asks for a large answer and reads
+// none of it holds the member no longer than WatchWriteTimeout: its
+// connection is cut and counted, and a watcher that reads is answered
+// whole meanwhile.
+func TestSlowWatcherCutOff(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a real member and 200 hosts of 64 long labels each")
+	}
+	n := startNodeWith(t, "n1", "127.0.0.1", t.TempDir(), true, 0, 0, func(c *Config) { c.WatchWriteTimeout = 300 * time.Millisecond })
+	n.m.WaitLeader(t)
+	admin := adminTokenOf(t, n)
+	u := n.url
+	op := newToken(t, u, admin, wire.RoleOperator, "")
+	const hosts = 200 // 64 labels of about 380 bytes: about 5 MB in all
+	for i := 0; i < hosts; i++ {
+		h := testHost(fmt.Sprintf("big-%02d", i), "r1")
+		h.Labels = map[string]string{}
+		for j := 0; j < wire.MaxLabels; j++ {
+			key := strings.Repeat("p", 250) + fmt.Sprintf("%03d/", j) + strings.Repeat("n", 63)
+			h.Labels[key] = strings.Repeat("v", 63)
+		}
+		must(t, 201, "PUT", u+"/v1/hosts/"+h.Name, op, h, nil)
+	}
+	// The slow watcher: a receive buffer of 4 KiB it never reads from.
+	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		return rc.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+	}}
+	conn, err := d.Dial("tcp", strings.TrimPrefix(u, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "GET /v1/watch?rack=r1&index=0 HTTP/1.1\r\nHost: member\r\nAuthorization: Bearer %s\r\n\r\n", op)
+
+	var whole wire.WatchResponse
+	must(t, 200, "GET", u+"/v1/watch?rack=r1&index=0", op, nil, &whole)
+	if len(whole.Hosts) != hosts {
+		t.Fatalf("a watcher that reads: %d hosts, want %d", len(whole.Hosts), hosts)
+	}
+	for end := time.Now().Add(30 * time.Second); !strings.Contains(scrape(t, u), "rackfence_watch_slow_cut_total 1\n"); {
+		if time.Now().After(end) {
+			t.Fatal("the watcher that reads nothing was not cut off within 30 s (rackfence_watch_slow_cut_total is not 1)")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if m := scrape(t, u); !strings.Contains(m, "rackfence_watch_waiting 0\n") {
+		t.Fatalf("after the cut a watch still waits:\n%s", m)
+	}
 }
