@@ -14,24 +14,25 @@ import (
 
 // Watchers waiting for the same thing at the same index share one round:
 // one wait in the FSM, one answer built and encoded once, the same bytes
-// written to each. A crowd of watchers of one rack (every agent's
-// dashboard, a fleet of tools following it) re-polls at the index of the
+// written to each. A crowd of watchers of one rack (dashboards, tools
+// following it) re-polls at the index of the
 // answer it was given, so after each change the crowd is one round again.
 //
-// With many watchers waiting, a round woken by a change lingers
+// With many watchers waiting for it, a round woken by a change lingers
 // (lingerFor) before it answers, so the changes of a burst of writes go
 // out in one answer instead of one answer per write per watcher: every
 // watcher still sees every change, a few milliseconds later, and the
 // writes no longer wait behind thousands of answers and re-polls.
 //
 // A watcher that does not read its answer holds the shared bytes (no copy
-// of its own) and no longer than watchWriteTimeout: then its stream (over
-// HTTP/1.1, its connection) is cut. When many watchers left, the memory
-// their connections and answers used goes back to the system at once
-// (freeAfterDrop) instead of over minutes.
+// of its own) and no longer than Config.WatchWriteTimeout: then its stream
+// (over HTTP/1.1, its connection) is cut. When many watchers left, the
+// memory their connections and answers used goes back to the system at
+// once (watchHub.leave) instead of over minutes.
 
 const (
-	// lingerFrom is how many waiting watchers make a woken round linger.
+	// lingerFrom is how many watchers of one thing make a woken round
+	// linger.
 	lingerFrom = 64
 	// lingerPerWatcher is how long a round lingers per waiting watcher
 	// (about what answering one costs the coordinator: its answer written,
@@ -49,8 +50,8 @@ const (
 	freeEvery = 30 * time.Second
 )
 
-// lingerFor is how long a woken round waits before answering when waiting
-// watchers wait.
+// lingerFor is how long a woken round of watchers waiting for one thing
+// (those in it, or those its last answer went to) waits before answering.
 func lingerFor(waiting int) time.Duration {
 	if waiting < lingerFrom {
 		return 0
@@ -174,7 +175,7 @@ func (h *watchHub) run(ctx context.Context, key watchKey, r *watchRound, timeout
 		crowd := key
 		crowd.after = 0
 		h.mu.Lock()
-		d := lingerFor(max(h.waiting, h.crowd[crowd]))
+		d := lingerFor(max(r.members, h.crowd[crowd]))
 		h.mu.Unlock()
 		if d > 0 {
 			select {
