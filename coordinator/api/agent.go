@@ -178,7 +178,7 @@ func (s *Server) watch(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.readBarrier(c); err != nil {
+	if err := s.watchBarrier(c); err != nil {
 		return err
 	}
 	if rack == "" {

@@ -85,6 +85,7 @@ type Server struct {
 	rateLimited  prometheus.Counter
 	auditLog     *jsonl.Writer // the member's audit file, rotated at AuditMaxBytes; nil when off
 	watches      *watchHub     // the shared rounds of waiting watchers (watch_share.go)
+	barrier      sharedBarrier // the watches' shared read barrier (watch_barrier.go)
 
 	membersMu  sync.Mutex
 	membersAt  time.Time

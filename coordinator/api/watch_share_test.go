@@ -106,14 +106,14 @@ func scrape(t *testing.T, u string) string {
 // whole meanwhile.
 func TestSlowWatcherCutOff(t *testing.T) {
 	if testing.Short() {
-		t.Skip("a real member and 200 hosts of 64 long labels each")
+		t.Skip("a real member and 320 hosts of 64 long labels each")
 	}
 	n := startNodeWith(t, "n1", "127.0.0.1", t.TempDir(), true, 0, 0, func(c *Config) { c.WatchWriteTimeout = 300 * time.Millisecond })
 	n.m.WaitLeader(t)
 	admin := adminTokenOf(t, n)
 	u := n.url
 	op := newToken(t, u, admin, wire.RoleOperator, "")
-	const hosts = 200 // 64 labels of about 380 bytes: about 5 MB in all
+	const hosts = 320 // 64 labels of about 390 bytes: about 8 MB in all, twice the most a socket buffers here
 	for i := 0; i < hosts; i++ {
 		h := testHost(fmt.Sprintf("big-%02d", i), "r1")
 		h.Labels = map[string]string{}
