@@ -43,11 +43,11 @@ const (
 	// watchWriteTimeout is Config.WatchWriteTimeout's default: how long
 	// writing one answer may take.
 	watchWriteTimeout = 10 * time.Second
-	// freeFrom, freeEvery: when the watchers waiting drop to a quarter of a
-	// peak of at least freeFrom, the memory is handed back, at most once
-	// every freeEvery.
+	// freeFrom, freeAfter: when the watchers waiting drop to a quarter of
+	// a peak of at least freeFrom, the memory is handed back freeAfter
+	// later.
 	freeFrom  = 256
-	freeEvery = 30 * time.Second
+	freeAfter = 5 * time.Second
 )
 
 // lingerFor is how long a woken round of watchers waiting for one thing
@@ -87,7 +87,7 @@ type watchHub struct {
 	crowd    map[watchKey]int
 	waiting  int
 	peak     int
-	lastFree time.Time
+	freeing  bool // a hand-back of memory is scheduled
 
 	waitingGauge prometheus.Gauge
 	encoded      prometheus.Counter
@@ -158,9 +158,16 @@ func (h *watchHub) leave(key watchKey, r *watchRound) {
 			delete(h.rounds, key)
 		}
 	}
-	if h.peak >= freeFrom && h.waiting <= h.peak/4 && time.Since(h.lastFree) >= freeEvery {
-		h.peak, h.lastFree = h.waiting, time.Now()
-		go debug.FreeOSMemory()
+	if h.peak >= freeFrom && h.waiting <= h.peak/4 && !h.freeing {
+		// Later, once the connections and handlers of those that left
+		// are gone too; one hand-back for a whole crowd leaving.
+		h.peak, h.freeing = h.waiting, true
+		time.AfterFunc(freeAfter, func() {
+			debug.FreeOSMemory()
+			h.mu.Lock()
+			h.freeing = false
+			h.mu.Unlock()
+		})
 	}
 }
 
