@@ -84,10 +84,10 @@ type watchHub struct {
 	// crowd is, by what is watched (a key with after 0), how many
 	// watchers the last round woken by a change answered: they come back
 	// one by one, and a round started by the first lingers for them all.
-	crowd    map[watchKey]int
-	waiting  int
-	peak     int
-	freeing  bool // a hand-back of memory is scheduled
+	crowd   map[watchKey]int
+	waiting int
+	peak    int
+	freeing bool // a hand-back of memory is scheduled
 
 	waitingGauge prometheus.Gauge
 	encoded      prometheus.Counter
