@@ -125,10 +125,13 @@ func (c *Config) Validate() error {
 		flag string
 		v    int
 	}{{"keys", c.keys}, {"hosts", c.hosts}, {"per-rack", c.perRack}, {"workers", c.workers}, {"rounds", c.rounds},
-		{"racks", c.racks}, {"sims", c.sims}, {"detaches", c.detaches}, {"writes", c.writes}} {
+		{"racks", c.racks}, {"sims", c.sims}, {"detaches", c.detaches}} {
 		if n.v < 1 {
 			return fmt.Errorf("--%s %d: use 1 or more", n.flag, n.v)
 		}
+	}
+	if c.mode == "watchers" && c.writes < 1 {
+		return fmt.Errorf("--writes %d: use 1 or more", c.writes)
 	}
 	if c.sample < 10*time.Millisecond {
 		return fmt.Errorf("--sample-every %s: use 10ms or more (each sample scrapes the coordinator's /metrics)", c.sample)
