@@ -23,13 +23,17 @@
 #      SVG plot of hosts available over time to BENCH_OUT
 #      (/tmp/rackfence-bench-out). The 100,000-host tier is
 #      BENCH_FLEET_HOSTS=100000 BENCH_SKIP="etcd writes tls logstore memory go" make bench.
+#   4b. Watchers: BENCH_WATCHERS (0,500,2000) long-poll watchers of one
+#      rack over TLS, 500 writes into it, one coordinator per count: write
+#      p50/p99, coordinator CPU and RSS before / with / 60 s after them;
+#      fails when a watcher missed a change.
 #   5. The Go benchmarks of the packages (bmcsim, agent) where present.
 #   6. With BENCH_BASELINE_BIN=DIR (a directory holding another build's
 #      rackfence-coordinator): that build (A) vs this one (B), two 3-member
 #      bolt clusters interleaved ABBA, writes/s and latency per client count.
 # Knobs: BENCH_SLICE (5s) and BENCH_ROUNDS (6) for the comparison,
 # BENCH_DURATION (10s, rackfence alone when etcd is skipped), BENCH_CLIENTS (1,16,64), BENCH_FILL_HOSTS
-# (100000), BENCH_SKIP (space-separated: etcd writes failover tls logstore baseline memory fleet go).
+# (100000), BENCH_SKIP (space-separated: etcd writes failover tls logstore baseline memory fleet watchers go).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${RACKFENCE_BIN:-$PWD/bin}
@@ -214,6 +218,11 @@ if ! skip fleet; then
   read -r -a c1 < <(head -1 /proc/stat)
   t=0; for k in 1 2 3 4 5 6 7 8; do t=$(( t + c1[k] - c0[k] )); done
   echo "during the fleet run: steal $(( 100 * (c1[8] - c0[8]) / (t > 0 ? t : 1) )) %, load average $(cut -d' ' -f1-3 /proc/loadavg) (2 cores, shared)"
+fi
+
+if ! skip watchers; then
+  say "watchers: ${BENCH_WATCHERS:-0,500,2000} long-poll watchers of one rack, 500 writes into it, one coordinator per count"
+  "$BIN/rackfence-load" watchers --bin "$BIN" --watchers "${BENCH_WATCHERS:-0,500,2000}" --writes 500 --after 60s
 fi
 
 if ! skip go; then

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -177,27 +178,44 @@ func (s *Server) watch(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.readBarrier(c); err != nil {
+	if err := s.watchBarrier(c); err != nil {
 		return err
 	}
 	if rack == "" {
 		return s.watchFleet(c, after, timeout, brief)
 	}
-	timer := time.NewTimer(timeout) // the FSM reads no clock: the wait's end is given
-	defer timer.Stop()
+	key := watchKey{rack: rack, after: after, status: withStatus}
+	return s.sharedWatch(c, key, timeout, watchSource{wait: s.rackWait, answer: s.rackAnswer})
+}
+
+// rackWait waits for a change of key.rack after key.after, or timeout.
+func (s *Server) rackWait(ctx context.Context, key watchKey, timeout <-chan time.Time) (bool, error) {
+	return s.store.FSM().WaitChange(ctx, key.rack, key.after, key.status, timeout)
+}
+
+// rackAnswer answers a watch of key.rack after key.after as it is now,
+// statuses left out unless key.status.
+func (s *Server) rackAnswer(key watchKey) (any, error) {
 	watch := s.store.FSM().Watch
-	if !withStatus {
+	if !key.status {
 		watch = s.store.FSM().WatchWithoutStatus
 	}
-	resp, err := watch(c.Request().Context(), rack, after, timer.C)
+	resp, err := watch(context.Background(), key.rack, key.after, passed)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if !withStatus {
+	if !key.status {
 		leaveStatusOut(&resp)
 	}
-	return c.JSON(http.StatusOK, resp)
+	return resp, nil
 }
+
+// passed is a timeout already passed: the FSM answers at once.
+var passed = func() <-chan time.Time {
+	c := make(chan time.Time)
+	close(c)
+	return c
+}()
 
 func parseUint(s string) (uint64, error) {
 	if s == "" || len(s) > 20 {

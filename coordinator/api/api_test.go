@@ -130,7 +130,7 @@ func TestSingleNodeAPI(t *testing.T) {
 		}()
 		// The report goes out once the watch is parked in the FSM: it must
 		// wake it (an answer before the report would lack the status).
-		testenv.WaitBlocked(t, 30*time.Second, "fsm.(*FSM).Watch")
+		testenv.WaitBlocked(t, 30*time.Second, "fsm.(*FSM).WaitChange")
 		rep := wire.StatusReport{Epoch: l.Epoch, Status: wire.HostStatus{ProvisioningState: wire.StateRegistering, OperationalStatus: wire.OpOK},
 			Acks: []wire.IntentAck{{Kind: "detach", CreatedIndex: in.CreatedIndex}}}
 		must(t, 200, "PUT", u+"/v1/hosts/h1/status", agent, rep, nil)

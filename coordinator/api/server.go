@@ -63,6 +63,9 @@ type Config struct {
 	// --insecure-plaintext (then /v1/status warns, no certificates are
 	// issued and agent tokens need no client certificate).
 	TLS *TLSConfig
+	// WatchWriteTimeout bounds the writing of one watch answer: a watcher
+	// that does not take it in time is cut off (default 10s).
+	WatchWriteTimeout time.Duration
 	// WatchTimeout is the longest a watch blocks (DefaultWatchTimeout); a
 	// ?timeout= shorter than this is honoured.
 	WatchTimeout time.Duration
@@ -99,6 +102,8 @@ type Server struct {
 	authFailures *prometheus.CounterVec
 	rateLimited  prometheus.Counter
 	auditLog     *jsonl.Writer // the member's audit file, rotated at AuditMaxBytes; nil when off
+	watches      *watchHub     // the shared rounds of waiting watchers (watch_share.go)
+	barrier      sharedBarrier // the watches' shared read barrier (watch_barrier.go)
 
 	membersMu  sync.Mutex
 	membersAt  time.Time
@@ -118,6 +123,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.ElectionTime <= 0 {
 		cfg.ElectionTime = coordinator.Config{}.ElectionTime()
+	}
+	if cfg.WatchWriteTimeout <= 0 {
+		cfg.WatchWriteTimeout = watchWriteTimeout
 	}
 	if cfg.AuthFailLimit == 0 {
 		cfg.AuthFailLimit = DefaultAuthFailLimit
@@ -168,6 +176,7 @@ func New(cfg Config) *Server {
 		s.authFailures.WithLabelValues(r) // present at 0 before the first failure
 	}
 	cfg.Registry.MustRegister(s.reqs, s.authFailures, s.rateLimited, s.forwardFailures)
+	s.watches = newWatchHub(cfg.Registry)
 
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true

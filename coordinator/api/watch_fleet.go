@@ -1,7 +1,7 @@
 package api
 
 import (
-	"net/http"
+	"context"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -14,11 +14,21 @@ import (
 // (status.hardwareDetails, bmcDetails, operationHistory and extra), about
 // half of a host's size.
 func (s *Server) watchFleet(c echo.Context, after uint64, timeout time.Duration, brief bool) error {
-	timer := time.NewTimer(timeout) // the FSM reads no clock: the wait's end is given
-	defer timer.Stop()
-	resp, err := s.store.FSM().WatchFleet(c.Request().Context(), after, timer.C)
+	return s.sharedWatch(c, watchKey{after: after, brief: brief}, timeout, watchSource{wait: s.fleetWait, answer: s.fleetAnswer})
+}
+
+// fleetWait waits for a change of any rack after key.after, or timeout.
+func (s *Server) fleetWait(ctx context.Context, key watchKey, timeout <-chan time.Time) (bool, error) {
+	return s.store.FSM().WaitFleetChange(ctx, key.after, timeout)
+}
+
+// fleetAnswer answers a watch of every rack after key.after as it is
+// now, brief when key.brief.
+func (s *Server) fleetAnswer(key watchKey) (any, error) {
+	brief := key.brief
+	resp, err := s.store.FSM().WatchFleet(context.Background(), key.after, passed)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for i := range resp.Racks {
 		r := &resp.Racks[i]
@@ -39,7 +49,7 @@ func (s *Server) watchFleet(c echo.Context, after uint64, timeout time.Duration,
 			r.ExpiresIn = &d
 		}
 	}
-	return c.JSON(http.StatusOK, resp)
+	return resp, nil
 }
 
 // briefParam reads ?brief= (true or false), which only the fleet watch takes.

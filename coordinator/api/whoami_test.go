@@ -108,7 +108,7 @@ func TestFleetWatch(t *testing.T) {
 	}()
 	// The change is made once the watch is parked in the FSM, so it is the
 	// change that wakes it.
-	testenv.WaitBlocked(t, 30*time.Second, "fsm.(*FSM).WatchFleet")
+	testenv.WaitBlocked(t, 30*time.Second, "fsm.(*FSM).WaitFleetChange")
 	must(t, 200, "POST", u+"/v1/hosts/h3/intents/detach", op, wire.IntentRequest{Reason: "test"}, nil)
 	var a answer
 	select {

@@ -33,6 +33,8 @@ type FSM struct {
 	waitMu    sync.Mutex
 	appliedCh chan struct{}
 	rackCh    map[string]chan struct{}
+	// answers counts the watch answers built with changes (watch.go).
+	answers atomic.Uint64
 
 	// onLease is called (outside the lock) after lease changes; the
 	// store arms or stops timers there when it leads.

@@ -59,8 +59,15 @@ func (f *FSM) changesOf(rack string, after uint64, withStatus bool) (wire.WatchR
 		return resp, false
 	}
 	rackChanges(r, rack, after, &resp)
+	f.answers.Add(1)
 	return resp, true
 }
+
+// WatchAnswers is how many rack watch answers carrying changes this FSM
+// built: watchers waiting for the same rack at the same index share one
+// (coordinator/api, watch_share.go), so it grows by about one per change,
+// not one per watcher.
+func (f *FSM) WatchAnswers() uint64 { return f.answers.Load() }
 
 // Watch blocks until something about rack changed after index (hosts,
 // deletions, its lease) or timeout passed, and answers the changes with the
@@ -109,4 +116,40 @@ func (f *FSM) WaitApplied(ctx context.Context, index uint64) error {
 			return ctx.Err()
 		}
 	}
+}
+
+// WaitChange blocks until rack has a change after index that a watcher
+// with (or without) statuses sees, timeout passed or ctx ended, and
+// reports whether there is one. It builds no answer: the API waits once
+// for a crowd of watchers with it, then builds their one answer with
+// Watch (coordinator/api, watch_share.go).
+func (f *FSM) WaitChange(ctx context.Context, rack string, after uint64, withStatus bool, timeout <-chan time.Time) (bool, error) {
+	for {
+		ch := f.rackWait(rack)
+		if f.hasChange(rack, after, withStatus) {
+			return true, nil
+		}
+		select {
+		case <-ch:
+		case <-timeout:
+			return false, nil
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+	}
+}
+
+// hasChange is whether changesOf would answer a change.
+func (f *FSM) hasChange(rack string, after uint64, withStatus bool) bool {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	r := f.s.Racks[rack]
+	if r == nil {
+		return after == 0
+	}
+	last := r.watchIndex()
+	if !withStatus {
+		last = r.statuslessIndex()
+	}
+	return after == 0 || last > after
 }

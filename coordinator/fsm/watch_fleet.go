@@ -49,3 +49,37 @@ func (f *FSM) WatchFleet(ctx context.Context, after uint64, timeout <-chan time.
 		}
 	}
 }
+
+// WaitFleetChange is WaitChange for the watch of every rack: it blocks
+// until any rack has a change after index a watcher sees, timeout passed
+// or ctx ended, and builds no answer.
+func (f *FSM) WaitFleetChange(ctx context.Context, after uint64, timeout <-chan time.Time) (bool, error) {
+	for {
+		ch := f.appliedWait()
+		if f.fleetHasChange(after) {
+			return true, nil
+		}
+		select {
+		case <-ch:
+		case <-timeout:
+			return false, nil
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+	}
+}
+
+// fleetHasChange is whether fleetChanges would answer a change.
+func (f *FSM) fleetHasChange(after uint64) bool {
+	if after == 0 {
+		return true
+	}
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	for _, r := range f.s.Racks {
+		if r.watchIndex() > after {
+			return true
+		}
+	}
+	return false
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -56,6 +57,7 @@ func call(ctx context.Context, c *http.Client, method, url, token string, in, ou
 	if out != nil {
 		return json.NewDecoder(resp.Body).Decode(out)
 	}
+	_, _ = io.Copy(io.Discard, resp.Body) // the connection is kept only once its body was read
 	return nil
 }
 

@@ -9,7 +9,7 @@ import (
 )
 
 // modes of rackfence-load, its first argument.
-var modes = []string{"write", "compare", "failover", "fill", "fleet"}
+var modes = []string{"write", "compare", "failover", "fill", "fleet", "watchers"}
 
 // Config is rackfence-load's configuration: the mode (first argument) and
 // one field a flag, named as the flag (every flag also reads
@@ -45,6 +45,9 @@ type Config struct {
 	report    string
 	plot      string
 	out       string
+	watchers  string
+	writes    int
+	after     time.Duration
 }
 
 // side is one target of compare (--a-* or --b-*).
@@ -54,7 +57,7 @@ type side struct{ kind, url, tokenFile string }
 func (c *Config) flags() *flag.FlagSet {
 	fs := flag.NewFlagSet("rackfence-load", flag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: rackfence-load write|compare|failover|fill|fleet [flags]")
+		fmt.Fprintln(fs.Output(), "usage: rackfence-load write|compare|failover|fill|fleet|watchers [flags]")
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&c.target, "target", "rackfence", "write: rackfence or etcd")
@@ -81,17 +84,20 @@ func (c *Config) flags() *flag.FlagSet {
 	fs.IntVar(&c.rounds, "rounds", 6, "compare: rounds, each one slice of A and one of B (order ABBA)")
 	fs.IntVar(&c.racks, "racks", 100, "fleet: racks, one real rackfence-agent process each")
 	fs.IntVar(&c.sims, "sims", 4, "fleet: rackfence-bmcsim processes sharing the BMCs (one listening port per BMC, each process on its own 127.0.1.N; more are started when one would exceed 10,000 BMCs or half the open-files limit)")
-	fs.StringVar(&c.binDir, "bin", "", "fleet: directory of the rackfence binaries (default: this program's)")
-	fs.StringVar(&c.workDir, "dir", "", "fleet: work directory, kept afterwards (default: a temporary one, removed)")
+	fs.StringVar(&c.binDir, "bin", "", "fleet/watchers: directory of the rackfence binaries (default: this program's)")
+	fs.StringVar(&c.workDir, "dir", "", "fleet/watchers: work directory, kept afterwards (default: a temporary one, removed)")
 	fs.DurationVar(&c.refresh, "status-refresh", time.Minute, "fleet: the agents' --status-refresh (steady-state traffic = hosts / refresh)")
 	fs.DurationVar(&c.steady, "steady", time.Minute, "fleet: window over which steady-state coordinator CPU is measured")
 	fs.IntVar(&c.detaches, "detaches", 200, "fleet: detach → ack latencies measured")
-	fs.StringArrayVar(&c.coordArgs, "coordinator-arg", nil, "fleet: extra coordinator flag (repeatable)")
+	fs.StringArrayVar(&c.coordArgs, "coordinator-arg", nil, "fleet/watchers: extra coordinator flag (repeatable)")
 	fs.StringArrayVar(&c.agentArgs, "agent-arg", nil, "fleet: extra agent flag (repeatable)")
 	fs.BoolVar(&c.plaintext, "plaintext", false, "fleet: run the coordinator with --insecure-plaintext (default: its mutual TLS), for comparison")
 	fs.DurationVar(&c.sample, "sample-every", time.Second, "fleet: period of the samples of hosts available, coordinator RSS and heap while registering (one /metrics scrape each)")
 	fs.StringVar(&c.report, "report", "", "fleet: write a Markdown report of the run to this file")
 	fs.StringVar(&c.plot, "plot", "", "fleet: write an SVG plot of hosts available over time to this file")
+	fs.StringVar(&c.watchers, "watchers", "0,500,2000", "watchers: comma-separated watcher counts, one run (and one new coordinator) each")
+	fs.IntVar(&c.writes, "writes", 500, "watchers: hosts created one at a time in the watched rack")
+	fs.DurationVar(&c.after, "after", time.Minute, "watchers: how long after the watchers closed the last coordinator RSS sample is taken")
 	fs.StringVarP(&c.out, "output", "o", "text", "text or json")
 	return fs
 }
@@ -123,6 +129,9 @@ func (c *Config) Validate() error {
 		if n.v < 1 {
 			return fmt.Errorf("--%s %d: use 1 or more", n.flag, n.v)
 		}
+	}
+	if c.mode == "watchers" && c.writes < 1 {
+		return fmt.Errorf("--writes %d: use 1 or more", c.writes)
 	}
 	if c.sample < 10*time.Millisecond {
 		return fmt.Errorf("--sample-every %s: use 10ms or more (each sample scrapes the coordinator's /metrics)", c.sample)

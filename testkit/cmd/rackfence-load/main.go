@@ -5,6 +5,7 @@
 //	rackfence-load compare --a-target etcd --a-url U --b-target rackfence --b-url U --b-token-file F --clients 1,64 --slice 5s --rounds 6
 //	rackfence-load failover --urls U1,U2,U3 --pids U1=PID,… --token-file F
 //	rackfence-load fill --url U --token-file F --hosts 100000
+//	rackfence-load watchers --watchers 0,500,2000 --writes 500 [--hosts 100] [--after 60s]   (starts its own coordinator per count)
 //	rackfence-load fleet --hosts 10000 --racks 100 --sims 4 [--plaintext] [--report F.md] [--plot F.svg]   (starts its own coordinator, agents, bmcsims)
 //
 // It prints one line per measurement, human-readable, and with -o json one
@@ -125,6 +126,11 @@ func run(ctx context.Context, c *Config, fs *flag.FlagSet) error {
 		runFleet(ctx, bench.FleetConfig{Bin: c.binDir, Dir: c.workDir, Hosts: c.hosts, Racks: c.racks, Sims: c.sims, Plaintext: c.plaintext, SampleEvery: c.sample,
 			StatusRefresh: c.refresh, Steady: c.steady, Detaches: c.detaches, CoordArgs: c.coordArgs, AgentArgs: c.agentArgs},
 			fleetOutput{report: c.report, plot: c.plot}, emit)
+	case "watchers":
+		if !fs.Changed("hosts") {
+			c.hosts = 100
+		}
+		runWatchers(ctx, c, emit)
 	}
 	return nil
 }

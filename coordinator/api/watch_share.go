@@ -1,0 +1,271 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Watchers waiting for the same thing at the same index share one round:
+// one wait in the FSM, one answer built and encoded once, the same bytes
+// written to each. A crowd of watchers of one rack (dashboards, tools
+// following it) re-polls at the index of the
+// answer it was given, so after each change the crowd is one round again.
+//
+// With many watchers waiting for it, a round woken by a change lingers
+// (lingerFor) before it answers, so the changes of a burst of writes go
+// out in one answer instead of one answer per write per watcher: every
+// watcher still sees every change, a few milliseconds later, and the
+// writes no longer wait behind thousands of answers and re-polls.
+//
+// A watcher that does not read its answer holds the shared bytes (no copy
+// of its own) and no longer than Config.WatchWriteTimeout: then its stream
+// (over HTTP/1.1, its connection) is cut. When many watchers left, the
+// memory their connections and answers used goes back to the system at
+// once (watchHub.leave) instead of over minutes.
+
+const (
+	// lingerFrom is how many watchers of one thing make a woken round
+	// linger.
+	lingerFrom = 64
+	// lingerPerWatcher is how long a round lingers per waiting watcher
+	// (about what answering one costs the coordinator: its answer written,
+	// its next long poll read and authorised), capped at maxLinger: 2,000
+	// watchers linger 50 ms, 500 watchers 12.5 ms.
+	lingerPerWatcher = 25 * time.Microsecond
+	maxLinger        = 100 * time.Millisecond
+	// watchWriteTimeout is Config.WatchWriteTimeout's default: how long
+	// writing one answer may take.
+	watchWriteTimeout = 10 * time.Second
+	// freeFrom, freeAfter: when the watchers waiting drop to a quarter of
+	// a peak of at least freeFrom, the memory is handed back freeAfter
+	// later.
+	freeFrom  = 256
+	freeAfter = 5 * time.Second
+)
+
+// lingerFor is how long a woken round of watchers waiting for one thing
+// (those in it, or those its last answer went to) waits before answering.
+func lingerFor(waiting int) time.Duration {
+	if waiting < lingerFrom {
+		return 0
+	}
+	return min(time.Duration(waiting)*lingerPerWatcher, maxLinger)
+}
+
+// watchKey is what a watcher waits for: a rack ("" = every rack) after an
+// index, with or without statuses, brief or whole.
+type watchKey struct {
+	rack   string
+	after  uint64
+	status bool
+	brief  bool
+}
+
+// watchRound is one shared wait and its answer.
+type watchRound struct {
+	members int // guarded by watchHub.mu
+	cancel  context.CancelFunc
+	done    chan struct{} // closed when body or err is set
+	body    []byte
+	err     error
+}
+
+// watchHub holds the rounds of one server.
+type watchHub struct {
+	mu     sync.Mutex
+	rounds map[watchKey]*watchRound
+	// crowd is, by what is watched (a key with after 0), how many
+	// watchers the last round woken by a change answered: they come back
+	// one by one, and a round started by the first lingers for them all.
+	crowd   map[watchKey]int
+	waiting int
+	peak    int
+	freeing bool // a hand-back of memory is scheduled
+
+	waitingGauge prometheus.Gauge
+	encoded      prometheus.Counter
+	shared       prometheus.Counter
+	cut          prometheus.Counter
+}
+
+func newWatchHub(reg prometheus.Registerer) *watchHub {
+	h := &watchHub{rounds: map[watchKey]*watchRound{}, crowd: map[watchKey]int{},
+		waitingGauge: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "rackfence_watch_waiting",
+			Help: "Long-poll watches waiting on this member.",
+		}),
+		encoded: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "rackfence_watch_answers_encoded_total",
+			Help: "Watch answers encoded: one per round of watchers waiting for the same thing at the same index.",
+		}),
+		shared: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "rackfence_watch_answers_sent_total",
+			Help: "Watch answers sent, each a round's shared encoding.",
+		}),
+		cut: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "rackfence_watch_slow_cut_total",
+			Help: "Watch answers that could not be written: the watcher left, or did not take it within 10 s and was cut off.",
+		}),
+	}
+	reg.MustRegister(h.waitingGauge, h.encoded, h.shared, h.cut)
+	return h
+}
+
+// watchSource is what a round asks the FSM: wait blocks until a change
+// after key.after (true), timeout (false) or ctx ends, building nothing;
+// answer builds the answer as it is now.
+type watchSource struct {
+	wait   func(ctx context.Context, key watchKey, timeout <-chan time.Time) (bool, error)
+	answer func(key watchKey) (any, error)
+}
+
+// join adds a watcher to the round for key, starting one when none runs.
+func (h *watchHub) join(key watchKey, timeout time.Duration, src watchSource) *watchRound {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.waiting++
+	h.peak = max(h.peak, h.waiting)
+	h.waitingGauge.Set(float64(h.waiting))
+	r := h.rounds[key]
+	if r == nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		r = &watchRound{cancel: cancel, done: make(chan struct{})}
+		h.rounds[key] = r
+		go h.run(ctx, key, r, timeout, src)
+	}
+	r.members++
+	return r
+}
+
+// leave removes a watcher; the last one to leave a round still waiting
+// ends it.
+func (h *watchHub) leave(key watchKey, r *watchRound) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.waiting--
+	h.waitingGauge.Set(float64(h.waiting))
+	r.members--
+	if r.members == 0 {
+		r.cancel()
+		if h.rounds[key] == r {
+			delete(h.rounds, key)
+		}
+	}
+	if h.peak >= freeFrom && h.waiting <= h.peak/4 && !h.freeing {
+		// Later, once the connections and handlers of those that left
+		// are gone too; one hand-back for a whole crowd leaving.
+		h.peak, h.freeing = h.waiting, true
+		time.AfterFunc(freeAfter, func() {
+			debug.FreeOSMemory()
+			h.mu.Lock()
+			h.freeing = false
+			h.mu.Unlock()
+		})
+	}
+}
+
+// run waits for a change once for the round, lingers when the crowd
+// watching the same thing is large, then builds and encodes the answer
+// once.
+func (h *watchHub) run(ctx context.Context, key watchKey, r *watchRound, timeout time.Duration, src watchSource) {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	changed, err := src.wait(ctx, key, t.C)
+	if changed {
+		crowd := key
+		crowd.after = 0
+		h.mu.Lock()
+		d := lingerFor(max(r.members, h.crowd[crowd]))
+		h.mu.Unlock()
+		if d > 0 {
+			select {
+			case <-time.After(d):
+			case <-ctx.Done():
+				err = ctx.Err()
+			}
+		}
+	}
+	if err == nil {
+		r.body, err = encodeAnswer(src, key)
+		h.encoded.Inc()
+	}
+	r.err = err
+	h.mu.Lock()
+	if h.rounds[key] == r {
+		delete(h.rounds, key)
+	}
+	if changed {
+		crowd := key
+		crowd.after = 0
+		h.crowd[crowd] = r.members
+	}
+	h.mu.Unlock()
+	close(r.done)
+}
+
+// encodeAnswer builds key's answer and encodes it (with the newline
+// echo's JSON answers end with).
+func encodeAnswer(src watchSource, key watchKey) ([]byte, error) {
+	v, err := src.answer(key)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(v)
+	return append(b, '\n'), err
+}
+
+// sharedWatch answers the watcher of c from the round for key: the
+// round's answer, or its own "nothing yet" when its own timeout passes
+// first (it joined a round started with a longer one).
+func (s *Server) sharedWatch(c echo.Context, key watchKey, timeout time.Duration, src watchSource) error {
+	r := s.watches.join(key, timeout, src)
+	defer s.watches.leave(key, r)
+	own := time.NewTimer(timeout)
+	defer own.Stop()
+	ctx := c.Request().Context()
+	body := []byte(nil)
+	select {
+	case <-r.done:
+		if r.err != nil {
+			return r.err
+		}
+		body = r.body
+	case <-own.C:
+		var err error
+		if body, err = encodeAnswer(src, key); err != nil {
+			return err
+		}
+		s.watches.encoded.Inc()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return s.writeWatchAnswer(c, body)
+}
+
+// writeWatchAnswer writes body within Config.WatchWriteTimeout; a watcher that
+// does not take it in time is cut off.
+func (s *Server) writeWatchAnswer(c echo.Context, body []byte) error {
+	rc := http.NewResponseController(c.Response())
+	deadline := rc.SetWriteDeadline(time.Now().Add(s.cfg.WatchWriteTimeout)) == nil
+	err := c.Blob(http.StatusOK, echo.MIMEApplicationJSON, body)
+	if err == nil {
+		err = rc.Flush()
+	}
+	if deadline {
+		_ = rc.SetWriteDeadline(time.Time{})
+	}
+	s.watches.shared.Inc()
+	if err != nil {
+		s.watches.cut.Inc()
+		s.log.Info("watch answer not taken in time: the watcher was cut off", "remote", c.RealIP(), "bytes", len(body), "err", err)
+		return nil // the answer is gone: nothing else can be written
+	}
+	return nil
+}

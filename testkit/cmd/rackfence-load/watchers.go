@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rackfence/rackfence/testkit/bench"
+)
+
+// runWatchers runs one watchers measurement per count of --watchers, each
+// with its own coordinator, and prints one line each. A run where a
+// watcher missed a change fails the program.
+func runWatchers(ctx context.Context, c *Config, emit func(map[string]any, string)) {
+	bin := c.binDir
+	if bin == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			fail(fmt.Errorf("--bin: %w", err))
+		}
+		bin = filepath.Dir(exe)
+	}
+	for _, part := range strings.Split(c.watchers, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil || n < 0 {
+			fail(fmt.Errorf("--watchers: %q is not a count (0 or more)", part))
+		}
+		dir := c.workDir
+		if dir == "" {
+			if dir, err = os.MkdirTemp("", "rackfence-watchers."); err != nil {
+				fail(err)
+			}
+		} else {
+			dir = filepath.Join(dir, fmt.Sprintf("watchers-%d", n))
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				fail(fmt.Errorf("--dir: %w", err))
+			}
+		}
+		start := time.Now()
+		r, err := bench.Watchers(ctx, bench.WatchersConfig{Bin: bin, Dir: dir, Watchers: n, Writes: c.writes, Hosts: c.hosts,
+			After: c.after, CoordArgs: c.coordArgs,
+			Progress: func(s string) { fmt.Fprintf(os.Stderr, "watchers %5.0fs %s\n", time.Since(start).Seconds(), s) }})
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "watchers: process logs in %s\n", dir)
+			fail(err)
+		}
+		if c.workDir == "" {
+			os.RemoveAll(dir)
+		}
+		emit(map[string]any{"watchers": r.Watchers, "writes": r.Writes, "p50ms": ms(r.P50), "p99ms": ms(r.P99), "maxms": ms(r.Max),
+			"coordCPUSeconds": r.CPU, "rssStartKiB": r.RSSStart, "rssWatchingKiB": r.RSSWatching, "rssHalfAfterKiB": r.RSSHalfAfter,
+			"rssAfterKiB": r.RSSAfter, "missed": r.Missed, "watchErrors": r.Errors}, bench.WriteWatchersText(r))
+		if r.Missed > 0 {
+			fail(fmt.Errorf("%d watchers: %d (watcher, change) pairs never seen: a watcher missed a change", n, r.Missed))
+		}
+	}
+}
