@@ -24,7 +24,7 @@ type BMCTaskCmd struct {
 	Time  time.Time            `json:"time"`
 }
 
-func (BMCTaskCmd) Type() CmdType  { return CmdBMCTask }
+func (BMCTaskCmd) Type() CmdType { return CmdBMCTask }
 func (c BMCTaskCmd) Key() string { return "h/" + c.Name }
 
 // epoch is the lease epoch the write is fenced by.

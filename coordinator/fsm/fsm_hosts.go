@@ -28,7 +28,7 @@ func specOf(h *wire.Host) wire.Host {
 		RootDeviceHints: h.RootDeviceHints, BootMode: h.BootMode, AutomatedCleaningMode: h.AutomatedCleaningMode,
 		UserData: h.UserData, NetworkData: h.NetworkData, MetaData: h.MetaData,
 		PreprovisioningNetworkData: h.PreprovisioningNetworkData,
-		BIOS: h.BIOS, Firmware: h.Firmware, RAID: h.RAID, UpdatePolicy: h.UpdatePolicy,
+		BIOS:                       h.BIOS, Firmware: h.Firmware, RAID: h.RAID, UpdatePolicy: h.UpdatePolicy,
 	}
 }
 

@@ -124,7 +124,9 @@ func TestValidateBMCTask(t *testing.T) {
 		msg   string
 	}{
 		{"firmware", func(r *BMCTaskRequest) {}, "", ""},
-		{"bios url", func(r *BMCTaskRequest) { r.Kind, r.Component, r.TaskURI = BMCTaskBIOS, "", "https://bmc/redfish/v1/TaskService/Tasks/1" }, "", ""},
+		{"bios url", func(r *BMCTaskRequest) {
+			r.Kind, r.Component, r.TaskURI = BMCTaskBIOS, "", "https://bmc/redfish/v1/TaskService/Tasks/1"
+		}, "", ""},
 		{"epoch", func(r *BMCTaskRequest) { r.Epoch = 0 }, "epoch", "is required"},
 		{"created", func(r *BMCTaskRequest) { r.CreatedIndex = 0 }, "createdIndex", "is required"},
 		{"kind", func(r *BMCTaskRequest) { r.Kind = "flash" }, "kind", `"flash" is not one of firmware, bios, raid, erase`},
