@@ -41,7 +41,7 @@ func (f *FSM) startBMCTask(t *tx, old *hostRec, c BMCTaskCmd) (any, error) {
 		if cur.Kind != s.Kind || cur.TaskURI != s.TaskURI || cur.Component != s.Component {
 			return nil, &Error{Code: wire.CodeBMCTaskRunning, Message: fmt.Sprintf(
 				"host %s already runs %s; follow it to its end and end its record (DELETE /v1/hosts/%s/task) before starting another",
-				c.Name, DescribeTask(cur), c.Name)}
+				c.Name, describeTask(cur), c.Name)}
 		}
 		if cur.Epoch == s.Epoch || cur.AdoptedEpoch == s.Epoch {
 			return *cur, nil // recorded already under this epoch (a retry)
@@ -49,13 +49,13 @@ func (f *FSM) startBMCTask(t *tx, old *hostRec, c BMCTaskCmd) (any, error) {
 		task := *cur
 		task.AdoptedEpoch = s.Epoch
 		f.storeTask(t, old, &task, wire.Event{Type: wire.EventNormal, Reason: wire.ReasonBMCTaskAdopted,
-			Message: fmt.Sprintf("%s adopted by %s under epoch %d", DescribeTask(cur), lease.Holder, s.Epoch)}, c.Time)
+			Message: fmt.Sprintf("%s adopted by %s under epoch %d", describeTask(cur), lease.Holder, s.Epoch)}, c.Time)
 		return task, nil
 	}
 	task := wire.BMCTask{Kind: in(s.Kind), TaskURI: s.TaskURI, Component: in(s.Component), Epoch: s.Epoch,
 		Holder: in(lease.Holder), StartedAt: c.Time, CreatedIndex: t.index}
 	f.storeTask(t, old, &task, wire.Event{Type: wire.EventNormal, Reason: wire.ReasonBMCTaskStarted,
-		Message: "started " + DescribeTask(&task)}, c.Time)
+		Message: "started " + describeTask(&task)}, c.Time)
 	return task, nil
 }
 
@@ -66,10 +66,10 @@ func (f *FSM) endBMCTask(t *tx, old *hostRec, c BMCTaskCmd) (any, error) {
 		return nil, notFound("host %s has no BMC task record (already ended?)", c.Name)
 	}
 	if e.TaskURI != "" && e.TaskURI != cur.TaskURI {
-		return nil, conflict("host %s's task record is %s, not the task %s: end the task the record names", c.Name, DescribeTask(cur), e.TaskURI)
+		return nil, conflict("host %s's task record is %s, not the task %s: end the task the record names", c.Name, describeTask(cur), e.TaskURI)
 	}
 	ev := wire.Event{Type: wire.EventNormal, Reason: wire.ReasonBMCTaskEnded,
-		Message: DescribeTask(cur) + " " + e.Outcome}
+		Message: describeTask(cur) + " " + e.Outcome}
 	if e.Outcome != wire.BMCTaskSucceeded {
 		ev.Type = wire.EventWarning
 	}
@@ -92,9 +92,9 @@ func (f *FSM) storeTask(t *tx, old *hostRec, task *wire.BMCTask, ev wire.Event, 
 	return &rec
 }
 
-// DescribeTask names a task for messages: its kind, component, BMC task
+// describeTask names a task for messages: its kind, component, BMC task
 // URI and when it started.
-func DescribeTask(task *wire.BMCTask) string {
+func describeTask(task *wire.BMCTask) string {
 	s := "a " + task.Kind + " task"
 	if task.Component != "" {
 		s += " of component " + task.Component
@@ -115,10 +115,10 @@ func firmwareFence(h *hostRec, kind string, force bool) (*wire.Event, error) {
 		return nil, &Error{Code: wire.CodeBMCTaskRunning, Message: fmt.Sprintf(
 			"host %s runs %s; wait for it to end (the host's task disappears from rackfencectl get), or repeat with --force: "+
 				"a %s hands the host to another manager, and a power change during a flash can leave the board unbootable",
-			h.Name, DescribeTask(task), kind)}
+			h.Name, describeTask(task), kind)}
 	}
 	return &wire.Event{Type: wire.EventWarning, Reason: wire.ReasonFirmwareFenceForced,
-		Message: fmt.Sprintf("%s forced while %s runs", kind, DescribeTask(task))}, nil
+		Message: fmt.Sprintf("%s forced while %s runs", kind, describeTask(task))}, nil
 }
 
 // cloneDayTwo copies a host spec's day-two fields, so the stored spec
