@@ -67,6 +67,18 @@ func TestBMCTaskSurvivesLeaseChange(t *testing.T) {
 	if adopted.AdoptedEpoch != l2.Epoch || adopted.Epoch != l.Epoch || !adopted.StartedAt.Equal(taskAt) || adopted.CreatedIndex != task.CreatedIndex {
 		t.Fatalf("adopted %+v", adopted)
 	}
+	// A snapshot carries the record (a member restarting mid-task).
+	var buf bytes.Buffer
+	if err := h.f.snapshot().Encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	g := NewFSM()
+	if err := g.Restore(bytes.NewReader(buf.Bytes())); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := g.Host("h1"); !sameState(g.s, h.f.s) || got.Task == nil || *got.Task != adopted {
+		t.Fatalf("restored record %+v, want %+v", got.Task, adopted)
+	}
 	// An end naming another task is refused; the right one ends it.
 	h.refused(BMCTaskCmd{Rack: "r1", Name: "h1", End: &wire.BMCTaskEnd{Epoch: l2.Epoch, Outcome: wire.BMCTaskSucceeded, TaskURI: "/redfish/v1/TaskService/Tasks/8"}}, wire.CodeConflict)
 	h.ok(BMCTaskCmd{Rack: "r1", Name: "h1", Time: taskAt, End: &wire.BMCTaskEnd{Epoch: l2.Epoch, Outcome: wire.BMCTaskFailed, Message: "image rejected"}})
