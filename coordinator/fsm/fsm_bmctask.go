@@ -2,6 +2,7 @@ package fsm
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/rackfence/rackfence/shared/wire"
@@ -106,16 +107,22 @@ func describeTask(task *wire.BMCTask) string {
 // firmware task, unless forced: a power change or a second manager during
 // a flash can leave the board unbootable. A forced one goes through and
 // the host's event log records it (the returned event, nil when none).
-func firmwareFence(h *hostRec, kind string, force bool) (*wire.Event, error) {
+func firmwareFence(h *hostRec, kind string, in wire.Intent) (*wire.Event, error) {
 	task := h.Task
 	if task == nil || task.Kind != wire.BMCTaskFirmware || (kind != wire.IntentDetach && kind != wire.IntentDrain) {
 		return nil, nil
 	}
-	if !force {
+	if !in.Force {
+		what, force := kind, "repeat with --force"
+		if kind == wire.IntentDetach && strings.HasPrefix(in.Reason, pivotReason) {
+			// A pivot's detach has no force of its own: a forced detach
+			// first, which the pivot then uses.
+			what, force = "pivot", "detach it with --force first and pivot again"
+		}
 		return nil, &Error{Code: wire.CodeBMCTaskRunning, Message: fmt.Sprintf(
-			"host %s runs %s; wait for it to end (the host's task disappears from rackfencectl get), or repeat with --force: "+
+			"host %s runs %s; wait for it to end (the host's task disappears from rackfencectl get), or %s: "+
 				"a %s hands the host to another manager, and a power change during a flash can leave the board unbootable",
-			h.Name, describeTask(task), kind)}
+			h.Name, describeTask(task), force, what)}
 	}
 	return &wire.Event{Type: wire.EventWarning, Reason: wire.ReasonFirmwareFenceForced,
 		Message: fmt.Sprintf("%s forced while %s runs", kind, describeTask(task))}, nil

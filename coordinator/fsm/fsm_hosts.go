@@ -238,7 +238,7 @@ func (f *FSM) applyPutIntent(t *tx, c PutIntentCmd) (any, error) {
 	if slot == nil {
 		return nil, &Error{Code: wire.CodeBadRequest, Field: "kind", Message: "unknown intent kind " + c.Kind}
 	}
-	forced, err := firmwareFence(old, c.Kind, c.Intent.Force)
+	forced, err := firmwareFence(old, c.Kind, c.Intent)
 	if err != nil {
 		return nil, err
 	}
