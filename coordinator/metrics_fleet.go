@@ -42,6 +42,10 @@ var (
 		"Age of the oldest unacknowledged intent of the kind, counted from the first scrape of this member that saw it (0 when none).", []string{"kind"}, nil)
 	pivotsDesc = prometheus.NewDesc("rackfence_pivots_in_flight",
 		"Hosts in the middle of a pivot: side source = detached here for a pivot and not yet handed off; destination = handed to this tier and not yet adopted.", []string{"side"}, nil)
+	tasksDesc = prometheus.NewDesc("rackfence_bmc_tasks_running",
+		"Hosts whose rack agent recorded a long BMC task (firmware, bios, raid, erase) that has not ended, by kind.", []string{"kind"}, nil)
+	taskAgeDesc = prometheus.NewDesc("rackfence_bmc_task_oldest_seconds",
+		"Age of the oldest recorded BMC task of the kind, from its startedAt (the leader's clock when it was recorded); 0 when none.", []string{"kind"}, nil)
 	pivotAgeDesc = prometheus.NewDesc("rackfence_pivot_oldest_seconds",
 		"Age of the oldest pivot in flight on the side, counted from the first scrape of this member that saw it (0 when none).", []string{"side"}, nil)
 )
@@ -50,7 +54,7 @@ var intentKinds = []string{wire.IntentDetach, wire.IntentDrain, wire.IntentResum
 
 func (c *fleetCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{hostsDesc, hostsOpDesc, hostsErrDesc, leasesDesc, rackHostsDesc, rackHeldDesc,
-		rackEpochDesc, pendingDesc, pendingAgeDesc, pivotsDesc, pivotAgeDesc} {
+		rackEpochDesc, pendingDesc, pendingAgeDesc, pivotsDesc, pivotAgeDesc, tasksDesc, taskAgeDesc} {
 		ch <- d
 	}
 }
@@ -105,6 +109,16 @@ func (c *fleetCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, side := range []string{fsm.PivotSource, fsm.PivotDestination} {
 		gauge(pivotsDesc, float64(count[side]), side)
 		gauge(pivotAgeDesc, oldest[side].Seconds(), side)
+	}
+	count, oldest = map[string]int{}, map[string]time.Duration{}
+	now := c.ages.now()
+	for _, t := range fl.Tasks {
+		count[t.Kind]++
+		oldest[t.Kind] = max(oldest[t.Kind], now.Sub(t.StartedAt))
+	}
+	for _, k := range wire.BMCTaskKinds {
+		gauge(tasksDesc, float64(count[k]), k)
+		gauge(taskAgeDesc, oldest[k].Seconds(), k)
 	}
 }
 

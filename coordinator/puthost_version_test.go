@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"errors"
+	"maps"
 	"testing"
 
 	"github.com/rackfence/rackfence/coordinator/fsm"
@@ -20,11 +21,14 @@ func TestPutHostDataRefsNeedVersion3(t *testing.T) {
 	// A pivoted-in host carrying its operation history from the source.
 	carried := fsm.PutHostCmd{Host: wire.Host{Name: "h3", Rack: "r1",
 		Status: &wire.HostStatus{OperationHistory: &wire.OperationHistory{}}}}
-	putHostDataVersion := fsm.NewFSM().Commands()[fsm.CmdPutHost] // the newest PutHost body
+	const putHostDataVersion = 3
+	// A host with a day-two spec is version 4, the newest.
+	dayTwo := fsm.PutHostCmd{Host: wire.Host{Name: "h4", Rack: "r1", RAID: &wire.RAIDSpec{KeepExisting: true}}}
+	putHostDayTwoVersion := fsm.NewFSM().Commands()[fsm.CmdPutHost]
 	for _, c := range []struct {
 		cmd  fsm.PutHostCmd
 		want byte
-	}{{plain, fsm.BodyBinary}, {withData, putHostDataVersion}, {carried, putHostDataVersion}} {
+	}{{plain, fsm.BodyBinary}, {withData, putHostDataVersion}, {carried, putHostDataVersion}, {dayTwo, putHostDayTwoVersion}} {
 		b, err := fsm.Encode(c.cmd)
 		if err != nil {
 			t.Fatal(err)
@@ -53,6 +57,16 @@ func TestPutHostDataRefsNeedVersion3(t *testing.T) {
 	b, _ = fsm.Encode(plain)
 	if err := s.gate(b); err != nil {
 		t.Fatalf("PutHost v2 with a legacy voter: %v", err)
+	}
+	// A voter whose binary reads PutHost v3 but not v4 (no day-two spec).
+	v3 := maps.Clone(s.fsm.Commands())
+	v3[fsm.CmdPutHost] = putHostDataVersion
+	record("n2", v3, "data")
+	if b, _ = fsm.Encode(withData); s.gate(b) != nil {
+		t.Fatalf("PutHost v3 with a v3 voter: %v", s.gate(b))
+	}
+	if b, _ = fsm.Encode(dayTwo); !errors.Is(s.gate(b), wire.ErrUpgradeRequired) {
+		t.Fatalf("PutHost v4 with a v3 voter: %v", s.gate(b))
 	}
 	record("n2", s.fsm.Commands(), "new")
 	b, _ = fsm.Encode(withData)

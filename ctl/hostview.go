@@ -211,6 +211,12 @@ func hostDetail(w io.Writer, h *wire.Host) {
 	} else {
 		k.add("Status", "not reported yet (no rack agent has acted on it)")
 	}
+	if t := h.Task; t != nil {
+		k.add("BMC task", taskLine(t))
+		if t.Kind == wire.BMCTaskFirmware {
+			k.more("detach, drain and pivot wait for it (--force risks an unbootable board)")
+		}
+	}
 	lines := intentLines(h)
 	if len(lines) == 0 {
 		k.add("Intents", "")
@@ -223,6 +229,19 @@ func hostDetail(w io.Writer, h *wire.Host) {
 		}
 	}
 	k.write(w)
+}
+
+// taskLine describes a host's running BMC task for rackfencectl get.
+func taskLine(t *wire.BMCTask) string {
+	s := t.Kind
+	if t.Component != "" {
+		s += " of " + t.Component
+	}
+	s += ", " + t.TaskURI + ", started " + t.StartedAt.UTC().Format(time.RFC3339) + " by " + t.Holder
+	if t.AdoptedEpoch != 0 {
+		s += fmt.Sprintf(", adopted under epoch %d", t.AdoptedEpoch)
+	}
+	return s
 }
 
 func intentLines(h *wire.Host) []string {

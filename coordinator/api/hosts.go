@@ -207,7 +207,7 @@ func (s *Server) postIntent(c echo.Context) error {
 		return err
 	}
 	in := wire.Intent{Reason: req.Reason, Actor: actor(c), Mode: req.Mode, Force: req.Force, Wipe: req.Wipe}
-	v, err := s.apply(c, fsm.PutIntentCmd{Name: name, Kind: kind, Intent: in})
+	v, err := s.apply(c, fsm.PutIntentCmd{Name: name, Kind: kind, Intent: in, Time: time.Now().UTC()})
 	if err != nil {
 		return err
 	}

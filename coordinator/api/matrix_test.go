@@ -38,6 +38,8 @@ type probe struct {
 
 var okReport = wire.StatusReport{Epoch: 1, Status: wire.HostStatus{ProvisioningState: wire.StateRegistering, OperationalStatus: wire.OpOK}}
 
+var okTask = wire.BMCTaskRequest{Epoch: 1, CreatedIndex: 1, Kind: wire.BMCTaskBIOS, TaskURI: "/redfish/v1/TaskService/Tasks/1"}
+
 var routeMatrix = map[string][]probe{
 	"GET /v1/health":       {{"/v1/health", nil, "AAAAAAA"}},
 	"GET /v1/openapi.json": {{"/v1/openapi.json", nil, "AAAAAAA"}},
@@ -66,6 +68,8 @@ var routeMatrix = map[string][]probe{
 	"DELETE /v1/hosts/:name/intents/:kind/:requester": {{"/v1/hosts/h1/intents/reboot/k1", nil, "UUFAAFF"}},
 	"GET /v1/hosts/:name/events":                      {{"/v1/hosts/h1/events", nil, "UUAAAAF"}},
 	"PUT /v1/hosts/:name/status":                      {{"/v1/hosts/h1/status", okReport, "UUFFAAF"}},
+	"POST /v1/hosts/:name/task":                       {{"/v1/hosts/h1/task", okTask, "UUFFAAF"}},
+	"DELETE /v1/hosts/:name/task":                     {{"/v1/hosts/h1/task", wire.BMCTaskEnd{Epoch: 1, Outcome: wire.BMCTaskSucceeded}, "UUFFAAF"}},
 	"POST /v1/hosts/:name/pivot":                      {{"/v1/hosts/h1/pivot", map[string]string{"to": "elsewhere"}, "UUFAAFF"}},
 	"GET /v1/credentials":                             {{"/v1/credentials", nil, "UUAAAFF"}},
 	"PUT /v1/credentials/:name":                       {{"/v1/credentials/c1", wire.Credentials{Username: "u", Password: "p"}, "UUFFAFF"}},

@@ -242,6 +242,14 @@ func TestOpenAPIResponses(t *testing.T) {
 		Hosts: []wire.RackHostReport{{Name: "h1", Touch: rs.Hosts[0].ModifiedIndex}}}, nil)
 	must(t, 409, "POST", u+"/v1/racks/r1/status", agent, wire.RackStatusReport{Epoch: stale.Epoch,
 		Hosts: []wire.RackHostReport{{Name: "h1", Touch: rs.Hosts[0].ModifiedIndex}}}, nil)
+	var hh wire.Host
+	must(t, 200, "GET", u+"/v1/hosts/h1", viewer, nil, &hh)
+	must(t, 200, "POST", u+"/v1/hosts/h1/task", agent, wire.BMCTaskRequest{Epoch: l.Epoch, CreatedIndex: hh.CreatedIndex,
+		Kind: wire.BMCTaskFirmware, TaskURI: "/redfish/v1/TaskService/Tasks/1", Component: "bmc"}, nil)
+	must(t, 409, "POST", u+"/v1/hosts/h1/intents/drain", op, wire.IntentRequest{Mode: wire.DrainMaintenance}, nil)
+	must(t, 400, "POST", u+"/v1/hosts/h1/task", agent, wire.BMCTaskRequest{Epoch: l.Epoch}, nil)
+	must(t, 200, "DELETE", u+"/v1/hosts/h1/task", agent, wire.BMCTaskEnd{Epoch: l.Epoch, Outcome: wire.BMCTaskSucceeded}, nil)
+	must(t, 404, "DELETE", u+"/v1/hosts/h1/task", agent, wire.BMCTaskEnd{Epoch: l.Epoch, Outcome: wire.BMCTaskSucceeded}, nil)
 	must(t, 200, "POST", u+"/v1/hosts/h1/intents/resume", op, nil, nil)
 	must(t, 200, "GET", u+"/v1/hosts/h1/events", viewer, nil, nil)
 	// The fleet as /metrics shows it (deploy/prometheus/ alerts on these).

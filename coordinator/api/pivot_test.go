@@ -60,6 +60,17 @@ func TestPivotBetweenTiers(t *testing.T) {
 	must(t, 200, "PUT", urlA+"/v1/hosts/h1/status", agent, wire.StatusReport{Epoch: l.Epoch,
 		Status: wire.HostStatus{ProvisioningState: wire.StateProvisioned, OperationalStatus: wire.OpOK, PoweredOn: true, HardwareDetails: hw}}, nil)
 
+	// A firmware task on the host's BMC holds the pivot back until it ends.
+	var h1 wire.Host
+	must(t, 200, "GET", urlA+"/v1/hosts/h1", tokA, nil, &h1)
+	must(t, 200, "POST", urlA+"/v1/hosts/h1/task", agent, wire.BMCTaskRequest{Epoch: l.Epoch, CreatedIndex: h1.CreatedIndex,
+		Kind: wire.BMCTaskFirmware, TaskURI: "/redfish/v1/TaskService/Tasks/1", Component: "bmc"}, nil)
+	if d := errBody(t, must(t, 409, "POST", urlA+"/v1/hosts/h1/pivot", tokA, wire.PivotRequest{To: "b"}, nil)); d.Code != wire.CodeBMCTaskRunning ||
+		!strings.Contains(d.Message, "detach it with --force first and pivot again") || !strings.Contains(d.Message, "unbootable") {
+		t.Fatalf("pivot during a firmware task: %+v", d)
+	}
+	must(t, 200, "DELETE", urlA+"/v1/hosts/h1/task", agent, wire.BMCTaskEnd{Epoch: l.Epoch, Outcome: wire.BMCTaskSucceeded}, nil)
+
 	var pr wire.PivotProgress
 	must(t, 200, "POST", urlA+"/v1/hosts/h1/pivot", tokA, wire.PivotRequest{To: "b"}, &pr)
 	if pr.Phase != wire.PivotDetaching || pr.DetachIndex == 0 {

@@ -228,6 +228,8 @@ func (s *Server) routes() {
 	v1.DELETE("/hosts/:name/intents/:kind/:requester", s.deletePowerOff)
 	v1.GET("/hosts/:name/events", s.events)
 	v1.PUT("/hosts/:name/status", s.putStatus)
+	v1.POST("/hosts/:name/task", s.postTask)
+	v1.DELETE("/hosts/:name/task", s.deleteTask)
 	v1.POST("/hosts/:name/pivot", s.pivotHost)
 	v1.GET("/credentials", s.listCredentials)
 	v1.GET("/credentials/:name", s.getCredentials)

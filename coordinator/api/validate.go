@@ -53,6 +53,9 @@ func validateReport(r *wire.StatusReport) error {
 	if st.ErrorCount < 0 {
 		return fe("status.errorCount", "must not be negative")
 	}
+	if st.DayTwo != nil {
+		return fe("status.dayTwo", "is not accepted yet: this coordinator does not store day-two status; leave it out")
+	}
 	if len(st.Extra) > maxExtra {
 		return fe("status.extra", "has %d keys; at most %d are allowed", len(st.Extra), maxExtra)
 	}

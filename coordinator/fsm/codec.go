@@ -27,6 +27,11 @@ const (
 	// instead of dropping the fields, and which the gate (coordinator/gate.go) writes
 	// only once every voter applies it.
 	putHostDataVersion = 3
+	// putHostDayTwoVersion (v4, CmdPutHost only) is the MessagePack body
+	// of a host with a day-two spec (bios, firmware, raid, updatePolicy):
+	// a v3 binary would drop those fields. Any other host is written as
+	// before (v2 or v3).
+	putHostDayTwoVersion = 4
 )
 
 // msgpackHandle is shared (go-msgpack handles are safe for concurrent use

@@ -101,9 +101,13 @@ type PutHostCmd struct {
 
 // A host naming config drive records, or carrying an operation history
 // from another tier (a pivot), is body version 3 (codec.go): a v2 binary
-// would drop either and its state would differ from its peers'.
+// would drop either and its state would differ from its peers'. A host
+// with a day-two spec is version 4 for the same reason.
 func (c PutHostCmd) bodyVersion() byte {
 	h := &c.Host
+	if h.BIOS != nil || len(h.Firmware) > 0 || h.RAID != nil || h.UpdatePolicy != nil {
+		return putHostDayTwoVersion
+	}
 	if h.UserData != nil || h.NetworkData != nil || h.MetaData != nil || h.PreprovisioningNetworkData != nil ||
 		(h.Status != nil && h.Status.OperationHistory != nil) {
 		return putHostDataVersion
@@ -121,6 +125,10 @@ type PutIntentCmd struct {
 	Name   string      `json:"name"`
 	Kind   string      `json:"kind"`
 	Intent wire.Intent `json:"intent"`
+	// Time is when the leader took the request: the time of the event a
+	// forced detach or drain over a firmware task writes (fsm_bmctask.go).
+	// Absent in older entries, which never write one.
+	Time time.Time `json:"time,omitzero"`
 }
 
 // DeleteIntentCmd removes one intent (attach, restore).

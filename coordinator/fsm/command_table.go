@@ -10,7 +10,7 @@ package fsm
 // TestTableEntriesMatchTheirType on an entry under another type's number.
 var commandTable = map[CmdType]cmdSpec{
 	CmdInit:           cmd((*FSM).applyInit, bodyJSON, jsonBody),
-	CmdPutHost:        cmd((*FSM).applyPutHost, putHostDataVersion, binBody),
+	CmdPutHost:        cmd((*FSM).applyPutHost, putHostDayTwoVersion, binBody),
 	CmdDeleteHost:     cmd((*FSM).applyDeleteHost, bodyJSON, jsonBody),
 	CmdPutIntent:      cmd((*FSM).applyPutIntent, BodyBinary, binBody),
 	CmdDeleteIntent:   cmd((*FSM).applyDeleteIntent, BodyBinary, binBody),
@@ -36,6 +36,8 @@ var commandTable = map[CmdType]cmdSpec{
 	// Per-rack status reports (command_rackstatus.go); v3 names each
 	// host's createdIndex, and an older body is read without it.
 	CmdRackStatus: cmdDecoded((*FSM).applyRackStatus, RackStatusCreatedVersion, binBody, decodeRackStatus),
+	// A host's BMC task record, the fence of day-two work (command_bmctask.go).
+	CmdBMCTask: cmd((*FSM).applyBMCTask, bodyJSON, jsonBody),
 	// Framing, not commands: Apply opens them before any command decodes.
 	CmdBatch:      {version: batchVersion},
 	CmdCompressed: {version: CompressedVersion}, // command_compressed.go

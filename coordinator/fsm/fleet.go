@@ -24,6 +24,8 @@ type Fleet struct {
 	Pivots []PivotInFlight
 	// Leases is the number of racks whose lease is held.
 	Leases int
+	// Tasks lists the BMC task records (Host.Task) of every host.
+	Tasks []wire.BMCTask
 }
 
 // RackError keys Fleet.Errors.
@@ -102,6 +104,9 @@ func (f *FSM) Fleet() Fleet {
 			if d := in.Detach; d != nil && h.PivotedTo == "" && strings.HasPrefix(d.Reason, pivotReason) {
 				fl.Pivots = append(fl.Pivots, PivotInFlight{Host: h.Name, Side: PivotSource, Since: d.CreatedIndex})
 			}
+		}
+		if h.Task != nil {
+			fl.Tasks = append(fl.Tasks, *h.Task)
 		}
 		if hf := h.Handoff; hf != nil && !adopted(h.Status) {
 			fl.Pivots = append(fl.Pivots, PivotInFlight{Host: h.Name, Side: PivotDestination, Since: hf.DetachIndex})

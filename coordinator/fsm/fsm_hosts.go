@@ -28,6 +28,7 @@ func specOf(h *wire.Host) wire.Host {
 		RootDeviceHints: h.RootDeviceHints, BootMode: h.BootMode, AutomatedCleaningMode: h.AutomatedCleaningMode,
 		UserData: h.UserData, NetworkData: h.NetworkData, MetaData: h.MetaData,
 		PreprovisioningNetworkData: h.PreprovisioningNetworkData,
+		BIOS:                       h.BIOS, Firmware: h.Firmware, RAID: h.RAID, UpdatePolicy: h.UpdatePolicy,
 	}
 }
 
@@ -102,6 +103,7 @@ func (f *FSM) applyPutHost(t *tx, c PutHostCmd) (any, error) {
 	spec.Labels = cloneLabels(spec.Labels)
 	spec.UserData, spec.NetworkData = cloneRef(spec.UserData), cloneRef(spec.NetworkData)
 	spec.MetaData, spec.PreprovisioningNetworkData = cloneRef(spec.MetaData), cloneRef(spec.PreprovisioningNetworkData)
+	cloneDayTwo(&spec)
 	old := f.s.Hosts[spec.Name]
 	handoff := spec.Handoff != nil && spec.Handoff.Confirmed
 	if old == nil {
@@ -122,6 +124,7 @@ func (f *FSM) applyPutHost(t *tx, c PutHostCmd) (any, error) {
 		rec := *old
 		rec.Host = spec
 		rec.Status, rec.CreatedIndex, rec.DeletionRequested = old.Status, old.CreatedIndex, old.DeletionRequested
+		rec.Task = old.Task
 		rec.Intents = cloneIntents(old.Intents)
 		rec.Intents.Detach = nil
 		rec.Intents = normIntents(rec.Intents)
@@ -137,7 +140,7 @@ func (f *FSM) applyPutHost(t *tx, c PutHostCmd) (any, error) {
 	pivoted := rec.PivotedTo
 	rec.Host = spec
 	rec.PivotedTo = pivoted
-	rec.Status, rec.Intents = old.Status, old.Intents
+	rec.Status, rec.Intents, rec.Task = old.Status, old.Intents, old.Task
 	rec.CreatedIndex, rec.DeletionRequested = old.CreatedIndex, old.DeletionRequested
 	// Labels are the operator's metadata, not something the agent acts on
 	// (like a Kubernetes generation): a change of labels alone keeps the
@@ -235,9 +238,16 @@ func (f *FSM) applyPutIntent(t *tx, c PutIntentCmd) (any, error) {
 	if slot == nil {
 		return nil, &Error{Code: wire.CodeBadRequest, Field: "kind", Message: "unknown intent kind " + c.Kind}
 	}
+	forced, err := firmwareFence(old, c.Kind, c.Intent)
+	if err != nil {
+		return nil, err
+	}
 	in := c.Intent
 	in.CreatedIndex, in.Acknowledged, in.AckEpoch = t.index, false, 0
 	*slot = &in
+	if forced != nil {
+		rec.Events = appendEvents(old.Events, []wire.Event{*forced}, t.index, StatusCmd{Time: c.Time})
+	}
 	f.storeHost(t, &rec)
 	return in, nil
 }

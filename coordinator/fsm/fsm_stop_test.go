@@ -18,7 +18,7 @@ func TestUnknownEntryStopsTheFSM(t *testing.T) {
 		{"unknown type", func() []byte { return []byte{200, 1, '{', '}'} },
 			"log entry 2 has command type 200 that this binary does not know: upgrade this member"},
 		{"newer body version", func() []byte { return []byte{byte(CmdPutHost), 9, '{', '}'} },
-			"log entry 2 has command type 2 at body version 9, newer than this binary reads (3): upgrade this member"},
+			"log entry 2 has command type 2 at body version 9, newer than this binary reads (4): upgrade this member"},
 		{"unknown part of a batch", func() []byte {
 			ok, _ := Encode(PutHostCmd{Host: host("h9", "r1")})
 			return EncodeBatch([][]byte{ok, {201, 1, '{', '}'}})

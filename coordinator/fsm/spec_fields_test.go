@@ -34,6 +34,19 @@ func TestSpecFieldsAreSpec(t *testing.T) {
 		func() { a.MetaData = &wire.SecretReference{Name: "md"} },
 		func() { a.PreprovisioningNetworkData = &wire.SecretReference{Name: "pnd"} },
 		func() { a.UserData = &wire.SecretReference{Name: "ud2"} },
+		func() { a.BIOS = &wire.BIOSSpec{SRIOVEnabled: &yes} },
+		func() {
+			a.BIOS = &wire.BIOSSpec{SRIOVEnabled: &yes, Settings: map[string]string{"ProcTurboMode": "Enabled"}}
+		},
+		func() { a.Firmware = []wire.FirmwareComponent{{Component: "bmc", URL: "http://fw/b.bin"}} },
+		func() {
+			a.Firmware = []wire.FirmwareComponent{{Component: "bmc", URL: "http://fw/b.bin", Version: "2"}}
+		},
+		func() { a.RAID = &wire.RAIDSpec{HardwareRAIDVolumes: []wire.HardwareRAIDVolume{{Level: "1"}}} },
+		func() {
+			a.RAID = &wire.RAIDSpec{HardwareRAIDVolumes: []wire.HardwareRAIDVolume{{Level: "1"}}, KeepExisting: true}
+		},
+		func() { a.UpdatePolicy = &wire.UpdatePolicy{FirmwareUpdates: wire.UpdatePolicyOnReboot} },
 	} {
 		change()
 		r := h.ok(PutHostCmd{Host: a, Time: t0}).(PutHostResult)

@@ -68,9 +68,10 @@ func TestPutTokenWritesVersion2AndNewerIsRefused(t *testing.T) {
 		t.Fatalf("RemoveMember version 2: %v", err)
 	}
 	// PutHost's version 2 is its binary body (codec.go), 3 the binary
-	// body naming config drive records; 4 is unknown.
-	if _, err := Decode(append([]byte{byte(CmdPutHost), 4}, "{}"...)); !errors.Is(err, ErrUnknownCommand) {
-		t.Fatalf("PutHost version 4: %v", err)
+	// body naming config drive records, 4 the one with a day-two spec;
+	// 5 is unknown.
+	if _, err := Decode(append([]byte{byte(CmdPutHost), 5}, "{}"...)); !errors.Is(err, ErrUnknownCommand) {
+		t.Fatalf("PutHost version 5: %v", err)
 	}
 	if b, _ := Encode(RevokeTokenCmd{ID: "ab", Time: t0}); b[1] != 1 {
 		t.Fatalf("RevokeTokenCmd version %d", b[1])

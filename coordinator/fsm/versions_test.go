@@ -64,6 +64,7 @@ var cmdTypeByName = map[string]CmdType{
 	"CmdPutOperationIntent": CmdPutOperationIntent, "CmdDeleteOperationIntent": CmdDeleteOperationIntent,
 	"CmdCompressed": CmdCompressed,
 	"CmdRackStatus": CmdRackStatus,
+	"CmdBMCTask":    CmdBMCTask,
 }
 
 // TestCommandTableCoversEveryCommand: every command this binary writes is
@@ -74,7 +75,7 @@ func TestCommandTableCoversEveryCommand(t *testing.T) {
 		LeaseAcquireCmd{}, LeaseRenewCmd{}, LeaseReleaseCmd{}, LeaseExpireCmd{}, PutCredentialsCmd{}, PutTokenCmd{},
 		SetMemberCmd{}, RemoveMemberCmd{}, NoopCmd{}, SetPivotedCmd{}, RevokeTokenCmd{}, TouchTokensCmd{},
 		PutSealedCredentialsCmd{}, ResealCredentialsCmd{}, PutOperationIntentCmd{}, DeleteOperationIntentCmd{},
-		RackStatusCmd{}}
+		RackStatusCmd{}, BMCTaskCmd{}}
 	for _, c := range all {
 		b, err := Encode(c)
 		if err != nil {

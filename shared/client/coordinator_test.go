@@ -181,6 +181,21 @@ func TestAgainstCoordinator(t *testing.T) {
 	if _, err := admin.Resume(ctx, "r1-h01", wire.IntentRequest{}); err != nil {
 		t.Fatal(err)
 	}
+	// A firmware task record fences a drain until it ends.
+	task, err := agent.StartTask(ctx, "r1-h01", wire.BMCTaskRequest{Epoch: lease.Epoch, CreatedIndex: hh.CreatedIndex,
+		Kind: wire.BMCTaskFirmware, TaskURI: "/redfish/v1/TaskService/Tasks/1", Component: "bmc"})
+	if err != nil || task.Holder != "a1" {
+		t.Fatalf("start task: %+v %v", task, err)
+	}
+	if _, err := admin.Drain(ctx, "r1-h01", wire.IntentRequest{Mode: wire.DrainMaintenance}); !errors.Is(err, wire.ErrBMCTaskRunning) {
+		t.Fatalf("drain during a firmware task: %v", err)
+	}
+	if h, err := agent.EndTask(ctx, "r1-h01", wire.BMCTaskEnd{Epoch: lease.Epoch, Outcome: wire.BMCTaskSucceeded}); err != nil || h.Task != nil {
+		t.Fatalf("end task: %+v %v", h, err)
+	}
+	if _, err := agent.EndTask(ctx, "r1-h01", wire.BMCTaskEnd{Epoch: lease.Epoch, Outcome: wire.BMCTaskSucceeded}); !errors.Is(err, wire.ErrNotFound) {
+		t.Fatalf("end again: %v", err)
+	}
 	if err := agent.ReleaseLease(ctx, "r1", wire.LeaseRequest{Holder: "a1", Epoch: lease.Epoch}); err != nil {
 		t.Fatalf("release: %v", err)
 	}

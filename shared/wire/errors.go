@@ -45,6 +45,10 @@ const (
 	// Raft log at an entry its binary does not know: the message names
 	// it. Ask another member; upgrade this one.
 	CodeMemberStopped = "member_stopped"
+	// CodeBMCTaskRunning (409): a firmware task runs on the host's BMC
+	// (Host.Task) and the request could interrupt it; the message names
+	// the task. Wait for it to end, or repeat with force.
+	CodeBMCTaskRunning = "bmc_task_running"
 )
 
 // WireError is one row of the wire-error table: an error code and the
@@ -106,6 +110,7 @@ var (
 	ErrSecretsKeyMissing = &WireError{CodeSecretsKeyMissing, statusServiceUnavailable}
 	ErrUpgradeRequired   = &WireError{CodeUpgradeRequired, statusServiceUnavailable}
 	ErrMemberStopped     = &WireError{CodeMemberStopped, statusServiceUnavailable}
+	ErrBMCTaskRunning    = &WireError{CodeBMCTaskRunning, statusConflict}
 )
 
 // WireErrors is the whole table. Where codes share a status, the first
@@ -115,7 +120,7 @@ var WireErrors = []*WireError{
 	ErrBadRequest, ErrUnauthorized, ErrForbidden, ErrNotFound,
 	ErrConflict, ErrStaleEpoch, ErrTooLarge, ErrTooManyRequests,
 	ErrInternal, ErrNoLeader, ErrSecretsKeyMissing,
-	ErrUpgradeRequired, ErrMemberStopped,
+	ErrUpgradeRequired, ErrMemberStopped, ErrBMCTaskRunning,
 }
 
 var (

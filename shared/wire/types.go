@@ -50,6 +50,14 @@ type Host struct {
 	// them: changing only labels is not a spec change (specIndex stays).
 	Labels map[string]string `json:"labels,omitempty"`
 
+	// Day-two spec (daytwo.go): BIOS settings, firmware updates, RAID
+	// layout, and when a provisioned host may change them. Stored and
+	// validated; a change of any is a spec change (specIndex moves).
+	BIOS         *BIOSSpec           `json:"bios,omitempty"`
+	Firmware     []FirmwareComponent `json:"firmware,omitempty"`
+	RAID         *RAIDSpec           `json:"raid,omitempty"`
+	UpdatePolicy *UpdatePolicy       `json:"updatePolicy,omitempty"`
+
 	// Handoff is set on a host pivoted in from another tier. Until the
 	// source tier confirms the detach, the host is awaiting-handoff and no
 	// agent may touch it.
@@ -58,6 +66,11 @@ type Host struct {
 	// Read-only fields (ignored by PUT).
 	Status  *HostStatus `json:"status,omitempty"`
 	Intents *Intents    `json:"intents,omitempty"`
+	// Task is the long BMC task running on the host, as the rack's lease
+	// holder recorded it (bmctask.go); nil when none runs. Not part of
+	// the status: an agent's report does not replace it, and a
+	// status-less watch carries it.
+	Task *BMCTask `json:"task,omitempty"`
 	// CreatedIndex is the index the host record was created at, kept for
 	// the record's life: a host deleted and created again under the same
 	// name has a new one (the rack agent tells them apart by it).
@@ -229,6 +242,9 @@ type HostStatus struct {
 	// (for example the spec index it last acted on, retry counters). Keys are
 	// owned by agent/hoststate.
 	Extra map[string]string `json:"extra,omitempty"`
+	// DayTwo is the host's BIOS, firmware and RAID state as the agent
+	// found it (daytwo.go). Reserved: not accepted in reports yet.
+	DayTwo *DayTwoStatus `json:"dayTwo,omitempty"`
 }
 
 // OperationHistory holds one OperationMetric per operation, set by the

@@ -167,6 +167,9 @@ func ValidateHost(h *Host, name string) error {
 	if err := ValidateLabels("labels", h.Labels); err != nil {
 		return err
 	}
+	if err := validateDayTwo(h); err != nil {
+		return err
+	}
 	if len(h.Consumer) > 253 {
 		return fieldErr("consumer", "is %d characters long; at most 253 are allowed", len(h.Consumer))
 	}

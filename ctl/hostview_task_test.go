@@ -1,0 +1,27 @@
+package ctl
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rackfence/rackfence/shared/wire"
+)
+
+// host get on a host whose BMC runs a firmware task names it and what it
+// holds back.
+func TestHostDetailBMCTask(t *testing.T) {
+	var b strings.Builder
+	hostDetail(&b, &wire.Host{Name: "h", Rack: "r1", Task: &wire.BMCTask{Kind: wire.BMCTaskFirmware, Component: "bmc",
+		TaskURI: "/redfish/v1/TaskService/Tasks/9", Holder: "agent-r1", Epoch: 5, AdoptedEpoch: 12,
+		StartedAt: time.Date(2026, 11, 28, 4, 0, 0, 0, time.UTC)}})
+	out := b.String()
+	for _, want := range []string{
+		"firmware of bmc, /redfish/v1/TaskService/Tasks/9, started 2026-11-28T04:00:00Z by agent-r1, adopted under epoch 12",
+		"detach, drain and pivot wait for it (--force risks an unbootable board)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("host get does not say %q:\n%s", want, out)
+		}
+	}
+}

@@ -1,0 +1,68 @@
+package wire
+
+import (
+	"net/url"
+	"strings"
+)
+
+// ValidateBMCTask checks the body of POST /v1/hosts/{name}/task.
+func ValidateBMCTask(r *BMCTaskRequest) error {
+	if r.Epoch == 0 {
+		return fieldErr("epoch", "is required: the epoch of the rack lease the agent holds")
+	}
+	if r.CreatedIndex == 0 {
+		return fieldErr("createdIndex", "is required: the host's createdIndex as the agent knows it")
+	}
+	if !oneOf(r.Kind, BMCTaskKinds) {
+		return fieldErr("kind", "%q is not one of %s", r.Kind, strings.Join(BMCTaskKinds, ", "))
+	}
+	if r.TaskURI == "" {
+		return fieldErr("taskURI", "is required: the BMC's task monitor, which a new lease holder follows")
+	}
+	if err := validateTaskURI("taskURI", r.TaskURI); err != nil {
+		return err
+	}
+	switch {
+	case r.Kind == BMCTaskFirmware && r.Component == "":
+		return fieldErr("component", "is required for a firmware task: the component being updated")
+	case r.Kind != BMCTaskFirmware && r.Component != "":
+		return fieldErr("component", "only applies to a firmware task")
+	case len(r.Component) > maxDayTwoString:
+		return fieldErr("component", "is %d characters long; at most %d are allowed", len(r.Component), maxDayTwoString)
+	}
+	return nil
+}
+
+// ValidateBMCTaskEnd checks the body of DELETE /v1/hosts/{name}/task.
+func ValidateBMCTaskEnd(r *BMCTaskEnd) error {
+	if r.Epoch == 0 {
+		return fieldErr("epoch", "is required: the epoch of the rack lease the agent holds")
+	}
+	if !oneOf(r.Outcome, BMCTaskOutcomes) {
+		return fieldErr("outcome", "%q is not one of %s", r.Outcome, strings.Join(BMCTaskOutcomes, ", "))
+	}
+	if r.TaskURI != "" {
+		if err := validateTaskURI("taskURI", r.TaskURI); err != nil {
+			return err
+		}
+	}
+	if len(r.Message) > 1024 {
+		return fieldErr("message", "is %d characters long; at most 1024 are allowed", len(r.Message))
+	}
+	return nil
+}
+
+// validateTaskURI accepts a BMC path (/redfish/v1/TaskService/Tasks/7) or
+// an absolute http(s) URL, at most 1024 characters.
+func validateTaskURI(field, v string) error {
+	if len(v) > 1024 {
+		return fieldErr(field, "is %d characters long; at most 1024 are allowed", len(v))
+	}
+	u, err := url.Parse(v)
+	ok := err == nil && (strings.HasPrefix(v, "/") && u.Host == "" ||
+		(u.Scheme == "http" || u.Scheme == "https") && u.Host != "")
+	if !ok || strings.ContainsAny(v, " \t\r\n") {
+		return fieldErr(field, "%q is neither a BMC path (/redfish/v1/TaskService/Tasks/ID) nor an http(s) URL", v)
+	}
+	return nil
+}
