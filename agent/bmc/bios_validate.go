@@ -27,19 +27,13 @@ type BIOSAttribute struct {
 // BIOSRegistry is an attribute registry by AttributeName.
 type BIOSRegistry map[string]BIOSAttribute
 
-// ValidateBIOS checks desired (attribute → value, as text) against reg and
-// names every attribute that is wrong and how: unknown, read-only, a value
-// of the wrong type, out of range, not an allowed value. nil when all are
-// fine. The error wraps ErrBIOSInvalid (ErrFailed). A nil registry (the
-// BMC publishes none) checks nothing.
-func ValidateBIOS(desired map[string]string, reg BIOSRegistry) error {
-	_, err := BIOSValues(desired, reg)
-	return err
-}
-
-// BIOSValues is desired as the JSON values the registry's types take
-// (Integer → number, Boolean → true/false, others strings), after
-// ValidateBIOS's checks. Without a registry every value stays a string.
+// BIOSValues checks desired (attribute → value, as text) against reg and
+// returns it as the JSON values the registry's types take (Integer →
+// number, Boolean → true/false, others strings). An error names every
+// attribute that is wrong and how: unknown, read-only, a value of the
+// wrong type, out of range, not an allowed value; it wraps ErrBIOSInvalid
+// (ErrFailed). Without a registry (the BMC publishes none) nothing is
+// checked and every value stays a string.
 func BIOSValues(desired map[string]string, reg BIOSRegistry) (map[string]any, error) {
 	out := make(map[string]any, len(desired))
 	var probs []string

@@ -38,15 +38,15 @@ func TestValidateBIOS(t *testing.T) {
 		{"every problem named", map[string]string{"SerialNumber": "X", "ProcCoreDisable": "99", "Nope": "1"}, []string{"Nope", "ProcCoreDisable", "SerialNumber"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := ValidateBIOS(tc.desired, testRegistry)
+			_, err := BIOSValues(tc.desired, testRegistry)
 			if len(tc.want) == 0 {
 				if err != nil {
-					t.Fatalf("ValidateBIOS = %v; want nil", err)
+					t.Fatalf("BIOSValues = %v; want nil", err)
 				}
 				return
 			}
 			if !errors.Is(err, ErrBIOSInvalid) || !errors.Is(err, ErrFailed) {
-				t.Fatalf("ValidateBIOS = %v; want ErrBIOSInvalid (ErrFailed)", err)
+				t.Fatalf("BIOSValues = %v; want ErrBIOSInvalid (ErrFailed)", err)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(err.Error(), w) {
