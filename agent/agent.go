@@ -143,18 +143,3 @@ func (a *Agent) runSession(ctx context.Context, lease fence.Lease) error {
 	}
 	return ErrShutdown
 }
-
-// Synced reports whether the agent holds the lease and applied its first
-// watch answer (for tests and readiness checks).
-func (a *Agent) Synced() bool {
-	s := a.cur.Load()
-	if s == nil {
-		return false
-	}
-	select {
-	case <-s.synced:
-		return true
-	default:
-		return false
-	}
-}

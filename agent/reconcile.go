@@ -248,7 +248,7 @@ func (s *session) writeStatus(name string, created uint64, rep wire.StatusReport
 	case <-s.ctx.Done():
 		return 0, context.Cause(s.ctx)
 	}
-	ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
+	ctx, cancel := context.WithTimeout(s.ctx, statusWriteTimeout)
 	err := s.a.cfg.Client.ReportStatus(ctx, name, rep)
 	cancel()
 	<-s.a.writeSlots

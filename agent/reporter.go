@@ -27,6 +27,10 @@ const maxRackReport = 500
 // answered that it lacks the rack endpoint, before it tries it again.
 const legacyRetry = 5 * time.Minute
 
+// statusWriteTimeout bounds one status write, per host or per rack, as
+// the client bounds any request (client.DefaultTimeout).
+const statusWriteTimeout = 30 * time.Second
+
 // errNoRackStatus: the coordinator lacks POST /v1/racks/{rack}/status;
 // the write goes out per host.
 var errNoRackStatus = errors.New("the coordinator has no per-rack status endpoint")
@@ -66,10 +70,11 @@ func newReporter(s *session) *reporter {
 		return nil
 	}
 	// The tick only adds touches (changed statuses go out at once), so
-	// it follows the refresh: a quarter of it, no upper cap. At the
-	// default 60 s refresh that is one touch report per agent every 15 s
-	// (100 agents: 6.7 requests/s), where a 5 s cap made it 20 requests/s
-	// whatever the refresh; lastUpdated lags at most refresh × 1.2 + tick.
+	// it follows the refresh: a quarter of it, no upper cap, so touch
+	// traffic falls as the refresh grows. At the default refresh
+	// (DefaultStatusRefresh, 5 min) that is one touch report per agent
+	// every 75 s (100 agents: 1.3 requests/s); lastUpdated lags at most
+	// refresh × 1.2 + tick.
 	tick := max(s.a.cfg.StatusRefresh/4, 50*time.Millisecond)
 	return &reporter{s: s, api: ra, tick: tick, wake: make(chan struct{}, 1),
 		legacyUntil: &s.a.rackLegacyUntil}
@@ -207,7 +212,7 @@ func (r *reporter) send(batch []*statusWrite) {
 	if _, ok := s.a.cfg.Holder.Valid(0); !ok {
 		err = fmt.Errorf("%w: lease deadline passed before writing the status of %d hosts", ErrLeaseLost, len(batch))
 	} else {
-		ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
+		ctx, cancel := context.WithTimeout(s.ctx, statusWriteTimeout)
 		res, err = r.post(ctx, rep)
 		cancel()
 	}

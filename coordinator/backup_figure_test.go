@@ -121,7 +121,7 @@ func TestBackupFigure(t *testing.T) {
 	start = time.Now()
 	st, _ := serve(t, dir, "b-1", raftAddr, a.Keys)
 	ready := time.Since(start)
-	if hosts, _ := st.FSM().Hosts("", ""); len(hosts) != n {
+	if hosts, _ := st.FSM().HostsSelected("", "", nil); len(hosts) != n {
 		t.Fatalf("restored member holds %d hosts, want %d", len(hosts), n)
 	}
 	t.Logf("FIGURE backup of %d hosts: %.1f MiB; save %s (leader snapshot + stream + write), check %s, restore into a data dir %s, restored member leading %s",

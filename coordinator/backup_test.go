@@ -140,7 +140,7 @@ func TestRestoreFencesOldEpochs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if granted.Epoch <= newer.Epoch || fsm.EpochGeneration(granted.Epoch) != 1 || granted.Epoch >= 1<<53 {
+	if granted.Epoch <= newer.Epoch || granted.Epoch>>fsm.GenerationShift != 1 || granted.Epoch >= 1<<53 {
 		t.Fatalf("B granted epoch %d; A's newest was %d: want above it, generation 1, below 2^53", granted.Epoch, newer.Epoch)
 	}
 	// The restored state: hosts, credentials (the key opens them), the

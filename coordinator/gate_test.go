@@ -69,7 +69,7 @@ func TestGateNeedsEveryVoter(t *testing.T) {
 // snapshot, and removing a member forgets its record.
 func TestMemberVersionsSurviveASnapshot(t *testing.T) {
 	h := newFSMT(t)
-	v := fsm.MemberVersion{Binary: "v2 (abc)", Commands: fsm.SupportedCommands()}
+	v := fsm.MemberVersion{Binary: "v2 (abc)", Commands: fsm.WireCommands(fsm.NewFSM().Commands())}
 	h.ok(fsm.SetMemberCmd{ID: "n1", HTTPAddr: "http://n1", Version: &v})
 	h.ok(fsm.SetMemberCmd{ID: "n2", HTTPAddr: "http://n2", Version: &v})
 	h.ok(fsm.RemoveMemberCmd{ID: "n2"})

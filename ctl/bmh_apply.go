@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rackfence/rackfence/ctl/importer"
 	"github.com/rackfence/rackfence/shared/client"
 	"github.com/rackfence/rackfence/shared/wire"
 )
@@ -43,7 +44,7 @@ type applyStep struct {
 // planBMH compares the input with what the coordinator holds (one list of
 // hosts, one list of credentials) and builds the steps: records first,
 // then hosts, then intents.
-func (x *Ctx) planBMH(cl *client.Client, in *bmhInput, allowMissing bool) (*bmhPlan, error) {
+func (x *Ctx) planBMH(cl *client.Client, in *importer.Input, allowMissing bool) (*bmhPlan, error) {
 	p := &bmhPlan{Refused: in.Refused, Notes: in.Notes}
 	hl, err := cl.ListHosts(x.ctx, client.HostFilter{})
 	if err != nil {
@@ -61,7 +62,7 @@ func (x *Ctx) planBMH(cl *client.Client, in *bmhInput, allowMissing bool) (*bmhP
 	for _, c := range cl2.Items {
 		haveRec[c.Name] = true
 	}
-	var hosts []plannedHost
+	var hosts []importer.PlannedHost
 	for _, ph := range in.Hosts {
 		var missing []string
 		for _, rn := range ph.Secrets {
@@ -71,8 +72,8 @@ func (x *Ctx) planBMH(cl *client.Client, in *bmhInput, allowMissing bool) (*bmhP
 		}
 		if len(missing) > 0 && !allowMissing {
 			why := fmt.Sprintf("references Secret %s, which is neither in the input nor a credentials record; add the Secret to the input, create the record (rackfencectl credentials set), or pass --allow-missing-secrets", strings.Join(missing, ", "))
-			if in.missingWhy != nil {
-				why = in.missingWhy(missing)
+			if in.MissingWhy != nil {
+				why = in.MissingWhy(missing)
 			}
 			p.Refused = append(p.Refused, ph.Source+": "+why)
 			continue
@@ -122,7 +123,7 @@ func (x *Ctx) planBMH(cl *client.Client, in *bmhInput, allowMissing bool) (*bmhP
 		if ph.Detach && it.Detach == nil {
 			p.Items = append(p.Items, planItem{Object: obj, Action: "intent", Detail: "detach", Source: ph.Source})
 			intents = append(intents, applyStep{obj + " detach", func() error {
-				_, err := cl.Detach(x.ctx, name, wire.IntentRequest{Reason: "metal3 annotation " + annDetached})
+				_, err := cl.Detach(x.ctx, name, wire.IntentRequest{Reason: "metal3 annotation " + importer.AnnDetached})
 				return err
 			}})
 		}
@@ -143,10 +144,10 @@ func (x *Ctx) planBMH(cl *client.Client, in *bmhInput, allowMissing bool) (*bmhP
 		// One-shot reboot and re-inspection are not carried over: running
 		// the same documents again must not reboot again.
 		if ph.Reboot != nil {
-			p.Notes = append(p.Notes, ph.Source+": annotation "+annReboot+" not carried over (a one-shot reboot); run 'rackfencectl reboot "+h.Name+"' if it is still wanted")
+			p.Notes = append(p.Notes, ph.Source+": annotation "+importer.AnnReboot+" not carried over (a one-shot reboot); run 'rackfencectl reboot "+h.Name+"' if it is still wanted")
 		}
 		if ph.Inspect {
-			p.Notes = append(p.Notes, ph.Source+": annotation "+annInspect+" not carried over: a new host is inspected when registered; run 'rackfencectl inspect "+h.Name+"' to inspect an available host again")
+			p.Notes = append(p.Notes, ph.Source+": annotation "+importer.AnnInspect+" not carried over: a new host is inspected when registered; run 'rackfencectl inspect "+h.Name+"' to inspect an available host again")
 		}
 	}
 	p.steps = append(p.steps, intents...)

@@ -137,3 +137,9 @@ func TestApplyBMHMidway(t *testing.T) {
 		t.Errorf("h0: %+v %v", h, err)
 	}
 }
+
+// bmhDoc builds a one-host document with extra spec and metadata YAML.
+func oneBMH(meta, spec string) string {
+	return "apiVersion: metal3.io/v1alpha1\nkind: BareMetalHost\nmetadata:\n  name: h1\n" + meta +
+		"spec:\n  online: true\n  bmc: {address: \"redfish://h/redfish/v1/Systems/1\"}\n" + spec
+}

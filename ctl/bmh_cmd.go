@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/rackfence/rackfence/ctl/importer"
 	"github.com/rackfence/rackfence/shared/wire"
 )
 
@@ -29,26 +30,26 @@ func metal3Flags(fs *pflag.FlagSet) metal3Opts {
 // applyMetal3 handles host apply when the files hold Kubernetes documents
 // (BareMetalHost, Secret). done is false for plain rackfence host files.
 func (x *Ctx) applyMetal3(inputs []inputFile, f metal3Opts) (done bool, err error) {
-	var objs []k8sObject
+	var objs []importer.Object
 	plain := ""
 	var files []string
 	for _, in := range inputs {
 		name := in.name
 		files = append(files, name)
-		os, err := splitObjects(in.data)
+		os, err := importer.SplitObjects(in.data)
 		if err != nil {
-			if hasKinds(objs) {
+			if importer.HasKinds(objs) {
 				return true, usagef("%s: %v", name, err)
 			}
 			plain = name
 			continue
 		}
-		if !hasKinds(os) {
+		if !importer.HasKinds(os) {
 			plain = name
 			continue
 		}
 		for i := range os {
-			os[i].where = name + ": " + os[i].where
+			os[i].Where = name + ": " + os[i].Where
 		}
 		objs = append(objs, os...)
 	}
@@ -61,7 +62,7 @@ func (x *Ctx) applyMetal3(inputs []inputFile, f metal3Opts) (done bool, err erro
 	if plain != "" {
 		return true, usagef("%s holds rackfence hosts and other files hold BareMetalHost documents; apply them separately", plain)
 	}
-	o := bmhOptions{Rack: *f.rack, RackFrom: *f.rackFrom, NamespacePrefix: *f.namespacePrefix}
+	o := importer.BMHOptions{Rack: *f.rack, RackFrom: *f.rackFrom, NamespacePrefix: *f.namespacePrefix}
 	if o.Rack != "" {
 		if err := wire.ValidateName("--rack", o.Rack); err != nil {
 			return true, usagef("%v", err)
@@ -73,7 +74,7 @@ func (x *Ctx) applyMetal3(inputs []inputFile, f metal3Opts) (done bool, err erro
 			return true, usagef("--rack-from %q: use label:KEY or annotation:KEY", o.RackFrom)
 		}
 	}
-	in, err := convertBMH(objs, o)
+	in, err := importer.ConvertBMH(objs, o)
 	if err != nil {
 		return true, usagef("%v", err)
 	}

@@ -4,22 +4,13 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strings"
 
 	"github.com/spf13/pflag"
 	"sigs.k8s.io/yaml"
 
+	"github.com/rackfence/rackfence/ctl/importer"
 	"github.com/rackfence/rackfence/shared/client"
 	"github.com/rackfence/rackfence/shared/wire"
-)
-
-// Annotations host export writes (and host apply reads back).
-const (
-	// annRack carries the host's rack; host apply reads it without --rack/--rack-from.
-	annRack = "rackfence.io/rack"
-	// annWithheld marks a Secret whose password and data values were not
-	// exported; host apply does not write such a Secret's record.
-	annWithheld = "rackfence.io/withheld"
 )
 
 func init() {
@@ -30,11 +21,11 @@ func init() {
 		long: `Writes one BareMetalHost (metal3.io/v1alpha1) per host and one Secret (v1)
 per credentials record the hosts name, as YAML documents separated by '---',
 for baremetal-operator or for 'host apply' on another cluster. The rack is
-the annotation ` + annRack + `, which 'host apply' reads back when given
+the annotation ` + importer.AnnRack + `, which 'host apply' reads back when given
 neither --rack nor --rack-from.
 
 Without --include-secrets each Secret carries the username only and the
-annotation ` + annWithheld + ` listing what was left out: fill in password
+annotation ` + importer.AnnWithheld + ` listing what was left out: fill in password
 (and the data keys) before giving the Secrets to baremetal-operator.
 'host apply' leaves the record of a withheld Secret as it is (and refuses a
 host whose record is missing, unless --allow-missing-secrets).
@@ -81,7 +72,7 @@ func hostExport(fs *pflag.FlagSet) func(*Ctx, []string) error {
 		records := map[string]bool{}
 		var docs []any
 		for _, h := range l.Items {
-			d, refs := exportBMH(h, *ns)
+			d, refs := importer.ExportBMH(h, *ns)
 			docs = append(docs, d)
 			for _, r := range refs {
 				records[r] = true
@@ -110,9 +101,9 @@ func hostExport(fs *pflag.FlagSet) func(*Ctx, []string) error {
 				return err
 			}
 			if *include {
-				docs = append(docs, revealedSecret(cr, n, *ns))
+				docs = append(docs, importer.RevealedSecret(cr, n, *ns))
 			} else {
-				docs = append(docs, exportSecret(cr, n, *ns))
+				docs = append(docs, importer.ExportSecret(cr, n, *ns))
 			}
 		}
 		return writeDocs(x.io.Stdout, docs)
@@ -128,95 +119,4 @@ func writeDocs(w io.Writer, docs []any) error {
 		fmt.Fprintf(w, "---\n%s", y)
 	}
 	return nil
-}
-
-// exportedBMH is a BareMetalHost as export writes it (no status).
-type exportedBMH struct {
-	APIVersion string  `json:"apiVersion"`
-	Kind       string  `json:"kind"`
-	Metadata   k8sMeta `json:"metadata"`
-	Spec       bmhSpec `json:"spec"`
-}
-
-// exportBMH is mapBMH's inverse; refs are the records the host names.
-func exportBMH(h wire.Host, ns string) (exportedBMH, []string) {
-	d := exportedBMH{APIVersion: "metal3.io/v1alpha1", Kind: "BareMetalHost",
-		Metadata: k8sMeta{Name: h.Name, Namespace: ns, Labels: h.Labels, Annotations: map[string]string{annRack: h.Rack}}}
-	s := &d.Spec
-	s.BMC = bmhBMC{Address: h.BMC.Address, CredentialsName: h.BMC.Credentials, DisableCertificateVerification: h.BMC.DisableCertificateVerification}
-	s.BootMACAddress, s.Online, s.ExternallyProvisioned = h.BootMACAddress, h.Online, h.ExternallyProvisioned
-	if i := h.Image; i != nil {
-		s.Image = &bmhImage{URL: i.URL, Checksum: i.Checksum, ChecksumType: i.ChecksumType, DiskFormat: i.Format}
-	}
-	if r := h.RootDeviceHints; r != nil {
-		s.RootDeviceHints = &bmhRootDeviceHints{DeviceName: r.DeviceName, HCTL: r.HCTL, Model: r.Model, Vendor: r.Vendor,
-			SerialNumber: r.SerialNumber, MinSizeGigabytes: r.MinSizeGigabytes, WWN: r.WWN, WWNWithExtension: r.WWNWithExtension,
-			WWNVendorExtension: r.WWNVendorExtension, Rotational: r.Rotational}
-	}
-	s.BootMode, s.AutomatedCleaningMode = h.BootMode, h.AutomatedCleaningMode
-	var refs []string
-	if h.BMC.Credentials != "" {
-		refs = append(refs, h.BMC.Credentials)
-	}
-	ref := func(r *wire.SecretReference) *secretRef {
-		if r == nil {
-			return nil
-		}
-		refs = append(refs, r.Name)
-		return &secretRef{Name: r.Name, Namespace: ns}
-	}
-	s.UserData, s.NetworkData, s.MetaData = ref(h.UserData), ref(h.NetworkData), ref(h.MetaData)
-	if r := ref(h.PreprovisioningNetworkData); r != nil {
-		s.PreprovisioningNetworkDataName = r.Name
-	}
-	if h.Consumer != "" {
-		// mapBMH writes Kind/namespace/name; anything else is a name.
-		if p := strings.Split(h.Consumer, "/"); len(p) == 3 && p[0] != "" && p[2] != "" {
-			s.ConsumerRef = &objectRef{Kind: p[0], Namespace: p[1], Name: p[2]}
-		} else {
-			s.ConsumerRef = &objectRef{Name: h.Consumer}
-		}
-	}
-	if in := h.Intents; in != nil {
-		if in.Detach != nil {
-			d.Metadata.Annotations[annDetached] = ""
-		}
-		for req, it := range in.PowerOff {
-			_ = it
-			d.Metadata.Annotations[annReboot+"/"+req] = ""
-		}
-	}
-	return d, refs
-}
-
-// exportSecret writes a record's username; the password and data values
-// are withheld (the coordinator does not reveal them to the CLI).
-func exportSecret(cr *wire.Credentials, name, ns string) secretDoc {
-	s := secretDoc{APIVersion: "v1", Kind: "Secret", Type: "Opaque",
-		Metadata: k8sMeta{Name: name, Namespace: ns}}
-	var withheld []string
-	if cr.Username != "" {
-		s.StringData = map[string]string{"username": cr.Username}
-		withheld = append(withheld, "password")
-	}
-	withheld = append(withheld, cr.DataKeys...)
-	if len(withheld) > 0 {
-		s.Metadata.Annotations = map[string]string{annWithheld: strings.Join(withheld, ",")}
-	}
-	return s
-}
-
-// revealedSecret writes a revealed record whole: username, password and
-// data keys as the Secret's (base64) data.
-func revealedSecret(cr *wire.Credentials, name, ns string) secretDoc {
-	s := secretDoc{APIVersion: "v1", Kind: "Secret", Type: "Opaque",
-		Metadata: k8sMeta{Name: name, Namespace: ns}, Data: map[string][]byte{}}
-	if cr.Username != "" {
-		s.Data["username"] = []byte(cr.Username)
-		s.Data["password"] = []byte(cr.Password)
-	}
-	for k, v := range cr.Data {
-		s.Data[k] = []byte(v)
-	}
-	return s
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackfence/rackfence/ctl/importer"
 	"github.com/rackfence/rackfence/shared/client"
 	"github.com/rackfence/rackfence/shared/wire"
 )
@@ -135,7 +136,7 @@ func TestExportBMHIncludeSecrets(t *testing.T) {
 	a := startCoordinator(t)
 	a.mustCtl(t, "", "host", "apply", "-f", "testdata/metal3/list.yaml", "--rack-from", "label:rack")
 	out := a.mustCtl(t, "", "host", "export", "-o", "bmh", "--include-secrets")
-	if strings.Contains(out.stdout, annWithheld) || !strings.Contains(out.stdout, "cGFzc3dvcmQ=") {
+	if strings.Contains(out.stdout, importer.AnnWithheld) || !strings.Contains(out.stdout, "cGFzc3dvcmQ=") {
 		t.Errorf("--include-secrets output:\n%s", out.stdout)
 	}
 	if au := a.mustCtl(t, "", "audit", "-o", "json"); !strings.Contains(au.stdout, "worker-0-bmc-secret") {

@@ -96,7 +96,7 @@ func (c *coord) agent(t *testing.T, rack, holder string) *fakeAgent {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, _, err := client.NewAgent(ctx, client.Config{Coordinator: c.url, Token: tok.Token}, holder)
+	cl, _, err := testenv.AgentClient(ctx, client.Config{Coordinator: c.url, Token: tok.Token}, holder)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,18 +7,16 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"strings"
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/rackfence/rackfence/ctl/importer"
 	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // maxHostFile bounds an input file (a few thousand hosts fit easily).
 const maxHostFile = 64 << 20
-
-var docSep = regexp.MustCompile(`(?m)^---[ \t]*(#.*)?$`)
 
 // inputFile is one -f file read into memory (standard input can be read
 // only once).
@@ -63,42 +61,13 @@ func readInputFile(x *Ctx, path string) (data []byte, name string, err error) {
 	return data, name, nil
 }
 
-// errNotObject: a document is neither an object, a list nor null.
-var errNotObject = errors.New("not an object or a list")
-
-// documentItems splits one YAML document (as JSON) into its objects: the
-// elements of a list, the items of a {"items": [...]} object (a Kubernetes
-// List), or the object itself; none for null. listed is true when they came
-// from a list or items.
-func documentItems(js []byte) (raws []json.RawMessage, listed bool, err error) {
-	js = bytes.TrimSpace(js)
-	switch {
-	case string(js) == "null":
-		return nil, false, nil
-	case len(js) > 0 && js[0] == '[':
-		if err := json.Unmarshal(js, &raws); err != nil {
-			return nil, false, err
-		}
-		return raws, true, nil
-	case len(js) > 0 && js[0] == '{':
-		var probe struct {
-			Items []json.RawMessage `json:"items"`
-		}
-		if err := json.Unmarshal(js, &probe); err == nil && probe.Items != nil {
-			return probe.Items, true, nil
-		}
-		return []json.RawMessage{js}, false, nil
-	}
-	return nil, false, errNotObject
-}
-
 // parseHosts decodes and validates the hosts of one file. warn receives
 // non-fatal remarks (unknown fields).
 func parseHosts(data []byte, warn func(string)) ([]wire.Host, error) {
 	var out []wire.Host
-	docs := docSep.Split(string(data), -1)
+	docs := importer.DocSep.Split(string(data), -1)
 	for i, doc := range docs {
-		if isBlankYAML(doc) {
+		if importer.IsBlankYAML(doc) {
 			continue
 		}
 		where := ""
@@ -109,9 +78,9 @@ func parseHosts(data []byte, warn func(string)) ([]wire.Host, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%sis not valid YAML or JSON: %v", where, err)
 		}
-		raws, _, err := documentItems(js)
+		raws, _, err := importer.DocumentItems(js)
 		switch {
-		case errors.Is(err, errNotObject):
+		case errors.Is(err, importer.ErrNotObject):
 			return nil, fmt.Errorf("%sexpected a host object, a list of hosts or {\"items\": [...]}", where)
 		case err != nil:
 			return nil, fmt.Errorf("%s%v", where, err)
@@ -160,14 +129,4 @@ func decodeHost(raw []byte, warn func(string)) (wire.Host, error) {
 		return h, fmt.Errorf("not a host: %v", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	return h, nil
-}
-
-func isBlankYAML(doc string) bool {
-	for _, l := range strings.Split(doc, "\n") {
-		l = strings.TrimSpace(l)
-		if l != "" && !strings.HasPrefix(l, "#") {
-			return false
-		}
-	}
-	return true
 }

@@ -3,7 +3,6 @@ package ctl
 import (
 	"context"
 	"fmt"
-	"sort"
 
 	"github.com/spf13/pflag"
 
@@ -106,8 +105,7 @@ func intentCmd(kind string, post bool) func(fs *pflag.FlagSet) func(*Ctx, []stri
 			if rack != nil {
 				r = *rack
 			}
-			sel := *pick.sel
-			names, err := targetNames(args, r, sel)
+			names, err := targetNames(args, r, *pick.sel)
 			if err != nil {
 				return err
 			}
@@ -115,96 +113,30 @@ func intentCmd(kind string, post bool) func(fs *pflag.FlagSet) func(*Ctx, []stri
 			if err != nil {
 				return err
 			}
-			var selected []wire.Host
-			if sel != "" {
-				if selected, err = x.selectHosts(cl, r, sel); err != nil {
-					return err
-				}
-				if err := x.confirm(kind, sel, selected, *pick.yes); err != nil {
-					return err
-				}
-				for _, h := range selected {
-					names = append(names, h.Name)
-				}
-			} else if r != "" {
-				l, err := cl.ListHosts(x.ctx, client.HostFilter{Rack: r})
-				if err != nil {
-					return err
-				}
-				for _, h := range l.Items {
-					names = append(names, h.Name)
-				}
-				if len(names) == 0 {
-					return &failure{code: ExitNotFound, err: fmt.Errorf("rack %q has no hosts", r), hints: []string{"'rackfencectl rack list' shows the racks"}}
-				}
-				sort.Strings(names)
-			}
 			g, waitable := goalFor(kind, req.Mode)
 			doWait := wait != nil && *wait && waitable
-			before := map[string]*wire.Host{}
-			if doWait && sel != "" {
-				for i := range selected {
-					before[selected[i].Name] = &selected[i]
-				}
-			} else if doWait && r == "" {
-				for _, n := range names {
-					h, err := cl.GetHost(x.ctx, n)
-					if err != nil {
-						return notFoundHint(err, n)
+			names, before, err := x.resolveTargets(cl, kind, names, r, pick, doWait)
+			if err != nil {
+				return err
+			}
+			results, err := x.sendEach(names, before, requested(kind, req.Mode), func(n string) (any, error) {
+				return sendIntent(x.ctx, cl, kind, n, req)
+			})
+			switch {
+			case results == nil:
+				return err // the coordinator is unreachable
+			case err != nil:
+				// Some refused: -o json|yaml still shows what the others took.
+				if post && !doWait && x.structured() {
+					if perr := x.printResults(names, results); perr != nil {
+						return perr
 					}
-					before[n] = h
 				}
-			} else if doWait {
-				l, err := cl.ListHosts(x.ctx, client.HostFilter{Rack: r})
-				if err != nil {
-					return err
-				}
-				for i := range l.Items {
-					before[l.Items[i].Name] = &l.Items[i]
-				}
+				return err
+			case !post && !doWait:
+				return nil // a withdrawal has no result to print
 			}
-			results := map[string]*wire.Intent{}
-			var firstErr error
-			okNames := 0
-			for _, n := range names {
-				in, err := sendIntent(x.ctx, cl, kind, n, req)
-				if err != nil {
-					if client.IsUnreachable(err) {
-						return err
-					}
-					err = x.conflictHint(notFoundHint(err, n), n)
-					if firstErr == nil {
-						firstErr = err
-					}
-					fmt.Fprintf(x.io.Stderr, "%s: %v\n", n, err)
-					delete(before, n)
-					continue
-				}
-				okNames++
-				results[n] = in
-				if !x.structured() {
-					fmt.Fprintf(x.io.Stdout, "%s: %s\n", n, requested(kind, req.Mode))
-				}
-			}
-			if x.structured() && !doWait && post {
-				var v any = results
-				if len(names) == 1 {
-					v = results[names[0]]
-				}
-				if err := x.print(v, nil); err != nil {
-					return err
-				}
-			}
-			if firstErr != nil {
-				if len(names) == 1 {
-					return firstErr
-				}
-				return withHints(fmt.Errorf("%d of %d hosts refused; first error: %w", len(names)-okNames, len(names), firstErr))
-			}
-			if doWait {
-				return x.wait(cl, g, before, r)
-			}
-			return nil
+			return x.finishOp(cl, g, doWait, names, results, before, r)
 		}
 	}
 }

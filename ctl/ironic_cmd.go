@@ -2,12 +2,14 @@ package ctl
 
 import (
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/rackfence/rackfence/ctl/importer"
 	"github.com/rackfence/rackfence/shared/wire"
 )
 
@@ -61,7 +63,7 @@ func importIronic(fs *pflag.FlagSet) func(*Ctx, []string) error {
 		if *pageSize < 0 {
 			return usagef("--page-size %d: give a positive number of nodes per request, or 0 for Ironic's maximum", *pageSize)
 		}
-		o := ironicOptions{Rack: *rack, RackFrom: *rackFrom}
+		o := importer.IronicOptions{Rack: *rack, RackFrom: *rackFrom}
 		if o.Rack != "" {
 			if err := wire.ValidateName("--rack", o.Rack); err != nil {
 				return usagef("%v", err)
@@ -106,15 +108,18 @@ func importIronic(fs *pflag.FlagSet) func(*Ctx, []string) error {
 			if err != nil {
 				return err
 			}
-			if o.Creds, err = parseIronicCreds(data); err != nil {
+			if o.Creds, err = importer.ParseIronicCreds(data); err != nil {
 				return usagef("--credentials-file %s: %v", name, err)
 			}
 		}
-		inv, err := readIronic(x.ctx, *ironicURL, token, *pageSize, cas)
+		inv, err := importer.ReadIronic(x.ctx, *ironicURL, token, *pageSize, cas)
+		if ie := (*importer.IronicError)(nil); errors.As(err, &ie) {
+			return withHints(&failure{code: ExitFailed, err: ie.Err}, ie.Hint)
+		}
 		if err != nil {
 			return err
 		}
-		in, skipped := convertIronic(inv.Nodes, inv.Ports, o)
+		in, skipped := importer.ConvertIronic(inv.Nodes, inv.Ports, o)
 		in.Notes = append([]string{fmt.Sprintf("read %d nodes and %d ports from Ironic in %d GET requests", len(inv.Nodes), len(inv.Ports), inv.Calls)}, in.Notes...)
 		cl, err := x.Client()
 		if err != nil {

@@ -186,3 +186,34 @@ func TestImportIronic(t *testing.T) {
 		t.Errorf("the https import made %d requests through the TLS proxy, want 2: %q", len(reqs), reqs)
 	}
 }
+
+// TestImportIronicBadInput: flags are checked (exit 2, naming the flag)
+// before anything is read; an Ironic that does not answer is exit 1 with
+// what to check.
+func TestImportIronicBadInput(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bmc.yaml")
+	if err := os.WriteFile(bad, []byte("n1: {user: a, password: b}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--rack", "r1"}, ExitUsage, "--ironic-url is required"},
+		{[]string{"--ironic-url", "ironic:6385", "--rack", "r1"}, ExitUsage, `--ironic-url "ironic:6385": give an http:// or https:// URL`},
+		{[]string{"--ironic-url", "http://127.0.0.1:1"}, ExitUsage, "give --rack R or --rack-from"},
+		{[]string{"--ironic-url", "http://127.0.0.1:1", "--rack-from", "labels.rack"}, ExitUsage, `--rack-from "labels.rack": use properties.KEY or extra.KEY`},
+		{[]string{"--ironic-url", "http://127.0.0.1:1", "--rack", "R1"}, ExitUsage, `--rack: "R1" is not a valid name`},
+		{[]string{"--ironic-url", "http://127.0.0.1:1", "--rack", "r1", "--page-size", "-1"}, ExitUsage, "--page-size -1"},
+		{[]string{"--ironic-url", "http://127.0.0.1:1", "--rack", "r1", "--credentials-file", bad}, ExitUsage, `entry "n1": field "user" is not username or password`},
+		{[]string{"--ironic-url", "http://127.0.0.1:1", "--rack", "r1", "--ironic-ca-file", bad}, ExitUsage, `--ironic-ca-file is for an https:// --ironic-url`},
+		{[]string{"--ironic-url", "https://127.0.0.1:1", "--rack", "r1", "--ironic-ca-file", bad}, ExitUsage, "--ironic-ca-file " + bad + " holds no PEM certificate"},
+		{[]string{"--ironic-url", "http://127.0.0.1:1", "--rack", "r1"}, ExitFailed, "check --ironic-url"},
+	} {
+		r := runCtl(t, nil, "", nil, append([]string{"import", "ironic"}, c.args...)...)
+		if r.code != c.code || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%q: %s\nwant exit %d and %q", c.args, r, c.code, c.want)
+		}
+	}
+}

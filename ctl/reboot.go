@@ -10,7 +10,7 @@ import (
 	"github.com/rackfence/rackfence/shared/wire"
 )
 
-// reboot and inspect (issue 21): the operation intents.
+// reboot and inspect: the operation intents.
 
 const rebootWaitRules = `--wait blocks until every host is done, shows progress and ends with the
 outcome. Done means: reboot - the agent powered the host off and on again
@@ -74,11 +74,20 @@ Examples:
 // opTargets resolves NAME..., --rack and -l to host names (and, for
 // --wait, the hosts as they are before the request).
 func (x *Ctx) opTargets(cl *client.Client, verb string, args []string, rack string, pick selection) ([]string, map[string]*wire.Host, error) {
-	sel := *pick.sel
-	names, err := targetNames(args, rack, sel)
+	names, err := targetNames(args, rack, *pick.sel)
 	if err != nil {
 		return nil, nil, err
 	}
+	return x.resolveTargets(cl, verb, names, rack, pick, true)
+}
+
+// resolveTargets is opTargets once targetNames has checked the arguments:
+// names are the hosts named, if any. A selection is printed and confirmed
+// (verb names the action). fetch: read each named host for before (a rack
+// or a selection fills it anyway); without it a named host that does not
+// exist is left to the request to refuse.
+func (x *Ctx) resolveTargets(cl *client.Client, verb string, names []string, rack string, pick selection, fetch bool) ([]string, map[string]*wire.Host, error) {
+	sel := *pick.sel
 	before := map[string]*wire.Host{}
 	switch {
 	case sel != "":
@@ -106,7 +115,7 @@ func (x *Ctx) opTargets(cl *client.Client, verb string, args []string, rack stri
 			return nil, nil, &failure{code: ExitNotFound, err: fmt.Errorf("rack %q has no hosts", rack), hints: []string{"'rackfencectl rack list' shows the racks"}}
 		}
 		sort.Strings(names)
-	default:
+	case fetch:
 		for _, n := range names {
 			h, err := cl.GetHost(x.ctx, n)
 			if err != nil {
@@ -120,7 +129,8 @@ func (x *Ctx) opTargets(cl *client.Client, verb string, args []string, rack stri
 
 // sendEach runs send for every name, printing "NAME: what" or the error;
 // results (for -o json) and before (for --wait) keep only the hosts that
-// took it.
+// took it. When some refused, the error comes with the results of the
+// others; when the coordinator is unreachable, with none.
 func (x *Ctx) sendEach(names []string, before map[string]*wire.Host, what string, send func(string) (any, error)) (map[string]any, error) {
 	results := map[string]any{}
 	var firstErr error
@@ -145,9 +155,9 @@ func (x *Ctx) sendEach(names []string, before map[string]*wire.Host, what string
 	}
 	if firstErr != nil {
 		if len(names) == 1 {
-			return nil, firstErr
+			return results, firstErr
 		}
-		return nil, withHints(fmt.Errorf("%d of %d hosts refused; first error: %w", len(names)-len(results), len(names), firstErr))
+		return results, withHints(fmt.Errorf("%d of %d hosts refused; first error: %w", len(names)-len(results), len(names), firstErr))
 	}
 	return results, nil
 }
@@ -163,6 +173,11 @@ func (x *Ctx) finishOp(cl *client.Client, g goal, wait bool, names []string, res
 	if !x.structured() {
 		return nil
 	}
+	return x.printResults(names, results)
+}
+
+// printResults prints what each host took (one host: its result alone).
+func (x *Ctx) printResults(names []string, results map[string]any) error {
 	var v any = results
 	if len(names) == 1 {
 		v = results[names[0]]

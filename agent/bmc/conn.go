@@ -354,14 +354,8 @@ func (c *Conn) SoftPowerOff(ctx context.Context, g *guard.Guard, host string) er
 	})
 }
 
-// Boot devices accepted by SetBootDevice.
+// Boot devices accepted by SetBootDeviceMode.
 var bootDevices = map[string]bool{"pxe": true, "disk": true, "cdrom": true, "bios": true, "none": true}
-
-// SetBootDevice sets the next boot (persistent=false: once) to dev, one of
-// pxe, disk, cdrom, bios, none, in UEFI mode, under the guard.
-func (c *Conn) SetBootDevice(ctx context.Context, g *guard.Guard, host, dev string, persistent bool) error {
-	return c.SetBootDeviceMode(ctx, g, host, dev, persistent, "")
-}
 
 // Boot modes accepted by SetBootDeviceMode ("" is UEFI).
 const (
@@ -369,7 +363,8 @@ const (
 	BootModeLegacy = "Legacy"
 )
 
-// SetBootDeviceMode is SetBootDevice in a boot mode: "" or UEFI (sent as
+// SetBootDeviceMode sets the next boot (persistent=false: once) to dev,
+// one of pxe, disk, cdrom, bios, none, under the guard, in a boot mode: "" or UEFI (sent as
 // BootSourceOverrideMode when the system offers the property and UEFI),
 // or Legacy: refused with ErrUnsupported, before any request changes
 // anything, where the system has no BootSourceOverrideMode or its
@@ -487,10 +482,10 @@ func (c *Conn) EjectConfigDrive(ctx context.Context, g *guard.Guard, host string
 	return c.rfEjectMedia(ctx, g, host, slotDrive)
 }
 
-// ResetBMC restarts the BMC itself (Redfish Manager.Reset GracefulRestart
+// resetBMC restarts the BMC itself (Redfish Manager.Reset GracefulRestart
 // of the system's own manager, IPMI "mc reset cold"), under the guard. The
 // session is dropped after it.
-func (c *Conn) ResetBMC(ctx context.Context, g *guard.Guard, host string) error {
+func (c *Conn) resetBMC(ctx context.Context, g *guard.Guard, host string) error {
 	if c.proto == "redfish" {
 		return c.rfResetBMC(ctx, g, host)
 	}

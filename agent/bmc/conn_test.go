@@ -91,7 +91,7 @@ func TestRedfishOperations(t *testing.T) {
 		t.Fatalf("inventory system fields = %+v", hd)
 	}
 	// BMC reset ends every session on the BMC; the next call logs in again.
-	if err := c.ResetBMC(ctx, g, "h1"); err != nil {
+	if err := c.resetBMC(ctx, g, "h1"); err != nil {
 		t.Fatalf("bmc reset: %v", err)
 	}
 	if sim.State(1).BMCResets != 1 {

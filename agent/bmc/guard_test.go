@@ -97,7 +97,7 @@ func TestGuardRefusesWithoutLeaseOrWhenBlocked(t *testing.T) {
 	}
 	g2, _ := leasedGuard(time.Minute, mem)
 	g2.Block("h0")
-	if err := c.ResetBMC(ctx, g2, "h0"); !errors.Is(err, guard.ErrFenced) {
+	if err := c.resetBMC(ctx, g2, "h0"); !errors.Is(err, guard.ErrFenced) {
 		t.Fatalf("blocked host: %v", err)
 	}
 	g2.Unblock("h0")

@@ -56,7 +56,7 @@ func TestIPMIOperations(t *testing.T) {
 		t.Fatalf("the simulator did not see the power-on:\n%s", p.Output())
 	}
 	// A cold reset of fakebmc's "BMC" makes it exit: proof it arrived.
-	_ = c.ResetBMC(ctx, g, "i0")
+	_ = c.resetBMC(ctx, g, "i0")
 	testenv.Eventually(t, 60*time.Second, "fakebmc exiting on BMC cold reset", func() error {
 		if !p.Exited() {
 			return errors.New("still running")

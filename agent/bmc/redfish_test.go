@@ -181,7 +181,7 @@ func TestRedfishBladeDrivesOnlyTheAddressedSystem(t *testing.T) {
 	if err := c.InsertMedia(ctx, g, "b2", "http://i/b2.iso"); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.ResetBMC(ctx, g, "b2"); err != nil {
+	if err := c.resetBMC(ctx, g, "b2"); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"B1", "B2", "B3", "B4"} {

@@ -45,13 +45,6 @@ func (a *FileAudit) Audit(r AuditRecord) {
 	}
 }
 
-// Errors is the number of records that could not be written.
-func (a *FileAudit) Errors() int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.errors
-}
-
 // Close closes the file; later records are dropped.
 func (a *FileAudit) Close() error { return a.w.Close() }
 

@@ -24,6 +24,13 @@ import (
 	"github.com/rackfence/rackfence/internal/jsonl"
 )
 
+// Defaults of Config.
+const (
+	DefaultWatchTimeout   = 30 * time.Second
+	DefaultAuthFailLimit  = 10
+	DefaultAuthFailWindow = time.Minute
+)
+
 // Config configures a Server.
 type Config struct {
 	// Store is the member this server answers for (a *coordinator.Store;
@@ -56,7 +63,7 @@ type Config struct {
 	// --insecure-plaintext (then /v1/status warns, no certificates are
 	// issued and agent tokens need no client certificate).
 	TLS *TLSConfig
-	// WatchTimeout is the longest a watch blocks (default 30s); a
+	// WatchTimeout is the longest a watch blocks (DefaultWatchTimeout); a
 	// ?timeout= shorter than this is honoured.
 	WatchTimeout time.Duration
 	// CAPin is the hex SHA-256 of the cluster CA certificate; when set,
@@ -65,7 +72,8 @@ type Config struct {
 	CAPin string
 	// AuthFailLimit failed authentications from one client address within
 	// AuthFailWindow make this member answer 429 to that address until
-	// the window ends (defaults 10 and 1m; a negative limit disables it).
+	// the window ends (DefaultAuthFailLimit and DefaultAuthFailWindow; a
+	// negative limit disables it).
 	AuthFailLimit  int
 	AuthFailWindow time.Duration
 	// AuditFile is this member's audit trail (default DATA/audit.log,
@@ -106,16 +114,16 @@ func New(cfg Config) *Server {
 		cfg.Registry = prometheus.NewRegistry()
 	}
 	if cfg.WatchTimeout <= 0 {
-		cfg.WatchTimeout = 30 * time.Second
+		cfg.WatchTimeout = DefaultWatchTimeout
 	}
 	if cfg.ElectionTime <= 0 {
 		cfg.ElectionTime = coordinator.Config{}.ElectionTime()
 	}
 	if cfg.AuthFailLimit == 0 {
-		cfg.AuthFailLimit = 10
+		cfg.AuthFailLimit = DefaultAuthFailLimit
 	}
 	if cfg.AuthFailWindow <= 0 {
-		cfg.AuthFailWindow = time.Minute
+		cfg.AuthFailWindow = DefaultAuthFailWindow
 	}
 	if cfg.AuditFile == "" {
 		cfg.AuditFile = filepath.Join(cfg.Store.DataDir(), "audit.log")

@@ -42,7 +42,7 @@ const (
 	// CmdTouchTokens records when tokens were last used (leader flush).
 	CmdTouchTokens CmdType = 19
 	// CmdPutOperationIntent sets a reboot, inspect or power-off intent
-	// (issue 21; command_intents.go). A type of its own, not a new kind of
+	// (command_intents.go). A type of its own, not a new kind of
 	// CmdPutIntent, so a binary that predates it refuses the entry
 	// (ErrUnknownCommand) rather than applying it differently.
 	CmdPutOperationIntent CmdType = 20
@@ -67,10 +67,10 @@ type versioned interface {
 
 // maxVersion is the newest body version this binary reads for type t (0:
 // a type it does not know); every older one still decodes (old entries
-// stay in logs and snapshots). The table is commandVersions (versions.go).
+// stay in logs and snapshots). The table is commandTable (command_table.go).
 //
 // Two kinds of version share the byte: a JSON body's layout (PutToken v2
-// adds creation and expiry) and, for the hot-path types of binaryBody,
+// adds creation and expiry) and, for the hot-path types written binary,
 // version 2 = the MessagePack body (codec.go).
 func maxVersion(t CmdType) byte { return commandVersions[t] }
 
@@ -271,7 +271,7 @@ func (c RevokeTokenCmd) Key() string    { return "t/" + c.ID }
 func (TouchTokensCmd) Key() string      { return "t/touch" }
 
 // Encode writes a command as type byte, version byte, body (v2 binary for
-// the commands in binaryBody, v1 JSON for the rest).
+// the commands commandTable marks binary, v1 JSON for the rest).
 func Encode(c Command) ([]byte, error) {
 	ver, out, err := encodeBody(c, 2)
 	if err != nil {
@@ -343,57 +343,11 @@ func Decode(b []byte) (Command, error) {
 	if ver < 1 || ver > maxVersion(CmdType(b[0])) {
 		return nil, fmt.Errorf("%w: type %d version %d", ErrUnknownCommand, b[0], ver)
 	}
-	var c Command
-	var err error
-	switch CmdType(b[0]) {
-	case CmdInit:
-		c, err = decodeBody[InitCmd](ver, body)
-	case CmdPutHost:
-		c, err = decodeBody[PutHostCmd](ver, body)
-	case CmdDeleteHost:
-		c, err = decodeBody[DeleteHostCmd](ver, body)
-	case CmdPutIntent:
-		c, err = decodeBody[PutIntentCmd](ver, body)
-	case CmdDeleteIntent:
-		c, err = decodeBody[DeleteIntentCmd](ver, body)
-	case CmdStatus:
-		c, err = decodeBody[StatusCmd](ver, body)
-	case CmdLeaseAcquire:
-		c, err = decodeBody[LeaseAcquireCmd](ver, body)
-	case CmdLeaseRenew:
-		c, err = decodeBody[LeaseRenewCmd](ver, body)
-	case CmdLeaseRelease:
-		c, err = decodeBody[LeaseReleaseCmd](ver, body)
-	case CmdLeaseExpire:
-		c, err = decodeBody[LeaseExpireCmd](ver, body)
-	case CmdPutCredentials:
-		c, err = decodeBody[PutCredentialsCmd](ver, body)
-	case CmdPutToken:
-		c, err = decodeBody[PutTokenCmd](ver, body)
-	case CmdSetMember:
-		c, err = decodeBody[SetMemberCmd](ver, body)
-	case CmdRemoveMember:
-		c, err = decodeBody[RemoveMemberCmd](ver, body)
-	case CmdNoop:
-		c, err = decodeBody[NoopCmd](ver, body)
-	case CmdSetPivoted:
-		c, err = decodeBody[SetPivotedCmd](ver, body)
-	case CmdRevokeToken:
-		c, err = decodeBody[RevokeTokenCmd](ver, body)
-	case CmdTouchTokens:
-		c, err = decodeBody[TouchTokensCmd](ver, body)
-	case CmdPutOperationIntent:
-		c, err = decodeBody[PutOperationIntentCmd](ver, body)
-	case CmdDeleteOperationIntent:
-		c, err = decodeBody[DeleteOperationIntentCmd](ver, body)
-	case CmdRackStatus:
-		c, err = decodeRackStatus(ver, body)
-	default:
-		var ok bool
-		if c, ok, err = decodeSealed(CmdType(b[0]), ver, body); !ok {
-			return nil, fmt.Errorf("%w: type %d", ErrUnknownCommand, b[0])
-		}
+	spec := commandTable[CmdType(b[0])]
+	if spec.decode == nil {
+		return nil, fmt.Errorf("%w: type %d", ErrUnknownCommand, b[0])
 	}
+	c, err := spec.decode(ver, body)
 	if err != nil {
 		return nil, fmt.Errorf("decode command type %d: %w", b[0], err)
 	}

@@ -8,7 +8,7 @@ import (
 
 // CmdRackStatus is one agent's status report for many hosts of its rack
 // (POST /v1/racks/{rack}/status), fenced once by the rack lease epoch and
-// applied as one entry (issue 23). A type of its own: a binary that
+// applied as one entry. A type of its own: a binary that
 // predates it refuses the entry, and the gate (coordinator/gate.go) writes it only
 // when every voter applies it; otherwise the store splits it into
 // per-host CmdStatus commands (coordinator/store_rackstatus.go).
@@ -68,7 +68,7 @@ func (c RackStatusCmd) WithoutCreated() RackStatusCmd {
 // leader writes one so): a binary from before the check ignores the
 // field, and every member must apply the entry alike.
 func decodeRackStatus(ver byte, body []byte) (Command, error) {
-	c, err := decodeBody[RackStatusCmd](ver, body)
+	c, err := decodeBody[RackStatusCmd](binBody, ver, body)
 	if err != nil || ver >= RackStatusCreatedVersion {
 		return c, err
 	}

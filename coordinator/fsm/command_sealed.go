@@ -67,17 +67,3 @@ func (ResealCredentialsCmd) Type() CmdType    { return CmdResealCredentials }
 
 func (c PutSealedCredentialsCmd) Key() string { return "c/" + c.Name }
 func (c ResealCredentialsCmd) Key() string    { return "c/" + c.Name }
-
-// decodeSealed decodes the sealed-credentials command types; ok is false
-// for any other type.
-func decodeSealed(t CmdType, ver byte, body []byte) (c Command, ok bool, err error) {
-	switch t {
-	case CmdPutSealedCredentials:
-		c, err = decodeBody[PutSealedCredentialsCmd](ver, body)
-	case CmdResealCredentials:
-		c, err = decodeBody[ResealCredentialsCmd](ver, body)
-	default:
-		return nil, false, nil
-	}
-	return c, true, err
-}

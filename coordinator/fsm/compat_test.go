@@ -231,7 +231,7 @@ func TestBinaryBodyRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, layout := c.(versioned); !layout && binaryBody[c.Type()] != (e[1] == BodyBinary) {
+		if _, layout := c.(versioned); !layout && commandTable[c.Type()].binary != (e[1] == BodyBinary) {
 			t.Fatalf("type %d written as version %d", c.Type(), e[1])
 		}
 		got, err := Decode(e)

@@ -24,6 +24,3 @@ const (
 func EpochAt(generation, index uint64) uint64 {
 	return generation<<GenerationShift + index
 }
-
-// EpochGeneration is the restore generation an epoch was granted under.
-func EpochGeneration(epoch uint64) uint64 { return epoch >> GenerationShift }

@@ -158,63 +158,11 @@ func (f *FSM) applyOne(t *tx, data []byte) Result {
 
 // applyCmd applies one decoded command; the caller holds f.mu.
 func (f *FSM) applyCmd(t *tx, c Command) Result {
-	var v any
-	var err error
-	switch c := c.(type) {
-	case InitCmd:
-		v, err = f.applyInit(t, c)
-	case PutHostCmd:
-		v, err = f.applyPutHost(t, c)
-	case DeleteHostCmd:
-		v, err = f.applyDeleteHost(t, c)
-	case PutIntentCmd:
-		v, err = f.applyPutIntent(t, c)
-	case DeleteIntentCmd:
-		v, err = f.applyDeleteIntent(t, c)
-	case PutOperationIntentCmd:
-		v, err = f.applyPutOperationIntent(t, c)
-	case DeleteOperationIntentCmd:
-		v, err = f.applyDeleteOperationIntent(t, c)
-	case StatusCmd:
-		v, err = f.applyStatus(t, c)
-	case RackStatusCmd:
-		v, err = f.applyRackStatus(t, c)
-	case LeaseAcquireCmd:
-		v, err = f.applyLeaseAcquire(t, c)
-	case LeaseRenewCmd:
-		v, err = f.applyLeaseRenew(t, c)
-	case LeaseReleaseCmd:
-		v, err = f.applyLeaseRelease(t, c)
-	case LeaseExpireCmd:
-		v, err = f.applyLeaseExpire(t, c)
-	case PutCredentialsCmd:
-		v, err = f.applyPutCredentials(t, c)
-	case PutSealedCredentialsCmd:
-		v, err = f.applyPutSealedCredentials(t, c)
-	case ResealCredentialsCmd:
-		v, err = f.applyResealCredentials(t, c)
-	case PutTokenCmd:
-		v, err = f.applyPutToken(t, c)
-	case SetMemberCmd:
-		f.s.Members[c.ID] = c.HTTPAddr
-		if c.Version != nil {
-			f.s.Versions[c.ID] = *c.Version
-			f.versionsGen.Add(1)
-		}
-	case RemoveMemberCmd:
-		delete(f.s.Members, c.ID)
-		delete(f.s.Versions, c.ID)
-		f.versionsGen.Add(1)
-	case NoopCmd:
-	case SetPivotedCmd:
-		v, err = f.applySetPivoted(t, c)
-	case RevokeTokenCmd:
-		v, err = f.applyRevokeToken(t, c)
-	case TouchTokensCmd:
-		v, err = f.applyTouchTokens(t, c)
-	default:
-		err = ErrUnknownCommand
+	spec := commandTable[c.Type()]
+	if spec.apply == nil {
+		return Result{Err: ErrUnknownCommand}
 	}
+	v, err := spec.apply(f, t, c)
 	return Result{Value: v, Err: err}
 }
 

@@ -7,7 +7,7 @@ import (
 	"github.com/rackfence/rackfence/shared/wire"
 )
 
-// Operation intents (issue 21): reboot, inspect and power-off holds. The
+// Operation intents: reboot, inspect and power-off holds. The
 // checks run here, in Apply, so they see the same host the intent lands
 // on; every input is in the state or the command (deterministic).
 

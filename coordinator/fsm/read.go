@@ -43,15 +43,10 @@ func (f *FSM) Host(name string) (wire.Host, bool) {
 	return h.Host, true
 }
 
-// Hosts lists hosts sorted by name, filtered by rack and provisioning state
-// when not empty (state "none" = no status yet); it returns the applied
+// HostsSelected lists hosts sorted by name, filtered by rack and
+// provisioning state when not empty (state "none" = no status yet) and by
+// labels matching sel (nil matches every host); it returns the applied
 // index the answer reflects.
-func (f *FSM) Hosts(rack, pstate string) ([]wire.Host, uint64) {
-	return f.HostsSelected(rack, pstate, nil)
-}
-
-// HostsSelected is Hosts narrowed to the hosts whose labels match sel (nil
-// matches every host).
 func (f *FSM) HostsSelected(rack, pstate string, sel wire.Selector) ([]wire.Host, uint64) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()

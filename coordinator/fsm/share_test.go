@@ -95,7 +95,7 @@ func reads(t *testing.T, f *FSM) map[string][]byte {
 		}
 		out[k] = b
 	}
-	hosts, _ := f.Hosts("", "")
+	hosts, _ := f.HostsSelected("", "", nil)
 	put("list", hosts)
 	for _, h := range hosts {
 		one, _ := f.Host(h.Name)

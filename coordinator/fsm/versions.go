@@ -6,42 +6,20 @@ import (
 	"strconv"
 )
 
-// commandVersions lists every command type this binary applies and the
-// newest body version it reads (every older one still decodes). It is the
-// one place a command type or body version is added: one line here (plus
-// its decoder in Decode). The leader proposes a type or version only when
-// every voter's recorded table has it (coordinator/gate.go); a member whose log holds
-// one it does not know stops applying (fsm_stop.go).
-var commandVersions = map[CmdType]byte{
-	CmdInit:                 bodyJSON,
-	CmdPutHost:              putHostDataVersion,
-	CmdDeleteHost:           bodyJSON,
-	CmdPutIntent:            BodyBinary,
-	CmdDeleteIntent:         BodyBinary,
-	CmdStatus:               BodyBinary,
-	CmdLeaseAcquire:         BodyBinary,
-	CmdLeaseRenew:           BodyBinary,
-	CmdLeaseRelease:         BodyBinary,
-	CmdLeaseExpire:          bodyJSON,
-	CmdPutCredentials:       bodyJSON,
-	CmdPutToken:             putTokenVersion,
-	CmdSetMember:            bodyJSON,
-	CmdRemoveMember:         bodyJSON,
-	CmdBatch:                batchVersion,
-	CmdNoop:                 bodyJSON,
-	CmdSetPivoted:           bodyJSON,
-	CmdRevokeToken:          bodyJSON,
-	CmdTouchTokens:          bodyJSON,
-	CmdPutSealedCredentials: sealedCredsVersion,
-	CmdResealCredentials:    sealedCredsVersion,
-	// Operation intents (reboot, inspect, power-off holds).
-	CmdPutOperationIntent:    bodyJSON,
-	CmdDeleteOperationIntent: bodyJSON,
-	// Per-rack status reports (issue 23; command_rackstatus.go); v3
-	// names each host's createdIndex.
-	CmdRackStatus: RackStatusCreatedVersion,
-	// Deflated entries (command_compressed.go).
-	CmdCompressed: CompressedVersion,
+// commandVersions is every command type this binary applies and the
+// newest body version it reads, as commandTable (command_table.go) says.
+// The leader proposes a type or version only when every voter's recorded
+// table has it (coordinator/gate.go); a member whose log holds one it does
+// not know stops applying (fsm_stop.go).
+var commandVersions = versionsOf(commandTable)
+
+// versionsOf is the version table of a command table.
+func versionsOf(t map[CmdType]cmdSpec) map[CmdType]byte {
+	out := make(map[CmdType]byte, len(t))
+	for ct, s := range t {
+		out[ct] = s.version
+	}
+	return out
 }
 
 // LegacyVersions is what every binary released before the version gate
@@ -63,9 +41,7 @@ const LegacyVersion = "legacy (before the version gate)"
 // newest body version.
 type Commands = map[string]int
 
-// SupportedCommands is this binary's table in wire form.
-func SupportedCommands() Commands { return WireCommands(commandVersions) }
-
+// WireCommands is table t in wire form.
 func WireCommands(t map[CmdType]byte) Commands {
 	out := make(Commands, len(t))
 	for k, v := range t {

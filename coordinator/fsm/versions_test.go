@@ -9,8 +9,9 @@ import (
 )
 
 // TestEveryCmdTypeIsInTheTable: every CmdType constant declared in the
-// package's sources is in commandVersions; a type missing there would be
-// written by this binary and then stop its own FSM as unknown.
+// package's sources has an entry in commandTable (and so in
+// commandVersions); a type missing there would be written by this binary
+// and then stop its own FSM as unknown.
 func TestEveryCmdTypeIsInTheTable(t *testing.T) {
 	fset := token.NewFileSet()
 	pkgs, err := parser.ParseDir(fset, ".", nil, 0)
@@ -34,10 +35,13 @@ func TestEveryCmdTypeIsInTheTable(t *testing.T) {
 				n++
 				ct, ok := cmdTypeByName[name.Name]
 				if !ok {
-					t.Errorf("%s (%s) is not in the test's name table: add it there and to commandVersions", name.Name, fset.Position(name.Pos()))
+					t.Errorf("%s (%s) is not in the test's name table: add it there and to commandTable", name.Name, fset.Position(name.Pos()))
 					continue
 				}
-				if ct != CmdBatch && commandVersions[ct] == 0 {
+				if _, ok := commandTable[ct]; !ok {
+					t.Errorf("%s (type %d) has no entry in commandTable (command_table.go)", name.Name, ct)
+				}
+				if commandVersions[ct] == 0 {
 					t.Errorf("%s (type %d) is not in commandVersions (versions.go)", name.Name, ct)
 				}
 			}
@@ -96,5 +100,38 @@ func TestCommandTableCoversEveryCommand(t *testing.T) {
 	}
 	if Table(WireCommands(commandVersions))[CmdPutToken] != putTokenVersion {
 		t.Fatal("wire table round trip")
+	}
+}
+
+// TestTableEntriesMatchTheirType: every entry of commandTable decodes and
+// applies the command whose Type is the entry's number, and its version
+// is what Encode writes at most; framing (batch, compressed) has neither
+// decoder nor apply.
+func TestTableEntriesMatchTheirType(t *testing.T) {
+	for ct, s := range commandTable {
+		if ct == CmdBatch || ct == CmdCompressed {
+			if s.decode != nil || s.apply != nil || s.zero != nil {
+				t.Errorf("type %d is framing but has a decoder or apply", ct)
+			}
+			continue
+		}
+		if s.zero == nil || s.decode == nil || s.apply == nil {
+			t.Errorf("type %d: entry without command, decoder or apply", ct)
+			continue
+		}
+		if s.zero.Type() != ct {
+			t.Errorf("entry %d holds %T, whose Type is %d", ct, s.zero, s.zero.Type())
+		}
+		b, err := Encode(s.zero)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b[1] > s.version {
+			t.Errorf("type %d: Encode writes version %d, the entry reads up to %d", ct, b[1], s.version)
+		}
+		c, err := Decode(b)
+		if err != nil || c.Type() != ct {
+			t.Errorf("type %d: decoded %T, %v", ct, c, err)
+		}
 	}
 }

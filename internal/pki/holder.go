@@ -47,9 +47,6 @@ func (h *Holder) Leaf() *x509.Certificate {
 	return nil
 }
 
-// Renewals counts successful renewals by RenewLoop.
-func (h *Holder) Renewals() int64 { return h.renewals.Load() }
-
 // GetCertificate is tls.Config.GetCertificate.
 func (h *Holder) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 	if c := h.cur.Load(); c != nil {

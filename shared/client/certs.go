@@ -36,26 +36,6 @@ func (c *Client) IssueAgentCert(ctx context.Context, agentID string) (certPEM, k
 	return []byte(resp.Certificate), keyPEM, nil
 }
 
-// NewAgent returns a client for an agent token that presents the agent's
-// client certificate, obtained now (one attempt) when a member URL is
-// https://. Over plain HTTP (--insecure-plaintext) it is New(cfg). The
-// holder is returned for renewal (pki.Holder.RenewLoop).
-func NewAgent(ctx context.Context, cfg Config, agentID string) (*Client, *pki.Holder, error) {
-	h := &pki.Holder{}
-	cfg.ClientCertificate = h.GetClientCertificate
-	c, err := New(cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	if !c.TLS() {
-		return c, h, nil
-	}
-	if err := c.EnrollAgent(ctx, h, agentID); err != nil {
-		return nil, nil, err
-	}
-	return c, h, nil
-}
-
 // EnrollAgent obtains an agent certificate (one attempt), puts it in h
 // and drops kept-alive connections, so the next request presents it.
 func (c *Client) EnrollAgent(ctx context.Context, h *pki.Holder, agentID string) error {

@@ -201,13 +201,6 @@ func (c *Client) WithStale(stale bool) *Client {
 	return &cp
 }
 
-// WithUserAgent returns a copy of c that sends ua as User-Agent.
-func (c *Client) WithUserAgent(ua string) *Client {
-	cp := *c
-	cp.ua = ua
-	return &cp
-}
-
 // request is one API call, independent of the member that serves it.
 type request struct {
 	method string

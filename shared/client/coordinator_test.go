@@ -111,7 +111,7 @@ func TestAgainstCoordinator(t *testing.T) {
 	if err != nil || tok.Token == "" || tok.Role != wire.RoleAgent {
 		t.Fatalf("token: %+v %v", tok, err)
 	}
-	agent, _, err := client.NewAgent(ctx, client.Config{Coordinator: m.URL, Token: tok.Token}, "agent-1")
+	agent, _, err := testenv.AgentClient(ctx, client.Config{Coordinator: m.URL, Token: tok.Token}, "agent-1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -127,9 +127,6 @@ func IsUnauthorized(err error) bool { return hasStatus(err, http.StatusUnauthori
 // IsForbidden reports a 403 answer (the token's role or rack does not allow it).
 func IsForbidden(err error) bool { return hasStatus(err, http.StatusForbidden) }
 
-// IsBadRequest reports a 400 answer (bad input; Error.Field names the field).
-func IsBadRequest(err error) bool { return hasStatus(err, http.StatusBadRequest) }
-
 // IsNoLeader reports a 503 answer that outlived the client's retries.
 func IsNoLeader(err error) bool { return hasStatus(err, http.StatusServiceUnavailable) }
 

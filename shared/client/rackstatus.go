@@ -30,7 +30,7 @@ func IsRackStatusUnsupported(err error) bool {
 
 // HostError is the error of one host refused in a rack status answer, as
 // ReportStatus would have returned it for that host alone (IsNotFound,
-// IsConflict, IsForbidden, IsBadRequest read it).
+// IsConflict and IsForbidden read it).
 func HostError(rack string, r wire.RackHostResult) *Error {
 	if r.Error == nil {
 		return nil

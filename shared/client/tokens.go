@@ -20,7 +20,7 @@ func newTokenRef(tok string) *atomic.Pointer[string] {
 
 // SetToken replaces the token sent with every later request, at once and
 // safely while requests run (an agent re-reading its rotated token file).
-// Copies made by WithStale and WithUserAgent share it.
+// Copies made by WithStale share it.
 func (c *Client) SetToken(tok string) {
 	t, _ := wire.ParseToken(tok) // only the secret is sent; a pin is for TLS at New
 	c.token.Store(&t)

@@ -132,10 +132,6 @@ func init() {
 	}
 }
 
-// WireErrorFor returns the table's row (the sentinel) of code, nil for a
-// code the table does not know.
-func WireErrorFor(code string) *WireError { return byCode[code] }
-
 // StatusForCode is the HTTP status code is answered with; 500 for a code
 // the table does not know.
 func StatusForCode(code string) int {

@@ -1,6 +1,10 @@
 // Package unused reports exported functions and methods that nothing in
-// the module calls or refers to, tests included: dead code that the
-// compiler cannot see because the name is exported. It type-checks the
+// the module calls or refers to outside _test.go files: dead code that
+// the compiler cannot see because the name is exported. A function only
+// tests call is reported too: the binaries do not need it, so it moves
+// into a _test.go file (an export_test.go of its package) or goes. Uses
+// by tests still count for what exists for tests (testSupport): test
+// helper packages and TestOnly hooks. It type-checks the
 // module with golang.org/x/tools/go/packages and matches each use
 // (types.Info.Uses) to a declaration by source position, so a name used
 // in one package does not hide the same name unused in another.
@@ -37,7 +41,7 @@ func (f Finding) String() string { return f.Pos + ": " + f.Name + " is exported 
 
 // Find loads patterns (e.g. "./...") in dir with their tests and returns
 // the exported functions and methods declared outside _test.go files that
-// nothing refers to, sorted by Name.
+// nothing outside _test.go files refers to, sorted by Name.
 func Find(dir string, patterns ...string) ([]Finding, error) {
 	fset := token.NewFileSet()
 	cfg := &packages.Config{
@@ -105,10 +109,15 @@ func Find(dir string, patterns ...string) ([]Finding, error) {
 				}
 			}
 		}
-		for _, obj := range p.TypesInfo.Uses {
-			if fn, ok := obj.(*types.Func); ok {
-				used[fset.Position(fn.Origin().Pos())] = true
+		for id, obj := range p.TypesInfo.Uses {
+			fn, ok := obj.(*types.Func)
+			if !ok {
+				continue
 			}
+			if strings.HasSuffix(fset.Position(id.Pos()).Filename, "_test.go") && !testSupport(fn) {
+				continue // a use by a test keeps nothing in the binaries
+			}
+			used[fset.Position(fn.Origin().Pos())] = true
 		}
 		for _, f := range p.Syntax {
 			if strings.HasSuffix(fset.Position(f.Pos()).Filename, "_test.go") {
@@ -138,6 +147,26 @@ func Find(dir string, patterns ...string) ([]Finding, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
+}
+
+// testSupport says whether fn exists for tests, so that a use by a test
+// counts: it is declared in a package made for tests (a path element
+// testkit, fake, or one ending in "test", as httptest), or it is a test
+// hook of a package the binaries use, named TestOnly (another package's
+// tests call it, so it cannot live in a _test.go file).
+func testSupport(fn *types.Func) bool {
+	if strings.HasPrefix(fn.Name(), "TestOnly") {
+		return true
+	}
+	if fn.Pkg() == nil {
+		return false
+	}
+	for _, e := range strings.Split(fn.Pkg().Path(), "/") {
+		if e == "testkit" || e == "fake" || strings.HasSuffix(e, "test") {
+			return true
+		}
+	}
+	return false
 }
 
 // recvName is the receiver's type name without pointer or type parameters.

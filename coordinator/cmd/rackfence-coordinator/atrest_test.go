@@ -148,7 +148,7 @@ func TestNoPasswordAtRest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ac, _, err := client.NewAgent(ctx, client.Config{Coordinator: c.URL, Token: agentTok}, "agent-check")
+	ac, _, err := testenv.AgentClient(ctx, client.Config{Coordinator: c.URL, Token: agentTok}, "agent-check")
 	if err != nil {
 		t.Fatal(err)
 	}

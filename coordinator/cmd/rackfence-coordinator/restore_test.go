@@ -137,7 +137,7 @@ func TestRestoreFencesOldAgent(t *testing.T) {
 		}
 		return nil
 	})
-	if again.Epoch <= held.Epoch || fsm.EpochGeneration(again.Epoch) != 1 {
+	if again.Epoch <= held.Epoch || again.Epoch>>fsm.GenerationShift != 1 {
 		t.Fatalf("B granted epoch %d, A had granted %d: want above it, generation 1", again.Epoch, held.Epoch)
 	}
 	t.Logf("A's epoch %d refused by B at %s; B granted %d", held.Epoch, refusedAt.Format(time.RFC3339Nano), again.Epoch)

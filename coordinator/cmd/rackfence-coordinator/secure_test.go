@@ -139,7 +139,7 @@ func TestSecureByDefault(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		agentCl, agentCert, err := client.NewAgent(ctx, client.Config{Coordinator: m.url, Token: agentTok.Token}, "a1")
+		agentCl, agentCert, err := testenv.AgentClient(ctx, client.Config{Coordinator: m.url, Token: agentTok.Token}, "a1")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -198,7 +198,7 @@ func TestSecureByDefault(t *testing.T) {
 		if _, err := bare.GetLease(ctx, "r1"); !client.IsForbidden(err) || !strings.Contains(err.Error(), "client certificate") {
 			t.Errorf("agent token without a certificate: %v", err)
 		}
-		_, cert2, err := client.NewAgent(ctx, client.Config{Coordinator: m.url, Token: tok2.Token}, "a2")
+		_, cert2, err := testenv.AgentClient(ctx, client.Config{Coordinator: m.url, Token: tok2.Token}, "a2")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -209,7 +209,7 @@ func TestSecureByDefault(t *testing.T) {
 		if _, err := crossed.GetLease(ctx, "r1"); !client.IsForbidden(err) || !strings.Contains(err.Error(), "names rack r2") {
 			t.Errorf("r1 token with r2's certificate: %v", err)
 		}
-		own, _, err := client.NewAgent(ctx, client.Config{Coordinator: m.url, Token: tok1.Token}, "a1")
+		own, _, err := testenv.AgentClient(ctx, client.Config{Coordinator: m.url, Token: tok1.Token}, "a1")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package ctl
+package importer
 
 import (
 	"encoding/json"

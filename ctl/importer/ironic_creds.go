@@ -1,4 +1,4 @@
-package ctl
+package importer
 
 import (
 	"bytes"
@@ -25,9 +25,9 @@ type ironicLogin struct {
 	Password string `json:"password"`
 }
 
-// parseIronicCreds reads a credentials file (YAML or JSON); a bad entry is
+// ParseIronicCreds reads a credentials file (YAML or JSON); a bad entry is
 // named with its field.
-func parseIronicCreds(data []byte) (ironicCreds, error) {
+func ParseIronicCreds(data []byte) (ironicCreds, error) {
 	js, err := yaml.YAMLToJSON(data)
 	if err != nil {
 		return nil, fmt.Errorf("is not valid YAML or JSON: %v", err)

@@ -1,4 +1,4 @@
-package ctl
+package importer
 
 import "encoding/json"
 
@@ -110,7 +110,7 @@ type bmhStatus struct {
 	} `json:"provisioning,omitempty"`
 }
 
-type secretDoc struct {
+type SecretDoc struct {
 	APIVersion string            `json:"apiVersion"`
 	Kind       string            `json:"kind"`
 	Metadata   k8sMeta           `json:"metadata"`

@@ -1,11 +1,9 @@
-package ctl
+package importer
 
 import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -29,8 +27,8 @@ func TestIronicMapping(t *testing.T) {
 	}
 	ports := []ironicPort{{Address: "52:54:00:00:00:0B", NodeUUID: "u2", PXEEnabled: &yes}, {Address: "52:54:00:00:00:0c", NodeUUID: "u2", PXEEnabled: &no}}
 	creds := ironicCreds{"a": {Password: "pa"}, "ipmi://[fd00::7]:6230": {Username: "u", Password: "pb"}, "10.0.0.6": {Username: "x", Password: "pf"}, "zzz": {Password: "p"}}
-	in, skipped := convertIronic(nodes, ports, ironicOptions{Rack: "r1", Creds: creds})
-	got := map[string]plannedHost{}
+	in, skipped := ConvertIronic(nodes, ports, IronicOptions{Rack: "r1", Creds: creds})
+	got := map[string]PlannedHost{}
 	for _, h := range in.Hosts {
 		got[h.Host.Name] = h
 	}
@@ -71,7 +69,7 @@ func TestIronicMapping(t *testing.T) {
 			t.Errorf("notes lack %q:\n%s", want, notes)
 		}
 	}
-	if why := in.missingWhy([]string{"d-bmc"}); !strings.Contains(why, "--credentials-file") || !strings.Contains(why, "credentials set d-bmc") {
+	if why := in.MissingWhy([]string{"d-bmc"}); !strings.Contains(why, "--credentials-file") || !strings.Contains(why, "credentials set d-bmc") {
 		t.Errorf("missing credentials: %s", why)
 	}
 }
@@ -83,11 +81,11 @@ func TestIronicCredsFile(t *testing.T) {
 		{"- a\n", "must be an object"},
 		{"n1: {password: [1]}\n", `entry "n1":`},
 	} {
-		if _, err := parseIronicCreds([]byte(c.in)); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := ParseIronicCreds([]byte(c.in)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: %v, want %q", c.in, err, c.want)
 		}
 	}
-	m, err := parseIronicCreds([]byte(`{"https://10.0.0.1": {"password": "p"}}`))
+	m, err := ParseIronicCreds([]byte(`{"https://10.0.0.1": {"password": "p"}}`))
 	if err != nil || m["https://10.0.0.1"].Password != "p" {
 		t.Errorf("JSON: %+v %v", m, err)
 	}
@@ -96,14 +94,14 @@ func TestIronicCredsFile(t *testing.T) {
 func TestIronicRackFrom(t *testing.T) {
 	n := ironicNode{Properties: map[string]any{"rack": "R_1"}, Extra: map[string]any{"rack": "r2", "n": 3.0}}
 	for _, c := range []struct {
-		o          ironicOptions
+		o          IronicOptions
 		want, errs string
 	}{
-		{ironicOptions{RackFrom: "extra.rack"}, "r2", ""},
-		{ironicOptions{RackFrom: "properties.rack"}, "", "rack from properties.rack"},
-		{ironicOptions{RackFrom: "extra.none", Rack: "r9"}, "r9", ""},
-		{ironicOptions{RackFrom: "extra.none"}, "", "extra.none is not set"},
-		{ironicOptions{RackFrom: "extra.n"}, "", "extra.n is not a string"},
+		{IronicOptions{RackFrom: "extra.rack"}, "r2", ""},
+		{IronicOptions{RackFrom: "properties.rack"}, "", "rack from properties.rack"},
+		{IronicOptions{RackFrom: "extra.none", Rack: "r9"}, "r9", ""},
+		{IronicOptions{RackFrom: "extra.none"}, "", "extra.none is not set"},
+		{IronicOptions{RackFrom: "extra.n"}, "", "extra.n is not a string"},
 	} {
 		got, err := ironicRack(n, c.o)
 		if got != c.want || (c.errs == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.errs)) {
@@ -135,36 +133,5 @@ func TestIronicReadOnly(t *testing.T) {
 	}
 	if len(got) != 1 || got[0] != http.MethodGet {
 		t.Errorf("the server saw %q, want one GET", got)
-	}
-}
-
-// TestImportIronicBadInput: flags are checked (exit 2, naming the flag)
-// before anything is read; an Ironic that does not answer is exit 1 with
-// what to check.
-func TestImportIronicBadInput(t *testing.T) {
-	bad := filepath.Join(t.TempDir(), "bmc.yaml")
-	if err := os.WriteFile(bad, []byte("n1: {user: a, password: b}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		args []string
-		code int
-		want string
-	}{
-		{[]string{"--rack", "r1"}, ExitUsage, "--ironic-url is required"},
-		{[]string{"--ironic-url", "ironic:6385", "--rack", "r1"}, ExitUsage, `--ironic-url "ironic:6385": give an http:// or https:// URL`},
-		{[]string{"--ironic-url", "http://127.0.0.1:1"}, ExitUsage, "give --rack R or --rack-from"},
-		{[]string{"--ironic-url", "http://127.0.0.1:1", "--rack-from", "labels.rack"}, ExitUsage, `--rack-from "labels.rack": use properties.KEY or extra.KEY`},
-		{[]string{"--ironic-url", "http://127.0.0.1:1", "--rack", "R1"}, ExitUsage, `--rack: "R1" is not a valid name`},
-		{[]string{"--ironic-url", "http://127.0.0.1:1", "--rack", "r1", "--page-size", "-1"}, ExitUsage, "--page-size -1"},
-		{[]string{"--ironic-url", "http://127.0.0.1:1", "--rack", "r1", "--credentials-file", bad}, ExitUsage, `entry "n1": field "user" is not username or password`},
-		{[]string{"--ironic-url", "http://127.0.0.1:1", "--rack", "r1", "--ironic-ca-file", bad}, ExitUsage, `--ironic-ca-file is for an https:// --ironic-url`},
-		{[]string{"--ironic-url", "https://127.0.0.1:1", "--rack", "r1", "--ironic-ca-file", bad}, ExitUsage, "--ironic-ca-file " + bad + " holds no PEM certificate"},
-		{[]string{"--ironic-url", "http://127.0.0.1:1", "--rack", "r1"}, ExitFailed, "check --ironic-url"},
-	} {
-		r := runCtl(t, nil, "", nil, append([]string{"import", "ironic"}, c.args...)...)
-		if r.code != c.code || !strings.Contains(r.stderr, c.want) {
-			t.Errorf("%q: %s\nwant exit %d and %q", c.args, r, c.code, c.want)
-		}
 	}
 }

@@ -1,4 +1,4 @@
-package ctl
+package importer
 
 import (
 	"context"
@@ -44,18 +44,18 @@ func (t *readOnlyTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return t.next.RoundTrip(r)
 }
 
-// ironicInventory is what one read of Ironic returned.
-type ironicInventory struct {
+// IronicInventory is what one read of Ironic returned.
+type IronicInventory struct {
 	Nodes []ironicNode
 	Ports []ironicPort
 	Calls int64 // HTTP requests to Ironic
 }
 
-// readIronic lists every node and port, page by page (pageSize 0:
+// ReadIronic lists every node and port, page by page (pageSize 0:
 // Ironic's [api]max_limit); token "" is noauth, else it is sent as
 // X-Auth-Token; cas, when not nil, are the CAs trusted for an https://
 // endpoint instead of the system's.
-func readIronic(ctx context.Context, endpoint, token string, pageSize int, cas *x509.CertPool) (*ironicInventory, error) {
+func ReadIronic(ctx context.Context, endpoint, token string, pageSize int, cas *x509.CertPool) (*IronicInventory, error) {
 	ep := strings.TrimSuffix(strings.TrimSuffix(endpoint, "/"), "/v1") + "/v1/"
 	sc, err := noauth.NewBareMetalNoAuth(noauth.EndpointOpts{IronicEndpoint: ep})
 	if err != nil {
@@ -73,7 +73,7 @@ func readIronic(ctx context.Context, endpoint, token string, pageSize int, cas *
 	if token != "" {
 		sc.ProviderClient.SetToken(token)
 	}
-	inv := &ironicInventory{}
+	inv := &IronicInventory{}
 	// Ironic links the next page as the collection's "next" (not
 	// gophercloud's nodes_links/ports_links): follow it until there is none.
 	q, _ := gophercloud.BuildQueryString(nodes.ListOpts{Fields: ironicNodeFields, Limit: pageSize})
@@ -113,6 +113,15 @@ func eachPage(ctx context.Context, sc *gophercloud.ServiceClient, url string, f 
 	return nil
 }
 
+// IronicError is a failed read of Ironic: what failed, and what to check.
+type IronicError struct {
+	Err  error
+	Hint string
+}
+
+func (e *IronicError) Error() string { return e.Err.Error() }
+func (e *IronicError) Unwrap() error { return e.Err }
+
 // ironicError says what failed and what to check.
 func ironicError(ep, what string, err error) error {
 	var hint string
@@ -126,5 +135,5 @@ func ironicError(ep, what string, err error) error {
 	default:
 		hint = "check --ironic-url (Ironic's API endpoint, e.g. http://ironic:6385) and that Ironic answers"
 	}
-	return withHints(failf("Ironic at %s: %s: %v", ep, what, err), hint)
+	return &IronicError{Err: fmt.Errorf("Ironic at %s: %s: %v", ep, what, err), Hint: hint}
 }

@@ -1,4 +1,4 @@
-package ctl
+package importer
 
 import (
 	"os"
@@ -6,17 +6,17 @@ import (
 	"testing"
 )
 
-func convertFile(t *testing.T, path string, o bmhOptions) *bmhInput {
+func convertFile(t *testing.T, path string, o BMHOptions) *Input {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs, err := splitObjects(data)
+	objs, err := SplitObjects(data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := convertBMH(objs, o)
+	in, err := ConvertBMH(objs, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +24,7 @@ func convertFile(t *testing.T, path string, o bmhOptions) *bmhInput {
 }
 
 func TestConvertBMHList(t *testing.T) {
-	in := convertFile(t, "testdata/metal3/list.yaml", bmhOptions{RackFrom: "label:rack"})
+	in := convertFile(t, "../testdata/metal3/list.yaml", BMHOptions{RackFrom: "label:rack"})
 	if len(in.Refused) > 0 {
 		t.Fatalf("refused: %q", in.Refused)
 	}
@@ -81,7 +81,7 @@ func TestConvertBMHList(t *testing.T) {
 }
 
 func TestConvertBMHDocuments(t *testing.T) {
-	in := convertFile(t, "testdata/metal3/documents.yaml", bmhOptions{RackFrom: "annotation:rack.example.com/rack"})
+	in := convertFile(t, "../testdata/metal3/documents.yaml", BMHOptions{RackFrom: "annotation:rack.example.com/rack"})
 	if len(in.Refused) > 0 || len(in.Hosts) != 1 {
 		t.Fatalf("hosts %d refused %q", len(in.Hosts), in.Refused)
 	}
@@ -125,7 +125,7 @@ func oneBMH(meta, spec string) string {
 }
 
 func TestConvertBMHBadInput(t *testing.T) {
-	o := bmhOptions{Rack: "r1"}
+	o := BMHOptions{Rack: "r1"}
 	cases := []struct {
 		name, in, want string
 		fatal          bool // a malformed document: an error, not a refusal
@@ -147,10 +147,10 @@ func TestConvertBMHBadInput(t *testing.T) {
 		{"secret other namespace", oneBMH("  namespace: a\n", "  userData: {name: u, namespace: b}\n"), "spec.userData.namespace", false},
 	}
 	for _, tc := range cases {
-		objs, err := splitObjects([]byte(tc.in))
-		var in *bmhInput
+		objs, err := SplitObjects([]byte(tc.in))
+		var in *Input
 		if err == nil {
-			in, err = convertBMH(objs, o)
+			in, err = ConvertBMH(objs, o)
 		}
 		if tc.fatal {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -174,18 +174,18 @@ func TestConvertBMHNamespaces(t *testing.T) {
 			"spec: {online: true, bmc: {address: \"ipmi://h-" + ns + "\", credentialsName: bmc}}\n---\n" +
 			"apiVersion: v1\nkind: Secret\nmetadata: {name: bmc, namespace: " + ns + "}\nstringData: {username: u, password: p}\n---\n"
 	}
-	objs, err := splitObjects([]byte(doc("a") + doc("b")))
+	objs, err := SplitObjects([]byte(doc("a") + doc("b")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := convertBMH(objs, bmhOptions{Rack: "r1"})
+	in, err := ConvertBMH(objs, BMHOptions{Rack: "r1"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(in.Refused) != 1 || !strings.Contains(in.Refused[0], "--namespace-prefix") {
 		t.Errorf("same Secret name in two namespaces: refused %q", in.Refused)
 	}
-	in, err = convertBMH(objs, bmhOptions{Rack: "r1", NamespacePrefix: true})
+	in, err = ConvertBMH(objs, BMHOptions{Rack: "r1", NamespacePrefix: true})
 	if err != nil || len(in.Refused) != 0 || len(in.Records) != 2 || in.Hosts[1].Host.BMC.Credentials != "b-bmc" {
 		t.Errorf("--namespace-prefix: %v %q %v", err, in.Refused, in.Records)
 	}
@@ -194,18 +194,18 @@ func TestConvertBMHNamespaces(t *testing.T) {
 // FuzzConvertBMH: no input makes the metal3 reader panic, and every host
 // it accepts passed validation (has a name and a rack).
 func FuzzConvertBMH(f *testing.F) {
-	for _, p := range []string{"testdata/metal3/list.yaml", "testdata/metal3/documents.yaml"} {
+	for _, p := range []string{"../testdata/metal3/list.yaml", "testdata/metal3/documents.yaml"} {
 		if b, err := os.ReadFile(p); err == nil {
 			f.Add(b)
 		}
 	}
 	f.Add([]byte(oneBMH("  annotations: {reboot.metal3.io/x: '{\"mode\":\"soft\"}'}\n", "  userData: {name: u}\n")))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		objs, err := splitObjects(data)
+		objs, err := SplitObjects(data)
 		if err != nil {
 			return
 		}
-		in, err := convertBMH(objs, bmhOptions{Rack: "r1"})
+		in, err := ConvertBMH(objs, BMHOptions{Rack: "r1"})
 		if err != nil {
 			return
 		}

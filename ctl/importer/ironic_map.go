@@ -1,4 +1,4 @@
-package ctl
+package importer
 
 import (
 	"errors"
@@ -33,8 +33,8 @@ type ironicPort struct {
 	PXEEnabled *bool  `json:"pxe_enabled"`
 }
 
-// ironicOptions are import ironic's mapping flags.
-type ironicOptions struct {
+// IronicOptions are import ironic's mapping flags.
+type IronicOptions struct {
 	Rack     string // --rack
 	RackFrom string // --rack-from properties.KEY | extra.KEY
 	Creds    ironicCreds
@@ -58,11 +58,11 @@ func ironicSource(n ironicNode) string {
 	return "node " + n.Name + " (" + n.UUID + ")"
 }
 
-// convertIronic turns Ironic's nodes and ports into a plan input: hosts,
+// ConvertIronic turns Ironic's nodes and ports into a plan input: hosts,
 // credentials records, refused nodes (with why) and skipped ones (with
 // their state).
-func convertIronic(nodes []ironicNode, ports []ironicPort, o ironicOptions) (in *bmhInput, skipped []string) {
-	in = &bmhInput{Records: map[string]wire.Credentials{}}
+func ConvertIronic(nodes []ironicNode, ports []ironicPort, o IronicOptions) (in *Input, skipped []string) {
+	in = &Input{Records: map[string]wire.Credentials{}}
 	byNode := map[string][]ironicPort{}
 	for _, p := range ports {
 		byNode[p.NodeUUID] = append(byNode[p.NodeUUID], p)
@@ -135,7 +135,7 @@ func convertIronic(nodes []ironicNode, ports []ironicPort, o ironicOptions) (in 
 	for _, k := range unused {
 		in.Notes = append(in.Notes, fmt.Sprintf("credentials file entry %q matches no imported node", k))
 	}
-	in.missingWhy = func(records []string) string {
+	in.MissingWhy = func(records []string) string {
 		return fmt.Sprintf("no credentials: the credentials file has no entry for the node's name, UUID or BMC address, and credentials record %s does not exist; add an entry (username, password) to --credentials-file, create the record (rackfencectl credentials set %s), or pass --allow-missing-credentials",
 			strings.Join(records, ", "), records[0])
 	}
@@ -162,8 +162,8 @@ func recordNameFor(host string) string {
 
 // mapIronicNode maps one node; key is the credentials file entry used ("":
 // none found).
-func mapIronicNode(n ironicNode, ports []ironicPort, o ironicOptions) (ph *plannedHost, key string, errs []string) {
-	ph = &plannedHost{}
+func mapIronicNode(n ironicNode, ports []ironicPort, o IronicOptions) (ph *PlannedHost, key string, errs []string) {
+	ph = &PlannedHost{}
 	h := &ph.Host
 	h.Name = hostNameOf(n)
 	if n.Name != "" && h.Name != n.Name {
@@ -233,7 +233,7 @@ func mapIronicNode(n ironicNode, ports []ironicPort, o ironicOptions) (ph *plann
 
 // ironicRack reads the rack from --rack-from (properties.KEY, extra.KEY),
 // falling back to --rack.
-func ironicRack(n ironicNode, o ironicOptions) (string, error) {
+func ironicRack(n ironicNode, o IronicOptions) (string, error) {
 	if o.RackFrom == "" {
 		if o.Rack == "" {
 			return "", fmt.Errorf("no rack: give --rack R or --rack-from properties.KEY|extra.KEY")

@@ -1,4 +1,4 @@
-package ctl
+package importer
 
 import (
 	"bytes"
@@ -16,30 +16,30 @@ import (
 
 // metal3 annotations host apply reads (BMO's names).
 const (
-	annDetached = "baremetalhost.metal3.io/detached"
-	annPaused   = "baremetalhost.metal3.io/paused"
-	annReboot   = "reboot.metal3.io"
-	annInspect  = "inspect.metal3.io"
+	AnnDetached = "baremetalhost.metal3.io/detached"
+	AnnPaused   = "baremetalhost.metal3.io/paused"
+	AnnReboot   = "reboot.metal3.io"
+	AnnInspect  = "inspect.metal3.io"
 )
 
-// bmhOptions are host apply's flags for metal3 documents.
-type bmhOptions struct {
+// BMHOptions are host apply's flags for metal3 documents.
+type BMHOptions struct {
 	Rack            string // --rack
 	RackFrom        string // --rack-from label:KEY | annotation:KEY
 	NamespacePrefix bool   // --namespace-prefix: records named NAMESPACE-SECRET
 }
 
-// k8sObject is one decoded document (or List item) with where it was.
-type k8sObject struct {
-	where string
+// Object is one decoded document (or List item) with where it was.
+type Object struct {
+	Where string
 	js    []byte
 	kind  string
 	api   string
 }
 
-// plannedHost is one BareMetalHost turned into a rackfence host and the
+// PlannedHost is one BareMetalHost turned into a rackfence host and the
 // intents its annotations ask for.
-type plannedHost struct {
+type PlannedHost struct {
 	Source   string               `json:"source"`
 	Host     wire.Host            `json:"host"`
 	Detach   bool                 `json:"detach,omitempty"`
@@ -50,24 +50,24 @@ type plannedHost struct {
 	notes    []string
 }
 
-// bmhInput is what a set of metal3 documents asks for, before any call.
-type bmhInput struct {
-	Hosts   []plannedHost
+// Input is what a set of metal3 documents asks for, before any call.
+type Input struct {
+	Hosts   []PlannedHost
 	Records map[string]wire.Credentials // from Secrets a host references
 	Refused []string                    // "WHERE: why"
 	Notes   []string                    // dropped fields, ignored Secrets
-	// missingWhy says why a host whose records are missing is refused
+	// MissingWhy says why a host whose records are missing is refused
 	// (nil: the metal3 words, naming Secrets).
-	missingWhy func(records []string) string
+	MissingWhy func(records []string) string
 }
 
-// splitObjects splits a file into objects: YAML documents, a JSON array,
+// SplitObjects splits a file into objects: YAML documents, a JSON array,
 // a List's items.
-func splitObjects(data []byte) ([]k8sObject, error) {
-	var out []k8sObject
-	docs := docSep.Split(string(data), -1)
+func SplitObjects(data []byte) ([]Object, error) {
+	var out []Object
+	docs := DocSep.Split(string(data), -1)
 	for i, doc := range docs {
-		if isBlankYAML(doc) {
+		if IsBlankYAML(doc) {
 			continue
 		}
 		where := fmt.Sprintf("document %d", i+1)
@@ -75,9 +75,9 @@ func splitObjects(data []byte) ([]k8sObject, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: is not valid YAML or JSON: %v", where, err)
 		}
-		raws, listed, err := documentItems(js)
+		raws, listed, err := DocumentItems(js)
 		switch {
-		case errors.Is(err, errNotObject):
+		case errors.Is(err, ErrNotObject):
 			return nil, fmt.Errorf("%s: expected an object, a list or {\"items\": [...]}", where)
 		case err != nil:
 			return nil, fmt.Errorf("%s: %v", where, err)
@@ -94,15 +94,15 @@ func splitObjects(data []byte) ([]k8sObject, error) {
 			if err := json.Unmarshal(raw, &tm); err != nil {
 				return nil, fmt.Errorf("%s: %v", w, strings.TrimPrefix(err.Error(), "json: "))
 			}
-			out = append(out, k8sObject{where: w, js: raw, kind: tm.Kind, api: tm.APIVersion})
+			out = append(out, Object{Where: w, js: raw, kind: tm.Kind, api: tm.APIVersion})
 		}
 	}
 	return out, nil
 }
 
-// hasKinds says whether any object carries a kind: such a file holds
+// HasKinds says whether any object carries a kind: such a file holds
 // Kubernetes documents (metal3), not rackfence hosts.
-func hasKinds(objs []k8sObject) bool {
+func HasKinds(objs []Object) bool {
 	for _, o := range objs {
 		if o.kind != "" {
 			return true
@@ -111,43 +111,43 @@ func hasKinds(objs []k8sObject) bool {
 	return false
 }
 
-// convertBMH turns metal3 documents into a plan input. Malformed documents
+// ConvertBMH turns metal3 documents into a plan input. Malformed documents
 // are errors naming the document and field; hosts rackfence cannot take
 // as they are go to Refused with why.
-func convertBMH(objs []k8sObject, o bmhOptions) (*bmhInput, error) {
-	in := &bmhInput{Records: map[string]wire.Credentials{}}
+func ConvertBMH(objs []Object, o BMHOptions) (*Input, error) {
+	in := &Input{Records: map[string]wire.Credentials{}}
 	var bmhs []struct {
-		where string
+		Where string
 		d     bmhDoc
 	}
-	secrets := map[string]secretDoc{} // by namespace/name
+	secrets := map[string]SecretDoc{} // by namespace/name
 	secretWhere := map[string]string{}
 	for _, ob := range objs {
 		switch {
 		case ob.kind == "BareMetalHost" && ob.api == "metal3.io/v1alpha1":
 			d, err := decodeBMH(ob.js)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %v", ob.where, err)
+				return nil, fmt.Errorf("%s: %v", ob.Where, err)
 			}
 			bmhs = append(bmhs, struct {
-				where string
+				Where string
 				d     bmhDoc
-			}{ob.where, d})
+			}{ob.Where, d})
 		case ob.kind == "Secret" && ob.api == "v1":
-			var s secretDoc
+			var s SecretDoc
 			if err := json.Unmarshal(ob.js, &s); err != nil {
-				return nil, fmt.Errorf("%s: Secret: %v (data values must be base64)", ob.where, strings.TrimPrefix(err.Error(), "json: "))
+				return nil, fmt.Errorf("%s: Secret: %v (data values must be base64)", ob.Where, strings.TrimPrefix(err.Error(), "json: "))
 			}
 			if s.Metadata.Name == "" {
-				return nil, fmt.Errorf("%s: Secret: field metadata.name is required", ob.where)
+				return nil, fmt.Errorf("%s: Secret: field metadata.name is required", ob.Where)
 			}
 			k := s.Metadata.Namespace + "/" + s.Metadata.Name
 			secrets[k] = s
-			secretWhere[k] = ob.where
+			secretWhere[k] = ob.Where
 		case ob.kind == "":
-			return nil, fmt.Errorf("%s: has no kind; a file of BareMetalHost and Secret documents cannot also hold rackfence hosts", ob.where)
+			return nil, fmt.Errorf("%s: has no kind; a file of BareMetalHost and Secret documents cannot also hold rackfence hosts", ob.Where)
 		default:
-			return nil, fmt.Errorf("%s: kind %q (apiVersion %q) is not supported; host apply reads BareMetalHost (metal3.io/v1alpha1) and Secret (v1)", ob.where, ob.kind, ob.api)
+			return nil, fmt.Errorf("%s: kind %q (apiVersion %q) is not supported; host apply reads BareMetalHost (metal3.io/v1alpha1) and Secret (v1)", ob.Where, ob.kind, ob.api)
 		}
 	}
 	namespaces := map[string]bool{}
@@ -166,7 +166,7 @@ func convertBMH(objs []k8sObject, o bmhOptions) (*bmhInput, error) {
 	withheldNoted := map[string]bool{}
 	for _, b := range bmhs {
 		ph, refs, errs := mapBMH(b.d, o)
-		ph.Source = b.where + ": BareMetalHost " + qualified(b.d.Metadata)
+		ph.Source = b.Where + ": BareMetalHost " + qualified(b.d.Metadata)
 		for _, ref := range refs {
 			k := b.d.Metadata.Namespace + "/" + ref.secret
 			rn := recordName(b.d.Metadata.Namespace, ref.secret)
@@ -183,11 +183,11 @@ func convertBMH(objs []k8sObject, o bmhOptions) (*bmhInput, error) {
 			ph.Secrets = append(ph.Secrets, rn)
 			if s, ok := secrets[k]; ok {
 				used[k] = true
-				if w, ok := s.Metadata.Annotations[annWithheld]; ok {
+				if w, ok := s.Metadata.Annotations[AnnWithheld]; ok {
 					// An export without the values: the record must exist.
 					if !withheldNoted[k] {
 						withheldNoted[k] = true
-						in.Notes = append(in.Notes, fmt.Sprintf("%s: Secret %s has %s (%s were not exported): its record is not written", secretWhere[k], k, annWithheld, w))
+						in.Notes = append(in.Notes, fmt.Sprintf("%s: Secret %s has %s (%s were not exported): its record is not written", secretWhere[k], k, AnnWithheld, w))
 					}
 					continue
 				}
@@ -307,10 +307,10 @@ type secretUse struct {
 }
 
 // mapBMH maps one BMH's spec, labels, annotations and status.
-func mapBMH(d bmhDoc, o bmhOptions) (*plannedHost, []secretUse, []string) {
+func mapBMH(d bmhDoc, o BMHOptions) (*PlannedHost, []secretUse, []string) {
 	var errs []string
 	s := d.Spec
-	ph := &plannedHost{}
+	ph := &PlannedHost{}
 	h := &ph.Host
 	h.Name = d.Metadata.Name
 	errs = append(errs, s.refused()...)
@@ -387,12 +387,12 @@ func mapBMH(d bmhDoc, o bmhOptions) (*plannedHost, []secretUse, []string) {
 }
 
 // rackOf picks the host's rack from --rack or --rack-from.
-func rackOf(m k8sMeta, o bmhOptions) (string, error) {
+func rackOf(m k8sMeta, o BMHOptions) (string, error) {
 	if o.RackFrom == "" {
 		if o.Rack != "" {
 			return o.Rack, nil
 		}
-		if r := m.Annotations[annRack]; r != "" {
+		if r := m.Annotations[AnnRack]; r != "" {
 			return r, nil // written by host export
 		}
 		return "", fmt.Errorf("no rack: give --rack R or --rack-from label:KEY|annotation:KEY")
@@ -462,7 +462,7 @@ func mapBMCAddress(addr string) (string, error) {
 
 // mapAnnotations turns metal3 annotations into intents. Unknown
 // annotations are ignored (Kubernetes tools add many).
-func mapAnnotations(ann map[string]string, ph *plannedHost) []string {
+func mapAnnotations(ann map[string]string, ph *PlannedHost) []string {
 	var errs []string
 	keys := make([]string, 0, len(ann))
 	for k := range ann {
@@ -472,30 +472,30 @@ func mapAnnotations(ann map[string]string, ph *plannedHost) []string {
 	for _, k := range keys {
 		v := ann[k]
 		switch {
-		case k == annDetached:
+		case k == AnnDetached:
 			ph.Detach = true
-		case k == annPaused:
-			errs = append(errs, fmt.Sprintf("annotation %s is not supported: rackfence has no pause; remove it, or use %s to stop rackfence managing the host", annPaused, annDetached))
-		case k == annReboot:
+		case k == AnnPaused:
+			errs = append(errs, fmt.Sprintf("annotation %s is not supported: rackfence has no pause; remove it, or use %s to stop rackfence managing the host", AnnPaused, AnnDetached))
+		case k == AnnReboot:
 			r, err := rebootArgs(k, v)
 			if err != nil {
 				errs = append(errs, err.Error())
 				continue
 			}
 			ph.Reboot = &r
-		case strings.HasPrefix(k, annReboot+"/"):
+		case strings.HasPrefix(k, AnnReboot+"/"):
 			r, err := rebootArgs(k, v)
 			if err != nil {
 				errs = append(errs, err.Error())
 				continue
 			}
-			r.PowerOff, r.Requester = true, strings.TrimPrefix(k, annReboot+"/")
+			r.PowerOff, r.Requester = true, strings.TrimPrefix(k, AnnReboot+"/")
 			if err := wire.ValidateName("annotation "+k, r.Requester); err != nil {
 				errs = append(errs, err.Error())
 				continue
 			}
 			ph.PowerOff = append(ph.PowerOff, r)
-		case k == annInspect:
+		case k == AnnInspect:
 			if v == "disabled" {
 				ph.notes = append(ph.notes, "annotation inspect.metal3.io: disabled ignored: rackfence always inspects a newly registered host (an externally provisioned one is not inspected)")
 			} else if v == "" {
@@ -532,7 +532,7 @@ func rebootArgs(k, v string) (wire.RebootRequest, error) {
 
 // secretRecord makes a credentials record from a Secret: username and
 // password become the BMC login, every other key goes to data.
-func secretRecord(s secretDoc, name string) (wire.Credentials, error) {
+func secretRecord(s SecretDoc, name string) (wire.Credentials, error) {
 	cr := wire.Credentials{Name: name}
 	vals := map[string]string{}
 	for k, v := range s.Data {

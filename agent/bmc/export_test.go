@@ -1,0 +1,13 @@
+package bmc
+
+import (
+	"context"
+
+	"github.com/rackfence/rackfence/agent/guard"
+)
+
+// SetBootDevice sets the next boot (persistent=false: once) to dev, one of
+// pxe, disk, cdrom, bios, none, in UEFI mode, under the guard: SetBootDeviceMode in UEFI mode.
+func (c *Conn) SetBootDevice(ctx context.Context, g *guard.Guard, host, dev string, persistent bool) error {
+	return c.SetBootDeviceMode(ctx, g, host, dev, persistent, "")
+}

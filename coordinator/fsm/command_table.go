@@ -1,0 +1,81 @@
+package fsm
+
+// commandTable is every command type this binary applies: the newest body
+// version it reads, whether it is written as MessagePack, how its body
+// decodes and how it applies. Decode, applyCmd, encodeBody, the version
+// table (commandVersions) and the gate all read it, so a new command is
+// its CmdType constant, its struct with Type and Key, one entry here and
+// a test; a new body version is a change of the entry's version.
+// TestEveryCmdTypeIsInTheTable fails on a constant without an entry,
+// TestTableEntriesMatchTheirType on an entry under another type's number.
+var commandTable = map[CmdType]cmdSpec{
+	CmdInit:           cmd((*FSM).applyInit, bodyJSON, jsonBody),
+	CmdPutHost:        cmd((*FSM).applyPutHost, putHostDataVersion, binBody),
+	CmdDeleteHost:     cmd((*FSM).applyDeleteHost, bodyJSON, jsonBody),
+	CmdPutIntent:      cmd((*FSM).applyPutIntent, BodyBinary, binBody),
+	CmdDeleteIntent:   cmd((*FSM).applyDeleteIntent, BodyBinary, binBody),
+	CmdStatus:         cmd((*FSM).applyStatus, BodyBinary, binBody),
+	CmdLeaseAcquire:   cmd((*FSM).applyLeaseAcquire, BodyBinary, binBody),
+	CmdLeaseRenew:     cmd((*FSM).applyLeaseRenew, BodyBinary, binBody),
+	CmdLeaseRelease:   cmd((*FSM).applyLeaseRelease, BodyBinary, binBody),
+	CmdLeaseExpire:    cmd((*FSM).applyLeaseExpire, bodyJSON, jsonBody),
+	CmdPutCredentials: cmd((*FSM).applyPutCredentials, bodyJSON, jsonBody),
+	CmdPutToken:       cmd((*FSM).applyPutToken, putTokenVersion, jsonBody),
+	CmdSetMember:      cmd((*FSM).applySetMember, bodyJSON, jsonBody),
+	CmdRemoveMember:   cmd((*FSM).applyRemoveMember, bodyJSON, jsonBody),
+	CmdNoop:           cmd((*FSM).applyNoop, bodyJSON, jsonBody),
+	CmdSetPivoted:     cmd((*FSM).applySetPivoted, bodyJSON, jsonBody),
+	CmdRevokeToken:    cmd((*FSM).applyRevokeToken, bodyJSON, jsonBody),
+	CmdTouchTokens:    cmd((*FSM).applyTouchTokens, bodyJSON, jsonBody),
+	// Sealed credentials (command_sealed.go); v2 carries a data bag.
+	CmdPutSealedCredentials: cmd((*FSM).applyPutSealedCredentials, sealedCredsVersion, jsonBody),
+	CmdResealCredentials:    cmd((*FSM).applyResealCredentials, sealedCredsVersion, jsonBody),
+	// Operation intents (reboot, inspect, power-off holds).
+	CmdPutOperationIntent:    cmd((*FSM).applyPutOperationIntent, bodyJSON, jsonBody),
+	CmdDeleteOperationIntent: cmd((*FSM).applyDeleteOperationIntent, bodyJSON, jsonBody),
+	// Per-rack status reports (command_rackstatus.go); v3 names each
+	// host's createdIndex, and an older body is read without it.
+	CmdRackStatus: cmdDecoded((*FSM).applyRackStatus, RackStatusCreatedVersion, binBody, decodeRackStatus),
+	// Framing, not commands: Apply opens them before any command decodes.
+	CmdBatch:      {version: batchVersion},
+	CmdCompressed: {version: CompressedVersion}, // command_compressed.go
+}
+
+// cmdSpec is one command type's entry in commandTable.
+type cmdSpec struct {
+	// version is the newest body version this binary reads; every older
+	// one still decodes (old entries stay in logs and snapshots).
+	version byte
+	// binary: the command is written as MessagePack (BodyBinary) rather
+	// than v1 JSON, for the writes agents and operators make all the time.
+	binary bool
+	// decode reads a body of a version from 1 to version; nil for framing.
+	decode func(ver byte, body []byte) (Command, error)
+	// apply applies the decoded command; the caller holds f.mu.
+	apply func(f *FSM, t *tx, c Command) (any, error)
+	// zero is the command's zero value, for the tests that check the
+	// table against the commands' Type methods.
+	zero Command
+}
+
+// Body formats of cmd's entries.
+const (
+	jsonBody = false // every version is JSON (codec.go: bodyJSON)
+	binBody  = true  // v1 JSON, v2 and later MessagePack (BodyBinary)
+)
+
+// cmd is the entry of command T, applied by apply.
+func cmd[T Command](apply func(*FSM, *tx, T) (any, error), version byte, binary bool) cmdSpec {
+	return cmdDecoded(apply, version, binary, func(ver byte, body []byte) (Command, error) {
+		return decodeBody[T](binary, ver, body)
+	})
+}
+
+// cmdDecoded is cmd with a decoder of its own (one that adjusts what
+// decodeBody reads).
+func cmdDecoded[T Command](apply func(*FSM, *tx, T) (any, error), version byte, binary bool,
+	decode func(ver byte, body []byte) (Command, error)) cmdSpec {
+	var zero T
+	return cmdSpec{version: version, binary: binary, decode: decode, zero: zero,
+		apply: func(f *FSM, t *tx, c Command) (any, error) { return apply(f, t, c.(T)) }}
+}
