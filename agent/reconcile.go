@@ -154,8 +154,7 @@ var errHostGone = errors.New("host is gone from the coordinator")
 // watch removed it or replaced it (the host deleted, or deleted and created
 // again) nothing is written and the answer is errHostGone.
 func (s *session) report(name string, cur *hostEntry, d *hoststate.Decision) error {
-	var rep wire.StatusReport
-	var created uint64 // the createdIndex of the host the decision was made for
+	var rep wire.RackHostReport
 	need := false
 	perRack := s.reporter.active()
 	ok := s.store.withEntry(name, cur, func(e *hostEntry) {
@@ -169,9 +168,13 @@ func (s *session) report(name string, cur *hostEntry, d *hoststate.Decision) err
 		refresh := !time.Now().Before(e.refreshAt) && !(perRack && e.base != 0)
 		need = !sameStatus(e.written, e.status) || len(e.pendingAcks) > 0 ||
 			len(e.pendingEvents) > 0 || e.pendingRemove || refresh
-		rep = wire.StatusReport{Epoch: s.lease.Epoch, Status: st, Acks: e.pendingAcks,
-			Events: e.pendingEvents, Remove: e.pendingRemove}
-		created = e.host.CreatedIndex
+		// The one report of this write, per rack or per host, names the
+		// createdIndex of the host the decision was made for; its status
+		// carries the epoch it is written under.
+		out := st
+		out.Epoch = s.lease.Epoch
+		rep = wire.RackHostReport{Name: name, Created: e.host.CreatedIndex, Status: &out,
+			Acks: e.pendingAcks, Events: e.pendingEvents, Remove: e.pendingRemove}
 	})
 	if !ok {
 		return fmt.Errorf("%w: %s was deleted (or created again) while it was reconciled", errHostGone, name)
@@ -184,8 +187,7 @@ func (s *session) report(name string, cur *hostEntry, d *hoststate.Decision) err
 	if _, ok := s.a.cfg.Holder.Valid(0); !ok {
 		return fmt.Errorf("%w: lease deadline passed before writing the status of %s", ErrLeaseLost, name)
 	}
-	rep.Status.Epoch = s.lease.Epoch
-	base, err := s.writeStatus(name, created, rep, perRack)
+	base, err := s.writeStatus(rep, perRack)
 	switch {
 	case err == nil:
 		s.a.cfg.Metrics.statusWrites.WithLabelValues("ok").Inc()
@@ -204,7 +206,7 @@ func (s *session) report(name string, cur *hostEntry, d *hoststate.Decision) err
 			s.a.cfg.Metrics.ackLatency.Observe(time.Since(e.changedAt).Seconds())
 		}
 		applyAcks(&e.host, rep.Acks, s.lease.Epoch)
-		w := rep.Status
+		w := *rep.Status
 		e.written = &w
 		e.base = base
 		// Refreshes are spread over the last fifth of the period, so
@@ -223,14 +225,12 @@ func (s *session) report(name string, cur *hostEntry, d *hoststate.Decision) err
 // write due, one request for all) when the coordinator has the endpoint,
 // per host otherwise. It returns the host's modifiedIndex after a per-rack
 // write (the base of its touches; 0 per host). A per-rack write names the
-// host's createdIndex (created), so a coordinator refuses it if the host
+// host's createdIndex (h.Created), so a coordinator refuses it if the host
 // was deleted and created again while it was in flight; a per-host write
 // cannot name it (wire.StatusReport has no such field).
-func (s *session) writeStatus(name string, created uint64, rep wire.StatusReport, perRack bool) (uint64, error) {
+func (s *session) writeStatus(h wire.RackHostReport, perRack bool) (uint64, error) {
 	if perRack {
-		st := rep.Status
-		res, err := s.reporter.write(s.ctx, wire.RackHostReport{Name: name, Created: created, Status: &st,
-			Acks: rep.Acks, Events: rep.Events, Remove: rep.Remove})
+		res, err := s.reporter.write(s.ctx, h)
 		switch {
 		case errors.Is(err, errNoRackStatus):
 			// An older coordinator: this write, and the next ones for a
@@ -249,7 +249,7 @@ func (s *session) writeStatus(name string, created uint64, rep wire.StatusReport
 		return 0, context.Cause(s.ctx)
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, statusWriteTimeout)
-	err := s.a.cfg.Client.ReportStatus(ctx, name, rep)
+	err := s.a.cfg.Client.ReportStatus(ctx, h.Name, h.PerHost(s.lease.Epoch))
 	cancel()
 	<-s.a.writeSlots
 	return 0, err

@@ -201,11 +201,6 @@ func (r *reporter) send(batch []*statusWrite) {
 	rep := wire.RackStatusReport{Epoch: s.lease.Epoch, Hosts: make([]wire.RackHostReport, len(batch))}
 	for i, w := range batch {
 		rep.Hosts[i] = w.h
-		if rep.Hosts[i].Status != nil {
-			st := *rep.Hosts[i].Status
-			st.Epoch = s.lease.Epoch
-			rep.Hosts[i].Status = &st
-		}
 	}
 	var res *wire.RackStatusResult
 	var err error

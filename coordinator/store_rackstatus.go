@@ -53,30 +53,21 @@ func (s *Store) splitRackStatus(ctx context.Context, c fsm.RackStatusCmd) (wire.
 	errs := make([]error, len(c.Hosts))
 	var wg sync.WaitGroup
 	for i := range c.Hosts {
-		h := &c.Hosts[i]
-		out.Hosts[i].Name = h.Name
-		cmd, err := s.fsm.StatusCmdOf(c, h)
+		cmd, err := s.fsm.StatusCmdOf(c, &c.Hosts[i])
 		if err != nil {
-			out.Hosts[i].Error = fsm.ErrorDetail(err)
+			out.Hosts[i] = fsm.HostResult(cmd.Name, nil, err)
 			continue
 		}
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
 			v, err := s.Apply(ctx, cmd)
-			res := &out.Hosts[i]
-			switch r := v.(type) {
-			case fsm.DeleteHostResult:
-				res.Removed = true
-			case wire.Host:
-				res.ModifiedIndex = r.ModifiedIndex
-			}
 			var e *fsm.Error
-			if err != nil && errors.As(err, &e) && e.Code != wire.CodeStaleEpoch {
-				res.Error = fsm.ErrorDetail(err)
+			if err != nil && (!errors.As(err, &e) || e.Code == wire.CodeStaleEpoch) {
+				errs[i] = err
 				return
 			}
-			errs[i] = err
+			out.Hosts[i] = fsm.HostResult(cmd.Name, v, err)
 		}(i)
 	}
 	wg.Wait()

@@ -226,18 +226,21 @@ func foundUnder(dir, name string) bool {
 	return found
 }
 
-// flowRow is a row of docs/flow.md's table: number, file, function.
-var flowRow = regexp.MustCompile("^\\| (\\d+) \\| `([\\w./-]+\\.go)` \\| `(?:(\\w+)\\.)?(\\w+)` \\|")
+// flowRow is a row of docs/flow.md's table: number, file, function, the
+// step it is called from (empty: another process, a queue or a table
+// hands it over), what happens.
+var flowRow = regexp.MustCompile("^\\| (\\d+) \\| `([\\w./-]+\\.go)` \\| `(?:(\\w+)\\.)?(\\w+)` \\| ?(\\d*) \\| (.*) \\|$")
 
 // TestFlowNamesExist keeps docs/flow.md true to the code: every file its
 // table names exists and declares the function (or Type.Method) named
-// beside it. Moving or renaming one fails here: update the page.
+// beside it, and the steps come in the order the page says
+// (checkFlowOrder). Moving or renaming one fails here: update the page.
 func TestFlowNamesExist(t *testing.T) {
 	data, err := os.ReadFile("flow.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := 0
+	var steps []flowStep
 	for i, line := range strings.Split(string(data), "\n") {
 		m := flowRow.FindStringSubmatch(line)
 		if m == nil {
@@ -246,54 +249,63 @@ func TestFlowNamesExist(t *testing.T) {
 			}
 			continue
 		}
-		rows++
-		file, recv, fn := m[2], m[3], m[4]
-		src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(file)))
+		st := flowStep{line: i + 1, num: m[1], file: m[2], recv: m[3], fn: m[4], from: m[5], text: m[6]}
+		src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(st.file)))
 		if err != nil {
-			t.Errorf("flow.md:%d: step %s names %s: %v", i+1, m[1], file, err)
+			t.Errorf("flow.md:%d: step %s names %s: %v", i+1, m[1], st.file, err)
 			continue
 		}
-		f, err := parser.ParseFile(token.NewFileSet(), file, src, parser.SkipObjectResolution)
+		f, err := parser.ParseFile(token.NewFileSet(), st.file, src, parser.SkipObjectResolution)
 		if err != nil {
-			t.Errorf("flow.md:%d: %s: %v", i+1, file, err)
+			t.Errorf("flow.md:%d: %s: %v", i+1, st.file, err)
 			continue
 		}
-		if !declares(f, recv, fn) {
-			name := fn
-			if recv != "" {
-				name = recv + "." + fn
-			}
-			t.Errorf("flow.md:%d: step %s: %s declares no %s (moved or renamed? update docs/flow.md)", i+1, m[1], file, name)
+		st.decl = declared(f, st.recv, st.fn)
+		if st.decl == nil {
+			t.Errorf("flow.md:%d: step %s: %s declares no %s (moved or renamed? update docs/flow.md)", i+1, m[1], st.file, st.name())
 		}
+		steps = append(steps, st)
 	}
-	if rows < 20 {
-		t.Fatalf("flow.md: only %d steps read from its table", rows)
+	if len(steps) < 20 {
+		t.Fatalf("flow.md: only %d steps read from its table", len(steps))
 	}
+	checkFlowOrder(t, steps)
 }
 
-// declares reports whether f declares function fn, or method fn of type
-// recv (pointer receiver or not) when recv is not empty.
-func declares(f *ast.File, recv, fn string) bool {
+// declared is f's declaration of function fn, or of method fn of type
+// recv (pointer receiver or not) when recv is not empty; nil if none.
+func declared(f *ast.File, recv, fn string) *ast.FuncDecl {
 	for _, d := range f.Decls {
 		fd, ok := d.(*ast.FuncDecl)
 		if !ok || fd.Name.Name != fn {
 			continue
 		}
 		if recv == "" {
-			return fd.Recv == nil
-		}
-		if fd.Recv == nil || len(fd.Recv.List) == 0 {
+			if fd.Recv == nil {
+				return fd
+			}
 			continue
 		}
-		e := fd.Recv.List[0].Type
-		if s, ok := e.(*ast.StarExpr); ok {
-			e = s.X
-		}
-		if id, ok := e.(*ast.Ident); ok && id.Name == recv {
-			return true
+		if fd.Recv != nil && len(fd.Recv.List) > 0 && recvName(fd) == recv {
+			return fd
 		}
 	}
-	return false
+	return nil
+}
+
+// recvName is the type name of fd's receiver ("" for a function).
+func recvName(fd *ast.FuncDecl) string {
+	if fd.Recv == nil || len(fd.Recv.List) == 0 {
+		return ""
+	}
+	e := fd.Recv.List[0].Type
+	if s, ok := e.(*ast.StarExpr); ok {
+		e = s.X
+	}
+	if id, ok := e.(*ast.Ident); ok {
+		return id.Name
+	}
+	return ""
 }
 
 // sectionRef is a page named with one of its sections in quotes:

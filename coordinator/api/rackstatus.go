@@ -80,7 +80,8 @@ func (s *Server) rackStatus(c echo.Context) error {
 }
 
 // validateRackHost checks host i of a rack report: a valid name, named
-// once, and either a touch or a status (validated as a StatusReport).
+// once, and either a touch or a status (validated as the per-host write
+// it stands for; the report's epoch is checked once, by rackStatus).
 // Field names are the host's path in the body (hosts[3].status.state).
 func validateRackHost(h *wire.RackHostReport, i int, seen map[string]bool) error {
 	// The field's path is formatted only for a refusal: this runs for
@@ -101,11 +102,8 @@ func validateRackHost(h *wire.RackHostReport, i int, seen map[string]bool) error
 	if h.Status == nil && !h.Remove {
 		return fe(at("status"), "is required unless the host is touched (touch) or removed (remove)")
 	}
-	r := wire.StatusReport{Epoch: 1, Acks: h.Acks, Events: h.Events, Remove: h.Remove}
-	if h.Status != nil {
-		r.Status = *h.Status
-	}
-	return prefixField(validateReport(&r), at)
+	r := h.PerHost(0)
+	return prefixField(validateReportBody(&r), at)
 }
 
 // prefixField puts a field error's field under the host's path.

@@ -40,6 +40,12 @@ func validateReport(r *wire.StatusReport) error {
 	if r.Epoch == 0 {
 		return fe("epoch", "is required: the epoch of the rack lease the agent holds")
 	}
+	return validateReportBody(r)
+}
+
+// validateReportBody checks a status report's status, acks and events
+// (not its epoch: a rack report's is checked once for all its hosts).
+func validateReportBody(r *wire.StatusReport) error {
 	st := &r.Status
 	if st.ProvisioningState != "" && !oneOf(st.ProvisioningState, wire.ProvisioningStates) {
 		return fe("status.provisioningState", "%q is not a provisioning state", st.ProvisioningState)

@@ -13,19 +13,24 @@
 //
 // # Testing
 //
-// There is one way to start a coordinator in tests, at two levels:
+// A test starts a coordinator in one of three ways, by what it tests:
 //
 //   - coordtest.Start, in process, for a test of what the coordinator
 //     answers (a client, the agent's logic against real leases and
 //     watches): fast, plain HTTP, one member.
+//   - coordtest/member.Open, the in-process member coordtest.Start is
+//     built on, for the coordinator's and its API's own tests (below).
 //   - testkit/rig.StartCoordinator, the real rackfence-coordinator
 //     binary, for a test of the process or of what only it does: TLS (the
 //     default) or --insecure-plaintext, flags, restarts and signals,
 //     multi-member clusters (CoordOpts.Join, CoordOpts.IP), several tiers.
 //     It needs make build and RACKFENCE_BIN, and skips under -short.
+//     (testkit/chaos starts whole clusters of the binary behind a faulty
+//     network for the chaos tool, not for tests.)
 //
-// Both are built for tests outside the coordinator. The coordinator API's
-// own tests (package api) cannot import coordtest, which imports them:
+// The first and the last are built for tests outside the coordinator.
+// The coordinator API's own tests (package api) cannot import coordtest,
+// which imports them:
 // they open members with coordtest/member, the in-process starter
 // coordtest itself is built on, and serve their api.Server on it (with
 // config tweaks, several members and restarts).

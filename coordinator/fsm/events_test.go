@@ -36,7 +36,7 @@ func TestAppendEventsKeepsNewest(t *testing.T) {
 			if len(want) > MaxEvents {
 				want = want[len(want)-MaxEvents:]
 			}
-			got := appendEvents(old, add, 7, c)
+			got := appendEvents(old, add, 7, c.Time)
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("old %d, add %d: got %d events, first %+v; want %d, first %+v", nOld, nAdd, len(got), got[0], len(want), want[0])
 			}

@@ -275,34 +275,53 @@ func (f *FSM) applyDeleteIntent(t *tx, c DeleteIntentCmd) (any, error) {
 	return rec.Host, nil
 }
 
+// applyStatus applies a CmdStatus entry as the host report it carries: a
+// per-host write is a rack report's host that names no createdIndex.
+// (Decode keeps StatusCmd, whose body is the log's and the per-host
+// endpoint's format; it takes the one shape here.)
 func (f *FSM) applyStatus(t *tx, c StatusCmd) (any, error) {
-	old := f.s.Hosts[c.Name]
-	if old == nil {
-		return nil, notFound("host %s does not exist", c.Name)
+	h := wire.RackHostReport{Name: c.Name, Status: &c.Report.Status, Acks: c.Report.Acks,
+		Events: c.Report.Events, Remove: c.Report.Remove}
+	return f.applyHost(t, c.Rack, c.Report.Epoch, c.Time, &h)
+}
+
+// applyHost applies one host's report by rack's agent under epoch, the
+// one write of an agent's view of a host: alone (CmdStatus, as
+// StatusCmd.host) or as one host of a rack report (applyRackStatus).
+// A report about another host of the same name (sameHost), a host that
+// does not exist or is in another rack, and a stale epoch are refused in
+// that order; then the host is touched, removed or written in full. The
+// answer is the host (a touch: as it stays) or DeleteHostResult.
+func (f *FSM) applyHost(t *tx, rack string, epoch uint64, at time.Time, h *wire.RackHostReport) (any, error) {
+	old := f.s.Hosts[h.Name]
+	if err := sameHost(old, h); err != nil {
+		return nil, err
 	}
-	if old.Rack != c.Rack {
-		return nil, newErr(wire.CodeForbidden, "host %s is in rack %s, not %s: an agent reports only hosts of its own rack", c.Name, old.Rack, c.Rack)
+	if err := ownHost(old, rack, h.Name); err != nil {
+		return nil, err
 	}
-	r := f.s.Racks[c.Rack]
-	if r == nil || r.Lease == nil {
-		return nil, newErr(wire.CodeStaleEpoch, "epoch %d is stale: rack %s has no lease now; acquire it again", c.Report.Epoch, c.Rack)
+	if err := f.checkEpoch(rack, epoch); err != nil {
+		return nil, err
 	}
-	if r.Lease.Epoch != c.Report.Epoch {
-		return nil, newErr(wire.CodeStaleEpoch, "epoch %d is stale: rack %s is held by %s under epoch %d", c.Report.Epoch, c.Rack, r.Lease.Holder, r.Lease.Epoch)
-	}
-	if c.Report.Remove {
+	switch {
+	case h.IsTouch():
+		return f.applyTouch(t, old, epoch, at, h)
+	case h.Remove:
 		f.removeHost(t, old)
 		return DeleteHostResult{Host: old.Host, Deleted: true}, nil
 	}
 	rec := *old
-	st := internStatus(c.Report.Status)
-	st.LastUpdated = c.Time
-	st.Epoch = c.Report.Epoch
+	var st wire.HostStatus
+	if h.Status != nil {
+		st = *h.Status
+	}
+	st = internStatus(st)
+	st.LastUpdated, st.Epoch = at, epoch
 	rec.Status = &st
-	if len(c.Report.Acks) > 0 && old.Intents != nil {
+	if len(h.Acks) > 0 && old.Intents != nil {
 		rec.Intents = cloneOpIntents(old.Intents)
-		for _, a := range c.Report.Acks {
-			if ackOperation(rec.Intents, a, c.Report.Epoch) {
+		for _, a := range h.Acks {
+			if ackOperation(rec.Intents, a, epoch) {
 				continue
 			}
 			slot := intentSlot(rec.Intents, a.Kind)
@@ -314,15 +333,15 @@ func (f *FSM) applyStatus(t *tx, c StatusCmd) (any, error) {
 				continue
 			}
 			in := **slot
-			in.Acknowledged, in.AckEpoch = true, c.Report.Epoch
+			in.Acknowledged, in.AckEpoch = true, epoch
 			*slot = &in
 		}
 		rec.Intents = normIntents(rec.Intents)
 	}
-	if len(c.Report.Events) > 0 {
-		rec.Events = appendEvents(old.Events, c.Report.Events, t.index, c)
+	if len(h.Events) > 0 {
+		rec.Events = appendEvents(old.Events, h.Events, t.index, at)
 	}
-	if len(c.Report.Acks) > 0 {
+	if len(h.Acks) > 0 {
 		// An ack, even one that matched nothing, is answered to a
 		// status-less watch: the agent sees its acks land.
 		f.storeHost(t, &rec)
@@ -332,10 +351,22 @@ func (f *FSM) applyStatus(t *tx, c StatusCmd) (any, error) {
 	return rec.Host, nil
 }
 
+// ownHost refuses a report by rack's agent about old (nil: no host of
+// that name) unless old is in rack.
+func ownHost(old *hostRec, rack, name string) error {
+	if old == nil {
+		return notFound("host %s does not exist", name)
+	}
+	if old.Rack != rack {
+		return newErr(wire.CodeForbidden, "host %s is in rack %s, not %s: an agent reports only hosts of its own rack", name, old.Rack, rack)
+	}
+	return nil
+}
+
 // appendEvents returns old's events followed by add's, stamped with the
-// entry's index (and its time and type Normal where unset), the oldest
-// dropped beyond MaxEvents; one new slice, sharing nothing with old.
-func appendEvents(old, add []wire.Event, index uint64, c StatusCmd) []wire.Event {
+// entry's index (and its time, at, and type Normal where unset), the
+// oldest dropped beyond MaxEvents; one new slice, sharing nothing with old.
+func appendEvents(old, add []wire.Event, index uint64, at time.Time) []wire.Event {
 	if over := len(old) + len(add) - MaxEvents; over > 0 {
 		drop := min(over, len(old))
 		old, add = old[drop:], add[over-drop:]
@@ -345,7 +376,7 @@ func appendEvents(old, add []wire.Event, index uint64, c StatusCmd) []wire.Event
 	for _, e := range add {
 		e.Index = index
 		if e.Time.IsZero() {
-			e.Time = c.Time
+			e.Time = at
 		}
 		if e.Type == "" {
 			e.Type = wire.EventNormal

@@ -20,25 +20,22 @@ func (f *FSM) EpochIs(rack string, epoch uint64) error {
 // read: a host deleted and created again between it and the entry's
 // apply is written.
 func (f *FSM) StatusCmdOf(c RackStatusCmd, h *wire.RackHostReport) (StatusCmd, error) {
-	cmd := StatusCmd{Rack: c.Rack, Name: h.Name, Time: c.Time,
-		Report: wire.StatusReport{Epoch: c.Epoch, Acks: h.Acks, Events: h.Events, Remove: h.Remove}}
-	if h.IsTouch() || h.Created != 0 {
-		f.mu.RLock()
-		defer f.mu.RUnlock()
-		old := f.s.Hosts[h.Name]
-		if err := sameHost(old, h); err != nil {
-			return cmd, err
-		}
-		if h.IsTouch() {
-			if err := touchable(old, c.Rack, h); err != nil {
-				return cmd, err
-			}
-			cmd.Report.Status = *old.Status
-			return cmd, nil
-		}
+	cmd := StatusCmd{Rack: c.Rack, Name: h.Name, Time: c.Time, Report: h.PerHost(c.Epoch)}
+	if !h.IsTouch() && h.Created == 0 {
+		return cmd, nil
 	}
-	if h.Status != nil {
-		cmd.Report.Status = *h.Status
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	old := f.s.Hosts[h.Name]
+	if err := sameHost(old, h); err != nil || !h.IsTouch() {
+		return cmd, err
 	}
+	if err := ownHost(old, c.Rack, h.Name); err != nil {
+		return cmd, err
+	}
+	if err := touchBase(old, h); err != nil {
+		return cmd, err
+	}
+	cmd.Report.Status = *old.Status
 	return cmd, nil
 }

@@ -38,6 +38,20 @@ type RackHostReport struct {
 // IsTouch reports whether r refreshes an unchanged status.
 func (r *RackHostReport) IsTouch() bool { return r.Touch != 0 }
 
+// PerHost is r as the body of a per-host write (PUT
+// /v1/hosts/{name}/status) under epoch: what the coordinator validates
+// of r, what an agent sends for r to a coordinator without the rack
+// endpoint, and what the leader writes for r while a voter applies no
+// rack report. A touch or a removal without a status has the zero
+// status.
+func (r *RackHostReport) PerHost(epoch uint64) StatusReport {
+	rep := StatusReport{Epoch: epoch, Acks: r.Acks, Events: r.Events, Remove: r.Remove}
+	if r.Status != nil {
+		rep.Status = *r.Status
+	}
+	return rep
+}
+
 // RackStatusResult answers a rack status report: one result per host, in
 // the order of the request. A host refused (not in this rack, gone, a
 // touch whose base moved) carries Error; the others are written.
