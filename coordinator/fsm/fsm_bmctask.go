@@ -88,7 +88,7 @@ func (f *FSM) storeTask(t *tx, old *hostRec, task *wire.BMCTask, ev wire.Event, 
 	rec := *old
 	rec.Task = task
 	ev.Source = "coordinator"
-	rec.Events = appendEvents(old.Events, []wire.Event{ev}, t.index, StatusCmd{Time: at})
+	rec.Events = appendEvents(old.Events, []wire.Event{ev}, t.index, at)
 	f.storeHost(t, &rec)
 	return &rec
 }

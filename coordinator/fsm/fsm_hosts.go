@@ -246,7 +246,7 @@ func (f *FSM) applyPutIntent(t *tx, c PutIntentCmd) (any, error) {
 	in.CreatedIndex, in.Acknowledged, in.AckEpoch = t.index, false, 0
 	*slot = &in
 	if forced != nil {
-		rec.Events = appendEvents(old.Events, []wire.Event{*forced}, t.index, StatusCmd{Time: c.Time})
+		rec.Events = appendEvents(old.Events, []wire.Event{*forced}, t.index, c.Time)
 	}
 	f.storeHost(t, &rec)
 	return in, nil
