@@ -96,7 +96,7 @@ func TestAgainstCoordinator(t *testing.T) {
 			{"bad output", nil, []string{"host", "list", "-o", "xml"}, ExitUsage, []string{`-o "xml"`}},
 			{"unknown command", nil, []string{"frobnicate"}, ExitUsage, []string{"unknown command"}},
 			{"two names", nil, []string{"host", "get", "a", "b"}, ExitUsage, []string{"exactly one NAME"}},
-			{"bad state", nil, []string{"host", "list", "--state", "sleeping"}, ExitUsage, []string{"not a provisioning state"}},
+			{"bad state", nil, []string{"host", "list", "--state", "sleeping"}, ExitUsage, []string{`--state "sleeping"`, "use one of"}},
 			{"pivot without --to", map[string]string{"RACKFENCE_COORDINATOR": dead}, []string{"pivot", "r1-h01"}, ExitUsage, []string{"--to"}},
 			{"pivot names and rack", map[string]string{"RACKFENCE_COORDINATOR": dead}, []string{"pivot", "r1-h01", "--rack", "r1", "--to", "b"}, ExitUsage, []string{"not both"}},
 			{"bad role", nil, []string{"token", "create", "--role", "root"}, ExitUsage, []string{"not a role"}},
