@@ -215,13 +215,16 @@ func requested(kind, mode string) string {
 	return kind + " requested"
 }
 
-// conflictHint adds, to a 409 about a host, who holds the host's rack.
+// conflictHint adds, to a 409 about a host no rack agent has reported yet,
+// who holds the host's rack: that agent is the one that registers it. A
+// 409 about a reported host is about its state or intents, which the
+// message already says; the lease holder has nothing to do with it.
 func (x *Ctx) conflictHint(err error, host string) error {
 	if !client.IsConflict(err) || x.cl == nil {
 		return err
 	}
 	h, gerr := x.cl.GetHost(x.ctx, host)
-	if gerr != nil {
+	if gerr != nil || (h.Status != nil && h.Status.ProvisioningState != "") {
 		return err
 	}
 	racks, rerr := x.cl.Racks(x.ctx)
