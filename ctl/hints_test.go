@@ -56,3 +56,16 @@ func TestTimeoutHints(t *testing.T) {
 		t.Errorf("host in error: %q", h)
 	}
 }
+
+// The intent commands' help names Ironic only as what happens with
+// --provisioner ironic: the direct provisioner has no Ironic node.
+func TestIntentHelpIronicOnlyWithIronic(t *testing.T) {
+	for _, path := range []string{"detach", "drain", "restore"} {
+		long := strings.Join(strings.Fields(commands[path].long), " ")
+		for _, sentence := range strings.Split(long, "; ") {
+			if strings.Contains(sentence, "Ironic") && !strings.Contains(sentence, "--provisioner ironic") {
+				t.Errorf("%s --help speaks of Ironic as if every rack ran it: %q", path, sentence)
+			}
+		}
+	}
+}
