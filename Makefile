@@ -1,10 +1,10 @@
-# rackfence — see README.md. Targets: build test test-short chaos bench lint unused demo dist fuzz clean.
+# rackfence — see README.md. Targets: build test test-short chaos bench lint unused demo screenshot dist fuzz clean.
 GO      ?= go
 BIN     := bin
 PKGS    := ./...
 FUZZTIME ?= 5s
 
-.PHONY: all build test test-short vet fmtcheck bench lint demo dist fuzz chaos clean unused
+.PHONY: all build test test-short vet fmtcheck bench lint demo screenshot dist fuzz chaos clean unused
 
 SEED     ?= 7
 SEEDS    ?= 1
@@ -61,6 +61,25 @@ lint:
 
 demo: build
 	./deploy/demo/run.sh
+
+# screenshot: the dashboard of a running coordinator as a signed-in user
+# sees it, from headless chromium (Debian's package). The token is read from
+# TOKEN_FILE and typed into the sign-in form (kept in the tab's
+# sessionStorage), never put in a URL or on a command line.
+#   make screenshot [URL=https://MEMBER:7480] [TOKEN_FILE=F] [OUT=dashboard.png] [HOST=r1-h01] [WIDTH=1440] [HEIGHT=900]
+# URL and TOKEN_FILE default to $$RACKFENCE_COORDINATOR (its first member)
+# and $$RACKFENCE_TOKEN_FILE; HOST opens that host's panel.
+URL        ?= $(RACKFENCE_COORDINATOR)
+TOKEN_FILE ?= $(RACKFENCE_TOKEN_FILE)
+OUT        ?= dashboard.png
+HOST       ?=
+WIDTH      ?= 1440
+HEIGHT     ?= 900
+screenshot:
+	@test -n "$(URL)" -a -n "$(TOKEN_FILE)" || { echo "make screenshot needs URL= and TOKEN_FILE= (or RACKFENCE_COORDINATOR and RACKFENCE_TOKEN_FILE)"; exit 2; }
+	RACKFENCE_UI_DEMO_URL="$(URL)" RACKFENCE_UI_DEMO_TOKEN_FILE="$(TOKEN_FILE)" RACKFENCE_UI_DEMO_SHOT="$(abspath $(OUT))" \
+	  RACKFENCE_UI_DEMO_HOST="$(HOST)" RACKFENCE_UI_DEMO_SIZE="$(WIDTH)x$(HEIGHT)" \
+	  $(GO) test -count=1 -run TestDemoScreenshot -v ./coordinator/ui/
 
 # dist: Debian packages rackfence-coordinator, rackfence-agent and
 # rackfencectl in dist/ (dpkg-deb; see deploy/dist.sh). Install with

@@ -3,7 +3,6 @@ package ctl
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -15,12 +14,14 @@ import (
 func init() {
 	register(&command{
 		path:  "host list",
-		usage: "[--rack R] [--state S] [-l SELECTOR] [--show-labels] [--watch [--interval D]]",
+		usage: "[--rack R] [--state S] [--status S] [--error TYPE|any] [--intents-pending] [-l SELECTOR] [--show-labels] [--watch [--interval D]]",
 		short: "List hosts with their state, status, intents and error",
 		long: `Columns: STATE is the provisioning state, STATUS the operational status,
 INTENTS the operator's standing requests (a * marks one the rack's lease
 holder has not acknowledged yet), ERROR the error type and count;
---show-labels adds LABELS.
+--show-labels adds LABELS. Every value a column shows is a filter:
+--state (including pending: no report yet), --status, --error (a type, or
+"any") and --intents-pending (a * in INTENTS); filters combine with AND.
 
 ` + selectorHelp + `
 
@@ -31,6 +32,8 @@ list again only when it changed.
 Examples:
   rackfencectl host list --rack r1
   rackfencectl host list --state available -o json
+  rackfencectl host list --status error --error "power management error"
+  rackfencectl host list --state pending --intents-pending
   rackfencectl host list -l 'role=compute,zone in (a,b)' --show-labels`,
 		setup: hostList,
 	})
@@ -89,22 +92,22 @@ gone. A detached or never-registered host is removed at once.`,
 
 func hostList(fs *pflag.FlagSet) func(*Ctx, []string) error {
 	rack := fs.String("rack", "", "only hosts of this rack")
-	state := fs.String("state", "", "only hosts in this provisioning state ("+strings.Join(wire.ProvisioningStates, ", ")+")")
+	lf := listFilterFlags(fs)
 	watch := fs.Bool("watch", false, "redraw until Ctrl-C or --timeout")
 	interval := fs.Duration("interval", defaultInterval, "refresh interval of --watch")
 	sel := fs.StringP("selector", "l", "", "only hosts whose labels match (e.g. role=compute,zone!=a)")
 	showLabels := fs.Bool("show-labels", false, "add a LABELS column")
 	return func(x *Ctx, args []string) error {
 		if len(args) > 0 {
-			return usagef("host list takes no arguments (got %q); filter with --rack or --state", args)
+			return usagef("host list takes no arguments (got %q); filter with --rack, --state, --status, --error or -l", args)
 		}
 		if *rack != "" {
 			if err := wire.ValidateName("--rack", *rack); err != nil {
 				return usagef("%v", err)
 			}
 		}
-		if *state != "" && !slices.Contains(wire.ProvisioningStates, *state) {
-			return usagef("--state %q is not a provisioning state: use one of %s", *state, strings.Join(wire.ProvisioningStates, ", "))
+		if err := lf.check(); err != nil {
+			return err
 		}
 		if *interval <= 0 {
 			return usagef("--interval must be positive")
@@ -116,14 +119,16 @@ func hostList(fs *pflag.FlagSet) func(*Ctx, []string) error {
 		if err != nil {
 			return err
 		}
-		f := client.HostFilter{Rack: *rack, State: *state, Selector: *sel}
+		f := client.HostFilter{Rack: *rack, Selector: *sel}
+		lf.apply(&f)
 		if *watch {
-			return x.watchHosts(cl, f, *interval, *showLabels)
+			return x.watchHosts(cl, f, lf, *interval, *showLabels)
 		}
 		l, err := cl.ListHosts(x.ctx, f)
 		if err != nil {
 			return err
 		}
+		l.Items = lf.keep(l.Items)
 		sortHosts(l.Items)
 		return x.print(l, func(w io.Writer) { hostTable(w, l.Items, x.tableWidth(), *showLabels) })
 	}

@@ -3,6 +3,7 @@ package ctl
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -38,15 +39,37 @@ func hostPower(h *wire.Host) string {
 	return "off"
 }
 
-// hostError is "TYPE xCOUNT" for the list, or "" without an error.
+// hostError is "TYPE (OPERATION) xCOUNT" for the list, or "" without an
+// error. The operation is named when the message says which one failed:
+// a power-off refused for bad credentials is a "registration error" (the
+// credentials are registration's), which alone reads as if registering
+// had failed.
 func hostError(h *wire.Host) string {
 	if h.Status == nil || h.Status.ErrorType == "" {
 		return ""
 	}
-	if h.Status.ErrorCount > 1 {
-		return fmt.Sprintf("%s x%d", h.Status.ErrorType, h.Status.ErrorCount)
+	s := h.Status.ErrorType
+	if op := failedOperation(h.Status.ErrorMessage); op != "" {
+		s += " (" + op + ")"
 	}
-	return h.Status.ErrorType
+	if h.Status.ErrorCount > 1 {
+		s += fmt.Sprintf(" x%d", h.Status.ErrorCount)
+	}
+	return s
+}
+
+// agentOperations are the rack agent's action names, which start the
+// message of an error a failed action set ("power-off: ...").
+var agentOperations = []string{"register", "inspect", "reinspect", "provide", "provision", "deprovision",
+	"adopt", "detach", "delete", "maintenance-on", "maintenance-off", "power-on", "power-off", "soft-power-off"}
+
+// failedOperation is the operation an error message names first, or "".
+func failedOperation(msg string) string {
+	op, _, ok := strings.Cut(msg, ": ")
+	if ok && slices.Contains(agentOperations, op) {
+		return op
+	}
+	return ""
 }
 
 // hostIntents is the short intents cell: "detach", "drain-maintenance*"; a
@@ -184,7 +207,11 @@ func hostDetail(w io.Writer, h *wire.Host) {
 		k.add("Status", s.OperationalStatus)
 		k.add("Power", hostPower(h))
 		if s.ErrorType != "" {
-			k.add("Error", fmt.Sprintf("%s (count %d): %s", s.ErrorType, s.ErrorCount, s.ErrorMessage))
+			what := s.ErrorType
+			if op := failedOperation(s.ErrorMessage); op != "" {
+				what += ", " + op + " failed"
+			}
+			k.add("Error", fmt.Sprintf("%s (count %d): %s", what, s.ErrorCount, s.ErrorMessage))
 		}
 		if s.ProvisioningID != "" {
 			k.add("Provisioning ID", s.ProvisioningID)

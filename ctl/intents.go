@@ -15,8 +15,9 @@ func init() {
 		path:  "detach",
 		usage: "NAME...|--rack R|-l SELECTOR [--yes] [--reason T] [--force] [--wait]",
 		short: "Stop managing hosts without deprovisioning them",
-		long: `The rack's lease holder stops every action on the host (its Ironic node is
-removed without deprovisioning) and acknowledges; the host keeps running.
+		long: `The rack's lease holder stops every action on the host and acknowledges;
+the host keeps running, nothing is deprovisioned (with --provisioner ironic
+its Ironic node is removed without deprovisioning).
 A detach is honoured in provisioned, externally-provisioned and available;
 in other states it waits, unless --force. 'attach' undoes it.
 
@@ -50,8 +51,9 @@ Examples:
 		short: "Take hosts out for maintenance, or remove them for good",
 		long: `Both modes wait until the host has no consumer (or --force), then stop
 managing it. maintenance keeps the record ('restore' returns the host);
-removal removes it from Ironic and deletes the record; a removal can be
-cancelled with 'restore' until the Ironic node is gone.
+removal makes the rack agent forget the host (with --provisioner ironic it
+also removes its Ironic node) and deletes the record; a removal can be
+cancelled with 'restore' until the agent has forgotten the host.
 
 ` + waitRules + "\n\n" + bulkHelp,
 		setup: intentCmd(wire.IntentDrain, true),
@@ -60,7 +62,7 @@ cancelled with 'restore' until the Ironic node is gone.
 		path:  "restore",
 		usage: "NAME...|--rack R|-l SELECTOR [--yes] [--wait]",
 		short: "Withdraw a drain: return hosts from maintenance",
-		long:  "A removal past its point of no return (Ironic node gone) is refused (exit 4).\n\n" + waitRules + "\n\n" + bulkHelp,
+		long:  "A removal past its point of no return (the rack agent forgot the host; with\n--provisioner ironic, its Ironic node is gone) is refused (exit 4).\n\n" + waitRules + "\n\n" + bulkHelp,
 		setup: intentCmd("restore", false),
 	})
 }
@@ -215,13 +217,16 @@ func requested(kind, mode string) string {
 	return kind + " requested"
 }
 
-// conflictHint adds, to a 409 about a host, who holds the host's rack.
+// conflictHint adds, to a 409 about a host no rack agent has reported yet,
+// who holds the host's rack: that agent is the one that registers it. A
+// 409 about a reported host is about its state or intents, which the
+// message already says; the lease holder has nothing to do with it.
 func (x *Ctx) conflictHint(err error, host string) error {
 	if !client.IsConflict(err) || x.cl == nil {
 		return err
 	}
 	h, gerr := x.cl.GetHost(x.ctx, host)
-	if gerr != nil {
+	if gerr != nil || (h.Status != nil && h.Status.ProvisioningState != "") {
 		return err
 	}
 	racks, rerr := x.cl.Racks(x.ctx)

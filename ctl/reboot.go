@@ -144,7 +144,10 @@ func (x *Ctx) sendEach(names []string, before map[string]*wire.Host, what string
 			if firstErr == nil {
 				firstErr = err
 			}
-			fmt.Fprintf(x.io.Stderr, "%s: %v\n", n, err)
+			if len(names) > 1 {
+				// One host: its refusal is the command's error, printed once.
+				fmt.Fprintf(x.io.Stderr, "%s: %v\n", n, err)
+			}
 			delete(before, n)
 			continue
 		}

@@ -387,5 +387,46 @@ func timeoutError(g goal, ps []*hostProgress, timeout time.Duration) error {
 	}
 	return &failure{code: ExitFailed,
 		err:   fmt.Errorf("timed out after %s waiting for %s; %d of %d host(s) not done:\n  %s", timeout, g, len(left), len(ps), strings.Join(left, "\n  ")),
-		hints: []string{"the intents stay in place and the rack agent keeps working; is the rack's agent running ('rackfencectl rack list' shows its lease holder)? Wait longer with --timeout"}}
+		hints: timeoutHints(g, ps)}
+}
+
+// timeoutHints say what holds the hosts that are not done, from what their
+// lines say: a consumer a drain waits for, a state a detach waits for, an
+// error the agent keeps retrying, or (only then) an agent that does not act.
+func timeoutHints(g goal, ps []*hostProgress) []string {
+	var consumers, states, errs, idle []string
+	for _, p := range ps {
+		if p.done {
+			continue
+		}
+		h := p.now
+		var in *wire.Intents
+		if h != nil {
+			in = h.Intents
+		}
+		switch {
+		case h != nil && (g == goalMaintenance || g == goalRemoved) && h.Consumer != "" && in != nil && in.Drain != nil && !in.Drain.Force && !in.Drain.Acknowledged:
+			consumers = append(consumers, fmt.Sprintf("%s (consumer %q)", p.name, h.Consumer))
+		case h != nil && g == goalDetached && in != nil && in.Detach != nil && !in.Detach.Force && !in.Detach.Acknowledged && h.Status != nil && !detachable(h.Status.ProvisioningState):
+			states = append(states, p.name)
+		case p.failed != "" || p.lastErr != "":
+			errs = append(errs, p.name)
+		default:
+			idle = append(idle, p.name)
+		}
+	}
+	var hints []string
+	if len(consumers) > 0 {
+		hints = append(hints, fmt.Sprintf("a drain waits until the host's consumer is cleared: %s; have the consumer release it (clear consumer with 'host apply'), or drain with --force to skip the wait", strings.Join(consumers, ", ")))
+	}
+	if len(states) > 0 {
+		hints = append(hints, fmt.Sprintf("a detach waits for provisioned, externally-provisioned or available: %s; wait for the current operation, or detach with --force", strings.Join(states, ", ")))
+	}
+	if len(errs) > 0 {
+		hints = append(hints, fmt.Sprintf("the rack agent keeps retrying after an error: %s; fix the cause the error names, then 'rackfencectl resume NAME' retries at once", strings.Join(errs, ", ")))
+	}
+	if len(idle) > 0 {
+		hints = append(hints, "the intents stay in place and the rack agent keeps working; is the rack's agent running ('rackfencectl rack list' shows its lease holder)? Wait longer with --timeout")
+	}
+	return hints
 }

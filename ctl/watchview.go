@@ -14,7 +14,7 @@ import (
 // watchHosts is "host list --watch": the racks' lease holders and the
 // hosts, redrawn every interval on a terminal, printed again on change
 // otherwise. It ends without error at Ctrl-C or --timeout (0: never).
-func (x *Ctx) watchHosts(cl *client.Client, f client.HostFilter, interval time.Duration, labels bool) error {
+func (x *Ctx) watchHosts(cl *client.Client, f client.HostFilter, lf *listFilter, interval time.Duration, labels bool) error {
 	ctx := x.ctx
 	if x.g.timeout > 0 {
 		var cancel context.CancelFunc
@@ -26,7 +26,7 @@ func (x *Ctx) watchHosts(cl *client.Client, f client.HostFilter, interval time.D
 	var last []byte
 	for {
 		var b bytes.Buffer
-		err := x.renderView(ctx, &b, cl, f, live, labels)
+		err := x.renderView(ctx, &b, cl, f, lf, live, labels)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -57,11 +57,12 @@ func (x *Ctx) watchHosts(cl *client.Client, f client.HostFilter, interval time.D
 	}
 }
 
-func (x *Ctx) renderView(ctx context.Context, w io.Writer, cl *client.Client, f client.HostFilter, live, labels bool) error {
+func (x *Ctx) renderView(ctx context.Context, w io.Writer, cl *client.Client, f client.HostFilter, lf *listFilter, live, labels bool) error {
 	l, err := cl.ListHosts(ctx, f)
 	if err != nil {
 		return err
 	}
+	l.Items = lf.keep(l.Items)
 	sortHosts(l.Items)
 	if x.structured() {
 		return x.printTo(w, l)

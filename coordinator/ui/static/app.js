@@ -15,8 +15,8 @@
   // Tile colours: fill = provisioning state, stripe/border = operational status.
   const PROV_COLOR = {
     '': '#d5dae1', 'unmanaged': '#b8bec7', 'registering': '#b3dcf7', 'inspecting': '#8cc8f0',
-    'available': '#b2e6cf', 'provisioning': '#6aaee8', 'provisioned': '#5bb98a',
-    'externally-provisioned': '#3f9e6b', 'deprovisioning': '#f3bd80',
+    'available': '#f4e4a1', 'provisioning': '#6aaee8', 'provisioned': '#48a868',
+    'externally-provisioned': '#2b8a9e', 'deprovisioning': '#f3bd80',
     'powering-off-before-delete': '#eaa06c', 'deleting': '#dd865d',
   };
   const OP_COLOR = {
@@ -42,6 +42,22 @@
     { id: 'inspect', label: 'Inspect', verb: 'inspect', kind: 'inspect', method: 'POST',
       what: 'Reads the hardware of available hosts again (refused in any other state).' },
   ];
+
+  // opRefused is why the API would refuse a reboot or an inspection of h
+  // (the coordinator's rules for both), or '' when it would take it.
+  const REBOOT_STATES = ['available', 'provisioned', 'externally-provisioned'];
+  function opRefused(h, id) {
+    if (id !== 'reboot' && id !== 'inspect') return '';
+    const i = h.intents || {};
+    if (h.deletionRequested) return 'being deleted';
+    if (h.pivotedTo || i.detach) return 'detached';
+    if (h.handoff && !h.handoff.confirmed) return 'awaiting its handoff';
+    if (i.drain) return 'drained';
+    const state = h.status ? h.status.provisioningState : '';
+    if (!state) return 'not registered yet';
+    if (id === 'inspect') return state === 'available' ? '' : state;
+    return REBOOT_STATES.includes(state) ? '' : state;
+  }
 
   const $ = (id) => document.getElementById(id);
   const collator = new Intl.Collator(undefined, { numeric: true });
@@ -645,7 +661,7 @@
     group('state', PROV_COLOR, false);
     group('status (left stripe)', OP_COLOR, true);
     const b = document.createElement('span');
-    b.textContent = 'intents: D detach, N drain, R resume; filled = acknowledged, dashed = not yet';
+    b.textContent = 'intents: ' + Object.entries(INTENT_LETTER).map(([k, l]) => `${l} ${k === 'drain' ? 'drain' : k === 'powerOff' ? 'power-off hold' : k}`).join(', ') + '; filled = acknowledged, dashed = not yet';
     el.append(b);
   }
 
@@ -827,6 +843,7 @@
       const acts = el('div', null, 'actions');
       const i = h.intents || {};
       for (const a of ACTIONS) {
+        if (opRefused(h, a.id)) continue;
         if (a.id === 'detach' && i.detach) continue;
         if (a.id === 'attach' && !i.detach) continue;
         if (a.id === 'drain' && i.drain) continue;
