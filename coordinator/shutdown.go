@@ -88,7 +88,14 @@ func (s *Store) Shutdown(ctx context.Context) error {
 	case <-s.closeDone:
 		return s.closeErr
 	case <-ctx.Done():
-		return &StuckError{Waited: time.Since(start), Waiting: raftGoroutines()}
+		waiting := raftGoroutines()
+		select {
+		case <-s.closeDone:
+			// The close ended while the goroutines were listed: not stuck.
+			return s.closeErr
+		default:
+		}
+		return &StuckError{Waited: time.Since(start), Waiting: waiting}
 	}
 }
 

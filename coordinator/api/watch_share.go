@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"runtime/debug"
+	"strconv"
 	"sync"
 	"time"
 
@@ -40,9 +41,12 @@ const (
 	// watchers linger 50 ms, 500 watchers 12.5 ms.
 	lingerPerWatcher = 25 * time.Microsecond
 	maxLinger        = 100 * time.Millisecond
-	// watchWriteTimeout is Config.WatchWriteTimeout's default: how long
-	// writing one answer may take.
+	// watchWriteTimeout is Config.WatchWriteTimeout's default: how long a
+	// watcher may take no part of its answer (watchChunk) before it is
+	// cut off.
 	watchWriteTimeout = 10 * time.Second
+	// watchChunk is how much of an answer is written per write deadline.
+	watchChunk = 64 << 10
 	// freeFrom, freeAfter: when the watchers waiting drop to a quarter of
 	// a peak of at least freeFrom, the memory is handed back freeAfter
 	// later.
@@ -249,14 +253,25 @@ func (s *Server) sharedWatch(c echo.Context, key watchKey, timeout time.Duration
 	return s.writeWatchAnswer(c, body)
 }
 
-// writeWatchAnswer writes body within Config.WatchWriteTimeout; a watcher that
-// does not take it in time is cut off.
+// writeWatchAnswer writes body in chunks of watchChunk, each within
+// Config.WatchWriteTimeout: a watcher that takes nothing for that long is
+// cut off; one that reads slowly, but reads, is not (a large first answer
+// over a slow link takes as long as it takes).
 func (s *Server) writeWatchAnswer(c echo.Context, body []byte) error {
 	rc := http.NewResponseController(c.Response())
-	deadline := rc.SetWriteDeadline(time.Now().Add(s.cfg.WatchWriteTimeout)) == nil
-	err := c.Blob(http.StatusOK, echo.MIMEApplicationJSON, body)
-	if err == nil {
-		err = rc.Flush()
+	w := c.Response()
+	w.Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
+	w.Header().Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	deadline := true
+	var err error
+	for off := 0; off < len(body) && err == nil; off += watchChunk {
+		if deadline {
+			deadline = rc.SetWriteDeadline(time.Now().Add(s.cfg.WatchWriteTimeout)) == nil
+		}
+		if _, err = w.Write(body[off:min(off+watchChunk, len(body))]); err == nil {
+			err = rc.Flush()
+		}
 	}
 	if deadline {
 		_ = rc.SetWriteDeadline(time.Time{})
