@@ -20,6 +20,9 @@ func TestValidateHostSpecFields(t *testing.T) {
 		{"bare sha256 auto", func(h *Host) { h.Image.Checksum = sha256 }, "", ""},
 		{"bare with type", func(h *Host) { h.Image.Checksum, h.Image.ChecksumType = "abcd", "md5" }, "", ""},
 		{"prefix with same type", func(h *Host) { h.Image.Checksum, h.Image.ChecksumType = "md5:ab", "md5" }, "", ""},
+		{"checksum file URL", func(h *Host) { h.Image.Checksum = "http://i/x.img.sha256sum" }, "", ""},
+		{"checksum file URL with type", func(h *Host) { h.Image.Checksum, h.Image.ChecksumType = "https://i/CHECKSUM", "sha512" }, "", ""},
+		{"checksum URL without host", func(h *Host) { h.Image.Checksum = "http:///x.sha256sum" }, "image.checksum", "not a URL of a checksum file"},
 		{"all formats", func(h *Host) { h.Image.Format = "live-iso" }, "", ""},
 		{"every field", func(h *Host) {
 			h.Image.Format, h.Image.ChecksumType, h.Image.Checksum = "qcow2", "sha512", strings.Repeat("0", 128)
