@@ -62,7 +62,7 @@ type Input struct {
 	Refused []string                    // "WHERE: why"
 	// refusedFrom holds the sources (hosts, nodes) Refused names.
 	refusedFrom map[string]bool
-	Notes   []string                    // dropped fields, ignored Secrets
+	Notes       []string // dropped fields, ignored Secrets
 	// MissingWhy says why a host whose records are missing is refused
 	// (nil: the metal3 words, naming Secrets).
 	MissingWhy func(records []string) string
