@@ -125,7 +125,7 @@ func TestApplyBMHRefused(t *testing.T) {
 // TestApplyBMHSameMachineStored: a host whose BMC address names the
 // machine of a stored host (BMO's scheme variants alike) is refused; other
 // systems of the same BMC, and an address moved from one host to another
-// in one file, apply.
+// in one file, apply; so does a host without a spec (no BMC at all).
 func TestApplyBMHSameMachineStored(t *testing.T) {
 	c := startCoordinator(t)
 	ctx := context.Background()
@@ -146,6 +146,15 @@ func TestApplyBMHSameMachineStored(t *testing.T) {
 	c.mustCtl(t, at("h1", "redfish://h/redfish/v1/Systems/3")+"---\n"+at("h3", "redfish://h/redfish/v1/Systems/1"), "host", "apply", "-f", "-", "--rack", "r1")
 	if h, err := c.admin.GetHost(ctx, "h3"); err != nil || h.BMC.Address != "redfish://h/redfish/v1/Systems/1" {
 		t.Errorf("h3: %+v %v", h, err)
+	}
+	// A host without a spec (and so without a BMC) is stored unmanaged
+	// beside them.
+	r = c.mustCtl(t, "apiVersion: metal3.io/v1alpha1\nkind: BareMetalHost\nmetadata: {name: discovered}\n", "host", "apply", "-f", "-", "--rack", "r1")
+	if !strings.Contains(r.stdout, "host/discovered created") || !strings.Contains(r.stdout, "has no spec: registered unmanaged") {
+		t.Errorf("host without spec: %s", r)
+	}
+	if h, err := c.admin.GetHost(ctx, "discovered"); err != nil || h.BMC.Address != "" || h.Online {
+		t.Errorf("discovered: %+v %v", h, err)
 	}
 }
 

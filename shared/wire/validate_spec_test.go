@@ -76,12 +76,17 @@ func TestImageHelpers(t *testing.T) {
 		{Image{URL: "http://i/a.qcow2", Checksum: "md5:ab"}, "", "md5", "ab"},
 		{Image{URL: "http://i/a.iso", Format: "raw", Checksum: strings.Repeat("f", 128)}, "raw", "sha512", strings.Repeat("f", 128)},
 		{Image{URL: "http://i/a", Checksum: "ab", ChecksumType: "sha256"}, "", "sha256", "ab"},
+		// A checksum file's URL has no digest until the file is read.
+		{Image{URL: "http://i/a", Checksum: "HTTPS://i/a.sha256sum", ChecksumType: "sha256"}, "", "", ""},
 	} {
 		if f := c.im.EffectiveFormat(); f != c.format {
 			t.Errorf("%+v: format %q, want %q", c.im, f, c.format)
 		}
 		if a, h := c.im.ChecksumAlgo(); a != c.algo || h != c.hex_ {
 			t.Errorf("%+v: checksum %q %q, want %q %q", c.im, a, h, c.algo, c.hex_)
+		}
+		if u := c.im.ChecksumURL(); (u != "") != strings.Contains(c.im.Checksum, "://") {
+			t.Errorf("%+v: checksum URL %q", c.im, u)
 		}
 	}
 }
