@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -87,6 +88,22 @@ func (s *Server) resolveChecksum(ctx context.Context, im *wire.Image) (*wire.Ima
 	if cu == "" {
 		return im, nil
 	}
+	out, err := s.readChecksumFile(ctx, im, cu)
+	switch {
+	case err == nil:
+		s.m.checksumFiles.WithLabelValues("ok").Inc()
+	case errors.Is(err, ErrOrigin):
+		s.m.checksumFiles.WithLabelValues("unreachable").Inc()
+	default:
+		s.m.checksumFiles.WithLabelValues("refused").Inc()
+	}
+	if err != nil {
+		s.log.Warn("image checksum file not usable", "url", cu, "image", im.URL, "err", err.Error())
+	}
+	return out, err
+}
+
+func (s *Server) readChecksumFile(ctx context.Context, im *wire.Image, cu string) (*wire.Image, error) {
 	name := "image"
 	if p, err := urlPath(im.URL); err == nil && path.Base(p) != "/" && path.Base(p) != "." {
 		name = path.Base(p)

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/rackfence/rackfence/shared/wire"
 )
 
@@ -42,7 +44,7 @@ func TestCacheChecksumFileFormats(t *testing.T) {
 		http.ServeContent(w, r, "sum", time.Unix(0, 0), strings.NewReader(body))
 	}))
 	t.Cleanup(ck.Close)
-	s, _ := newServer(t, t.TempDir(), 64*mib)
+	s, reg := newServer(t, t.TempDir(), 64*mib)
 	serve(t, s)
 	imageURL := img.srv.URL + "/images/disk.qcow2"
 	for _, c := range []struct {
@@ -90,6 +92,15 @@ func TestCacheChecksumFileFormats(t *testing.T) {
 	ck2.Close()
 	if _, err := s.PrepareImage(context.Background(), &wire.Image{URL: imageURL, Checksum: gone}); !errors.Is(err, ErrOrigin) || !strings.Contains(err.Error(), gone) {
 		t.Errorf("unreachable checksum file: %v, want ErrOrigin naming %s", err, gone)
+	}
+	// 9 read (8 verified, 1 mismatching image), 4 refused, 1 unreachable.
+	for result, want := range map[string]float64{"ok": 9, "refused": 4, "unreachable": 1} {
+		if got := testutil.ToFloat64(s.m.checksumFiles.WithLabelValues(result)); got != want {
+			t.Errorf("checksum files %s: %v, want %v", result, got, want)
+		}
+	}
+	if n, err := testutil.GatherAndCount(reg, "rackfence_agent_image_checksum_files_total"); err != nil || n != 3 {
+		t.Errorf("registered series: %d %v", n, err)
 	}
 }
 
