@@ -77,14 +77,12 @@ func (x *Ctx) planBMH(cl *client.Client, in *importer.Input, allowMissing bool) 
 	for _, c := range cl2.Items {
 		haveRec[c.Name] = true
 	}
-	inInput := map[string]bool{}
-	for _, ph := range in.Hosts {
-		inInput[ph.Host.Name] = true
-	}
+	stored := storedMachines(hl.Items, in.Hosts)
 	var hosts []importer.PlannedHost
 	for _, ph := range in.Hosts {
-		if why := storedSameMachine(ph.Host, hl.Items, inInput); why != "" {
-			p.refuse(ph.Source, why)
+		if o, theirs, ok := stored.Find(ph.Host.BMC.Address); ok && o != ph.Host.Name {
+			p.refuse(ph.Source, fmt.Sprintf("bmc.address %q names the same machine as stored host %s (bmc.address %q): %s, or delete host %s first",
+				ph.Host.BMC.Address, o, theirs, importer.SameMachineHint, o))
 			continue
 		}
 		var missing []string
@@ -177,23 +175,21 @@ func (x *Ctx) planBMH(cl *client.Client, in *importer.Input, allowMissing bool) 
 	return p, nil
 }
 
-// storedSameMachine says why h is refused when a stored host of another
-// name, not itself in the input (whose new address the input's own check
-// covered), has a BMC address naming the same machine; "" when none has.
-func storedSameMachine(h wire.Host, stored []wire.Host, inInput map[string]bool) string {
-	if h.BMC.Address == "" {
-		return ""
+// storedMachines indexes the BMC addresses of the stored hosts the input
+// does not hold (the input's own hosts were checked against each other
+// with their new addresses).
+func storedMachines(stored []wire.Host, input []importer.PlannedHost) *importer.MachineIndex {
+	inInput := map[string]bool{}
+	for _, ph := range input {
+		inInput[ph.Host.Name] = true
 	}
+	x := importer.NewMachineIndex()
 	for _, o := range stored {
-		if o.Name == h.Name || inInput[o.Name] {
-			continue
-		}
-		if importer.SameMachine(h.BMC.Address, o.BMC.Address) {
-			return fmt.Sprintf("bmc.address %q names the same machine as stored host %s (bmc.address %q): %s, or delete host %s first",
-				h.BMC.Address, o.Name, o.BMC.Address, importer.SameMachineHint, o.Name)
+		if !inInput[o.Name] {
+			x.Add(o.BMC.Address, o.Name)
 		}
 	}
-	return ""
+	return x
 }
 
 // specDiff names the top-level spec fields where a and b differ.

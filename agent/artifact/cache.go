@@ -126,6 +126,7 @@ func (s *Server) PrepareImage(ctx context.Context, im *wire.Image) (string, erro
 	if s.cache == nil {
 		return "", ErrNoCache
 	}
+	cu := im.ChecksumURL()
 	im, err := s.resolveChecksum(ctx, im)
 	if err != nil {
 		return "", err
@@ -135,6 +136,9 @@ func (s *Server) PrepareImage(ctx context.Context, im *wire.Image) (string, erro
 		return "", err
 	}
 	if err := s.cache.ensure(ctx, key, im.URL); err != nil {
+		if cu != "" && errors.Is(err, ErrChecksumMismatch) {
+			return "", fmt.Errorf("%w (the digest is the image's line of the checksum file %s)", err, cu)
+		}
 		return "", err
 	}
 	name := "image"

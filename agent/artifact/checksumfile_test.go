@@ -70,7 +70,7 @@ func TestCacheChecksumFileFormats(t *testing.T) {
 		is        error
 		msg       string
 	}{
-		{"/wrong.sha256sum", "", ErrChecksumMismatch, "is " + s256},
+		{"/wrong.sha256sum", "", ErrChecksumMismatch, "is " + s256 + ", the spec's image.checksum says " + other + ": fix image.checksum or the image at its origin (the digest is the image's line of the checksum file " + ck.URL + "/wrong.sha256sum)"},
 		{"/missing", "", ErrChecksumFile, "no line for disk.qcow2"},
 		{"/nothere.sha256sum", "", ErrChecksumFile, "404 Not Found"},
 		{"/tagmismatch", "sha256", ErrChecksumFile, "image.checksumType says sha256"},

@@ -37,17 +37,46 @@ func machineOf(addr string) (bmcMachine, bool) {
 	return m, true
 }
 
-// SameMachine says whether two rackfence BMC addresses name one machine.
-func SameMachine(a, b string) bool {
-	ma, ok := machineOf(a)
-	if !ok {
-		return false
+// sameSystem: on one BMC, the same system path, or one of them none.
+func sameSystem(a, b bmcMachine) bool {
+	return a.system == "" || b.system == "" || a.system == b.system
+}
+
+// MachineIndex finds, among the BMC addresses added, one naming the same
+// machine as another, in time proportional to the addresses of one BMC.
+type MachineIndex struct {
+	byBMC map[string][]machineEntry // by host:port
+}
+
+type machineEntry struct {
+	m         bmcMachine
+	addr, who string
+}
+
+// NewMachineIndex returns an empty index.
+func NewMachineIndex() *MachineIndex { return &MachineIndex{byBMC: map[string][]machineEntry{}} }
+
+// Add records that who has the BMC address addr (ignored when empty or
+// not an address).
+func (x *MachineIndex) Add(addr, who string) {
+	if m, ok := machineOf(addr); ok {
+		x.byBMC[m.hostPort] = append(x.byBMC[m.hostPort], machineEntry{m, addr, who})
 	}
-	mb, ok := machineOf(b)
-	if !ok || ma.hostPort != mb.hostPort {
-		return false
+}
+
+// Find returns who has an address naming the same machine as addr, and
+// that address; ok false when none has.
+func (x *MachineIndex) Find(addr string) (who, theirs string, ok bool) {
+	m, valid := machineOf(addr)
+	if !valid {
+		return "", "", false
 	}
-	return ma.system == "" || mb.system == "" || ma.system == mb.system
+	for _, e := range x.byBMC[m.hostPort] {
+		if sameSystem(m, e.m) {
+			return e.who, e.addr, true
+		}
+	}
+	return "", "", false
 }
 
 // SameMachineHint is what to do about two hosts with one machine's BMC.

@@ -191,7 +191,7 @@ func ConvertBMH(objs []Object, o BMHOptions) (*Input, error) {
 	}
 	recordFrom := map[string]string{} // record name -> namespace/secret
 	hostFrom := map[string]string{}
-	var addrFrom []struct{ addr, source string } // mapped BMC addresses so far
+	machines := NewMachineIndex() // mapped BMC addresses so far
 	used := map[string]bool{}
 	withheldNoted := map[string]bool{}
 	for _, b := range bmhs {
@@ -241,13 +241,10 @@ func ConvertBMH(objs []Object, o BMHOptions) (*Input, error) {
 		}
 		hostFrom[ph.Host.Name] = ph.Source
 		if a := ph.Host.BMC.Address; a != "" {
-			for _, prev := range addrFrom {
-				if SameMachine(a, prev.addr) {
-					errs = append(errs, fmt.Sprintf("field spec.bmc.address %q names the same machine as %s (%q): %s", b.d.Spec.BMC.Address, prev.source, prev.addr, SameMachineHint))
-					break
-				}
+			if who, theirs, ok := machines.Find(a); ok {
+				errs = append(errs, fmt.Sprintf("field spec.bmc.address %q names the same machine as %s (%q): %s", b.d.Spec.BMC.Address, who, theirs, SameMachineHint))
 			}
-			addrFrom = append(addrFrom, struct{ addr, source string }{a, ph.Source})
+			machines.Add(a, ph.Source)
 		}
 		if len(errs) == 0 {
 			if err := wire.ValidateHost(&ph.Host, ph.Host.Name); err != nil {

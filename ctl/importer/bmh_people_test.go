@@ -136,13 +136,22 @@ func TestSameMachine(t *testing.T) {
 		{"redfish://bmc1/redfish/v1/Systems/1", "redfish://bmc2/redfish/v1/Systems/1"},
 		{"redfish://bmc/redfish/v1/Systems/1", ""},
 	}
+	sameMachine := func(a, b string) bool {
+		x := NewMachineIndex()
+		x.Add(a, "a")
+		who, theirs, ok := x.Find(b)
+		if ok && (who != "a" || theirs != a) {
+			t.Errorf("%s in the index, %s found: %q %q", a, b, who, theirs)
+		}
+		return ok
+	}
 	for _, p := range same {
-		if !SameMachine(p[0], p[1]) || !SameMachine(p[1], p[0]) {
+		if !sameMachine(p[0], p[1]) || !sameMachine(p[1], p[0]) {
 			t.Errorf("%s and %s: not the same machine", p[0], p[1])
 		}
 	}
 	for _, p := range differ {
-		if SameMachine(p[0], p[1]) {
+		if sameMachine(p[0], p[1]) || sameMachine(p[1], p[0]) {
 			t.Errorf("%s and %s: the same machine", p[0], p[1])
 		}
 	}
