@@ -33,6 +33,18 @@ type bmhPlan struct {
 	NotApplied []string `json:"notApplied,omitempty"`
 
 	steps []applyStep
+	// refusedFrom holds the hosts (or nodes) Refused names: the count
+	// the refusal reports.
+	refusedFrom map[string]bool
+}
+
+// refuse records why one source (a host or node) is refused.
+func (p *bmhPlan) refuse(source, why string) {
+	if p.refusedFrom == nil {
+		p.refusedFrom = map[string]bool{}
+	}
+	p.refusedFrom[source] = true
+	p.Refused = append(p.Refused, source+": "+why)
 }
 
 // applyStep is one API call of the plan, in order.
@@ -45,7 +57,10 @@ type applyStep struct {
 // hosts, one list of credentials) and builds the steps: records first,
 // then hosts, then intents.
 func (x *Ctx) planBMH(cl *client.Client, in *importer.Input, allowMissing bool) (*bmhPlan, error) {
-	p := &bmhPlan{Refused: in.Refused, Notes: in.Notes}
+	p := &bmhPlan{Refused: in.Refused, Notes: in.Notes, refusedFrom: map[string]bool{}}
+	for _, src := range in.RefusedSources() {
+		p.refusedFrom[src] = true
+	}
 	hl, err := cl.ListHosts(x.ctx, client.HostFilter{})
 	if err != nil {
 		return nil, err
@@ -62,8 +77,14 @@ func (x *Ctx) planBMH(cl *client.Client, in *importer.Input, allowMissing bool) 
 	for _, c := range cl2.Items {
 		haveRec[c.Name] = true
 	}
+	stored := storedMachines(hl.Items, in.Hosts)
 	var hosts []importer.PlannedHost
 	for _, ph := range in.Hosts {
+		if o, theirs, ok := stored.Find(ph.Host.BMC.Address); ok && o != ph.Host.Name {
+			p.refuse(ph.Source, fmt.Sprintf("bmc.address %q names the same machine as stored host %s (bmc.address %q): %s, or delete host %s first",
+				ph.Host.BMC.Address, o, theirs, importer.SameMachineHint, o))
+			continue
+		}
 		var missing []string
 		for _, rn := range ph.Secrets {
 			if _, ok := in.Records[rn]; !ok && !haveRec[rn] {
@@ -75,7 +96,7 @@ func (x *Ctx) planBMH(cl *client.Client, in *importer.Input, allowMissing bool) 
 			if in.MissingWhy != nil {
 				why = in.MissingWhy(missing)
 			}
-			p.Refused = append(p.Refused, ph.Source+": "+why)
+			p.refuse(ph.Source, why)
 			continue
 		}
 		for _, rn := range missing {
@@ -152,6 +173,23 @@ func (x *Ctx) planBMH(cl *client.Client, in *importer.Input, allowMissing bool) 
 	}
 	p.steps = append(p.steps, intents...)
 	return p, nil
+}
+
+// storedMachines indexes the BMC addresses of the stored hosts the input
+// does not hold (the input's own hosts were checked against each other
+// with their new addresses).
+func storedMachines(stored []wire.Host, input []importer.PlannedHost) *importer.MachineIndex {
+	inInput := map[string]bool{}
+	for _, ph := range input {
+		inInput[ph.Host.Name] = true
+	}
+	x := importer.NewMachineIndex()
+	for _, o := range stored {
+		if !inInput[o.Name] {
+			x.Add(o.BMC.Address, o.Name)
+		}
+	}
+	return x
 }
 
 // specDiff names the top-level spec fields where a and b differ.
@@ -244,7 +282,11 @@ func (x *Ctx) applyPlan(p *bmhPlan, what, fix string) error {
 		if err := show(); err != nil {
 			return err
 		}
-		return withHints(fmt.Errorf("%d %s refused; nothing was applied", len(p.Refused), what), fix)
+		n := len(p.refusedFrom)
+		if n == 0 {
+			n = len(p.Refused)
+		}
+		return withHints(fmt.Errorf("%d %s refused; nothing was applied", n, what), fix)
 	}
 	if p.DryRun {
 		return show()

@@ -114,6 +114,48 @@ func TestApplyBMHRefused(t *testing.T) {
 	if r.code == 0 || !strings.Contains(r.stdout, "no rack: give --rack R") {
 		t.Errorf("no rack: %s", r)
 	}
+	// One host refused for three reasons is one refused host.
+	three := oneBMH("  annotations: {baremetalhost.metal3.io/paused: \"\"}\n", "  raid: {hardwareRAIDVolumes: [{level: \"1\"}]}\n  customDeploy: {method: x}\n")
+	r = c.ctl(t, three, "host", "apply", "-f", "-", "--rack", "r1")
+	if r.code == 0 || strings.Count(r.stdout, "refused: ") != 3 || !strings.Contains(r.stderr, "1 BareMetalHost(s) refused") {
+		t.Errorf("one host, three reasons: %s", r)
+	}
+}
+
+// TestApplyBMHSameMachineStored: a host whose BMC address names the
+// machine of a stored host (BMO's scheme variants alike) is refused; other
+// systems of the same BMC, and an address moved from one host to another
+// in one file, apply; so does a host without a spec (no BMC at all).
+func TestApplyBMHSameMachineStored(t *testing.T) {
+	c := startCoordinator(t)
+	ctx := context.Background()
+	c.mustCtl(t, oneBMH("", ""), "host", "apply", "-f", "-", "--rack", "r1")
+	at := func(name, addr string) string {
+		return strings.Replace(strings.Replace(oneBMH("", ""), "name: h1", "name: "+name, 1), "redfish://h/redfish/v1/Systems/1", addr, 1)
+	}
+	r := c.ctl(t, at("h2", "idrac-redfish+https://H:443/redfish/v1/Systems/1/"), "host", "apply", "-f", "-", "--rack", "r1")
+	if r.code == 0 || !strings.Contains(r.stdout, `names the same machine as stored host h1 (bmc.address "redfish://h/redfish/v1/Systems/1")`) ||
+		!strings.Contains(r.stderr, "1 BareMetalHost(s) refused") {
+		t.Errorf("same machine as a stored host: %s", r)
+	}
+	if _, err := c.admin.GetHost(ctx, "h2"); !client.IsNotFound(err) {
+		t.Errorf("h2 was applied: %v", err)
+	}
+	c.mustCtl(t, at("h2", "redfish://h/redfish/v1/Systems/2"), "host", "apply", "-f", "-", "--rack", "r1")
+	// h1 moves to system 3 and h3 takes system 1, in one file.
+	c.mustCtl(t, at("h1", "redfish://h/redfish/v1/Systems/3")+"---\n"+at("h3", "redfish://h/redfish/v1/Systems/1"), "host", "apply", "-f", "-", "--rack", "r1")
+	if h, err := c.admin.GetHost(ctx, "h3"); err != nil || h.BMC.Address != "redfish://h/redfish/v1/Systems/1" {
+		t.Errorf("h3: %+v %v", h, err)
+	}
+	// A host without a spec (and so without a BMC) is stored unmanaged
+	// beside them.
+	r = c.mustCtl(t, "apiVersion: metal3.io/v1alpha1\nkind: BareMetalHost\nmetadata: {name: discovered}\n", "host", "apply", "-f", "-", "--rack", "r1")
+	if !strings.Contains(r.stdout, "host/discovered created") || !strings.Contains(r.stdout, "has no spec: registered unmanaged") {
+		t.Errorf("host without spec: %s", r)
+	}
+	if h, err := c.admin.GetHost(ctx, "discovered"); err != nil || h.BMC.Address != "" || h.Online {
+		t.Errorf("discovered: %+v %v", h, err)
+	}
 }
 
 // TestApplyBMHMidway: when the coordinator refuses one change, the command
@@ -123,8 +165,9 @@ func TestApplyBMHMidway(t *testing.T) {
 	ctx := context.Background()
 	h0 := strings.Replace(oneBMH("  labels: {rack: r1}\n", ""), "name: h1", "name: h0", 1)
 	c.mustCtl(t, h0, "host", "apply", "-f", "-", "--rack-from", "label:rack")
-	// h2 is new; h0 would move to rack r2, which the coordinator refuses.
-	h2 := strings.Replace(oneBMH("  labels: {rack: r1}\n", ""), "name: h1", "name: h2", 1)
+	// h2 is new (another system of the same BMC); h0 would move to rack
+	// r2, which the coordinator refuses.
+	h2 := strings.Replace(strings.Replace(oneBMH("  labels: {rack: r1}\n", ""), "name: h1", "name: h2", 1), "Systems/1", "Systems/2", 1)
 	r := c.ctl(t, h2+"---\n"+strings.Replace(h0, "rack: r1", "rack: r2", 1), "host", "apply", "-f", "-", "--rack-from", "label:rack")
 	if r.code == 0 || !strings.Contains(r.stderr, "stopped at host/h0") || !strings.Contains(r.stderr, "applied: host/h2") ||
 		!strings.Contains(r.stderr, "not applied: host/h0") || !strings.Contains(r.stdout, "stopped midway") {

@@ -118,17 +118,27 @@ func Key(im *wire.Image) (string, error) {
 // im.URL once, however many hosts ask at the same time, and verifying it
 // against its checksum) and returns the URL the BMCs fetch it from. It
 // waits for a fetch in flight until ctx ends (ctx's error then; the fetch
-// goes on). ErrNoCache without a cache, ErrNoChecksum without a checksum,
-// ErrChecksumMismatch, ErrTooLarge or ErrOrigin when the fetch fails.
+// goes on). A checksum that is a checksum file's URL is read from that
+// file first (ErrChecksumFile when it cannot be). ErrNoCache without a
+// cache, ErrNoChecksum without a checksum, ErrChecksumMismatch,
+// ErrTooLarge or ErrOrigin when the fetch fails.
 func (s *Server) PrepareImage(ctx context.Context, im *wire.Image) (string, error) {
 	if s.cache == nil {
 		return "", ErrNoCache
+	}
+	cu := im.ChecksumURL()
+	im, err := s.resolveChecksum(ctx, im)
+	if err != nil {
+		return "", err
 	}
 	key, err := Key(im)
 	if err != nil {
 		return "", err
 	}
 	if err := s.cache.ensure(ctx, key, im.URL); err != nil {
+		if cu != "" && errors.Is(err, ErrChecksumMismatch) {
+			return "", fmt.Errorf("%w (the digest is the image's line of the checksum file %s)", err, cu)
+		}
 		return "", err
 	}
 	name := "image"

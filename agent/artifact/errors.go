@@ -15,6 +15,9 @@ var (
 	ErrTooLarge = errors.New("image larger than the image cache")
 	// ErrNoCache: the server has no image cache (no --image-cache-dir).
 	ErrNoCache = errors.New("no image cache")
-	// ErrOrigin: the image's origin did not serve it.
+	// ErrChecksumFile: image.checksum is the URL of a checksum file that
+	// was refused (not 200) or has no usable digest for the image.
+	ErrChecksumFile = errors.New("image checksum file unusable")
+	// ErrOrigin: the image's origin (or its checksum file's) did not serve it.
 	ErrOrigin = errors.New("image origin failed")
 )

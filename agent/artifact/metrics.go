@@ -6,7 +6,7 @@ import "github.com/prometheus/client_golang/prometheus"
 type metrics struct {
 	hits, misses, evictions, mismatches prometheus.Counter
 	originBytes                         prometheus.Counter
-	served                              *prometheus.CounterVec
+	served, checksumFiles               *prometheus.CounterVec
 	cacheBytes, drives                  prometheus.Gauge
 }
 
@@ -24,13 +24,15 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Bytes fetched from images' origins into the cache."}),
 		served: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rackfence_agent_artifact_served_bytes_total",
 			Help: "Bytes the artifact server sent, by kind (image, configdrive)."}, []string{"kind"}),
+		checksumFiles: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rackfence_agent_image_checksum_files_total",
+			Help: "Checksum files read for images whose image.checksum is a URL, by result (ok, refused: not 200 or no usable line, unreachable)."}, []string{"result"}),
 		cacheBytes: prometheus.NewGauge(prometheus.GaugeOpts{Name: "rackfence_agent_image_cache_bytes",
 			Help: "Bytes of verified images in the cache."}),
 		drives: prometheus.NewGauge(prometheus.GaugeOpts{Name: "rackfence_agent_config_drives",
 			Help: "Config drives the artifact server holds (one per host provisioned with user, network or meta data)."}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.hits, m.misses, m.evictions, m.mismatches, m.originBytes, m.served, m.cacheBytes, m.drives)
+		reg.MustRegister(m.hits, m.misses, m.evictions, m.mismatches, m.originBytes, m.served, m.checksumFiles, m.cacheBytes, m.drives)
 	}
 	return m
 }

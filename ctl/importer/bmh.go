@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -20,6 +21,10 @@ const (
 	AnnPaused   = "baremetalhost.metal3.io/paused"
 	AnnReboot   = "reboot.metal3.io"
 	AnnInspect  = "inspect.metal3.io"
+	// AnnStatus holds a copy of the status, which BMO restores from it
+	// when a host moved between clusters arrives without one.
+	AnnStatus          = "baremetalhost.metal3.io/status"
+	AnnHardwareDetails = "inspect.metal3.io/hardwaredetails"
 )
 
 // BMHOptions are host apply's flags for metal3 documents.
@@ -55,10 +60,34 @@ type Input struct {
 	Hosts   []PlannedHost
 	Records map[string]wire.Credentials // from Secrets a host references
 	Refused []string                    // "WHERE: why"
-	Notes   []string                    // dropped fields, ignored Secrets
+	// refusedFrom holds the sources (hosts, nodes) Refused names.
+	refusedFrom map[string]bool
+	Notes       []string // dropped fields, ignored Secrets
 	// MissingWhy says why a host whose records are missing is refused
 	// (nil: the metal3 words, naming Secrets).
 	MissingWhy func(records []string) string
+}
+
+// refuse records why a source (one host or node) is refused.
+func (in *Input) refuse(source string, whys ...string) {
+	if in.refusedFrom == nil {
+		in.refusedFrom = map[string]bool{}
+	}
+	in.refusedFrom[source] = true
+	for _, w := range whys {
+		in.Refused = append(in.Refused, source+": "+w)
+	}
+}
+
+// RefusedSources returns the sources (hosts, nodes) with at least one
+// refusal: a host refused for three reasons is one.
+func (in *Input) RefusedSources() []string {
+	out := make([]string, 0, len(in.refusedFrom))
+	for s := range in.refusedFrom {
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // SplitObjects splits a file into objects: YAML documents, a JSON array,
@@ -141,7 +170,7 @@ func ConvertBMH(objs []Object, o BMHOptions) (*Input, error) {
 			if s.Metadata.Name == "" {
 				return nil, fmt.Errorf("%s: Secret: field metadata.name is required", ob.Where)
 			}
-			k := s.Metadata.Namespace + "/" + s.Metadata.Name
+			k := qualified(s.Metadata)
 			secrets[k] = s
 			secretWhere[k] = ob.Where
 		case ob.kind == "":
@@ -162,13 +191,14 @@ func ConvertBMH(objs []Object, o BMHOptions) (*Input, error) {
 	}
 	recordFrom := map[string]string{} // record name -> namespace/secret
 	hostFrom := map[string]string{}
+	machines := NewMachineIndex() // mapped BMC addresses so far
 	used := map[string]bool{}
 	withheldNoted := map[string]bool{}
 	for _, b := range bmhs {
 		ph, refs, errs := mapBMH(b.d, o)
 		ph.Source = b.Where + ": BareMetalHost " + qualified(b.d.Metadata)
 		for _, ref := range refs {
-			k := b.d.Metadata.Namespace + "/" + ref.secret
+			k := qualified(k8sMeta{Namespace: b.d.Metadata.Namespace, Name: ref.secret})
 			rn := recordName(b.d.Metadata.Namespace, ref.secret)
 			if err := wire.ValidateName(ref.field, rn); err != nil {
 				errs = append(errs, err.Error())
@@ -191,6 +221,12 @@ func ConvertBMH(objs []Object, o BMHOptions) (*Input, error) {
 					}
 					continue
 				}
+				if ref.field == "spec.bmc.credentialsName" {
+					if why := loginMissing(s); why != "" {
+						errs = append(errs, fmt.Sprintf("%s: Secret %s (%s) %s", ref.field, k, secretWhere[k], why))
+						continue
+					}
+				}
 				if _, done := in.Records[rn]; !done {
 					cr, err := secretRecord(s, rn)
 					if err != nil {
@@ -204,6 +240,12 @@ func ConvertBMH(objs []Object, o BMHOptions) (*Input, error) {
 			errs = append(errs, fmt.Sprintf("host name %q is also %s (hosts are named after metadata.name, whatever the namespace)", ph.Host.Name, prev))
 		}
 		hostFrom[ph.Host.Name] = ph.Source
+		if a := ph.Host.BMC.Address; a != "" {
+			if who, theirs, ok := machines.Find(a); ok {
+				errs = append(errs, fmt.Sprintf("field spec.bmc.address %q names the same machine as %s (%q): %s", b.d.Spec.BMC.Address, who, theirs, SameMachineHint))
+			}
+			machines.Add(a, ph.Source)
+		}
 		if len(errs) == 0 {
 			if err := wire.ValidateHost(&ph.Host, ph.Host.Name); err != nil {
 				var fe *wire.FieldError
@@ -215,9 +257,7 @@ func ConvertBMH(objs []Object, o BMHOptions) (*Input, error) {
 			}
 		}
 		if len(errs) > 0 {
-			for _, e := range errs {
-				in.Refused = append(in.Refused, ph.Source+": "+e)
-			}
+			in.refuse(ph.Source, errs...)
 			continue
 		}
 		for _, n := range ph.notes {
@@ -264,16 +304,18 @@ func decodeBMH(raw []byte) (bmhDoc, error) {
 		return d, fmt.Errorf("BareMetalHost: field metadata.name is required")
 	}
 	if len(outer.Spec) == 0 || string(outer.Spec) == "null" {
-		return d, fmt.Errorf("BareMetalHost %s: field spec is required", d.Metadata.Name)
+		// A host known without BMC details (metal3's demo "discovered"
+		// host): rackfence keeps it unmanaged until spec.bmc is given.
+		d.noSpec = true
+		return d, nil
+	}
+	if f := unknownField(outer.Spec, reflect.TypeOf(bmhSpec{}), "spec"); f != "" {
+		return d, fmt.Errorf("BareMetalHost %s: field %s is not in metal3's BareMetalHost API (metal3.io/v1alpha1; kubectl apply refuses it too): misspelt? remove it", d.Metadata.Name, f)
 	}
 	dec := json.NewDecoder(bytes.NewReader(outer.Spec))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&d.Spec); err != nil {
-		msg := strings.TrimPrefix(err.Error(), "json: ")
-		if f, ok := strings.CutPrefix(msg, "unknown field "); ok {
-			return d, fmt.Errorf("BareMetalHost %s: field spec.%s is not a BareMetalHost field rackfence knows; remove it", d.Metadata.Name, strings.Trim(f, `"`))
-		}
-		return d, fmt.Errorf("BareMetalHost %s: spec: %s", d.Metadata.Name, msg)
+		return d, fmt.Errorf("BareMetalHost %s: spec: %s", d.Metadata.Name, strings.TrimPrefix(err.Error(), "json: "))
 	}
 	return d, nil
 }
@@ -313,7 +355,11 @@ func mapBMH(d bmhDoc, o BMHOptions) (*PlannedHost, []secretUse, []string) {
 	ph := &PlannedHost{}
 	h := &ph.Host
 	h.Name = d.Metadata.Name
+	if d.noSpec {
+		ph.notes = append(ph.notes, "has no spec: registered unmanaged (known, no BMC details, never powered or provisioned); add spec.bmc (address, credentialsName) to manage it")
+	}
 	errs = append(errs, s.refused()...)
+	ph.notes = append(ph.notes, s.ignored()...)
 	rack, err := rackOf(d.Metadata, o)
 	if err != nil {
 		errs = append(errs, err.Error())
@@ -328,10 +374,18 @@ func mapBMH(d bmhDoc, o BMHOptions) (*PlannedHost, []secretUse, []string) {
 	h.BootMACAddress = s.BootMACAddress
 	h.Online = s.Online
 	h.ExternallyProvisioned = s.ExternallyProvisioned
-	switch d.Status.Provisioning.State {
+	state := d.Status.Provisioning.State
+	if st, ok := d.Metadata.Annotations[AnnStatus]; ok && state == "" {
+		var a bmhStatus
+		if err := json.Unmarshal([]byte(st), &a); err != nil {
+			errs = append(errs, fmt.Sprintf("annotation %s is not a BareMetalHost status (%v): fix or remove it", AnnStatus, strings.TrimPrefix(err.Error(), "json: ")))
+		}
+		state = a.Provisioning.State
+	}
+	switch state {
 	case "provisioned", "externally provisioned":
 		if !h.ExternallyProvisioned {
-			ph.notes = append(ph.notes, fmt.Sprintf("status.provisioning.state %q: adopted as externally provisioned (never reprovisioned)", d.Status.Provisioning.State))
+			ph.notes = append(ph.notes, fmt.Sprintf("status.provisioning.state %q: adopted as externally provisioned (never reprovisioned)", state))
 		}
 		h.ExternallyProvisioned = true
 	}
@@ -342,6 +396,12 @@ func mapBMH(d bmhDoc, o BMHOptions) (*PlannedHost, []secretUse, []string) {
 		h.RootDeviceHints = &wire.RootDeviceHints{DeviceName: r.DeviceName, HCTL: r.HCTL, Model: r.Model, Vendor: r.Vendor,
 			SerialNumber: r.SerialNumber, MinSizeGigabytes: r.MinSizeGigabytes, WWN: r.WWN, WWNWithExtension: r.WWNWithExtension,
 			WWNVendorExtension: r.WWNVendorExtension, Rotational: r.Rotational}
+	}
+	if rd, note := s.profileHints(); note != "" {
+		if rd != nil {
+			h.RootDeviceHints = rd
+		}
+		ph.notes = append(ph.notes, note)
 	}
 	h.BootMode = s.BootMode
 	h.AutomatedCleaningMode = s.AutomatedCleaningMode
@@ -371,7 +431,11 @@ func mapBMH(d bmhDoc, o BMHOptions) (*PlannedHost, []secretUse, []string) {
 			return
 		}
 		if r.Namespace != "" && r.Namespace != d.Metadata.Namespace {
-			errs = append(errs, fmt.Sprintf("%s.namespace %q differs from the host's namespace %q; rackfence reads Secrets of the host's own namespace", field, r.Namespace, d.Metadata.Namespace))
+			host := fmt.Sprintf("the host's namespace %q", d.Metadata.Namespace)
+			if d.Metadata.Namespace == "" {
+				host = "the host's, which has none (no metadata.namespace)"
+			}
+			errs = append(errs, fmt.Sprintf("%s.namespace %q differs from %s; rackfence reads Secrets of the host's own namespace: set the host's metadata.namespace to %q, or drop %s.namespace", field, r.Namespace, host, r.Namespace, field))
 			return
 		}
 		refs = append(refs, secretUse{field, r.Name, func(rn string) { *dst = &wire.SecretReference{Name: rn} }})
@@ -495,6 +559,8 @@ func mapAnnotations(ann map[string]string, ph *PlannedHost) []string {
 				continue
 			}
 			ph.PowerOff = append(ph.PowerOff, r)
+		case k == AnnHardwareDetails:
+			ph.notes = append(ph.notes, "annotation "+AnnHardwareDetails+" ignored: rackfence records the hardware its own inspection finds")
 		case k == AnnInspect:
 			if v == "disabled" {
 				ph.notes = append(ph.notes, "annotation inspect.metal3.io: disabled ignored: rackfence always inspects a newly registered host (an externally provisioned one is not inspected)")
@@ -528,6 +594,31 @@ func rebootArgs(k, v string) (wire.RebootRequest, error) {
 		return r, fmt.Errorf("annotation %s: mode %q is not hard or soft", k, a.Mode)
 	}
 	return r, nil
+}
+
+// loginMissing says why a Secret named by spec.bmc.credentialsName is no
+// BMC login ("" when it is one): BMO refuses one without a username or a
+// password (the host stays in registration error), so rackfence does too.
+func loginMissing(s SecretDoc) string {
+	vals := map[string]string{}
+	for k, v := range s.Data {
+		vals[k] = string(v)
+	}
+	for k, v := range s.StringData {
+		vals[k] = v
+	}
+	var missing []string
+	for _, k := range []string{"username", "password"} {
+		if v, ok := vals[k]; !ok {
+			missing = append(missing, "no "+k)
+		} else if v == "" {
+			missing = append(missing, "an empty "+k)
+		}
+	}
+	if len(missing) == 0 {
+		return ""
+	}
+	return "has " + strings.Join(missing, " and ") + ": metal3 refuses BMC credentials without both (the host stays in registration error); set data.username and data.password"
 }
 
 // secretRecord makes a credentials record from a Secret: username and

@@ -147,12 +147,8 @@ func ironicImage(ii map[string]any) (*wire.Image, []string) {
 	case sum != "" && (algo == wire.ChecksumMD5 || algo == wire.ChecksumSHA256 || algo == wire.ChecksumSHA512):
 		im.Checksum, im.ChecksumType = sum, algo
 	case str(ii["image_checksum"]) != "":
-		c := str(ii["image_checksum"])
-		if strings.Contains(c, "://") {
-			notes = append(notes, "instance_info.image_checksum is a URL: not carried over (rackfence takes the digest)")
-		} else {
-			im.Checksum = c
-		}
+		// A digest, or the URL of a checksum file: rackfence takes both.
+		im.Checksum = str(ii["image_checksum"])
 	}
 	if f := str(ii["image_disk_format"]); f != "" {
 		ok := false

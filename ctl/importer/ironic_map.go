@@ -115,9 +115,7 @@ func ConvertIronic(nodes []ironicNode, ports []ironicPort, o IronicOptions) (in 
 			}
 		}
 		if len(errs) > 0 {
-			for _, e := range errs {
-				in.Refused = append(in.Refused, src+": "+e)
-			}
+			in.refuse(src, errs...)
 			continue
 		}
 		for _, note := range ph.notes {

@@ -135,3 +135,28 @@ func TestIronicReadOnly(t *testing.T) {
 		t.Errorf("the server saw %q, want one GET", got)
 	}
 }
+
+// A checksum file's URL in instance_info is carried over as it is, as
+// image_checksum or as image_os_hash_value with its algorithm.
+func TestIronicChecksumURL(t *testing.T) {
+	const cu = "http://10.0.0.9/os.qcow2.sha256sum"
+	nodes := []ironicNode{
+		{UUID: "u1", Name: "a", Driver: "ipmi", ProvisionState: "active", DriverInfo: map[string]any{"ipmi_address": "10.0.0.1"},
+			InstanceInfo: map[string]any{"image_source": "http://10.0.0.9/os.qcow2", "image_checksum": cu}},
+		{UUID: "u2", Name: "b", Driver: "ipmi", ProvisionState: "active", DriverInfo: map[string]any{"ipmi_address": "10.0.0.2"},
+			InstanceInfo: map[string]any{"image_source": "http://10.0.0.9/os.qcow2", "image_os_hash_algo": "sha256", "image_os_hash_value": cu}},
+	}
+	creds := ironicCreds{"a": {Username: "u", Password: "p"}, "b": {Username: "u", Password: "p"}}
+	in, _ := ConvertIronic(nodes, nil, IronicOptions{Rack: "r1", Creds: creds})
+	if len(in.Refused) > 0 || len(in.Hosts) != 2 {
+		t.Fatalf("refused %q", in.Refused)
+	}
+	for _, h := range in.Hosts {
+		if im := h.Host.Image; im == nil || im.Checksum != cu {
+			t.Errorf("%s: image %+v, want checksum %s", h.Host.Name, im, cu)
+		}
+	}
+	if b := in.Hosts[1].Host.Image; b.ChecksumType != "sha256" {
+		t.Errorf("b: checksumType %q", b.ChecksumType)
+	}
+}

@@ -95,8 +95,9 @@ type BMC struct {
 // Image is what provisioning writes to the host.
 type Image struct {
 	URL string `json:"url"`
-	// Checksum is HEX (its algorithm given by ChecksumType) or ALGO:HEX
-	// (md5:, sha256:, sha512:).
+	// Checksum is HEX (its algorithm given by ChecksumType), ALGO:HEX
+	// (md5:, sha256:, sha512:), or the http(s) URL of a checksum file
+	// holding the digest of the image's file name (metal3's form).
 	Checksum string `json:"checksum,omitempty"`
 	// ChecksumType is md5, sha256, sha512 or auto (the default when
 	// empty: the ALGO: prefix, else the length of the hex digest).
@@ -182,7 +183,7 @@ func (i *Image) EffectiveFormat() string {
 // length (32, 64 or 128 hex digits). "" algo when there is no checksum or
 // it cannot be told.
 func (i *Image) ChecksumAlgo() (algo, hex string) {
-	if i == nil || i.Checksum == "" {
+	if i == nil || i.Checksum == "" || i.ChecksumURL() != "" {
 		return "", ""
 	}
 	hex = i.Checksum
@@ -204,6 +205,19 @@ func (i *Image) ChecksumAlgo() (algo, hex string) {
 		return ChecksumSHA512, hex
 	}
 	return "", hex
+}
+
+// ChecksumURL returns the checksum when it is the http(s) URL of a
+// checksum file, else "".
+func (i *Image) ChecksumURL() string {
+	if i == nil {
+		return ""
+	}
+	l := strings.ToLower(i.Checksum)
+	if strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://") {
+		return i.Checksum
+	}
+	return ""
 }
 
 // Handoff records where a pivoted host came from.

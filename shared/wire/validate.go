@@ -259,10 +259,16 @@ func validateImage(im *Image) error {
 	if c == "" {
 		return nil
 	}
+	if cu := im.ChecksumURL(); cu != "" {
+		if u, err := url.Parse(cu); err != nil || u.Host == "" {
+			return fieldErr("image.checksum", "%q is not a URL of a checksum file (http(s)://HOST/PATH)", c)
+		}
+		return nil
+	}
 	if prefix, sum, ok := strings.Cut(c, ":"); ok {
 		// The ALGO:HEX form, as accepted before checksumType existed.
 		if sum == "" || (prefix != ChecksumMD5 && prefix != ChecksumSHA256 && prefix != ChecksumSHA512) {
-			return fieldErr("image.checksum", "%q must be HEX, sha256:HEX, sha512:HEX or md5:HEX", c)
+			return fieldErr("image.checksum", "%q must be HEX, sha256:HEX, sha512:HEX, md5:HEX or the http(s) URL of a checksum file", c)
 		}
 		if t := im.ChecksumType; t != "" && t != ChecksumAuto && t != prefix {
 			return fieldErr("image.checksumType", "%q does not match the checksum's %s: prefix", t, prefix)
@@ -270,7 +276,7 @@ func validateImage(im *Image) error {
 		return nil
 	}
 	if !isHex(c) {
-		return fieldErr("image.checksum", "%q must be HEX, sha256:HEX, sha512:HEX or md5:HEX", c)
+		return fieldErr("image.checksum", "%q must be HEX, sha256:HEX, sha512:HEX, md5:HEX or the http(s) URL of a checksum file", c)
 	}
 	if algo, _ := im.ChecksumAlgo(); algo == "" {
 		return fieldErr("image.checksum", "a digest of %d hex digits is no md5 (32), sha256 (64) or sha512 (128): set image.checksumType or an ALGO: prefix", len(c))

@@ -20,6 +20,9 @@ func TestValidateHostSpecFields(t *testing.T) {
 		{"bare sha256 auto", func(h *Host) { h.Image.Checksum = sha256 }, "", ""},
 		{"bare with type", func(h *Host) { h.Image.Checksum, h.Image.ChecksumType = "abcd", "md5" }, "", ""},
 		{"prefix with same type", func(h *Host) { h.Image.Checksum, h.Image.ChecksumType = "md5:ab", "md5" }, "", ""},
+		{"checksum file URL", func(h *Host) { h.Image.Checksum = "http://i/x.img.sha256sum" }, "", ""},
+		{"checksum file URL with type", func(h *Host) { h.Image.Checksum, h.Image.ChecksumType = "https://i/CHECKSUM", "sha512" }, "", ""},
+		{"checksum URL without host", func(h *Host) { h.Image.Checksum = "http:///x.sha256sum" }, "image.checksum", "not a URL of a checksum file"},
 		{"all formats", func(h *Host) { h.Image.Format = "live-iso" }, "", ""},
 		{"every field", func(h *Host) {
 			h.Image.Format, h.Image.ChecksumType, h.Image.Checksum = "qcow2", "sha512", strings.Repeat("0", 128)
@@ -73,12 +76,17 @@ func TestImageHelpers(t *testing.T) {
 		{Image{URL: "http://i/a.qcow2", Checksum: "md5:ab"}, "", "md5", "ab"},
 		{Image{URL: "http://i/a.iso", Format: "raw", Checksum: strings.Repeat("f", 128)}, "raw", "sha512", strings.Repeat("f", 128)},
 		{Image{URL: "http://i/a", Checksum: "ab", ChecksumType: "sha256"}, "", "sha256", "ab"},
+		// A checksum file's URL has no digest until the file is read.
+		{Image{URL: "http://i/a", Checksum: "HTTPS://i/a.sha256sum", ChecksumType: "sha256"}, "", "", ""},
 	} {
 		if f := c.im.EffectiveFormat(); f != c.format {
 			t.Errorf("%+v: format %q, want %q", c.im, f, c.format)
 		}
 		if a, h := c.im.ChecksumAlgo(); a != c.algo || h != c.hex_ {
 			t.Errorf("%+v: checksum %q %q, want %q %q", c.im, a, h, c.algo, c.hex_)
+		}
+		if u := c.im.ChecksumURL(); (u != "") != strings.Contains(c.im.Checksum, "://") {
+			t.Errorf("%+v: checksum URL %q", c.im, u)
 		}
 	}
 }

@@ -36,7 +36,7 @@ func (p *Provisioner) imageURL(ctx context.Context, h provisioner.Host) (url str
 		return h.Image.URL, true, nil
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
 		return "", false, nil
-	case errors.Is(err, artifact.ErrChecksumMismatch):
+	case errors.Is(err, artifact.ErrChecksumMismatch), errors.Is(err, artifact.ErrChecksumFile):
 		return "", false, fmt.Errorf("%w: host %s: %v", provisioner.ErrFailed, h.Name, err)
 	case errors.Is(err, artifact.ErrOrigin):
 		return "", false, fmt.Errorf("%w: host %s: %v", provisioner.ErrTransient, h.Name, err)

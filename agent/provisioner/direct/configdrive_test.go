@@ -264,3 +264,51 @@ func TestImageFromRackCache(t *testing.T) {
 		t.Errorf("origin GETs %d, want 2 (the mismatching fetch and the good one)", n)
 	}
 }
+
+// An image.checksum that is the URL of a checksum file: the cache reads
+// the image's line and verifies against it; a checksum file the origin
+// does not serve fails the host, naming its URL, and nothing is inserted.
+func TestImageChecksumFileFromRackCache(t *testing.T) {
+	body := []byte(strings.Repeat("live iso ", 100000))
+	sum := sha256.Sum256(body)
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/live.iso":
+			http.ServeContent(w, r, "live.iso", time.Unix(0, 0), strings.NewReader(string(body)))
+		case "/SHA256SUMS":
+			_, _ = io.WriteString(w, strings.Repeat("1", 64)+"  other.iso\n"+hex.EncodeToString(sum[:])+" *live.iso\n")
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer origin.Close()
+	sim, err := bmcsim.Start(bmcsim.Config{Hosts: 2, FetchMedia: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sim.Close()
+	art := startArtifacts(t, t.TempDir())
+	p := newDirect(t, art)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	bad := provisioner.Host{Name: "h1", Username: "admin", Password: "password", Online: true, BMC: wire.BMC{Address: sim.Address(1)},
+		Image: &wire.Image{URL: origin.URL + "/live.iso", Checksum: origin.URL + "/live.iso.sha256sum"}}
+	_, err = p.Provision(ctx, bad)
+	if !errors.Is(err, provisioner.ErrFailed) || !strings.Contains(err.Error(), origin.URL+"/live.iso.sha256sum") || !strings.Contains(err.Error(), "404") {
+		t.Fatalf("missing checksum file: %v; want ErrFailed naming its URL and the 404", err)
+	}
+	if sim.State(1).Media.Inserted || sim.State(1).Power == "On" {
+		t.Fatal("a host whose checksum file is missing was changed")
+	}
+
+	h := bad
+	h.Name, h.BMC.Address = "h0", sim.Address(0)
+	h.Image = &wire.Image{URL: origin.URL + "/live.iso", Checksum: origin.URL + "/SHA256SUMS", ChecksumType: wire.ChecksumSHA256}
+	if res, err := p.Provision(ctx, h); err != nil || res.InProgress {
+		t.Fatalf("provision: %v %+v", err, res)
+	}
+	if m, want := sim.State(0).Media, art.BaseURL()+"/images/sha256-"+hex.EncodeToString(sum[:])+"/live.iso"; !m.Inserted || m.Image != want {
+		t.Fatalf("media %+v, want %s", m, want)
+	}
+}

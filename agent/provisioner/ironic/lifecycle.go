@@ -242,7 +242,17 @@ func (p *Provisioner) instanceInfo(h provisioner.Host, n *nodes.Node) nodes.Upda
 			"boot_iso": h.Image.URL}, caps)}}
 	}
 	ii := withCaps(map[string]any{"image_source": h.Image.URL}, caps)
-	if algo, sum := h.Image.ChecksumAlgo(); algo != "" {
+	if cu := h.Image.ChecksumURL(); cu != "" {
+		// A checksum file's URL goes to Ironic as it is (as metal3 passes
+		// it): the agent fetches the file and takes the image's line.
+		switch t := h.Image.ChecksumType; t {
+		case "", wire.ChecksumAuto, wire.ChecksumMD5:
+			ii["image_checksum"] = cu
+		default:
+			ii["image_os_hash_algo"] = t
+			ii["image_os_hash_value"] = cu
+		}
+	} else if algo, sum := h.Image.ChecksumAlgo(); algo != "" {
 		if algo == wire.ChecksumMD5 {
 			ii["image_checksum"] = sum
 		} else {

@@ -100,6 +100,36 @@ func TestInstanceInfoVirtualMedia(t *testing.T) {
 	if ii["image_source"] != "http://images/x.iso" || ii["boot_iso"] != nil || ii["image_os_hash_value"] != "ab" {
 		t.Fatalf("direct instance_info %v", ii)
 	}
+}
+
+// A checksum file's URL reaches Ironic as it is: image_checksum for md5
+// or an undeclared type (Ironic tells the digest by its length),
+// image_os_hash_algo/image_os_hash_value for sha256 and sha512.
+func TestInstanceInfoChecksumURL(t *testing.T) {
+	p := &Provisioner{}
+	direct := &nodes.Node{BootInterface: "pxe", DeployInterface: "direct"}
+	const cu = "http://images/disk.qcow2.sha256sum"
+	for _, c := range []struct {
+		typ  string
+		want map[string]any
+	}{
+		{"", map[string]any{"image_checksum": cu}},
+		{"auto", map[string]any{"image_checksum": cu}},
+		{"md5", map[string]any{"image_checksum": cu}},
+		{"sha256", map[string]any{"image_os_hash_algo": "sha256", "image_os_hash_value": cu}},
+		{"sha512", map[string]any{"image_os_hash_algo": "sha512", "image_os_hash_value": cu}},
+	} {
+		h := provisioner.Host{Image: &wire.Image{URL: "http://images/disk.qcow2", Checksum: cu, ChecksumType: c.typ}}
+		ii := p.instanceInfo(h, direct)[0].(nodes.UpdateOperation).Value.(map[string]any)
+		for _, k := range []string{"image_checksum", "image_os_hash_algo", "image_os_hash_value"} {
+			if ii[k] != c.want[k] {
+				t.Errorf("checksumType %q: instance_info[%s] = %v, want %v", c.typ, k, ii[k], c.want[k])
+			}
+		}
+	}
+}
+
+func TestLastErrorVirtualMedia(t *testing.T) {
 	for _, c := range []struct {
 		state, lastError string
 		want             bool

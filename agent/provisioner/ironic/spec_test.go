@@ -83,6 +83,16 @@ func TestSpecFieldsFakeHardware(t *testing.T) {
 	must(t, "deprovision")(p.Deprovision(ctx, h))
 	wantState(t, url, h.ProvisioningID, "available")
 
+	// A checksum file's URL (metal3's usual form) is passed on as it is.
+	h.Image = &wire.Image{URL: "http://127.0.0.1:9/images/disk.img", Checksum: "http://127.0.0.1:9/images/disk.img.sha256sum", ChecksumType: "sha256"}
+	must(t, "provision (checksum URL)")(p.Provision(ctx, h))
+	n = wantState(t, url, h.ProvisioningID, "active")
+	if ii := n.InstanceInfo; ii["image_os_hash_algo"] != "sha256" || ii["image_os_hash_value"] != h.Image.Checksum {
+		t.Errorf("checksum URL: instance_info = %v", ii)
+	}
+	must(t, "deprovision")(p.Deprovision(ctx, h))
+	wantState(t, url, h.ProvisioningID, "available")
+
 	// An md5 checksum goes in image_checksum; a live ISO deploys with the
 	// ramdisk deploy interface and boot_iso.
 	h.Image = &wire.Image{URL: "http://127.0.0.1:9/images/live.iso", Checksum: "md5:" + strings.Repeat("0", 32)}
