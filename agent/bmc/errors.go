@@ -2,6 +2,7 @@ package bmc
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/rackfence/rackfence/agent/errclass"
 )
@@ -29,3 +30,9 @@ var (
 // ErrPoolClosed is returned by Pool.Get after Close; it wraps ErrTransient
 // (the agent is shutting down).
 var ErrPoolClosed = errors.Join(ErrTransient, errors.New("bmc pool is closed"))
+
+// ErrPowerNotConfirmed: the BMC accepted a power change but did not read
+// back the new state within Options.PowerTimeout (rackfence-agent
+// --bmc-power-timeout). It wraps ErrFailed: the host may not have changed
+// state, so the change is retried with backoff and counted.
+var ErrPowerNotConfirmed = fmt.Errorf("%w: the BMC did not read back the power change", ErrFailed)
