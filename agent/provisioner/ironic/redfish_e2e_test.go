@@ -94,6 +94,7 @@ func TestRedfishHardwareTypeEndToEnd(t *testing.T) {
 		// Memory: both report MemorySummary. Disks: sushy 4.3.3 requires
 		// a Drive's Id, so Ironic finds none of the tower's drives
 		// (local_gb 0) where the direct path finds four.
+		{profile: "no-powerstate", media: "/Managers/1/VirtualMedia/CD1"},
 		{profile: "tower", media: "/Managers/1/VirtualMedia/CD1", ironicDiffers: map[string]string{"local_gb": "0"}},
 	}
 	have := map[string]bool{}
