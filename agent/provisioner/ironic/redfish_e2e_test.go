@@ -94,9 +94,6 @@ func TestRedfishHardwareTypeEndToEnd(t *testing.T) {
 		// Memory: both report MemorySummary. Disks: sushy 4.3.3 requires
 		// a Drive's Id, so Ironic finds none of the tower's drives
 		// (local_gb 0) where the direct path finds four.
-		// No PowerState: Ironic registers and inspects, but cannot
-		// confirm the power-off before a deploy (about 50 s of retries).
-		{profile: "no-powerstate", fail: map[string]string{"deploy": "Failed to set node power state to power off"}},
 		{profile: "tower", media: "/Managers/1/VirtualMedia/CD1", ironicDiffers: map[string]string{"local_gb": "0"}},
 	}
 	have := map[string]bool{}
