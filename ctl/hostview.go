@@ -33,6 +33,9 @@ func hostPower(h *wire.Host) string {
 	if h.Status == nil || h.Status.LastUpdated.IsZero() {
 		return ""
 	}
+	if h.Status.PowerState != "" {
+		return h.Status.PowerState // on, off or unknown, as the BMC read it
+	}
 	if h.Status.PoweredOn {
 		return "on"
 	}

@@ -64,6 +64,9 @@ type Options struct {
 	// 200ms takes about 0.6s, a virtual media insert about 2s.
 	// DefaultMutationTimeout when zero.
 	MutationTimeout time.Duration
+	// PowerTimeout bounds the wait for the BMC to read back a power change
+	// it accepted (SetPower, SetPowerRead). DefaultPowerTimeout when zero.
+	PowerTimeout time.Duration
 	// UserAgent returns the User-Agent of each HTTP request of a call; it
 	// gets the call's context (guard.Guard.Do puts the verified epoch in it,
 	// see guard.EpochFromContext). Use AgentUserAgent. Nil: "rackfence-agent/VERSION"
@@ -85,6 +88,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MutationTimeout <= 0 {
 		o.MutationTimeout = DefaultMutationTimeout
+	}
+	if o.PowerTimeout <= 0 {
+		o.PowerTimeout = DefaultPowerTimeout
 	}
 	if o.UserAgent == nil {
 		o.UserAgent = func(context.Context) string { return version.UserAgent("rackfence-agent") }
@@ -292,7 +298,8 @@ func (c *Conn) Close(ctx context.Context) error {
 }
 
 // PowerState reads the host's power: true when on (Redfish On/PoweringOff,
-// ipmitool "Chassis Power is on").
+// ipmitool "Chassis Power is on"); a Redfish system with no PowerState
+// reads false (Power tells it apart: PowerUnknown).
 func (c *Conn) PowerState(ctx context.Context) (bool, error) {
 	if c.proto == "redfish" {
 		return c.rfPowerState(ctx)
@@ -323,8 +330,17 @@ func normalisePower(s string) (bool, error) {
 }
 
 // SetPower powers the host on or off (hard off: Redfish ForceOff), under
-// the guard: refused with guard.ErrFenced when the lease does not cover the call.
+// the guard: refused with guard.ErrFenced when the lease does not cover the
+// call. It returns once the BMC reads the new state back (see
+// SetPowerRead, which also says what was read).
 func (c *Conn) SetPower(ctx context.Context, g *guard.Guard, host string, on bool) error {
+	_, err := c.SetPowerRead(ctx, g, host, on)
+	return err
+}
+
+// setPower sends the power change under the guard; sent is false when the
+// system already read that state and nothing was sent.
+func (c *Conn) setPower(ctx context.Context, g *guard.Guard, host string, on bool) (sent bool, err error) {
 	state, op := "off", "power off"
 	if on {
 		state, op = "on", "power on"
@@ -332,7 +348,7 @@ func (c *Conn) SetPower(ctx context.Context, g *guard.Guard, host string, on boo
 	if c.proto == "redfish" {
 		return c.rfSetPower(ctx, g, host, op, on)
 	}
-	return g.Do(ctx, host, op, c.opts.MutationTimeout, func(ctx context.Context) error {
+	return true, g.Do(ctx, host, op, c.opts.MutationTimeout, func(ctx context.Context) error {
 		return c.call(ctx, op, func(ctx context.Context, cl *bmclib.Client) error {
 			ok, err := cl.SetPowerState(ctx, state)
 			if err == nil && !ok {

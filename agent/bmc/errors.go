@@ -2,6 +2,7 @@ package bmc
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/rackfence/rackfence/agent/errclass"
 )
@@ -61,3 +62,9 @@ type classedError struct {
 
 func (e *classedError) Error() string { return e.msg }
 func (e *classedError) Unwrap() error { return e.class }
+
+// ErrPowerNotConfirmed: the BMC accepted a power change but did not read
+// back the new state within Options.PowerTimeout (rackfence-agent
+// --bmc-power-timeout). It wraps ErrFailed: the host may not have changed
+// state, so the change is retried with backoff and counted.
+var ErrPowerNotConfirmed = fmt.Errorf("%w: the BMC did not read back the power change", ErrFailed)

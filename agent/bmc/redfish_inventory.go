@@ -1,6 +1,7 @@
 package bmc
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -99,16 +100,21 @@ func (c *Conn) inventorySystem(s *rfSession, d *rfDiscovery) (*rfSystemDoc, erro
 // read as empty: services list links they do not serve.
 //
 // What is read, as the Redfish schema allows it:
-//   - disks: Storage → Drives, else (no drive there) SimpleStorage →
-//     Devices; Absent skipped;
-//   - memory: the Memory collection (CapacityMiB, else VolatileSizeMiB, of
-//     the modules not Absent), else MemorySummary.TotalSystemMemoryGiB ×
-//     1024 when there is no collection or it sums to 0;
-//   - processors: ProcessorType CPU (or none given) are CPUs, any other
-//     type an accelerator; Absent skipped;
+//   - disks: Storage → Drives, followed by their links wherever they live
+//     (Dell and HPE towers link Chassis/{id}/Drives/{d}) and named by Id,
+//     else Name, else the link's last segment; else (no drive there)
+//     SimpleStorage → Devices; Absent skipped;
+//   - memory: MemorySummary.TotalSystemMemoryGiB × 1024 (what Ironic
+//     reports; a Memory collection may list only some devices, such as
+//     CXL regions), else the Memory collection (CapacityMiB, else
+//     VolatileSizeMiB, of the modules not Absent);
+//   - processors: ProcessorType CPU (or none given) are CPUs, with or
+//     without core counts, any other type an accelerator; Absent skipped;
 //   - NICs: the system's EthernetInterfaces (never the manager's) with a
-//     MAC; VLAN sub-interfaces (VLAN.VLANEnable, or EthernetInterfaceType
-//     Virtual) skipped;
+//     MAC; a Physical interface counts whatever its VLAN settings; skipped:
+//     Virtual interfaces, VLAN children (Links.RelatedInterfaces names
+//     their parent; without EthernetInterfaceType, VLAN.VLANEnable), and
+//     the host interface to the BMC (Links.HostInterface);
 //   - firmware: BIOS (BiosVersion), then BMC (the manager's FirmwareVersion).
 //
 // What the system document carries inline ($expand) is not read again; mgr,
@@ -168,6 +174,10 @@ func fastInventory(s *rfSession, d *rfDiscovery, sys *rfSystemDoc, mgrDoc *rfMan
 		SpeedMbps             int
 		VLAN                  *struct{ VLANEnable bool }
 		EthernetInterfaceType string
+		Links                 struct {
+			RelatedInterfaces []rfLink
+			HostInterface     *rfLink
+		}
 	}
 	ps, ds, ss := make([]proc, len(procs)), make([]dimm, len(dimms)), make([]stor, len(stors))
 	sss, ns := make([]simpleStor, len(simple)), make([]nic, len(nics))
@@ -190,9 +200,12 @@ func fastInventory(s *rfSession, d *rfDiscovery, sys *rfSystemDoc, mgrDoc *rfMan
 	if err := round.wait(); err != nil {
 		return nil, err
 	}
-	for _, p := range ps {
-		if p.Status.State == "Absent" || p.ID == "" {
+	for i, p := range ps {
+		if p.Status.State == "Absent" {
 			continue
+		}
+		if p.ID == "" {
+			p.ID = lastSegment(procs[i].ID)
 		}
 		if p.ProcessorType == "" || p.ProcessorType == "CPU" {
 			hd.CPUs = append(hd.CPUs, wire.CPU{Model: strings.TrimSpace(p.Model), Cores: p.TotalCores, Threads: p.TotalThreads})
@@ -210,12 +223,14 @@ func fastInventory(s *rfSession, d *rfDiscovery, sys *rfSystemDoc, mgrDoc *rfMan
 			hd.MemoryMiB += m.VolatileSizeMiB
 		}
 	}
-	if !haveMemoryCollection || hd.MemoryMiB == 0 {
-		// No collection, an empty one, or only empty slots.
-		hd.MemoryMiB = int(math.Round(sys.MemorySummary.TotalSystemMemoryGiB * 1024))
+	if total := int(math.Round(sys.MemorySummary.TotalSystemMemoryGiB * 1024)); total > 0 || !haveMemoryCollection {
+		// The summary is the system's memory; the collection may list only
+		// some devices (CXL regions) or none.
+		hd.MemoryMiB = total
 	}
 	for _, n := range ns {
-		if n.MACAddress == "" || (n.VLAN != nil && n.VLAN.VLANEnable) || n.EthernetInterfaceType == "Virtual" {
+		if n.MACAddress == "" || !hostNIC(n.EthernetInterfaceType, n.VLAN != nil && n.VLAN.VLANEnable,
+			len(n.Links.RelatedInterfaces) > 0, n.Links.HostInterface != nil) {
 			continue
 		}
 		hd.NICs = append(hd.NICs, wire.NIC{Name: n.ID, MAC: strings.ToLower(n.MACAddress), SpeedMbps: n.SpeedMbps})
@@ -230,7 +245,7 @@ func fastInventory(s *rfSession, d *rfDiscovery, sys *rfSystemDoc, mgrDoc *rfMan
 	}
 	type drive struct {
 		ID            string `json:"Id"`
-		Model         string
+		Name, Model   string
 		CapacityBytes int64
 		MediaType     string
 		Status        status
@@ -243,11 +258,18 @@ func fastInventory(s *rfSession, d *rfDiscovery, sys *rfSystemDoc, mgrDoc *rfMan
 	if err := round.wait(); err != nil {
 		return nil, err
 	}
-	for _, d := range dr {
-		if d.Status.State == "Absent" || d.ID == "" {
+	for i, d := range dr {
+		if d.Status.State == "Absent" {
 			continue
 		}
-		hd.Disks = append(hd.Disks, wire.Disk{Name: d.ID, Model: d.Model, SizeBytes: d.CapacityBytes, Type: d.MediaType})
+		name := d.ID
+		if name == "" {
+			name = cmp.Or(d.Name, lastSegment(drives[i].ID))
+		}
+		if name == "" {
+			continue // neither a document nor a link: nothing was read
+		}
+		hd.Disks = append(hd.Disks, wire.Disk{Name: name, Model: d.Model, SizeBytes: d.CapacityBytes, Type: d.MediaType})
 	}
 	if len(hd.Disks) > 0 {
 		// Services serving both (sushy-tools, several BMCs) list the same
@@ -263,6 +285,27 @@ func fastInventory(s *rfSession, d *rfDiscovery, sys *rfSystemDoc, mgrDoc *rfMan
 		}
 	}
 	return hd, nil
+}
+
+// hostNIC says whether a system EthernetInterface is a NIC of the host:
+// a Physical interface is, whatever its VLAN settings; a Virtual one, a
+// VLAN child (it names its parent in Links.RelatedInterfaces; a service
+// giving no type marks it only by VLAN.VLANEnable) and the host interface
+// to the BMC (Links.HostInterface) are not.
+func hostNIC(typ string, vlanEnabled, hasParent, toBMC bool) bool {
+	switch {
+	case toBMC, typ == "Virtual", hasParent:
+		return false
+	case typ == "Physical":
+		return true
+	}
+	return !vlanEnabled
+}
+
+// lastSegment is the last path segment of a Redfish link ("" for none).
+func lastSegment(link string) string {
+	link = strings.TrimRight(link, "/")
+	return link[strings.LastIndex(link, "/")+1:]
 }
 
 // rfFetcher GETs Redfish resources through the session's gofish client

@@ -30,25 +30,36 @@ func (c *Conn) systemEntity(s *rfSession) (*rfDiscovery, *redfish.ComputerSystem
 	return d, &sys, nil
 }
 
-// rfPowerState reads the system's PowerState.
+// rfPowerState reads the system's PowerState (false when it has none).
 func (c *Conn) rfPowerState(ctx context.Context) (bool, error) {
-	var on bool
+	p, err := c.rfPower(ctx)
+	return p == PowerOn, err
+}
+
+// rfPower reads the system's PowerState: PowerUnknown when it has none.
+func (c *Conn) rfPower(ctx context.Context) (Power, error) {
+	var p Power
 	err := c.rfCall(ctx, "power get", func(ctx context.Context, s *rfSession) error {
 		_, sys, err := c.discoveredSystem(s)
 		if err != nil {
 			return err
 		}
-		on, err = normalisePower(sys.PowerState)
+		if sys.PowerState == "" {
+			p = PowerUnknown
+			return nil
+		}
+		on, err := normalisePower(string(sys.PowerState))
+		p = powerOf(on)
 		return err
 	})
-	return on, err
+	return p, err
 }
 
 // rfSetPower: the Reset action On (ForceOn when the system lists only
 // that) or ForceOff, not sent when the system already is in that state
 // (several BMCs refuse On on a powered system).
-func (c *Conn) rfSetPower(ctx context.Context, g *guard.Guard, host, op string, on bool) error {
-	return g.Do(ctx, host, op, c.opts.MutationTimeout, func(ctx context.Context) error {
+func (c *Conn) rfSetPower(ctx context.Context, g *guard.Guard, host, op string, on bool) (sent bool, err error) {
+	err = g.Do(ctx, host, op, c.opts.MutationTimeout, func(ctx context.Context) error {
 		return c.rfCall(ctx, op, func(ctx context.Context, s *rfSession) error {
 			_, sys, err := c.powerDoc(s)
 			if err != nil {
@@ -69,9 +80,11 @@ func (c *Conn) rfSetPower(ctx context.Context, g *guard.Guard, host, op string, 
 			if err != nil {
 				return err
 			}
+			sent = true
 			return sys.Post(target, body)
 		})
 	})
+	return sent, err
 }
 
 // rfSoftPowerOff: ComputerSystem.Reset GracefulShutdown, not sent when the

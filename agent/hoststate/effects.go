@@ -67,12 +67,20 @@ func (r *run) deprovisioned() {
 // powered records the power state an action implies, unless the outcome
 // reported it.
 func (r *run) powered(on bool) {
-	if r.in.Last == nil || r.in.Last.PoweredOn == nil {
-		r.st.PoweredOn = on
-	}
+	r.impliedPower(on)
 	// Any power change ends a soft power-off under way.
 	r.set(keySoftOffSince, "")
 	r.set(keySoftOffFor, "")
+}
+
+// impliedPower: when the outcome did not report the power (a BMC giving
+// no power state), PoweredOn is what the action asked for, so the machine
+// does not ask again, and PowerState says it was not read.
+func (r *run) impliedPower(on bool) {
+	if r.in.Last == nil || r.in.Last.PoweredOn == nil {
+		r.st.PoweredOn = on
+		r.st.PowerState = wire.PowerUnknown
+	}
 }
 
 // markDetached: the node is gone, nothing may touch the host.

@@ -77,6 +77,10 @@ func (r *run) learn(o *Outcome) {
 	}
 	if o.PoweredOn != nil {
 		r.st.PoweredOn = *o.PoweredOn
+		r.st.PowerState = wire.PowerOff
+		if *o.PoweredOn {
+			r.st.PowerState = wire.PowerOn
+		}
 	}
 	if o.HardwareDetails != nil {
 		r.st.HardwareDetails = o.HardwareDetails

@@ -27,6 +27,8 @@ func newRun(in Input) *run {
 	r := &run{in: in, cfg: in.Config.withDefaults(), h: &in.Host}
 	if in.Host.Status != nil {
 		r.st = *in.Host.Status
+	} else {
+		r.st.PowerState = wire.PowerUnknown // not reached yet
 	}
 	// Copy everything shared with the input, so Step never mutates it.
 	extra := make(map[string]string, len(r.st.Extra))

@@ -110,9 +110,7 @@ var table = []row{
 		why: "Lifecycle: provisioning → provisioned.",
 		do: func(r *run) {
 			r.setNode(nodeReady)
-			if r.in.Last.PoweredOn == nil {
-				r.st.PoweredOn = true
-			}
+			r.impliedPower(true)
 		}},
 	{name: "DeprovisionedForDelete", on: ActionDeprovision, res: resOK, from: states(sDeprovision), to: sDeleting,
 		when: func(r *run) bool { return r.h.DeletionRequested },

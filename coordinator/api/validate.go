@@ -53,6 +53,9 @@ func validateReportBody(r *wire.StatusReport) error {
 	if st.OperationalStatus != "" && !oneOf(st.OperationalStatus, opStatuses) {
 		return fe("status.operationalStatus", "%q is not an operational status", st.OperationalStatus)
 	}
+	if st.PowerState != "" && !oneOf(st.PowerState, wire.PowerStates) {
+		return fe("status.powerState", "%q is not a power state: use on, off or unknown", st.PowerState)
+	}
 	if len(st.ErrorMessage) > maxMessage {
 		return fe("status.errorMessage", "is %d bytes long; at most %d are allowed", len(st.ErrorMessage), maxMessage)
 	}

@@ -177,7 +177,7 @@ func (f *FSM) applyDeleteHost(t *tx, c DeleteHostCmd) (any, error) {
 // history survives the move.
 func carriedStatus(src *wire.HostStatus, at time.Time) *wire.HostStatus {
 	st := internStatus(wire.HostStatus{ProvisioningState: src.ProvisioningState, PoweredOn: src.PoweredOn,
-		HardwareDetails: src.HardwareDetails, OperationHistory: src.OperationHistory})
+		PowerState: src.PowerState, HardwareDetails: src.HardwareDetails, OperationHistory: src.OperationHistory})
 	st.LastUpdated = at
 	return &st
 }

@@ -122,7 +122,7 @@ func Outgoing(h *wire.Host, selfTier, clusterID string, detachIndex uint64) *wir
 			out.ExternallyProvisioned = true
 		}
 		out.Status = &wire.HostStatus{HardwareDetails: s.HardwareDetails, PoweredOn: s.PoweredOn,
-			ProvisioningState: s.ProvisioningState, OperationHistory: s.OperationHistory}
+			PowerState: s.PowerState, ProvisioningState: s.ProvisioningState, OperationHistory: s.OperationHistory}
 	}
 	return out
 }

@@ -233,14 +233,19 @@ type Handoff struct {
 
 // HostStatus is what the rack agent last reported.
 type HostStatus struct {
-	ProvisioningState string           `json:"provisioningState"`
-	OperationalStatus string           `json:"operationalStatus"`
-	ErrorType         string           `json:"errorType,omitempty"`
-	ErrorMessage      string           `json:"errorMessage,omitempty"`
-	ErrorCount        int              `json:"errorCount"`
-	PoweredOn         bool             `json:"poweredOn"`
-	ProvisioningID    string           `json:"provisioningID,omitempty"`
-	HardwareDetails   *HardwareDetails `json:"hardwareDetails,omitempty"`
+	ProvisioningState string `json:"provisioningState"`
+	OperationalStatus string `json:"operationalStatus"`
+	ErrorType         string `json:"errorType,omitempty"`
+	ErrorMessage      string `json:"errorMessage,omitempty"`
+	ErrorCount        int    `json:"errorCount"`
+	PoweredOn         bool   `json:"poweredOn"`
+	// PowerState is the power as the host's BMC last read it: PowerOn,
+	// PowerOff, or PowerUnknown (never reached, or a BMC reporting no
+	// power state: PoweredOn is then what the agent last asked for). ""
+	// from an agent predating it: PoweredOn alone.
+	PowerState      string           `json:"powerState,omitempty"`
+	ProvisioningID  string           `json:"provisioningID,omitempty"`
+	HardwareDetails *HardwareDetails `json:"hardwareDetails,omitempty"`
 	// BMCDetails is what the agent learnt about the host's BMC when it
 	// registered it (what it is, how it logs in, where virtual media lives
 	// and how it is driven); nil before registration.
@@ -260,6 +265,17 @@ type HostStatus struct {
 	// found it (daytwo.go). Reserved: not accepted in reports yet.
 	DayTwo *DayTwoStatus `json:"dayTwo,omitempty"`
 }
+
+// HostStatus.PowerState values.
+const (
+	PowerOn      = "on"
+	PowerOff     = "off"
+	PowerUnknown = "unknown"
+)
+
+// PowerStates are the valid HostStatus.PowerState values ("" too, from an
+// agent predating the field).
+var PowerStates = []string{PowerOn, PowerOff, PowerUnknown}
 
 // OperationHistory holds one OperationMetric per operation, set by the
 // agent's state machine from its clock: Start when the host enters the

@@ -51,7 +51,11 @@ func (b *bmc) overlay(r *resource, d doc) string {
 	case kindSystem:
 		st := b.sys[r.idx]
 		b.overlayDayTwo(r, d)
-		d["PowerState"] = onOff(st.power)
+		if b.prof.noPower {
+			delete(d, "PowerState")
+		} else {
+			d["PowerState"] = onOff(st.power)
+		}
 		if boot, ok := d["Boot"].(map[string]any); ok {
 			boot["BootSourceOverrideTarget"] = st.boot.Target
 			boot["BootSourceOverrideEnabled"] = st.boot.Enabled

@@ -77,8 +77,8 @@ func TestEngineOnEveryProfile(t *testing.T) {
 				var got struct{ PowerState string }
 				_, b := req(t, "GET", u+sys, "", basic)
 				_ = json.Unmarshal(b, &got)
-				if got.PowerState != "On" {
-					t.Errorf("%s PowerState %s", sys, got.PowerState)
+				if wantPower := map[bool]string{false: "On", true: ""}[p.noPower]; got.PowerState != wantPower {
+					t.Errorf("%s PowerState %q; want %q", sys, got.PowerState, wantPower)
 				}
 
 				// Media: the device the expectations name.

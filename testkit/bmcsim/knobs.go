@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"net/http"
 	"time"
 )
@@ -44,6 +45,20 @@ type Knobs struct {
 	// BiosRejects are BIOS attributes that do not take at the next reset
 	// even when valid (reported in @Redfish.Settings.Messages).
 	BiosRejects []string `json:"biosRejects,omitempty"`
+	// PowerDelaySeconds, when > 0, makes a ComputerSystem.Reset take
+	// effect that many real seconds after it was accepted (204), plus up to
+	// PowerDelayJitterSeconds more (uniform): until then the system reads
+	// its old PowerState, as real BMCs and sushy-tools (1–11 s) do.
+	PowerDelaySeconds       float64 `json:"powerDelaySeconds,omitempty"`
+	PowerDelayJitterSeconds float64 `json:"powerDelayJitterSeconds,omitempty"`
+}
+
+// powerDelay draws the delay of one accepted reset (0: applied at once).
+func (k Knobs) powerDelay() time.Duration {
+	if k.PowerDelaySeconds <= 0 && k.PowerDelayJitterSeconds <= 0 {
+		return 0
+	}
+	return time.Duration((k.PowerDelaySeconds + rand.Float64()*k.PowerDelayJitterSeconds) * float64(time.Second))
 }
 
 // Update outcomes (Knobs.UpdateOutcome).
@@ -86,7 +101,8 @@ func (k Knobs) withDefaults() Knobs {
 // validate names the first bad field and what to use instead.
 func (k Knobs) validate() error {
 	for name, v := range map[string]float64{"speed": k.Speed, "updateMinutes": k.UpdateMinutes, "eraseMinutes": k.EraseMinutes,
-		"jobMinutes": k.JobMinutes, "rebootMinutes": k.RebootMinutes} {
+		"jobMinutes": k.JobMinutes, "rebootMinutes": k.RebootMinutes,
+		"powerDelaySeconds": k.PowerDelaySeconds, "powerDelayJitterSeconds": k.PowerDelayJitterSeconds} {
 		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 			return fmt.Errorf("%w: %s is %v; use a positive number (0 keeps the default)", ErrKnobs, name, v)
 		}
@@ -133,7 +149,7 @@ func (s *Sim) serveKnobs(w http.ResponseWriter, r *http.Request, b *bmc) {
 	dec := json.NewDecoder(io.LimitReader(r.Body, 64<<10))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&next); err != nil {
-		http.Error(w, "body must be a JSON object of knobs (speed, updateMinutes, eraseMinutes, jobMinutes, updateOutcome, rebootMinutes, brickOnPowerChange, biosRejects): "+err.Error(), http.StatusBadRequest)
+		http.Error(w, "body must be a JSON object of knobs (speed, updateMinutes, eraseMinutes, jobMinutes, updateOutcome, rebootMinutes, brickOnPowerChange, biosRejects, powerDelaySeconds, powerDelayJitterSeconds): "+err.Error(), http.StatusBadRequest)
 		return
 	}
 	if err := next.validate(); err != nil {

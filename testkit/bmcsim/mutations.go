@@ -26,13 +26,42 @@ func (s *Sim) resetSystem(w http.ResponseWriter, b *bmc, a action, body []byte) 
 		return
 	}
 	j := a.res.idx
+	typ := req.ResetType
+	switch typ {
+	case "On", "ForceOn", "ForceOff", "GracefulShutdown", "PushPowerButton", "ForceRestart", "GracefulRestart", "PowerCycle", "Nmi":
+	default:
+		writeError(w, http.StatusBadRequest, "Base.1.0.ActionParameterNotSupported", "ResetType "+strconv.Quote(typ)+" is not simulated")
+		return
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if req.ResetType != "Nmi" {
+	if (typ == "ForceRestart" || typ == "GracefulRestart") && !b.sys[j].power {
+		writeError(w, http.StatusConflict, "Base.1.0.ActionNotSupported", typ+" needs the system on; it is off")
+		return
+	}
+	b.mutations++
+	w.WriteHeader(http.StatusNoContent)
+	if d := b.knobs.powerDelay(); d > 0 && typ != "Nmi" {
+		// Accepted now, applied later: the system reads its old state
+		// until then.
+		time.AfterFunc(d, func() {
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			s.applyReset(b, j, typ)
+		})
+		return
+	}
+	s.applyReset(b, j, typ)
+}
+
+// applyReset changes system j's power as a reset of type typ does. b.mu
+// held.
+func (s *Sim) applyReset(b *bmc, j int, typ string) {
+	if typ != "Nmi" {
 		b.brickIfFlashing(time.Now())
 	}
 	on := b.sys[j].power
-	switch req.ResetType {
+	switch typ {
 	case "On", "ForceOn":
 		if !on {
 			b.powerOn(j)
@@ -48,18 +77,8 @@ func (s *Sim) resetSystem(w http.ResponseWriter, b *bmc, a action, body []byte) 
 			b.powerOn(j)
 		}
 	case "ForceRestart", "GracefulRestart", "PowerCycle":
-		if !on && req.ResetType != "PowerCycle" {
-			writeError(w, http.StatusConflict, "Base.1.0.ActionNotSupported", req.ResetType+" needs the system on; it is off")
-			return
-		}
 		b.powerOn(j)
-	case "Nmi":
-	default:
-		writeError(w, http.StatusBadRequest, "Base.1.0.ActionParameterNotSupported", "ResetType "+strconv.Quote(req.ResetType)+" is not simulated")
-		return
 	}
-	b.mutations++
-	w.WriteHeader(http.StatusNoContent)
 }
 
 // ifMatch checks If-Match against the current ETag (412 on a mismatch).

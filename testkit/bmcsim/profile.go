@@ -37,6 +37,9 @@ type fixture struct {
 		// ODataETag: systems and virtual media carry @odata.etag in the
 		// body too (the ETag header is always sent).
 		ODataETag bool `json:"odataEtag"`
+		// NoPowerState: systems carry no PowerState (as some BMCs serve
+		// them before the host's first power-on); resets still work.
+		NoPowerState bool `json:"noPowerState"`
 		// Systems in order: system 0 is Sim.Address(i)'s.
 		Systems []fixtureSystem `json:"systems"`
 		// Day two (DESIGN.md, "Day two"). TaskIDPrefix goes before each
@@ -131,6 +134,7 @@ type profile struct {
 	sessions   string
 	needsProto bool
 	odataETag  bool
+	noPower    bool
 	// cdMedia is the index of the first device taking CD or DVD (-1: none).
 	cdMedia int
 	initSys []sysState
@@ -211,7 +215,7 @@ func parseProfile(name string, raw []byte) (*profile, error) {
 		return nil, err
 	}
 	p := &profile{name: name, source: f.Profile.Source, res: map[string]*resource{}, actions: map[string]action{},
-		needsProto: f.Profile.InsertMediaNeedsTransferProtocolType, odataETag: f.Profile.ODataETag, cdMedia: -1, fsys: f.Profile.Systems,
+		needsProto: f.Profile.InsertMediaNeedsTransferProtocolType, odataETag: f.Profile.ODataETag, noPower: f.Profile.NoPowerState, cdMedia: -1, fsys: f.Profile.Systems,
 		taskPrefix: f.Profile.TaskIDPrefix, taskInAccepted: f.Profile.TaskInAccepted,
 		biosValidate: f.Profile.BiosValidateOnPatch, biosNeedsApplyTime: f.Profile.BiosNeedsApplyTime}
 	for pth, body := range f.Resources {

@@ -110,19 +110,23 @@ func (r *reader) hardware(sysPath string) wire.HardwareDetails {
 		}
 		hw.CPUs = append(hw.CPUs, wire.CPU{Model: str(p, "Model"), Cores: int(num(p, "TotalCores")), Threads: int(num(p, "TotalThreads"))})
 	}
-	for _, d := range r.members(s, "Memory") {
-		if !absent(d) {
-			hw.MemoryMiB += int(num(d, "CapacityMiB"))
-		}
-	}
+	ms, _ := s["MemorySummary"].(map[string]any)
+	gib, _ := ms["TotalSystemMemoryGiB"].(float64)
+	hw.MemoryMiB = int(gib * 1024)
 	if hw.MemoryMiB == 0 {
-		ms, _ := s["MemorySummary"].(map[string]any)
-		gib, _ := ms["TotalSystemMemoryGiB"].(float64)
-		hw.MemoryMiB = int(gib * 1024)
+		for _, d := range r.members(s, "Memory") {
+			if !absent(d) {
+				hw.MemoryMiB += int(num(d, "CapacityMiB"))
+			}
+		}
 	}
 	for _, n := range r.members(s, "EthernetInterfaces") {
 		vlan, _ := n["VLAN"].(map[string]any)
-		if str(n, "EthernetInterfaceType") == "Virtual" || vlan["VLANEnable"] == true || str(n, "MACAddress") == "" {
+		links, _ := n["Links"].(map[string]any)
+		related, _ := links["RelatedInterfaces"].([]any)
+		typ := str(n, "EthernetInterfaceType")
+		if typ == "Virtual" || len(related) > 0 || links["HostInterface"] != nil ||
+			(typ != "Physical" && vlan["VLANEnable"] == true) || str(n, "MACAddress") == "" {
 			continue
 		}
 		hw.NICs = append(hw.NICs, wire.NIC{Name: str(n, "Id"), MAC: strings.ToLower(str(n, "MACAddress")), SpeedMbps: int(num(n, "SpeedMbps"))})
@@ -131,7 +135,11 @@ func (r *reader) hardware(sysPath string) wire.HardwareDetails {
 		for _, x := range st["Drives"].([]any) {
 			d := r.get(odataID(x))
 			if !absent(d) {
-				hw.Disks = append(hw.Disks, wire.Disk{Name: str(d, "Id"), Model: str(d, "Model"), SizeBytes: num(d, "CapacityBytes"), Type: str(d, "MediaType")})
+				name := str(d, "Id")
+				if name == "" {
+					name = str(d, "Name")
+				}
+				hw.Disks = append(hw.Disks, wire.Disk{Name: name, Model: str(d, "Model"), SizeBytes: num(d, "CapacityBytes"), Type: str(d, "MediaType")})
 			}
 		}
 	}

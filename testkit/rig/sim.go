@@ -54,3 +54,18 @@ func (s *Sim) AuditLines(i int) []bmcsim.AuditLine {
 	}
 	return out
 }
+
+// SetKnobs merges knobs (a JSON object of bmcsim.Knobs fields) into BMC
+// i's.
+func (s *Sim) SetKnobs(i int, knobs string) {
+	s.T.Helper()
+	req, _ := http.NewRequest(http.MethodPut, fmt.Sprintf("http://127.0.0.1:%d/sim/knobs", s.Base+i), strings.NewReader(knobs))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.T.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		s.T.Fatalf("sim knobs %s on %d: %d", knobs, i, resp.StatusCode)
+	}
+}

@@ -87,6 +87,9 @@ type Config struct {
 	auditFile string
 	// bmcTimeout bounds one read-only BMC call.
 	bmcTimeout time.Duration
+	// bmcPowerTimeout bounds the wait for a BMC to read back a power
+	// change it accepted.
+	bmcPowerTimeout time.Duration
 	// mutationTimeout bounds one mutating call; 0 derives it from the
 	// lease TTL so that it always fits in the lease: (TTL - margin)/2.
 	mutationTimeout time.Duration
@@ -137,6 +140,7 @@ func (c *Config) Flags() *pflag.FlagSet {
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve Prometheus /metrics on this address (e.g. 127.0.0.1:9490); empty: off")
 	fs.StringVar(&c.auditFile, "audit-file", "", "append one JSON line per guarded (mutating) call to this file; empty: off")
 	fs.DurationVar(&c.bmcTimeout, "bmc-timeout", bmc.DefaultTimeout, "bound of one read-only BMC call (login, power read, inventory)")
+	fs.DurationVar(&c.bmcPowerTimeout, "bmc-power-timeout", bmc.DefaultPowerTimeout, "how long a power change the BMC accepted may take until the BMC reads the new state back (--provisioner direct); past it the change fails (counted, retried with backoff) and poweredOn keeps the state last read")
 	fs.DurationVar(&c.mutationTimeout, "mutation-timeout", 0, "bound of one mutating BMC or Ironic call; it runs only if the lease stays valid for all of it (0: (lease TTL - margin)/2, 4.5s at the default TTL)")
 	fs.DurationVar(&c.statusRefresh, "status-refresh", agent.DefaultStatusRefresh, "write an unchanged host status again this often, so a stale agent shows in lastUpdated (the lease renewal is what proves the agent alive)")
 	fs.DurationVar(&c.watchCoalesce, "watch-coalesce", agent.DefaultWatchCoalesce, "pause after a watch answer carrying changes before asking again, so the rack's changes meanwhile (mostly the agent's own status writes) come in one answer; it adds up to this much to the reaction to a spec or intent change (0: no pause)")
@@ -204,7 +208,7 @@ func (c *Config) Validate() error {
 	for _, d := range []struct {
 		flag string
 		v    time.Duration
-	}{{"bmc-timeout", c.bmcTimeout}, {"mutation-timeout", c.mutationTimeout}, {"status-refresh", c.statusRefresh},
+	}{{"bmc-timeout", c.bmcTimeout}, {"bmc-power-timeout", c.bmcPowerTimeout}, {"mutation-timeout", c.mutationTimeout}, {"status-refresh", c.statusRefresh},
 		{"shutdown-grace", c.shutdownGrace}, {"error-backoff-base", c.backoffBase}, {"transient-retry", c.transientRetry},
 		{"soft-power-off-timeout", c.softOffTimeout}, {"poll-interval", c.pollInterval}, {"watch-coalesce", c.watchCoalesce}} {
 		if d.v < 0 {

@@ -134,14 +134,14 @@ func serve(ctx context.Context, o *Config, log *slog.Logger) error {
 		log.Info("serving metrics", "addr", ln.Addr().String())
 	}
 	log.Info("rackfence-agent starting", "version", version.Version, "rack", o.rack, "agentID", o.agentID,
-		"provisioner", prov.Name(), "workers", o.workers, "leaseTTL", o.leaseTTL, "bmcTimeout", o.bmcTimeout, "mutationTimeout", o.mutationTimeout,
+		"provisioner", prov.Name(), "workers", o.workers, "leaseTTL", o.leaseTTL, "bmcTimeout", o.bmcTimeout, "bmcPowerTimeout", o.bmcPowerTimeout, "mutationTimeout", o.mutationTimeout,
 		"coordinator", c.URLs())
 	return a.Run(ctx)
 }
 
 // newProvisioner builds the --provisioner back end and its closer.
 func newProvisioner(o *Config, holder *fence.Holder, g *guard.Guard, art *artifact.Server, log *slog.Logger) (provisioner.Provisioner, func(), error) {
-	bmcOpts := bmc.Options{Timeout: o.bmcTimeout, MutationTimeout: o.mutationTimeout, Logger: log,
+	bmcOpts := bmc.Options{Timeout: o.bmcTimeout, MutationTimeout: o.mutationTimeout, PowerTimeout: o.bmcPowerTimeout, Logger: log,
 		UserAgent: bmc.AgentUserAgent(version.Version, o.agentID, o.rack, holder)}
 	if o.provisioner == provIronic { // Validate allowed only direct and ironic
 		return newIronic(o, g, bmcOpts, log)

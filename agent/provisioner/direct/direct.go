@@ -132,11 +132,30 @@ func (p *Provisioner) readPower(ctx context.Context, h provisioner.Host, msg str
 	if err != nil {
 		return provisioner.Result{}, p.done(h, err)
 	}
-	on, err := c.PowerState(ctx)
+	pw, err := c.Power(ctx)
 	if err != nil {
 		return provisioner.Result{}, p.done(h, err)
 	}
-	return provisioner.Result{PoweredOn: boolp(on), Message: msg}, nil
+	if pw == bmc.PowerUnknown {
+		return provisioner.Result{Message: joinMsg(msg, "the BMC reports no power state")}, nil
+	}
+	return provisioner.Result{PoweredOn: boolp(pw == bmc.PowerOn), Message: msg}, nil
+}
+
+// powerResult is a power change's result: the power the BMC read back, nil
+// when it reports none (PowerUnknown).
+func powerResult(pw bmc.Power, msg string) provisioner.Result {
+	if pw == bmc.PowerUnknown {
+		return provisioner.Result{Message: joinMsg(msg, "the BMC reports no power state to confirm the change")}
+	}
+	return provisioner.Result{PoweredOn: boolp(pw == bmc.PowerOn), Message: msg}
+}
+
+func joinMsg(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
 }
 
 // Inspect reads the BMC's inventory into hardware details.
@@ -220,10 +239,11 @@ func (p *Provisioner) Provision(ctx context.Context, h provisioner.Host) (provis
 		if err := c.SetBootDeviceMode(ctx, p.guard, h.Name, "pxe", false, mode); err != nil {
 			return provisioner.Result{}, p.done(h, fmt.Errorf("one-time boot from the network: %w", err))
 		}
-		if err := c.SetPower(ctx, p.guard, h.Name, true); err != nil {
+		pw, err := c.SetPowerRead(ctx, p.guard, h.Name, true)
+		if err != nil {
 			return provisioner.Result{}, p.done(h, fmt.Errorf("power on: %w", err))
 		}
-		return provisioner.Result{PoweredOn: boolp(true), Message: "IPMI BMC has no virtual media: booting once from the network (PXE)"}, nil
+		return powerResult(pw, "IPMI BMC has no virtual media: booting once from the network (PXE)"), nil
 	}
 	image, ready, err := p.imageURL(ctx, h)
 	if err != nil {
@@ -253,10 +273,11 @@ func (p *Provisioner) Provision(ctx context.Context, h provisioner.Host) (provis
 	if err := c.SetBootDeviceMode(ctx, p.guard, h.Name, "cdrom", false, mode); err != nil {
 		return provisioner.Result{}, p.done(h, fmt.Errorf("one-time boot from CD in %s mode: %w", mode, err))
 	}
-	if err := c.SetPower(ctx, p.guard, h.Name, true); err != nil {
+	pw, err := c.SetPowerRead(ctx, p.guard, h.Name, true)
+	if err != nil {
 		return provisioner.Result{}, p.done(h, fmt.Errorf("power on: %w", err))
 	}
-	return provisioner.Result{PoweredOn: boolp(true), Message: msg}, nil
+	return powerResult(pw, msg), nil
 }
 
 // Deprovision ejects the virtual media (the config drive's device too when
@@ -278,10 +299,11 @@ func (p *Provisioner) Deprovision(ctx context.Context, h provisioner.Host) (prov
 			return provisioner.Result{}, p.done(h, fmt.Errorf("eject virtual media: %w", err))
 		}
 	}
-	if err := c.SetPower(ctx, p.guard, h.Name, false); err != nil {
+	pw, err := c.SetPowerRead(ctx, p.guard, h.Name, false)
+	if err != nil {
 		return provisioner.Result{}, p.done(h, fmt.Errorf("power off: %w", err))
 	}
-	return provisioner.Result{PoweredOn: boolp(false), Message: "virtual media ejected, powered off"}, nil
+	return powerResult(pw, "virtual media ejected, powered off"), nil
 }
 
 // Adopt reads the power of a running host and changes nothing.
@@ -311,17 +333,21 @@ func (p *Provisioner) SetMaintenance(ctx context.Context, h provisioner.Host, on
 	return provisioner.Result{}, nil
 }
 
-// SetPower powers the host on or off.
+// SetPower powers the host on or off and returns once the BMC reads the
+// new state back (bmc.Conn.SetPowerRead: bmc.ErrPowerNotConfirmed after
+// the BMC options' PowerTimeout); a BMC reporting no power state leaves
+// PoweredOn nil.
 func (p *Provisioner) SetPower(ctx context.Context, h provisioner.Host, on bool) (provisioner.Result, error) {
 	c, err := p.conn(ctx, h)
 	if err != nil {
 		return provisioner.Result{}, p.done(h, err)
 	}
 	p.soft.Forget(h.Name)
-	if err := c.SetPower(ctx, p.guard, h.Name, on); err != nil {
+	pw, err := c.SetPowerRead(ctx, p.guard, h.Name, on)
+	if err != nil {
 		return provisioner.Result{}, p.done(h, err)
 	}
-	return provisioner.Result{PoweredOn: boolp(on)}, nil
+	return powerResult(pw, ""), nil
 }
 
 // PowerState reads the power (read-only, not guarded).

@@ -3,6 +3,7 @@ package direct
 import (
 	"context"
 
+	"github.com/rackfence/rackfence/agent/bmc"
 	"github.com/rackfence/rackfence/agent/provisioner"
 )
 
@@ -14,11 +15,11 @@ func (p *Provisioner) SoftPowerOff(ctx context.Context, h provisioner.Host) (pro
 	if err != nil {
 		return provisioner.Result{}, p.done(h, err)
 	}
-	on, err := c.PowerState(ctx)
+	pw, err := c.Power(ctx)
 	if err != nil {
 		return provisioner.Result{}, p.done(h, err)
 	}
-	if !on {
+	if pw == bmc.PowerOff {
 		p.soft.Forget(h.Name)
 		return provisioner.Result{PoweredOn: boolp(false), Message: "powered off by a graceful shutdown"}, nil
 	}
@@ -29,10 +30,14 @@ func (p *Provisioner) SoftPowerOff(ctx context.Context, h provisioner.Host) (pro
 		p.soft.Mark(h.Name)
 		p.log.Info("graceful shutdown requested", "host", h.Name, "protocol", c.Protocol())
 		// An OS (or BMC) that powers off at once needs no second poll.
-		if on, err = c.PowerState(ctx); err == nil && !on {
+		if pw, err = c.Power(ctx); err == nil && pw == bmc.PowerOff {
 			p.soft.Forget(h.Name)
 			return provisioner.Result{PoweredOn: boolp(false), Message: "powered off by a graceful shutdown"}, nil
 		}
 	}
-	return provisioner.Result{PoweredOn: boolp(true), InProgress: true, Message: "graceful shutdown requested; waiting for the host to power off"}, nil
+	res := provisioner.Result{InProgress: true, Message: "graceful shutdown requested; waiting for the host to power off"}
+	if pw == bmc.PowerOn {
+		res.PoweredOn = boolp(true)
+	}
+	return res, nil
 }
