@@ -124,9 +124,17 @@ func (f *FSM) WaitApplied(ctx context.Context, index uint64) error {
 // for a crowd of watchers with it, then builds their one answer with
 // Watch (coordinator/api, watch_share.go).
 func (f *FSM) WaitChange(ctx context.Context, rack string, after uint64, withStatus bool, timeout <-chan time.Time) (bool, error) {
+	return waitFor(ctx, func() <-chan struct{} { return f.rackWait(rack) },
+		func() bool { return f.hasChange(rack, after, withStatus) }, timeout)
+}
+
+// waitFor blocks until has says yes, timeout passed or ctx ended; wake
+// gives the channel closed at the next change (taken before has is asked,
+// so no change falls between the two).
+func waitFor(ctx context.Context, wake func() <-chan struct{}, has func() bool, timeout <-chan time.Time) (bool, error) {
 	for {
-		ch := f.rackWait(rack)
-		if f.hasChange(rack, after, withStatus) {
+		ch := wake()
+		if has() {
 			return true, nil
 		}
 		select {

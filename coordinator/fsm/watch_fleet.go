@@ -54,19 +54,7 @@ func (f *FSM) WatchFleet(ctx context.Context, after uint64, timeout <-chan time.
 // until any rack has a change after index a watcher sees, timeout passed
 // or ctx ended, and builds no answer.
 func (f *FSM) WaitFleetChange(ctx context.Context, after uint64, timeout <-chan time.Time) (bool, error) {
-	for {
-		ch := f.appliedWait()
-		if f.fleetHasChange(after) {
-			return true, nil
-		}
-		select {
-		case <-ch:
-		case <-timeout:
-			return false, nil
-		case <-ctx.Done():
-			return false, ctx.Err()
-		}
-	}
+	return waitFor(ctx, f.appliedWait, func() bool { return f.fleetHasChange(after) }, timeout)
 }
 
 // fleetHasChange is whether fleetChanges would answer a change.
