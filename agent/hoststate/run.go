@@ -124,6 +124,9 @@ func (r *run) gen() string {
 // emit asks for action a, unless this step holds actions back (an action in
 // progress or a transient failure) or a counted error's backoff is running.
 func (r *run) emit(a Action) {
+	if r.powerHeld(a) {
+		return
+	}
 	if r.hold > 0 {
 		r.d.RequeueAfter = r.hold
 		return
