@@ -2,18 +2,18 @@ package wire
 
 // Provisioning states (docs/hoststate.md is the state machine).
 const (
-	StateNone                    = ""
-	StateUnmanaged               = "unmanaged"
-	StateRegistering             = "registering"
-	StateInspecting              = "inspecting"
-	StateAvailable               = "available"
-	StateProvisioning            = "provisioning"
-	StateProvisioned             = "provisioned"
-	StateExternallyProvisioned   = "externally-provisioned"
+	StateNone                  = ""
+	StateUnmanaged             = "unmanaged"
+	StateRegistering           = "registering"
+	StateInspecting            = "inspecting"
+	StateAvailable             = "available"
+	StateProvisioning          = "provisioning"
+	StateProvisioned           = "provisioned"
+	StateExternallyProvisioned = "externally-provisioned"
 	// StateServicing: an available or provisioned host whose firmware is
 	// being updated (metal3's servicing); it returns to the state it came
 	// from.
-	StateServicing = "servicing"
+	StateServicing               = "servicing"
 	StateDeprovisioning          = "deprovisioning"
 	StatePoweringOffBeforeDelete = "powering-off-before-delete"
 	StateDeleting                = "deleting"
