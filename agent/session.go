@@ -15,6 +15,8 @@ import (
 // nothing decided under an old epoch is acted on under a new one.
 type session struct {
 	a     *Agent
+	// tasks: the BMC task records this session wrote or ended.
+	tasks taskMemo
 	lease fence.Lease
 	ctx   context.Context
 	// end cancels ctx with a cause (ErrLeaseLost on a stale write).
