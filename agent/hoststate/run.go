@@ -21,6 +21,9 @@ type run struct {
 	hold time.Duration // >0: suppress actions this step (in progress, transient)
 	// resumeSeen: a resume row handled the resume intent this step.
 	resumeSeen bool
+	// left is the state the last state change of this step left (for a
+	// row's effect: apply changes the state before it runs do).
+	left string
 }
 
 func newRun(in Input) *run {

@@ -80,7 +80,7 @@ func (r *run) servicingFrom() string {
 }
 
 func (r *run) servicingStarted() {
-	r.set(keyServicingFrom, r.state())
+	r.set(keyServicingFrom, r.left)
 	if t := r.firmwareTask(); t != nil {
 		r.event(wire.EventNormal, "FirmwareTaskFollowed", "firmware update of %s recorded on the host (%s, epoch %d): following it to its end, no power change meanwhile",
 			t.Component, t.TaskURI, t.Epoch)
