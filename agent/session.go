@@ -14,7 +14,7 @@ import (
 // (or the agent); a new lease gets a new session built from scratch, so
 // nothing decided under an old epoch is acted on under a new one.
 type session struct {
-	a     *Agent
+	a *Agent
 	// tasks: the BMC task records this session wrote or ended.
 	tasks taskMemo
 	lease fence.Lease

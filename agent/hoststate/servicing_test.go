@@ -38,7 +38,9 @@ func TestServicingAvailableHost(t *testing.T) {
 	// Done: the same spec does not service again; a new version does.
 	s.step(nil)
 	s.expect(ActionNone, wire.StateAvailable)
-	s.edit(func(h *wire.Host) { h.Firmware = []wire.FirmwareComponent{{Component: "bmc", URL: "http://fw/bmc-3.bin", Version: "3"}} })
+	s.edit(func(h *wire.Host) {
+		h.Firmware = []wire.FirmwareComponent{{Component: "bmc", URL: "http://fw/bmc-3.bin", Version: "3"}}
+	})
 	s.expect(ActionFirmwareUpdate, wire.StateServicing)
 }
 
