@@ -24,7 +24,7 @@ func TestFirmwareUpdateFailover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a coordinator, bmcsim and two agents")
 	}
-	for _, at := range []int{50} {
+	for _, at := range []int{10, 50, 90} {
 		t.Run(fmt.Sprintf("kill at %d%%", at), func(t *testing.T) { firmwareFailover(t, at) })
 	}
 }
