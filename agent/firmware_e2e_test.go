@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -25,11 +26,16 @@ func TestFirmwareUpdateFailover(t *testing.T) {
 		t.Skip("starts a coordinator, bmcsim and two agents")
 	}
 	for _, at := range []int{10, 50, 90} {
-		t.Run(fmt.Sprintf("kill at %d%%", at), func(t *testing.T) { firmwareFailover(t, at) })
+		t.Run(fmt.Sprintf("kill at %d%%", at), func(t *testing.T) { firmwareFailover(t, at, false) })
 	}
+	// A partition of the holder (SIGSTOP: it stops renewing, as one cut
+	// off from the coordinator), healed once the standby adopted the task:
+	// the old holder wakes up fenced and touches neither the BMC nor the
+	// record.
+	t.Run("pause at 50%", func(t *testing.T) { firmwareFailover(t, 50, true) })
 }
 
-func firmwareFailover(t *testing.T, killAt int) {
+func firmwareFailover(t *testing.T, killAt int, pause bool) {
 	e := newEnv(t, envOpts{bmcs: 1, simArgs: []string{"--profile", "ilo"}})
 	// 1 simulated minute at speed 2.4: the flash takes 25 s of wall time.
 	putKnobs(t, e, `{"speed": 2.4, "updateMinutes": 1, "brickOnPowerChange": true}`)
@@ -72,14 +78,35 @@ func firmwareFailover(t *testing.T, killAt int) {
 	if rec == nil {
 		t.Fatalf("no task recorded on the host while the BMC flashes (task %+v)", task)
 	}
-	killed.Kill()
+	var resumedAt time.Time
+	if pause {
+		if err := killed.Signal(syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		e.waitHost("fw0", 120*time.Second, "the task adopted by the standby", func(h *wire.Host) error {
+			if h.Task == nil || h.Task.AdoptedEpoch == 0 {
+				return fmt.Errorf("task %+v", h.Task)
+			}
+			return nil
+		})
+		if err := killed.Signal(syscall.SIGCONT); err != nil {
+			t.Fatal(err)
+		}
+		resumedAt = time.Now()
+	} else {
+		killed.Kill()
+	}
 	// The operator flips the power wish while the flash runs: it waits
 	// for the flash to end.
 	spec := e.host("fw0")
 	spec.Online = spec.Status == nil || !spec.Status.PoweredOn
 	wantOn := spec.Online
 	e.apply(spec)
-	t.Logf("killed %s at %d%% of the flash (task %s, record %s epoch %d)", holder, task.Percent, task.ID, rec.TaskURI, rec.Epoch)
+	verb := "killed"
+	if pause {
+		verb = "paused, then resumed"
+	}
+	t.Logf("%s %s at %d%% of the flash (task %s, record %s epoch %d)", verb, holder, task.Percent, task.ID, rec.TaskURI, rec.Epoch)
 
 	final := e.waitHost("fw0", 180*time.Second, "firmware updated, record ended, back to available", func(h *wire.Host) error {
 		if h.Task != nil {
@@ -137,6 +164,16 @@ func firmwareFailover(t *testing.T, killAt int) {
 			paths = append(paths, l.Method+" "+l.Path+" "+l.Body)
 		}
 		t.Errorf("no power change at all: the online flip was never carried out (audit %q)", paths)
+	}
+	if pause {
+		// After SIGCONT the old holder must not change anything on the
+		// BMC (the audit holds the mutating calls).
+		for _, l := range e.auditLines(0) {
+			at, err := time.Parse(time.RFC3339Nano, l.Time)
+			if err == nil && at.After(resumedAt) && strings.Contains(l.UserAgent, "("+holder+";") {
+				t.Errorf("the paused holder %s changed the BMC after it woke up: %s %s", holder, l.Method, l.Path)
+			}
+		}
 	}
 	if started != 1 {
 		t.Errorf("%d updates started, want exactly 1", started)

@@ -124,8 +124,10 @@ func (r *run) gen() string {
 	return fmt.Sprintf("%d/%d/%d%s/%t", r.h.SpecIndex, det, dr, mode, r.h.DeletionRequested)
 }
 
-// emit asks for action a, unless this step holds actions back (an action in
-// progress or a transient failure) or a counted error's backoff is running.
+// emit asks for action a, unless it would change the power while a
+// firmware task is recorded (powerHeld), this step holds actions back (an
+// action in progress or a transient failure) or a counted error's backoff
+// is running.
 func (r *run) emit(a Action) {
 	if r.powerHeld(a) {
 		return
