@@ -76,6 +76,8 @@ func (s *session) runAction(name string, h wire.Host, st *wire.HostStatus, act h
 		res, err = p.SetPower(ctx, ph, false)
 	case hoststate.ActionSoftPowerOff:
 		res, err = p.SoftPowerOff(ctx, ph)
+	case hoststate.ActionFirmwareUpdate:
+		res, err = s.firmwareUpdate(ctx, h, ph)
 	case hoststate.ActionReinspect:
 		ph.HardwareDetails = nil // read again, whatever is known
 		res, err = p.Inspect(ctx, ph)

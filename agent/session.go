@@ -14,7 +14,9 @@ import (
 // (or the agent); a new lease gets a new session built from scratch, so
 // nothing decided under an old epoch is acted on under a new one.
 type session struct {
-	a     *Agent
+	a *Agent
+	// tasks: the BMC task records this session wrote or ended.
+	tasks taskMemo
 	lease fence.Lease
 	ctx   context.Context
 	// end cancels ctx with a cause (ErrLeaseLost on a stale write).

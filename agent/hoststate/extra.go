@@ -35,6 +35,12 @@ const (
 	keyTransient = "transientFailures"
 	// keyHandoff is the handoff DetachIndex already taken over.
 	keyHandoff = "handoff"
+	// keyFirmware is the fingerprint of the spec.firmware last brought to
+	// its versions (FirmwareFingerprint); another fingerprint means
+	// firmware work is pending.
+	keyFirmware = "firmware"
+	// keyServicingFrom is the steady state servicing returns to.
+	keyServicingFrom = "servicingFrom"
 	// keyNotePrefix prefixes one-shot notes: an event recorded once per
 	// cause (e.g. "note.detachWait" = the intent's createdIndex).
 	keyNotePrefix = "note."

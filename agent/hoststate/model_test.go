@@ -106,9 +106,15 @@ func (m *model) settle(seed uint64, seq int) int {
 			return i
 		case m.d.Action != ActionNone:
 			m.last = &Outcome{Action: m.d.Action, PoweredOn: boolp(m.d.Action == ActionPowerOn || m.d.Action == ActionProvision)}
+			if m.d.Action == ActionFirmwareUpdate {
+				m.h.Task = nil // ended by the agent before it reports success
+			}
 		case m.d.RequeueAfter > 0:
 			m.now = m.now.Add(m.d.RequeueAfter)
 			m.last = nil
+			// A power action held for a firmware task outside servicing
+			// waits for the record to end (the flash ended).
+			m.h.Task = nil
 		default:
 			return i
 		}
@@ -123,7 +129,7 @@ func (m *model) settle(seed uint64, seq int) int {
 var allActions = []Action{
 	ActionRegister, ActionInspect, ActionProvide, ActionProvision, ActionDeprovision, ActionAdopt,
 	ActionDetach, ActionDelete, ActionMaintenanceOn, ActionMaintenanceOff, ActionPowerOn, ActionPowerOff,
-	ActionSoftPowerOff, ActionReinspect,
+	ActionSoftPowerOff, ActionReinspect, ActionFirmwareUpdate,
 }
 
 func (m *model) chance(p float64) bool { return m.rng.Float64() < p }
@@ -217,7 +223,25 @@ func (m *model) advance() {
 }
 
 func (m *model) editSpec() {
-	switch m.rng.IntN(6) {
+	switch m.rng.IntN(9) {
+	case 6: // a firmware version asked for, changed or withdrawn
+		if m.h.Firmware != nil && m.chance(0.4) {
+			m.h.Firmware = nil
+		} else {
+			m.h.Firmware = []wire.FirmwareComponent{{Component: "bmc", URL: "http://fw/bmc.bin", Version: fmt.Sprint(m.nextIdx())}}
+		}
+	case 7:
+		if m.h.UpdatePolicy == nil {
+			m.h.UpdatePolicy = &wire.UpdatePolicy{FirmwareUpdates: wire.UpdatePolicyOnReboot}
+		} else {
+			m.h.UpdatePolicy = nil
+		}
+	case 8: // the coordinator's firmware task record appears or goes
+		if m.h.Task == nil && m.h.Status != nil && m.h.Status.ProvisioningState == wire.StateServicing {
+			m.h.Task = &wire.BMCTask{Kind: wire.BMCTaskFirmware, Component: "bmc", TaskURI: "/redfish/v1/TaskService/Tasks/" + fmt.Sprint(m.nextIdx()), Epoch: 1}
+		} else {
+			m.h.Task = nil
+		}
 	case 0:
 		m.h.BMC = m.randomBMC()
 	case 1:
@@ -331,6 +355,9 @@ func (m *model) outcome(a Action) *Outcome {
 			o.PoweredOn = boolp(true)
 		case ActionSoftPowerOff:
 			o.PoweredOn = boolp(false)
+		case ActionFirmwareUpdate:
+			// The agent ends the task record before it reports success.
+			m.h.Task = nil
 		}
 	}
 	if o.InProgress && a == ActionSoftPowerOff {
@@ -462,6 +489,10 @@ func (m *model) check(in Input, d Decision) {
 	}
 	if in.Host.Handoff != nil && !in.Host.Handoff.Confirmed && (d.Action != ActionNone || !d.Blocked) {
 		m.fail("awaiting handoff but acting or unblocked: %s", d)
+	}
+	// No power change while a firmware task is recorded on the host.
+	if t := in.Host.Task; t != nil && t.Kind == wire.BMCTaskFirmware && powerAction(d.Action) {
+		m.fail("power action %s while firmware task %s is recorded: %s", d.Action, t.TaskURI, d)
 	}
 	// Power only in steady states (and power-off before delete).
 	// A power-off hold keeps the host off (issue 21).

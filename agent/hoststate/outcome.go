@@ -66,6 +66,8 @@ func errorTypeFor(a Action, state string, class ErrClass) string {
 		return wire.ErrDetach
 	case ActionPowerOn, ActionPowerOff, ActionSoftPowerOff:
 		return wire.ErrPowerManagement
+	case ActionFirmwareUpdate:
+		return wire.ErrServicing
 	}
 	return wire.ErrRegistration
 }

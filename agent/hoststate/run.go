@@ -21,6 +21,9 @@ type run struct {
 	hold time.Duration // >0: suppress actions this step (in progress, transient)
 	// resumeSeen: a resume row handled the resume intent this step.
 	resumeSeen bool
+	// left is the state the last state change of this step left (for a
+	// row's effect: apply changes the state before it runs do).
+	left string
 }
 
 func newRun(in Input) *run {
@@ -123,9 +126,14 @@ func (r *run) gen() string {
 	return fmt.Sprintf("%d/%d/%d%s/%t", r.h.SpecIndex, det, dr, mode, r.h.DeletionRequested)
 }
 
-// emit asks for action a, unless this step holds actions back (an action in
-// progress or a transient failure) or a counted error's backoff is running.
+// emit asks for action a, unless it would change the power while a
+// firmware task is recorded (powerHeld), this step holds actions back (an
+// action in progress or a transient failure) or a counted error's backoff
+// is running.
 func (r *run) emit(a Action) {
+	if r.powerHeld(a) {
+		return
+	}
 	if r.hold > 0 {
 		r.d.RequeueAfter = r.hold
 		return

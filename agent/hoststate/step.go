@@ -65,6 +65,7 @@ scan:
 func (r *run) apply(w *row) {
 	if w.to != "" && w.to != r.state() {
 		r.recordTransition(w, r.state(), w.to)
+		r.left = r.state()
 		from := r.state()
 		if from == "" {
 			from = "new"

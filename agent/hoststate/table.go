@@ -17,6 +17,7 @@ const (
 	sProvisionin = wire.StateProvisioning
 	sProvisioned = wire.StateProvisioned
 	sExternal    = wire.StateExternallyProvisioned
+	sServicing   = wire.StateServicing
 	sDeprovision = wire.StateDeprovisioning
 	sPowerOffDel = wire.StatePoweringOffBeforeDelete
 	sDeleting    = wire.StateDeleting
@@ -55,7 +56,7 @@ var table = []row{
 	{name: "NodeLostDuringDeprovisionForDelete", on: anyAction, res: resNotFound, from: states(sDeprovision), to: sDeleting,
 		when: func(r *run) bool { return r.h.DeletionRequested },
 		why:  "The provisioner lost the node while deprovisioning for deletion: nothing left to delete.", do: (*run).nodeLost},
-	{name: "NodeLostInSteadyState", on: anyAction, res: resNotFound, from: states(sAvailable, sProvisioned, sExternal),
+	{name: "NodeLostInSteadyState", on: anyAction, res: resNotFound, from: states(sAvailable, sProvisioned, sExternal, sServicing),
 		// From seed 004.
 		why: "The provisioner lost the node (e.g. Ironic lost its database): re-register and, if provisioned, re-adopt, with no power change.",
 		do:  (*run).nodeLost},
@@ -158,6 +159,9 @@ var table = []row{
 		why: "Power asserted off.", do: func(r *run) { r.powered(false) }},
 	{name: "SoftPoweredOff", on: ActionSoftPowerOff, res: resOK,
 		why: "The graceful shutdown powered the host off.", do: func(r *run) { r.powered(false) }},
+	{name: "FirmwareUpdated", on: ActionFirmwareUpdate, res: resOK, from: states(sServicing),
+		why: "Every component of spec.firmware shows its version: servicing ends.",
+		do:  (*run).firmwareUpdated},
 	{name: "ActionSucceeded", on: anyAction, res: resOK,
 		why: "Any other success: its facts are recorded and the error cleared."},
 
@@ -405,7 +409,7 @@ var table = []row{
 		// From seed 003.
 		why: "Partial BMC details: a registration error naming what is missing.",
 		do:  func(r *run) { r.condError(wire.ErrRegistration, r.bmcProblem()) }},
-	{name: "BMCDetailsRemoved", from: states(sInspecting, sAvailable, sProvisionin, sProvisioned, sExternal, sDeprovision),
+	{name: "BMCDetailsRemoved", from: states(sInspecting, sAvailable, sProvisionin, sProvisioned, sExternal, sServicing, sDeprovision),
 		when: func(r *run) bool { return !r.bmcComplete() },
 		// From seed 003.
 		why: "BMC details removed after registration: an error, not unmanaged.",
@@ -414,7 +418,7 @@ var table = []row{
 		}},
 
 	// ---- Lifecycle ------------------------------------------------------
-	{name: "Register", from: states(sRegistering, sInspecting, sAvailable, sProvisionin, sProvisioned, sExternal, sDeprovision),
+	{name: "Register", from: states(sRegistering, sInspecting, sAvailable, sProvisionin, sProvisioned, sExternal, sServicing, sDeprovision),
 		when: func(r *run) bool { return r.node() == nodeNone },
 		why:  "Make the provisioner know the host (first time, after a lost node, after re-attach).",
 		do:   func(r *run) { r.emit(ActionRegister) }},
@@ -440,6 +444,26 @@ var table = []row{
 		why:  "Hardware details already known: no re-inspection."},
 	{name: "Inspect", from: states(sInspecting),
 		why: "Read hardware details.", do: func(r *run) { r.emit(ActionInspect) }},
+	{name: "ServicingDoneAvailable", from: states(sServicing), to: sAvailable, next: true,
+		when: func(r *run) bool { return r.servicingOver() && r.servicingFrom() == sAvailable },
+		why:  "Servicing is over (firmware at its versions, or the provisioner must take the node again first): back to available.",
+		do:   (*run).servicingEnded},
+	{name: "ServicingDoneProvisioned", from: states(sServicing), to: sProvisioned, next: true,
+		when: func(r *run) bool { return r.servicingOver() && r.servicingFrom() == sProvisioned },
+		why:  "Servicing is over: back to provisioned, where the reboot that let it run follows.",
+		do:   (*run).servicingEnded},
+	{name: "ServicingDoneExternal", from: states(sServicing), to: sExternal, next: true,
+		when: func(r *run) bool { return r.servicingOver() && r.servicingFrom() == sExternal },
+		why:  "Servicing is over: back to externally provisioned, where the reboot that let it run follows.",
+		do:   (*run).servicingEnded},
+	// From metal3 servicing and HostUpdatePolicy.
+	{name: "StartServicing", from: states(sAvailable, sProvisioned, sExternal), to: sServicing, next: true,
+		when: func(r *run) bool { return r.node() == nodeReady && r.servicingWanted() },
+		why:  "spec.firmware asks for a version a component does not have yet (an available host at once; a provisioned one only with updatePolicy.firmwareUpdates onReboot, when a reboot is asked), or a firmware task is recorded on the host: update the firmware first; no power change until it ended.",
+		do:   (*run).servicingStarted},
+	{name: "UpdateFirmware", from: states(sServicing),
+		why: "Update one component after the other (a component already at its version is not flashed again), or follow the flash recorded on the host to its end, whoever started it.",
+		do:  func(r *run) { r.emit(ActionFirmwareUpdate) }},
 	{name: "BecomeExternallyProvisioned", from: states(sAvailable), to: sExternal, next: true,
 		when: func(r *run) bool { return r.h.ExternallyProvisioned },
 		// From seed 004.

@@ -52,6 +52,10 @@ const (
 	// ActionReinspect reads the hardware of an available host again, even
 	// though it has hardware details (the inspect intent).
 	ActionReinspect Action = "reinspect"
+	// ActionFirmwareUpdate brings every component of spec.firmware to its
+	// version, one BMC task at a time, or follows the task recorded on the
+	// host (host.task) to its end: InProgress while a flash runs.
+	ActionFirmwareUpdate Action = "firmware-update"
 )
 
 // ErrClass classifies how an action failed ("" = it succeeded).

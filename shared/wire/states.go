@@ -2,14 +2,18 @@ package wire
 
 // Provisioning states (docs/hoststate.md is the state machine).
 const (
-	StateNone                    = ""
-	StateUnmanaged               = "unmanaged"
-	StateRegistering             = "registering"
-	StateInspecting              = "inspecting"
-	StateAvailable               = "available"
-	StateProvisioning            = "provisioning"
-	StateProvisioned             = "provisioned"
-	StateExternallyProvisioned   = "externally-provisioned"
+	StateNone                  = ""
+	StateUnmanaged             = "unmanaged"
+	StateRegistering           = "registering"
+	StateInspecting            = "inspecting"
+	StateAvailable             = "available"
+	StateProvisioning          = "provisioning"
+	StateProvisioned           = "provisioned"
+	StateExternallyProvisioned = "externally-provisioned"
+	// StateServicing: an available or provisioned host whose firmware is
+	// being updated (metal3's servicing); it returns to the state it came
+	// from.
+	StateServicing               = "servicing"
 	StateDeprovisioning          = "deprovisioning"
 	StatePoweringOffBeforeDelete = "powering-off-before-delete"
 	StateDeleting                = "deleting"
@@ -19,7 +23,7 @@ const (
 var ProvisioningStates = []string{
 	StateUnmanaged, StateRegistering, StateInspecting, StateAvailable,
 	StateProvisioning, StateProvisioned, StateExternallyProvisioned,
-	StateDeprovisioning, StatePoweringOffBeforeDelete, StateDeleting,
+	StateServicing, StateDeprovisioning, StatePoweringOffBeforeDelete, StateDeleting,
 }
 
 // Operational statuses.
@@ -43,6 +47,8 @@ const (
 	ErrPowerManagement         = "power management error"
 	ErrDetach                  = "detach error"
 	ErrProvisionedRegistration = "provisioned registration error"
+	// ErrServicing: a firmware update failed (metal3's servicing error).
+	ErrServicing = "servicing error"
 )
 
 // Intent kinds.
