@@ -45,6 +45,11 @@ const (
 	// Raft log at an entry its binary does not know: the message names
 	// it. Ask another member; upgrade this one.
 	CodeMemberStopped = "member_stopped"
+	// CodeListExpired (410): a list's continue token names a Raft index
+	// whose view of the list this member no longer keeps (it expired,
+	// was evicted, or another member answered): start the list again
+	// without continue.
+	CodeListExpired = "list_expired"
 )
 
 // WireError is one row of the wire-error table: an error code and the
@@ -72,6 +77,7 @@ const (
 	statusForbidden           = 403
 	statusNotFound            = 404
 	statusConflict            = 409
+	statusGone                = 410
 	statusTooLarge            = 413
 	statusTooManyRequests     = 429
 	statusInternalServerError = 500
@@ -84,6 +90,7 @@ var statusText = map[int]string{
 	statusForbidden:           "Forbidden",
 	statusNotFound:            "Not Found",
 	statusConflict:            "Conflict",
+	statusGone:                "Gone",
 	statusTooLarge:            "Request Entity Too Large",
 	statusTooManyRequests:     "Too Many Requests",
 	statusInternalServerError: "Internal Server Error",
@@ -106,6 +113,7 @@ var (
 	ErrSecretsKeyMissing = &WireError{CodeSecretsKeyMissing, statusServiceUnavailable}
 	ErrUpgradeRequired   = &WireError{CodeUpgradeRequired, statusServiceUnavailable}
 	ErrMemberStopped     = &WireError{CodeMemberStopped, statusServiceUnavailable}
+	ErrListExpired       = &WireError{CodeListExpired, statusGone}
 )
 
 // WireErrors is the whole table. Where codes share a status, the first
@@ -115,7 +123,7 @@ var WireErrors = []*WireError{
 	ErrBadRequest, ErrUnauthorized, ErrForbidden, ErrNotFound,
 	ErrConflict, ErrStaleEpoch, ErrTooLarge, ErrTooManyRequests,
 	ErrInternal, ErrNoLeader, ErrSecretsKeyMissing,
-	ErrUpgradeRequired, ErrMemberStopped,
+	ErrUpgradeRequired, ErrMemberStopped, ErrListExpired,
 }
 
 var (

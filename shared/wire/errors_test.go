@@ -25,6 +25,7 @@ func TestWireErrorTable(t *testing.T) {
 		"secrets_key_missing": 503,
 		"upgrade_required":    503,
 		"member_stopped":      503,
+		"list_expired":        410,
 	}
 	if len(WireErrors) != len(want) {
 		t.Errorf("the table has %d rows, want %d", len(WireErrors), len(want))
