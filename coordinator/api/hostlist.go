@@ -72,20 +72,23 @@ func (s *Server) serveHosts(c echo.Context, q *hostQuery) error {
 		}
 		v = s.lists.current(f, q.rack, q.page.paged())
 	}
-	return writeHostPage(c.Response(), v, start, q)
+	if !writeHostPage(c.Response(), v, start, q) && q.page.paged() {
+		s.lists.finished(viewKey{v.Index, q.rack})
+	}
+	return nil
 }
 
 // writeHostPage writes the List envelope of the hosts of v from start on
 // that match q, up to q.page.Limit (0: all), each host encoded on its
-// own; Continue is set when a matching host is left.
-func writeHostPage(w http.ResponseWriter, v *fsm.HostsView, start int, q *hostQuery) error {
+// own; Continue is set (and more true) when a matching host is left.
+func writeHostPage(w http.ResponseWriter, v *fsm.HostsView, start int, q *hostQuery) (more bool) {
 	w.Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
 	w.WriteHeader(http.StatusOK)
 	bw := bufio.NewWriterSize(w, listWriteBuffer)
 	enc := json.NewEncoder(bw)
 	var sum wire.HostSummary
 	var st wire.HostStatusSummary
-	n, last, more := 0, "", false
+	n, last := 0, ""
 	io.WriteString(bw, `{"items":[`)
 	for i := start; i < v.Len(); i++ {
 		h := v.At(i)
@@ -107,7 +110,7 @@ func writeHostPage(w http.ResponseWriter, v *fsm.HostsView, start int, q *hostQu
 			err = enc.Encode(h)
 		}
 		if err != nil {
-			return nil // the client went away; nothing more can be said
+			return true // the client went away mid-page; it may ask again
 		}
 		n++
 		last = h.Name
@@ -122,7 +125,7 @@ func writeHostPage(w http.ResponseWriter, v *fsm.HostsView, start int, q *hostQu
 	}
 	bw.WriteString("}\n")
 	bw.Flush()
-	return nil
+	return more
 }
 
 func (q *hostQuery) filter() string {

@@ -158,6 +158,23 @@ func TestHostListPages(t *testing.T) {
 		if d.Code != wire.CodeListExpired {
 			t.Fatalf("expired list: %+v", d)
 		}
+
+		// A list read to its end lets its view go ListViewLinger later,
+		// not ListViewTTL.
+		skew.Store(0)
+		must(t, 200, "GET", u+"/v1/hosts?limit=2", viewer, nil, &first)
+		must(t, 200, "PUT", u+"/v1/hosts/h99", op, testHost("h99", "r1"), nil)
+		must(t, 200, "GET", u+"/v1/hosts?limit=2&continue="+first.Continue, viewer, nil, nil)
+		listAll(t, u, viewer, "", 50, nil) // another list, at a later index
+		var last wire.List[wire.Host]
+		must(t, 200, "GET", u+"/v1/hosts?limit=5000&continue="+first.Continue, viewer, nil, &last)
+		if last.Continue != "" || last.Index != first.Index {
+			t.Fatalf("the rest of the list: index %d (first page %d), continue %q", last.Index, first.Index, last.Continue)
+		}
+		skew.Store(int64(ListViewLinger + time.Second))
+		if d := errBody(t, must(t, 410, "GET", u+"/v1/hosts?limit=2&continue="+first.Continue, viewer, nil, nil)); d.Code != wire.CodeListExpired {
+			t.Fatalf("a finished list's view %s later: %+v", ListViewLinger, d)
+		}
 	})
 }
 

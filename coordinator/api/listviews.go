@@ -15,6 +15,10 @@ const (
 	// ListViewTTL is how long a view is kept after its last page was
 	// served; a continue token older than that is answered list_expired.
 	ListViewTTL = 2 * time.Minute
+	// ListViewLinger is how long a view is kept after a last page was
+	// served from it and none since: the records it points to, replaced
+	// since, stay in memory as long as it does.
+	ListViewLinger = 10 * time.Second
 	// MaxListViews is how many views (one per index and rack) are kept;
 	// the least recently used goes first.
 	MaxListViews = 16
@@ -28,6 +32,8 @@ type viewKey struct {
 type viewEntry struct {
 	v    *fsm.HostsView
 	used time.Time
+	// done: the last page served from it was a list's last.
+	done bool
 }
 
 // listViews keeps the host-list views of recent indexes, so every page of
@@ -92,8 +98,17 @@ func (l *listViews) get(k viewKey) *fsm.HostsView {
 	if e == nil {
 		return nil
 	}
-	e.used = l.now()
+	e.used, e.done = l.now(), false
 	return e.v
+}
+
+// finished records that a list's last page was served from the view of k.
+func (l *listViews) finished(k viewKey) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e := l.m[k]; e != nil {
+		e.done = true
+	}
 }
 
 func (l *listViews) put(k viewKey, v *fsm.HostsView) {
@@ -113,11 +128,13 @@ func (l *listViews) put(k viewKey, v *fsm.HostsView) {
 	}
 }
 
-// expire drops views unused for ListViewTTL; the caller holds l.mu.
+// expire drops views unused for ListViewTTL, or for ListViewLinger
+// after a list's last page; the caller holds l.mu.
 func (l *listViews) expire() {
-	cut := l.now().Add(-ListViewTTL)
+	now := l.now()
+	cut, linger := now.Add(-ListViewTTL), now.Add(-ListViewLinger)
 	for k, e := range l.m {
-		if e.used.Before(cut) {
+		if e.used.Before(cut) || e.done && e.used.Before(linger) {
 			delete(l.m, k)
 		}
 	}
