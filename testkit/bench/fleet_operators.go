@@ -46,7 +46,11 @@ type OperatorPhase struct {
 	// RSS in KiB: the highest sample (every 250 ms) over the window, and
 	// Settle after the operators stopped.
 	RSSPeak, RSSSettled int64
-	WatchAnswers        int
+	// HeapPeak is the coordinator's Go heap in use at its highest sample
+	// (bytes, once a second): unlike RSS it falls after a collection, so
+	// an earlier mode's peak does not carry into the next.
+	HeapPeak     float64
+	WatchAnswers int
 }
 
 // operators runs every mode of OperatorModes one after another.
@@ -105,7 +109,9 @@ func (f *fleet) operatorPhase(ctx context.Context, mode string) (OperatorPhase, 
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		var idx uint64
+		// From the current index: the fleet's changes, not its inventory.
+		applied, _ := f.metric("rackfence_raft_applied_index")
+		idx := uint64(applied)
 		for wctx.Err() == nil {
 			r, err := f.admin.Watch(wctx, "", idx, 10*time.Second)
 			if err != nil {
@@ -122,10 +128,15 @@ func (f *fleet) operatorPhase(ctx context.Context, mode string) (OperatorPhase, 
 		}
 	}()
 	tick := time.NewTicker(250 * time.Millisecond)
-	for wctx.Err() == nil {
+	for n := 0; wctx.Err() == nil; n++ {
 		select {
 		case <-tick.C:
 			p.RSSPeak = max(p.RSSPeak, procstat.RSSKiB(f.coord.pid()))
+			if n%4 == 0 {
+				if h, err := f.metric("go_memstats_heap_inuse_bytes"); err == nil {
+					p.HeapPeak = max(p.HeapPeak, h)
+				}
+			}
 		case <-wctx.Done():
 		}
 	}
@@ -217,12 +228,12 @@ func (r FleetResult) operatorFigures() []FleetFigure {
 	msf := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	var out []FleetFigure
 	for _, p := range r.Operators {
-		v := fmt.Sprintf("%d operators every %s over %s: %d lists (%d failed), %.1f pages each; list p50 %.1f ms, p99 %.1f ms; %.0f KiB per list; coordinator RSS peak %d KiB (%.0f B/host), settled %d KiB (%.0f B/host); %d watch answers",
+		v := fmt.Sprintf("%d operators every %s over %s: %d lists (%d failed), %.1f pages each; list p50 %.1f ms, p99 %.1f ms; %.0f KiB per list; coordinator RSS peak %d KiB (%.0f B/host), settled %d KiB (%.0f B/host); Go heap in use peak %.0f B/host; %d watch answers",
 			p.Operators, p.Every, p.Window, p.Lists, p.Errors, p.PagesPerList, msf(p.P50), msf(p.P99), p.BytesPerList/1024,
-			p.RSSPeak, r.PerHost(p.RSSPeak), p.RSSSettled, r.PerHost(p.RSSSettled), p.WatchAnswers)
-		if base != nil && p.Mode != OpUnpaged && base.P50 > 0 && base.BytesPerList > 0 && base.RSSPeak > 0 {
-			v += fmt.Sprintf(" (vs unpaged: p50 ×%.2f, bytes ×%.2f, RSS peak ×%.2f)",
-				float64(p.P50)/float64(base.P50), p.BytesPerList/base.BytesPerList, float64(p.RSSPeak)/float64(base.RSSPeak))
+			p.RSSPeak, r.PerHost(p.RSSPeak), p.RSSSettled, r.PerHost(p.RSSSettled), p.HeapPeak/float64(r.Hosts), p.WatchAnswers)
+		if base != nil && p.Mode != OpUnpaged && base.P50 > 0 && base.BytesPerList > 0 && base.HeapPeak > 0 {
+			v += fmt.Sprintf(" (vs unpaged: p50 ×%.2f, p99 ×%.2f, bytes ×%.2f, heap peak ×%.2f)",
+				float64(p.P50)/float64(base.P50), float64(p.P99)/float64(base.P99), p.BytesPerList/base.BytesPerList, p.HeapPeak/base.HeapPeak)
 		}
 		out = append(out, FleetFigure{"operators, " + p.Mode, v, ""})
 	}
