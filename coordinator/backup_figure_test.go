@@ -121,8 +121,8 @@ func TestBackupFigure(t *testing.T) {
 	start = time.Now()
 	st, _ := serve(t, dir, "b-1", raftAddr, a.Keys)
 	ready := time.Since(start)
-	if hosts, _ := st.FSM().HostsSelected("", "", nil); len(hosts) != n {
-		t.Fatalf("restored member holds %d hosts, want %d", len(hosts), n)
+	if hosts := st.FSM().HostsView(""); hosts.Len() != n {
+		t.Fatalf("restored member holds %d hosts, want %d", hosts.Len(), n)
 	}
 	t.Logf("FIGURE backup of %d hosts: %.1f MiB; save %s (leader snapshot + stream + write), check %s, restore into a data dir %s, restored member leading %s",
 		n, float64(fi.Size())/(1<<20), save.Round(time.Millisecond), verify.Round(time.Millisecond), restore.Round(time.Millisecond), ready.Round(time.Millisecond))

@@ -14,7 +14,7 @@ import (
 func init() {
 	register(&command{
 		path:  "host list",
-		usage: "[--rack R] [--state S] [--status S] [--error TYPE|any] [--intents-pending] [-l SELECTOR] [--show-labels] [--watch [--interval D]]",
+		usage: "[--rack R] [--state S] [--status S] [--error TYPE|any] [--intents-pending] [-l SELECTOR] [--show-labels] [--chunk-size N] [--watch [--interval D]]",
 		short: "List hosts with their state, status, intents and error",
 		long: `Columns: STATE is the provisioning state, STATUS the operational status,
 INTENTS the operator's standing requests (a * marks one the rack's lease
@@ -24,6 +24,12 @@ holder has not acknowledged yet), ERROR the error type and count;
 "any") and --intents-pending (a * in INTENTS); filters combine with AND.
 
 ` + selectorHelp + `
+
+The list is read --chunk-size hosts a request (default 500), every page at
+the first page's Raft index, so it is one consistent view; table rows print
+as each page arrives (the table asks only for what it shows), -o json
+streams one valid document of whole hosts. --chunk-size 0 reads the whole
+list in one answer.
 
 --watch redraws the list (and the racks' lease holders) every --interval
 until Ctrl-C or --timeout (0: no limit); when not on a terminal it prints the
@@ -97,6 +103,7 @@ func hostList(fs *pflag.FlagSet) func(*Ctx, []string) error {
 	interval := fs.Duration("interval", defaultInterval, "refresh interval of --watch")
 	sel := fs.StringP("selector", "l", "", "only hosts whose labels match (e.g. role=compute,zone!=a)")
 	showLabels := fs.Bool("show-labels", false, "add a LABELS column")
+	chunk := fs.Int("chunk-size", wire.DefaultPageSize, "hosts asked per request; rows print as each page arrives (0: the whole list in one answer)")
 	return func(x *Ctx, args []string) error {
 		if len(args) > 0 {
 			return usagef("host list takes no arguments (got %q); filter with --rack, --state, --status, --error or -l", args)
@@ -115,6 +122,9 @@ func hostList(fs *pflag.FlagSet) func(*Ctx, []string) error {
 		if err := checkSelector(*sel); err != nil {
 			return err
 		}
+		if err := checkChunkSize(*chunk); err != nil {
+			return err
+		}
 		cl, err := x.Client()
 		if err != nil {
 			return err
@@ -123,6 +133,9 @@ func hostList(fs *pflag.FlagSet) func(*Ctx, []string) error {
 		lf.apply(&f)
 		if *watch {
 			return x.watchHosts(cl, f, lf, *interval, *showLabels)
+		}
+		if *chunk > 0 {
+			return x.listHostsPaged(cl, f, lf, *chunk, *showLabels)
 		}
 		l, err := cl.ListHosts(x.ctx, f)
 		if err != nil {

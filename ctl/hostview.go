@@ -118,19 +118,11 @@ func hostIntents(h *wire.Host) (string, bool) {
 // hostTable is "host list" as a table; labels adds a LABELS column (last:
 // it is the one cut to the terminal's width).
 func hostTable(w io.Writer, hosts []wire.Host, width int, labels bool) {
-	t := &table{header: []string{"NAME", "RACK", "STATE", "STATUS", "POWER", "INTENTS", "ERROR"}}
-	if labels {
-		t.header = append(t.header, "LABELS")
-	}
+	t := &table{header: hostTableHeader(labels)}
 	anyPending := false
 	for i := range hosts {
-		h := &hosts[i]
-		in, p := hostIntents(h)
+		cells, p := hostCells(&hosts[i], labels)
 		anyPending = anyPending || p
-		cells := []string{h.Name, h.Rack, hostState(h), hostOpStatus(h), hostPower(h), in, hostError(h)}
-		if labels {
-			cells = append(cells, wire.FormatLabels(h.Labels))
-		}
 		t.add(cells...)
 	}
 	if len(hosts) == 0 {
@@ -141,6 +133,26 @@ func hostTable(w io.Writer, hosts []wire.Host, width int, labels bool) {
 	if anyPending {
 		fmt.Fprintln(w, "* not yet acknowledged by the rack's lease holder")
 	}
+}
+
+// hostTableHeader is the header of hostTable.
+func hostTableHeader(labels bool) []string {
+	h := []string{"NAME", "RACK", "STATE", "STATUS", "POWER", "INTENTS", "ERROR"}
+	if labels {
+		h = append(h, "LABELS")
+	}
+	return h
+}
+
+// hostCells is a host's row of hostTable; pending: an intent is not
+// acknowledged yet.
+func hostCells(h *wire.Host, labels bool) (cells []string, pending bool) {
+	in, pending := hostIntents(h)
+	cells = []string{h.Name, h.Rack, hostState(h), hostOpStatus(h), hostPower(h), in, hostError(h)}
+	if labels {
+		cells = append(cells, wire.FormatLabels(h.Labels))
+	}
+	return cells, pending
 }
 
 // hostDetail is "host get" as a table.

@@ -77,14 +77,28 @@ func (t *table) add(cells ...string) {
 }
 
 func (t *table) write(w io.Writer, width int) {
+	all := append([][]string{t.header}, t.rows...)
+	writeRows(w, all, t.widths(nil), width)
+}
+
+// widths are the columns' widths: at least from's, wide enough for the
+// header and every row.
+func (t *table) widths(from []int) []int {
 	n := len(t.header)
 	widths := make([]int, n)
-	all := append([][]string{t.header}, t.rows...)
-	for _, r := range all {
+	copy(widths, from)
+	for _, r := range append([][]string{t.header}, t.rows...) {
 		for i := 0; i < n && i < len(r); i++ {
 			widths[i] = max(widths[i], utf8.RuneCountInString(r[i]))
 		}
 	}
+	return widths
+}
+
+// writeRows writes rows in columns of widths, the last cut to fit width
+// (when set).
+func writeRows(w io.Writer, all [][]string, widths []int, width int) {
+	n := len(widths)
 	last := -1
 	if width > 0 {
 		used := 0
@@ -109,7 +123,7 @@ func (t *table) write(w io.Writer, width int) {
 				break
 			}
 			b.WriteString(c)
-			b.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)+2))
+			b.WriteString(strings.Repeat(" ", max(widths[i]-utf8.RuneCountInString(c), 0)+2))
 		}
 		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
 	}

@@ -52,11 +52,14 @@ func (s *Server) listHosts(c echo.Context) error {
 	if err != nil {
 		return badField("selector", "selector %v; use key=value, key!=value, key, !key, key in (a,b) or key notin (a,b), comma-separated", err)
 	}
-	if err := s.readBarrier(c); err != nil {
+	q := &hostQuery{rack: rack, pstate: pstate, sel: sel}
+	if q.summary, err = parseHostView(c); err != nil {
 		return err
 	}
-	hosts, idx := s.store.FSM().HostsSelected(rack, pstate, sel)
-	return c.JSON(http.StatusOK, wire.List[wire.Host]{Items: hosts, Index: idx})
+	if q.page, err = parsePage(c, q.filter()); err != nil {
+		return err
+	}
+	return s.serveHosts(c, q)
 }
 
 func validState(st string) bool {

@@ -104,6 +104,7 @@ type Server struct {
 	auditLog     *jsonl.Writer // the member's audit file, rotated at AuditMaxBytes; nil when off
 	watches      *watchHub     // the shared rounds of waiting watchers (watch_share.go)
 	barrier      sharedBarrier // the watches' shared read barrier (watch_barrier.go)
+	lists        *listViews    // the views paged host lists answer from (listviews.go)
 
 	membersMu  sync.Mutex
 	membersAt  time.Time
@@ -177,6 +178,7 @@ func New(cfg Config) *Server {
 	}
 	cfg.Registry.MustRegister(s.reqs, s.authFailures, s.rateLimited, s.forwardFailures)
 	s.watches = newWatchHub(cfg.Registry)
+	s.lists = newListViews(cfg.Registry)
 
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true

@@ -49,6 +49,11 @@ const (
 	// (Host.Task) and the request could interrupt it; the message names
 	// the task. Wait for it to end, or repeat with force.
 	CodeBMCTaskRunning = "bmc_task_running"
+	// CodeListExpired (410): a list's continue token names a Raft index
+	// whose view of the list this member no longer keeps (it expired,
+	// was evicted, or another member answered): start the list again
+	// without continue.
+	CodeListExpired = "list_expired"
 )
 
 // WireError is one row of the wire-error table: an error code and the
@@ -76,6 +81,7 @@ const (
 	statusForbidden           = 403
 	statusNotFound            = 404
 	statusConflict            = 409
+	statusGone                = 410
 	statusTooLarge            = 413
 	statusTooManyRequests     = 429
 	statusInternalServerError = 500
@@ -88,6 +94,7 @@ var statusText = map[int]string{
 	statusForbidden:           "Forbidden",
 	statusNotFound:            "Not Found",
 	statusConflict:            "Conflict",
+	statusGone:                "Gone",
 	statusTooLarge:            "Request Entity Too Large",
 	statusTooManyRequests:     "Too Many Requests",
 	statusInternalServerError: "Internal Server Error",
@@ -111,6 +118,7 @@ var (
 	ErrUpgradeRequired   = &WireError{CodeUpgradeRequired, statusServiceUnavailable}
 	ErrMemberStopped     = &WireError{CodeMemberStopped, statusServiceUnavailable}
 	ErrBMCTaskRunning    = &WireError{CodeBMCTaskRunning, statusConflict}
+	ErrListExpired       = &WireError{CodeListExpired, statusGone}
 )
 
 // WireErrors is the whole table. Where codes share a status, the first
@@ -120,7 +128,7 @@ var WireErrors = []*WireError{
 	ErrBadRequest, ErrUnauthorized, ErrForbidden, ErrNotFound,
 	ErrConflict, ErrStaleEpoch, ErrTooLarge, ErrTooManyRequests,
 	ErrInternal, ErrNoLeader, ErrSecretsKeyMissing,
-	ErrUpgradeRequired, ErrMemberStopped, ErrBMCTaskRunning,
+	ErrUpgradeRequired, ErrMemberStopped, ErrBMCTaskRunning, ErrListExpired,
 }
 
 var (

@@ -26,6 +26,7 @@ func TestWireErrorTable(t *testing.T) {
 		"upgrade_required":    503,
 		"member_stopped":      503,
 		"bmc_task_running":    409,
+		"list_expired":        410,
 	}
 	if len(WireErrors) != len(want) {
 		t.Errorf("the table has %d rows, want %d", len(WireErrors), len(want))

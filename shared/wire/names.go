@@ -31,8 +31,13 @@ const (
 	// password (agents of a rack using them; audited).
 	ParamReveal = "reveal"
 	// ParamLimit is how many of the newest audit records GET /v1/audit
-	// answers.
+	// answers, and the page size of GET /v1/hosts (list.go).
 	ParamLimit = "limit"
+	// ParamContinue is the token of GET /v1/hosts's next page, as the
+	// previous page's List.Continue gave it.
+	ParamContinue = "continue"
+	// ParamView ("summary") on GET /v1/hosts answers HostSummary items.
+	ParamView = "view"
 )
 
 // Keys of HostStatus.Extra that another component than agent/hoststate

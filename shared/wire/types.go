@@ -669,10 +669,13 @@ type JoinRequest struct {
 }
 
 // List is the envelope of every list answer. Index is the Raft index the
-// answer reflects: a watch from it sees everything after.
+// answer reflects: a watch from it sees everything after. Continue, on a
+// paged list (list.go), is the token of the next page; absent on the last.
+// Every page of one list carries the first page's Index.
 type List[T any] struct {
-	Items []T    `json:"items"`
-	Index uint64 `json:"index"`
+	Items    []T    `json:"items"`
+	Index    uint64 `json:"index"`
+	Continue string `json:"continue,omitempty"`
 }
 
 // WatchResponse answers GET /v1/watch?rack=&index=. Hosts holds the full

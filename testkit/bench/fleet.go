@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // FleetConfig sizes a fleet run: one coordinator, Racks real agent
@@ -41,6 +42,15 @@ type FleetConfig struct {
 	// SampleEvery is the period of the available-count, RSS and heap
 	// samples taken while registering (default 1 s).
 	SampleEvery time.Duration
+	// Operators is how many clients list every host every OperatorEvery
+	// (default 2 s) for OperatorWindow (default 60 s) in each mode of
+	// OperatorModes, with pages of OperatorChunk hosts (default
+	// wire.DefaultPageSize), while one more client follows the fleet
+	// watch; the RSS is read again OperatorSettle (default 20 s) after
+	// each mode. 0: no operators.
+	Operators                                     int
+	OperatorEvery, OperatorWindow, OperatorSettle time.Duration
+	OperatorChunk                                 int
 	// CoordArgs and AgentArgs are added to every coordinator / agent.
 	CoordArgs, AgentArgs []string
 	// Progress receives one line per phase; nil = none.
@@ -96,6 +106,9 @@ type FleetResult struct {
 	// Samples are the available count (and RSS, heap) over time from the
 	// start of registration until every host was available.
 	Samples []FleetSample
+	// Operators are the operator phases (fleet_operators.go), after the
+	// detaches.
+	Operators []OperatorPhase
 }
 
 // AgentCPUPerHost is the agents' CPU from their start until every host was
@@ -144,6 +157,18 @@ func Fleet(ctx context.Context, cfg FleetConfig) (FleetResult, error) {
 	}
 	if cfg.SampleEvery <= 0 {
 		cfg.SampleEvery = time.Second
+	}
+	if cfg.OperatorEvery <= 0 {
+		cfg.OperatorEvery = 2 * time.Second
+	}
+	if cfg.OperatorWindow <= 0 {
+		cfg.OperatorWindow = time.Minute
+	}
+	if cfg.OperatorSettle <= 0 {
+		cfg.OperatorSettle = 20 * time.Second
+	}
+	if cfg.OperatorChunk <= 0 {
+		cfg.OperatorChunk = wire.DefaultPageSize
 	}
 	nofile := raiseNofile()
 	cfg.Sims = simsFor(cfg.Hosts, cfg.Sims, nofile)
@@ -210,6 +235,11 @@ func Fleet(ctx context.Context, cfg FleetConfig) (FleetResult, error) {
 	}
 	sort.Slice(lat, func(a, b int) bool { return lat[a] < lat[b] })
 	res.DetachP50, res.DetachP99, res.DetachMax = lat[len(lat)/2], lat[len(lat)*99/100], lat[len(lat)-1]
+	if cfg.Operators > 0 {
+		if res.Operators, err = f.operators(ctx); err != nil {
+			return res, err
+		}
+	}
 	return res, nil
 }
 

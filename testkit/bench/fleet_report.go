@@ -30,7 +30,7 @@ func (r FleetResult) Figures() []FleetFigure {
 		}
 		return small
 	}
-	return []FleetFigure{
+	return append([]FleetFigure{
 		{"all available after", fmt.Sprintf("%.1f s", r.Available.Seconds()), goal("≤ 30 s at 10,000 hosts", "")},
 		{"CPU until all available", fmt.Sprintf("coordinator %.1f s, agents %.1f s, bmcsims %.1f s (%.2f cores over the wait)",
 			r.CPUToAvailableCoord, r.CPUToAvailableAgents, r.CPUToAvailableSims, cores), ""},
@@ -50,7 +50,7 @@ func (r FleetResult) Figures() []FleetFigure {
 		{"agent RSS", fmt.Sprintf("mean %d KiB, max %d KiB; bmcsim RSS mean %d KiB", r.AgentRSSMean, r.AgentRSSMax, r.SimRSSMean), ""},
 		{"machine besides this run", fmt.Sprintf("%d cores; until all available %s; steady %s", r.Cores, r.LoadWait.String(), r.LoadSteady.String()), ""},
 		{"connections per agent", fmt.Sprintf("max %d, mean %.1f", r.ConnsPerAgentMax, r.ConnsPerAgentMean), "≤ 4"},
-	}
+	}, r.operatorFigures()...)
 }
 
 // Title is the run's one-line description.

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rackfence/rackfence/shared/wire"
 	flag "github.com/spf13/pflag"
 )
 
@@ -48,6 +49,10 @@ type Config struct {
 	watchers  string
 	writes    int
 	after     time.Duration
+	operators int
+	opEvery   time.Duration
+	opWindow  time.Duration
+	chunk     int
 }
 
 // side is one target of compare (--a-* or --b-*).
@@ -94,6 +99,10 @@ func (c *Config) flags() *flag.FlagSet {
 	fs.BoolVar(&c.plaintext, "plaintext", false, "fleet: run the coordinator with --insecure-plaintext (default: its mutual TLS), for comparison")
 	fs.DurationVar(&c.sample, "sample-every", time.Second, "fleet: period of the samples of hosts available, coordinator RSS and heap while registering (one /metrics scrape each)")
 	fs.StringVar(&c.report, "report", "", "fleet: write a Markdown report of the run to this file")
+	fs.IntVar(&c.operators, "operators", 0, "fleet: clients listing every host every --operator-every, in pages of summaries, pages of whole hosts, then unpaged, each for --operator-window, with one more client following the fleet watch (0: none)")
+	fs.DurationVar(&c.opEvery, "operator-every", 2*time.Second, "fleet: how often each operator lists every host")
+	fs.DurationVar(&c.opWindow, "operator-window", time.Minute, "fleet: how long each operator mode runs")
+	fs.IntVar(&c.chunk, "chunk-size", wire.DefaultPageSize, "fleet: the operators' page size (limit)")
 	fs.StringVar(&c.plot, "plot", "", "fleet: write an SVG plot of hosts available over time to this file")
 	fs.StringVar(&c.watchers, "watchers", "0,500,2000", "watchers: comma-separated watcher counts, one run (and one new coordinator) each")
 	fs.IntVar(&c.writes, "writes", 500, "watchers: hosts created one at a time in the watched rack")
@@ -129,6 +138,10 @@ func (c *Config) Validate() error {
 		if n.v < 1 {
 			return fmt.Errorf("--%s %d: use 1 or more", n.flag, n.v)
 		}
+	}
+	if c.operators < 0 || c.operators > 0 && (c.chunk < 1 || c.chunk > wire.MaxPageSize || c.opEvery <= 0 || c.opWindow <= 0) {
+		return fmt.Errorf("--operators %d / --chunk-size %d / --operator-every %s / --operator-window %s: need operators ≥ 0, chunk-size 1 to %d, positive durations",
+			c.operators, c.chunk, c.opEvery, c.opWindow, wire.MaxPageSize)
 	}
 	if c.mode == "watchers" && c.writes < 1 {
 		return fmt.Errorf("--writes %d: use 1 or more", c.writes)

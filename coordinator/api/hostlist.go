@@ -1,0 +1,137 @@
+package api
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+	"github.com/rackfence/rackfence/coordinator/fsm"
+	"github.com/rackfence/rackfence/shared/wire"
+)
+
+// listWriteBuffer is the one buffer a list answer is written through: a
+// list of any length is encoded host by host into it, so the memory an
+// answer takes does not grow with the list.
+const listWriteBuffer = 32 << 10
+
+// hostQuery is what GET /v1/hosts selects, validated.
+type hostQuery struct {
+	rack, pstate string
+	sel          wire.Selector
+	summary      bool
+	page         pageReq
+}
+
+func (q *hostQuery) match(h *wire.Host) bool {
+	if q.pstate != "" {
+		ps := "none"
+		if h.Status != nil && h.Status.ProvisioningState != "" {
+			ps = h.Status.ProvisioningState
+		}
+		if ps != q.pstate {
+			return false
+		}
+	}
+	return q.sel == nil || q.sel.Matches(h.Labels)
+}
+
+// parseHostView reads view (absent: whole hosts).
+func parseHostView(c echo.Context) (bool, error) {
+	switch v := c.QueryParam(wire.ParamView); v {
+	case "":
+		return false, nil
+	case wire.ViewSummary:
+		return true, nil
+	default:
+		return false, badField(wire.ParamView, "%q is not a view: use summary, or leave view out for whole hosts", v)
+	}
+}
+
+// serveHosts answers a host list (one page of it when paged) from the
+// view of the first page's index, streaming it.
+func (s *Server) serveHosts(c echo.Context, q *hostQuery) error {
+	f := s.store.FSM()
+	var v *fsm.HostsView
+	start := 0
+	if t := q.page.Token; t != nil {
+		if v = s.lists.at(f, q.rack, t.Index); v == nil {
+			s.lists.pages.WithLabelValues("expired").Inc()
+			return listExpired(t.Index)
+		}
+		s.lists.pages.WithLabelValues("next").Inc()
+		start = v.After(t.After)
+	} else {
+		if err := s.readBarrier(c); err != nil {
+			return err
+		}
+		if q.page.paged() {
+			s.lists.pages.WithLabelValues("first").Inc()
+		}
+		v = s.lists.current(f, q.rack, q.page.paged())
+	}
+	if !writeHostPage(c.Response(), v, start, q) && q.page.paged() {
+		s.lists.finished(viewKey{v.Index, q.rack})
+	}
+	return nil
+}
+
+// writeHostPage writes the List envelope of the hosts of v from start on
+// that match q, up to q.page.Limit (0: all), each host encoded on its
+// own; Continue is set (and more true) when a matching host is left.
+func writeHostPage(w http.ResponseWriter, v *fsm.HostsView, start int, q *hostQuery) (more bool) {
+	w.Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
+	w.WriteHeader(http.StatusOK)
+	bw := bufio.NewWriterSize(w, listWriteBuffer)
+	enc := json.NewEncoder(bw)
+	var sum wire.HostSummary
+	var st wire.HostStatusSummary
+	n, last := 0, ""
+	io.WriteString(bw, `{"items":[`)
+	for i := start; i < v.Len(); i++ {
+		h := v.At(i)
+		if !q.match(h) {
+			continue
+		}
+		if q.page.Limit > 0 && n == q.page.Limit {
+			more = true
+			break
+		}
+		if n > 0 {
+			bw.WriteByte(',')
+		}
+		var err error
+		if q.summary {
+			wire.Summarize(h, &sum, &st)
+			err = enc.Encode(&sum)
+		} else {
+			err = enc.Encode(h)
+		}
+		if err != nil {
+			return true // the client went away mid-page; it may ask again
+		}
+		n++
+		last = h.Name
+	}
+	io.WriteString(bw, `],"index":`)
+	bw.WriteString(strconv.FormatUint(v.Index, 10))
+	if more {
+		tok := listToken{Version: listTokenVersion, Index: v.Index, After: last, Filter: q.filter()}
+		bw.WriteString(`,"continue":"`)
+		bw.WriteString(tok.encode())
+		bw.WriteByte('"')
+	}
+	bw.WriteString("}\n")
+	bw.Flush()
+	return more
+}
+
+func (q *hostQuery) filter() string {
+	view := ""
+	if q.summary {
+		view = wire.ViewSummary
+	}
+	return filterPrint(q.rack, q.pstate, q.sel.String(), view)
+}

@@ -1,0 +1,141 @@
+package api
+
+import (
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rackfence/rackfence/coordinator/fsm"
+)
+
+// Bounds of the host-list views kept for paged lists: a view is one
+// pointer per host, so MaxListViews views of a 100,000-host tier hold at
+// most 12.8 MB of pointers (records are shared with the live state).
+const (
+	// ListViewTTL is how long a view is kept after its last page was
+	// served; a continue token older than that is answered list_expired.
+	ListViewTTL = 2 * time.Minute
+	// ListViewLinger is how long a view is kept after a last page was
+	// served from it and none since: the records it points to, replaced
+	// since, stay in memory as long as it does.
+	ListViewLinger = 10 * time.Second
+	// MaxListViews is how many views (one per index and rack) are kept;
+	// the least recently used goes first.
+	MaxListViews = 16
+)
+
+type viewKey struct {
+	index uint64
+	rack  string
+}
+
+type viewEntry struct {
+	v    *fsm.HostsView
+	used time.Time
+	// done: the last page served from it was a list's last.
+	done bool
+}
+
+// listViews keeps the host-list views of recent indexes, so every page of
+// a paged list answers from its first page's index; clients listing at
+// the same index share one view.
+type listViews struct {
+	mu    sync.Mutex
+	m     map[viewKey]*viewEntry
+	now   func() time.Time
+	pages *prometheus.CounterVec
+}
+
+func newListViews(reg prometheus.Registerer) *listViews {
+	l := &listViews{m: map[viewKey]*viewEntry{}, now: time.Now}
+	l.pages = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "rackfence_list_pages_total",
+		Help: "Pages of paged host lists this member answered, by outcome: first (a new list), next (a continue token served from its index's view), expired (list_expired: the view was gone).",
+	}, []string{"outcome"})
+	for _, o := range []string{"first", "next", "expired"} {
+		l.pages.WithLabelValues(o)
+	}
+	reg.MustRegister(l.pages)
+	return l
+}
+
+// current returns the view of rack at f's applied index, shared with
+// others listing at that index; keep records it for later pages.
+func (l *listViews) current(f *fsm.FSM, rack string, keep bool) *fsm.HostsView {
+	if !keep {
+		return f.HostsView(rack)
+	}
+	if v := l.get(viewKey{f.AppliedIndex(), rack}); v != nil {
+		return v
+	}
+	v := f.HostsView(rack)
+	l.put(viewKey{v.Index, rack}, v)
+	return v
+}
+
+// at returns the view of rack at index for a continue token: the kept
+// one, or a new one when the applied index is still index (a member that
+// did not serve the first page but has applied nothing since). Nil: gone.
+func (l *listViews) at(f *fsm.FSM, rack string, index uint64) *fsm.HostsView {
+	k := viewKey{index, rack}
+	if v := l.get(k); v != nil {
+		return v
+	}
+	if f.AppliedIndex() == index {
+		if v := f.HostsView(rack); v.Index == index {
+			l.put(k, v)
+			return v
+		}
+	}
+	return nil
+}
+
+func (l *listViews) get(k viewKey) *fsm.HostsView {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.expire()
+	e := l.m[k]
+	if e == nil {
+		return nil
+	}
+	e.used, e.done = l.now(), false
+	return e.v
+}
+
+// finished records that a list's last page was served from the view of k.
+func (l *listViews) finished(k viewKey) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e := l.m[k]; e != nil {
+		e.done = true
+	}
+}
+
+func (l *listViews) put(k viewKey, v *fsm.HostsView) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.expire()
+	l.m[k] = &viewEntry{v: v, used: l.now()}
+	for len(l.m) > MaxListViews {
+		var oldest viewKey
+		var at time.Time
+		for k, e := range l.m {
+			if at.IsZero() || e.used.Before(at) {
+				oldest, at = k, e.used
+			}
+		}
+		delete(l.m, oldest)
+	}
+}
+
+// expire drops views unused for ListViewTTL, or for ListViewLinger
+// after a list's last page; the caller holds l.mu.
+func (l *listViews) expire() {
+	now := l.now()
+	cut, linger := now.Add(-ListViewTTL), now.Add(-ListViewLinger)
+	for k, e := range l.m {
+		if e.used.Before(cut) || e.done && e.used.Before(linger) {
+			delete(l.m, k)
+		}
+	}
+}

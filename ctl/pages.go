@@ -1,0 +1,157 @@
+package ctl
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/wire"
+)
+
+// checkChunkSize validates --chunk-size: 0 (one request) up to
+// wire.MaxPageSize.
+func checkChunkSize(n int) error {
+	if n < 0 || n > wire.MaxPageSize {
+		return usagef("--chunk-size %d is not a page size: use 1 to %d hosts a request, or 0 for the whole list in one answer", n, wire.MaxPageSize)
+	}
+	return nil
+}
+
+// listHostsPaged is "host list" read page by page: the table asks only
+// for summaries and prints each page's rows as the page arrives (columns
+// sized by the first page, widened when a later one needs it); -o json
+// streams whole hosts as one valid List document; -o yaml prints once
+// every page is in.
+func (x *Ctx) listHostsPaged(cl *client.Client, f client.HostFilter, lf *listFilter, chunk int, labels bool) error {
+	o := client.PageOptions{Limit: chunk, Summary: !x.structured()}
+	// The filters the coordinator does not apply (--status, --error,
+	// --intents-pending, a state only the table shows) keep rows page by
+	// page.
+	keep := func(fn func(*wire.List[wire.Host]) error) func(*wire.List[wire.Host]) error {
+		return func(l *wire.List[wire.Host]) error {
+			l.Items = lf.keep(l.Items)
+			return fn(l)
+		}
+	}
+	var err error
+	switch x.g.output {
+	case OutTable:
+		pt := &pagedTable{w: x.io.Stdout, width: x.tableWidth(), labels: labels}
+		if err = cl.ListHostsPages(x.ctx, f, o, keep(pt.page)); err == nil {
+			pt.end()
+		}
+	case OutJSON:
+		pj := &pagedJSON{w: x.io.Stdout}
+		if err = cl.ListHostsPages(x.ctx, f, o, keep(pj.page)); err == nil {
+			err = pj.end()
+		}
+	default:
+		all := wire.List[wire.Host]{Items: []wire.Host{}}
+		err = cl.ListHostsPages(x.ctx, f, o, keep(func(l *wire.List[wire.Host]) error {
+			all.Items = append(all.Items, l.Items...)
+			all.Index = l.Index
+			return nil
+		}))
+		if err == nil {
+			err = x.print(all, nil)
+		}
+	}
+	if errors.Is(err, wire.ErrListExpired) {
+		return withHints(err, "the coordinator no longer keeps the list this command was reading (a list is kept 2 minutes after its last page, by the member that answered the first): run the command again, with a larger --chunk-size for fewer requests")
+	}
+	return err
+}
+
+// pagedTable prints hostTable page by page.
+type pagedTable struct {
+	w       io.Writer
+	width   int
+	labels  bool
+	widths  []int
+	rows    int
+	pending bool
+}
+
+func (p *pagedTable) page(l *wire.List[wire.Host]) error {
+	t := &table{header: hostTableHeader(p.labels)}
+	for i := range l.Items {
+		cells, pend := hostCells(&l.Items[i], p.labels)
+		p.pending = p.pending || pend
+		t.add(cells...)
+	}
+	rows := t.rows
+	if p.widths == nil {
+		if len(rows) == 0 {
+			return nil
+		}
+		rows = append([][]string{t.header}, rows...)
+	}
+	p.widths = t.widths(p.widths)
+	writeRows(p.w, rows, p.widths, p.width)
+	p.rows += len(t.rows)
+	return nil
+}
+
+func (p *pagedTable) end() {
+	if p.rows == 0 {
+		fmt.Fprintln(p.w, "No hosts.")
+		return
+	}
+	if p.pending {
+		fmt.Fprintln(p.w, "* not yet acknowledged by the rack's lease holder")
+	}
+}
+
+// pagedJSON writes a wire.List of every page's hosts as they arrive,
+// indented as -o json prints any object.
+type pagedJSON struct {
+	w       io.Writer
+	n       int
+	index   uint64
+	started bool
+}
+
+func (p *pagedJSON) start() error {
+	if p.started {
+		return nil
+	}
+	p.started = true
+	_, err := io.WriteString(p.w, "{\n  \"items\": [")
+	return err
+}
+
+func (p *pagedJSON) page(l *wire.List[wire.Host]) error {
+	if err := p.start(); err != nil {
+		return err
+	}
+	p.index = l.Index
+	for i := range l.Items {
+		b, err := json.MarshalIndent(&l.Items[i], "    ", "  ")
+		if err != nil {
+			return err
+		}
+		sep := ",\n    "
+		if p.n == 0 {
+			sep = "\n    "
+		}
+		if _, err := fmt.Fprintf(p.w, "%s%s", sep, b); err != nil {
+			return err
+		}
+		p.n++
+	}
+	return nil
+}
+
+func (p *pagedJSON) end() error {
+	if err := p.start(); err != nil {
+		return err
+	}
+	closing := "\n  ]"
+	if p.n == 0 {
+		closing = "]"
+	}
+	_, err := fmt.Fprintf(p.w, "%s,\n  \"index\": %d\n}\n", closing, p.index)
+	return err
+}
