@@ -208,7 +208,11 @@ func (p *Provisioner) Provide(ctx context.Context, h provisioner.Host) (provisio
 // artifact server under a random URL and inserted in a second virtual
 // media device (USBStick, Floppy or another CD: ErrUnsupported naming what
 // was searched when the BMC has none, before anything changes); an agent
-// without an artifact server refuses such a host. With the artifact
+// without an artifact server refuses such a host. Such a provision ends
+// only once the BMC has read the drive from the artifact server
+// (Result.ConfigDrive.ReadAt): until then it is in progress (a later call
+// only looks again), and past DriveReadTimeout it fails naming the drive
+// and what to check. With the artifact
 // server's image cache on, the BMC is given the rack's URL of the image,
 // fetched once and verified against image.checksum first (a mismatch fails
 // the host with both digests; while the fetch runs the host is in
