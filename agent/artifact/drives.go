@@ -127,6 +127,7 @@ func (s *Server) serveDrive(w http.ResponseWriter, r *http.Request, rest string)
 	}
 	s.mu.Unlock()
 	if first {
+		s.m.drivesRead.Inc()
 		s.log.Info("config drive read", "host", d.host, "remote", r.RemoteAddr, "range", r.Header.Get("Range"), "bytes", cw.n)
 	}
 }

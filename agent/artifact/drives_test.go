@@ -114,4 +114,7 @@ func TestDriveStatusRead(t *testing.T) {
 	if again, _ := s.DriveStatus("h1"); !again.ReadAt.Equal(first.ReadAt) {
 		t.Errorf("a second read moved readAt from %s to %s", first.ReadAt, again.ReadAt)
 	}
+	if n := testutil.ToFloat64(s.m.drivesRead); n != 1 {
+		t.Errorf("drives read metric %v, want 1", n)
+	}
 }
