@@ -90,6 +90,7 @@ func (s *session) runAction(name string, h wire.Host, st *wire.HostStatus, act h
 	out.PoweredOn = res.PoweredOn
 	out.HardwareDetails = res.HardwareDetails
 	out.BMCDetails = res.BMCDetails
+	out.ConfigDrive = res.ConfigDrive
 	out.InProgress = res.InProgress
 	out.Message = res.Message
 	if err != nil {

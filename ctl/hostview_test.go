@@ -75,3 +75,28 @@ func TestHostDetailOperationHistory(t *testing.T) {
 		t.Errorf("a host without history shows operations:\n%s", b.String())
 	}
 }
+
+// host get shows the config drive the host booted with: read, and not yet.
+func TestHostDetailConfigDrive(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		cd   *wire.ConfigDriveStatus
+		want string
+	}{
+		{&wire.ConfigDriveStatus{Size: 385024, PublishedAt: t0, ReadAt: t0.Add(3200 * time.Millisecond)},
+			"376.0 KiB, published 2026-03-01T10:00:00Z, read by the BMC 2026-03-01T10:00:03Z (3.2s later)"},
+		{&wire.ConfigDriveStatus{Size: 900, PublishedAt: t0}, "900 bytes, published 2026-03-01T10:00:00Z, not read by the BMC yet"},
+	} {
+		var b strings.Builder
+		hostDetail(&b, &wire.Host{Name: "h", Rack: "r1", Status: &wire.HostStatus{ProvisioningState: wire.StateProvisioned, ConfigDrive: c.cd}})
+		got := ""
+		for _, l := range strings.Split(b.String(), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && k == "Config drive" {
+				got = strings.TrimSpace(v)
+			}
+		}
+		if got != c.want {
+			t.Errorf("host get Config drive: %q; want %q:\n%s", got, c.want, b.String())
+		}
+	}
+}

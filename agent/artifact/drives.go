@@ -15,7 +15,32 @@ const driveName = "config-2.iso"
 type drive struct {
 	host  string
 	image []byte
-	mod   time.Time
+	mod   time.Time // published
+	read  time.Time // first read completely; zero before. s.mu held.
+}
+
+// DriveStatus is what the server knows of a host's config drive, without
+// its URL (whoever has the URL can read the host's user data).
+type DriveStatus struct {
+	// Size is the drive's size in bytes.
+	Size int64
+	// PublishedAt is when the drive was published.
+	PublishedAt time.Time
+	// ReadAt is when a GET of the drive (the whole drive or the range
+	// asked for) was first answered in full; zero before.
+	ReadAt time.Time
+}
+
+// DriveStatus reports host's config drive; false when it has none.
+func (s *Server) DriveStatus(host string) (DriveStatus, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tok, ok := s.drives.byHost[host]
+	if !ok {
+		return DriveStatus{}, false
+	}
+	d := s.drives.byToken[tok]
+	return DriveStatus{Size: int64(len(d.image)), PublishedAt: d.mod, ReadAt: d.read}, true
 }
 
 // driveTable maps a token to a drive and a host to its token. s.mu held.
@@ -92,4 +117,17 @@ func (s *Server) serveDrive(w http.ResponseWriter, r *http.Request, rest string)
 	w.Header().Set("Cache-Control", "no-store")
 	http.ServeContent(cw, r, driveName, d.mod, bytes.NewReader(d.image))
 	s.log.Debug("config drive served", "host", d.host, "remote", r.RemoteAddr, "range", r.Header.Get("Range"), "bytes", cw.n)
+	if r.Method != http.MethodGet || !cw.complete() {
+		return
+	}
+	s.mu.Lock()
+	first := d.read.IsZero()
+	if first {
+		d.read = time.Now()
+	}
+	s.mu.Unlock()
+	if first {
+		s.m.drivesRead.Inc()
+		s.log.Info("config drive read", "host", d.host, "remote", r.RemoteAddr, "range", r.Header.Get("Range"), "bytes", cw.n)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
@@ -70,5 +71,50 @@ func TestMetricsLint(t *testing.T) {
 	problems, err := testutil.GatherAndLint(reg)
 	if err != nil || len(problems) != 0 {
 		t.Fatalf("promlint: %v %+v", err, problems)
+	}
+}
+
+// DriveStatus: size and publication at once; a HEAD and a wrong token are
+// no read; the first GET answered in full is, and a later one keeps it.
+func TestDriveStatusRead(t *testing.T) {
+	s, _ := newServer(t, "", 0)
+	serve(t, s)
+	if _, ok := s.DriveStatus("h1"); ok {
+		t.Fatal("a status for a host without a drive")
+	}
+	img := bytes.Repeat([]byte("config-2 drive "), 1000)
+	before := time.Now()
+	u, err := s.PublishDrive("h1", img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, ok := s.DriveStatus("h1")
+	if !ok || st.Size != int64(len(img)) || st.PublishedAt.Before(before) || !st.ReadAt.IsZero() {
+		t.Fatalf("after publish: %+v %v", st, ok)
+	}
+	resp, err := http.Head(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if code, _ := get(t, strings.Replace(u, "/drives/", "/drives/0", 1), ""); code != http.StatusNotFound {
+		t.Fatalf("wrong token: %d", code)
+	}
+	if st, _ := s.DriveStatus("h1"); !st.ReadAt.IsZero() {
+		t.Fatalf("read at %s after a HEAD and a wrong token", st.ReadAt)
+	}
+	if code, _ := get(t, u, "bytes=0-2047"); code != http.StatusPartialContent {
+		t.Fatalf("GET range: %d", code)
+	}
+	first, _ := s.DriveStatus("h1")
+	if first.ReadAt.IsZero() || first.ReadAt.Before(first.PublishedAt) {
+		t.Fatalf("after a range GET: %+v", first)
+	}
+	get(t, u, "")
+	if again, _ := s.DriveStatus("h1"); !again.ReadAt.Equal(first.ReadAt) {
+		t.Errorf("a second read moved readAt from %s to %s", first.ReadAt, again.ReadAt)
+	}
+	if n := testutil.ToFloat64(s.m.drivesRead); n != 1 {
+		t.Errorf("drives read metric %v, want 1", n)
 	}
 }

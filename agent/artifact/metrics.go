@@ -5,6 +5,7 @@ import "github.com/prometheus/client_golang/prometheus"
 // metrics of the artifact server (registered on the agent's registry).
 type metrics struct {
 	hits, misses, evictions, mismatches prometheus.Counter
+	drivesRead                          prometheus.Counter
 	originBytes                         prometheus.Counter
 	served, checksumFiles               *prometheus.CounterVec
 	cacheBytes, drives                  prometheus.Gauge
@@ -28,11 +29,13 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Checksum files read for images whose image.checksum is a URL, by result (ok, refused: not 200 or no usable line, unreachable)."}, []string{"result"}),
 		cacheBytes: prometheus.NewGauge(prometheus.GaugeOpts{Name: "rackfence_agent_image_cache_bytes",
 			Help: "Bytes of verified images in the cache."}),
+		drivesRead: prometheus.NewCounter(prometheus.CounterOpts{Name: "rackfence_agent_config_drives_read_total",
+			Help: "Config drives a BMC read (first GET answered in full, once per drive published)."}),
 		drives: prometheus.NewGauge(prometheus.GaugeOpts{Name: "rackfence_agent_config_drives",
 			Help: "Config drives the artifact server holds (one per host provisioned with user, network or meta data)."}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.hits, m.misses, m.evictions, m.mismatches, m.originBytes, m.served, m.checksumFiles, m.cacheBytes, m.drives)
+		reg.MustRegister(m.hits, m.misses, m.evictions, m.mismatches, m.originBytes, m.served, m.checksumFiles, m.cacheBytes, m.drives, m.drivesRead)
 	}
 	return m
 }

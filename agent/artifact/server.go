@@ -22,6 +22,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -138,10 +139,39 @@ type countingWriter struct {
 	http.ResponseWriter
 	n      int64
 	served prometheus.Counter
+	status int   // 0: no WriteHeader (200 on the first Write)
+	err    error // the first write error (the client went away)
+}
+
+func (c *countingWriter) WriteHeader(code int) {
+	if c.status == 0 {
+		c.status = code
+	}
+	c.ResponseWriter.WriteHeader(code)
+}
+
+// complete reports whether a 200 or 206 answer went out in full: every
+// byte its Content-Length announced (a multipart answer, which has none,
+// every byte written) with no write error.
+func (c *countingWriter) complete() bool {
+	if c.status != 0 && c.status != http.StatusOK && c.status != http.StatusPartialContent {
+		return false
+	}
+	if c.err != nil || c.n == 0 {
+		return false
+	}
+	if cl := c.Header().Get("Content-Length"); cl != "" {
+		want, err := strconv.ParseInt(cl, 10, 64)
+		return err == nil && want == c.n
+	}
+	return true
 }
 
 func (c *countingWriter) Write(b []byte) (int, error) {
 	n, err := c.ResponseWriter.Write(b)
+	if err != nil && c.err == nil {
+		c.err = err
+	}
 	c.n += int64(n)
 	if c.served != nil {
 		c.served.Add(float64(n))

@@ -90,6 +90,12 @@ func (r *run) learn(o *Outcome) {
 	if o.BMCDetails != nil {
 		r.st.BMCDetails = o.BMCDetails
 	}
+	switch {
+	case o.ConfigDrive != nil:
+		r.st.ConfigDrive = o.ConfigDrive
+	case o.Action == ActionDeprovision && o.Err == ErrNone && !o.InProgress:
+		r.st.ConfigDrive = nil // the drive is no longer served
+	}
 }
 
 // transientFailures is the current run of transient failures in a row.

@@ -95,6 +95,9 @@ type Outcome struct {
 	// BMCDetails is what was learnt about the BMC, when learnt
 	// (registration).
 	BMCDetails *wire.BMCDetails
+	// ConfigDrive is the config drive provisioning published, when it
+	// published one.
+	ConfigDrive *wire.ConfigDriveStatus
 	// InProgress: started, not finished; Step asks for the same action again.
 	InProgress bool
 }

@@ -75,6 +75,9 @@ type Result struct {
 	// BMCDetails is what the call learnt about the BMC (Register), nil
 	// when it learnt nothing new.
 	BMCDetails *wire.BMCDetails
+	// ConfigDrive is the config drive the call published (Provision),
+	// nil when it published none.
+	ConfigDrive *wire.ConfigDriveStatus
 	// InProgress is true when the operation was started but has not finished
 	// (e.g. Ironic is still deploying): call the same method again later.
 	InProgress bool

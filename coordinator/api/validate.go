@@ -56,6 +56,17 @@ func validateReportBody(r *wire.StatusReport) error {
 	if st.PowerState != "" && !oneOf(st.PowerState, wire.PowerStates) {
 		return fe("status.powerState", "%q is not a power state: use on, off or unknown", st.PowerState)
 	}
+	if cd := st.ConfigDrive; cd != nil {
+		switch {
+		case cd.Size <= 0:
+			return fe("status.configDrive.size", "is %d; a config drive has a positive size in bytes", cd.Size)
+		case cd.PublishedAt.IsZero():
+			return fe("status.configDrive.publishedAt", "is required: when the agent published the drive")
+		case !cd.ReadAt.IsZero() && cd.ReadAt.Before(cd.PublishedAt):
+			return fe("status.configDrive.readAt", "%s is before publishedAt %s: a drive is read after it is published",
+				cd.ReadAt.Format(time.RFC3339), cd.PublishedAt.Format(time.RFC3339))
+		}
+	}
 	if len(st.ErrorMessage) > maxMessage {
 		return fe("status.errorMessage", "is %d bytes long; at most %d are allowed", len(st.ErrorMessage), maxMessage)
 	}

@@ -249,8 +249,13 @@ type HostStatus struct {
 	// BMCDetails is what the agent learnt about the host's BMC when it
 	// registered it (what it is, how it logs in, where virtual media lives
 	// and how it is driven); nil before registration.
-	BMCDetails  *BMCDetails `json:"bmcDetails,omitempty"`
-	LastUpdated time.Time   `json:"lastUpdated"`
+	BMCDetails *BMCDetails `json:"bmcDetails,omitempty"`
+	// ConfigDrive is the config drive the host was last provisioned with
+	// (direct provisioner): its size, when the agent published it and
+	// when the BMC read it. Never its URL. nil: no config drive, or an
+	// agent predating the field.
+	ConfigDrive *ConfigDriveStatus `json:"configDrive,omitempty"`
+	LastUpdated time.Time          `json:"lastUpdated"`
 	// OperationHistory is when the host's last register, inspect,
 	// provision and deprovision started and ended (metal3 BareMetalHost's
 	// operationHistory); nil before the first of them started.
@@ -264,6 +269,18 @@ type HostStatus struct {
 	// DayTwo is the host's BIOS, firmware and RAID state as the agent
 	// found it (daytwo.go). Reserved: not accepted in reports yet.
 	DayTwo *DayTwoStatus `json:"dayTwo,omitempty"`
+}
+
+// ConfigDriveStatus is a config drive as the agent's artifact server saw
+// it.
+type ConfigDriveStatus struct {
+	// Size is the drive's size in bytes.
+	Size int64 `json:"size"`
+	// PublishedAt is when the agent started serving it.
+	PublishedAt time.Time `json:"publishedAt"`
+	// ReadAt is when the BMC first read it (an answer sent in full);
+	// zero while it has not.
+	ReadAt time.Time `json:"readAt,omitzero"`
 }
 
 // HostStatus.PowerState values.

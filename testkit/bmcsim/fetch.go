@@ -1,6 +1,7 @@
 package bmcsim
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -24,7 +25,16 @@ func (s *Sim) fetchMedia(b *bmc, k int) {
 	if !m.inserted || m.image == "" || m.read != 0 || m.readErr != "" {
 		return
 	}
-	n, err := readHead(m.image)
+	b.mu.Lock()
+	fails := b.knobs.MediaReadFails
+	b.mu.Unlock()
+	var n int64
+	var err error
+	if fails {
+		err = errMediaReadFails
+	} else {
+		n, err = readHead(m.image)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if cur := &b.media[k]; cur.image == m.image && cur.inserted {
@@ -34,6 +44,9 @@ func (s *Sim) fetchMedia(b *bmc, k int) {
 		}
 	}
 }
+
+// errMediaReadFails is the read error of Knobs.MediaReadFails.
+var errMediaReadFails = errors.New("simulated: the BMC could not fetch the image (knob mediaReadFails)")
 
 func readHead(url string) (int64, error) {
 	req, err := http.NewRequest(http.MethodGet, url, nil)

@@ -51,6 +51,11 @@ type Knobs struct {
 	// its old PowerState, as real BMCs and sushy-tools (1–11 s) do.
 	PowerDelaySeconds       float64 `json:"powerDelaySeconds,omitempty"`
 	PowerDelayJitterSeconds float64 `json:"powerDelayJitterSeconds,omitempty"`
+	// MediaReadFails: with Config.FetchMedia, the BMC accepts an insert
+	// but never fetches the image (a BMC that cannot reach the media
+	// server): MediaState.Read stays 0 and ReadError says why, as real
+	// BMCs keep it to themselves while Redfish shows the medium inserted.
+	MediaReadFails bool `json:"mediaReadFails,omitempty"`
 }
 
 // powerDelay draws the delay of one accepted reset (0: applied at once).

@@ -16,7 +16,6 @@ import (
 var allowed = map[string]string{
 	// Accessors only tests read, but tests of other packages, which a
 	// _test.go file of the declaring package cannot serve.
-	"github.com/rackfence/rackfence/agent/artifact.Server.BaseURL":    "read by agent/provisioner/direct's and agent/cmd's tests",
 	"github.com/rackfence/rackfence/agent/guard.MemoryAudit.Records":  "the audit sink agent/bmc's and agent/provisioner/direct's tests read",
 	"github.com/rackfence/rackfence/internal/procnet.ConnectedTo":     "read by agent's end-to-end test (a connection kept to the coordinator)",
 	"github.com/rackfence/rackfence/coordinator/fsm.FSM.WatchAnswers": "the count of built watch answers coordinator/api's fan-out test reads (one answer per change, whatever the watchers)",

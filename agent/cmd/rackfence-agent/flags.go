@@ -12,6 +12,7 @@ import (
 	"github.com/rackfence/rackfence/agent"
 	"github.com/rackfence/rackfence/agent/bmc"
 	"github.com/rackfence/rackfence/agent/hoststate"
+	"github.com/rackfence/rackfence/agent/provisioner/direct"
 	"github.com/rackfence/rackfence/internal/daemon"
 	"github.com/rackfence/rackfence/shared/client"
 )
@@ -90,6 +91,9 @@ type Config struct {
 	// bmcPowerTimeout bounds the wait for a BMC to read back a power
 	// change it accepted.
 	bmcPowerTimeout time.Duration
+	// driveReadTimeout bounds the wait for a BMC to read the config drive
+	// inserted at provisioning.
+	driveReadTimeout time.Duration
 	// mutationTimeout bounds one mutating call; 0 derives it from the
 	// lease TTL so that it always fits in the lease: (TTL - margin)/2.
 	mutationTimeout time.Duration
@@ -150,6 +154,7 @@ func (c *Config) Flags() *pflag.FlagSet {
 	fs.DurationVar(&c.transientRetry, "transient-retry", hoststate.DefaultTransientRetry, "wait after a transient (uncounted) failure")
 	fs.IntVar(&c.maxTransient, "max-transient-failures", hoststate.DefaultMaxTransientFailures, "transient BMC failures (timeout, unreachable, 5xx) in a row before they count as host errors with backoff (negative: never)")
 	fs.StringVar(&c.artifactAddr, "artifact-addr", "", "serve config drives and cached images to the rack's BMCs on this address (HOST:PORT; --provisioner direct); empty: off, and hosts with userData/networkData/metaData are refused")
+	fs.DurationVar(&c.driveReadTimeout, "config-drive-read-timeout", direct.DefaultDriveReadTimeout, "how long provisioning waits, after power-on, for the BMC to read the config drive from the artifact server (--provisioner direct); past it the host fails provisioning, naming the drive")
 	fs.StringVar(&c.artifactURL, "artifact-url", "", "URL of --artifact-addr as the BMCs reach it (e.g. http://10.0.0.5:8090); empty: from --artifact-addr (which must then name a host)")
 	fs.StringVar(&c.artifactCert, "artifact-cert-file", "", "serve the artifact server over HTTPS with this certificate (PEM; with --artifact-key-file)")
 	fs.StringVar(&c.artifactKey, "artifact-key-file", "", "private key (PEM) of --artifact-cert-file")
@@ -208,7 +213,7 @@ func (c *Config) Validate() error {
 	for _, d := range []struct {
 		flag string
 		v    time.Duration
-	}{{"bmc-timeout", c.bmcTimeout}, {"bmc-power-timeout", c.bmcPowerTimeout}, {"mutation-timeout", c.mutationTimeout}, {"status-refresh", c.statusRefresh},
+	}{{"bmc-timeout", c.bmcTimeout}, {"bmc-power-timeout", c.bmcPowerTimeout}, {"config-drive-read-timeout", c.driveReadTimeout}, {"mutation-timeout", c.mutationTimeout}, {"status-refresh", c.statusRefresh},
 		{"shutdown-grace", c.shutdownGrace}, {"error-backoff-base", c.backoffBase}, {"transient-retry", c.transientRetry},
 		{"soft-power-off-timeout", c.softOffTimeout}, {"poll-interval", c.pollInterval}, {"watch-coalesce", c.watchCoalesce}} {
 		if d.v < 0 {

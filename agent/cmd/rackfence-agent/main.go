@@ -146,7 +146,7 @@ func newProvisioner(o *Config, holder *fence.Holder, g *guard.Guard, art *artifa
 	if o.provisioner == provIronic { // Validate allowed only direct and ironic
 		return newIronic(o, g, bmcOpts, log)
 	}
-	p, err := direct.New(direct.Config{Guard: g, BMC: bmcOpts, Logger: log, Artifacts: art})
+	p, err := direct.New(direct.Config{Guard: g, BMC: bmcOpts, Logger: log, Artifacts: art, DriveReadTimeout: o.driveReadTimeout})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -80,6 +80,7 @@ func (p *Provisioner) checkDrive(ctx context.Context, h provisioner.Host, c *bmc
 
 // forgetDrive stops serving the host's config drive.
 func (p *Provisioner) forgetDrive(h provisioner.Host) {
+	p.drives.forget(h.Name)
 	if p.art != nil {
 		p.art.RemoveDrive(h.Name)
 	}

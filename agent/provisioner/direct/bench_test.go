@@ -36,7 +36,7 @@ func BenchmarkProvisionWithConfigDrive(b *testing.B) {
 	defer origin.Close()
 	for _, lat := range []time.Duration{0, 100 * time.Millisecond} {
 		b.Run("latency="+lat.String(), func(b *testing.B) {
-			sim, err := bmcsim.Start(bmcsim.Config{Hosts: 1, Profile: "ilo", Latency: lat})
+			sim, err := bmcsim.Start(bmcsim.Config{Hosts: 1, Profile: "ilo", Latency: lat, FetchMedia: true})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -48,8 +48,8 @@ func BenchmarkProvisionWithConfigDrive(b *testing.B) {
 				Image: &wire.Image{URL: origin.URL + "/live.iso", Checksum: hex.EncodeToString(sum[:]), Format: wire.FormatLiveISO}}
 			ctx := context.Background()
 			for b.Loop() {
-				if _, err := p.Provision(ctx, h); err != nil {
-					b.Fatal(err)
+				if res, err := p.Provision(ctx, h); err != nil || res.InProgress {
+					b.Fatalf("provision: %v %+v (the BMC reads both media as it accepts them)", err, res)
 				}
 				for _, m := range sim.State(0).VirtualMedia {
 					if !m.Inserted {

@@ -42,6 +42,9 @@ type Config struct {
 	// ImageWait bounds one Provision's wait for the image cache
 	// (DefaultImageWait when zero).
 	ImageWait time.Duration
+	// DriveReadTimeout bounds the wait, after power-on, for the BMC to
+	// read the config drive (DefaultDriveReadTimeout when zero).
+	DriveReadTimeout time.Duration
 }
 
 // Provisioner implements provisioner.Provisioner over BMCs only.
@@ -51,6 +54,8 @@ type Provisioner struct {
 	log       *slog.Logger
 	art       *artifact.Server
 	imageWait time.Duration
+	driveRead time.Duration
+	drives    driveWaits
 	soft      provisioner.SoftOffMarks
 }
 
@@ -70,7 +75,11 @@ func New(cfg Config) (*Provisioner, error) {
 	if cfg.ImageWait <= 0 {
 		cfg.ImageWait = DefaultImageWait
 	}
-	return &Provisioner{guard: cfg.Guard, pool: bmc.NewPool(cfg.BMC), log: cfg.Logger, art: cfg.Artifacts, imageWait: cfg.ImageWait}, nil
+	if cfg.DriveReadTimeout <= 0 {
+		cfg.DriveReadTimeout = DefaultDriveReadTimeout
+	}
+	return &Provisioner{guard: cfg.Guard, pool: bmc.NewPool(cfg.BMC), log: cfg.Logger, art: cfg.Artifacts, imageWait: cfg.ImageWait,
+		driveRead: cfg.DriveReadTimeout}, nil
 }
 
 // Close logs out of every open BMC session.
@@ -199,7 +208,11 @@ func (p *Provisioner) Provide(ctx context.Context, h provisioner.Host) (provisio
 // artifact server under a random URL and inserted in a second virtual
 // media device (USBStick, Floppy or another CD: ErrUnsupported naming what
 // was searched when the BMC has none, before anything changes); an agent
-// without an artifact server refuses such a host. With the artifact
+// without an artifact server refuses such a host. Such a provision ends
+// only once the BMC has read the drive from the artifact server
+// (Result.ConfigDrive.ReadAt): until then it is in progress (a later call
+// only looks again), and past DriveReadTimeout it fails naming the drive
+// and what to check. With the artifact
 // server's image cache on, the BMC is given the rack's URL of the image,
 // fetched once and verified against image.checksum first (a mismatch fails
 // the host with both digests; while the fetch runs the host is in
@@ -260,6 +273,11 @@ func (p *Provisioner) Provision(ctx context.Context, h provisioner.Host) (provis
 	if err != nil {
 		return provisioner.Result{}, err
 	}
+	if _, waiting := p.drives.get(h.Name, driveURL); waiting && driveURL != "" {
+		// Inserted, booted and powered on by an earlier call: only the
+		// BMC's read of the drive is awaited.
+		return p.awaitDriveRead(h, driveURL, provisioner.Result{Message: msg + "; config drive inserted as a second virtual media device"})
+	}
 	if driveURL != "" {
 		if err := c.InsertConfigDrive(ctx, p.guard, h.Name, driveURL); err != nil {
 			p.forgetDrive(h)
@@ -276,6 +294,9 @@ func (p *Provisioner) Provision(ctx context.Context, h provisioner.Host) (provis
 	pw, err := c.SetPowerRead(ctx, p.guard, h.Name, true)
 	if err != nil {
 		return provisioner.Result{}, p.done(h, fmt.Errorf("power on: %w", err))
+	}
+	if driveURL != "" {
+		return p.awaitDriveRead(h, driveURL, powerResult(pw, msg))
 	}
 	return powerResult(pw, msg), nil
 }
