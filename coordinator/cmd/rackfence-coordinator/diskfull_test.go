@@ -86,6 +86,32 @@ func mountSmallFS(t *testing.T, dir, size string) {
 	os.Remove(filepath.Join(dir, "lost+found"))
 }
 
+// startDiskTier starts a three-member tier (n1 bootstraps, writing one
+// command per log entry, so many appends are in flight to each follower)
+// whose member small has its data dir on a 24 MiB file system of its own,
+// and returns the members and the admin token once both followers see
+// three voters.
+func startDiskTier(t *testing.T, small int) ([]*member, string) {
+	t.Helper()
+	bin := testenv.Binary(t, "rackfence-coordinator")
+	base := t.TempDir()
+	ms := []*member{newMember(t, base, 1), newMember(t, base, 2), newMember(t, base, 3)}
+	mountSmallFS(t, ms[small].dir, "24m")
+	for _, m := range ms[1:] {
+		m.args = append(m.args, "--join", ms[0].url())
+	}
+	ms[0].args = append(ms[0].args, "--max-batch", "1")
+	ms[0].proc = testenv.Start(t, "n1", bin, nil, ms[0].args...)
+	token := waitToken(t, ms[0].dir)
+	for _, m := range ms[1:] {
+		m.proc = testenv.Start(t, m.id, bin, []string{"RACKFENCE_TOKEN=" + token}, m.args...)
+	}
+	for _, m := range ms[1:] {
+		waitVoters(t, m, token, 3)
+	}
+	return ms, token
+}
+
 // fill writes a file in dir until the file system is full.
 func fill(t *testing.T, dir string) string {
 	t.Helper()
@@ -109,28 +135,14 @@ func fill(t *testing.T, dir string) string {
 	}
 }
 
-// TestFollowerDiskFullCatchesUp: a follower whose data dir (a real 8 MiB
-// tmpfs) fills up says so on GET /v1/health (503, log_write_failing,
+// TestFollowerDiskFullCatchesUp: a follower whose data dir (a real 24 MiB
+// ext4) fills up says so on GET /v1/health (503, log_write_failing,
 // naming the error and the data dir) while the cluster keeps taking
 // writes; once the space is freed it catches up with the leader by itself,
 // with no restart of any member.
 func TestFollowerDiskFullCatchesUp(t *testing.T) {
-	bin := testenv.Binary(t, "rackfence-coordinator")
-	base := t.TempDir()
-	ms := []*member{newMember(t, base, 1), newMember(t, base, 2), newMember(t, base, 3)}
+	ms, token := startDiskTier(t, 2)
 	small := ms[2]
-	mountSmallFS(t, small.dir, "24m")
-	for _, m := range ms[1:] {
-		m.args = append(m.args, "--join", ms[0].url())
-	}
-	// One write per log entry: many appends in flight to the follower.
-	ms[0].args = append(ms[0].args, "--max-batch", "1")
-	ms[0].proc = testenv.Start(t, "n1", bin, nil, ms[0].args...)
-	token := waitToken(t, ms[0].dir)
-	for _, m := range ms[1:] {
-		m.proc = testenv.Start(t, m.id, bin, []string{"RACKFENCE_TOKEN=" + token}, m.args...)
-	}
-	waitVoters(t, small, token, 3)
 	leader := ms[0]
 	var st wire.ClusterStatus
 	if _, err := do("GET", leader.url()+"/v1/status", token, nil, &st); err != nil || st.Leader != leader.url() {
@@ -291,21 +303,8 @@ func putHostAnswer(m *member, token, name string) (int, string, error) {
 // 500 saying so (not applied, the disk error); another member leads, and
 // once the space is freed the old leader catches up with no restart.
 func TestLeaderDiskFullStepsDown(t *testing.T) {
-	bin := testenv.Binary(t, "rackfence-coordinator")
-	base := t.TempDir()
-	ms := []*member{newMember(t, base, 1), newMember(t, base, 2), newMember(t, base, 3)}
+	ms, token := startDiskTier(t, 0)
 	full := ms[0]
-	mountSmallFS(t, full.dir, "24m")
-	for _, m := range ms[1:] {
-		m.args = append(m.args, "--join", ms[0].url())
-	}
-	ms[0].args = append(ms[0].args, "--max-batch", "1")
-	ms[0].proc = testenv.Start(t, "n1", bin, nil, ms[0].args...)
-	token := waitToken(t, ms[0].dir)
-	for _, m := range ms[1:] {
-		m.proc = testenv.Start(t, m.id, bin, []string{"RACKFENCE_TOKEN=" + token}, m.args...)
-	}
-	waitVoters(t, ms[1], token, 3)
 
 	var mu sync.Mutex
 	acked := 0
