@@ -24,12 +24,14 @@ type logStoreNode struct {
 	raftAddr       string
 }
 
-func (n *logStoreNode) start(store string) *testenv.Process {
-	args := []string{"--data-dir", n.dir, "--http-addr", n.addr, "--raft-addr", n.raftAddr, "--node-id", "ls1"}
-	if store != "" {
-		args = append(args, "--raft-log-store", store)
+func (n *logStoreNode) start(store string) *testenv.Process { return n.startWith(storeFlag(store)) }
+
+// storeFlag is --raft-log-store STORE, or nothing for the default.
+func storeFlag(store string) []string {
+	if store == "" {
+		return nil
 	}
-	return testenv.Start(n.t, "coordinator --raft-log-store="+store, n.bin, nil, args...)
+	return []string{"--raft-log-store", store}
 }
 
 func (n *logStoreNode) client() *client.Client {
@@ -46,19 +48,7 @@ func (n *logStoreNode) client() *client.Client {
 
 // serve starts the node with store and waits until it answers a write.
 func (n *logStoreNode) serve(store string) (*testenv.Process, *client.Client) {
-	p := n.start(store)
-	testenv.Eventually(n.t, 60*time.Second, "coordinator with --raft-log-store "+store+" serving", func() error {
-		if p.Exited() {
-			n.t.Fatalf("coordinator exited:\n%s", p.Output())
-		}
-		if _, err := os.Stat(filepath.Join(n.dir, "admin.token")); err != nil {
-			return err
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		return n.client().SetCredentials(ctx, "probe", wire.Credentials{Username: "u", Password: "p"})
-	})
-	return p, n.client()
+	return n.serveWith(storeFlag(store))
 }
 
 // refused starts the node with store and expects it to exit non-zero
