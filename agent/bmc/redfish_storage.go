@@ -439,10 +439,7 @@ func findVolume(ctrls []StorageController, ref string) (*StorageController, *Vol
 
 // DeleteVolume: see DayTwo (204: done; 202: a task).
 func (c *Conn) DeleteVolume(ctx context.Context, g *guard.Guard, host, volume string) (*StorageOp, error) {
-	if c.proto != "redfish" {
-		return nil, fmt.Errorf("%w: storage needs a Redfish BMC; %s is %s", ErrUnsupported, c.addr, c.proto)
-	}
-	ctrls, err := c.Storage(ctx)
+	ctrls, err := c.Storage(ctx) // ErrUnsupported on a BMC that is not Redfish
 	if err != nil {
 		return nil, err
 	}
@@ -477,10 +474,7 @@ func (c *Conn) DeleteVolume(ctx context.Context, g *guard.Guard, host, volume st
 // #Volume.Initialize (Slow where offered: it writes the whole volume).
 // Neither offered: ErrUnsupported naming the drive or volume.
 func (c *Conn) Erase(ctx context.Context, g *guard.Guard, host, target string) (*StorageOp, error) {
-	if c.proto != "redfish" {
-		return nil, fmt.Errorf("%w: storage needs a Redfish BMC; %s is %s", ErrUnsupported, c.addr, c.proto)
-	}
-	ctrls, err := c.Storage(ctx)
+	ctrls, err := c.Storage(ctx) // ErrUnsupported on a BMC that is not Redfish
 	if err != nil {
 		return nil, err
 	}
