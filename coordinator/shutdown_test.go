@@ -80,3 +80,46 @@ func TestStuckErrorNamesRaftGoroutines(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestReadBarrierWaitsForTakeOver: a leader still taking over (its
+// barrier and no-op running, writes already accepted) makes a
+// linearizable read wait until it is ready, instead of answering 503 to
+// a client whose write it has just acknowledged (CI: TestRecoverLostQuorum
+// read 503 right after its first write on the recovered member).
+func TestReadBarrierWaitsForTakeOver(t *testing.T) {
+	testenv.SkipShort(t) // starts a Raft store: seconds
+	port := testenv.FreePort(t, "127.0.0.1")
+	s, err := Open(Config{NodeID: "n1", DataDir: t.TempDir(), Bootstrap: true, HTTPURL: "http://127.0.0.1:1",
+		RaftAddr: fmt.Sprintf("127.0.0.1:%d", port), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	testenv.Eventually(t, 30*time.Second, "a leader", func() error {
+		if !s.Ready() {
+			return fmt.Errorf("state %s", s.State())
+		}
+		return nil
+	})
+	s.ready.Store(false) // as leaderLoop does when leadership begins
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		done <- s.ReadBarrier(ctx)
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("ReadBarrier during the take-over returned at once: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	s.ready.Store(true) // as takeOver does at its end
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("ReadBarrier once ready: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("ReadBarrier did not return once the leader was ready")
+	}
+}

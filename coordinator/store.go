@@ -285,14 +285,32 @@ func (s *Store) Apply(ctx context.Context, c fsm.Command) (any, error) {
 // leader (confirmed by a quorum) and its FSM must have applied everything
 // committed before the call.
 func (s *Store) ReadBarrier(ctx context.Context) error {
-	if !s.Ready() {
-		return ErrNotLeader
+	if err := s.waitReady(ctx); err != nil {
+		return err
 	}
 	idx := s.raft.CommitIndex()
 	if err := s.raft.VerifyLeader().Error(); err != nil {
 		return mapRaftErr(err)
 	}
 	return s.fsm.WaitApplied(ctx, idx)
+}
+
+// waitReady returns once this node leads and finished taking over. A
+// leader still taking over (barrier, no-op: it already accepts writes)
+// is waited for, so a client that has just written here can read here;
+// a node that does not lead, or stopped applying, is refused at once.
+func (s *Store) waitReady(ctx context.Context) error {
+	for !s.Ready() {
+		if !s.IsLeader() || s.fsm.Stopped() != nil || s.stopping.Load() {
+			return ErrNotLeader
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return nil
 }
 
 // WaitLeader waits until the cluster has a leader this node knows.
