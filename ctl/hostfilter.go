@@ -20,7 +20,7 @@ var listStatuses = []string{wire.OpOK, wire.OpDiscovered, wire.OpError, wire.OpD
 
 // listErrors are the error types of the ERROR column.
 var listErrors = []string{wire.ErrRegistration, wire.ErrInspection, wire.ErrProvisioning, wire.ErrDeprovisioning,
-	wire.ErrPowerManagement, wire.ErrDetach, wire.ErrProvisionedRegistration}
+	wire.ErrPowerManagement, wire.ErrDetach, wire.ErrProvisionedRegistration, wire.ErrServicing, wire.ErrPreparation}
 
 // listFilter is host list's filters on what the table shows. The
 // coordinator filters by rack, selector and provisioning state; the rest

@@ -39,6 +39,17 @@ const (
 	// its versions (FirmwareFingerprint); another fingerprint means
 	// firmware work is pending.
 	keyFirmware = "firmware"
+	// keyRAID and keyBIOS are the fingerprints of the spec.raid and
+	// spec.bios last brought about (RAIDFingerprint, BIOSFingerprint);
+	// another one means preparation is pending.
+	keyRAID = "raid"
+	keyBIOS = "bios"
+	// keyBIOSApplied is the fingerprint of the spec.bios PATCHed into the
+	// settings object and not yet read back.
+	keyBIOSApplied = "biosApplied"
+	// keyBIOSReset is the reset that makes those settings take: "pending"
+	// (needed), "off" (its power-off done, power-on next), "" (none).
+	keyBIOSReset = "biosReset"
 	// keyServicingFrom is the steady state servicing returns to.
 	keyServicingFrom = "servicingFrom"
 	// keyNotePrefix prefixes one-shot notes: an event recorded once per

@@ -105,7 +105,8 @@ func (m *model) settle(seed uint64, seq int) int {
 		case m.d.Remove:
 			return i
 		case m.d.Action != ActionNone:
-			m.last = &Outcome{Action: m.d.Action, PoweredOn: boolp(m.d.Action == ActionPowerOn || m.d.Action == ActionProvision)}
+			m.last = &Outcome{Action: m.d.Action, PoweredOn: boolp(m.d.Action == ActionPowerOn || m.d.Action == ActionProvision),
+				ResetNeeded: m.d.Action == ActionApplyBIOS}
 			if m.d.Action == ActionFirmwareUpdate {
 				m.h.Task = nil // ended by the agent before it reports success
 			}
@@ -129,7 +130,7 @@ func (m *model) settle(seed uint64, seq int) int {
 var allActions = []Action{
 	ActionRegister, ActionInspect, ActionProvide, ActionProvision, ActionDeprovision, ActionAdopt,
 	ActionDetach, ActionDelete, ActionMaintenanceOn, ActionMaintenanceOff, ActionPowerOn, ActionPowerOff,
-	ActionSoftPowerOff, ActionReinspect, ActionFirmwareUpdate,
+	ActionSoftPowerOff, ActionReinspect, ActionFirmwareUpdate, ActionBuildRAID, ActionApplyBIOS, ActionVerifyBIOS,
 }
 
 func (m *model) chance(p float64) bool { return m.rng.Float64() < p }
@@ -223,7 +224,19 @@ func (m *model) advance() {
 }
 
 func (m *model) editSpec() {
-	switch m.rng.IntN(9) {
+	switch m.rng.IntN(11) {
+	case 9: // BIOS settings asked for, changed or withdrawn
+		if m.h.BIOS != nil && m.chance(0.4) {
+			m.h.BIOS = nil
+		} else {
+			m.h.BIOS = &wire.BIOSSpec{Settings: map[string]string{"ProcTurboMode": fmt.Sprint(m.nextIdx())}}
+		}
+	case 10: // RAID volumes asked for or withdrawn
+		if m.h.RAID != nil {
+			m.h.RAID = nil
+		} else {
+			m.h.RAID = &wire.RAIDSpec{HardwareRAIDVolumes: []wire.HardwareRAIDVolume{{Level: "1"}}}
+		}
 	case 6: // a firmware version asked for, changed or withdrawn
 		if m.h.Firmware != nil && m.chance(0.4) {
 			m.h.Firmware = nil
@@ -237,7 +250,7 @@ func (m *model) editSpec() {
 			m.h.UpdatePolicy = nil
 		}
 	case 8: // the coordinator's firmware task record appears or goes
-		if m.h.Task == nil && m.h.Status != nil && m.h.Status.ProvisioningState == wire.StateServicing {
+		if m.h.Task == nil && m.h.Status != nil && (m.h.Status.ProvisioningState == wire.StateServicing || m.h.Status.ProvisioningState == wire.StatePreparing) {
 			m.h.Task = &wire.BMCTask{Kind: wire.BMCTaskFirmware, Component: "bmc", TaskURI: "/redfish/v1/TaskService/Tasks/" + fmt.Sprint(m.nextIdx()), Epoch: 1}
 		} else {
 			m.h.Task = nil
@@ -358,6 +371,8 @@ func (m *model) outcome(a Action) *Outcome {
 		case ActionFirmwareUpdate:
 			// The agent ends the task record before it reports success.
 			m.h.Task = nil
+		case ActionApplyBIOS:
+			o.ResetNeeded = m.chance(0.8)
 		}
 	}
 	if o.InProgress && a == ActionSoftPowerOff {
@@ -494,7 +509,8 @@ func (m *model) check(in Input, d Decision) {
 	if t := in.Host.Task; t != nil && t.Kind == wire.BMCTaskFirmware && powerAction(d.Action) {
 		m.fail("power action %s while firmware task %s is recorded: %s", d.Action, t.TaskURI, d)
 	}
-	// Power only in steady states (and power-off before delete).
+	// Power only in steady states (and power-off before delete, and the
+	// reset that applies BIOS settings while preparing).
 	// A power-off hold keeps the host off (issue 21).
 	if d.Action == ActionPowerOn && in.Host.Intents != nil && len(in.Host.Intents.PowerOff) > 0 {
 		m.fail("power on while held off by %v: %s", in.Host.Intents.PowerOff, d)
@@ -504,7 +520,8 @@ func (m *model) check(in Input, d Decision) {
 		if d.Action == ActionReinspect && st.ProvisioningState != wire.StateInspecting {
 			m.fail("reinspect in %s: %s", st.ProvisioningState, d)
 		}
-		if d.Action != ActionReinspect && !steady(st.ProvisioningState) && !(d.Action == ActionPowerOff && st.ProvisioningState == wire.StatePoweringOffBeforeDelete) {
+		if d.Action != ActionReinspect && !steady(st.ProvisioningState) && !(d.Action == ActionPowerOff && st.ProvisioningState == wire.StatePoweringOffBeforeDelete) &&
+			!(st.ProvisioningState == wire.StatePreparing && st.Extra[keyBIOSApplied] != "" && d.Action != ActionSoftPowerOff) {
 			m.fail("power action in %s: %s", st.ProvisioningState, d)
 		}
 	}

@@ -55,6 +55,9 @@ func errorTypeFor(a Action, state string, class ErrClass) string {
 	case class == ErrClassAuth || a == ActionRegister:
 		return wire.ErrRegistration
 	}
+	if state == wire.StatePreparing {
+		return wire.ErrPreparation
+	}
 	switch a {
 	case ActionInspect, ActionReinspect:
 		return wire.ErrInspection
@@ -68,6 +71,8 @@ func errorTypeFor(a Action, state string, class ErrClass) string {
 		return wire.ErrPowerManagement
 	case ActionFirmwareUpdate:
 		return wire.ErrServicing
+	case ActionBuildRAID, ActionApplyBIOS, ActionVerifyBIOS:
+		return wire.ErrPreparation
 	}
 	return wire.ErrRegistration
 }

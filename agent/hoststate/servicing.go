@@ -39,18 +39,15 @@ func (r *run) firmwarePending() bool {
 
 // servicingWanted: a steady host should enter servicing now. A recorded
 // firmware task always wins (follow it to its end, never start another);
-// otherwise an available host is updated at once (before provisioning),
-// a provisioned one only when the operator allowed it
-// (updatePolicy.firmwareUpdates onReboot) and asked for a reboot.
+// otherwise a provisioned one is updated only when the operator allowed
+// it (updatePolicy.firmwareUpdates onReboot) and asked for a reboot. An
+// available host's firmware is brought to spec while preparing.
 func (r *run) servicingWanted() bool {
 	if r.firmwareTask() != nil {
 		return true
 	}
 	if !r.firmwarePending() {
 		return false
-	}
-	if r.state() == sAvailable {
-		return true
 	}
 	p := r.h.UpdatePolicy
 	return p != nil && p.FirmwareUpdates == wire.UpdatePolicyOnReboot && r.rebootPending()

@@ -12,24 +12,24 @@ func firmwareTask() *wire.BMCTask {
 	return &wire.BMCTask{Kind: wire.BMCTaskFirmware, Component: "bmc", TaskURI: "/redfish/v1/TaskService/Tasks/7", Epoch: 3}
 }
 
-func TestServicingAvailableHost(t *testing.T) {
+func TestFirmwareOfAvailableHostWhilePreparing(t *testing.T) {
 	h := fullHost()
 	s := newSim(t, h)
 	s.settle()
 	s.expect(ActionNone, wire.StateAvailable)
 	s.edit(func(h *wire.Host) { h.Firmware = testFirmware })
-	s.expect(ActionFirmwareUpdate, wire.StateServicing)
+	s.expect(ActionFirmwareUpdate, wire.StatePreparing)
 	s.step(&Outcome{Action: ActionFirmwareUpdate, InProgress: true})
-	s.expect(ActionNone, wire.StateServicing)
+	s.expect(ActionNone, wire.StatePreparing)
 	s.step(nil)
-	s.expect(ActionFirmwareUpdate, wire.StateServicing)
+	s.expect(ActionFirmwareUpdate, wire.StatePreparing)
 	s.fail(ErrClassFailed)
-	if s.d.Status.ErrorType != wire.ErrServicing || s.d.Status.ProvisioningState != wire.StateServicing {
-		t.Fatalf("want a servicing error in servicing: %s", s.d)
+	if s.d.Status.ErrorType != wire.ErrPreparation || s.d.Status.ProvisioningState != wire.StatePreparing {
+		t.Fatalf("want a preparation error in preparing: %s", s.d)
 	}
 	s.now = s.now.Add(DefaultBackoffBase * 2)
 	s.step(nil)
-	s.expect(ActionFirmwareUpdate, wire.StateServicing)
+	s.expect(ActionFirmwareUpdate, wire.StatePreparing)
 	s.ok()
 	s.expect(ActionNone, wire.StateAvailable)
 	if s.d.Status.ErrorType != "" || !hasEvent(s.d, "FirmwareUpdated") {
@@ -41,10 +41,10 @@ func TestServicingAvailableHost(t *testing.T) {
 	s.edit(func(h *wire.Host) {
 		h.Firmware = []wire.FirmwareComponent{{Component: "bmc", URL: "http://fw/bmc-3.bin", Version: "3"}}
 	})
-	s.expect(ActionFirmwareUpdate, wire.StateServicing)
+	s.expect(ActionFirmwareUpdate, wire.StatePreparing)
 }
 
-func TestServicingBeforeProvisioning(t *testing.T) {
+func TestFirmwareBeforeProvisioning(t *testing.T) {
 	h := fullHost()
 	h.Firmware = testFirmware
 	h.Image = &wire.Image{URL: "http://i"}

@@ -18,6 +18,7 @@ const (
 	sProvisioned = wire.StateProvisioned
 	sExternal    = wire.StateExternallyProvisioned
 	sServicing   = wire.StateServicing
+	sPreparing   = wire.StatePreparing
 	sDeprovision = wire.StateDeprovisioning
 	sPowerOffDel = wire.StatePoweringOffBeforeDelete
 	sDeleting    = wire.StateDeleting
@@ -56,7 +57,7 @@ var table = []row{
 	{name: "NodeLostDuringDeprovisionForDelete", on: anyAction, res: resNotFound, from: states(sDeprovision), to: sDeleting,
 		when: func(r *run) bool { return r.h.DeletionRequested },
 		why:  "The provisioner lost the node while deprovisioning for deletion: nothing left to delete.", do: (*run).nodeLost},
-	{name: "NodeLostInSteadyState", on: anyAction, res: resNotFound, from: states(sAvailable, sProvisioned, sExternal, sServicing),
+	{name: "NodeLostInSteadyState", on: anyAction, res: resNotFound, from: states(sAvailable, sProvisioned, sExternal, sServicing, sPreparing),
 		// From seed 004.
 		why: "The provisioner lost the node (e.g. Ironic lost its database): re-register and, if provisioned, re-adopt, with no power change.",
 		do:  (*run).nodeLost},
@@ -80,6 +81,9 @@ var table = []row{
 	{name: "DeprovisionBeforeDeleteFailed", on: ActionDeprovision, res: resFailed, from: states(sDeprovision),
 		when: func(r *run) bool { return r.h.DeletionRequested },
 		why:  "A failed deprovision before delete is counted and retried with backoff.", do: (*run).failForDelete},
+	{name: "BIOSNotTaken", on: ActionVerifyBIOS, res: resFailed, from: states(sPreparing),
+		why: "BIOS settings that did not take after the reset are a preparation error naming each one with the BMC's message; resume (or an edit of spec.bios) applies them again, clearing spec.bios abandons them.",
+		do:  (*run).biosNotTaken},
 	{name: "ActionFailed", on: anyAction, res: resFailed,
 		// From seed 001.
 		why: "A failed action (or the --max-transient-failures-th transient failure in a row, and every one after it) sets errorType, errorMessage and errorCount and waits an exponential backoff with jitter.",
@@ -159,9 +163,16 @@ var table = []row{
 		why: "Power asserted off.", do: func(r *run) { r.powered(false) }},
 	{name: "SoftPoweredOff", on: ActionSoftPowerOff, res: resOK,
 		why: "The graceful shutdown powered the host off.", do: func(r *run) { r.powered(false) }},
-	{name: "FirmwareUpdated", on: ActionFirmwareUpdate, res: resOK, from: states(sServicing),
-		why: "Every component of spec.firmware shows its version: servicing ends.",
+	{name: "FirmwareUpdated", on: ActionFirmwareUpdate, res: resOK, from: states(sServicing, sPreparing),
+		why: "Every component of spec.firmware shows its version: servicing (or that part of preparing) ends.",
 		do:  (*run).firmwareUpdated},
+	{name: "RAIDBuilt", on: ActionBuildRAID, res: resOK, from: states(sPreparing),
+		why: "spec.raid's volumes are built and read back.", do: (*run).raidBuilt},
+	{name: "BIOSApplied", on: ActionApplyBIOS, res: resOK, from: states(sPreparing),
+		why: "The settings of spec.bios that differ are in the BMC's settings object; the reset they need follows (power-off, power-on), then the read-back.",
+		do:  (*run).biosApply},
+	{name: "BIOSVerified", on: ActionVerifyBIOS, res: resOK, from: states(sPreparing),
+		why: "Every setting of spec.bios reads back as asked.", do: (*run).biosVerified},
 	{name: "ActionSucceeded", on: anyAction, res: resOK,
 		why: "Any other success: its facts are recorded and the error cleared."},
 
@@ -251,6 +262,10 @@ var table = []row{
 		do: func(r *run) {
 			r.event(wire.EventWarning, "DeleteWithoutBMC", "deleting without power-off or deprovisioning: %s", r.bmcProblem())
 		}},
+	{name: "DeletePreparing", from: states(sPreparing), to: sAvailable, next: true,
+		when: func(r *run) bool { return r.h.DeletionRequested && r.firmwareTask() == nil },
+		why:  "Deleting a host being prepared abandons the preparation (unless a firmware update runs: it is followed to its end first) and deletes it as an available host.",
+		do:   (*run).preparingEnded},
 	{name: "DeleteProvisioned", from: states(sProvisionin, sProvisioned), to: sDeprovision, next: true,
 		when: func(r *run) bool { return r.h.DeletionRequested && r.detach() == nil },
 		// From BMO.
@@ -409,7 +424,7 @@ var table = []row{
 		// From seed 003.
 		why: "Partial BMC details: a registration error naming what is missing.",
 		do:  func(r *run) { r.condError(wire.ErrRegistration, r.bmcProblem()) }},
-	{name: "BMCDetailsRemoved", from: states(sInspecting, sAvailable, sProvisionin, sProvisioned, sExternal, sServicing, sDeprovision),
+	{name: "BMCDetailsRemoved", from: states(sInspecting, sPreparing, sAvailable, sProvisionin, sProvisioned, sExternal, sServicing, sDeprovision),
 		when: func(r *run) bool { return !r.bmcComplete() },
 		// From seed 003.
 		why: "BMC details removed after registration: an error, not unmanaged.",
@@ -418,7 +433,7 @@ var table = []row{
 		}},
 
 	// ---- Lifecycle ------------------------------------------------------
-	{name: "Register", from: states(sRegistering, sInspecting, sAvailable, sProvisionin, sProvisioned, sExternal, sServicing, sDeprovision),
+	{name: "Register", from: states(sRegistering, sInspecting, sPreparing, sAvailable, sProvisionin, sProvisioned, sExternal, sServicing, sDeprovision),
 		when: func(r *run) bool { return r.node() == nodeNone },
 		why:  "Make the provisioner know the host (first time, after a lost node, after re-attach).",
 		do:   func(r *run) { r.emit(ActionRegister) }},
@@ -444,6 +459,53 @@ var table = []row{
 		why:  "Hardware details already known: no re-inspection."},
 	{name: "Inspect", from: states(sInspecting),
 		why: "Read hardware details.", do: func(r *run) { r.emit(ActionInspect) }},
+	{name: "PreparingDone", from: states(sPreparing), to: sAvailable, next: true,
+		when: func(r *run) bool { return r.preparingOver() },
+		why:  "Preparing is over (RAID, BIOS and firmware as the spec says, or the desired change cleared, which abandons it; or the provisioner must take the node again first): available.",
+		do:   (*run).preparingEnded},
+	// From metal3 preparing.
+	{name: "StartPreparing", from: states(sAvailable), to: sPreparing, next: true,
+		when: func(r *run) bool { return r.node() == nodeReady && r.preparingWanted() },
+		why:  "spec.raid, spec.bios or spec.firmware asks for what the host does not have yet (or a firmware task is recorded on it): prepare it before it is available or provisioned.",
+		do:   (*run).preparingStarted},
+	{name: "PrepareFollowsFirmwareTask", from: states(sPreparing),
+		when: func(r *run) bool { return r.firmwareTask() != nil },
+		why:  "A firmware update recorded on the host is followed to its end first, whoever started it; no power change meanwhile.",
+		do:   func(r *run) { r.emit(ActionFirmwareUpdate) }},
+	{name: "BuildRAID", from: states(sPreparing),
+		when: func(r *run) bool { return r.raidPending() },
+		why:  "Build spec.raid's hardware volumes (the controllers' volumes deleted first unless keepExisting); software RAID needs --provisioner ironic.",
+		do:   func(r *run) { r.emit(ActionBuildRAID) }},
+	{name: "ApplyBIOS", from: states(sPreparing),
+		when: func(r *run) bool { return r.biosPending() && !r.biosApplied() },
+		why:  "Validate spec.bios against the host's attribute registry (an unknown, read-only or out-of-range attribute is named) and PATCH the settings that differ.",
+		do:   func(r *run) { r.emit(ActionApplyBIOS) }},
+	{name: "BIOSResetPowerOff", from: states(sPreparing),
+		when: func(r *run) bool { return r.biosApplied() && r.get(keyBIOSReset) == "pending" && r.st.PoweredOn },
+		why:  "The BIOS settings take at the next reset: power off first (held while a firmware task is recorded).",
+		do:   func(r *run) { r.emit(ActionPowerOff) }},
+	{name: "BIOSResetHeld", from: states(sPreparing),
+		when: func(r *run) bool { return r.biosApplied() && r.get(keyBIOSReset) != "" && !r.st.PoweredOn && len(r.holds()) > 0 },
+		why:  "A power-off hold keeps the host off: the BIOS settings wait for its requester to withdraw it.",
+		do: func(r *run) {
+			r.note("biosResetHeld", BIOSFingerprint(r.h.BIOS), wire.EventNormal, "BIOSResetHeld",
+				"the BIOS settings take at the next power-on, which waits for the power-off hold of %v", r.holders())
+		}},
+	{name: "BIOSResetPowerOn", from: states(sPreparing),
+		when: func(r *run) bool { return r.biosApplied() && r.get(keyBIOSReset) != "" && !r.st.PoweredOn },
+		why:  "Power on: the BIOS applies the pending settings as the system starts.",
+		do:   func(r *run) { r.set(keyBIOSReset, "off"); r.emit(ActionPowerOn) }},
+	{name: "BIOSResetDone", from: states(sPreparing), next: true,
+		when: func(r *run) bool { return r.biosApplied() && r.get(keyBIOSReset) == "off" && r.st.PoweredOn },
+		why:  "The reset is done: the read-back follows.",
+		do:   func(r *run) { r.set(keyBIOSReset, "") }},
+	{name: "VerifyBIOS", from: states(sPreparing),
+		when: func(r *run) bool { return r.biosApplied() },
+		why:  "Read the BIOS back: each setting that did not take is named with the BMC's message.",
+		do:   func(r *run) { r.emit(ActionVerifyBIOS) }},
+	{name: "PrepareFirmware", from: states(sPreparing),
+		why: "Update the firmware of spec.firmware, one component after the other (a component already at its version is not flashed again).",
+		do:  func(r *run) { r.emit(ActionFirmwareUpdate) }},
 	{name: "ServicingDoneAvailable", from: states(sServicing), to: sAvailable, next: true,
 		when: func(r *run) bool { return r.servicingOver() && r.servicingFrom() == sAvailable },
 		why:  "Servicing is over (firmware at its versions, or the provisioner must take the node again first): back to available.",
@@ -457,9 +519,9 @@ var table = []row{
 		why:  "Servicing is over: back to externally provisioned, where the reboot that let it run follows.",
 		do:   (*run).servicingEnded},
 	// From metal3 servicing and HostUpdatePolicy.
-	{name: "StartServicing", from: states(sAvailable, sProvisioned, sExternal), to: sServicing, next: true,
+	{name: "StartServicing", from: states(sProvisioned, sExternal), to: sServicing, next: true,
 		when: func(r *run) bool { return r.node() == nodeReady && r.servicingWanted() },
-		why:  "spec.firmware asks for a version a component does not have yet (an available host at once; a provisioned one only with updatePolicy.firmwareUpdates onReboot, when a reboot is asked), or a firmware task is recorded on the host: update the firmware first; no power change until it ended.",
+		why:  "spec.firmware asks for a version a component of a provisioned host does not have yet (only with updatePolicy.firmwareUpdates onReboot, when a reboot is asked), or a firmware task is recorded on the host: update the firmware first; no power change until it ended.",
 		do:   (*run).servicingStarted},
 	{name: "UpdateFirmware", from: states(sServicing),
 		why: "Update one component after the other (a component already at its version is not flashed again), or follow the flash recorded on the host to its end, whoever started it.",

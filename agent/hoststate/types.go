@@ -56,6 +56,17 @@ const (
 	// version, one BMC task at a time, or follows the task recorded on the
 	// host (host.task) to its end: InProgress while a flash runs.
 	ActionFirmwareUpdate Action = "firmware-update"
+	// ActionBuildRAID builds spec.raid's hardware volumes (deleting the
+	// controllers' volumes first unless keepExisting) and reads them back:
+	// InProgress while the BMC builds them.
+	ActionBuildRAID Action = "build-raid"
+	// ActionApplyBIOS validates spec.bios against the host's attribute
+	// registry and PATCHes the settings that differ; Outcome.ResetNeeded
+	// says a reset must follow for them to take.
+	ActionApplyBIOS Action = "apply-bios"
+	// ActionVerifyBIOS reads the BIOS back after that reset: failed, with
+	// the BMC's message, for each setting that did not take.
+	ActionVerifyBIOS Action = "verify-bios"
 )
 
 // ErrClass classifies how an action failed ("" = it succeeded).
@@ -100,6 +111,12 @@ type Outcome struct {
 	ConfigDrive *wire.ConfigDriveStatus
 	// InProgress: started, not finished; Step asks for the same action again.
 	InProgress bool
+	// ResetNeeded: what ActionApplyBIOS sent takes only at the system's
+	// next reset (nothing changed: false, the read-back follows at once).
+	ResetNeeded bool
+	// DayTwo is what the action read of the host's BIOS, firmware,
+	// volumes or last erase; the fields it sets replace the status's.
+	DayTwo *wire.DayTwoStatus
 }
 
 // Decision is what Step returns: what to report and what to do next.

@@ -2,10 +2,14 @@ package wire
 
 // Provisioning states (docs/hoststate.md is the state machine).
 const (
-	StateNone                  = ""
-	StateUnmanaged             = "unmanaged"
-	StateRegistering           = "registering"
-	StateInspecting            = "inspecting"
+	StateNone        = ""
+	StateUnmanaged   = "unmanaged"
+	StateRegistering = "registering"
+	StateInspecting  = "inspecting"
+	// StatePreparing: a registered host whose RAID volumes, BIOS settings
+	// and firmware are brought to its spec before it is available
+	// (metal3's preparing); it returns to available.
+	StatePreparing             = "preparing"
 	StateAvailable             = "available"
 	StateProvisioning          = "provisioning"
 	StateProvisioned           = "provisioned"
@@ -21,7 +25,7 @@ const (
 
 // ProvisioningStates lists every provisioning state, in lifecycle order.
 var ProvisioningStates = []string{
-	StateUnmanaged, StateRegistering, StateInspecting, StateAvailable,
+	StateUnmanaged, StateRegistering, StateInspecting, StatePreparing, StateAvailable,
 	StateProvisioning, StateProvisioned, StateExternallyProvisioned,
 	StateServicing, StateDeprovisioning, StatePoweringOffBeforeDelete, StateDeleting,
 }
@@ -49,6 +53,9 @@ const (
 	ErrProvisionedRegistration = "provisioned registration error"
 	// ErrServicing: a firmware update failed (metal3's servicing error).
 	ErrServicing = "servicing error"
+	// ErrPreparation: building RAID, applying BIOS settings or updating
+	// firmware before the host is available failed (metal3's spelling).
+	ErrPreparation = "preparation error"
 )
 
 // Intent kinds.
