@@ -78,6 +78,12 @@ func (s *session) runAction(name string, h wire.Host, st *wire.HostStatus, act h
 		res, err = p.SoftPowerOff(ctx, ph)
 	case hoststate.ActionFirmwareUpdate:
 		res, err = s.firmwareUpdate(ctx, h, ph)
+	case hoststate.ActionBuildRAID:
+		res, err = s.buildRAID(ctx, h, ph)
+	case hoststate.ActionApplyBIOS:
+		res, err = s.applyBIOS(ctx, h, ph)
+	case hoststate.ActionVerifyBIOS:
+		res, err = s.verifyBIOS(ctx, h, ph)
 	case hoststate.ActionReinspect:
 		ph.HardwareDetails = nil // read again, whatever is known
 		res, err = p.Inspect(ctx, ph)
@@ -92,6 +98,7 @@ func (s *session) runAction(name string, h wire.Host, st *wire.HostStatus, act h
 	out.BMCDetails = res.BMCDetails
 	out.ConfigDrive = res.ConfigDrive
 	out.InProgress = res.InProgress
+	out.ResetNeeded = res.ResetNeeded
 	out.Message = res.Message
 	if err != nil {
 		out.Err = classify(err)

@@ -17,6 +17,8 @@ type session struct {
 	a *Agent
 	// tasks: the BMC task records this session wrote or ended.
 	tasks taskMemo
+	// storage: the storage job each host's build-raid started.
+	storage storageMemo
 	lease fence.Lease
 	ctx   context.Context
 	// end cancels ctx with a cause (ErrLeaseLost on a stale write).

@@ -83,6 +83,9 @@ type Result struct {
 	InProgress bool
 	// Message is a human-readable note for the host's events.
 	Message string
+	// ResetNeeded: what the call changed takes only at the system's next
+	// reset (BIOS settings), which is the caller's to do.
+	ResetNeeded bool
 }
 
 // Provisioner drives one kind of back end. Implementations are safe for
