@@ -19,8 +19,8 @@ type session struct {
 	tasks taskMemo
 	// storage: the storage job each host's build-raid started.
 	storage storageMemo
-	lease fence.Lease
-	ctx   context.Context
+	lease   fence.Lease
+	ctx     context.Context
 	// end cancels ctx with a cause (ErrLeaseLost on a stale write).
 	end   context.CancelCauseFunc
 	log   *slog.Logger

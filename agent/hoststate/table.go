@@ -485,8 +485,10 @@ var table = []row{
 		why:  "The BIOS settings take at the next reset: power off first (held while a firmware task is recorded).",
 		do:   func(r *run) { r.emit(ActionPowerOff) }},
 	{name: "BIOSResetHeld", from: states(sPreparing),
-		when: func(r *run) bool { return r.biosApplied() && r.get(keyBIOSReset) != "" && !r.st.PoweredOn && len(r.holds()) > 0 },
-		why:  "A power-off hold keeps the host off: the BIOS settings wait for its requester to withdraw it.",
+		when: func(r *run) bool {
+			return r.biosApplied() && r.get(keyBIOSReset) != "" && !r.st.PoweredOn && len(r.holds()) > 0
+		},
+		why: "A power-off hold keeps the host off: the BIOS settings wait for its requester to withdraw it.",
 		do: func(r *run) {
 			r.note("biosResetHeld", BIOSFingerprint(r.h.BIOS), wire.EventNormal, "BIOSResetHeld",
 				"the BIOS settings take at the next power-on, which waits for the power-off hold of %v", r.holders())
