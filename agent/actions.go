@@ -84,6 +84,8 @@ func (s *session) runAction(name string, h wire.Host, st *wire.HostStatus, act h
 		res, err = s.applyBIOS(ctx, h, ph)
 	case hoststate.ActionVerifyBIOS:
 		res, err = s.verifyBIOS(ctx, h, ph)
+	case hoststate.ActionErase:
+		res, err = s.erase(ctx, h, ph)
 	case hoststate.ActionReinspect:
 		ph.HardwareDetails = nil // read again, whatever is known
 		res, err = p.Inspect(ctx, ph)

@@ -19,8 +19,10 @@ type session struct {
 	tasks taskMemo
 	// storage: the storage job each host's build-raid started.
 	storage storageMemo
-	lease   fence.Lease
-	ctx     context.Context
+	// erases: each host's disk erase under way.
+	erases eraseMemo
+	lease  fence.Lease
+	ctx    context.Context
 	// end cancels ctx with a cause (ErrLeaseLost on a stale write).
 	end   context.CancelCauseFunc
 	log   *slog.Logger

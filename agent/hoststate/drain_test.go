@@ -140,6 +140,9 @@ func TestRemovalWithWipe(t *testing.T) {
 	s.step(nil)
 	s.expect(ActionDeprovision, wire.StateDeprovisioning)
 	s.ok()
+	// The wipe erases the disks before the node goes.
+	s.expect(ActionErase, wire.StateDeprovisioning)
+	s.ok()
 	s.expect(ActionDetach, wire.StateAvailable)
 	s.ok()
 	if !s.d.Remove {

@@ -50,6 +50,9 @@ const (
 	// keyBIOSReset is the reset that makes those settings take: "pending"
 	// (needed), "off" (its power-off done, power-on next), "" (none).
 	keyBIOSReset = "biosReset"
+	// keyErase is "pending" from the deprovision that asks for an erase
+	// until the disks are erased.
+	keyErase = "erase"
 	// keyServicingFrom is the steady state servicing returns to.
 	keyServicingFrom = "servicingFrom"
 	// keyNotePrefix prefixes one-shot notes: an event recorded once per

@@ -130,7 +130,7 @@ func (m *model) settle(seed uint64, seq int) int {
 var allActions = []Action{
 	ActionRegister, ActionInspect, ActionProvide, ActionProvision, ActionDeprovision, ActionAdopt,
 	ActionDetach, ActionDelete, ActionMaintenanceOn, ActionMaintenanceOff, ActionPowerOn, ActionPowerOff,
-	ActionSoftPowerOff, ActionReinspect, ActionFirmwareUpdate, ActionBuildRAID, ActionApplyBIOS, ActionVerifyBIOS,
+	ActionSoftPowerOff, ActionReinspect, ActionFirmwareUpdate, ActionBuildRAID, ActionApplyBIOS, ActionVerifyBIOS, ActionErase,
 }
 
 func (m *model) chance(p float64) bool { return m.rng.Float64() < p }
@@ -224,7 +224,13 @@ func (m *model) advance() {
 }
 
 func (m *model) editSpec() {
-	switch m.rng.IntN(11) {
+	switch m.rng.IntN(12) {
+	case 11: // disks erased after a deprovision, or not
+		if m.h.AutomatedCleaningMode == wire.CleaningMetadata {
+			m.h.AutomatedCleaningMode = wire.CleaningDisabled
+		} else {
+			m.h.AutomatedCleaningMode = wire.CleaningMetadata
+		}
 	case 9: // BIOS settings asked for, changed or withdrawn
 		if m.h.BIOS != nil && m.chance(0.4) {
 			m.h.BIOS = nil

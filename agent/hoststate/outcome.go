@@ -63,7 +63,7 @@ func errorTypeFor(a Action, state string, class ErrClass) string {
 		return wire.ErrInspection
 	case ActionProvide, ActionProvision:
 		return wire.ErrProvisioning
-	case ActionDeprovision, ActionDelete:
+	case ActionDeprovision, ActionDelete, ActionErase:
 		return wire.ErrDeprovisioning
 	case ActionDetach, ActionMaintenanceOn, ActionMaintenanceOff:
 		return wire.ErrDetach

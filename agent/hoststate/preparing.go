@@ -118,3 +118,24 @@ func (r *run) doneMessage(fallback string) string {
 	}
 	return fallback
 }
+
+// eraseWanted: a deprovision of this host is followed by a disk erase —
+// automatedCleaningMode metadata set explicitly (on the direct path an
+// erase is a secure erase of every drive, hours on some disks, so empty
+// does not ask for it), or a removal drain with wipe. Never for a
+// deletion or a detached host.
+func (r *run) eraseWanted() bool {
+	if r.h.DeletionRequested || r.flag(keyDetached) {
+		return false
+	}
+	if r.h.AutomatedCleaningMode == wire.CleaningMetadata {
+		return true
+	}
+	it := r.drain()
+	return it != nil && it.Mode == wire.DrainRemoval && it.Wipe
+}
+
+func (r *run) erased() {
+	r.set(keyErase, "")
+	r.event(wire.EventNormal, "DisksErased", "%s", r.doneMessage("every disk is erased"))
+}

@@ -121,8 +121,15 @@ var table = []row{
 		when: func(r *run) bool { return r.h.DeletionRequested },
 		// From BMO.
 		why: "A deleted host, once deprovisioned, is deleted.", do: (*run).deprovisioned},
+	{name: "DeprovisionedEraseNext", on: ActionDeprovision, res: resOK, from: states(sDeprovision),
+		when: func(r *run) bool { return r.eraseWanted() },
+		why:  "With automatedCleaningMode metadata (or a removal drain with wipe) the disks are erased before the host is available again.",
+		do:   func(r *run) { r.deprovisioned(); r.set(keyErase, "pending") }},
 	{name: "Deprovisioned", on: ActionDeprovision, res: resOK, from: states(sDeprovision), to: sAvailable,
 		why: "Lifecycle: deprovisioning → available.", do: (*run).deprovisioned},
+	{name: "Erased", on: ActionErase, res: resOK, from: states(sDeprovision), to: sAvailable,
+		why: "Every disk is erased (the method the BMC offered is named in the event): available.",
+		do:  (*run).erased},
 	{name: "Adopted", on: ActionAdopt, res: resOK,
 		// From seed 004.
 		why: "Adoption took over the running host without redeploying it.",
@@ -263,8 +270,10 @@ var table = []row{
 			r.event(wire.EventWarning, "DeleteWithoutBMC", "deleting without power-off or deprovisioning: %s", r.bmcProblem())
 		}},
 	{name: "DeletePreparing", from: states(sPreparing), to: sAvailable, next: true,
-		when: func(r *run) bool { return r.h.DeletionRequested && r.firmwareTask() == nil },
-		why:  "Deleting a host being prepared abandons the preparation (unless a firmware update runs: it is followed to its end first) and deletes it as an available host.",
+		when: func(r *run) bool {
+			return r.h.DeletionRequested && r.firmwareTask() == nil && r.detach() == nil && r.node() == nodeReady
+		},
+		why: "Deleting a host being prepared abandons the preparation (unless a firmware update runs: it is followed to its end first) and deletes it as an available host.",
 		do:   (*run).preparingEnded},
 	{name: "DeleteProvisioned", from: states(sProvisionin, sProvisioned), to: sDeprovision, next: true,
 		when: func(r *run) bool { return r.h.DeletionRequested && r.detach() == nil },
@@ -289,6 +298,19 @@ var table = []row{
 		why:  "Remove the node from the provisioner.", do: func(r *run) { r.emit(ActionDelete) }},
 	{name: "DeletionComplete", from: states(sDeleting), remove: true,
 		why: "Nothing registered any more: the record may be deleted."},
+
+	// ---- Disk erase after a deprovision ---------------------------------
+	{name: "EraseNotWanted", from: states(sDeprovision), to: sAvailable, next: true,
+		when: func(r *run) bool { return r.get(keyErase) == "pending" && !r.eraseWanted() },
+		why:  "automatedCleaningMode set to disabled before the erase ran: the disks are not erased (a Warning event says so).",
+		do: func(r *run) {
+			r.set(keyErase, "")
+			r.event(wire.EventWarning, "EraseSkipped", "the disks were not erased: automatedCleaningMode is %q", r.h.AutomatedCleaningMode)
+		}},
+	{name: "EraseDisks", from: states(sDeprovision),
+		when: func(r *run) bool { return r.get(keyErase) == "pending" && !r.flag(keyMaintenance) },
+		why:  "Erase every disk (Drive.SecureErase, else Volume.Initialize); a drive that cannot be erased is a deprovisioning error naming it, never reported clean.",
+		do:   func(r *run) { r.emit(ActionErase) }},
 
 	// ---- Removal drain (seed 002) ---------------------------------------
 	{name: "RemovalCancelled", next: true,

@@ -67,6 +67,12 @@ const (
 	// ActionVerifyBIOS reads the BIOS back after that reset: failed, with
 	// the BMC's message, for each setting that did not take.
 	ActionVerifyBIOS Action = "verify-bios"
+	// ActionErase erases the host's disks after a deprovision, before it
+	// is available again (automatedCleaningMode metadata, or a removal
+	// drain with wipe): Drive.SecureErase or Volume.Initialize, whichever
+	// the BMC offers; InProgress while it runs; failed naming a drive
+	// that cannot be erased.
+	ActionErase Action = "erase"
 )
 
 // ErrClass classifies how an action failed ("" = it succeeded).
