@@ -274,7 +274,7 @@ var table = []row{
 			return r.h.DeletionRequested && r.firmwareTask() == nil && r.detach() == nil && r.node() == nodeReady
 		},
 		why: "Deleting a host being prepared abandons the preparation (unless a firmware update runs: it is followed to its end first) and deletes it as an available host.",
-		do:   (*run).preparingEnded},
+		do:  (*run).preparingEnded},
 	{name: "DeleteProvisioned", from: states(sProvisionin, sProvisioned), to: sDeprovision, next: true,
 		when: func(r *run) bool { return r.h.DeletionRequested && r.detach() == nil },
 		// From BMO.
