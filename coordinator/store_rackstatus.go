@@ -37,10 +37,23 @@ func (s *Store) ApplyRackStatus(ctx context.Context, c fsm.RackStatusCmd) (wire.
 // check applies (and applies without it: the report is written unchecked,
 // as that binary would write it).
 func (s *Store) rackStatusForm(c fsm.RackStatusCmd) fsm.RackStatusCmd {
+	if c.HasDayTwo() && !s.Supports(fsm.CmdRackStatus, fsm.RackStatusDayTwoVersion) {
+		c = c.WithoutDayTwo()
+	}
 	if !c.CreatedChecked() || s.Supports(fsm.CmdRackStatus, fsm.RackStatusCreatedVersion) {
 		return c
 	}
 	return c.WithoutCreated()
+}
+
+// StatusForm is the form of a per-host report the leader writes: as it
+// is once every voter applies day-two status (fsm.StatusDayTwoVersion),
+// otherwise without it.
+func (s *Store) StatusForm(c fsm.StatusCmd) fsm.StatusCmd {
+	if c.HasDayTwo() && !s.Supports(fsm.CmdStatus, fsm.StatusDayTwoVersion) {
+		return c.WithoutDayTwo()
+	}
+	return c
 }
 
 // splitRackStatus is the fallback: one StatusCmd per host, submitted
@@ -58,6 +71,7 @@ func (s *Store) splitRackStatus(ctx context.Context, c fsm.RackStatusCmd) (wire.
 			out.Hosts[i] = fsm.HostResult(cmd.Name, nil, err)
 			continue
 		}
+		cmd = s.StatusForm(cmd)
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()

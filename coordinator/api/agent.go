@@ -36,7 +36,7 @@ func (s *Server) putStatus(c echo.Context) error {
 		}
 		rack = h.Rack
 	}
-	v, err := s.apply(c, fsm.StatusCmd{Rack: rack, Name: name, Report: rep, Time: time.Now().UTC()})
+	v, err := s.apply(c, s.store.StatusForm(fsm.StatusCmd{Rack: rack, Name: name, Report: rep, Time: time.Now().UTC()}))
 	if err != nil {
 		return err
 	}

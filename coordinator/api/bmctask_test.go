@@ -54,11 +54,16 @@ func TestFirmwareTaskFenceHTTP(t *testing.T) {
 	must(t, 200, "POST", u+"/v1/racks/r1/lease", agent, wire.LeaseRequest{Holder: "a1", TTL: wire.Duration(30 * time.Second)}, &l)
 	rep := wire.StatusReport{Epoch: l.Epoch, Status: wire.HostStatus{ProvisioningState: wire.StateProvisioned, OperationalStatus: wire.OpOK,
 		DayTwo: &wire.DayTwoStatus{}}}
-	if e := errorOf(t, must(t, 400, "PUT", u+"/v1/hosts/h1/status", agent, rep, nil)); e.Field != "status.dayTwo" {
-		t.Fatalf("a report with dayTwo: %+v", e)
+	rep.Status.DayTwo = &wire.DayTwoStatus{LastErase: &wire.EraseStatus{}}
+	if e := errorOf(t, must(t, 400, "PUT", u+"/v1/hosts/h1/status", agent, rep, nil)); e.Field != "status.dayTwo.lastErase.time" {
+		t.Fatalf("a report with a bad dayTwo: %+v", e)
 	}
-	rep.Status.DayTwo = nil
-	must(t, 200, "PUT", u+"/v1/hosts/h1/status", agent, rep, nil)
+	rep.Status.DayTwo = &wire.DayTwoStatus{Firmware: []wire.FirmwareStatus{{Component: "BMC", Version: "3.10"}}}
+	var got wire.Host
+	must(t, 200, "PUT", u+"/v1/hosts/h1/status", agent, rep, &got)
+	if got.Status == nil || got.Status.DayTwo == nil || len(got.Status.DayTwo.Firmware) != 1 {
+		t.Fatalf("dayTwo not stored: %+v", got.Status)
+	}
 
 	start := wire.BMCTaskRequest{Epoch: l.Epoch, CreatedIndex: h.CreatedIndex, Kind: wire.BMCTaskFirmware,
 		TaskURI: "/redfish/v1/TaskService/Tasks/JID_1", Component: "bios"}

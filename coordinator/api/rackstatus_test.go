@@ -188,7 +188,7 @@ func TestRackStatusSplitForOlderVoter(t *testing.T) {
 		{Name: "h1", Created: h1.CreatedIndex + 100, Status: availableStatus}, {Name: "h2", Created: h1.CreatedIndex + 1, Status: availableStatus},
 	}}, &cr)
 	if cr.Hosts[0].Error == nil || cr.Hosts[0].Error.Code != wire.CodeNotFound || cr.Hosts[1].Error != nil {
-		t.Fatalf("split with created: %+v %+v", cr.Hosts[0], cr.Hosts[1])
+		t.Fatalf("split with created: %+v %+v (%+v)", cr.Hosts[0], cr.Hosts[1], cr.Hosts[1].Error)
 	}
 	var tr wire.RackStatusResult
 	must(t, 200, "POST", u+"/v1/racks/r1/status", agent, wire.RackStatusReport{Epoch: l.Epoch, Hosts: []wire.RackHostReport{

@@ -14,7 +14,7 @@ import (
 // http.Store habit: the interface lives with its consumer and lists only
 // the methods called). *coordinator.Store is the implementation; a test
 // can wrap it to inject a fault the real store cannot produce on demand
-// (store_test.go). 20 methods, grouped by concern; reads of the replicated
+// (store_test.go). 21 methods, grouped by concern; reads of the replicated
 // state go through FSM(), a plain in-memory state machine that needs no
 // Raft (fsm.NewFSM), so they are not repeated here.
 type Store interface {
@@ -44,6 +44,9 @@ type Store interface {
 	// ApplyRackStatus applies a rack status report as one entry, or as
 	// per-host commands while a voter does not apply the rack command.
 	ApplyRackStatus(ctx context.Context, c fsm.RackStatusCmd) (wire.RackStatusResult, error)
+	// StatusForm is the form of a per-host report the leader writes
+	// (without day-two status while a voter does not apply it).
+	StatusForm(c fsm.StatusCmd) fsm.StatusCmd
 	// ReadBarrier makes the next FSM read linearizable (leader only).
 	ReadBarrier(ctx context.Context) error
 	// FSM is the state machine every read answers from.

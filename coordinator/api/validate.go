@@ -74,7 +74,9 @@ func validateReportBody(r *wire.StatusReport) error {
 		return fe("status.errorCount", "must not be negative")
 	}
 	if st.DayTwo != nil {
-		return fe("status.dayTwo", "is not accepted yet: this coordinator does not store day-two status; leave it out")
+		if err := validateDayTwoStatus(st.DayTwo); err != nil {
+			return err
+		}
 	}
 	if len(st.Extra) > maxExtra {
 		return fe("status.extra", "has %d keys; at most %d are allowed", len(st.Extra), maxExtra)

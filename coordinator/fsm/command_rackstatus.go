@@ -36,6 +36,9 @@ func (RackStatusCmd) Type() CmdType { return CmdRackStatus }
 const RackStatusCreatedVersion = 3
 
 func (c RackStatusCmd) bodyVersion() byte {
+	if c.HasDayTwo() {
+		return RackStatusDayTwoVersion
+	}
 	for i := range c.Hosts {
 		if c.Hosts[i].Created != 0 {
 			return RackStatusCreatedVersion
@@ -45,8 +48,15 @@ func (c RackStatusCmd) bodyVersion() byte {
 }
 
 // CreatedChecked reports whether c names some host's createdIndex (its
-// body is version 3).
-func (c RackStatusCmd) CreatedChecked() bool { return c.bodyVersion() == RackStatusCreatedVersion }
+// body is version 3 or later).
+func (c RackStatusCmd) CreatedChecked() bool {
+	for i := range c.Hosts {
+		if c.Hosts[i].Created != 0 {
+			return true
+		}
+	}
+	return false
+}
 
 // WithoutCreated is c without the createdIndex of any host: the form a
 // voter from before the check applies (body version 2). c is not changed.
@@ -69,10 +79,13 @@ func (c RackStatusCmd) WithoutCreated() RackStatusCmd {
 // field, and every member must apply the entry alike.
 func decodeRackStatus(ver byte, body []byte) (Command, error) {
 	c, err := decodeBody[RackStatusCmd](binBody, ver, body)
-	if err != nil || ver >= RackStatusCreatedVersion {
+	switch {
+	case err != nil || ver >= RackStatusDayTwoVersion:
 		return c, err
+	case ver >= RackStatusCreatedVersion:
+		return c.(RackStatusCmd).WithoutDayTwo(), nil
 	}
-	return c.(RackStatusCmd).WithoutCreated(), nil
+	return c.(RackStatusCmd).WithoutCreated().WithoutDayTwo(), nil
 }
 
 // Key is the rack's lease key: a rack report never shares a batch with a

@@ -118,9 +118,9 @@ type UpdatePolicy struct {
 const UpdatePolicyOnReboot = "onReboot"
 
 // DayTwoStatus is what the agent found of a host's day-two state
-// (HostStatus.DayTwo). Reserved: the coordinator refuses a status report
-// carrying it until the agent writes it (a replicated field older
-// coordinators would drop).
+// (HostStatus.DayTwo): each part is what the agent last read or did. A
+// coordinator stores it once every voter applies it (status body
+// versions with day-two status); until then it writes reports without it.
 type DayTwoStatus struct {
 	BIOS *BIOSStatus `json:"bios,omitempty"`
 	// Firmware is the BMC's firmware inventory.
@@ -128,6 +128,16 @@ type DayTwoStatus struct {
 	// HardwareRAIDVolumes and SoftwareRAIDVolumes are the volumes found.
 	HardwareRAIDVolumes []HardwareRAIDVolume `json:"hardwareRAIDVolumes,omitempty"`
 	SoftwareRAIDVolumes []SoftwareRAIDVolume `json:"softwareRAIDVolumes,omitempty"`
+	// LastErase is the last disk erase.
+	LastErase *EraseStatus `json:"lastErase,omitempty"`
+}
+
+// EraseStatus is a disk erase the agent ran, and how each disk was
+// erased.
+type EraseStatus struct {
+	Time time.Time `json:"time"`
+	// Disks are "ID: method" (Drive.SecureErase, Volume.Initialize (Slow)).
+	Disks []string `json:"disks"`
 }
 
 // BIOSStatus is a host's BIOS attributes as the BMC reports them.

@@ -1,0 +1,75 @@
+package fsm
+
+import "github.com/rackfence/rackfence/shared/wire"
+
+// Day-two status (wire.HostStatus.DayTwo: the BIOS values, firmware
+// inventory, volumes and last erase the agent found) rides in status
+// reports from these body versions on. A binary from before them would
+// drop it, so the leader writes a report carrying it in them only once
+// every voter applies them (coordinator/gate.go), and before that writes
+// the report without it (WithoutDayTwo): the agent's next report brings
+// it again.
+const (
+	// StatusDayTwoVersion (v3, CmdStatus) is the MessagePack body of a
+	// per-host report whose status carries dayTwo.
+	StatusDayTwoVersion = 3
+	// RackStatusDayTwoVersion (v4, CmdRackStatus) is the body of a rack
+	// report where some host's status carries dayTwo (it may name
+	// createdIndex too: v4 includes v3).
+	RackStatusDayTwoVersion = 4
+)
+
+func (c StatusCmd) bodyVersion() byte {
+	if c.Report.Status.DayTwo != nil {
+		return StatusDayTwoVersion
+	}
+	return BodyBinary
+}
+
+// HasDayTwo reports whether c's status carries dayTwo.
+func (c StatusCmd) HasDayTwo() bool { return c.Report.Status.DayTwo != nil }
+
+// WithoutDayTwo is c without its status's dayTwo. c is not changed.
+func (c StatusCmd) WithoutDayTwo() StatusCmd {
+	c.Report.Status.DayTwo = nil
+	return c
+}
+
+// HasDayTwo reports whether some host's status in c carries dayTwo.
+func (c RackStatusCmd) HasDayTwo() bool {
+	for i := range c.Hosts {
+		if st := c.Hosts[i].Status; st != nil && st.DayTwo != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// WithoutDayTwo is c without any host's dayTwo. c is not changed.
+func (c RackStatusCmd) WithoutDayTwo() RackStatusCmd {
+	if !c.HasDayTwo() {
+		return c
+	}
+	hs := make([]wire.RackHostReport, len(c.Hosts))
+	copy(hs, c.Hosts)
+	for i := range hs {
+		if st := hs[i].Status; st != nil && st.DayTwo != nil {
+			cp := *st
+			cp.DayTwo = nil
+			hs[i].Status = &cp
+		}
+	}
+	c.Hosts = hs
+	return c
+}
+
+// decodeStatus decodes a per-host report of any version. A body older
+// than v3 is applied without dayTwo even if it carries one (no leader
+// writes one so): every member must apply the entry alike.
+func decodeStatus(ver byte, body []byte) (Command, error) {
+	c, err := decodeBody[StatusCmd](binBody, ver, body)
+	if err != nil || ver >= StatusDayTwoVersion {
+		return c, err
+	}
+	return c.(StatusCmd).WithoutDayTwo(), nil
+}
