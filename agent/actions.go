@@ -101,6 +101,7 @@ func (s *session) runAction(name string, h wire.Host, st *wire.HostStatus, act h
 	out.ConfigDrive = res.ConfigDrive
 	out.InProgress = res.InProgress
 	out.ResetNeeded = res.ResetNeeded
+	out.DayTwo = res.DayTwo
 	out.Message = res.Message
 	if err != nil {
 		out.Err = classify(err)

@@ -31,6 +31,9 @@ type Agent struct {
 	// createdIndex, the coordinator having refused the field
 	// (reporter_created.go).
 	rackNoCreatedUntil atomic.Int64
+	// noDayTwoUntil (unix ns): until then statuses go out without dayTwo,
+	// the coordinator having refused it (reporter_daytwo.go).
+	noDayTwoUntil atomic.Int64
 }
 
 // New checks cfg, fills its defaults and returns an Agent.

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/rackfence/rackfence/agent/bmc"
 	"github.com/rackfence/rackfence/agent/provisioner"
@@ -131,7 +132,8 @@ func (s *session) erase(ctx context.Context, h wire.Host, ph provisioner.Host) (
 	}
 	sort.Strings(done)
 	s.erases.forget(h.Name)
-	return provisioner.Result{Message: "disks erased: " + strings.Join(done, "; ")}, nil
+	return provisioner.Result{Message: "disks erased: " + strings.Join(done, "; "),
+		DayTwo: &wire.DayTwoStatus{LastErase: &wire.EraseStatus{Time: time.Now().UTC(), Disks: done}}}, nil
 }
 
 type eraseTarget struct{ uri, label string }

@@ -30,7 +30,10 @@ func TestEraseOnDeprovision(t *testing.T) {
 		h = e.host(name)
 		h.Image = nil
 		e.apply(h)
-		e.waitHost(name, 120*time.Second, "available after the erase", stateIs(wire.StateAvailable, wire.OpOK))
+		got := e.waitHost(name, 120*time.Second, "available after the erase", stateIs(wire.StateAvailable, wire.OpOK))
+		if le := got.Status.DayTwo; le == nil || le.LastErase == nil || len(le.LastErase.Disks) != 2 || !strings.Contains(le.LastErase.Disks[0], "Drive.SecureErase") {
+			t.Errorf("status.dayTwo.lastErase: %+v", got.Status.DayTwo)
+		}
 		st, err := e.simState(0)
 		if err != nil {
 			t.Fatal(err)

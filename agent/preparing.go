@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/rackfence/rackfence/agent/bmc"
 	"github.com/rackfence/rackfence/agent/provisioner"
@@ -127,14 +128,40 @@ func (s *session) verifyBIOS(ctx context.Context, h wire.Host, ph provisioner.Ho
 		return provisioner.Result{}, err
 	}
 	res, err := d.BIOSResult(ctx, desired)
+	var out provisioner.Result
+	if res != nil {
+		out.DayTwo = &wire.DayTwoStatus{BIOS: biosStatus(desired, res, time.Now())}
+	}
 	if err != nil {
-		return provisioner.Result{}, fmt.Errorf("bios: %w", err)
+		return out, fmt.Errorf("bios: %w", err)
 	}
-	msg := "BIOS settings took: " + strings.Join(res.Took, ", ")
+	out.Message = "BIOS settings took: " + strings.Join(res.Took, ", ")
 	if len(res.Unverifiable) > 0 {
-		msg += "; sent but not readable (passwords): " + strings.Join(res.Unverifiable, ", ")
+		out.Message += "; sent but not readable (passwords): " + strings.Join(res.Unverifiable, ", ")
 	}
-	return provisioner.Result{Message: msg}, nil
+	return out, nil
+}
+
+// biosStatus is status.dayTwo.bios after a read-back: the current value
+// of each desired attribute, when the BMC last applied settings, and what
+// did not take with the BMC's word.
+func biosStatus(desired map[string]string, res *bmc.BIOSResult, now time.Time) *wire.BIOSStatus {
+	b := &wire.BIOSStatus{Settings: map[string]string{}, LastApplied: now.UTC()}
+	if t, err := time.Parse(time.RFC3339, res.AppliedAt); err == nil {
+		b.LastApplied = t.UTC()
+	}
+	for _, k := range res.Took {
+		b.Settings[k] = desired[k]
+	}
+	for _, n := range res.NotTaken {
+		b.Settings[n.Attribute] = n.Have
+		msg := n.Message
+		if msg == "" && n.Pending {
+			msg = "still pending in the BIOS settings object"
+		}
+		b.NotApplied = append(b.NotApplied, wire.BIOSSettingError{Name: n.Attribute, Value: n.Want, Message: msg})
+	}
+	return b
 }
 
 // raidTypes maps metal3's levels to Redfish RAIDType.
@@ -212,14 +239,41 @@ func (s *session) buildRAID(ctx context.Context, h wire.Host, ph provisioner.Hos
 		return provisioner.Result{InProgress: true, Message: fmt.Sprintf("creating %s volume %q on %s from %s", req.RAIDType, req.Name, req.Storage, strings.Join(req.Drives, ", "))}, nil
 	}
 	var got []string
+	vols := []wire.HardwareRAIDVolume{}
 	for _, sc := range ctrls {
 		for _, v := range sc.Volumes {
 			if slices.Contains(match, v.URI) {
 				got = append(got, fmt.Sprintf("%s %s (%s, %d GiB)", sc.ID, v.Name, v.RAIDType, v.CapacityBytes/gib))
 			}
+			vols = append(vols, volumeStatus(sc, v))
 		}
 	}
-	return provisioner.Result{Message: "RAID volumes built: " + strings.Join(got, "; ")}, nil
+	return provisioner.Result{Message: "RAID volumes built: " + strings.Join(got, "; "),
+		DayTwo: &wire.DayTwoStatus{HardwareRAIDVolumes: vols}}, nil
+}
+
+// volumeStatus is one volume as status.dayTwo shows it (metal3's shape).
+func volumeStatus(sc bmc.StorageController, v bmc.Volume) wire.HardwareRAIDVolume {
+	out := wire.HardwareRAIDVolume{Name: v.Name, Level: v.RAIDType, Controller: sc.ID}
+	for lvl, rt := range raidTypes {
+		if rt == v.RAIDType {
+			out.Level = lvl
+		}
+	}
+	if v.CapacityBytes > 0 {
+		n := int(v.CapacityBytes / gib)
+		out.SizeGibibytes = &n
+	}
+	for _, du := range v.Drives {
+		id := du
+		for _, d := range sc.Drives {
+			if d.URI == du {
+				id = d.ID
+			}
+		}
+		out.PhysicalDisks = append(out.PhysicalDisks, id)
+	}
+	return out
 }
 
 // follow remembers the job a storage mutation started.

@@ -32,12 +32,20 @@ func TestPreparing(t *testing.T) {
 		h.RAID = &wire.RAIDSpec{HardwareRAIDVolumes: []wire.HardwareRAIDVolume{{Name: "os", Level: "1"}}}
 		e.apply(h)
 		e.startAgent("r1", "a1", "--poll-interval", "1s")
-		waitPrepError(e, name, "WorkloadProfile")
+		bad := waitPrepError(e, name, "WorkloadProfile")
+		if d := bad.Status.DayTwo; d == nil || d.BIOS == nil || len(d.BIOS.NotApplied) != 1 || d.BIOS.NotApplied[0].Name != "WorkloadProfile" || d.BIOS.NotApplied[0].Message == "" {
+			t.Errorf("status.dayTwo.bios does not name the setting that did not take with the BMC's message: %+v", bad.Status.DayTwo)
+		}
 		putKnobs(t, e, `{"biosRejects": []}`)
 		if _, err := e.admin.Resume(ctx(t), name, wire.IntentRequest{}); err != nil {
 			t.Fatal(err)
 		}
-		e.waitHost(name, 120*time.Second, "available after the resume", stateIs(wire.StateAvailable, wire.OpOK))
+		got := e.waitHost(name, 120*time.Second, "available after the resume", stateIs(wire.StateAvailable, wire.OpOK))
+		d := got.Status.DayTwo
+		if d == nil || d.BIOS == nil || d.BIOS.Settings["ProcHyperthreading"] != "Disabled" || len(d.BIOS.NotApplied) != 0 || d.BIOS.LastApplied.IsZero() ||
+			len(d.HardwareRAIDVolumes) != 1 || d.HardwareRAIDVolumes[0].Level != "1" {
+			t.Errorf("status.dayTwo %+v: want the BIOS values, no setting left, and one RAID1 volume", d)
+		}
 		st, err := e.simState(0)
 		if err != nil {
 			t.Fatal(err)

@@ -249,7 +249,7 @@ func (s *session) writeStatus(h wire.RackHostReport, perRack bool) (uint64, erro
 		return 0, context.Cause(s.ctx)
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, statusWriteTimeout)
-	err := s.a.cfg.Client.ReportStatus(ctx, h.Name, h.PerHost(s.lease.Epoch))
+	err := s.reportPerHost(ctx, h.Name, h.PerHost(s.lease.Epoch))
 	cancel()
 	<-s.a.writeSlots
 	return 0, err

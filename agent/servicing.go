@@ -203,7 +203,8 @@ func (s *session) nextFlash(ctx context.Context, rec taskRecorder, d bmc.DayTwo,
 		s.log.Info("firmware update started and recorded", "host", h.Name, "component", c.Component, "from", it.Version, "to", c.Version, "task", uri)
 		return provisioner.Result{InProgress: true, Message: fmt.Sprintf("firmware update of %s from %s to %s started (task %s)", c.Component, it.Version, c.Version, uri)}, nil
 	}
-	return provisioner.Result{Message: "firmware at its versions: " + strings.Join(done, ", ")}, nil
+	return provisioner.Result{Message: "firmware at its versions: " + strings.Join(done, ", "),
+		DayTwo: &wire.DayTwoStatus{Firmware: firmwareStatus(items)}}, nil
 }
 
 // specComponent is the spec's entry for a component (zero when gone).
@@ -226,4 +227,17 @@ func taskRecordErr(what string, err error) error {
 		return fmt.Errorf("%w: %s: %v", provisioner.ErrFailed, what, err)
 	}
 	return fmt.Errorf("%w: %s: %v", provisioner.ErrTransient, what, err)
+}
+
+// firmwareStatus is the inventory as status.dayTwo shows it.
+func firmwareStatus(items []bmc.FirmwareItem) []wire.FirmwareStatus {
+	out := make([]wire.FirmwareStatus, 0, len(items))
+	for _, it := range items {
+		name := it.Name
+		if name == "" {
+			name = it.ID
+		}
+		out = append(out, wire.FirmwareStatus{Component: name, Version: it.Version, Updateable: it.Updateable})
+	}
+	return out
 }

@@ -101,6 +101,33 @@ func (r *run) learn(o *Outcome) {
 	case o.Action == ActionDeprovision && o.Err == ErrNone && !o.InProgress:
 		r.st.ConfigDrive = nil // the drive is no longer served
 	}
+	if o.DayTwo != nil {
+		r.learnDayTwo(o.DayTwo)
+	}
+}
+
+// learnDayTwo replaces the parts of status.dayTwo the outcome read
+// (never the outcome's own value: a copy, so statuses share nothing).
+func (r *run) learnDayTwo(in *wire.DayTwoStatus) {
+	d := wire.DayTwoStatus{}
+	if r.st.DayTwo != nil {
+		d = *r.st.DayTwo
+	}
+	if in.BIOS != nil {
+		b := *in.BIOS
+		d.BIOS = &b
+	}
+	if in.Firmware != nil {
+		d.Firmware = append([]wire.FirmwareStatus(nil), in.Firmware...)
+	}
+	if in.HardwareRAIDVolumes != nil {
+		d.HardwareRAIDVolumes = append([]wire.HardwareRAIDVolume{}, in.HardwareRAIDVolumes...)
+	}
+	if in.LastErase != nil {
+		e := *in.LastErase
+		d.LastErase = &e
+	}
+	r.st.DayTwo = &d
 }
 
 // transientFailures is the current run of transient failures in a row.

@@ -154,3 +154,21 @@ func TestDeletionWaitsForFirmwareTaskWhilePreparing(t *testing.T) {
 	s.step(nil)
 	s.expect(ActionFirmwareUpdate, wire.StatePreparing)
 }
+
+func TestDayTwoStatusLearntPartByPart(t *testing.T) {
+	s := preparedSim(t)
+	s.edit(func(h *wire.Host) { h.RAID = testRAID; h.BIOS = testBIOS })
+	vols := []wire.HardwareRAIDVolume{{Level: "1", Controller: "c0"}}
+	s.step(&Outcome{Action: ActionBuildRAID, DayTwo: &wire.DayTwoStatus{HardwareRAIDVolumes: vols}})
+	s.step(&Outcome{Action: ActionApplyBIOS})
+	bios := &wire.BIOSStatus{Settings: map[string]string{"ProcTurboMode": "Disabled"}, LastApplied: t0}
+	s.step(&Outcome{Action: ActionVerifyBIOS, DayTwo: &wire.DayTwoStatus{BIOS: bios}})
+	d := s.d.Status.DayTwo
+	if d == nil || len(d.HardwareRAIDVolumes) != 1 || d.BIOS == nil || d.BIOS.Settings["ProcTurboMode"] != "Disabled" {
+		t.Fatalf("want volumes and BIOS both kept: %+v", d)
+	}
+	vols[0].Level = "0"
+	if d.HardwareRAIDVolumes[0].Level != "1" {
+		t.Fatal("the status shares the outcome's slice")
+	}
+}

@@ -86,6 +86,9 @@ type Result struct {
 	// ResetNeeded: what the call changed takes only at the system's next
 	// reset (BIOS settings), which is the caller's to do.
 	ResetNeeded bool
+	// DayTwo is what the call read of the host's BIOS, firmware, volumes
+	// or last erase (the parts it sets), nil when nothing.
+	DayTwo *wire.DayTwoStatus
 }
 
 // Provisioner drives one kind of back end. Implementations are safe for
