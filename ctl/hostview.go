@@ -256,6 +256,7 @@ func hostDetail(w io.Writer, h *wire.Host) {
 	} else {
 		k.add("Status", "not reported yet (no rack agent has acted on it)")
 	}
+	dayTwoLines(k, h)
 	if t := h.Task; t != nil {
 		k.add("BMC task", taskLine(t))
 		if t.Kind == wire.BMCTaskFirmware {
