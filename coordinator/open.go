@@ -105,25 +105,20 @@ func raftConfig(cfg Config, notify chan bool) *raft.Config {
 	rc.LocalID = raft.ServerID(cfg.NodeID)
 	rc.NotifyCh = notify
 	rc.Logger = hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.LevelFromString(cfg.RaftLogLevel), Output: os.Stderr, JSONFormat: true})
-	if cfg.HeartbeatTimeout > 0 {
-		rc.HeartbeatTimeout = cfg.HeartbeatTimeout
-	}
-	if cfg.ElectionTimeout > 0 {
-		rc.ElectionTimeout = cfg.ElectionTimeout
-	}
-	if cfg.LeaderLeaseTimeout > 0 {
-		rc.LeaderLeaseTimeout = cfg.LeaderLeaseTimeout
-	}
-	if cfg.SnapshotThreshold > 0 {
-		rc.SnapshotThreshold = cfg.SnapshotThreshold
-	}
-	if cfg.SnapshotInterval > 0 {
-		rc.SnapshotInterval = cfg.SnapshotInterval
-	}
-	if cfg.TrailingLogs > 0 {
-		rc.TrailingLogs = cfg.TrailingLogs
-	}
+	override(&rc.HeartbeatTimeout, cfg.HeartbeatTimeout)
+	override(&rc.ElectionTimeout, cfg.ElectionTimeout)
+	override(&rc.LeaderLeaseTimeout, cfg.LeaderLeaseTimeout)
+	override(&rc.SnapshotThreshold, cfg.SnapshotThreshold)
+	override(&rc.SnapshotInterval, cfg.SnapshotInterval)
+	override(&rc.TrailingLogs, cfg.TrailingLogs)
 	return rc
+}
+
+// override sets *dst to v when v is set (above zero).
+func override[T time.Duration | uint64](dst *T, v T) {
+	if v > 0 {
+		*dst = v
+	}
 }
 
 // openSnapshots opens the snapshot store (2 kept), refuses snapshots the
