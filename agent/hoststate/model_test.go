@@ -517,7 +517,7 @@ func (m *model) check(in Input, d Decision) {
 	}
 	// Power only in steady states (and power-off before delete, and the
 	// reset that applies BIOS settings while preparing).
-	// A power-off hold keeps the host off (issue 21).
+	// A power-off hold keeps the host off.
 	if d.Action == ActionPowerOn && in.Host.Intents != nil && len(in.Host.Intents.PowerOff) > 0 {
 		m.fail("power on while held off by %v: %s", in.Host.Intents.PowerOff, d)
 	}
