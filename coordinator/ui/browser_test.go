@@ -222,8 +222,10 @@ func TestDashboardInBrowser(t *testing.T) {
 	r2h1.RootDeviceHints = &wire.RootDeviceHints{DeviceName: "/dev/sda", MinSizeGigabytes: 100}
 	r2h1.UserData = &wire.SecretReference{Name: "web-cloud-init"}
 	r2h1.NetworkData = &wire.SecretReference{Name: "web-net"}
+	r2h1.BIOS = &wire.BIOSSpec{Settings: map[string]string{"ProcTurboMode": "Disabled"}}
 	c.Apply(r2h1)
 	step("open r2-h1", chromedp.SendKeys("#filter", "r2-h1\r"), chromedp.WaitVisible("#panel-close"))
+	poll("r2-h1's desired BIOS setting", `(document.querySelector('#panel-bios') || {}).textContent?.includes('ProcTurboModeDisabled')`, 10*time.Second)
 	for _, want := range []string{"UEFISecureBoot", "deviceName=/dev/sda, minSizeGigabytes=100", "record web-cloud-init", "record web-net"} {
 		poll("r2-h1's spec shows "+want, `document.getElementById('panel').textContent.includes(`+js(want)+`)`, 10*time.Second)
 	}

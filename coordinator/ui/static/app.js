@@ -15,7 +15,7 @@
   // Tile colours: fill = provisioning state, stripe/border = operational status.
   const PROV_COLOR = {
     '': '#d5dae1', 'unmanaged': '#b8bec7', 'registering': '#b3dcf7', 'inspecting': '#8cc8f0',
-    'available': '#f4e4a1', 'provisioning': '#6aaee8', 'provisioned': '#48a868',
+    'preparing': '#cdb8ec', 'available': '#f4e4a1', 'provisioning': '#6aaee8', 'provisioned': '#48a868', 'servicing': '#9f7fd6',
     'externally-provisioned': '#2b8a9e', 'deprovisioning': '#f3bd80',
     'powering-off-before-delete': '#eaa06c', 'deleting': '#dd865d',
   };
@@ -826,6 +826,29 @@
     return t;
   }
 
+  // Day two: desired BIOS settings beside the current ones (and what did
+  // not take), the firmware inventory, the volumes and the last erase.
+  function renderDayTwo(h, parts) {
+    const d2 = (h.status && h.status.dayTwo) || {};
+    const want = (h.bios && h.bios.settings) || {};
+    const cur = (d2.bios && d2.bios.settings) || {};
+    const note = {};
+    for (const n of (d2.bios && d2.bios.notApplied) || []) note[n.name] = n.message || 'did not take';
+    const names = [...new Set([...Object.keys(want), ...Object.keys(cur)])].sort();
+    if (names.length) {
+      const rows = names.map(k => [k, want[k] || '', cur[k] || '', note[k] || (want[k] && cur[k] && want[k] !== cur[k] ? 'differs' : '')]);
+      const t = grid(['BIOS attribute', 'desired', 'current', 'note'], rows);
+      t.id = 'panel-bios';
+      parts.push(el('h3', 'BIOS'), t);
+    }
+    const fw = [...(h.firmware || []).map(c => [c.component, 'want ' + (c.version || '(any other)')]),
+      ...(d2.firmware || []).map(f => [f.component, 'is ' + (f.version || '?')])];
+    if (fw.length) parts.push(el('h3', 'Firmware'), kv(fw));
+    const vols = (d2.hardwareRAIDVolumes || []).map(v => [`RAID ${v.level}${v.name ? ' ' + v.name : ''}`, `${v.sizeGibibytes || '?'} GiB on ${v.controller || '?'}`]);
+    if (vols.length) parts.push(el('h3', 'Volumes'), kv(vols));
+    if (d2.lastErase) parts.push(el('h3', 'Last erase'), kv([[d2.lastErase.time, (d2.lastErase.disks || []).join('; ')]]));
+  }
+
   function renderHostPanel(h, refetchEvents) {
     st.panel.modifiedIndex = h.modifiedIndex;
     const body = $('panel-body');
@@ -889,6 +912,7 @@
     parts.push(s ? kv([['provisioning state', s.provisioningState], ['operational status', s.operationalStatus],
       ['powered on', s.poweredOn ? 'yes' : 'no'], ['provisioning ID', s.provisioningID], ['reported under epoch', s.epoch],
       ['last updated', s.lastUpdated], ['error count', s.errorCount]]) : el('div', 'The rack agent has not reported this host yet.'));
+    renderDayTwo(h, parts);
     parts.push(el('h3', 'Spec'));
     parts.push(kv([['rack', h.rack], ['BMC address', h.bmc && h.bmc.address], ['BMC credentials', h.bmc && h.bmc.credentials],
       ['skip TLS verification', h.bmc && h.bmc.disableCertificateVerification ? 'yes' : ''],
