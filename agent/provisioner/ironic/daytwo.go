@@ -93,6 +93,9 @@ func (p *Provisioner) Service(ctx context.Context, h provisioner.Host, spec prov
 		if mine && m.State == markDone {
 			return p.verified(ctx, h, res, spec, "already applied")
 		}
+		if err := p.canClean(h, n, spec); err != nil {
+			return res, err
+		}
 		r, err := p.transitionFrom(ctx, h, n, "manage (for day-two clean steps)", nodes.TargetManage,
 			[]nodes.ProvisionState{nodes.Available}, []nodes.ProvisionState{nodes.Manageable})
 		if err != nil || r.InProgress {
@@ -116,6 +119,9 @@ func (p *Provisioner) Service(ctx context.Context, h provisioner.Host, spec prov
 				return r, err
 			}
 			return p.verified(ctx, h, res, spec, "applied through Ironic's clean steps")
+		}
+		if err := p.canClean(h, n, spec); err != nil {
+			return res, err
 		}
 		return p.startClean(ctx, h, n, spec, fp)
 	}
@@ -159,7 +165,7 @@ func (p *Provisioner) startClean(ctx context.Context, h provisioner.Host, n *nod
 		}
 		return p.Service(ctx, h, spec)
 	}
-	if err := p.cleanReady(ctx, h, n, steps); err != nil {
+	if err := p.setRamdisk(ctx, h, n); err != nil {
 		return res, err
 	}
 	if d := logicalDisks(spec.RAID); len(d) > 0 {
@@ -188,40 +194,59 @@ func (p *Provisioner) startClean(ctx context.Context, h provisioner.Host, n *nod
 	return p.followClean(ctx, h, n2, m, spec)
 }
 
-// cleanReady checks the node's interfaces run the steps and that Ironic
-// can boot its agent ramdisk (writing Config's into driver_info when the
-// node names none).
-func (p *Provisioner) cleanReady(ctx context.Context, h provisioner.Host, n *nodes.Node, steps []nodes.CleanStep) error {
-	for _, s := range steps {
-		var iface string
-		switch s.Interface {
-		case nodes.InterfaceBIOS:
-			iface = n.BIOSInterface
-		case nodes.InterfaceRAID:
-			iface = n.RAIDInterface
-		case nodes.InterfaceManagement:
-			iface = n.ManagementInterface
-		}
-		if iface != "redfish" {
-			return fmt.Errorf("%w: host %s: step %s.%s needs the node's %s_interface to be redfish, it is %q (enable redfish in Ironic's enabled_%s_interfaces and set the node's %s_interface)",
-				provisioner.ErrUnsupported, h.Name, s.Interface, s.Step, s.Interface, iface, s.Interface, s.Interface)
+// canClean checks, before anything changes, that the node's interfaces
+// run the steps the spec needs and that Ironic can boot its agent
+// ramdisk (named by the node or by Config).
+func (p *Provisioner) canClean(h provisioner.Host, n *nodes.Node, spec provisioner.DayTwoSpec) error {
+	need := map[nodes.StepInterface]string{}
+	if len(spec.Firmware) > 0 {
+		need[nodes.InterfaceManagement] = n.ManagementInterface
+	}
+	if spec.BIOS != nil {
+		need[nodes.InterfaceBIOS] = n.BIOSInterface
+	}
+	if spec.RAID != nil && len(spec.RAID.HardwareRAIDVolumes) > 0 {
+		need[nodes.InterfaceRAID] = n.RAIDInterface
+	}
+	for _, k := range []nodes.StepInterface{nodes.InterfaceManagement, nodes.InterfaceBIOS, nodes.InterfaceRAID} {
+		if iface, ok := need[k]; ok && iface != "redfish" {
+			return fmt.Errorf("%w: host %s: Ironic applies %s through the node's %s_interface redfish, and node %s has %q (enable redfish in Ironic's enabled_%s_interfaces and set the node's %s_interface)",
+				provisioner.ErrUnsupported, h.Name, dayTwoPart(k), k, n.UUID, iface, k, k)
 		}
 	}
-	has := func(k string) bool { v, _ := n.DriverInfo[k].(string); return v != "" }
-	if has("deploy_iso") || (has("deploy_kernel") && has("deploy_ramdisk")) {
+	if nodeRamdisk(n) || p.cfg.DeployISO != "" || (p.cfg.DeployKernel != "" && p.cfg.DeployRamdisk != "") {
 		return nil
 	}
-	var patch nodes.UpdateOpts
-	switch {
-	case p.cfg.DeployISO != "":
-		patch = nodes.UpdateOpts{nodes.UpdateOperation{Op: nodes.AddOp, Path: "/driver_info/deploy_iso", Value: p.cfg.DeployISO}}
-	case p.cfg.DeployKernel != "" && p.cfg.DeployRamdisk != "":
+	return fmt.Errorf("%w: host %s: Ironic 21.4 runs its redfish BIOS, RAID and firmware clean steps only with its agent ramdisk booted on the host (each step requires it), and neither node %s nor this agent names one: set the agent's --ironic-deploy-kernel and --ironic-deploy-ramdisk (or the node's driver_info deploy_kernel/deploy_ramdisk), or remove the change",
+		ErrNeedsAgentRamdisk, h.Name, n.UUID)
+}
+
+func dayTwoPart(k nodes.StepInterface) string {
+	switch k {
+	case nodes.InterfaceBIOS:
+		return "BIOS settings"
+	case nodes.InterfaceRAID:
+		return "hardware RAID"
+	}
+	return "firmware updates"
+}
+
+func nodeRamdisk(n *nodes.Node) bool {
+	has := func(k string) bool { v, _ := n.DriverInfo[k].(string); return v != "" }
+	return has("deploy_iso") || (has("deploy_kernel") && has("deploy_ramdisk"))
+}
+
+// setRamdisk writes Config's agent ramdisk into driver_info when the
+// node names none.
+func (p *Provisioner) setRamdisk(ctx context.Context, h provisioner.Host, n *nodes.Node) error {
+	if nodeRamdisk(n) {
+		return nil
+	}
+	patch := nodes.UpdateOpts{nodes.UpdateOperation{Op: nodes.AddOp, Path: "/driver_info/deploy_iso", Value: p.cfg.DeployISO}}
+	if p.cfg.DeployISO == "" {
 		patch = nodes.UpdateOpts{
 			nodes.UpdateOperation{Op: nodes.AddOp, Path: "/driver_info/deploy_kernel", Value: p.cfg.DeployKernel},
 			nodes.UpdateOperation{Op: nodes.AddOp, Path: "/driver_info/deploy_ramdisk", Value: p.cfg.DeployRamdisk}}
-	default:
-		return fmt.Errorf("%w: host %s: Ironic 21.4 runs %s only with its agent ramdisk booted on the host (each step requires it), and node %s names none: set the agent's --ironic-deploy-kernel and --ironic-deploy-ramdisk (or the node's driver_info deploy_kernel/deploy_ramdisk), or remove the change",
-			ErrNeedsAgentRamdisk, h.Name, stepNames(steps), n.UUID)
 	}
 	return p.updateNode(ctx, h, n.UUID, "set the agent ramdisk in driver_info", patch)
 }
@@ -289,7 +314,7 @@ func (p *Provisioner) recoverCleanFail(ctx context.Context, h provisioner.Host, 
 // verified ends a day-two run: the firmware inventory must show every
 // component at its version (when Config.FirmwarePending reads it).
 func (p *Provisioner) verified(ctx context.Context, h provisioner.Host, res provisioner.Result, spec provisioner.DayTwoSpec, how string) (provisioner.Result, error) {
-	msg := "BIOS, RAID and firmware " + how
+	msg := specParts(spec) + " " + how
 	if len(spec.Firmware) > 0 {
 		pending, ok := p.firmwareLeft(ctx, h, spec)
 		switch {
@@ -369,4 +394,19 @@ func components(fw []wire.FirmwareComponent) string {
 		}
 	}
 	return strings.Join(s, ", ")
+}
+
+// specParts names what a spec changes, for messages.
+func specParts(spec provisioner.DayTwoSpec) string {
+	var p []string
+	if spec.BIOS != nil {
+		p = append(p, "BIOS settings")
+	}
+	if spec.RAID != nil && len(spec.RAID.HardwareRAIDVolumes) > 0 {
+		p = append(p, "hardware RAID")
+	}
+	if len(spec.Firmware) > 0 {
+		p = append(p, "firmware")
+	}
+	return strings.Join(p, ", ")
 }
