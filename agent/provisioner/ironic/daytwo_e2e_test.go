@@ -79,59 +79,97 @@ func (c *dayTwoCase) service(t *testing.T, spec provisioner.DayTwoSpec) (provisi
 	}
 }
 
-// BIOS settings (a named switch mapped to HPE's attribute, and one by its
-// registry name) and a hardware RAID1 volume through Ironic 21.4's redfish
-// bios and raid interfaces, as one manual clean: available → manageable
-// → cleaning (the agent ramdisk stand-in boots and calls back; the
-// conductor PATCHes the BIOS settings object, reboots, reads them back,
-// deletes and creates volumes) → manageable → available. Asserted on the
-// simulator's BIOS and volumes and on Ironic's node; a second call
-// changes nothing.
+// BIOS settings and hardware RAID through Ironic 21.4's redfish bios and
+// raid interfaces as one manual clean, per simulator profile: available →
+// manageable → cleaning (the agent ramdisk stand-in boots and calls back;
+// the conductor PATCHes the BIOS settings object, reboots, reads them
+// back, deletes and creates volumes) → manageable → available. Asserted
+// on the simulator's BIOS and volumes and on Ironic's node; an expected
+// failure is asserted with the step Ironic stays in. A second call on a
+// host at spec changes nothing.
 //
 //	go test -count=1 -v -run 'TestIronicDayTwo' ./agent/provisioner/ironic/
 func TestIronicDayTwoBIOSAndRAID(t *testing.T) {
-	c := newDayTwoCase(t, "ilo", nil)
 	off, size := false, 100
-	spec := provisioner.DayTwoSpec{
-		BIOS: &wire.BIOSSpec{SimultaneousMultithreadingEnabled: &off,
-			Settings: map[string]string{"WorkloadProfile": "Virtualization-MaxPerformance"}},
-		RAID: &wire.RAIDSpec{HardwareRAIDVolumes: []wire.HardwareRAIDVolume{{Name: "os", Level: "1", SizeGibibytes: &size}}},
+	raid1 := &wire.RAIDSpec{HardwareRAIDVolumes: []wire.HardwareRAIDVolume{{Name: "os", Level: "1", SizeGibibytes: &size}}}
+	cases := []struct {
+		profile string
+		spec    provisioner.DayTwoSpec
+		bios    map[string]any // attributes the BMC must show after
+		volume  string         // RAIDType of the one volume after ("" none)
+		stuck   string         // the step Ironic never ends (expected failure)
+		fail    string         // Ironic's last_error (expected clean failure)
+	}{
+		// A named switch mapped to HPE's attribute, one by its registry
+		// name; RAID1 created at once (201).
+		{profile: "ilo", spec: provisioner.DayTwoSpec{RAID: raid1,
+			BIOS: &wire.BIOSSpec{SimultaneousMultithreadingEnabled: &off, Settings: map[string]string{"WorkloadProfile": "Virtualization-MaxPerformance"}}},
+			bios: map[string]any{"ProcHyperthreading": "Disabled", "WorkloadProfile": "Virtualization-MaxPerformance"}, volume: "RAID1"},
+		// Dell's name for the switch (applied); Ironic's redfish RAID
+		// finds no drives it can match to the volume on this PERC and
+		// fails the step: the node is back in manageable, out of
+		// Ironic's clean-failure maintenance, the error is Ironic's.
+		{profile: "idrac", spec: provisioner.DayTwoSpec{RAID: raid1, BIOS: &wire.BIOSSpec{SimultaneousMultithreadingEnabled: &off}},
+			bios: map[string]any{"LogicalProc": "Disabled"}, fail: "failed to find matching physical disks for all logical disks"},
+		// POWER's platform attributes by name; no RAID controller.
+		{profile: "openbmc", spec: provisioner.DayTwoSpec{BIOS: &wire.BIOSSpec{Settings: map[string]string{"pvm_stop_at_standby": "Enabled"}}},
+			bios: map[string]any{"pvm_stop_at_standby": "Enabled"}},
 	}
-	r, err, took := c.service(t, spec)
-	if err != nil {
-		t.Fatalf("Service after %s: %v", took, err)
-	}
-	t.Logf("BIOS + RAID through Ironic: %s (%s)", took.Round(100*time.Millisecond), r.Message)
-	n := wantState(t, c.url, c.h.ProvisioningID, "available")
-	st := c.sim.State(0)
-	if len(st.Bios) != 1 || st.Bios[0].Attributes["ProcHyperthreading"] != "Disabled" ||
-		st.Bios[0].Attributes["WorkloadProfile"] != "Virtualization-MaxPerformance" {
-		t.Errorf("BMC BIOS %+v, want ProcHyperthreading Disabled and WorkloadProfile Virtualization-MaxPerformance", st.Bios)
-	}
-	if len(st.Volumes) != 1 || st.Volumes[0].RAIDType != "RAID1" || st.Volumes[0].CapacityBytes != 100<<30 {
-		t.Errorf("BMC volumes %+v, want one RAID1 of 100 GiB", st.Volumes)
-	}
-	if ld, _ := n.RAIDConfig["logical_disks"].([]any); len(ld) != 1 {
-		t.Errorf("node raid_config %v, want the one volume Ironic read back", n.RAIDConfig)
-	}
-	if c.ram.heartbeats.Load() == 0 {
-		t.Error("Ironic ran the clean without a heartbeat of the agent ramdisk stand-in")
-	}
-	resets := 0
-	for _, l := range mutating(auditLines(t, c.audit)) {
-		if strings.Contains(l.Path, "ComputerSystem.Reset") {
-			resets++
-		}
-	}
-	t.Logf("BMC resets during the clean: %d", resets)
-
-	before := len(auditLines(t, c.audit))
-	r, err, _ = c.service(t, spec)
-	if err != nil || !strings.Contains(r.Message, "already applied") {
-		t.Errorf("second Service: %+v, %v; want done at once (already applied)", r, err)
-	}
-	if muts := mutating(auditLines(t, c.audit)[before:]); len(muts) != 0 {
-		t.Errorf("second Service changed the BMC: %+v", muts)
+	for _, tc := range cases {
+		t.Run(tc.profile, func(t *testing.T) {
+			c := newDayTwoCase(t, tc.profile, func(_ *dayTwoCase, cfg *ironic.Config) { cfg.ServiceTimeout = 45 * time.Second })
+			r, err, took := c.service(t, tc.spec)
+			st := c.sim.State(0)
+			switch {
+			case tc.stuck != "":
+				if !errors.Is(err, ironic.ErrServiceTimeout) || !strings.Contains(err.Error(), tc.stuck) {
+					t.Fatalf("Service after %s: %v; want ErrServiceTimeout in %s", took, err, tc.stuck)
+				}
+				t.Logf("%s: expected failure after %s: %v", tc.profile, took.Round(100*time.Millisecond), err)
+			case tc.fail != "":
+				if !errors.Is(err, ironic.ErrStateFailed) || !strings.Contains(err.Error(), tc.fail) {
+					t.Fatalf("Service after %s: %v; want ErrStateFailed with %q", took, err, tc.fail)
+				}
+				if n := wantState(t, c.url, c.h.ProvisioningID, "manageable"); n.Maintenance {
+					t.Errorf("node left in maintenance (%s) after the failed clean", n.MaintenanceReason)
+				}
+				t.Logf("%s: expected failure after %s: %v", tc.profile, took.Round(100*time.Millisecond), err)
+			case err != nil:
+				t.Fatalf("Service after %s: %v", took, err)
+			default:
+				t.Logf("%s: BIOS/RAID through Ironic in %s (%s)", tc.profile, took.Round(100*time.Millisecond), r.Message)
+				wantState(t, c.url, c.h.ProvisioningID, "available")
+			}
+			for k, v := range tc.bios {
+				if len(st.Bios) != 1 || st.Bios[0].Attributes[k] != v {
+					t.Errorf("BMC BIOS %+v, want %s = %v", st.Bios, k, v)
+				}
+			}
+			if tc.volume != "" && (len(st.Volumes) != 1 || st.Volumes[0].RAIDType != tc.volume || st.Volumes[0].CapacityBytes != 100<<30) {
+				t.Errorf("BMC volumes %+v, want one %s of 100 GiB", st.Volumes, tc.volume)
+			}
+			if c.ram.heartbeats.Load() == 0 {
+				t.Error("Ironic ran the clean without a heartbeat of the agent ramdisk stand-in")
+			}
+			resets := 0
+			for _, l := range mutating(auditLines(t, c.audit)) {
+				if strings.Contains(l.Path, "ComputerSystem.Reset") {
+					resets++
+				}
+			}
+			t.Logf("%s: BMC resets during the clean: %d, volumes %+v", tc.profile, resets, st.Volumes)
+			if tc.stuck != "" || tc.fail != "" {
+				return
+			}
+			before := len(auditLines(t, c.audit))
+			r, err, _ = c.service(t, tc.spec)
+			if err != nil || !strings.Contains(r.Message, "already applied") {
+				t.Errorf("second Service: %+v, %v; want done at once (already applied)", r, err)
+			}
+			if muts := mutating(auditLines(t, c.audit)[before:]); len(muts) != 0 {
+				t.Errorf("second Service changed the BMC: %+v", muts)
+			}
+		})
 	}
 }
 
