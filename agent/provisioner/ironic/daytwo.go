@@ -2,15 +2,12 @@ package ironic
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
 
 	"github.com/rackfence/rackfence/agent/provisioner"
-	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // Day two through Ironic 21.4: BIOS settings, hardware RAID and firmware
@@ -194,63 +191,6 @@ func (p *Provisioner) startClean(ctx context.Context, h provisioner.Host, n *nod
 	return p.followClean(ctx, h, n2, m, spec)
 }
 
-// canClean checks, before anything changes, that the node's interfaces
-// run the steps the spec needs and that Ironic can boot its agent
-// ramdisk (named by the node or by Config).
-func (p *Provisioner) canClean(h provisioner.Host, n *nodes.Node, spec provisioner.DayTwoSpec) error {
-	need := map[nodes.StepInterface]string{}
-	if len(spec.Firmware) > 0 {
-		need[nodes.InterfaceManagement] = n.ManagementInterface
-	}
-	if spec.BIOS != nil {
-		need[nodes.InterfaceBIOS] = n.BIOSInterface
-	}
-	if spec.RAID != nil && len(spec.RAID.HardwareRAIDVolumes) > 0 {
-		need[nodes.InterfaceRAID] = n.RAIDInterface
-	}
-	for _, k := range []nodes.StepInterface{nodes.InterfaceManagement, nodes.InterfaceBIOS, nodes.InterfaceRAID} {
-		if iface, ok := need[k]; ok && iface != "redfish" {
-			return fmt.Errorf("%w: host %s: Ironic applies %s through the node's %s_interface redfish, and node %s has %q (enable redfish in Ironic's enabled_%s_interfaces and set the node's %s_interface)",
-				provisioner.ErrUnsupported, h.Name, dayTwoPart(k), k, n.UUID, iface, k, k)
-		}
-	}
-	if nodeRamdisk(n) || p.cfg.DeployISO != "" || (p.cfg.DeployKernel != "" && p.cfg.DeployRamdisk != "") {
-		return nil
-	}
-	return fmt.Errorf("%w: host %s: Ironic 21.4 runs its redfish BIOS, RAID and firmware clean steps only with its agent ramdisk booted on the host (each step requires it), and neither node %s nor this agent names one: set the agent's --ironic-deploy-kernel and --ironic-deploy-ramdisk (or the node's driver_info deploy_kernel/deploy_ramdisk), or remove the change",
-		ErrNeedsAgentRamdisk, h.Name, n.UUID)
-}
-
-func dayTwoPart(k nodes.StepInterface) string {
-	switch k {
-	case nodes.InterfaceBIOS:
-		return "BIOS settings"
-	case nodes.InterfaceRAID:
-		return "hardware RAID"
-	}
-	return "firmware updates"
-}
-
-func nodeRamdisk(n *nodes.Node) bool {
-	has := func(k string) bool { v, _ := n.DriverInfo[k].(string); return v != "" }
-	return has("deploy_iso") || (has("deploy_kernel") && has("deploy_ramdisk"))
-}
-
-// setRamdisk writes Config's agent ramdisk into driver_info when the
-// node names none.
-func (p *Provisioner) setRamdisk(ctx context.Context, h provisioner.Host, n *nodes.Node) error {
-	if nodeRamdisk(n) {
-		return nil
-	}
-	patch := nodes.UpdateOpts{nodes.UpdateOperation{Op: nodes.AddOp, Path: "/driver_info/deploy_iso", Value: p.cfg.DeployISO}}
-	if p.cfg.DeployISO == "" {
-		patch = nodes.UpdateOpts{
-			nodes.UpdateOperation{Op: nodes.AddOp, Path: "/driver_info/deploy_kernel", Value: p.cfg.DeployKernel},
-			nodes.UpdateOperation{Op: nodes.AddOp, Path: "/driver_info/deploy_ramdisk", Value: p.cfg.DeployRamdisk}}
-	}
-	return p.updateNode(ctx, h, n.UUID, "set the agent ramdisk in driver_info", patch)
-}
-
 // followClean waits (bounded by WaitTimeout) for rackfence's clean to end,
 // and reports it failed past ServiceTimeout.
 func (p *Provisioner) followClean(ctx context.Context, h provisioner.Host, n *nodes.Node, m dayTwoMark, spec provisioner.DayTwoSpec) (provisioner.Result, error) {
@@ -309,104 +249,4 @@ func (p *Provisioner) recoverCleanFail(ctx context.Context, h provisioner.Host, 
 		return p.unsetMaintenance(ctx, h, n.UUID)
 	}
 	return nil
-}
-
-// verified ends a day-two run: the firmware inventory must show every
-// component at its version (when Config.FirmwarePending reads it).
-func (p *Provisioner) verified(ctx context.Context, h provisioner.Host, res provisioner.Result, spec provisioner.DayTwoSpec, how string) (provisioner.Result, error) {
-	msg := specParts(spec) + " " + how
-	if len(spec.Firmware) > 0 {
-		pending, ok := p.firmwareLeft(ctx, h, spec)
-		switch {
-		case !ok:
-			msg += "; firmware versions not checked against the BMC's inventory (Ironic's word)"
-		case len(pending) > 0:
-			return res, fmt.Errorf("%w: Ironic's clean of host %s ended but the BMC's firmware inventory shows %s not at its version (the flash did not take, or the BMC flashed another component: Ironic 21.4's SimpleUpdate names no target)",
-				provisioner.ErrFailed, h.Name, components(pending))
-		default:
-			msg += "; the BMC's inventory shows every component at its version"
-		}
-	}
-	res.Message = msg
-	return res, nil
-}
-
-// firmwareLeft: the spec's components not at their version, and whether
-// the inventory could be read.
-func (p *Provisioner) firmwareLeft(ctx context.Context, h provisioner.Host, spec provisioner.DayTwoSpec) ([]wire.FirmwareComponent, bool) {
-	if p.cfg.FirmwarePending == nil || len(spec.Firmware) == 0 {
-		return nil, false
-	}
-	pending, err := p.cfg.FirmwarePending(ctx, h, spec.Firmware)
-	if err != nil {
-		p.log.host(h.Name, h.ProvisioningID).Warn("BMC firmware inventory unreadable", "err", err)
-		return nil, false
-	}
-	return pending, true
-}
-
-func (p *Provisioner) serviceTimeout(spec provisioner.DayTwoSpec) time.Duration {
-	if p.cfg.ServiceTimeout > 0 {
-		return p.cfg.ServiceTimeout
-	}
-	d := 30 * time.Minute
-	for _, c := range spec.Firmware {
-		d += c.EffectiveTimeout()
-	}
-	return d
-}
-
-// biosCurrent is Ironic's cached BIOS settings of the node (read at
-// manage and at every clean's start).
-func (p *Provisioner) biosCurrent(ctx context.Context, uuid string) (map[string]string, error) {
-	ctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
-	defer cancel()
-	all, err := nodes.ListBIOSSettings(ctx, p.client, uuid, nil).Extract()
-	if err != nil {
-		var e error = classify(err, "read BIOS settings of node "+uuid)
-		if errors.Is(e, provisioner.ErrNotFound) {
-			return nil, nil
-		}
-		return nil, e
-	}
-	out := make(map[string]string, len(all))
-	for _, s := range all {
-		out[s.Name] = s.Value
-	}
-	return out, nil
-}
-
-func stepOf(n *nodes.Node) string {
-	if n == nil || len(n.CleanStep) == 0 {
-		return "(between steps)"
-	}
-	i, _ := n.CleanStep["interface"].(string)
-	s, _ := n.CleanStep["step"].(string)
-	return i + "." + s
-}
-
-func components(fw []wire.FirmwareComponent) string {
-	s := make([]string, len(fw))
-	for i, c := range fw {
-		s[i] = c.Component
-		if c.Version != "" {
-			s[i] += " (want " + c.Version + ")"
-		}
-	}
-	return strings.Join(s, ", ")
-}
-
-// specParts names what a spec changes, for messages.
-func specParts(spec provisioner.DayTwoSpec) string {
-	var p []string
-	if spec.BIOS != nil {
-		p = append(p, "BIOS settings")
-	}
-	if spec.RAID != nil && len(spec.RAID.HardwareRAIDVolumes) > 0 {
-		p = append(p, "hardware RAID")
-	}
-	if len(spec.Firmware) > 0 {
-		p = append(p, "firmware")
-	}
-	return strings.Join(p, ", ")
 }
