@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/agent/provisioner"
-	"github.com/rackfence/rackfence/agent/provisioner/fake"
+	"github.com/rackfence/rackfence/testkit/provisioner/fake"
 	"github.com/rackfence/rackfence/shared/wire"
 )
 

@@ -3,7 +3,7 @@ package agent
 import (
 	"testing"
 
-	"github.com/rackfence/rackfence/agent/provisioner/fake"
+	"github.com/rackfence/rackfence/testkit/provisioner/fake"
 	"github.com/rackfence/rackfence/shared/wire"
 )
 
