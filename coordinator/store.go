@@ -83,7 +83,7 @@ func Open(cfg Config) (*Store, error) {
 	s.timers = newLeaseTimers(s)
 	s.divergence = newDivergence()
 	s.stopCh = make(chan struct{})
-	o := fsm.Options{OnLease: s.timers.changed, OnStop: s.stopApplying, HashEvery: cfg.HashEvery, Commands: cfg.TestOnlyCommands}
+	o := fsm.Options{OnLease: s.timers.changed, OnStop: s.stopApplying, HashEvery: cfg.HashEvery, Commands: cfg.commands}
 	if cfg.Metrics != nil {
 		o.OnApply = cfg.Metrics.observeApply
 	}

@@ -1,19 +1,15 @@
 package api
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"io"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/rackfence/rackfence/coordinator"
-	"github.com/rackfence/rackfence/coordinator/coordtest/member"
 	"github.com/rackfence/rackfence/shared/seal"
 	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/coordtest/member"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // node is one in-process coordinator member over real TCP (its Raft
@@ -105,55 +101,18 @@ var client = &http.Client{Timeout: 60 * time.Second}
 // nil); it returns the status code and the raw body.
 func call(t testing.TB, method, url, token string, body, out any) (int, []byte) {
 	t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = strings.NewReader(b)
-	case []byte:
-		rd = bytes.NewReader(b)
-	default:
-		j, _ := json.Marshal(b)
-		rd = bytes.NewReader(j)
-	}
-	req, err := http.NewRequestWithContext(context.Background(), method, url, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, []byte(err.Error())
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if out != nil && resp.StatusCode < 300 {
-		if err := json.Unmarshal(raw, out); err != nil {
-			t.Fatalf("%s %s: decode %s: %v", method, url, raw, err)
-		}
-	}
-	return resp.StatusCode, raw
+	return testenv.Call(t, client, method, url, token, body, out)
 }
 
 // must asserts the status code.
 func must(t testing.TB, want int, method, url, token string, body, out any) []byte {
 	t.Helper()
-	code, raw := call(t, method, url, token, body, out)
-	if code != want {
-		t.Fatalf("%s %s: want %d, got %d: %s", method, url, want, code, raw)
-	}
-	return raw
+	return testenv.Must(t, client, want, method, url, token, body, out)
 }
 
 func errBody(t testing.TB, raw []byte) wire.ErrorDetail {
 	t.Helper()
-	var eb wire.ErrorBody
-	if err := json.Unmarshal(raw, &eb); err != nil || eb.Error.Code == "" {
-		t.Fatalf("not an error body: %s", raw)
-	}
-	return eb.Error
+	return testenv.ErrBody(t, raw)
 }
 
 func newToken(t testing.TB, url, admin, role, rack string) string {

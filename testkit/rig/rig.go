@@ -2,7 +2,7 @@
 // coordinators (one per tier, and members that join one), a
 // rackfence-bmcsim, and rack agents, with the helpers tests use to drive
 // and observe them. Everything is a real binary on loopback; nothing is
-// faked. For an in-process coordinator, use coordinator/coordtest.
+// faked. For an in-process coordinator, use testkit/coordtest.
 package rig
 
 import (
