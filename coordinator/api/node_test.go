@@ -29,22 +29,16 @@ type node struct {
 	rec *recorder
 }
 
-func startNode(t *testing.T, id, ip, dir string, bootstrap bool, raftPort, httpPort int) *node {
+// startNode opens a member with c (coordtest/member; Secrets defaults to
+// testSecrets) and serves this package's Server on it, with its Config
+// changed by tweak when not nil.
+func startNode(t *testing.T, c member.Config, tweak func(*Config)) *node {
 	t.Helper()
-	return startNodeWith(t, id, ip, dir, bootstrap, raftPort, httpPort, nil)
-}
-
-func startNodeWith(t *testing.T, id, ip, dir string, bootstrap bool, raftPort, httpPort int, tweak func(*Config)) *node {
-	t.Helper()
-	return startNodeCfg(t, id, ip, dir, bootstrap, raftPort, httpPort, nil, tweak)
-}
-
-// startNodeCfg is startNodeWith that may also change the store's Config.
-func startNodeCfg(t *testing.T, id, ip, dir string, bootstrap bool, raftPort, httpPort int, tweakStore func(*coordinator.Config), tweak func(*Config)) *node {
-	t.Helper()
-	m := member.Open(t, member.Config{ID: id, IP: ip, Dir: dir, Bootstrap: bootstrap, RaftPort: raftPort, HTTPPort: httpPort,
-		Secrets: testSecrets, Store: tweakStore})
-	n := &node{t: t, id: id, ip: ip, dir: dir, raftAddr: m.RaftAddr, url: m.URL, store: m.Store, m: m}
+	if c.Secrets == nil {
+		c.Secrets = testSecrets
+	}
+	m := member.Open(t, c)
+	n := &node{t: t, id: m.ID, ip: m.IP, dir: m.Dir, raftAddr: m.RaftAddr, url: m.URL, store: m.Store, m: m}
 	cfg := Config{Store: m.Store, Tier: "test", Logger: m.Logger, WatchTimeout: 30 * time.Second, Registry: m.Registry}
 	if tweak != nil {
 		tweak(&cfg)
@@ -57,7 +51,7 @@ func startNodeCfg(t *testing.T, id, ip, dir string, bootstrap bool, raftPort, ht
 		n.stop()
 		_, errs := n.rec.check(loadSpec(t))
 		for _, err := range errs {
-			t.Errorf("answer of %s does not match openapi.yaml: %v", id, err)
+			t.Errorf("answer of %s does not match openapi.yaml: %v", n.id, err)
 		}
 	})
 	return n
@@ -84,7 +78,7 @@ func (n *node) stop() {
 // startLeader bootstraps a one-node cluster and waits until it serves.
 func startLeader(t *testing.T, ip string) (*node, string) {
 	t.Helper()
-	n := startNode(t, "n1", ip, t.TempDir(), true, 0, 0)
+	n := startNode(t, member.Config{ID: "n1", IP: ip, Bootstrap: true}, nil)
 	n.m.WaitLeader(t)
 	return n, adminTokenOf(t, n)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/rackfence/rackfence/coordinator"
 	"github.com/rackfence/rackfence/coordinator/fsm"
 	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/coordtest/member"
 	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
@@ -24,7 +25,7 @@ func gateStore(c *coordinator.Config) {
 // gateCluster starts n1 (leader).
 func gateCluster(t *testing.T) ([]*node, string) {
 	t.Helper()
-	n1 := startNodeCfg(t, "n1", "127.0.0.1", t.TempDir(), true, 0, 0, gateStore, nil)
+	n1 := startNode(t, member.Config{ID: "n1", IP: "127.0.0.1", Dir: t.TempDir(), Bootstrap: true, Store: gateStore}, nil)
 	testenv.Eventually(t, 30*time.Second, "bootstrap leader ready", func() error {
 		if !n1.store.Ready() {
 			return fmt.Errorf("state %s", n1.store.State())
@@ -37,7 +38,7 @@ func gateCluster(t *testing.T) ([]*node, string) {
 
 func joinGate(t *testing.T, leader *node, admin, id, ip string) *node {
 	t.Helper()
-	n := startNodeCfg(t, id, ip, t.TempDir(), false, 0, 0, gateStore, nil)
+	n := startNode(t, member.Config{ID: id, IP: ip, Dir: t.TempDir(), Store: gateStore}, nil)
 	must(t, 200, "POST", leader.url+"/v1/cluster/join", admin, wire.JoinRequest{ID: id, RaftAddr: n.raftAddr, HTTPAddr: n.url}, nil)
 	return n
 }
