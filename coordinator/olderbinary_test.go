@@ -68,20 +68,8 @@ func restartGate(t *testing.T, n *coordtest.Coordinator, only map[fsm.CmdType]by
 
 var httpClient = &http.Client{Timeout: 60 * time.Second}
 
-func call(t testing.TB, method, url, token string, body, out any) (int, []byte) {
-	t.Helper()
-	return testenv.Call(t, httpClient, method, url, token, body, out)
-}
-
-func must(t testing.TB, want int, method, url, token string, body, out any) []byte {
-	t.Helper()
-	return testenv.Must(t, httpClient, want, method, url, token, body, out)
-}
-
-func errBody(t testing.TB, raw []byte) wire.ErrorDetail {
-	t.Helper()
-	return testenv.ErrBody(t, raw)
-}
+// call, must and errBody are the raw HTTP helpers of the API's tests.
+var call, must, errBody = testenv.Call, testenv.Must, testenv.ErrBody
 
 func health(t *testing.T, n *coordtest.Coordinator) (int, wire.Health) {
 	t.Helper()
@@ -98,13 +86,6 @@ func status(t *testing.T, n *coordtest.Coordinator, admin string) wire.ClusterSt
 	var st wire.ClusterStatus
 	must(t, 200, "GET", n.URL+"/v1/status", admin, nil, &st)
 	return st
-}
-
-func newToken(t testing.TB, url, admin, role, rack string) string {
-	t.Helper()
-	var tr wire.TokenResponse
-	must(t, http.StatusCreated, "POST", url+"/v1/tokens", admin, wire.TokenRequest{Role: role, Rack: rack}, &tr)
-	return tr.Token
 }
 
 func testHost(name, rack string) wire.Host {
@@ -250,7 +231,7 @@ func TestRackStatusSplitForOlderVoter(t *testing.T) {
 		return nil
 	})
 	u := n1.URL
-	agent := newToken(t, u, admin, wire.RoleAgent, "r1")
+	agent := n1.Token(wire.RoleAgent, "r1")
 	for _, h := range []wire.Host{testHost("h1", "r1"), testHost("h2", "r1"), testHost("x1", "r2")} {
 		must(t, 201, "PUT", u+"/v1/hosts/"+h.Name, admin, h, nil)
 	}

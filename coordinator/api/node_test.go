@@ -92,22 +92,9 @@ func adminTokenOf(t *testing.T, n *node) string {
 var client = &http.Client{Timeout: 60 * time.Second}
 
 // call sends a JSON request and decodes a JSON answer into out (when not
-// nil); it returns the status code and the raw body.
-func call(t testing.TB, method, url, token string, body, out any) (int, []byte) {
-	t.Helper()
-	return testenv.Call(t, client, method, url, token, body, out)
-}
-
-// must asserts the status code.
-func must(t testing.TB, want int, method, url, token string, body, out any) []byte {
-	t.Helper()
-	return testenv.Must(t, client, want, method, url, token, body, out)
-}
-
-func errBody(t testing.TB, raw []byte) wire.ErrorDetail {
-	t.Helper()
-	return testenv.ErrBody(t, raw)
-}
+// nil), returning the status code and the raw body; must also asserts
+// the status code; errBody decodes an error answer.
+var call, must, errBody = testenv.Call, testenv.Must, testenv.ErrBody
 
 func newToken(t testing.TB, url, admin, role, rack string) string {
 	t.Helper()

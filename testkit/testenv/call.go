@@ -8,16 +8,21 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rackfence/rackfence/shared/wire"
 )
 
-// Call sends a request to a coordinator's API with hc and decodes a JSON
+// apiClient is Call's HTTP client: plain HTTP, a generous timeout.
+var apiClient = &http.Client{Timeout: 60 * time.Second}
+
+// Call sends a request to a coordinator's API (plain HTTP: an in-process
+// member) and decodes a JSON
 // answer below 300 into out (when not nil); it returns the status code and
 // the raw body (a transport error: code 0 and the error's text). body is
 // nil, a string, a []byte or a value sent as JSON; token, when not empty,
 // is sent as a bearer token.
-func Call(t testing.TB, hc *http.Client, method, url, token string, body, out any) (int, []byte) {
+func Call(t testing.TB, method, url, token string, body, out any) (int, []byte) {
 	t.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
@@ -37,7 +42,7 @@ func Call(t testing.TB, hc *http.Client, method, url, token string, body, out an
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := hc.Do(req)
+	resp, err := apiClient.Do(req)
 	if err != nil {
 		return 0, []byte(err.Error())
 	}
@@ -52,9 +57,9 @@ func Call(t testing.TB, hc *http.Client, method, url, token string, body, out an
 }
 
 // Must is Call that fails the test unless the status code is want.
-func Must(t testing.TB, hc *http.Client, want int, method, url, token string, body, out any) []byte {
+func Must(t testing.TB, want int, method, url, token string, body, out any) []byte {
 	t.Helper()
-	code, raw := Call(t, hc, method, url, token, body, out)
+	code, raw := Call(t, method, url, token, body, out)
 	if code != want {
 		t.Fatalf("%s %s: want %d, got %d: %s", method, url, want, code, raw)
 	}
