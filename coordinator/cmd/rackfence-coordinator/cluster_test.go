@@ -36,8 +36,8 @@ type clusterOpts struct {
 // startCluster starts n members of one cluster (n1 on 127.0.0.1
 // bootstraps, n2 on 127.0.0.2 … join it with the admin token in
 // RACKFENCE_TOKEN) and returns them with the admin token once every
-// joiner sees n voters.
-func startCluster(t *testing.T, bin string, n int, o clusterOpts) ([]*member, string) {
+// joiner (n1 alone: n1) sees n voters and a leader.
+func startCluster(t testing.TB, bin string, n int, o clusterOpts) ([]*member, string) {
 	t.Helper()
 	base := t.TempDir()
 	ms := make([]*member, n)
@@ -55,7 +55,11 @@ func startCluster(t *testing.T, bin string, n int, o clusterOpts) ([]*member, st
 	for _, m := range ms[1:] {
 		m.proc = testenv.Start(t, m.id, bin, append([]string{"RACKFENCE_TOKEN=" + token}, o.env...), m.args...)
 	}
-	for _, m := range ms[1:] {
+	waiters := ms[1:]
+	if n == 1 {
+		waiters = ms
+	}
+	for _, m := range waiters {
 		waitVoters(t, m, token, n)
 	}
 	return ms, token
