@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/rackfence/rackfence/agent/provisioner"
-	"github.com/rackfence/rackfence/agent/provisioner/fake"
 	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/provisioner/fake"
 )
 
 // servicerProv is the fixture provisioner with a back end that applies
