@@ -88,6 +88,11 @@ func (s *session) applyBIOS(ctx context.Context, h wire.Host, ph provisioner.Hos
 	if h.BIOS == nil {
 		return provisioner.Result{Message: "no spec.bios"}, nil
 	}
+	if sv, ok := s.a.cfg.Provisioner.(provisioner.Servicer); ok {
+		// The back end applies, resets and checks (Ironic: a manual
+		// clean); no reset is left to the state machine.
+		return sv.Service(ctx, ph, provisioner.DayTwoSpec{BIOS: h.BIOS})
+	}
 	d, err := s.dayTwo(ctx, ph, "BIOS settings (spec.bios)")
 	if err != nil {
 		return provisioner.Result{}, err
@@ -118,6 +123,9 @@ func (s *session) applyBIOS(ctx context.Context, h wire.Host, ph provisioner.Hos
 func (s *session) verifyBIOS(ctx context.Context, h wire.Host, ph provisioner.Host) (provisioner.Result, error) {
 	if h.BIOS == nil {
 		return provisioner.Result{Message: "no spec.bios"}, nil
+	}
+	if sv, ok := s.a.cfg.Provisioner.(provisioner.Servicer); ok {
+		return sv.Service(ctx, ph, provisioner.DayTwoSpec{BIOS: h.BIOS}) // at spec: done at once
 	}
 	d, err := s.dayTwo(ctx, ph, "BIOS settings (spec.bios)")
 	if err != nil {
@@ -179,6 +187,9 @@ func (s *session) buildRAID(ctx context.Context, h wire.Host, ph provisioner.Hos
 	r := h.RAID
 	if r == nil || (len(r.HardwareRAIDVolumes) == 0 && len(r.SoftwareRAIDVolumes) == 0) {
 		return provisioner.Result{Message: "no spec.raid"}, nil
+	}
+	if sv, ok := s.a.cfg.Provisioner.(provisioner.Servicer); ok {
+		return sv.Service(ctx, ph, provisioner.DayTwoSpec{RAID: r})
 	}
 	if len(r.SoftwareRAIDVolumes) > 0 {
 		return provisioner.Result{}, fmt.Errorf("%w: raid.softwareRAIDVolumes: software RAID is built by Ironic's ramdisk agent; the direct provisioner builds hardware volumes only (use --provisioner ironic, or raid.hardwareRAIDVolumes)", provisioner.ErrUnsupported)
