@@ -29,6 +29,13 @@ type Host struct {
 	RootDeviceHints *RootDeviceHints `json:"rootDeviceHints,omitempty"`
 	// BootMode is UEFI (the default when empty), UEFISecureBoot or legacy.
 	BootMode string `json:"bootMode,omitempty"`
+	// BootMethod is how the direct provisioner boots the image: vmedia
+	// (the BMC's virtual CD), pxe (a one-time network boot, served by
+	// the site's PXE) or uefihttp (a one-time UEFI HTTP boot from the
+	// image's URL); empty: virtual media when the BMC has a device taking
+	// CD or DVD, else UEFI HTTP where the system offers HttpBootUri, else
+	// PXE.
+	BootMethod string `json:"bootMethod,omitempty"`
 	// AutomatedCleaningMode is metadata (the default when empty: Ironic
 	// cleans the disks) or disabled (Ironic's per-node automated_clean);
 	// the direct provisioner never cleans.
@@ -138,9 +145,18 @@ const (
 	CleaningDisabled = "disabled"
 )
 
-// BootModes and CleaningModes are the accepted values ("" is the first).
+// Boot methods (Host.BootMethod).
+const (
+	BootMethodVirtualMedia = "vmedia"
+	BootMethodPXE          = "pxe"
+	BootMethodUEFIHTTP     = "uefihttp"
+)
+
+// BootModes, BootMethods and CleaningModes are the accepted values ("" is
+// the first).
 var (
 	BootModes     = []string{BootModeUEFI, BootModeUEFISecure, BootModeLegacy}
+	BootMethods   = []string{BootMethodVirtualMedia, BootMethodPXE, BootMethodUEFIHTTP}
 	CleaningModes = []string{CleaningMetadata, CleaningDisabled}
 )
 

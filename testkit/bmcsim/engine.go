@@ -62,6 +62,9 @@ func (b *bmc) overlay(r *resource, d doc) string {
 			if _, ok := boot["BootSourceOverrideMode"]; ok || st.boot.Mode != "" {
 				boot["BootSourceOverrideMode"] = st.boot.Mode
 			}
+			if r.httpBootURI {
+				boot["HttpBootUri"] = nullable(st.boot.HTTPBootURI)
+			}
 		}
 		return b.withETag(d, st.gen)
 	case kindChassis:

@@ -98,6 +98,8 @@ type resource struct {
 	idx int
 	// ComputerSystem: the values PATCH and Reset accept.
 	bootTargets, bootModes, resetTypes []string
+	// httpBootURI: the system's Boot has HttpBootUri (PATCH takes it).
+	httpBootURI bool
 	// VirtualMedia: has InsertMedia (then PATCH is refused).
 	hasInsert bool
 	// allow is the Allow header of a GET (sushy PATCHes a VirtualMedia
@@ -337,6 +339,7 @@ func newResource(pth string, m map[string]any) *resource {
 		if boot, ok := m["Boot"].(map[string]any); ok {
 			r.bootTargets = strs(boot["BootSourceOverrideTarget@Redfish.AllowableValues"])
 			r.bootModes = strs(boot["BootSourceOverrideMode@Redfish.AllowableValues"])
+			_, r.httpBootURI = boot["HttpBootUri"]
 		}
 		if len(r.bootModes) == 0 {
 			r.bootModes = []string{"UEFI", "Legacy"}
