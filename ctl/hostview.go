@@ -193,6 +193,9 @@ func hostDetail(w io.Writer, h *wire.Host) {
 	if h.BootMode != "" {
 		k.add("Boot mode", h.BootMode)
 	}
+	if h.BootMethod != "" {
+		k.add("Boot method", h.BootMethod)
+	}
 	if h.AutomatedCleaningMode != "" {
 		k.add("Automated cleaning", h.AutomatedCleaningMode)
 	}

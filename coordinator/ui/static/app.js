@@ -895,7 +895,7 @@
       ['boot MAC', h.bootMACAddress], ['online', h.online ? 'yes' : 'no'], ['externally provisioned', h.externallyProvisioned ? 'yes' : ''],
       ['image', h.image && h.image.url], ['image checksum', h.image && h.image.checksum],
       ['image checksum type', h.image && h.image.checksumType], ['image format', h.image && h.image.format],
-      ['boot mode', h.bootMode || 'UEFI'], ['root device hints', rootHints(h.rootDeviceHints)],
+      ['boot mode', h.bootMode || 'UEFI'], ['boot method', h.bootMethod || 'auto'], ['root device hints', rootHints(h.rootDeviceHints)],
       ['automated cleaning', h.automatedCleaningMode], ['user data', secretRef(h.userData)],
       ['network data', secretRef(h.networkData)], ['meta data', secretRef(h.metaData)],
       ['ramdisk network data', secretRef(h.preprovisioningNetworkData)], ['consumer', h.consumer],
