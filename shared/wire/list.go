@@ -48,10 +48,12 @@ type HostStatusSummary struct {
 	ErrorType         string `json:"errorType,omitempty"`
 	ErrorCount        int    `json:"errorCount"`
 	// ErrorMessage names the operation that failed (host list shows it).
-	ErrorMessage string    `json:"errorMessage,omitempty"`
-	PoweredOn    bool      `json:"poweredOn"`
-	PowerState   string    `json:"powerState,omitempty"`
-	LastUpdated  time.Time `json:"lastUpdated"`
+	ErrorMessage string `json:"errorMessage,omitempty"`
+	PoweredOn    bool   `json:"poweredOn"`
+	PowerState   string `json:"powerState,omitempty"`
+	// Health is HardwareHealth.Health ("" when not read).
+	Health      string    `json:"health,omitempty"`
+	LastUpdated time.Time `json:"lastUpdated"`
 }
 
 // Summarize fills s (and st, which s.Status points to when h has a
@@ -64,6 +66,9 @@ func Summarize(h *Host, s *HostSummary, st *HostStatusSummary) {
 		*st = HostStatusSummary{ProvisioningState: hs.ProvisioningState, OperationalStatus: hs.OperationalStatus,
 			ErrorType: hs.ErrorType, ErrorCount: hs.ErrorCount, ErrorMessage: hs.ErrorMessage, PoweredOn: hs.PoweredOn,
 			PowerState: hs.PowerState, LastUpdated: hs.LastUpdated}
+		if hs.Health != nil {
+			st.Health = hs.Health.Health
+		}
 		s.Status = st
 	}
 }

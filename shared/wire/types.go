@@ -282,6 +282,11 @@ type HostStatus struct {
 	// (for example the spec index it last acted on, retry counters). Keys are
 	// owned by agent/hoststate.
 	Extra map[string]string `json:"extra,omitempty"`
+	// Health is the host's hardware health as its BMC last reported it
+	// (health.go), read at the status refresh; nil before the first read,
+	// for a BMC that reports none (IPMI, Ironic), or from an agent or
+	// coordinator predating it.
+	Health *HardwareHealth `json:"health,omitempty"`
 	// DayTwo is the host's BIOS, firmware and RAID state as the agent
 	// found it (daytwo.go). Reserved: not accepted in reports yet.
 	DayTwo *DayTwoStatus `json:"dayTwo,omitempty"`

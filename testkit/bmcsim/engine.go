@@ -47,6 +47,7 @@ func (s *Sim) get(w http.ResponseWriter, b *bmc, pth string) {
 // overlay writes b's state into d, a copy of r's document, and returns the
 // ETag to send ("" for none). b.mu held.
 func (b *bmc) overlay(r *resource, d doc) string {
+	defer b.overlayHealth(r, d)
 	switch r.kind {
 	case kindSystem:
 		st := b.sys[r.idx]

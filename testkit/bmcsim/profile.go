@@ -81,6 +81,8 @@ const (
 	kindStorage
 	kindVolumes
 	kindDrive
+	kindThermal // legacy Chassis Thermal (health.go)
+	kindPower   // legacy Chassis Power (health.go)
 )
 
 // resource is one pre-parsed fixture document.
@@ -126,11 +128,14 @@ type action struct {
 
 // profile is a loaded fixture, shared read-only by every BMC and Sim.
 type profile struct {
-	name, source string
-	res          map[string]*resource
-	actions      map[string]action
-	systems      []*resource // in fixture order
-	media        []*resource // sorted by path
+	// firstDriveOnce computes firstDrivePath (health.go).
+	firstDriveOnce sync.Once
+	firstDrivePath string
+	name, source   string
+	res            map[string]*resource
+	actions        map[string]action
+	systems        []*resource // in fixture order
+	media          []*resource // sorted by path
 	// sessions is the sessions collection's path; "" without a session
 	// service (HTTP Basic only).
 	sessions   string
@@ -370,6 +375,10 @@ func newResource(pth string, m map[string]any) *resource {
 		r.kind = kindVolumes
 	case strings.HasPrefix(typ, "#Drive."):
 		r.kind = kindDrive
+	case strings.HasPrefix(typ, "#Thermal."):
+		r.kind = kindThermal
+	case strings.HasPrefix(typ, "#Power."):
+		r.kind = kindPower
 	}
 	r.allow = "GET, HEAD"
 	switch {
