@@ -70,6 +70,7 @@ func (s *session) reconcile(name string) {
 			s.a.cfg.Guard.Unblock(name)
 		}
 
+		s.readHealth(name, cur, h, &d)
 		err := s.report(name, cur, &d)
 		switch {
 		case err == nil:
