@@ -51,9 +51,16 @@ type HostStatusSummary struct {
 	ErrorMessage string `json:"errorMessage,omitempty"`
 	PoweredOn    bool   `json:"poweredOn"`
 	PowerState   string `json:"powerState,omitempty"`
-	// Health is HardwareHealth.Health ("" when not read).
-	Health      string    `json:"health,omitempty"`
-	LastUpdated time.Time `json:"lastUpdated"`
+	// Health is the hardware health's verdict alone (nil when not read):
+	// it decodes into HostStatus.Health with only Health set.
+	Health      *HealthSummary `json:"health,omitempty"`
+	LastUpdated time.Time      `json:"lastUpdated"`
+	health      HealthSummary  // what Health points to (no allocation)
+}
+
+// HealthSummary is the part of HardwareHealth a summary carries.
+type HealthSummary struct {
+	Health string `json:"health"`
 }
 
 // Summarize fills s (and st, which s.Status points to when h has a
@@ -67,7 +74,8 @@ func Summarize(h *Host, s *HostSummary, st *HostStatusSummary) {
 			ErrorType: hs.ErrorType, ErrorCount: hs.ErrorCount, ErrorMessage: hs.ErrorMessage, PoweredOn: hs.PoweredOn,
 			PowerState: hs.PowerState, LastUpdated: hs.LastUpdated}
 		if hs.Health != nil {
-			st.Health = hs.Health.Health
+			st.health.Health = hs.Health.Health
+			st.Health = &st.health
 		}
 		s.Status = st
 	}
