@@ -30,6 +30,13 @@ func TestHealthFromTheBMC(t *testing.T) {
 		if r.Health.Components[wire.HealthSystem] != wire.HardwareOK || r.Health.Health != wire.HardwareOK {
 			t.Errorf("%s: health %+v; want OK with the system's", prof, r.Health)
 		}
+		var kinds []string
+		for _, k := range wire.HealthKinds {
+			if _, ok := r.Health.Components[k]; ok {
+				kinds = append(kinds, k)
+			}
+		}
+		t.Logf("%-20s %s; %d readings", prof, strings.Join(kinds, ", "), len(r.Readings))
 		_ = c.Close(ctx)
 	}
 
