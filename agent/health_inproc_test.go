@@ -8,6 +8,7 @@ import (
 
 	"github.com/rackfence/rackfence/agent/bmc"
 	"github.com/rackfence/rackfence/agent/provisioner/direct"
+	"github.com/rackfence/rackfence/shared/client"
 	"github.com/rackfence/rackfence/shared/wire"
 	"github.com/rackfence/rackfence/testkit/bmcsim"
 )
@@ -103,5 +104,64 @@ func TestHardwareHealthInStatus(t *testing.T) {
 	c.WaitHost("hh0", waitLong, "health OK again", healthIs(wire.HardwareOK, ""))
 	if again := c.Host("hh0").Status.Health; again.Since.Before(first.Since) || len(again.Problems) > 0 {
 		t.Fatalf("health after repair %+v (first %+v)", again, first)
+	}
+}
+
+// healthUnknown is called with f.mu held: a coordinator built before
+// status.health refuses a report carrying it (400, unknown field; per
+// host the field is status.health, per rack hosts[i].status.health).
+func (f *faultyCoordinator) healthUnknown(hs []wire.RackHostReport) error {
+	if !f.noHealth {
+		return nil
+	}
+	for i, h := range hs {
+		if h.Status != nil && h.Status.Health != nil {
+			f.healthRefused++
+			p := fmt.Sprintf("hosts[%d].status.health", i)
+			if len(hs) == 1 && h.Touch == 0 && h.Created == 0 {
+				p = "status.health"
+			}
+			return &client.Error{Status: 400, Code: wire.CodeBadRequest, Field: p, Message: fmt.Sprintf("unknown field %q", p)}
+		}
+	}
+	return nil
+}
+
+// TestHealthToAnOlderCoordinator: a coordinator that does not know
+// status.health refuses the report carrying it; the agent sends it again
+// without the health and leaves it out for a while, so the host's status
+// still goes on (registered, inspected, available) and nothing is lost but
+// the health.
+func TestHealthToAnOlderCoordinator(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads a simulated BMC for seconds")
+	}
+	sim, err := bmcsim.Start(bmcsim.Config{Hosts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	c, r, _ := newRack(t, agentOpts{tune: func(cfg *Config) {
+		p, err := direct.New(direct.Config{Guard: cfg.Guard, BMC: bmc.Options{Timeout: 20 * time.Second, MutationTimeout: 20 * time.Second}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Provisioner = p
+	}})
+	r.coord.mu.Lock()
+	r.coord.noHealth = true
+	r.coord.mu.Unlock()
+	h := fakeHost("old0", "r1", 0)
+	h.BMC.Address, h.BootMACAddress, h.Online = sim.Address(0), sim.MAC(0), false
+	c.Apply(h)
+	c.WaitHost("old0", waitLong, "available", stateIs(wire.StateAvailable, wire.OpOK))
+	r.coord.mu.Lock()
+	refused := r.coord.healthRefused
+	r.coord.mu.Unlock()
+	if refused == 0 {
+		t.Fatal("no report carried the health (the agent read none?)")
+	}
+	if st := c.Host("old0").Status; st.Health != nil {
+		t.Fatalf("the coordinator holds health %+v", st.Health)
 	}
 }
