@@ -23,10 +23,12 @@ func TestHealthFromTheBMC(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", prof, err)
 		}
+		before := sim.State(0).Requests
 		r, err := c.Health(ctx)
 		if err != nil || r.Health == nil {
 			t.Fatalf("%s: health %+v, %v", prof, r, err)
 		}
+		reqs := sim.State(0).Requests - before
 		if r.Health.Components[wire.HealthSystem] != wire.HardwareOK || r.Health.Health != wire.HardwareOK {
 			t.Errorf("%s: health %+v; want OK with the system's", prof, r.Health)
 		}
@@ -36,7 +38,11 @@ func TestHealthFromTheBMC(t *testing.T) {
 				kinds = append(kinds, k)
 			}
 		}
-		t.Logf("%-20s %s; %d readings", prof, strings.Join(kinds, ", "), len(r.Readings))
+		t.Logf("%-20s %s; %d readings; %d requests", prof, strings.Join(kinds, ", "), len(r.Readings), reqs)
+		if prof == "openbmc" && (len(r.Readings) != 4 || r.Health.Components[wire.HealthFan] != wire.HardwareOK ||
+			r.Health.Components[wire.HealthPowerSupply] != wire.HardwareOK || r.Health.Components[wire.HealthTemperature] != wire.HardwareOK) {
+			t.Errorf("openbmc (ThermalSubsystem, PowerSubsystem): %+v, readings %+v", r.Health, r.Readings)
+		}
 		_ = c.Close(ctx)
 	}
 
