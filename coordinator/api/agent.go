@@ -185,7 +185,7 @@ func (s *Server) watch(c echo.Context) error {
 		return s.watchFleet(c, after, timeout, brief)
 	}
 	key := watchKey{rack: rack, after: after, status: withStatus}
-	return s.sharedWatch(c, key, timeout, watchSource{wait: s.rackWait, answer: s.rackAnswer})
+	return s.answerWatch(c, key, timeout, watchSource{wait: s.rackWait, answer: s.rackAnswer})
 }
 
 // rackWait waits for a change of key.rack after key.after, or timeout.

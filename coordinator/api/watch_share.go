@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // Watchers waiting for the same thing at the same index share one round:
@@ -52,6 +53,16 @@ const (
 	// later.
 	freeFrom  = 256
 	freeAfter = 5 * time.Second
+	// writeLanes is how many watchers of a woken round write their answer
+	// at once; the others wait their turn parked. Thousands of handlers
+	// made runnable at once by one change queue every other goroutine of
+	// the member (a write's network read, its Raft apply, its log fsync)
+	// behind them: writes then waited hundreds of milliseconds.
+	writeLanes = 4
+	// laneHold is the longest a watcher keeps its lane: one whose answer
+	// does not go out by then (a slow reader) goes on writing outside the
+	// lanes, bounded by WatchWriteTimeout, and lets the next one write.
+	laneHold = 5 * time.Millisecond
 )
 
 // lingerFor is how long a woken round of watchers waiting for one thing
@@ -78,6 +89,7 @@ type watchRound struct {
 	cancel  context.CancelFunc
 	done    chan struct{} // closed when body or err is set
 	body    []byte
+	index   uint64 // the index body answers at: where its watchers follow on
 	err     error
 }
 
@@ -93,14 +105,17 @@ type watchHub struct {
 	peak    int
 	freeing bool // a hand-back of memory is scheduled
 
+	lanes chan struct{} // writeLanes tokens
+
 	waitingGauge prometheus.Gauge
 	encoded      prometheus.Counter
 	shared       prometheus.Counter
 	cut          prometheus.Counter
+	streams      prometheus.Gauge // open streamed watches (watch_stream.go)
 }
 
 func newWatchHub(reg prometheus.Registerer) *watchHub {
-	h := &watchHub{rounds: map[watchKey]*watchRound{}, crowd: map[watchKey]int{},
+	h := &watchHub{rounds: map[watchKey]*watchRound{}, crowd: map[watchKey]int{}, lanes: make(chan struct{}, writeLanes),
 		waitingGauge: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "rackfence_watch_waiting",
 			Help: "Long-poll watches waiting on this member.",
@@ -118,7 +133,8 @@ func newWatchHub(reg prometheus.Registerer) *watchHub {
 			Help: "Watch answers that could not be written: the watcher left, or did not take it within 10 s and was cut off.",
 		}),
 	}
-	reg.MustRegister(h.waitingGauge, h.encoded, h.shared, h.cut)
+	h.streams = newStreamsGauge()
+	reg.MustRegister(h.waitingGauge, h.encoded, h.shared, h.cut, h.streams)
 	return h
 }
 
@@ -197,7 +213,7 @@ func (h *watchHub) run(ctx context.Context, key watchKey, r *watchRound, timeout
 		}
 	}
 	if err == nil {
-		r.body, err = encodeAnswer(src, key)
+		r.body, r.index, err = encodeAnswer(src, key)
 		h.encoded.Inc()
 	}
 	r.err = err
@@ -214,43 +230,65 @@ func (h *watchHub) run(ctx context.Context, key watchKey, r *watchRound, timeout
 	close(r.done)
 }
 
-// encodeAnswer builds key's answer and encodes it (with the newline
-// echo's JSON answers end with).
-func encodeAnswer(src watchSource, key watchKey) ([]byte, error) {
-	v, err := src.answer(key)
-	if err != nil {
-		return nil, err
+// lane waits for a write lane and returns its release, which is also
+// called by itself after laneHold.
+func (h *watchHub) lane(ctx context.Context) (release func(), err error) {
+	select {
+	case h.lanes <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
-	b, err := json.Marshal(v)
-	return append(b, '\n'), err
+	var once sync.Once
+	free := func() { once.Do(func() { <-h.lanes }) }
+	t := time.AfterFunc(laneHold, free)
+	return func() { t.Stop(); free() }, nil
 }
 
-// sharedWatch answers the watcher of c from the round for key: the
-// round's answer, or its own "nothing yet" when its own timeout passes
-// first (it joined a round started with a longer one).
+// encodeAnswer builds key's answer and encodes it (with the newline
+// echo's JSON answers end with, which also ends a line of a streamed
+// watch), and returns the index it answers at.
+func encodeAnswer(src watchSource, key watchKey) ([]byte, uint64, error) {
+	v, err := src.answer(key)
+	if err != nil {
+		return nil, 0, err
+	}
+	var index uint64
+	switch a := v.(type) {
+	case wire.WatchResponse:
+		index = a.Index
+	case wire.FleetWatchResponse:
+		index = a.Index
+	}
+	b, err := json.Marshal(v)
+	return append(b, '\n'), index, err
+}
+
+// sharedWatch answers the watcher of c from the round for key.
 func (s *Server) sharedWatch(c echo.Context, key watchKey, timeout time.Duration, src watchSource) error {
+	body, _, err := s.awaitRound(c.Request().Context(), key, timeout, src)
+	if err != nil {
+		return err
+	}
+	return s.writeWatchAnswer(c, body)
+}
+
+// awaitRound waits in the round for key and returns its answer and the
+// index it answers at, or its own "nothing yet" when its own timeout
+// passes first (it joined a round started with a longer one).
+func (s *Server) awaitRound(ctx context.Context, key watchKey, timeout time.Duration, src watchSource) ([]byte, uint64, error) {
 	r := s.watches.join(key, timeout, src)
 	defer s.watches.leave(key, r)
 	own := time.NewTimer(timeout)
 	defer own.Stop()
-	ctx := c.Request().Context()
-	body := []byte(nil)
 	select {
 	case <-r.done:
-		if r.err != nil {
-			return r.err
-		}
-		body = r.body
+		return r.body, r.index, r.err
 	case <-own.C:
-		var err error
-		if body, err = encodeAnswer(src, key); err != nil {
-			return err
-		}
 		s.watches.encoded.Inc()
+		return encodeAnswer(src, key)
 	case <-ctx.Done():
-		return ctx.Err()
+		return nil, 0, ctx.Err()
 	}
-	return s.writeWatchAnswer(c, body)
 }
 
 // writeWatchAnswer writes body in chunks of watchChunk, each within
@@ -258,13 +296,28 @@ func (s *Server) sharedWatch(c echo.Context, key watchKey, timeout time.Duration
 // cut off; one that reads slowly, but reads, is not (a large first answer
 // over a slow link takes as long as it takes).
 func (s *Server) writeWatchAnswer(c echo.Context, body []byte) error {
-	rc := http.NewResponseController(c.Response())
 	w := c.Response()
 	w.Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
 	w.Header().Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
+	if err := s.writeChunks(c, body); err != nil {
+		return nil // the answer is gone: nothing else can be written
+	}
+	return nil
+}
+
+// writeChunks writes body to c's answer (headers already written) in
+// chunks of watchChunk, each within Config.WatchWriteTimeout, in one of
+// the hub's write lanes, and counts and logs a watcher cut off.
+func (s *Server) writeChunks(c echo.Context, body []byte) error {
+	release, err := s.watches.lane(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	defer release()
+	w := c.Response()
+	rc := http.NewResponseController(w)
 	deadline := true
-	var err error
 	for off := 0; off < len(body) && err == nil; off += watchChunk {
 		if deadline {
 			deadline = rc.SetWriteDeadline(time.Now().Add(s.cfg.WatchWriteTimeout)) == nil
@@ -280,7 +333,6 @@ func (s *Server) writeWatchAnswer(c echo.Context, body []byte) error {
 	if err != nil {
 		s.watches.cut.Inc()
 		s.log.Info("watch answer not taken in time: the watcher was cut off", "remote", c.RealIP(), "bytes", len(body), "err", err)
-		return nil // the answer is gone: nothing else can be written
 	}
-	return nil
+	return err
 }
