@@ -3,9 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"runtime/debug"
-	"strconv"
 	"sync"
 	"time"
 
@@ -63,6 +61,10 @@ const (
 	// does not go out by then (a slow reader) goes on writing outside the
 	// lanes, bounded by WatchWriteTimeout, and lets the next one write.
 	laneHold = 5 * time.Millisecond
+	// keepRounds, keepFor bound the answered rounds a crowd keeps for its
+	// late watchers (keepRecent).
+	keepRounds = 8
+	keepFor    = 30 * time.Second
 )
 
 // lingerFor is how long a woken round of watchers waiting for one thing
@@ -91,6 +93,7 @@ type watchRound struct {
 	body    []byte
 	index   uint64 // the index body answers at: where its watchers follow on
 	err     error
+	at      time.Time // when a kept round answered (keepRecent)
 }
 
 // watchHub holds the rounds of one server.
@@ -100,10 +103,17 @@ type watchHub struct {
 	// crowd is, by what is watched (a key with after 0), how many
 	// watchers the last round woken by a change answered: they come back
 	// one by one, and a round started by the first lingers for them all.
-	crowd   map[watchKey]int
-	waiting int
-	peak    int
-	freeing bool // a hand-back of memory is scheduled
+	crowd map[watchKey]int
+	// recent holds crowds' latest answered rounds by key, kept by crowd
+	// in answer order (keepRecent).
+	recent map[watchKey]*watchRound
+	// streaming is, by what is watched, how many streamed watches follow
+	// it: a crowd even while most of it is writing the last answer.
+	streaming map[watchKey]int
+	kept      map[watchKey][]watchKey
+	waiting   int
+	peak      int
+	freeing   bool // a hand-back of memory is scheduled
 
 	lanes chan struct{} // writeLanes tokens
 
@@ -115,7 +125,8 @@ type watchHub struct {
 }
 
 func newWatchHub(reg prometheus.Registerer) *watchHub {
-	h := &watchHub{rounds: map[watchKey]*watchRound{}, crowd: map[watchKey]int{}, lanes: make(chan struct{}, writeLanes),
+	h := &watchHub{rounds: map[watchKey]*watchRound{}, crowd: map[watchKey]int{},
+		recent: map[watchKey]*watchRound{}, streaming: map[watchKey]int{}, kept: map[watchKey][]watchKey{}, lanes: make(chan struct{}, writeLanes),
 		waitingGauge: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "rackfence_watch_waiting",
 			Help: "Long-poll watches waiting on this member.",
@@ -154,6 +165,9 @@ func (h *watchHub) join(key watchKey, timeout time.Duration, src watchSource) *w
 	h.peak = max(h.peak, h.waiting)
 	h.waitingGauge.Set(float64(h.waiting))
 	r := h.rounds[key]
+	if r == nil {
+		r = h.recent[key]
+	}
 	if r == nil {
 		ctx, cancel := context.WithCancel(context.Background())
 		r = &watchRound{cancel: cancel, done: make(chan struct{})}
@@ -198,13 +212,14 @@ func (h *watchHub) run(ctx context.Context, key watchKey, r *watchRound, timeout
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	changed, err := src.wait(ctx, key, t.C)
+	lingered := false
 	if changed {
 		crowd := key
 		crowd.after = 0
 		h.mu.Lock()
-		d := lingerFor(max(r.members, h.crowd[crowd]))
+		d := lingerFor(max(r.members, h.crowd[crowd], h.streaming[crowd]))
 		h.mu.Unlock()
-		if d > 0 {
+		if lingered = d > 0; lingered {
 			select {
 			case <-time.After(d):
 			case <-ctx.Done():
@@ -225,23 +240,32 @@ func (h *watchHub) run(ctx context.Context, key watchKey, r *watchRound, timeout
 		crowd := key
 		crowd.after = 0
 		h.crowd[crowd] = r.members
+		if err == nil && lingered {
+			h.keepRecent(crowd, key, r)
+		}
 	}
 	h.mu.Unlock()
 	close(r.done)
 }
 
-// lane waits for a write lane and returns its release, which is also
-// called by itself after laneHold.
-func (h *watchHub) lane(ctx context.Context) (release func(), err error) {
-	select {
-	case h.lanes <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+// keepRecent keeps r, a crowd's round answered at key, for the crowd's
+// watchers still writing the answer before it (or reading it): coming
+// back at key.after they take r's answer at once and are at the crowd's
+// index again. Without it each late watcher started a round of its own
+// at its index, and a crowd fell apart into ever more rounds, each
+// encoded and lingered for. The answer is what a new round would answer
+// (every change after key.after, as of r.index); the next round brings
+// the rest. A crowd keeps its keepRounds latest rounds, none older than
+// keepFor. The caller holds h.mu.
+func (h *watchHub) keepRecent(crowd, key watchKey, r *watchRound) {
+	r.at = time.Now()
+	h.recent[key] = r
+	kept := append(h.kept[crowd], key)
+	for len(kept) > 0 && (len(kept) > keepRounds || time.Since(h.recent[kept[0]].at) > keepFor) {
+		delete(h.recent, kept[0])
+		kept = kept[1:]
 	}
-	var once sync.Once
-	free := func() { once.Do(func() { <-h.lanes }) }
-	t := time.AfterFunc(laneHold, free)
-	return func() { t.Stop(); free() }, nil
+	h.kept[crowd] = kept
 }
 
 // encodeAnswer builds key's answer and encodes it (with the newline
@@ -291,48 +315,13 @@ func (s *Server) awaitRound(ctx context.Context, key watchKey, timeout time.Dura
 	}
 }
 
-// writeWatchAnswer writes body in chunks of watchChunk, each within
-// Config.WatchWriteTimeout: a watcher that takes nothing for that long is
-// cut off; one that reads slowly, but reads, is not (a large first answer
-// over a slow link takes as long as it takes).
-func (s *Server) writeWatchAnswer(c echo.Context, body []byte) error {
-	w := c.Response()
-	w.Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
-	w.Header().Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
-	w.WriteHeader(http.StatusOK)
-	if err := s.writeChunks(c, body); err != nil {
-		return nil // the answer is gone: nothing else can be written
+// stream counts a streamed watch of key's crowd (d: +1 opened, -1 closed).
+func (h *watchHub) stream(key watchKey, d int) {
+	key.after = 0
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.streaming[key] += d; h.streaming[key] <= 0 {
+		delete(h.streaming, key)
 	}
-	return nil
-}
-
-// writeChunks writes body to c's answer (headers already written) in
-// chunks of watchChunk, each within Config.WatchWriteTimeout, in one of
-// the hub's write lanes, and counts and logs a watcher cut off.
-func (s *Server) writeChunks(c echo.Context, body []byte) error {
-	release, err := s.watches.lane(c.Request().Context())
-	if err != nil {
-		return err
-	}
-	defer release()
-	w := c.Response()
-	rc := http.NewResponseController(w)
-	deadline := true
-	for off := 0; off < len(body) && err == nil; off += watchChunk {
-		if deadline {
-			deadline = rc.SetWriteDeadline(time.Now().Add(s.cfg.WatchWriteTimeout)) == nil
-		}
-		if _, err = w.Write(body[off:min(off+watchChunk, len(body))]); err == nil {
-			err = rc.Flush()
-		}
-	}
-	if deadline {
-		_ = rc.SetWriteDeadline(time.Time{})
-	}
-	s.watches.shared.Inc()
-	if err != nil {
-		s.watches.cut.Inc()
-		s.log.Info("watch answer not taken in time: the watcher was cut off", "remote", c.RealIP(), "bytes", len(body), "err", err)
-	}
-	return err
+	h.streams.Add(float64(d))
 }

@@ -23,9 +23,13 @@ import (
 //
 // A stream ends (the watcher opens a new one at the last index it read)
 // when this member stops leading (unless stale=true), when its token is
-// revoked or expires, or when the watcher takes no part of a line within
+// revoked or expires (checked every reauthEvery), or when the watcher takes no part of a line within
 // Config.WatchWriteTimeout. An error after the answer started is written
 // as one last line, an ErrorBody.
+
+// reauthEvery is how often a stream checks its token again: a revoked or
+// expired token ends the stream within it (at its next line).
+const reauthEvery = 5 * time.Second
 
 // streamParam reads ?stream= (true or false; absent: false).
 func streamParam(c echo.Context) (bool, error) {
@@ -62,36 +66,44 @@ func (s *Server) streamWatch(c echo.Context, key watchKey, timeout time.Duration
 	if err := http.NewResponseController(w).Flush(); err != nil {
 		return nil
 	}
-	s.watches.streams.Inc()
-	defer s.watches.streams.Dec()
+	s.watches.stream(key, 1)
+	defer s.watches.stream(key, -1)
+	ww := s.newWatchWriter(c)
+	defer ww.stop()
 	ctx := c.Request().Context()
 	local := stale(c)
+	authed := time.Now()
 	for {
 		body, index, err := s.awaitRound(ctx, key, timeout, src)
 		if ctx.Err() != nil {
 			return nil
 		}
 		if err != nil {
-			s.endStream(c, err)
+			s.endStream(ww, err)
 			return nil
 		}
-		if s.writeChunks(c, body) != nil {
+		if ww.write(body) != nil {
 			return nil
 		}
 		key.after = max(key.after, index)
 		if !local && !s.store.IsLeader() {
-			s.endStream(c, errf(http.StatusServiceUnavailable, wire.CodeNoLeader, "this member no longer leads: open the stream again at index %d", key.after))
+			s.endStream(ww, errf(http.StatusServiceUnavailable, wire.CodeNoLeader, "this member no longer leads: open the stream again at index %d", key.after))
 			return nil
 		}
+		if time.Since(authed) < reauthEvery {
+			continue
+		}
+		authed = time.Now()
 		if _, err := s.authenticate(c); err != nil {
-			s.endStream(c, err)
+			s.endStream(ww, err)
 			return nil
 		}
 	}
 }
 
 // endStream writes err as the stream's last line.
-func (s *Server) endStream(c echo.Context, err error) {
+func (s *Server) endStream(ww *watchWriter, err error) {
+	c := ww.c
 	detail := wire.ErrorDetail{Code: wire.CodeInternal, Message: err.Error()}
 	var ae *apiError
 	if errors.As(err, &ae) {
@@ -99,7 +111,7 @@ func (s *Server) endStream(c echo.Context, err error) {
 	}
 	b, _ := json.Marshal(wire.ErrorBody{Error: detail})
 	s.log.Info("watch stream ended", "remote", c.RealIP(), "code", detail.Code, "reason", detail.Message)
-	_ = s.writeChunks(c, append(b, '\n'))
+	_ = ww.write(append(b, '\n'))
 }
 
 func newStreamsGauge() prometheus.Gauge {
