@@ -122,8 +122,10 @@ func (s *Server) leaseHistory(c echo.Context) error {
 	if err := s.readBarrier(c); err != nil {
 		return err
 	}
-	recs, idx := s.store.FSM().LeaseHistory(rack)
-	return c.JSON(http.StatusOK, wire.List[wire.LeaseRecord]{Items: recs, Index: idx})
+	return servePaged(s, c, "leases", rack, func() ([]wire.LeaseRecord, uint64, error) {
+		recs, idx := s.store.FSM().LeaseHistory(rack)
+		return recs, idx, nil
+	})
 }
 
 func (s *Server) listRacks(c echo.Context) error {
