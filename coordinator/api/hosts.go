@@ -83,7 +83,7 @@ func (s *Server) hostForRead(c echo.Context) (wire.Host, error) {
 	if err := s.readBarrier(c); err != nil {
 		return wire.Host{}, err
 	}
-	h, ok := s.store.FSM().Host(name)
+	h, ok := s.state.Host(name)
 	if !ok {
 		return wire.Host{}, notFound("host %s does not exist", name)
 	}
@@ -107,7 +107,7 @@ func (s *Server) events(c echo.Context) error {
 		return err
 	}
 	return servePaged(s, c, "events", h.Name, func() ([]wire.Event, uint64, error) {
-		evs, idx, ok := s.store.FSM().Events(h.Name)
+		evs, idx, ok := s.state.Events(h.Name)
 		if !ok {
 			return nil, 0, notFound("host %s does not exist", h.Name)
 		}

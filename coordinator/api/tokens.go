@@ -94,7 +94,7 @@ func (s *Server) listTokens(c echo.Context) error {
 		return err
 	}
 	return servePaged(s, c, "tokens", "", func() ([]wire.Token, uint64, error) {
-		ts, idx := s.store.FSM().TokenList()
+		ts, idx := s.state.TokenList()
 		now := time.Now()
 		items := make([]wire.Token, 0, len(ts))
 		for _, t := range ts {
