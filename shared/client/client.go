@@ -93,7 +93,6 @@ type Client struct {
 	timeout  time.Duration
 	retryFor time.Duration
 	stale    bool
-	pageSize int // the page size of whole-list reads (list_pages.go); 0: the default
 	hc       *http.Client
 	log      *slog.Logger
 	// cur is the index of the member that answered last; requests start

@@ -52,5 +52,5 @@ func (c *Client) CreateToken(ctx context.Context, r wire.TokenRequest) (*wire.To
 // ListCredentials lists credentials records without passwords: GET
 // /v1/credentials, every page (allPages).
 func (c *Client) ListCredentials(ctx context.Context) (*wire.List[wire.Credentials], error) {
-	return allPages[wire.Credentials](ctx, c, "/v1/credentials", c.pageSize)
+	return allPages[wire.Credentials](ctx, c, "/v1/credentials", 0)
 }

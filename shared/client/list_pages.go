@@ -13,15 +13,6 @@ import (
 // list_expired before it returns the error.
 const listRestarts = 3
 
-// WithPageSize returns a copy of c whose whole-list reads (Events,
-// ListCredentials, ListTokens, LeaseHistory) ask for pages of n items
-// (1 to wire.MaxPageSize; 0: wire.DefaultPageSize).
-func (c *Client) WithPageSize(n int) *Client {
-	cp := *c
-	cp.pageSize = n
-	return &cp
-}
-
 // allPages reads every page of the list at path (limit and continue),
 // each of pageSize items (0: wire.DefaultPageSize), and returns them as
 // one list at the first page's index. A list the coordinator no longer
