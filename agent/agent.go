@@ -34,6 +34,9 @@ type Agent struct {
 	// noDayTwoUntil (unix ns): until then statuses go out without dayTwo,
 	// the coordinator having refused it (reporter_daytwo.go).
 	noDayTwoUntil atomic.Int64
+	// noHealthUntil (unix ns): until then statuses carry no hardware
+	// health (reporter_health.go).
+	noHealthUntil atomic.Int64
 }
 
 // New checks cfg, fills its defaults and returns an Agent.

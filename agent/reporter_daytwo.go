@@ -12,8 +12,9 @@ import (
 
 // A status carries dayTwo (the BIOS values, firmware inventory, volumes
 // and last erase the agent found). A coordinator built before it refuses
-// a host's status naming the field status.dayTwo; the agent then sends
-// that status again without it and leaves it out of every status for
+// a host's status naming the field status.dayTwo (or, knowing no such
+// field, the whole rack report naming hosts[i].status.dayTwo); the agent
+// then sends it again without it and leaves it out of every status for
 // legacyRetry. (A coordinator that knows the field but whose voters do
 // not all apply it yet stores the status without it: nothing to do here.)
 
@@ -26,6 +27,16 @@ func (r *reporter) postDayTwo(ctx context.Context, rep wire.RackStatusReport) (*
 		}
 	}
 	res, err := r.post(ctx, rep)
+	if err != nil && refusesDayTwo(err) {
+		// A coordinator that does not know the field at all refuses the
+		// whole report naming it (hosts[i].status.dayTwo).
+		until.Store(time.Now().Add(legacyRetry).UnixNano())
+		r.s.log.Info("the coordinator does not know status.dayTwo; sending statuses without it", "retryIn", legacyRetry, "err", err.Error())
+		for i := range rep.Hosts {
+			rep.Hosts[i].Status = withoutDayTwo(rep.Hosts[i].Status)
+		}
+		return r.post(ctx, rep)
+	}
 	if err != nil || res == nil || len(res.Hosts) != len(rep.Hosts) {
 		return res, err
 	}

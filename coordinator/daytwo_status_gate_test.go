@@ -38,7 +38,7 @@ func TestDayTwoStatusWaitsForEveryVoter(t *testing.T) {
 	if b := encode(s.rackStatusForm(rack)); b[1] != fsm.RackStatusCreatedVersion {
 		t.Fatalf("a voter lacks v4: rack report written at version %d, want %d", b[1], fsm.RackStatusCreatedVersion)
 	}
-	if b := encode(s.StatusForm(per)); b[1] != fsm.BodyBinary {
+	if b := encode(s.statusForm(per)); b[1] != fsm.BodyBinary {
 		t.Fatalf("a voter lacks v3: per-host report written at version %d, want %d", b[1], fsm.BodyBinary)
 	}
 	if rack.Hosts[0].Status.DayTwo == nil || per.Report.Status.DayTwo == nil {
@@ -50,7 +50,7 @@ func TestDayTwoStatusWaitsForEveryVoter(t *testing.T) {
 	if b[1] != fsm.RackStatusDayTwoVersion || !got.(fsm.RackStatusCmd).HasDayTwo() {
 		t.Fatalf("every voter applies v4: written at version %d as %+v", b[1], got)
 	}
-	if b := encode(s.StatusForm(per)); b[1] != fsm.StatusDayTwoVersion {
+	if b := encode(s.statusForm(per)); b[1] != fsm.StatusDayTwoVersion {
 		t.Fatalf("every voter applies v3: per-host report written at version %d", b[1])
 	}
 }

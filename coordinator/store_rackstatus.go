@@ -38,7 +38,10 @@ func (s *Store) ApplyRackStatus(ctx context.Context, c fsm.RackStatusCmd) (wire.
 // as that binary would write it).
 func (s *Store) rackStatusForm(c fsm.RackStatusCmd) fsm.RackStatusCmd {
 	if c.HasDayTwo() && !s.Supports(fsm.CmdRackStatus, fsm.RackStatusDayTwoVersion) {
-		c = c.WithoutDayTwo()
+		c = c.WithoutDayTwo() // fsm/command_daytwo.go
+	}
+	if c.HasHealth() && !s.Supports(fsm.CmdRackStatus, fsm.RackStatusHealthVersion) {
+		c = c.WithoutHealth() // fsm/command_health.go
 	}
 	if !c.CreatedChecked() || s.Supports(fsm.CmdRackStatus, fsm.RackStatusCreatedVersion) {
 		return c
@@ -46,14 +49,23 @@ func (s *Store) rackStatusForm(c fsm.RackStatusCmd) fsm.RackStatusCmd {
 	return c.WithoutCreated()
 }
 
-// StatusForm is the form of a per-host report the leader writes: as it
-// is once every voter applies day-two status (fsm.StatusDayTwoVersion),
-// otherwise without it.
-func (s *Store) StatusForm(c fsm.StatusCmd) fsm.StatusCmd {
-	if c.HasDayTwo() && !s.Supports(fsm.CmdStatus, fsm.StatusDayTwoVersion) {
-		return c.WithoutDayTwo()
+// statusForm is the form of a host status command the leader writes: with
+// its hardware health once every voter applies CmdStatus v3, with its
+// day-two status once every voter applies v4, without them before
+// (fsm/command_health.go, fsm/command_daytwo.go). Other commands are
+// returned as they are.
+func (s *Store) statusForm(c fsm.Command) fsm.Command {
+	sc, ok := c.(fsm.StatusCmd)
+	if !ok {
+		return c
 	}
-	return c
+	if sc.HasDayTwo() && !s.Supports(fsm.CmdStatus, fsm.StatusDayTwoVersion) {
+		sc = sc.WithoutDayTwo()
+	}
+	if sc.HasHealth() && !s.Supports(fsm.CmdStatus, fsm.StatusHealthVersion) {
+		sc = sc.WithoutHealth()
+	}
+	return sc
 }
 
 // splitRackStatus is the fallback: one StatusCmd per host, submitted
@@ -71,7 +83,6 @@ func (s *Store) splitRackStatus(ctx context.Context, c fsm.RackStatusCmd) (wire.
 			out.Hosts[i] = fsm.HostResult(cmd.Name, nil, err)
 			continue
 		}
-		cmd = s.StatusForm(cmd)
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()

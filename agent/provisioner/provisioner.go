@@ -41,8 +41,11 @@ type Host struct {
 	Online         bool
 	// RootDeviceHints, BootMode ("" = UEFI) and AutomatedCleaningMode
 	// ("" = metadata) are the spec's (see wire.Host).
-	RootDeviceHints       *wire.RootDeviceHints
-	BootMode              string
+	RootDeviceHints *wire.RootDeviceHints
+	BootMode        string
+	// BootMethod is the spec's (wire.Host.BootMethod; "" = chosen from
+	// what the BMC offers).
+	BootMethod            string
 	AutomatedCleaningMode string
 	// ConfigDrive is the content revealed from the records the spec's
 	// userData/networkData/metaData name; nil when it names none.

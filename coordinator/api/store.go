@@ -43,9 +43,6 @@ type Store interface {
 	// ApplyRackStatus applies a rack status report as one entry, or as
 	// per-host commands while a voter does not apply the rack command.
 	ApplyRackStatus(ctx context.Context, c fsm.RackStatusCmd) (wire.RackStatusResult, error)
-	// StatusForm is the form of a per-host report the leader writes
-	// (without day-two status while a voter does not apply it).
-	StatusForm(c fsm.StatusCmd) fsm.StatusCmd
 	// ReadBarrier makes the next State read linearizable (leader only).
 	ReadBarrier(ctx context.Context) error
 	// LeaseTimeLeft is how long a rack's lease has left on the leader's

@@ -10,21 +10,15 @@ import "github.com/rackfence/rackfence/shared/wire"
 // the report without it (WithoutDayTwo): the agent's next report brings
 // it again.
 const (
-	// StatusDayTwoVersion (v3, CmdStatus) is the MessagePack body of a
-	// per-host report whose status carries dayTwo.
-	StatusDayTwoVersion = 3
-	// RackStatusDayTwoVersion (v4, CmdRackStatus) is the body of a rack
+	// StatusDayTwoVersion (v4, CmdStatus) is the MessagePack body of a
+	// per-host report whose status carries dayTwo (and maybe health: v4
+	// includes v3, command_health.go).
+	StatusDayTwoVersion = 4
+	// RackStatusDayTwoVersion (v5, CmdRackStatus) is the body of a rack
 	// report where some host's status carries dayTwo (it may name
-	// createdIndex too: v4 includes v3).
-	RackStatusDayTwoVersion = 4
+	// createdIndex and carry health too: v5 includes v3 and v4).
+	RackStatusDayTwoVersion = 5
 )
-
-func (c StatusCmd) bodyVersion() byte {
-	if c.Report.Status.DayTwo != nil {
-		return StatusDayTwoVersion
-	}
-	return BodyBinary
-}
 
 // HasDayTwo reports whether c's status carries dayTwo.
 func (c StatusCmd) HasDayTwo() bool { return c.Report.Status.DayTwo != nil }
@@ -61,15 +55,4 @@ func (c RackStatusCmd) WithoutDayTwo() RackStatusCmd {
 	}
 	c.Hosts = hs
 	return c
-}
-
-// decodeStatus decodes a per-host report of any version. A body older
-// than v3 is applied without dayTwo even if it carries one (no leader
-// writes one so): every member must apply the entry alike.
-func decodeStatus(ver byte, body []byte) (Command, error) {
-	c, err := decodeBody[StatusCmd](binBody, ver, body)
-	if err != nil || ver >= StatusDayTwoVersion {
-		return c, err
-	}
-	return c.(StatusCmd).WithoutDayTwo(), nil
 }

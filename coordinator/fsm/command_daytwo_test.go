@@ -64,4 +64,15 @@ func TestDayTwoStatusBodyVersions(t *testing.T) {
 	if got, err := Decode(old3); err != nil || got.(RackStatusCmd).HasDayTwo() || got.(RackStatusCmd).Hosts[0].Created != 5 {
 		t.Fatalf("v3 body with dayTwo decoded as %+v, %v", got, err)
 	}
+	// With hardware health too: v4 keeps both; a v3 body keeps health only.
+	both := per
+	both.Report.Status.Health = &wire.HardwareHealth{Health: wire.HardwareCritical, Since: t0}
+	bb, _ := Encode(both)
+	if bb[1] != StatusDayTwoVersion || StatusDayTwoVersion <= StatusHealthVersion || RackStatusDayTwoVersion <= RackStatusHealthVersion {
+		t.Fatalf("status with health and dayTwo: version %d", bb[1])
+	}
+	v3 := append([]byte{bb[0], StatusHealthVersion}, bb[2:]...)
+	if got, err := Decode(v3); err != nil || got.(StatusCmd).Report.Status.DayTwo != nil || got.(StatusCmd).Report.Status.Health == nil {
+		t.Fatalf("v3 body with both decoded as %+v, %v", got, err)
+	}
 }

@@ -39,6 +39,9 @@ func (c RackStatusCmd) bodyVersion() byte {
 	if c.HasDayTwo() {
 		return RackStatusDayTwoVersion
 	}
+	if c.HasHealth() {
+		return RackStatusHealthVersion
+	}
 	for i := range c.Hosts {
 		if c.Hosts[i].Created != 0 {
 			return RackStatusCreatedVersion
@@ -79,13 +82,18 @@ func (c RackStatusCmd) WithoutCreated() RackStatusCmd {
 // field, and every member must apply the entry alike.
 func decodeRackStatus(ver byte, body []byte) (Command, error) {
 	c, err := decodeBody[RackStatusCmd](binBody, ver, body)
-	switch {
-	case err != nil || ver >= RackStatusDayTwoVersion:
+	if err != nil || ver >= RackStatusDayTwoVersion {
 		return c, err
-	case ver >= RackStatusCreatedVersion:
-		return c.(RackStatusCmd).WithoutDayTwo(), nil
 	}
-	return c.(RackStatusCmd).WithoutCreated().WithoutDayTwo(), nil
+	c = c.(RackStatusCmd).WithoutDayTwo()
+	if ver >= RackStatusHealthVersion {
+		return c, nil
+	}
+	c = c.(RackStatusCmd).WithoutHealth()
+	if ver >= RackStatusCreatedVersion {
+		return c, nil
+	}
+	return c.(RackStatusCmd).WithoutCreated(), nil
 }
 
 // Key is the rack's lease key: a rack report never shares a batch with a

@@ -34,8 +34,9 @@ var commandTable = map[CmdType]cmdSpec{
 	CmdPutOperationIntent:    cmd((*FSM).applyPutOperationIntent, bodyJSON, jsonBody),
 	CmdDeleteOperationIntent: cmd((*FSM).applyDeleteOperationIntent, bodyJSON, jsonBody),
 	// Per-rack status reports (command_rackstatus.go); v3 names each
-	// host's createdIndex, v4 carries day-two status (command_daytwo.go);
-	// an older body is read without them.
+	// host's createdIndex, v4 carries hardware health (command_health.go),
+	// v5 day-two status (command_daytwo.go); an older body is read
+	// without them.
 	CmdRackStatus: cmdDecoded((*FSM).applyRackStatus, RackStatusDayTwoVersion, binBody, decodeRackStatus),
 	// A host's BMC task record, the fence of day-two work (command_bmctask.go).
 	CmdBMCTask: cmd((*FSM).applyBMCTask, bodyJSON, jsonBody),
