@@ -56,11 +56,18 @@ type StoredCredentials struct {
 	// when the record holds no data.
 	DataKeys []string
 	Data     *seal.Sealed
+	// BMC is set on a BMC account record (nil on the operator's records).
+	BMC *BMCAccountInfo
 }
 
 func (r credRec) stored() StoredCredentials {
-	return StoredCredentials{Username: r.Username, Sealed: r.Sealed, Plaintext: r.Password, Index: r.Index,
+	s := StoredCredentials{Username: r.Username, Sealed: r.Sealed, Plaintext: r.Password, Index: r.Index,
 		DataKeys: slices.Clone(r.DataKeys), Data: r.Data}
+	if b := r.BMC; b != nil {
+		s.BMC = &BMCAccountInfo{State: b.State, Epoch: b.Epoch, PendingEpoch: b.PendingEpoch, Reason: b.Reason,
+			RotatedAt: b.RotatedAt, Pending: r.Pending}
+	}
+	return s
 }
 
 // Credentials returns a stored credentials record.
