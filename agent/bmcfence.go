@@ -47,3 +47,24 @@ func (s *session) forgetTierCredentials(host string) {
 		m.Forget(host)
 	}
 }
+
+// rotateOnTakeover settles host's BMC account under this session's epoch
+// the first time the session looks at the host, whether or not an action
+// follows: a new holder must change the password before an older
+// holder's late request can reach the BMC, not only before its own first
+// change. A failure is logged; the next action tries again.
+func (s *session) rotateOnTakeover(h wire.Host) {
+	m := s.a.cfg.BMCAccounts
+	if m == nil || h.BMC.Credentials == "" || h.BMC.Address == "" || m.Rotated(h.Name, s.lease.Epoch) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, s.a.cfg.ActionTimeout)
+	defer cancel()
+	u, p, err := s.a.creds.get(ctx, h.BMC.Credentials)
+	if err == nil {
+		_, _, err = s.tierCredentials(ctx, h, u, p)
+	}
+	if err != nil {
+		s.log.Warn("could not rotate the tier's BMC account on taking the rack over; retried before the host's next action", "host", h.Name, "err", err.Error())
+	}
+}

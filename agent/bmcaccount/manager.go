@@ -343,3 +343,19 @@ func (m *Manager) setOff(ctx context.Context, host string, epoch uint64, why str
 	m.cfg.Logger.Warn("the fence at the BMC is off for this host", "host", host, "reason", why)
 	return why
 }
+
+// Rotated reports whether host's account was settled (rotated, or found
+// off) under epoch.
+func (m *Manager) Rotated(host string, epoch uint64) bool {
+	m.mu.Lock()
+	h := m.m[host]
+	m.mu.Unlock()
+	if h == nil {
+		return false
+	}
+	if !h.mu.TryLock() {
+		return false // a rotation runs
+	}
+	defer h.mu.Unlock()
+	return h.epoch == epoch
+}
