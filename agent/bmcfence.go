@@ -32,6 +32,8 @@ func (s *session) tierCredentials(ctx context.Context, h wire.Host, user, passwo
 	switch {
 	case err == nil:
 		return u, p, nil
+	case errors.Is(err, bmcaccount.ErrOperatorAuth):
+		return "", "", fmt.Errorf("%w: host %s: %v", provisioner.ErrAuth, h.Name, err)
 	case errors.Is(err, guard.ErrFenced), client.IsStaleEpoch(err):
 		return "", "", fmt.Errorf("%w: host %s: rotating the tier's BMC account: %v", guard.ErrFenced, h.Name, err)
 	default:

@@ -207,7 +207,7 @@ func (m *Manager) rotate(ctx context.Context, t Target, epoch uint64) (user, pw,
 	case errors.Is(err, errNoAccountService), st == http.StatusNotFound:
 		return "", "", m.setOff(ctx, t.Host, epoch, "the BMC publishes no Redfish AccountService"), nil
 	case st == http.StatusUnauthorized || st == http.StatusForbidden:
-		return "", "", "", fmt.Errorf("the BMC refused the operator's credentials while reading its AccountService (%v): fix the host's credentials record", err)
+		return "", "", "", fmt.Errorf("%w while reading its AccountService (%v): fix the host's credentials record", ErrOperatorAuth, err)
 	case err != nil:
 		return "", "", "", err
 	}
