@@ -20,7 +20,9 @@ import (
 // epoch (the coordinator's record and the host's events say so too).
 func (s *session) tierCredentials(ctx context.Context, h wire.Host, user, password string) (string, string, error) {
 	m := s.a.cfg.BMCAccounts
-	if m == nil {
+	if m == nil || s.a.cfg.Guard.Blocked(h.Name) {
+		// A detached or drained host keeps its account, but no agent
+		// rotates or uses it until it is attached again.
 		return user, password, nil
 	}
 	l, ok := s.a.cfg.Holder.Valid(0)
@@ -57,7 +59,7 @@ func (s *session) forgetTierCredentials(host string) {
 // change. A failure is logged; the next action tries again.
 func (s *session) rotateOnTakeover(h wire.Host) {
 	m := s.a.cfg.BMCAccounts
-	if m == nil || h.BMC.Credentials == "" || h.BMC.Address == "" || m.Rotated(h.Name, s.lease.Epoch) {
+	if m == nil || h.BMC.Credentials == "" || h.BMC.Address == "" || s.a.cfg.Guard.Blocked(h.Name) || m.Rotated(h.Name, s.lease.Epoch) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, s.a.cfg.ActionTimeout)

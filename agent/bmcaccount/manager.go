@@ -75,6 +75,11 @@ type Config struct {
 	// UserAgent of each BMC request (the agent's, naming its epoch).
 	UserAgent func(context.Context) string
 	Logger    *slog.Logger
+	// MaxAge rotates a password again once it is this old, under the
+	// same epoch too (0: only on a new epoch). Now is the clock (nil:
+	// time.Now).
+	MaxAge time.Duration
+	Now    func() time.Time
 	// Step, when set, is called after each protocol step; an error
 	// stops the protocol there (tests kill the agent at each step).
 	Step func(host, step string) error
@@ -90,6 +95,7 @@ type Manager struct {
 type hostAcct struct {
 	mu       sync.Mutex
 	epoch    uint64 // the epoch user/password were rotated (or found off) under
+	at       time.Time
 	user, pw string
 	off      string // why the fence at the BMC is off ("" when on)
 }
@@ -110,6 +116,9 @@ func New(cfg Config) *Manager {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
 	return &Manager{cfg: cfg, m: map[string]*hostAcct{}}
 }
@@ -139,7 +148,7 @@ func (m *Manager) Credentials(ctx context.Context, t Target, epoch uint64) (user
 	m.mu.Unlock()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.epoch == epoch && epoch != 0 {
+	if m.settled(h, epoch) {
 		if h.off != "" {
 			return t.Username, t.Password, h.off, nil
 		}
@@ -149,7 +158,7 @@ func (m *Manager) Credentials(ctx context.Context, t Target, epoch uint64) (user
 	if err != nil {
 		return "", "", "", err
 	}
-	h.epoch, h.user, h.pw, h.off = epoch, user, password, off
+	h.epoch, h.user, h.pw, h.off, h.at = epoch, user, password, off, m.cfg.Now()
 	if off != "" {
 		return t.Username, t.Password, off, nil
 	}
@@ -357,5 +366,14 @@ func (m *Manager) Rotated(host string, epoch uint64) bool {
 		return false // a rotation runs
 	}
 	defer h.mu.Unlock()
-	return h.epoch == epoch
+	return m.settled(h, epoch)
+}
+
+// settled: h was rotated (or found off) under epoch, and its password is
+// not due for a scheduled rotation. h.mu held.
+func (m *Manager) settled(h *hostAcct, epoch uint64) bool {
+	if epoch == 0 || h.epoch != epoch {
+		return false
+	}
+	return h.off != "" || m.cfg.MaxAge <= 0 || m.cfg.Now().Sub(h.at) < m.cfg.MaxAge
 }

@@ -242,3 +242,29 @@ func TestFenceAtBMCOff(t *testing.T) {
 		t.Fatalf("ipmi: off %q err %v", off, err)
 	}
 }
+
+// TestScheduledRotation: under one epoch, a password older than MaxAge is
+// rotated again on the next call; a younger one is kept.
+func TestScheduledRotation(t *testing.T) {
+	r := newRig(t, bmcsim.Config{})
+	ctx := ctxT(t)
+	now := time.Date(2026, 11, 28, 8, 0, 0, 0, time.UTC)
+	m := r.takeOver(nil)
+	m.cfg.MaxAge, m.cfg.Now = 30*24*time.Hour, func() time.Time { return now }
+	_, pw1, _, err := m.Credentials(ctx, r.target(), r.epoch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(29 * 24 * time.Hour)
+	if _, pw, _, _ := m.Credentials(ctx, r.target(), r.epoch); pw != pw1 || !m.Rotated("h0", r.epoch) {
+		t.Fatal("rotated before the password was due")
+	}
+	now = now.Add(2 * 24 * time.Hour)
+	if m.Rotated("h0", r.epoch) {
+		t.Fatal("a password past MaxAge reads as settled")
+	}
+	_, pw2, _, err := m.Credentials(ctx, r.target(), r.epoch)
+	if err != nil || pw2 == pw1 || !r.works(DefaultUsername, pw2) || r.works(DefaultUsername, pw1) {
+		t.Fatalf("scheduled rotation: err %v, same %v", err, pw2 == pw1)
+	}
+}
