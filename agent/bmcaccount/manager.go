@@ -197,7 +197,7 @@ func (m *Manager) rotate(ctx context.Context, t Target, epoch uint64) (user, pw,
 	}
 	r, err := newRF(t.Address, t.Insecure, m.cfg.UserAgent, m.cfg.Timeout)
 	if errors.Is(err, errNotRedfish) {
-		return "", "", m.setOff(ctx, t.Host, epoch, "the BMC is not Redfish: rotation is done through a Redfish AccountService only"), nil
+		return m.rotateIPMI(ctx, t, epoch, rec, user)
 	} else if err != nil {
 		return "", "", "", err
 	}
@@ -337,10 +337,7 @@ func (m *Manager) endSessionsAndConfirm(ctx context.Context, r *rf, t Target, us
 	if err := m.step(t.Host, StepSessions); err != nil {
 		return err
 	}
-	if _, err := m.cfg.Store.PutBMCAccount(ctx, t.Host, wire.BMCAccountWrite{Epoch: epoch, Op: wire.BMCAccountOpConfirm}); err != nil {
-		return fmt.Errorf("confirming host %s's new BMC password (the BMC has it; the coordinator holds it as pending): %w", t.Host, err)
-	}
-	return m.step(t.Host, StepConfirm)
+	return m.confirm(ctx, t.Host, epoch)
 }
 
 // setOff records the fence at the BMC off for host (best effort: the

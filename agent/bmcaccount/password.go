@@ -31,9 +31,13 @@ func GeneratePassword(p Policy) (string, error) {
 		n = p.MaxPasswordLength
 	}
 	n = max(n, 4)
-	all := upper + lower + digits + special
+	spec := special
+	if p.Specials != "" {
+		spec = p.Specials
+	}
+	all := upper + lower + digits + spec
 	out := make([]byte, n)
-	for i, set := range []string{upper, lower, digits, special} {
+	for i, set := range []string{upper, lower, digits, spec} {
 		c, err := pick(set)
 		if err != nil {
 			return "", err

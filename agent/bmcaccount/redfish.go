@@ -152,6 +152,10 @@ type service struct {
 type Policy struct {
 	MinPasswordLength int
 	MaxPasswordLength int
+	// Specials are the special characters to draw from ("": the default
+	// set); IPMI passwords avoid '#', which ipmitool's exec reads as a
+	// comment.
+	Specials string
 }
 
 func (r *rf) service(ctx context.Context, user, password string) (*service, error) {
