@@ -49,7 +49,7 @@ func startNodeCfg(t *testing.T, id, ip, dir string, bootstrap bool, raftPort, ht
 	m := member.Open(t, member.Config{ID: id, IP: ip, Dir: dir, Bootstrap: bootstrap, RaftPort: raftPort, HTTPPort: httpPort,
 		Secrets: testSecrets, Store: tweakStore})
 	n := &node{t: t, id: id, ip: ip, dir: dir, raftAddr: m.RaftAddr, url: m.URL, store: m.Store, m: m}
-	cfg := Config{Store: m.Store, Tier: "test", Logger: m.Logger, WatchTimeout: 30 * time.Second, Registry: m.Registry}
+	cfg := Config{Store: m.Store, State: m.Store.FSM(), Tier: "test", Logger: m.Logger, WatchTimeout: 30 * time.Second, Registry: m.Registry}
 	if tweak != nil {
 		tweak(&cfg)
 	}

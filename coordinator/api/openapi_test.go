@@ -296,7 +296,7 @@ func TestOpenAPIResponses(t *testing.T) {
 	must(t, 200, "GET", u+"/v1/watch?index=0&brief=true", op, nil, nil)
 	must(t, 400, "GET", u+"/v1/watch?index=0", agent, nil, nil) // an agent names its rack
 	must(t, 400, "POST", u+"/v1/hosts/h1/pivot", op, wire.PivotRequest{To: "elsewhere"}, nil)
-	// Operation intents (issue 21): refused while detached, then held,
+	// Operation intents: refused while detached, then held,
 	// re-inspected and released once attached.
 	must(t, 409, "POST", u+"/v1/hosts/h1/intents/reboot", op, wire.RebootRequest{Mode: wire.RebootSoft}, nil)
 	must(t, 400, "POST", u+"/v1/hosts/h1/intents/reboot", op, wire.RebootRequest{Mode: "gentle"}, nil)

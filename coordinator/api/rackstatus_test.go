@@ -181,14 +181,17 @@ func TestRackStatusSplitForOlderVoter(t *testing.T) {
 		t.Fatalf("split answer: %+v", res)
 	}
 	// created is checked by the leader before it splits.
-	var h1 wire.Host
+	// (h2's own createdIndex: another entry, a token's last use or a
+	// member's version, may land between the two PUTs.)
+	var h1, h2 wire.Host
 	must(t, 200, "GET", u+"/v1/hosts/h1", admin, nil, &h1)
+	must(t, 200, "GET", u+"/v1/hosts/h2", admin, nil, &h2)
 	var cr wire.RackStatusResult
 	must(t, 200, "POST", u+"/v1/racks/r1/status", agent, wire.RackStatusReport{Epoch: l.Epoch, Hosts: []wire.RackHostReport{
-		{Name: "h1", Created: h1.CreatedIndex + 100, Status: availableStatus}, {Name: "h2", Created: h1.CreatedIndex + 1, Status: availableStatus},
+		{Name: "h1", Created: h1.CreatedIndex + 100, Status: availableStatus}, {Name: "h2", Created: h2.CreatedIndex, Status: availableStatus},
 	}}, &cr)
 	if cr.Hosts[0].Error == nil || cr.Hosts[0].Error.Code != wire.CodeNotFound || cr.Hosts[1].Error != nil {
-		t.Fatalf("split with created: %+v %+v", cr.Hosts[0], cr.Hosts[1])
+		t.Fatalf("split with created: %+v %+v", cr.Hosts[0].Error, cr.Hosts[1].Error)
 	}
 	var tr wire.RackStatusResult
 	must(t, 200, "POST", u+"/v1/racks/r1/status", agent, wire.RackStatusReport{Epoch: l.Epoch, Hosts: []wire.RackHostReport{
