@@ -32,7 +32,7 @@ func (s *Server) getBMCAccount(c echo.Context) error {
 	if err := s.readBarrier(c); err != nil {
 		return err
 	}
-	h, ok := s.store.FSM().Host(name)
+	h, ok := s.state.Host(name)
 	if !ok {
 		return notFound("host %s does not exist", name)
 	}
@@ -44,7 +44,7 @@ func (s *Server) getBMCAccount(c echo.Context) error {
 		if err != nil || epoch == 0 {
 			return badField("epoch", "is required with reveal=true for an agent: the lease epoch it holds rack %s under", h.Rack)
 		}
-		l := s.store.FSM().Lease(h.Rack)
+		l := s.state.Lease(h.Rack)
 		if l == nil || l.Epoch != epoch {
 			cur := uint64(0)
 			if l != nil {
@@ -54,7 +54,7 @@ func (s *Server) getBMCAccount(c echo.Context) error {
 				epoch, h.Rack, cur)
 		}
 	}
-	stored, ok := s.store.FSM().BMCAccount(name)
+	stored, ok := s.state.BMCAccount(name)
 	if !ok {
 		return notFound("host %s has no BMC account record yet: the rack's agent creates one before its first change of the host (docs/operator.md, \"Fencing and its one limit\")", name)
 	}
