@@ -35,7 +35,7 @@ func (m *Manager) rotateIPMI(ctx context.Context, t Target, epoch uint64, rec *w
 	users, err := x.users(ctx, t.Username, t.Password)
 	var ae *ipmiAuthError
 	if errors.As(err, &ae) {
-		return "", "", "", fmt.Errorf("%w while listing its IPMI users (%v): fix the host's credentials record", ErrOperatorAuth, err)
+		return "", "", "", fmt.Errorf("%w: no IPMI session with them to list the users (%v): fix the host's credentials record, or check that the BMC answers IPMI", ErrOperatorAuth, err)
 	} else if err != nil {
 		return "", "", "", err
 	}
@@ -61,11 +61,8 @@ func (m *Manager) rotateIPMI(ctx context.Context, t Target, epoch uint64, rec *w
 	if err != nil {
 		return "", "", "", err
 	}
-	if _, err := m.cfg.Store.PutBMCAccount(ctx, t.Host, wire.BMCAccountWrite{Epoch: epoch, Op: wire.BMCAccountOpPending, Username: user, Password: pw}); err != nil {
-		return "", "", "", fmt.Errorf("recording host %s's pending BMC password: %w", t.Host, err)
-	}
-	if err := m.step(t.Host, StepPending); err != nil {
-		return "", "", "", err
+	if off, err := m.recordPending(ctx, t.Host, epoch, user, pw); off != "" || err != nil {
+		return "", "", off, err
 	}
 	err = m.cfg.Guard.Do(ctx, t.Host, "bmc-account-password", m.cfg.MutationTimeout, func(ctx context.Context) error {
 		return x.setUser(ctx, t.Username, t.Password, slot, user, pw, isNew)

@@ -224,11 +224,8 @@ func (m *Manager) rotate(ctx context.Context, t Target, epoch uint64) (user, pw,
 	if err != nil {
 		return "", "", "", err
 	}
-	if _, err := m.cfg.Store.PutBMCAccount(ctx, t.Host, wire.BMCAccountWrite{Epoch: epoch, Op: wire.BMCAccountOpPending, Username: user, Password: pw}); err != nil {
-		return "", "", "", fmt.Errorf("recording host %s's pending BMC password: %w", t.Host, err)
-	}
-	if err := m.step(t.Host, StepPending); err != nil {
-		return "", "", "", err
+	if off, err := m.recordPending(ctx, t.Host, epoch, user, pw); off != "" || err != nil {
+		return "", "", off, err
 	}
 	if off, err := m.setAtBMC(ctx, r, svc, t, user, pw); err != nil || off != "" {
 		if off != "" {
@@ -373,4 +370,25 @@ func (m *Manager) settled(h *hostAcct, epoch uint64) bool {
 		return false
 	}
 	return h.off != "" || m.cfg.MaxAge <= 0 || m.cfg.Now().Sub(h.at) < m.cfg.MaxAge
+}
+
+// recordPending records pw as host's pending password under epoch. A
+// coordinator that cannot record it (an older version, or a cluster
+// whose voters are not all upgraded) leaves the fence at the BMC off for
+// now: off says why, and nothing was asked of the BMC.
+func (m *Manager) recordPending(ctx context.Context, host string, epoch uint64, user, pw string) (off string, err error) {
+	_, err = m.cfg.Store.PutBMCAccount(ctx, host, wire.BMCAccountWrite{Epoch: epoch, Op: wire.BMCAccountOpPending, Username: user, Password: pw})
+	// 404: a coordinator without the route (or the host is gone: nothing
+	// to fence then either); 405 likewise; upgrade_required: a voter
+	// does not apply the command yet.
+	if e, ok := client.AsError(err); ok && (e.Code == wire.CodeUpgradeRequired || e.Status == http.StatusNotFound ||
+		e.Status == http.StatusMethodNotAllowed) {
+		why := "the coordinator cannot record BMC accounts yet (" + err.Error() + "): upgrade every member; the operator's credentials are used meanwhile"
+		m.cfg.Logger.Warn("the fence at the BMC is off for this host", "host", host, "reason", why)
+		return why, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("recording host %s's pending BMC password: %w", host, err)
+	}
+	return "", m.step(host, StepPending)
 }

@@ -174,7 +174,11 @@ func (b *bmc) checkLogin(user, password string, now time.Time) bool {
 	ok := subtle.ConstantTimeCompare([]byte(password), []byte(a.password)) == 1
 	if !ok {
 		a.failures++
-		if pol.LockoutThreshold > 0 && a.failures >= pol.LockoutThreshold {
+		// The first administrator (the operator's account every BMC
+		// starts with) is never locked out, as on BMCs whose built-in
+		// administrator is exempt: a client's wrong password costs it a
+		// refusal, not the BMC.
+		if pol.LockoutThreshold > 0 && a.failures >= pol.LockoutThreshold && a != b.accts[0] {
 			a.locked = now
 		}
 		return false
