@@ -34,6 +34,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/shared/client"
 	"github.com/rackfence/rackfence/shared/wire"
@@ -80,6 +82,9 @@ type Config struct {
 	// time.Now).
 	MaxAge time.Duration
 	Now    func() time.Time
+	// Registerer receives rackfence_agent_bmc_account_rotations_total
+	// (nil: not registered).
+	Registerer prometheus.Registerer
 	// Step, when set, is called after each protocol step; an error
 	// stops the protocol there (tests kill the agent at each step).
 	Step func(host, step string) error
@@ -88,6 +93,7 @@ type Config struct {
 // Manager hands out the credentials every BMC call of a host uses.
 type Manager struct {
 	cfg Config
+	met *metrics
 	mu  sync.Mutex
 	m   map[string]*hostAcct
 }
@@ -120,7 +126,7 @@ func New(cfg Config) *Manager {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Manager{cfg: cfg, m: map[string]*hostAcct{}}
+	return &Manager{cfg: cfg, m: map[string]*hostAcct{}, met: newMetrics(cfg.Registerer)}
 }
 
 // Target is a host's BMC as the operator gave it.
@@ -155,8 +161,14 @@ func (m *Manager) Credentials(ctx context.Context, t Target, epoch uint64) (user
 		return h.user, h.pw, "", nil
 	}
 	user, password, off, err = m.rotate(ctx, t, epoch)
-	if err != nil {
+	switch {
+	case err != nil:
+		m.met.count(resultError)
 		return "", "", "", err
+	case off != "":
+		m.met.count(resultOff)
+	default:
+		m.met.count(resultRotated)
 	}
 	h.epoch, h.user, h.pw, h.off, h.at = epoch, user, password, off, m.cfg.Now()
 	if off != "" {

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/coordinator/coordtest"
 	"github.com/rackfence/rackfence/shared/client"
@@ -158,6 +160,9 @@ func TestRotateOnTakeover(t *testing.T) {
 	// Same epoch: no new rotation.
 	if _, pw, _, _ := b.Credentials(ctx, r.target(), r.epoch); pw != pwB {
 		t.Error("a second call under the same epoch rotated again")
+	}
+	if n := testutil.ToFloat64(b.met.rotations.WithLabelValues(resultRotated)); n != 1 {
+		t.Errorf("rackfence_agent_bmc_account_rotations_total{result=rotated} = %v, want 1", n)
 	}
 	r.noLockout()
 }

@@ -98,7 +98,7 @@ func serve(ctx context.Context, o *Config, log *slog.Logger) error {
 
 	var accts *bmcaccount.Manager
 	if o.bmcAccountRotation {
-		accts = bmcaccount.New(bmcaccount.Config{Store: c, Guard: g, Username: o.bmcAccountUsername, Role: o.bmcAccountRole, MaxAge: o.bmcAccountMaxAge,
+		accts = bmcaccount.New(bmcaccount.Config{Store: c, Guard: g, Username: o.bmcAccountUsername, Role: o.bmcAccountRole, MaxAge: o.bmcAccountMaxAge, Registerer: metrics.Registry(),
 			Timeout: o.bmcTimeout, MutationTimeout: o.mutationTimeout, Logger: log,
 			UserAgent: bmc.AgentUserAgent(version.Version, o.agentID, o.rack, holder)})
 	}
