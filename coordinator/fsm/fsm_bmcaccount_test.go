@@ -63,6 +63,12 @@ func TestBMCAccountRotationFenced(t *testing.T) {
 	if r, ok := g.BMCAccount("h1"); !ok || r.BMC == nil || r.BMC.Pending == nil || r.BMC.PendingEpoch != l2.Epoch {
 		t.Fatalf("restored: %+v", r)
 	}
+	// A re-seal (secrets reencrypt) swaps the current password only.
+	cur, _ := h.f.BMCAccount("h1")
+	h.ok(ResealCredentialsCmd{Name: BMCAccountRecord("h1"), Index: cur.Index, Sealed: *sealedPW("resealed")})
+	if got, _ := h.f.BMCAccount("h1"); got.BMC == nil || got.BMC.Pending == nil || got.BMC.PendingEpoch != l2.Epoch || string(got.Sealed.Ciphertext) != "ct-resealed" {
+		t.Fatalf("a re-seal lost the BMC account's state: %+v %+v", got, got.BMC)
+	}
 	// Off is recorded with its reason, once as an event.
 	off := BMCAccountCmd{Rack: "r1", Name: "h1", Epoch: l2.Epoch, Op: wire.BMCAccountOpOff, Reason: "no free account slot", Time: at}
 	h.ok(off)

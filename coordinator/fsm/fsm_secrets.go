@@ -33,7 +33,7 @@ func (f *FSM) applyResealCredentials(t *tx, c ResealCredentialsCmd) (any, error)
 		return nil, conflict("credentials %s changed (index %d, read at %d) during the re-encryption; the new write is already sealed under the primary key", c.Name, r.Index, c.Index)
 	}
 	s := c.Sealed
-	rec := credRec{Username: r.Username, Sealed: &s, Index: t.index, DataKeys: r.DataKeys, Data: r.Data}
+	rec := credRec{Username: r.Username, Sealed: &s, Index: t.index, DataKeys: r.DataKeys, Data: r.Data, BMC: r.BMC, Pending: r.Pending}
 	if c.Data != nil {
 		d := *c.Data
 		rec.Data = &d
