@@ -77,6 +77,13 @@ func TestBMCAccountRotationFenced(t *testing.T) {
 	if got := len(events(t, h.f)); got != n {
 		t.Errorf("the same off twice wrote %d events", got-n)
 	}
+	// A removed host's record goes with it.
+	h.ok(PutHostCmd{Host: host("h2", "r1")})
+	h.ok(BMCAccountCmd{Rack: "r1", Name: "h2", Epoch: l2.Epoch, Op: wire.BMCAccountOpPending, Username: "rackfence-default", Sealed: sealedPW("h2"), Time: at})
+	h.ok(DeleteHostCmd{Name: "h2"})
+	if _, ok := h.f.BMCAccount("h2"); ok {
+		t.Fatal("the BMC account record outlived its host")
+	}
 }
 
 func events(t *testing.T, f *FSM) []wire.Event {
