@@ -90,7 +90,7 @@ func newStore(cfg Config) *Store {
 	s.timers = newLeaseTimers(s)
 	s.divergence = newDivergence()
 	s.logw = newLogWrites(cfg.DataDir, s.log)
-	o := fsm.Options{OnLease: s.timers.changed, OnStop: s.stopApplying, HashEvery: cfg.HashEvery, Commands: cfg.TestOnlyCommands}
+	o := fsm.Options{OnLease: s.timers.changed, OnStop: s.stopApplying, HashEvery: cfg.HashEvery, Commands: cfg.commands}
 	if cfg.Metrics != nil {
 		o.OnApply = cfg.Metrics.observeApply
 	}

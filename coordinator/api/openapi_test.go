@@ -14,6 +14,7 @@ import (
 	"github.com/rackfence/rackfence/coordinator"
 	"github.com/rackfence/rackfence/internal/pki"
 	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/coordtest/member"
 	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
@@ -341,7 +342,7 @@ func TestOpenAPIResponses(t *testing.T) {
 	// Certificates need a member holding the CA: a second one-member
 	// cluster whose API knows a CA (over plain HTTP here; the process-level
 	// tests run the HTTPS listener). Its status reports TLS enabled.
-	tn := startNodeWith(t, "n1", "127.0.0.1", t.TempDir(), true, 0, 0, func(c *Config) {
+	tn := startNode(t, member.Config{ID: "n1", IP: "127.0.0.1", Dir: t.TempDir(), Bootstrap: true}, func(c *Config) {
 		ca, err := pki.NewCA("rackfence test CA", time.Hour)
 		if err != nil {
 			t.Fatal(err)
