@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/agent/guard"
-	"github.com/rackfence/rackfence/testkit/coordtest"
 	"github.com/rackfence/rackfence/shared/fence"
 	"github.com/rackfence/rackfence/shared/wire"
 	"github.com/rackfence/rackfence/testkit/bmcsim"
+	"github.com/rackfence/rackfence/testkit/coordtest"
 )
 
 // BenchmarkTakeoverRotation100: a rack of 100 hosts behind BMCs answering

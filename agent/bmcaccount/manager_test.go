@@ -11,11 +11,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/rackfence/rackfence/agent/guard"
-	"github.com/rackfence/rackfence/testkit/coordtest"
 	"github.com/rackfence/rackfence/shared/client"
 	"github.com/rackfence/rackfence/shared/fence"
 	"github.com/rackfence/rackfence/shared/wire"
 	"github.com/rackfence/rackfence/testkit/bmcsim"
+	"github.com/rackfence/rackfence/testkit/coordtest"
 	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
