@@ -34,6 +34,9 @@ func (s *session) runAction(name string, h wire.Host, st *wire.HostStatus, act h
 	}
 	if h.BMC.Credentials != "" {
 		u, p, err := s.a.creds.get(ctx, h.BMC.Credentials)
+		if err == nil {
+			u, p, err = s.tierCredentials(ctx, h, u, p)
+		}
 		if err != nil {
 			out.Err, out.Message = classify(err), err.Error()
 			return out
@@ -108,6 +111,7 @@ func (s *session) runAction(name string, h wire.Host, st *wire.HostStatus, act h
 		out.Message = err.Error()
 		if out.Err == hoststate.ErrClassAuth && h.BMC.Credentials != "" {
 			s.a.creds.forget(h.BMC.Credentials)
+			s.forgetTierCredentials(h.Name)
 		}
 		s.log.Debug("action failed", "host", name, "action", act, "class", out.Err, "err", out.Message)
 	}

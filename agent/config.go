@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/rackfence/rackfence/agent/bmcaccount"
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/hoststate"
 	"github.com/rackfence/rackfence/agent/provisioner"
@@ -100,6 +101,10 @@ type Config struct {
 	// Guard is the mutation guard every mutating call goes through; the
 	// agent blocks and unblocks hosts on it.
 	Guard *guard.Guard
+	// BMCAccounts, when set, hands every host's BMC calls the tier's own
+	// account, rotated when the lease moves (agent/bmcaccount); nil: the
+	// operator's credentials, as the host names them.
+	BMCAccounts *bmcaccount.Manager
 	// Provisioner drives the hosts (direct or ironic).
 	Provisioner provisioner.Provisioner
 	// StateMachine holds the host state machine's tunables (zero value =

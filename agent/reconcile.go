@@ -102,6 +102,9 @@ func (s *session) reconcile(name string) {
 			result = "removed"
 			return
 		}
+		if !d.Blocked {
+			s.rotateOnTakeover(h)
+		}
 		if d.Action == hoststate.ActionNone || s.stopping.Load() ||
 			(inProgress && last != nil && last.Action == d.Action) {
 			s.requeue(name, d.RequeueAfter)

@@ -134,11 +134,15 @@ func checkKeys(f *fsm.FSM, keys *seal.Keyring) error {
 	creds, _ := f.AllCredentials()
 	for _, c := range creds {
 		name := c.Name
+		var pending *seal.Sealed
+		if c.BMC != nil {
+			pending = c.BMC.Pending // a BMC account's pending password
+		}
 		for _, v := range []struct {
 			what string
 			s    *seal.Sealed
 			aad  []byte
-		}{{"", c.Sealed, credentialsAAD(name)}, {" (data)", c.Data, credentialsDataAAD(name)}} {
+		}{{"", c.Sealed, credentialsAAD(name)}, {" (data)", c.Data, credentialsDataAAD(name)}, {" (pending password)", pending, credentialsAAD(name)}} {
 			if v.s == nil {
 				continue
 			}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/rackfence/rackfence/coordinator/fsm"
 	"github.com/rackfence/rackfence/shared/wire"
 )
 
@@ -95,6 +96,9 @@ func (s *Server) listCredentials(c echo.Context) error {
 		all, idx := s.state.AllCredentials()
 		items := make([]wire.Credentials, 0, len(all))
 		for _, cr := range all {
+			if fsm.IsBMCAccountRecord(cr.Name) {
+				continue // GET /v1/hosts/{name}/bmc-account shows these
+			}
 			items = append(items, wire.Credentials{Name: cr.Name, Username: cr.Username, DataKeys: cr.DataKeys})
 		}
 		return items, idx, nil

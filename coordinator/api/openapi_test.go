@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -251,6 +252,31 @@ func TestOpenAPIResponses(t *testing.T) {
 	must(t, 400, "POST", u+"/v1/hosts/h1/task", agent, wire.BMCTaskRequest{Epoch: l.Epoch}, nil)
 	must(t, 200, "DELETE", u+"/v1/hosts/h1/task", agent, wire.BMCTaskEnd{Epoch: l.Epoch, Outcome: wire.BMCTaskSucceeded}, nil)
 	must(t, 404, "DELETE", u+"/v1/hosts/h1/task", agent, wire.BMCTaskEnd{Epoch: l.Epoch, Outcome: wire.BMCTaskSucceeded}, nil)
+	// The tier's BMC account: the holder records a pending password,
+	// reveals it under its epoch only, confirms it; no GET or list shows it.
+	must(t, 404, "GET", u+"/v1/hosts/h1/bmc-account", viewer, nil, nil)
+	must(t, 400, "PUT", u+"/v1/hosts/h1/bmc-account", agent, wire.BMCAccountWrite{Epoch: l.Epoch, Op: "rotate"}, nil)
+	must(t, 403, "PUT", u+"/v1/hosts/h1/bmc-account", admin, wire.BMCAccountWrite{Epoch: l.Epoch, Op: wire.BMCAccountOpConfirm}, nil)
+	must(t, 409, "PUT", u+"/v1/hosts/h1/bmc-account", agent, wire.BMCAccountWrite{Epoch: stale.Epoch, Op: wire.BMCAccountOpPending, Username: "rackfence", Password: "Api-pass-1"}, nil)
+	must(t, 200, "PUT", u+"/v1/hosts/h1/bmc-account", agent, wire.BMCAccountWrite{Epoch: l.Epoch, Op: wire.BMCAccountOpPending, Username: "rackfence", Password: "Api-pass-1"}, nil)
+	var acct wire.BMCAccount
+	must(t, 200, "GET", u+"/v1/hosts/h1/bmc-account?reveal=true&epoch="+strconv.FormatUint(l.Epoch, 10), agent, nil, &acct)
+	if acct.PendingPassword != "Api-pass-1" || acct.State != wire.BMCAccountPending {
+		t.Errorf("revealed BMC account: %v", acct)
+	}
+	must(t, 409, "GET", u+"/v1/hosts/h1/bmc-account?reveal=true&epoch="+strconv.FormatUint(stale.Epoch, 10), agent, nil, nil)
+	must(t, 400, "GET", u+"/v1/hosts/h1/bmc-account?reveal=true", agent, nil, nil)
+	must(t, 403, "GET", u+"/v1/hosts/h1/bmc-account?reveal=true", viewer, nil, nil)
+	must(t, 200, "PUT", u+"/v1/hosts/h1/bmc-account", agent, wire.BMCAccountWrite{Epoch: l.Epoch, Op: wire.BMCAccountOpConfirm}, nil)
+	for _, p := range []string{"/v1/hosts/h1/bmc-account", "/v1/credentials", "/v1/hosts/h1", "/v1/hosts/h1/events"} {
+		if b := must(t, 200, "GET", u+p, viewer, nil, nil); bytes.Contains(b, []byte("Api-pass-1")) || bytes.Contains(b, []byte("bmc/h1")) {
+			t.Errorf("GET %s shows the BMC account's password or record: %s", p, b)
+		}
+	}
+	must(t, 200, "GET", u+"/v1/hosts/h1/bmc-account?reveal=true", admin, nil, &acct)
+	if acct.Password != "Api-pass-1" || acct.State != wire.BMCAccountConfirmed {
+		t.Errorf("admin reveal after confirm: %v", acct)
+	}
 	must(t, 200, "POST", u+"/v1/hosts/h1/intents/resume", op, nil, nil)
 	must(t, 200, "GET", u+"/v1/hosts/h1/events", viewer, nil, nil)
 	// The fleet as /metrics shows it (deploy/prometheus/ alerts on these).

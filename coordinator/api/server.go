@@ -241,6 +241,8 @@ func (s *Server) routes() {
 	v1.POST("/hosts/:name/task", s.postTask)
 	v1.DELETE("/hosts/:name/task", s.deleteTask)
 	v1.POST("/hosts/:name/pivot", s.pivotHost)
+	v1.GET("/hosts/:name/bmc-account", s.getBMCAccount)
+	v1.PUT("/hosts/:name/bmc-account", s.putBMCAccount)
 	v1.GET("/credentials", s.listCredentials)
 	v1.GET("/credentials/:name", s.getCredentials)
 	v1.PUT("/credentials/:name", s.putCredentials)

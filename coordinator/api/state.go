@@ -47,6 +47,8 @@ type State interface {
 	Credentials(name string) (fsm.StoredCredentials, bool)
 	// AllCredentials lists every credentials record.
 	AllCredentials() ([]fsm.NamedCredentials, uint64)
+	// BMCAccount is a host's BMC account record (fsm_bmcaccount.go).
+	BMCAccount(host string) (fsm.StoredCredentials, bool)
 	// RackUsesCredentials reports whether a host of rack names the
 	// credentials (as its BMC's or as the record of its user or network data).
 	RackUsesCredentials(rack, cred string) bool

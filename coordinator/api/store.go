@@ -8,6 +8,7 @@ import (
 
 	"github.com/rackfence/rackfence/coordinator"
 	"github.com/rackfence/rackfence/coordinator/fsm"
+	"github.com/rackfence/rackfence/shared/seal"
 	"github.com/rackfence/rackfence/shared/wire"
 )
 
@@ -75,6 +76,10 @@ type Store interface {
 	SealCredentialsData(name, username, password string, data map[string]string) (fsm.PutSealedCredentialsCmd, error)
 	// RevealData opens a stored data map (nil when the record has none).
 	RevealData(name string, c fsm.StoredCredentials) (map[string]string, error)
+	// SealBMCPassword and RevealBMCAccount seal and open the passwords of
+	// a host's BMC account record (secrets_bmcaccount.go).
+	SealBMCPassword(host, password string) (*seal.Sealed, error)
+	RevealBMCAccount(host string, c fsm.StoredCredentials) (current, pending string, err error)
 	// SecretsStatus lists this member's keys and what each seals.
 	SecretsStatus() wire.SecretsStatus
 	// Reencrypt re-seals every credential under the primary key.

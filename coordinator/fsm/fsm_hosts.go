@@ -78,6 +78,7 @@ func (f *FSM) putHost(t *tx, h *hostRec) {
 // removeHost deletes a host record and leaves a tombstone for watchers.
 func (f *FSM) removeHost(t *tx, h *hostRec) {
 	delete(f.s.Hosts, h.Name)
+	delete(f.s.Creds, BMCAccountRecord(h.Name)) // its BMC account's record goes with it
 	r := f.s.rack(h.Rack)
 	delete(r.Hosts, h.Name)
 	r.Tombs = append(r.Tombs, tombstone{Name: h.Name, Index: t.index})

@@ -33,7 +33,7 @@ func (f *FSM) applyResealCredentials(t *tx, c ResealCredentialsCmd) (any, error)
 		return nil, conflict("credentials %s changed (index %d, read at %d) during the re-encryption; the new write is already sealed under the primary key", c.Name, r.Index, c.Index)
 	}
 	s := c.Sealed
-	rec := credRec{Username: r.Username, Sealed: &s, Index: t.index, DataKeys: r.DataKeys, Data: r.Data}
+	rec := credRec{Username: r.Username, Sealed: &s, Index: t.index, DataKeys: r.DataKeys, Data: r.Data, BMC: r.BMC, Pending: r.Pending}
 	if c.Data != nil {
 		d := *c.Data
 		rec.Data = &d
@@ -56,11 +56,18 @@ type StoredCredentials struct {
 	// when the record holds no data.
 	DataKeys []string
 	Data     *seal.Sealed
+	// BMC is set on a BMC account record (nil on the operator's records).
+	BMC *BMCAccountInfo
 }
 
 func (r credRec) stored() StoredCredentials {
-	return StoredCredentials{Username: r.Username, Sealed: r.Sealed, Plaintext: r.Password, Index: r.Index,
+	s := StoredCredentials{Username: r.Username, Sealed: r.Sealed, Plaintext: r.Password, Index: r.Index,
 		DataKeys: slices.Clone(r.DataKeys), Data: r.Data}
+	if b := r.BMC; b != nil {
+		s.BMC = &BMCAccountInfo{State: b.State, Epoch: b.Epoch, PendingEpoch: b.PendingEpoch, Reason: b.Reason,
+			RotatedAt: b.RotatedAt, Pending: r.Pending}
+	}
+	return s
 }
 
 // Credentials returns a stored credentials record.

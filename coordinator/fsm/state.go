@@ -57,6 +57,10 @@ type credRec struct {
 	// password. Both absent in a record without data.
 	DataKeys []string     `json:"dataKeys,omitempty"`
 	Data     *seal.Sealed `json:"data,omitempty"`
+	// A BMC account record (fsm_bmcaccount.go): its clear state and the
+	// sealed pending password beside the current one (Sealed).
+	BMC     *bmcAcct     `json:"bmc,omitempty"`
+	Pending *seal.Sealed `json:"pending,omitempty"`
 }
 
 // TokenInfo is what a token grants, and its lifecycle. ID is public (the

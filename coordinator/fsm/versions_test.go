@@ -65,6 +65,7 @@ var cmdTypeByName = map[string]CmdType{
 	"CmdCompressed": CmdCompressed,
 	"CmdRackStatus": CmdRackStatus,
 	"CmdBMCTask":    CmdBMCTask,
+	"CmdBMCAccount": CmdBMCAccount,
 }
 
 // TestCommandTableCoversEveryCommand: every command this binary writes is
@@ -75,7 +76,7 @@ func TestCommandTableCoversEveryCommand(t *testing.T) {
 		LeaseAcquireCmd{}, LeaseRenewCmd{}, LeaseReleaseCmd{}, LeaseExpireCmd{}, PutCredentialsCmd{}, PutTokenCmd{},
 		SetMemberCmd{}, RemoveMemberCmd{}, NoopCmd{}, SetPivotedCmd{}, RevokeTokenCmd{}, TouchTokensCmd{},
 		PutSealedCredentialsCmd{}, ResealCredentialsCmd{}, PutOperationIntentCmd{}, DeleteOperationIntentCmd{},
-		RackStatusCmd{}, BMCTaskCmd{}}
+		RackStatusCmd{}, BMCTaskCmd{}, BMCAccountCmd{}}
 	for _, c := range all {
 		b, err := Encode(c)
 		if err != nil {

@@ -17,10 +17,13 @@ type AuditLine struct {
 	Port      int    `json:"port"`
 	Remote    string `json:"remote"`
 	UserAgent string `json:"userAgent"`
-	Method    string `json:"method"`
-	Path      string `json:"path"`
-	Body      string `json:"body"`   // compact JSON, at most 512 bytes
-	Status    int    `json:"status"` // what the BMC answered
+	// User is the account the request was authenticated as ("" when it
+	// was refused 401: no valid credentials or session).
+	User   string `json:"user,omitempty"`
+	Method string `json:"method"`
+	Path   string `json:"path"`
+	Body   string `json:"body"`   // compact JSON, at most 512 bytes
+	Status int    `json:"status"` // what the BMC answered
 	// Task is the task this request started (202 Accepted), e.g. a
 	// SimpleUpdate's; UpdateRunning the firmware update task that was
 	// running when the request arrived (a power change during a flash).
@@ -49,12 +52,15 @@ func (s *Sim) auditCall(b *bmc, r *http.Request, arrived time.Time, body []byte,
 	if s.audit == nil {
 		return
 	}
+	if isAccountPath(r.URL.Path) {
+		body = redactPasswords(body)
+	}
 	if strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/") {
 		body = []byte("(multipart, " + strconv.Itoa(len(body)) + " bytes)")
 	}
 	_ = s.audit.Append(AuditLine{ // a write error is dropped: the sim answers regardless
 		Time: arrived.UTC().Format(time.RFC3339Nano), Port: b.port, Remote: r.RemoteAddr,
-		UserAgent: r.UserAgent(), Method: r.Method, Path: r.URL.Path, Body: summarize(body), Status: rec.code(),
+		UserAgent: r.UserAgent(), User: rec.user, Method: r.Method, Path: r.URL.Path, Body: summarize(body), Status: rec.code(),
 		Task: rec.task, UpdateRunning: rec.during,
 	})
 }

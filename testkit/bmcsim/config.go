@@ -80,6 +80,9 @@ type Config struct {
 	// Knobs are every BMC's day-two knobs at start (speed of simulated
 	// time, update outcome, faults); see Knobs and DESIGN.md ("Day two").
 	Knobs Knobs
+	// Accounts is every BMC's account policy (slots, password rules,
+	// lockout); nil: the profile's (accounts.go, DESIGN.md "Accounts").
+	Accounts *AccountPolicy
 }
 
 // Fault modes for PUT /sim/fault and Sim.SetFault.

@@ -34,10 +34,17 @@ func (s *Sim) get(w http.ResponseWriter, b *bmc, pth string) {
 	}
 	w.Header().Set("Allow", r.allow)
 	if r.static != nil {
+		if pth == v1 {
+			writeBytes(w, http.StatusOK, rootWithAccounts(r.static), "")
+			return
+		}
 		writeBytes(w, http.StatusOK, r.static, "")
 		return
 	}
 	d := b.vars.copyMap(r.tree)
+	if pth == v1 {
+		d["AccountService"] = doc{"@odata.id": accountService}
+	}
 	b.mu.Lock()
 	tag := b.overlay(r, d)
 	b.mu.Unlock()
@@ -133,16 +140,18 @@ func connectedVia(inserted bool) string {
 func (s *Sim) getSession(w http.ResponseWriter, b *bmc, pth string) {
 	id := strings.TrimPrefix(pth, b.prof.sessions+"/")
 	b.mu.Lock()
-	found := false
+	found, user := false, ""
 	for _, x := range b.sessions {
-		found = found || x.id == id
+		if x.id == id {
+			found, user = true, x.user
+		}
 	}
 	b.mu.Unlock()
 	if !found {
 		writeError(w, http.StatusNotFound, "Base.1.0.ResourceMissingAtURI", "no resource at "+pth)
 		return
 	}
-	writeJSON(w, http.StatusOK, doc{"@odata.id": pth, "@odata.type": "#Session.v1_0_0.Session", "Id": id, "Name": "User Session"}, "")
+	writeJSON(w, http.StatusOK, doc{"@odata.id": pth, "@odata.type": "#Session.v1_0_0.Session", "Id": id, "Name": "User Session", "UserName": user}, "")
 }
 
 // copyMap copies a document, substituting placeholders; frozen subtrees

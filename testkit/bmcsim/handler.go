@@ -3,7 +3,6 @@ package bmcsim
 import (
 	"bufio"
 	crand "crypto/rand"
-	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"io"
@@ -95,6 +94,8 @@ type statusWriter struct {
 	// task is the task the request started, during the update task
 	// running when it arrived (AuditLine.Task, AuditLine.UpdateRunning).
 	task, during string
+	// user is the account the request was authenticated as.
+	user string
 }
 
 // noteTask records, for the audit line, the task a request started.
@@ -185,10 +186,12 @@ func (s *Sim) serveSim(w http.ResponseWriter, r *http.Request, b *bmc, path stri
 		writeJSON(w, http.StatusOK, b.state(), "")
 	case path == "/sim/fault" && r.Method == http.MethodGet:
 		writeJSON(w, http.StatusOK, map[string]string{"mode": b.state().Fault}, "")
+	case path == "/sim/accounts":
+		s.serveSimAccounts(w, r, b)
 	case path == "/sim/knobs" && (r.Method == http.MethodGet || r.Method == http.MethodPut || r.Method == http.MethodPost):
 		s.serveKnobs(w, r, b)
 	default:
-		http.Error(w, "simulator control: GET /sim/state, PUT /sim/fault, GET or PUT /sim/knobs", http.StatusNotFound)
+		http.Error(w, "simulator control: GET /sim/state, PUT /sim/fault, GET or PUT /sim/knobs, GET or PUT /sim/accounts", http.StatusNotFound)
 	}
 }
 
@@ -200,26 +203,21 @@ func validFault(m string) bool {
 	return false
 }
 
-// authorized checks X-Auth-Token against the BMC's sessions, or basic auth.
-func (s *Sim) authorized(r *http.Request, b *bmc) bool {
+// authorized checks X-Auth-Token against the BMC's sessions, or basic auth
+// against its account table; it returns the account the request acts as.
+func (s *Sim) authorized(r *http.Request, b *bmc) (string, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.fault == FaultRefuseAuth {
-		return false
+		return "", false
 	}
 	if tok := r.Header.Get("X-Auth-Token"); tok != "" {
 		return b.sessionByToken(tok)
 	}
 	if u, p, ok := r.BasicAuth(); ok {
-		return s.credentialsOK(u, p)
+		return u, b.checkLogin(u, p, time.Now())
 	}
-	return false
-}
-
-func (s *Sim) credentialsOK(u, p string) bool {
-	uok := subtle.ConstantTimeCompare([]byte(u), []byte(s.cfg.Username)) == 1
-	pok := subtle.ConstantTimeCompare([]byte(p), []byte(s.cfg.Password)) == 1
-	return uok && pok
+	return "", false
 }
 
 func (s *Sim) serveRedfish(w http.ResponseWriter, r *http.Request, b *bmc, path string, body []byte) {
@@ -240,13 +238,24 @@ func (s *Sim) serveRedfish(w http.ResponseWriter, r *http.Request, b *bmc, path 
 		writeError(w, http.StatusNotFound, "Base.1.0.ResourceMissingAtURI", "no session service on this BMC: use HTTP Basic authentication")
 		return
 	}
-	if !s.authorized(r, b) {
+	user, ok := s.authorized(r, b)
+	if !ok {
 		w.Header().Set("WWW-Authenticate", `Basic realm="bmcsim"`)
 		how := "use HTTP Basic authentication"
 		if b.prof.sessions != "" {
 			how = "log in first (POST " + b.prof.sessions + ") or use HTTP Basic authentication"
 		}
 		writeError(w, http.StatusUnauthorized, "Base.1.0.NoValidSession", how)
+		return
+	}
+	if sw, ok := w.(*statusWriter); ok {
+		sw.user = user
+	}
+	if isAccountPath(path) {
+		s.serveAccounts(w, r, b, path, user, body)
+		return
+	}
+	if s.refuseByRole(w, r, b, path, user) {
 		return
 	}
 	if s.serveTask(w, r, b, path) {
@@ -270,16 +279,16 @@ func (s *Sim) login(w http.ResponseWriter, b *bmc, body []byte) {
 		return
 	}
 	b.mu.Lock()
-	refuse := b.fault == FaultRefuseAuth
+	refuse := b.fault == FaultRefuseAuth || !b.checkLogin(req.UserName, req.Password, time.Now())
 	b.mu.Unlock()
-	if refuse || !s.credentialsOK(req.UserName, req.Password) {
+	if refuse {
 		writeError(w, http.StatusUnauthorized, "Base.1.0.InsufficientPrivilege", "wrong user name or password")
 		return
 	}
 	var raw [16]byte
 	_, _ = crand.Read(raw[:])
 	b.mu.Lock()
-	sess := b.addSession(s.cfg.MaxSessions, hex.EncodeToString(raw[:]))
+	sess := b.addSession(s.cfg.MaxSessions, hex.EncodeToString(raw[:]), req.UserName)
 	b.logins++
 	b.mu.Unlock()
 	loc := b.prof.sessions + "/" + sess.id

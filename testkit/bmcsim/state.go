@@ -146,6 +146,11 @@ type bmc struct {
 	vols        []*volume
 	nextVol     int
 	erased      []int // per profile drive: completed secure erases
+
+	// The account table (accounts.go), filled on first use; acctPol
+	// overrides the policy (Sim.SetAccountPolicy, PUT /sim/accounts).
+	accts   []*account
+	acctPol *AccountPolicy
 }
 
 // sysState is one system's state; gen is its ETag, bumped on every change.
@@ -170,6 +175,7 @@ type mediaState struct {
 type session struct {
 	id    string
 	token string
+	user  string // the account that logged in
 }
 
 func newBMC(i, port int, p *profile, prefix [4]byte, on bool) *bmc {
@@ -276,9 +282,9 @@ func (b *bmc) setFault(mode string) {
 }
 
 // addSession stores a new session and returns it. b.mu held.
-func (b *bmc) addSession(max int, token string) session {
+func (b *bmc) addSession(max int, token, user string) session {
 	b.nextSess++
-	s := session{id: strconv.Itoa(b.nextSess), token: token}
+	s := session{id: strconv.Itoa(b.nextSess), token: token, user: user}
 	b.sessions = append(b.sessions, s)
 	if len(b.sessions) > max {
 		b.sessions = append(b.sessions[:0], b.sessions[len(b.sessions)-max:]...)
@@ -286,14 +292,17 @@ func (b *bmc) addSession(max int, token string) session {
 	return s
 }
 
-// sessionByToken reports whether token is a live session. b.mu held.
-func (b *bmc) sessionByToken(token string) bool {
+// sessionByToken returns the account of the live session token, and
+// whether there is one; a session of an account since disabled or
+// deleted is refused. b.mu held.
+func (b *bmc) sessionByToken(token string) (string, bool) {
 	for _, s := range b.sessions {
 		if s.token == token {
-			return true
+			a := b.accountNamed(s.user)
+			return s.user, a != nil && a.enabled
 		}
 	}
-	return false
+	return "", false
 }
 
 // dropSession removes session id. b.mu held.

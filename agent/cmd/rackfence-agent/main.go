@@ -18,6 +18,7 @@ import (
 	"github.com/rackfence/rackfence/agent"
 	"github.com/rackfence/rackfence/agent/artifact"
 	"github.com/rackfence/rackfence/agent/bmc"
+	"github.com/rackfence/rackfence/agent/bmcaccount"
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/hoststate"
 	"github.com/rackfence/rackfence/agent/provisioner"
@@ -95,8 +96,15 @@ func serve(ctx context.Context, o *Config, log *slog.Logger) error {
 	}
 	defer closeProv()
 
+	var accts *bmcaccount.Manager
+	if o.bmcAccountRotation {
+		accts = bmcaccount.New(bmcaccount.Config{Store: c, Guard: g, Username: o.bmcAccountUsername, Role: o.bmcAccountRole, MaxAge: o.bmcAccountMaxAge, Registerer: metrics.Registry(),
+			Timeout: o.bmcTimeout, MutationTimeout: o.mutationTimeout, Logger: log,
+			UserAgent: bmc.AgentUserAgent(version.Version, o.agentID, o.rack, holder)})
+	}
 	a, err := agent.New(agent.Config{
-		Client: c, Rack: o.rack, AgentID: o.agentID, Workers: o.workers, LeaseTTL: o.leaseTTL,
+		BMCAccounts: accts,
+		Client:      c, Rack: o.rack, AgentID: o.agentID, Workers: o.workers, LeaseTTL: o.leaseTTL,
 		StatusRefresh: o.statusRefresh, ShutdownGrace: o.shutdownGrace, StatusPerHost: o.statusPerHost,
 		WatchCoalesce: watchCoalesce(o.watchCoalesce),
 		Holder:        holder, Guard: g, Provisioner: prov, Metrics: metrics, Logger: log,

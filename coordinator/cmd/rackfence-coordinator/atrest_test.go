@@ -53,7 +53,7 @@ func TestNoPasswordAtRest(t *testing.T) {
 		"networkData": `{"links":[],"networks":[],"services":[],"x-note":"` + dataPW + `"}`}
 
 	simProc := testenv.Start(t, "bmcsim", testenv.Binary(t, "rackfence-bmcsim"), nil,
-		"--hosts", "2", "--base-port", "0", "--username", canary, "--password", goodPW)
+		"--hosts", "2", "--base-port", "0", "--username", canary, "--password", goodPW, "--audit", filepath.Join(dir, "bmc-audit.jsonl"))
 	sim := &rig.Sim{T: t, N: 2, Proc: simProc}
 	testenv.Eventually(t, 60*time.Second, "bmcsim serving", func() error {
 		if simProc.Exited() {
@@ -86,12 +86,27 @@ func TestNoPasswordAtRest(t *testing.T) {
 	h0.PreprovisioningNetworkData = &wire.SecretReference{Name: "atrest-data"}
 	c.Apply(h0)
 	c.Apply(h1)
-	agent := c.StartAgent("r1", "a1")
+	// The tier's own BMC account: its generated password is sealed on the
+	// coordinator too, and must not show up anywhere either.
+	agent := c.StartAgent("r1", "a1", "--bmc-account-rotation")
 	c.WaitHost("atrest-0", 90*time.Second, "available with the sealed password", rig.StateIs(wire.StateAvailable, ""))
 	c.WaitHost("atrest-1", 90*time.Second, "refused by the BMC", func(h *wire.Host) error {
 		if h.Status == nil || h.Status.ErrorType == "" {
 			return fmt.Errorf("no error yet")
 		}
+		return nil
+	})
+
+	var bmcPW string
+	testenv.Eventually(t, 60*time.Second, "the tier's BMC account rotated", func() error {
+		a, err := c.Admin.GetBMCAccount(ctx, "atrest-0", true, 0)
+		if err != nil {
+			return err
+		}
+		if a.State != wire.BMCAccountConfirmed || a.Password == "" {
+			return fmt.Errorf("BMC account %v", a)
+		}
+		bmcPW = a.Password
 		return nil
 	})
 
@@ -104,14 +119,18 @@ func TestNoPasswordAtRest(t *testing.T) {
 		"GET /v1/credentials":             func() (any, error) { return c.Admin.ListCredentials(ctx) },
 		"GET /v1/hosts/atrest-0":          func() (any, error) { return c.Admin.GetHost(ctx, "atrest-0") },
 		"GET /v1/audit":                   func() (any, error) { return c.Admin.Audit(ctx, 0) },
+		"GET /v1/hosts/atrest-0/events":   func() (any, error) { return c.Admin.Events(ctx, "atrest-0") },
+		"GET /v1/hosts/atrest-0/bmc-account": func() (any, error) {
+			return c.Admin.GetBMCAccount(ctx, "atrest-0", false, 0)
+		},
 	}
 	for what, read := range reads {
 		v, err := read()
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
-		if b, _ := json.Marshal(v); strings.Contains(string(b), dataPW) {
-			t.Errorf("%s shows a data value", what)
+		if b, _ := json.Marshal(v); strings.Contains(string(b), dataPW) || strings.Contains(string(b), bmcPW) {
+			t.Errorf("%s shows a data value or the BMC account's password", what)
 		}
 	}
 
@@ -201,7 +220,10 @@ func TestNoPasswordAtRest(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "guard-a1.jsonl")); err != nil {
 		t.Fatalf("the agent's audit file is not where the scan looks: %v", err)
 	}
-	for _, pw := range []string{goodPW, wrongPW, dataPW} {
+	if _, err := os.Stat(filepath.Join(dir, "bmc-audit.jsonl")); err != nil {
+		t.Fatalf("the BMC's audit file is not where the scan looks: %v", err)
+	}
+	for _, pw := range []string{goodPW, wrongPW, dataPW, bmcPW} {
 		hits, n, err := testenv.FindSecret(dir, []byte(pw))
 		if err != nil {
 			t.Fatal(err)
@@ -211,7 +233,8 @@ func TestNoPasswordAtRest(t *testing.T) {
 			t.Errorf("password found at rest: %s", h)
 		}
 		found += len(hits)
-		logs := map[string]string{"coordinator log (first run)": firstRun, "coordinator log (after restart)": secondRun, "agent log": agent.Output()}
+		logs := map[string]string{"coordinator log (first run)": firstRun, "coordinator log (after restart)": secondRun, "agent log": agent.Output(),
+			"bmcsim log": simProc.Output()}
 		for name, text := range logs {
 			for _, h := range testenv.FindSecretIn(name, []byte(text), []byte(pw)) {
 				t.Errorf("password found in a log: %s", h)
@@ -220,7 +243,7 @@ func TestNoPasswordAtRest(t *testing.T) {
 			scanned += int64(len(text))
 		}
 	}
-	t.Logf("password bytes found: %d (2 passwords and a data value × %d forms; %d files (data dir, agent audit file, tokens), %d snapshot(s), 3 process logs; %d bytes scanned incl. inflated gzip)",
+	t.Logf("password bytes found: %d (2 passwords, the BMC account's and a data value × %d forms; %d files (data dir, agent and BMC audit files, tokens), %d snapshot(s), 4 process logs (coordinator twice, agent, bmcsim); %d bytes scanned incl. inflated gzip)",
 		found, len(testenv.SecretForms([]byte(goodPW))), files, len(snaps), scanned)
 
 	// After the restart over loosened modes, everything is owner-only again.

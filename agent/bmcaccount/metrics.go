@@ -1,0 +1,29 @@
+package bmcaccount
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Results of a settling of a host's account, the label of
+// rackfence_agent_bmc_account_rotations_total.
+const (
+	resultRotated = "rotated" // a new password confirmed
+	resultOff     = "off"     // the fence at the BMC is off for the host
+	resultError   = "error"   // retried at the next look or action
+)
+
+// metrics counts rotations by result; nil-safe.
+type metrics struct{ rotations *prometheus.CounterVec }
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{rotations: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rackfence_agent_bmc_account_rotations_total",
+		Help: "Settlings of a host's BMC account by the lease holder (--bmc-account-rotation), by result: rotated, off (the fence at the BMC is off for the host), error (retried)."},
+		[]string{"result"})}
+	for _, r := range []string{resultRotated, resultOff, resultError} {
+		m.rotations.WithLabelValues(r)
+	}
+	if reg != nil {
+		reg.MustRegister(m.rotations)
+	}
+	return m
+}
+
+func (m *metrics) count(result string) { m.rotations.WithLabelValues(result).Inc() }

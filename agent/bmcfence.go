@@ -1,0 +1,74 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/rackfence/rackfence/agent/bmcaccount"
+	"github.com/rackfence/rackfence/agent/guard"
+	"github.com/rackfence/rackfence/agent/provisioner"
+	"github.com/rackfence/rackfence/shared/client"
+	"github.com/rackfence/rackfence/shared/wire"
+)
+
+// tierCredentials swaps the operator's credentials of a host for the
+// tier's own BMC account, rotated under the current epoch before the
+// host's first call of that epoch (Config.BMCAccounts; nil: the
+// operator's are used, as before). Where the fence at the BMC is off for
+// the host the operator's are kept and the reason is logged once per
+// epoch (the coordinator's record and the host's events say so too).
+func (s *session) tierCredentials(ctx context.Context, h wire.Host, user, password string) (string, string, error) {
+	m := s.a.cfg.BMCAccounts
+	if m == nil || s.a.cfg.Guard.Blocked(h.Name) {
+		// A detached or drained host keeps its account, but no agent
+		// rotates or uses it until it is attached again.
+		return user, password, nil
+	}
+	l, ok := s.a.cfg.Holder.Valid(0)
+	if !ok {
+		return "", "", fmt.Errorf("%w: host %s: the rack lease is no longer valid", guard.ErrFenced, h.Name)
+	}
+	u, p, _, err := m.Credentials(ctx, bmcaccount.Target{Host: h.Name, Address: h.BMC.Address,
+		Insecure: h.BMC.DisableCertificateVerification, Username: user, Password: password}, l.Epoch)
+	switch {
+	case err == nil:
+		return u, p, nil
+	case errors.Is(err, bmcaccount.ErrOperatorAuth):
+		return "", "", fmt.Errorf("%w: host %s: %v", provisioner.ErrAuth, h.Name, err)
+	case errors.Is(err, guard.ErrFenced), client.IsStaleEpoch(err):
+		return "", "", fmt.Errorf("%w: host %s: rotating the tier's BMC account: %v", guard.ErrFenced, h.Name, err)
+	default:
+		return "", "", fmt.Errorf("%w: host %s: rotating the tier's BMC account: %v", provisioner.ErrTransient, h.Name, err)
+	}
+}
+
+// forgetTierCredentials makes the next call of host read its BMC account
+// again (the BMC refused its password: changed by hand, or rotated by a
+// newer holder).
+func (s *session) forgetTierCredentials(host string) {
+	if m := s.a.cfg.BMCAccounts; m != nil {
+		m.Forget(host)
+	}
+}
+
+// rotateOnTakeover settles host's BMC account under this session's epoch
+// the first time the session looks at the host, whether or not an action
+// follows: a new holder must change the password before an older
+// holder's late request can reach the BMC, not only before its own first
+// change. A failure is logged; the next action tries again.
+func (s *session) rotateOnTakeover(h wire.Host) {
+	m := s.a.cfg.BMCAccounts
+	if m == nil || h.BMC.Credentials == "" || h.BMC.Address == "" || s.a.cfg.Guard.Blocked(h.Name) || m.Rotated(h.Name, s.lease.Epoch) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, s.a.cfg.ActionTimeout)
+	defer cancel()
+	u, p, err := s.a.creds.get(ctx, h.BMC.Credentials)
+	if err == nil {
+		_, _, err = s.tierCredentials(ctx, h, u, p)
+	}
+	if err != nil {
+		s.log.Warn("could not rotate the tier's BMC account on taking the rack over; retried before the host's next action", "host", h.Name, "err", err.Error())
+	}
+}
