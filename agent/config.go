@@ -26,9 +26,9 @@ const (
 	// DefaultLeaseTTL is the rack lease TTL asked for (the fence's default).
 	DefaultLeaseTTL = fence.DefaultTTL
 	// DefaultStatusRefresh is how often an unchanged status is written
-	// again so a stale agent is visible in lastUpdated. 5 min, not the
-	// 60 s it was: the lease renewal (every TTL/3) is what proves an agent
-	// alive, and at 60 s the touches were 6.7 of the 38 requests and Raft
+	// again so a stale agent is visible in lastUpdated. Minutes, not
+	// seconds: the lease renewal (every TTL/3) is what proves an agent
+	// alive, and at 60 s the touches are 6.7 of the 38 requests and Raft
 	// entries a second a coordinator of 10,000 hosts in 100 racks answers
 	// when nothing changes (docs/performance.md, "Fleet").
 	DefaultStatusRefresh = 5 * time.Minute

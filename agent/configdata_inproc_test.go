@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/agent/provisioner"
-	"github.com/rackfence/rackfence/agent/provisioner/fake"
 	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/provisioner/fake"
 )
 
 // recordingProv hands every call to the fake and keeps the last Host each

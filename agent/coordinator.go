@@ -10,7 +10,7 @@ import (
 // Coordinator is everything the agent asks of the coordinator's API. In
 // production it is a *client.Client (several member URLs, failover,
 // retries of 503); tests use the same client against an in-process
-// coordinator (coordinator/coordtest), or a hand-written fake for the
+// coordinator (testkit/coordtest), or a hand-written fake for the
 // faults a real coordinator cannot produce on demand.
 //
 // Errors must be what shared/client returns, because the agent decides by

@@ -54,9 +54,8 @@ func TestCoordinatorFailover(t *testing.T) {
 
 	e.apply(e.hostSpec("c0", "r1", 0))
 	e.apply(e.hostSpec("c1", "r1", 1))
-	bin2 := testenv.Binary(t, "rackfence-agent")
-	a := testenv.Start(t, "agent", bin2, nil, "--coordinator", all, "--token-file", e.agentToken("r1"),
-		"--rack", "r1", "--agent-id", "a1", "--lease-ttl", "10s", "--log-level", "debug")
+	a := rig.StartAgent(t, rig.AgentOpts{Coordinator: all, TokenFile: e.agentToken("r1"), Rack: "r1", ID: "a1",
+		LeaseTTL: 10 * time.Second, LogLevel: "debug"})
 	e.waitHost("c0", 60*time.Second, "available", stateIs(wire.StateAvailable, wire.OpOK))
 	e.waitHost("c1", 60*time.Second, "available", stateIs(wire.StateAvailable, wire.OpOK))
 

@@ -10,18 +10,18 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/agent/guard"
-	"github.com/rackfence/rackfence/agent/provisioner/fake"
-	"github.com/rackfence/rackfence/coordinator/coordtest"
 	"github.com/rackfence/rackfence/shared/client"
 	"github.com/rackfence/rackfence/shared/fence"
 	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/coordtest"
+	"github.com/rackfence/rackfence/testkit/provisioner/fake"
 	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // The in-process layer: the real Agent (lease keeper, session, watch,
 // queue, reconcile loop, guard) against a real coordinator running in the
-// test process (coordinator/coordtest) through the real shared/client, with
-// the fixture provisioner (agent/provisioner/fake) in place of BMCs. No
+// test process (testkit/coordtest) through the real shared/client, with
+// the fixture provisioner (testkit/provisioner/fake) in place of BMCs. No
 // process is started and nothing is built, so these run under go test
 // -short in seconds. The process layer (e2e_test.go and its neighbours)
 // runs the real binaries against bmcsim.

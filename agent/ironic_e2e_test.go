@@ -48,7 +48,7 @@ func TestIronicProvisioner(t *testing.T) {
 // TestIronicRebootAndInspect: with --provisioner ironic a soft reboot is
 // Ironic's soft power off (GracefulShutdown on the BMC) then power on, and
 // an inspect intent takes the available node through manage, inspect and
-// provide back to available (issue 21).
+// provide back to available.
 func TestIronicRebootAndInspect(t *testing.T) {
 	ir, e := rig.StartIronic(t), newEnv(t, envOpts{bmcs: 1, simArgs: []string{"--graceful-shutdown-delay", "300ms"}})
 	e.apply(e.hostSpec("ir", "r1", 0))

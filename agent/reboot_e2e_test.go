@@ -11,7 +11,7 @@ import (
 	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
-// Reboot, power-off holds and re-inspection (issue 21) with real processes:
+// Reboot, power-off holds and re-inspection with real processes:
 // coordinator, rackfence-bmcsim, rackfence-agent (direct provisioner).
 
 // resetsSince lists the ResetType of BMC i's ComputerSystem.Reset calls

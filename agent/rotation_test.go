@@ -84,8 +84,8 @@ func TestTokenRotationWithoutRestart(t *testing.T) {
 	// The agent still holds the same lease more than two lease TTLs (5 s)
 	// after the last revocation: without renewals the leader would have
 	// expired it, and only the newest token is left to renew with. (The
-	// audit trail no longer records an agent's renewals, only refused
-	// ones, checked below.)
+	// audit trail records only an agent's refused renewals, checked
+	// below.)
 	revoked := time.Now()
 	for time.Since(revoked) < 12*time.Second {
 		l, err := e.admin.GetLease(ctx(t), "r1")

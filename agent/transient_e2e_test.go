@@ -9,8 +9,8 @@ import (
 	"github.com/rackfence/rackfence/shared/wire"
 )
 
-// TestBMC5xxCountedAsError (issue 14): a BMC that keeps answering 500 used
-// to leave its host registering with errorCount 0 forever. With the real
+// TestBMC5xxCountedAsError: a BMC that keeps answering 500 does not leave
+// its host registering with errorCount 0 forever. With the real
 // agent, coordinator and bmcsim: after MaxTransientFailures (default 5) in
 // a row the host is in registration error with errorCount >= 1; once the
 // fault heals, resume brings it to available and clears the count.

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/coordinator/coordtest"
 	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/coordtest"
 )
 
 // BenchmarkWatchAnswer measures one rack watch answer of 200 changed hosts

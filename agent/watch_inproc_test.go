@@ -3,8 +3,8 @@ package agent
 import (
 	"testing"
 
-	"github.com/rackfence/rackfence/agent/provisioner/fake"
 	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/provisioner/fake"
 )
 
 // TestInProcessWatchResetDropsMissingHosts: a watch answer that is a reset

@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/coordinator"
-	"github.com/rackfence/rackfence/coordinator/coordtest"
 	"github.com/rackfence/rackfence/coordinator/fsm"
 	"github.com/rackfence/rackfence/shared/backupfile"
 	"github.com/rackfence/rackfence/shared/wire"
 	"github.com/rackfence/rackfence/testkit/bench"
+	"github.com/rackfence/rackfence/testkit/coordtest"
 	"github.com/rackfence/rackfence/testkit/testenv"
 )
 

@@ -11,17 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/rackfence/rackfence/coordinator"
-	coordapi "github.com/rackfence/rackfence/coordinator/api"
-	"github.com/rackfence/rackfence/coordinator/coordtest/member"
+	"github.com/rackfence/rackfence/testkit/coordtest"
 )
-
-// serveMember serves the API on m and waits until it leads.
-func serveMember(t *testing.T, m *member.Member) {
-	t.Helper()
-	a := coordapi.New(coordapi.Config{Store: m.Store, Tier: "default", Logger: m.Logger, Registry: m.Registry})
-	m.Serve(a.Handler(), func() { a.Close() })
-	m.WaitLeader(t)
-}
 
 // backupFigures are the last-backup gauges and the ok counter in reg.
 func backupFigures(t *testing.T, reg *prometheus.Registry) (at, index, bytes, ok float64) {
@@ -33,15 +24,14 @@ func backupFigures(t *testing.T, reg *prometheus.Registry) (at, index, bytes, ok
 // TestBackupRecorded: a backup served whole is the member's last backup
 // (metrics, data dir file, owner-only), and it survives a restart.
 func TestBackupRecorded(t *testing.T) {
-	m := member.Open(t, member.Config{ID: "bk-1", Bootstrap: true})
-	serveMember(t, m)
+	m := coordtest.Start(t, coordtest.Options{ID: "bk-1", NoCredentials: true})
 	if _, ok := m.Store.LastBackup(); ok {
 		t.Fatal("a new member has a last backup")
 	}
 	if at, index, bytes, ok := backupFigures(t, m.Registry); at != 0 || index != 0 || bytes != 0 || ok != 0 {
 		t.Fatalf("before any backup: last backup at %v, index %v, %v bytes; %v backups", at, index, bytes, ok)
 	}
-	admin := newClient(t, m.URL, m.AdminToken(t))
+	admin := m.Admin
 	for i := range 3 {
 		if _, _, err := admin.ApplyHost(ctx(t), host(fmt.Sprintf("h%d", i), "r1")); err != nil {
 			t.Fatal(err)
@@ -66,8 +56,7 @@ func TestBackupRecorded(t *testing.T) {
 	}
 
 	// Restarted on the same data dir, the member still knows it.
-	m.Close()
-	r := member.Open(t, member.Config{ID: "bk-1", Dir: m.Dir, RaftPort: portOf(t, m.RaftAddr), Secrets: m.Secrets})
+	r := m.Restart(coordtest.Options{NoCredentials: true})
 	again, ok := r.Store.LastBackup()
 	if !ok || !again.At.Equal(got.At) || again.Index != got.Index || again.SHA256 != got.SHA256 {
 		t.Fatalf("after a restart: last backup %+v (ok %v), want %+v", again, ok, got)

@@ -5,22 +5,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rackfence/rackfence/coordinator"
-	coordapi "github.com/rackfence/rackfence/coordinator/api"
-	"github.com/rackfence/rackfence/coordinator/coordtest"
-	"github.com/rackfence/rackfence/coordinator/coordtest/member"
 	"github.com/rackfence/rackfence/coordinator/fsm"
 	"github.com/rackfence/rackfence/shared/backupfile"
 	"github.com/rackfence/rackfence/shared/client"
 	"github.com/rackfence/rackfence/shared/seal"
 	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/coordtest"
 	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
@@ -49,22 +45,15 @@ func saveBackup(t *testing.T, cl *client.Client) ([]byte, backupfile.Header) {
 	return buf.Bytes(), h
 }
 
-// serve opens a member on a restored data dir (coordtest/member) and
-// serves its API.
+// serve starts a member on a restored data dir (tier "restored") and
+// waits until it leads.
 func serve(t *testing.T, dir, nodeID, raftAddr string, keys *seal.Keyring) (*coordinator.Store, string) {
 	t.Helper()
-	_, port, _ := net.SplitHostPort(raftAddr)
-	raftPort, err := strconv.Atoi(port)
-	if err != nil {
-		t.Fatalf("raft address %q: %v", raftAddr, err)
-	}
 	holder := &seal.Holder{Path: "(test keyring)"}
 	holder.Set(keys)
-	m := member.Open(t, member.Config{ID: nodeID, Dir: dir, RaftPort: raftPort, Secrets: holder})
-	a := coordapi.New(coordapi.Config{Store: m.Store, Tier: "restored", Logger: m.Logger, Registry: m.Registry})
-	m.Serve(a.Handler(), func() { a.Close() })
-	m.WaitLeader(t)
-	return m.Store, m.URL
+	c := coordtest.Start(t, coordtest.Options{Tier: "restored", ID: nodeID, Dir: dir, RaftPort: portOf(t, raftAddr),
+		Secrets: holder, NoCredentials: true})
+	return c.Store, c.URL
 }
 
 // TestRestoreFencesOldEpochs: an agent holds a lease on cluster A with an

@@ -132,10 +132,10 @@ type Config struct {
 	HashCheckInterval time.Duration
 	HashEvery         uint64
 
-	// TestOnlyCommands, in tests only, makes this member apply (and
-	// report) only these command types and body versions, as an older
-	// binary would. nil: everything this binary knows.
-	TestOnlyCommands map[fsm.CmdType]byte
+	// commands is what this member applies and reports: nil, this
+	// binary's table. Only this package's tests set it (export_test.go),
+	// for a member that plays an older binary.
+	commands map[fsm.CmdType]byte
 }
 
 func (c *Config) applyDefaults() {

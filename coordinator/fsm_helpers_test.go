@@ -117,7 +117,13 @@ func creds(f *fsm.FSM) []fsm.NamedCredentials {
 // by hand, and record, which records a voter's binary and command table
 // as SetMemberCmd does: the setting of the version gate's tests.
 func gateStore(t *testing.T, ids ...string) (s *Store, h *fsmT, record func(id string, table map[fsm.CmdType]byte, bin string)) {
-	s = &Store{fsm: fsm.NewFSM(), divergence: newDivergence()}
+	return gateStoreWith(t, nil, ids...)
+}
+
+// gateStoreWith is gateStore whose own FSM applies (and writes) table
+// commands (nil: this binary's).
+func gateStoreWith(t *testing.T, commands map[fsm.CmdType]byte, ids ...string) (s *Store, h *fsmT, record func(id string, table map[fsm.CmdType]byte, bin string)) {
+	s = &Store{fsm: fsm.New(fsm.Options{Commands: commands}), divergence: newDivergence()}
 	s.voters.Store(&ids)
 	h = &fsmT{t: t, f: s.fsm}
 	record = func(id string, table map[fsm.CmdType]byte, bin string) {

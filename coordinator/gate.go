@@ -124,7 +124,7 @@ func (s *Store) upgradeStatus() *wire.UpgradeStatus {
 		if l := fsm.Level(t); low < 0 || l < low || (l == low && bin == fsm.LegacyVersion) {
 			low, out.EffectiveVersion = l, bin
 		}
-		if m := fsm.Missing(t); len(m) > 0 {
+		if m := fsm.Missing(s.fsm.Commands(), t); len(m) > 0 {
 			out.Lagging = append(out.Lagging, wire.LaggingMember{ID: id, Version: bin, Missing: m})
 		}
 	}

@@ -170,7 +170,7 @@ func (s *Store) recordVersion(id string) {
 		s.log.Warn("could not record a member's version", "member", id, "version", want.Binary, "err", err)
 		return
 	}
-	s.log.Info("member version recorded", "member", id, "version", want.Binary, "was", have.Binary, "missing", fsm.Missing(fsm.Table(want.Commands)))
+	s.log.Info("member version recorded", "member", id, "version", want.Binary, "was", have.Binary, "missing", fsm.Missing(s.fsm.Commands(), fsm.Table(want.Commands)))
 }
 
 func sameVersion(a, b fsm.MemberVersion) bool {

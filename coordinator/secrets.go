@@ -39,15 +39,10 @@ func (s *Store) SecretsKeyFile() string {
 	return s.cfg.Secrets.Path
 }
 
-// SealCredentials returns the command that stores credentials name with
-// the password sealed under this member's primary key.
-func (s *Store) SealCredentials(name, username, password string) (fsm.PutSealedCredentialsCmd, error) {
-	return s.SealCredentialsData(name, username, password, nil)
-}
-
-// SealCredentialsData is SealCredentials for a record that may hold a data
-// map too: the map (its JSON) is sealed as one value beside the password,
-// its keys are kept in the clear, sorted. An empty map is no data.
+// SealCredentialsData returns the command that stores credentials name
+// with the password sealed under this member's primary key. A data map,
+// when given, is sealed too (its JSON, one value beside the password),
+// its keys kept in the clear, sorted; an empty map is no data.
 func (s *Store) SealCredentialsData(name, username, password string, data map[string]string) (fsm.PutSealedCredentialsCmd, error) {
 	k := s.keys()
 	if k == nil {

@@ -42,7 +42,7 @@ func TestSealedCredentialsData(t *testing.T) {
 		t.Fatalf("round trip: %+v %v", back, err)
 	}
 	// Without data: version 1, as before data maps existed.
-	plain, _ := s.SealCredentials("bmc1", "admin", "pw")
+	plain, _ := s.SealCredentialsData("bmc1", "admin", "pw", nil)
 	if pb, _ := fsm.Encode(plain); pb[1] != 1 {
 		t.Fatalf("a record without data must stay body version 1, got %d", pb[1])
 	}

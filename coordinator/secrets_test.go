@@ -61,7 +61,7 @@ func TestSealedCredentialsCommands(t *testing.T) {
 	keys := testKeys(t)
 	h := newFSMT(t)
 	s := &Store{cfg: Config{NodeID: "n1", Secrets: keys}, fsm: h.f}
-	cmd, err := s.SealCredentials("c1", "admin", "s3cret-pw")
+	cmd, err := s.SealCredentialsData("c1", "admin", "s3cret-pw", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestSealedCredentialsCommands(t *testing.T) {
 		!strings.Contains(e.Message, "/etc/rf/secrets.key") || !strings.Contains(e.Message, "SIGHUP") {
 		t.Fatalf("missing key: %v", err)
 	}
-	if _, err := bare.SealCredentials("c1", "u", "p"); !errors.As(err, &e) || e.Code != wire.CodeSecretsKeyMissing {
+	if _, err := bare.SealCredentialsData("c1", "u", "p", nil); !errors.As(err, &e) || e.Code != wire.CodeSecretsKeyMissing {
 		t.Fatalf("seal without key: %v", err)
 	}
 	// A member with other keys only: the message lists what it has.
@@ -159,7 +159,7 @@ func TestSnapshotWithSealedAndLegacyCredentials(t *testing.T) {
 	h := newFSMT(t)
 	h.ok(fsm.PutCredentialsCmd{Name: "c1", Username: "admin", Password: "password"}) // a legacy plaintext record
 	s := &Store{cfg: Config{NodeID: "n1", Secrets: keys}, fsm: h.f}
-	cmd, _ := s.SealCredentials("sealed-1", "root", "only-in-memory-pw")
+	cmd, _ := s.SealCredentialsData("sealed-1", "root", "only-in-memory-pw", nil)
 	h.ok(cmd)
 	dir := t.TempDir()
 	snap := snapshotBytes(t, h.f)

@@ -2,10 +2,8 @@ package coordinator
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,7 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
 	"github.com/rackfence/rackfence/coordinator/fsm"
@@ -62,131 +59,6 @@ type Store struct {
 	lastBackup atomic.Pointer[BackupRecord]
 	// logw records whether this member can write its Raft log (logwrite.go).
 	logw *logWrites
-}
-
-// Open starts a member from cfg.DataDir, bootstrapping a cluster of one when
-// cfg.Bootstrap is set and the data dir holds no Raft state.
-func Open(cfg Config) (*Store, error) {
-	cfg.applyDefaults()
-	if cfg.NodeID == "" {
-		return nil, errors.New("node ID is empty: set --node-id")
-	}
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("create data dir %s: %w", cfg.DataDir, err)
-	}
-	if n, err := SecureDataDir(cfg.DataDir); err != nil {
-		return nil, fmt.Errorf("data dir %s: %w", cfg.DataDir, err)
-	} else if n > 0 {
-		cfg.Logger.Info("made data dir files owner-only (0600, directories 0700)", "dataDir", cfg.DataDir, "changed", n)
-	}
-	s := &Store{cfg: cfg, log: cfg.Logger, notifyCh: make(chan bool, 16), closing: make(chan struct{})}
-	s.timers = newLeaseTimers(s)
-	s.divergence = newDivergence()
-	s.stopCh = make(chan struct{})
-	o := fsm.Options{OnLease: s.timers.changed, OnStop: s.stopApplying, HashEvery: cfg.HashEvery, Commands: cfg.TestOnlyCommands}
-	if cfg.Metrics != nil {
-		o.OnApply = cfg.Metrics.observeApply
-	}
-	s.fsm = fsm.New(o)
-
-	rc := raft.DefaultConfig()
-	rc.LocalID = raft.ServerID(cfg.NodeID)
-	rc.NotifyCh = s.notifyCh
-	rc.Logger = hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.LevelFromString(cfg.RaftLogLevel), Output: os.Stderr, JSONFormat: true})
-	if cfg.HeartbeatTimeout > 0 {
-		rc.HeartbeatTimeout = cfg.HeartbeatTimeout
-	}
-	if cfg.ElectionTimeout > 0 {
-		rc.ElectionTimeout = cfg.ElectionTimeout
-	}
-	if cfg.LeaderLeaseTimeout > 0 {
-		rc.LeaderLeaseTimeout = cfg.LeaderLeaseTimeout
-	}
-	if cfg.SnapshotThreshold > 0 {
-		rc.SnapshotThreshold = cfg.SnapshotThreshold
-	}
-	if cfg.SnapshotInterval > 0 {
-		rc.SnapshotInterval = cfg.SnapshotInterval
-	}
-	if cfg.TrailingLogs > 0 {
-		rc.TrailingLogs = cfg.TrailingLogs
-	}
-
-	if err := CheckDataDir(cfg.DataDir); err != nil {
-		return nil, err
-	}
-	stores, err := openRaftStores(cfg.DataDir, cfg.LogStore, rc.Logger)
-	if err != nil {
-		return nil, err
-	}
-	s.stores = stores
-	s.logw = newLogWrites(cfg.DataDir, s.log)
-	logs := newLogCache(watchedLogs{LogStore: stores.logs, w: s.logw})
-	fileSnaps, err := raft.NewFileSnapshotStoreWithLogger(filepath.Join(cfg.DataDir), 2, rc.Logger)
-	if err != nil {
-		stores.Close()
-		return nil, fmt.Errorf("snapshot store in %s: %w", cfg.DataDir, err)
-	}
-	if _, err := checkSnapshots(cfg.DataDir, stores.logs, fileSnaps); err != nil {
-		stores.Close()
-		return nil, err
-	}
-	snaps := &secureSnapshots{FileSnapshotStore: fileSnaps, dir: filepath.Join(cfg.DataDir, "snapshots")}
-	if _, err := SecureDataDir(snaps.dir); err != nil {
-		stores.Close()
-		return nil, err
-	}
-	addr, err := net.ResolveTCPAddr("tcp", cfg.RaftAddr)
-	if err != nil {
-		stores.Close()
-		return nil, fmt.Errorf("raft address %q: %w", cfg.RaftAddr, err)
-	}
-	var trans *raft.NetworkTransport
-	if cfg.RaftTLS != nil {
-		stream, err := newTLSStream(cfg.RaftAddr, addr, cfg.RaftTLS, s.log)
-		if err != nil {
-			stores.Close()
-			return nil, fmt.Errorf("listen for raft (TLS) on %s: %w", cfg.RaftAddr, err)
-		}
-		trans = raft.NewNetworkTransportWithLogger(stream, 8, 10*time.Second, rc.Logger)
-	} else {
-		trans, err = raft.NewTCPTransportWithLogger(cfg.RaftAddr, addr, 8, 10*time.Second, rc.Logger)
-		if err != nil {
-			stores.Close()
-			return nil, fmt.Errorf("listen for raft on %s: %w", cfg.RaftAddr, err)
-		}
-	}
-	s.trans = trans
-	s.snaps = snaps
-	s.loadBackupRecord()
-
-	existing, err := raft.HasExistingState(logs, stores.stable, snaps)
-	if err != nil {
-		trans.Close()
-		stores.Close()
-		return nil, err
-	}
-	r, err := raft.NewRaft(rc, raftFSM{s.fsm}, logs, stores.stable, snaps, unpipelined{trans})
-	if err != nil {
-		trans.Close()
-		stores.Close()
-		return nil, fmt.Errorf("start raft: %w", err)
-	}
-	s.raft = r
-	if cfg.Bootstrap && !existing {
-		s.log.Info("bootstrapping a new cluster of one", "node", cfg.NodeID, "raft", cfg.RaftAddr)
-		f := r.BootstrapCluster(raft.Configuration{Servers: []raft.Server{{ID: rc.LocalID, Address: trans.LocalAddr()}}})
-		if err := f.Error(); err != nil && !errors.Is(err, raft.ErrCantBootstrap) {
-			s.Close()
-			return nil, fmt.Errorf("bootstrap: %w", err)
-		}
-	}
-	s.batch = newBatcher(r, cfg.MaxBatch, cfg.ApplyTimeout, cfg.Metrics, s.compressEntry)
-	go s.leaderLoop()
-	go s.touchLoop()
-	go s.peerLoop()
-	go s.shutdownWhenStopped()
-	return s, nil
 }
 
 // HasState reports whether dataDir already holds Raft state (so a restarted

@@ -12,9 +12,9 @@ import (
 )
 
 // The parallel reader against the simulator, with and without a system path
-// in the address, gives the simulator's hardware. (It replaces the check
-// against bmclib's own inventory walk: bmclib is no longer on the Redfish
-// path, so its walk is no reference for what the layer reads.)
+// in the address, gives the simulator's hardware. (The simulator is the
+// reference: bmclib is not on the Redfish path, so its own inventory walk
+// is no reference for what the layer reads.)
 func TestInventoryWithAndWithoutSystemPath(t *testing.T) {
 	sim := startSim(t, bmcsim.Config{Hosts: 3})
 	ctx := testCtx(t)

@@ -11,7 +11,8 @@ const (
 	DefaultPollInterval       = 10 * time.Second
 	DefaultMaxDeleteTries     = 3
 	// DefaultMaxTransientFailures is how many transient failures in a row
-	// an action may have before they count as host errors (issue 14).
+	// an action may have before they count as host errors, so a BMC that
+	// keeps failing is not retried forever without an error.
 	DefaultMaxTransientFailures = 5
 	// DefaultSoftPowerOffTimeout is how long a soft power-off (graceful
 	// shutdown) may take before a hard power-off follows (BMO and Ironic
@@ -45,7 +46,8 @@ type Config struct {
 	// the same run count as errors of the failing action's type, with the
 	// usual backoff; any answer that is not transient (a success, a plain
 	// failure) ends the run. Fenced failures neither count nor end it
-	// (default 5; negative: never count, the behaviour before issue 14).
+	// (default 5; negative: never count, every transient failure retried
+	// after TransientRetry without end).
 	MaxTransientFailures int
 	// SoftPowerOffTimeout bounds a soft power-off (reboot mode soft, a
 	// soft power-off hold): past it the host is powered off hard

@@ -30,7 +30,7 @@ const (
 	// keyResumed is the createdIndex of the last resume intent applied, so a
 	// resume seen twice resets the backoff once.
 	keyResumed = "resumed"
-	// keyTransient counts the transient failures in a row (issue 14): kept
+	// keyTransient counts the transient failures in a row: kept
 	// in the status so the count survives an agent restart or failover.
 	keyTransient = "transientFailures"
 	// keyHandoff is the handoff DetachIndex already taken over.

@@ -495,7 +495,7 @@ func (m *model) check(in Input, d Decision) {
 		m.fail("power action %s while firmware task %s is recorded: %s", d.Action, t.TaskURI, d)
 	}
 	// Power only in steady states (and power-off before delete).
-	// A power-off hold keeps the host off (issue 21).
+	// A power-off hold keeps the host off.
 	if d.Action == ActionPowerOn && in.Host.Intents != nil && len(in.Host.Intents.PowerOff) > 0 {
 		m.fail("power on while held off by %v: %s", in.Host.Intents.PowerOff, d)
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/rackfence/rackfence/shared/wire"
 )
 
-// Operation intents (issue 21): reboot, power-off holds and re-inspection.
+// Operation intents: reboot, power-off holds and re-inspection.
 // The rows are in table.go (sections Re-inspection and Power); these are
 // their conditions and effects.
 

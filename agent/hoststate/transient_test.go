@@ -24,9 +24,10 @@ func (s *sim) retry(a Action, state string) {
 	s.expect(a, state)
 }
 
-// Issue 14: a BMC that keeps failing transiently is counted as a
-// registration error after MaxTransientFailures in a row, backs off like
-// any error, and resume retries it at once.
+// TestTransientFailuresCountedAfterBound: a BMC that keeps failing
+// transiently is counted as a registration error after
+// MaxTransientFailures in a row, backs off like any error, and resume
+// retries it at once.
 func TestTransientFailuresCountedAfterBound(t *testing.T) {
 	s := newSim(t, fullHost())
 	s.expect(ActionRegister, wire.StateRegistering)

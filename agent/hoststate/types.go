@@ -47,7 +47,7 @@ const (
 	// ActionSoftPowerOff asks the OS to shut down (Redfish
 	// GracefulShutdown, IPMI soft, Ironic soft power off); InProgress
 	// while it does. After Config.SoftPowerOffTimeout ActionPowerOff
-	// follows (issue 21).
+	// follows.
 	ActionSoftPowerOff Action = "soft-power-off"
 	// ActionReinspect reads the hardware of an available host again, even
 	// though it has hardware details (the inspect intent).
@@ -58,10 +58,14 @@ const (
 	ActionFirmwareUpdate Action = "firmware-update"
 )
 
-// ErrClass classifies how an action failed ("" = it succeeded).
+// ErrClass classifies how an action failed ("" = it succeeded): the state
+// machine's value for the error classes of agent/errclass, which the agent
+// maps onto it (agent/actions.go, classify) so this package stays pure and
+// an Outcome comparable. It adds Fenced (agent/guard's refusal) and folds
+// errclass.ErrUnsupported into Failed.
 type ErrClass string
 
-// Error classes, mirroring agent/provisioner's error variables.
+// Error classes.
 const (
 	ErrNone ErrClass = ""
 	// ErrClassTransient: timeout, unreachable, 5xx. Retried soon, not counted.

@@ -62,13 +62,13 @@ func (s *Server) getCredentials(c echo.Context) error {
 	if err := s.readBarrier(c); err != nil {
 		return err
 	}
-	stored, ok := s.store.FSM().Credentials(name)
+	stored, ok := s.state.Credentials(name)
 	if !ok {
 		return notFound("credentials %s do not exist", name)
 	}
 	out := wire.Credentials{Name: name, Username: stored.Username, DataKeys: stored.DataKeys}
 	if reveal {
-		if id.Role == wire.RoleAgent && !s.store.FSM().RackUsesCredentials(id.Rack, name) {
+		if id.Role == wire.RoleAgent && !s.state.RackUsesCredentials(id.Rack, name) {
 			return forbidden("no host of rack %s names credentials %s, so this agent may not reveal them", id.Rack, name)
 		}
 		pw, err := s.store.RevealPassword(name, stored)
@@ -91,7 +91,7 @@ func (s *Server) listCredentials(c echo.Context) error {
 	if err := s.readBarrier(c); err != nil {
 		return err
 	}
-	all, idx := s.store.FSM().AllCredentials()
+	all, idx := s.state.AllCredentials()
 	items := make([]wire.Credentials, 0, len(all))
 	for _, cr := range all {
 		items = append(items, wire.Credentials{Name: cr.Name, Username: cr.Username, DataKeys: cr.DataKeys})
@@ -119,7 +119,7 @@ func (s *Server) members(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, wire.List[wire.Member]{Items: ms, Index: s.store.FSM().AppliedIndex()})
+	return c.JSON(http.StatusOK, wire.List[wire.Member]{Items: ms, Index: s.state.AppliedIndex()})
 }
 
 func (s *Server) join(c echo.Context) error {
@@ -145,7 +145,7 @@ func (s *Server) join(c echo.Context) error {
 		return err
 	}
 	ms, _ := s.store.Members()
-	return c.JSON(http.StatusOK, wire.List[wire.Member]{Items: ms, Index: s.store.FSM().AppliedIndex()})
+	return c.JSON(http.StatusOK, wire.List[wire.Member]{Items: ms, Index: s.state.AppliedIndex()})
 }
 
 func (s *Server) removeMember(c echo.Context) error {

@@ -30,7 +30,7 @@ func (s *Server) putStatus(c echo.Context) error {
 	}
 	rack := id.Rack
 	if id.Role == wire.RoleAdmin {
-		h, ok := s.store.FSM().Host(name)
+		h, ok := s.state.Host(name)
 		if !ok {
 			return notFound("host %s does not exist", name)
 		}
@@ -107,7 +107,7 @@ func (s *Server) getLease(c echo.Context) error {
 	if err := s.readBarrier(c); err != nil {
 		return err
 	}
-	l := s.store.FSM().Lease(rack)
+	l := s.state.Lease(rack)
 	if l == nil {
 		return notFound("rack %s has no lease", rack)
 	}
@@ -122,7 +122,7 @@ func (s *Server) leaseHistory(c echo.Context) error {
 	if err := s.readBarrier(c); err != nil {
 		return err
 	}
-	recs, idx := s.store.FSM().LeaseHistory(rack)
+	recs, idx := s.state.LeaseHistory(rack)
 	return c.JSON(http.StatusOK, wire.List[wire.LeaseRecord]{Items: recs, Index: idx})
 }
 
@@ -133,7 +133,7 @@ func (s *Server) listRacks(c echo.Context) error {
 	if err := s.readBarrier(c); err != nil {
 		return err
 	}
-	racks, idx := s.store.FSM().Racks()
+	racks, idx := s.state.Racks()
 	return c.JSON(http.StatusOK, wire.List[wire.Rack]{Items: racks, Index: idx})
 }
 
@@ -190,15 +190,15 @@ func (s *Server) watch(c echo.Context) error {
 
 // rackWait waits for a change of key.rack after key.after, or timeout.
 func (s *Server) rackWait(ctx context.Context, key watchKey, timeout <-chan time.Time) (bool, error) {
-	return s.store.FSM().WaitChange(ctx, key.rack, key.after, key.status, timeout)
+	return s.state.WaitChange(ctx, key.rack, key.after, key.status, timeout)
 }
 
 // rackAnswer answers a watch of key.rack after key.after as it is now,
 // statuses left out unless key.status.
 func (s *Server) rackAnswer(key watchKey) (any, error) {
-	watch := s.store.FSM().Watch
+	watch := s.state.Watch
 	if !key.status {
-		watch = s.store.FSM().WatchWithoutStatus
+		watch = s.state.WatchWithoutStatus
 	}
 	resp, err := watch(context.Background(), key.rack, key.after, passed)
 	if err != nil {

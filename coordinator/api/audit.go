@@ -123,5 +123,5 @@ func (s *Server) getAudit(c echo.Context) error {
 	if recs == nil {
 		recs = []wire.AuditRecord{}
 	}
-	return c.JSON(http.StatusOK, wire.List[wire.AuditRecord]{Items: recs, Index: s.store.FSM().AppliedIndex()})
+	return c.JSON(http.StatusOK, wire.List[wire.AuditRecord]{Items: recs, Index: s.state.AppliedIndex()})
 }

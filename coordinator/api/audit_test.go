@@ -9,12 +9,13 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/coordtest/member"
 	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 func TestAuditTrail(t *testing.T) {
 	dir := t.TempDir()
-	n := startNodeWith(t, "n1", "127.0.0.1", dir, true, 0, 0, func(c *Config) { c.AuditMaxBytes = 4096 })
+	n := startNode(t, member.Config{ID: "n1", IP: "127.0.0.1", Dir: dir, Bootstrap: true}, func(c *Config) { c.AuditMaxBytes = 4096 })
 	testenv.Eventually(t, 30*time.Second, "leader", func() error {
 		if !n.store.Ready() {
 			return fmt.Errorf("not ready")

@@ -34,7 +34,7 @@ func (s *Server) authenticate(c echo.Context) (identity, error) {
 		return identity{}, errf(http.StatusUnauthorized, wire.CodeUnauthorized, "missing bearer token: send Authorization: Bearer TOKEN (rackfencectl --token-file)")
 	}
 	secret, _ := wire.ParseToken(tok)
-	info, ok := s.store.FSM().Token(fsm.HashToken(secret))
+	info, ok := s.state.Token(fsm.HashToken(secret))
 	if !ok {
 		s.authFailures.WithLabelValues("unknown").Inc()
 		return identity{}, errf(http.StatusUnauthorized, wire.CodeUnauthorized, "the bearer token is not known to this cluster (mistyped, revoked, or from another cluster); ask an admin for a new one: rackfencectl token create")

@@ -71,7 +71,7 @@ func (s *Server) taskTarget(c echo.Context) (name, rack string, err error) {
 	}
 	rack = id.Rack
 	if id.Role == wire.RoleAdmin {
-		h, ok := s.store.FSM().Host(name)
+		h, ok := s.state.Host(name)
 		if !ok {
 			return "", "", notFound("host %s does not exist", name)
 		}

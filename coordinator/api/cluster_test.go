@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/coordtest/member"
 	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
@@ -32,8 +33,8 @@ func leaderOf(t *testing.T, nodes ...*node) *node {
 func TestClusterJoinForwardFailoverRestart(t *testing.T) {
 	testenv.SkipShort(t) // a three-member Raft cluster with failover and restart: seconds, not the fast layer
 	n1, admin := startLeader(t, "127.0.0.1")
-	n2 := startNode(t, "n2", "127.0.0.2", t.TempDir(), false, 0, 0)
-	n3 := startNode(t, "n3", "127.0.0.3", t.TempDir(), false, 0, 0)
+	n2 := startNode(t, member.Config{ID: "n2", IP: "127.0.0.2", Dir: t.TempDir()}, nil)
+	n3 := startNode(t, member.Config{ID: "n3", IP: "127.0.0.3", Dir: t.TempDir()}, nil)
 	must(t, 200, "POST", n1.url+"/v1/cluster/join", admin, wire.JoinRequest{ID: "n2", RaftAddr: n2.raftAddr, HTTPAddr: n2.url}, nil)
 	// n3 joins through n2, a follower: the request is forwarded to the leader.
 	testenv.Eventually(t, 30*time.Second, "n2 knows the leader's API", func() error {
@@ -111,7 +112,7 @@ func TestClusterJoinForwardFailoverRestart(t *testing.T) {
 	})
 
 	// Restart n1 from its data dir, same addresses, no bootstrap, no join.
-	r1 := startNode(t, "n1", "127.0.0.1", n1.dir, false, port(t, n1.raftAddr), port(t, n1.url))
+	r1 := startNode(t, member.Config{ID: "n1", IP: "127.0.0.1", Dir: n1.dir, RaftPort: port(t, n1.raftAddr), HTTPPort: port(t, n1.url)}, nil)
 	testenv.Eventually(t, 60*time.Second, "restarted n1 caught up", func() error {
 		if _, ok := r1.store.FSM().Host("after"); !ok {
 			return fmt.Errorf("n1 has not applied the write made while it was down")

@@ -53,11 +53,10 @@ func parseHostView(c echo.Context) (bool, error) {
 // serveHosts answers a host list (one page of it when paged) from the
 // view of the first page's index, streaming it.
 func (s *Server) serveHosts(c echo.Context, q *hostQuery) error {
-	f := s.store.FSM()
 	var v *fsm.HostsView
 	start := 0
 	if t := q.page.Token; t != nil {
-		if v = s.lists.at(f, q.rack, t.Index); v == nil {
+		if v = s.lists.at(s.state, q.rack, t.Index); v == nil {
 			s.lists.pages.WithLabelValues("expired").Inc()
 			return listExpired(t.Index)
 		}
@@ -70,7 +69,7 @@ func (s *Server) serveHosts(c echo.Context, q *hostQuery) error {
 		if q.page.paged() {
 			s.lists.pages.WithLabelValues("first").Inc()
 		}
-		v = s.lists.current(f, q.rack, q.page.paged())
+		v = s.lists.current(s.state, q.rack, q.page.paged())
 	}
 	if !writeHostPage(c.Response(), v, start, q) && q.page.paged() {
 		s.lists.finished(viewKey{v.Index, q.rack})

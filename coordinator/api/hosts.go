@@ -83,7 +83,7 @@ func (s *Server) hostForRead(c echo.Context) (wire.Host, error) {
 	if err := s.readBarrier(c); err != nil {
 		return wire.Host{}, err
 	}
-	h, ok := s.store.FSM().Host(name)
+	h, ok := s.state.Host(name)
 	if !ok {
 		return wire.Host{}, notFound("host %s does not exist", name)
 	}
@@ -106,7 +106,7 @@ func (s *Server) events(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	evs, idx, ok := s.store.FSM().Events(h.Name)
+	evs, idx, ok := s.state.Events(h.Name)
 	if !ok {
 		return notFound("host %s does not exist", h.Name)
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/rackfence/rackfence/shared/wire"
 )
 
-// Operation intents (issue 21): POST …/intents/reboot, POST
+// Operation intents: POST …/intents/reboot, POST
 // …/intents/inspect (both routed here by postIntent), DELETE
 // …/intents/reboot/{requester} (a power-off hold withdrawn) and DELETE
 // …/intents/{reboot,inspect} (a one-shot not yet handled withdrawn).

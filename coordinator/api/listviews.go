@@ -61,7 +61,7 @@ func newListViews(reg prometheus.Registerer) *listViews {
 
 // current returns the view of rack at f's applied index, shared with
 // others listing at that index; keep records it for later pages.
-func (l *listViews) current(f *fsm.FSM, rack string, keep bool) *fsm.HostsView {
+func (l *listViews) current(f hostViews, rack string, keep bool) *fsm.HostsView {
 	if !keep {
 		return f.HostsView(rack)
 	}
@@ -76,7 +76,7 @@ func (l *listViews) current(f *fsm.FSM, rack string, keep bool) *fsm.HostsView {
 // at returns the view of rack at index for a continue token: the kept
 // one, or a new one when the applied index is still index (a member that
 // did not serve the first page but has applied nothing since). Nil: gone.
-func (l *listViews) at(f *fsm.FSM, rack string, index uint64) *fsm.HostsView {
+func (l *listViews) at(f hostViews, rack string, index uint64) *fsm.HostsView {
 	k := viewKey{index, rack}
 	if v := l.get(k); v != nil {
 		return v

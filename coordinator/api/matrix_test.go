@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/coordtest/member"
 	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
@@ -176,7 +177,7 @@ func outcome(code int) byte {
 }
 
 func TestRoleRouteMatrix(t *testing.T) {
-	n := startNodeWith(t, "n1", "127.0.0.1", t.TempDir(), true, 0, 0, func(c *Config) { c.AuthFailLimit = -1 })
+	n := startNode(t, member.Config{ID: "n1", IP: "127.0.0.1", Dir: t.TempDir(), Bootstrap: true}, func(c *Config) { c.AuthFailLimit = -1 })
 	testenv.Eventually(t, 30*time.Second, "leader", func() error {
 		if !n.store.Ready() {
 			return fmt.Errorf("not ready")

@@ -1,19 +1,15 @@
 package api
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"io"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/rackfence/rackfence/coordinator"
-	"github.com/rackfence/rackfence/coordinator/coordtest/member"
 	"github.com/rackfence/rackfence/shared/seal"
 	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/coordtest/member"
+	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 // node is one in-process coordinator member over real TCP (its Raft
@@ -33,23 +29,17 @@ type node struct {
 	rec *recorder
 }
 
-func startNode(t *testing.T, id, ip, dir string, bootstrap bool, raftPort, httpPort int) *node {
+// startNode opens a member with c (coordtest/member; Secrets defaults to
+// testSecrets) and serves this package's Server on it, with its Config
+// changed by tweak when not nil.
+func startNode(t *testing.T, c member.Config, tweak func(*Config)) *node {
 	t.Helper()
-	return startNodeWith(t, id, ip, dir, bootstrap, raftPort, httpPort, nil)
-}
-
-func startNodeWith(t *testing.T, id, ip, dir string, bootstrap bool, raftPort, httpPort int, tweak func(*Config)) *node {
-	t.Helper()
-	return startNodeCfg(t, id, ip, dir, bootstrap, raftPort, httpPort, nil, tweak)
-}
-
-// startNodeCfg is startNodeWith that may also change the store's Config.
-func startNodeCfg(t *testing.T, id, ip, dir string, bootstrap bool, raftPort, httpPort int, tweakStore func(*coordinator.Config), tweak func(*Config)) *node {
-	t.Helper()
-	m := member.Open(t, member.Config{ID: id, IP: ip, Dir: dir, Bootstrap: bootstrap, RaftPort: raftPort, HTTPPort: httpPort,
-		Secrets: testSecrets, Store: tweakStore})
-	n := &node{t: t, id: id, ip: ip, dir: dir, raftAddr: m.RaftAddr, url: m.URL, store: m.Store, m: m}
-	cfg := Config{Store: m.Store, Tier: "test", Logger: m.Logger, WatchTimeout: 30 * time.Second, Registry: m.Registry}
+	if c.Secrets == nil {
+		c.Secrets = testSecrets
+	}
+	m := member.Open(t, c)
+	n := &node{t: t, id: m.ID, ip: m.IP, dir: m.Dir, raftAddr: m.RaftAddr, url: m.URL, store: m.Store, m: m}
+	cfg := Config{Store: m.Store, State: m.Store.FSM(), Tier: "test", Logger: m.Logger, WatchTimeout: 30 * time.Second, Registry: m.Registry}
 	if tweak != nil {
 		tweak(&cfg)
 	}
@@ -61,7 +51,7 @@ func startNodeCfg(t *testing.T, id, ip, dir string, bootstrap bool, raftPort, ht
 		n.stop()
 		_, errs := n.rec.check(loadSpec(t))
 		for _, err := range errs {
-			t.Errorf("answer of %s does not match openapi.yaml: %v", id, err)
+			t.Errorf("answer of %s does not match openapi.yaml: %v", n.id, err)
 		}
 	})
 	return n
@@ -88,7 +78,7 @@ func (n *node) stop() {
 // startLeader bootstraps a one-node cluster and waits until it serves.
 func startLeader(t *testing.T, ip string) (*node, string) {
 	t.Helper()
-	n := startNode(t, "n1", ip, t.TempDir(), true, 0, 0)
+	n := startNode(t, member.Config{ID: "n1", IP: ip, Bootstrap: true}, nil)
 	n.m.WaitLeader(t)
 	return n, adminTokenOf(t, n)
 }
@@ -102,59 +92,9 @@ func adminTokenOf(t *testing.T, n *node) string {
 var client = &http.Client{Timeout: 60 * time.Second}
 
 // call sends a JSON request and decodes a JSON answer into out (when not
-// nil); it returns the status code and the raw body.
-func call(t testing.TB, method, url, token string, body, out any) (int, []byte) {
-	t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = strings.NewReader(b)
-	case []byte:
-		rd = bytes.NewReader(b)
-	default:
-		j, _ := json.Marshal(b)
-		rd = bytes.NewReader(j)
-	}
-	req, err := http.NewRequestWithContext(context.Background(), method, url, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, []byte(err.Error())
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if out != nil && resp.StatusCode < 300 {
-		if err := json.Unmarshal(raw, out); err != nil {
-			t.Fatalf("%s %s: decode %s: %v", method, url, raw, err)
-		}
-	}
-	return resp.StatusCode, raw
-}
-
-// must asserts the status code.
-func must(t testing.TB, want int, method, url, token string, body, out any) []byte {
-	t.Helper()
-	code, raw := call(t, method, url, token, body, out)
-	if code != want {
-		t.Fatalf("%s %s: want %d, got %d: %s", method, url, want, code, raw)
-	}
-	return raw
-}
-
-func errBody(t testing.TB, raw []byte) wire.ErrorDetail {
-	t.Helper()
-	var eb wire.ErrorBody
-	if err := json.Unmarshal(raw, &eb); err != nil || eb.Error.Code == "" {
-		t.Fatalf("not an error body: %s", raw)
-	}
-	return eb.Error
-}
+// nil), returning the status code and the raw body; must also asserts
+// the status code; errBody decodes an error answer.
+var call, must, errBody = testenv.Call, testenv.Must, testenv.ErrBody
 
 func newToken(t testing.TB, url, admin, role, rack string) string {
 	t.Helper()

@@ -13,6 +13,7 @@ import (
 	"github.com/rackfence/rackfence/coordinator"
 	"github.com/rackfence/rackfence/internal/pki"
 	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/coordtest/member"
 	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
@@ -270,7 +271,7 @@ func TestOpenAPIResponses(t *testing.T) {
 	must(t, 200, "GET", u+"/v1/watch?index=0&brief=true", op, nil, nil)
 	must(t, 400, "GET", u+"/v1/watch?index=0", agent, nil, nil) // an agent names its rack
 	must(t, 400, "POST", u+"/v1/hosts/h1/pivot", op, wire.PivotRequest{To: "elsewhere"}, nil)
-	// Operation intents (issue 21): refused while detached, then held,
+	// Operation intents: refused while detached, then held,
 	// re-inspected and released once attached.
 	must(t, 409, "POST", u+"/v1/hosts/h1/intents/reboot", op, wire.RebootRequest{Mode: wire.RebootSoft}, nil)
 	must(t, 400, "POST", u+"/v1/hosts/h1/intents/reboot", op, wire.RebootRequest{Mode: "gentle"}, nil)
@@ -315,7 +316,7 @@ func TestOpenAPIResponses(t *testing.T) {
 	// Certificates need a member holding the CA: a second one-member
 	// cluster whose API knows a CA (over plain HTTP here; the process-level
 	// tests run the HTTPS listener). Its status reports TLS enabled.
-	tn := startNodeWith(t, "n1", "127.0.0.1", t.TempDir(), true, 0, 0, func(c *Config) {
+	tn := startNode(t, member.Config{ID: "n1", IP: "127.0.0.1", Dir: t.TempDir(), Bootstrap: true}, func(c *Config) {
 		ca, err := pki.NewCA("rackfence test CA", time.Hour)
 		if err != nil {
 			t.Fatal(err)

@@ -20,7 +20,7 @@ func (s *Server) admitHandoff(ctx context.Context, h *wire.Host) error {
 	hf := h.Handoff
 	hf.Confirmed = false
 	var existing *wire.Host
-	if e, ok := s.store.FSM().Host(h.Name); ok {
+	if e, ok := s.state.Host(h.Name); ok {
 		existing = &e
 		if eh := e.Handoff; eh != nil && eh.Confirmed && eh.SourceTier == hf.SourceTier &&
 			eh.SourceClusterID == hf.SourceClusterID && eh.DetachIndex == hf.DetachIndex {
@@ -95,7 +95,7 @@ func (p *pivotSource) Host(ctx context.Context, name string) (*wire.Host, error)
 	if err := p.s.store.ReadBarrier(ctx); err != nil {
 		return nil, err
 	}
-	h, ok := p.s.store.FSM().Host(name)
+	h, ok := p.s.state.Host(name)
 	if !ok {
 		return nil, notFound("host %s does not exist", name)
 	}
@@ -116,4 +116,4 @@ func (p *pivotSource) MarkPivoted(ctx context.Context, name, to string, deleteSo
 	return err
 }
 
-func (p *pivotSource) ClusterID() string { return p.s.store.FSM().ClusterID() }
+func (p *pivotSource) ClusterID() string { return p.s.state.ClusterID() }

@@ -11,6 +11,7 @@ import (
 	"github.com/rackfence/rackfence/coordinator"
 	"github.com/rackfence/rackfence/coordinator/pivot"
 	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/coordtest/member"
 	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
@@ -37,7 +38,7 @@ func TestPivotBetweenTiers(t *testing.T) {
 			}
 			tweak = func(c *Config) { c.Tier, c.Pivot = tier, peers }
 		}
-		n := startNodeWith(t, id, ip, dir, true, 0, port, tweak)
+		n := startNode(t, member.Config{ID: id, IP: ip, Dir: dir, Bootstrap: true, HTTPPort: port}, tweak)
 		testenv.Eventually(t, 30*time.Second, tier+" ready", func() error {
 			if !n.store.Ready() {
 				return fmt.Errorf("not ready")

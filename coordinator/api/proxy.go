@@ -39,7 +39,7 @@ func stale(c echo.Context) bool {
 // does not lead. The leader authenticates and answers; we relay.
 func (s *Server) forward(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if r := s.store.FSM().Stopped(); r != nil {
+		if r := s.state.Stopped(); r != nil {
 			return errf(http.StatusServiceUnavailable, wire.CodeMemberStopped,
 				"this member stopped applying the Raft log (%s); ask another member", r.Message)
 		}

@@ -7,9 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/coordinator/fsm"
 	"github.com/rackfence/rackfence/shared/wire"
-	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 var availableStatus = &wire.HostStatus{ProvisioningState: wire.StateAvailable, OperationalStatus: wire.OpOK, PoweredOn: true}
@@ -147,75 +145,6 @@ func TestValidateRackHostNamesTheField(t *testing.T) {
 	}
 	if err := validateRackHost(&wire.RackHostReport{Name: "h1", Remove: true}, 0, map[string]bool{}); err != nil {
 		t.Errorf("a removal without status: %v", err)
-	}
-}
-
-// TestRackStatusSplitForOlderVoter: while a voter's binary lacks command
-// type 22, the leader writes a rack report as per-host status commands
-// (touches as the status it holds): the answer is the same, and the older
-// member keeps applying (it would stop at a type-22 entry).
-func TestRackStatusSplitForOlderVoter(t *testing.T) {
-	testenv.SkipShort(t) // a two-member cluster: seconds
-	nodes, admin := gateCluster(t)
-	n1 := nodes[0]
-	n2 := joinGate(t, n1, admin, "n2", "127.0.0.2", fsm.TestOnlyCommandsWithout(fsm.CmdRackStatus))
-	testenv.Eventually(t, 30*time.Second, "n2 recorded as lagging", func() error {
-		up := status(t, n1, admin).Upgrade
-		if up == nil || len(up.Lagging) != 1 || up.Lagging[0].ID != "n2" {
-			return fmt.Errorf("upgrade %+v", up)
-		}
-		return nil
-	})
-	u := n1.url
-	agent := newToken(t, u, admin, wire.RoleAgent, "r1")
-	for _, h := range []wire.Host{testHost("h1", "r1"), testHost("h2", "r1"), testHost("x1", "r2")} {
-		must(t, 201, "PUT", u+"/v1/hosts/"+h.Name, admin, h, nil)
-	}
-	var l wire.Lease
-	must(t, 200, "POST", u+"/v1/racks/r1/lease", agent, wire.LeaseRequest{Holder: "a1"}, &l)
-	var res wire.RackStatusResult
-	must(t, 200, "POST", u+"/v1/racks/r1/status", agent, wire.RackStatusReport{Epoch: l.Epoch, Hosts: []wire.RackHostReport{
-		{Name: "h1", Status: availableStatus}, {Name: "h2", Status: availableStatus}, {Name: "x1", Status: availableStatus},
-	}}, &res)
-	if res.Hosts[0].Error != nil || res.Hosts[1].Error != nil || res.Hosts[2].Error == nil || res.Hosts[2].Error.Code != wire.CodeForbidden {
-		t.Fatalf("split answer: %+v", res)
-	}
-	// created is checked by the leader before it splits.
-	var h1 wire.Host
-	must(t, 200, "GET", u+"/v1/hosts/h1", admin, nil, &h1)
-	var cr wire.RackStatusResult
-	must(t, 200, "POST", u+"/v1/racks/r1/status", agent, wire.RackStatusReport{Epoch: l.Epoch, Hosts: []wire.RackHostReport{
-		{Name: "h1", Created: h1.CreatedIndex + 100, Status: availableStatus}, {Name: "h2", Created: h1.CreatedIndex + 1, Status: availableStatus},
-	}}, &cr)
-	if cr.Hosts[0].Error == nil || cr.Hosts[0].Error.Code != wire.CodeNotFound || cr.Hosts[1].Error != nil {
-		t.Fatalf("split with created: %+v %+v", cr.Hosts[0], cr.Hosts[1])
-	}
-	var tr wire.RackStatusResult
-	must(t, 200, "POST", u+"/v1/racks/r1/status", agent, wire.RackStatusReport{Epoch: l.Epoch, Hosts: []wire.RackHostReport{
-		{Name: "h1", Touch: res.Hosts[0].ModifiedIndex}, {Name: "h2", Touch: 1},
-	}}, &tr)
-	if tr.Hosts[0].Error != nil || tr.Hosts[1].Error == nil || tr.Hosts[1].Error.Code != wire.CodeConflict {
-		t.Fatalf("split touches: %+v %+v", tr.Hosts[0].Error, tr.Hosts[1].Error)
-	}
-	if d := errBody(t, must(t, 409, "POST", u+"/v1/racks/r1/status", agent, wire.RackStatusReport{Epoch: l.Epoch + 1,
-		Hosts: []wire.RackHostReport{{Name: "h1", Status: availableStatus}}}, nil)); d.Code != wire.CodeStaleEpoch {
-		t.Fatal(d)
-	}
-	testenv.Eventually(t, 30*time.Second, "n2 applied the split report", func() error {
-		var h wire.Host
-		if code, raw := call(t, "GET", n2.url+"/v1/hosts/h2?stale=true", admin, nil, &h); code != 200 {
-			return fmt.Errorf("n2 answers %d %s", code, raw)
-		}
-		if h.Status == nil || h.Status.ProvisioningState != wire.StateAvailable {
-			return fmt.Errorf("h2 on n2: %+v", h.Status)
-		}
-		return nil
-	})
-	if code, hh := health(t, n2); code != 200 || hh.Stopped != nil {
-		t.Fatalf("the older member stopped: %d %+v", code, hh)
-	}
-	if m := string(must(t, 200, "GET", u+"/metrics", "", nil, nil)); !strings.Contains(m, "\nrackfence_rack_status_split_total 4\n") {
-		t.Errorf("/metrics does not count 4 split reports")
 	}
 }
 

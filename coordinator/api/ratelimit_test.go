@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/coordtest/member"
 	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
@@ -43,7 +44,7 @@ func get(t *testing.T, hc *http.Client, url, token string, hdr ...string) (int, 
 func TestAuthFailuresRateLimited(t *testing.T) {
 	testenv.SkipShort(t) // a two-member cluster and a rate-limit window: seconds, not the fast layer
 	limits := func(c *Config) { c.AuthFailLimit = 5; c.AuthFailWindow = 3 * time.Second }
-	n1 := startNodeWith(t, "n1", "127.0.0.1", t.TempDir(), true, 0, 0, limits)
+	n1 := startNode(t, member.Config{ID: "n1", IP: "127.0.0.1", Dir: t.TempDir(), Bootstrap: true}, limits)
 	testenv.Eventually(t, 30*time.Second, "leader", func() error {
 		if !n1.store.Ready() {
 			return fmt.Errorf("not ready")
@@ -51,7 +52,7 @@ func TestAuthFailuresRateLimited(t *testing.T) {
 		return nil
 	})
 	admin := adminTokenOf(t, n1)
-	n2 := startNodeWith(t, "n2", "127.0.0.2", t.TempDir(), false, 0, 0, limits)
+	n2 := startNode(t, member.Config{ID: "n2", IP: "127.0.0.2", Dir: t.TempDir()}, limits)
 	must(t, 200, "POST", n1.url+"/v1/cluster/join", admin, wire.JoinRequest{ID: "n2", RaftAddr: n2.raftAddr, HTTPAddr: n2.url}, nil)
 	testenv.Eventually(t, 30*time.Second, "n2 knows the leader's API", func() error {
 		if _, u := n2.store.Leader(); u == "" {

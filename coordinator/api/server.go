@@ -36,6 +36,10 @@ type Config struct {
 	// Store is the member this server answers for (a *coordinator.Store;
 	// see store.go).
 	Store Store
+	// State is the member's replicated state the reads answer from (see
+	// state.go); nil: the state machine of Store, which must then be a
+	// *coordinator.Store.
+	State State
 	// Tier is this cluster's tier name (GET /v1/status).
 	Tier string
 	// PeerTiers maps other tiers' names to their API URLs (--peer-tier).
@@ -90,6 +94,7 @@ type Config struct {
 type Server struct {
 	cfg       Config
 	store     Store
+	state     State
 	log       *slog.Logger
 	echo      *echo.Echo
 	transport *http.Transport
@@ -116,6 +121,9 @@ func New(cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.State == nil {
+		cfg.State = stateOf(cfg.Store)
+	}
 	if cfg.Registry == nil {
 		cfg.Registry = prometheus.NewRegistry()
 	}
@@ -140,7 +148,7 @@ func New(cfg Config) *Server {
 	if cfg.AuditMaxBytes <= 0 {
 		cfg.AuditMaxBytes = DefaultAuditMaxBytes
 	}
-	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, limiter: newAuthLimiter(cfg.AuthFailLimit, cfg.AuthFailWindow)}
+	s := &Server{cfg: cfg, store: cfg.Store, state: cfg.State, log: cfg.Logger, limiter: newAuthLimiter(cfg.AuthFailLimit, cfg.AuthFailWindow)}
 	if a, err := jsonl.Open(cfg.AuditFile, jsonl.Options{MaxBytes: cfg.AuditMaxBytes}); err != nil {
 		s.log.Error("the audit trail is off: its file cannot be opened", "path", cfg.AuditFile, "err", err)
 	} else {

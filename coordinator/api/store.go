@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"time"
 
@@ -10,13 +11,13 @@ import (
 	"github.com/rackfence/rackfence/shared/wire"
 )
 
-// Store is what the handlers need of a coordinator member (rqlite's
-// http.Store habit: the interface lives with its consumer and lists only
-// the methods called). *coordinator.Store is the implementation; a test
-// can wrap it to inject a fault the real store cannot produce on demand
-// (store_test.go). 20 methods, grouped by concern; reads of the replicated
-// state go through FSM(), a plain in-memory state machine that needs no
-// Raft (fsm.NewFSM), so they are not repeated here.
+// Store is what the handlers need of a coordinator member besides the
+// reads of its state (State): who it is and who leads, the writes and the
+// read barrier that go through Raft, membership, and the secrets it seals
+// (rqlite's http.Store habit: the interface lives with its consumer and
+// lists only the methods called). *coordinator.Store is the
+// implementation; a test can wrap it to inject a fault the real store
+// cannot produce on demand (store_test.go).
 type Store interface {
 	// Identity and leadership of this member.
 
@@ -30,12 +31,10 @@ type Store interface {
 	IsLeader() bool
 	// Leader is the leader's ID and API URL ("" when none is known).
 	Leader() (id, httpURL string)
-	// State is the Raft state in lower case (leader, follower, ...).
-	State() string
 	// Health is GET /v1/health's answer (version, state hashes, stop).
 	Health() wire.Health
 
-	// Replicated state: writes, linearizable reads, the state machine.
+	// Through Raft: writes and linearizable reads.
 
 	// Apply submits one command on the leader: its result or refusal
 	// (*fsm.Error), coordinator.ErrNotLeader when nothing was
@@ -44,10 +43,8 @@ type Store interface {
 	// ApplyRackStatus applies a rack status report as one entry, or as
 	// per-host commands while a voter does not apply the rack command.
 	ApplyRackStatus(ctx context.Context, c fsm.RackStatusCmd) (wire.RackStatusResult, error)
-	// ReadBarrier makes the next FSM read linearizable (leader only).
+	// ReadBarrier makes the next State read linearizable (leader only).
 	ReadBarrier(ctx context.Context) error
-	// FSM is the state machine every read answers from.
-	FSM() *fsm.FSM
 	// LeaseTimeLeft is how long a rack's lease has left on the leader's
 	// clock (false when it has none).
 	LeaseTimeLeft(rack string) (time.Duration, bool)
@@ -72,8 +69,6 @@ type Store interface {
 
 	// Secrets: sealing BMC passwords under this member's keys.
 
-	// SealCredentials seals a password into the command that stores it.
-	SealCredentials(name, username, password string) (fsm.PutSealedCredentialsCmd, error)
 	// RevealPassword opens a stored password.
 	RevealPassword(name string, c fsm.StoredCredentials) (string, error)
 	// SealCredentialsData seals a password and a data map (may be empty).
@@ -87,3 +82,13 @@ type Store interface {
 }
 
 var _ Store = (*coordinator.Store)(nil)
+
+// stateOf is the state machine of st, for a Config without State: the one
+// place the API reaches the concrete FSM (coordinator.Store.FSM). A Store
+// that is not a *coordinator.Store (a test's wrapper) comes with its State.
+func stateOf(st Store) State {
+	if cs, ok := st.(*coordinator.Store); ok {
+		return cs.FSM()
+	}
+	panic(fmt.Sprintf("api.Config: State is nil and Store is a %T, not a *coordinator.Store: set Config.State to the state machine the reads answer from", st))
+}

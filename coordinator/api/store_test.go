@@ -17,6 +17,7 @@ import (
 	"github.com/rackfence/rackfence/coordinator"
 	"github.com/rackfence/rackfence/coordinator/fsm"
 	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/coordtest/member"
 	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
@@ -95,7 +96,7 @@ func TestApplyFaultAnswers(t *testing.T) {
 	}
 	// One member for every case; each writes its own host.
 	fault := &applyFault{}
-	n := startNodeWith(t, "n1", "127.0.0.1", t.TempDir(), true, 0, 0, func(c *Config) {
+	n := startNode(t, member.Config{ID: "n1", IP: "127.0.0.1", Dir: t.TempDir(), Bootstrap: true}, func(c *Config) {
 		fault.Store = c.Store
 		c.Store = fault
 	})

@@ -93,7 +93,7 @@ func (s *Server) listTokens(c echo.Context) error {
 	if err := s.readBarrier(c); err != nil {
 		return err
 	}
-	ts, idx := s.store.FSM().TokenList()
+	ts, idx := s.state.TokenList()
 	now := time.Now()
 	items := make([]wire.Token, 0, len(ts))
 	for _, t := range ts {

@@ -12,12 +12,13 @@ import (
 	"github.com/rackfence/rackfence/coordinator"
 	"github.com/rackfence/rackfence/coordinator/fsm"
 	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/coordtest/member"
 	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
 func TestTokenLifecycleAPI(t *testing.T) {
 	pin := strings.Repeat("ab", 32)
-	n := startNodeWith(t, "n1", "127.0.0.1", t.TempDir(), true, 0, 0, func(c *Config) { c.CAPin = pin })
+	n := startNode(t, member.Config{ID: "n1", IP: "127.0.0.1", Dir: t.TempDir(), Bootstrap: true}, func(c *Config) { c.CAPin = pin })
 	testenv.Eventually(t, 30*time.Second, "leader ready", func() error {
 		if !n.store.Ready() {
 			return os.ErrNotExist

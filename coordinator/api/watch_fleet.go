@@ -19,14 +19,14 @@ func (s *Server) watchFleet(c echo.Context, after uint64, timeout time.Duration,
 
 // fleetWait waits for a change of any rack after key.after, or timeout.
 func (s *Server) fleetWait(ctx context.Context, key watchKey, timeout <-chan time.Time) (bool, error) {
-	return s.store.FSM().WaitFleetChange(ctx, key.after, timeout)
+	return s.state.WaitFleetChange(ctx, key.after, timeout)
 }
 
 // fleetAnswer answers a watch of every rack after key.after as it is
 // now, brief when key.brief.
 func (s *Server) fleetAnswer(key watchKey) (any, error) {
 	brief := key.brief
-	resp, err := s.store.FSM().WatchFleet(context.Background(), key.after, passed)
+	resp, err := s.state.WatchFleet(context.Background(), key.after, passed)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/coordtest/member"
 )
 
 // TestWatchersShareOneAnswer: watchers waiting on one rack at the same
@@ -108,7 +109,7 @@ func TestSlowWatcherCutOff(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a real member and 320 hosts of 64 long labels each")
 	}
-	n := startNodeWith(t, "n1", "127.0.0.1", t.TempDir(), true, 0, 0, func(c *Config) { c.WatchWriteTimeout = 2 * time.Second })
+	n := startNode(t, member.Config{ID: "n1", IP: "127.0.0.1", Dir: t.TempDir(), Bootstrap: true}, func(c *Config) { c.WatchWriteTimeout = 2 * time.Second })
 	n.m.WaitLeader(t)
 	admin := adminTokenOf(t, n)
 	u := n.url

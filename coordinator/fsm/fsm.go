@@ -50,7 +50,7 @@ type FSM struct {
 	// hashes computes the periodic state hash (statehash.go).
 	hashes *hasher
 	// commands is what this FSM applies: commandVersions, except in a
-	// test that plays an older binary (Config.TestOnlyCommands).
+	// test that plays an older binary (Options.Commands).
 	commands map[CmdType]byte
 	// versionsGen counts changes of the member version table.
 	versionsGen atomic.Uint64

@@ -15,7 +15,7 @@ type Options struct {
 	// (statehash.go); 0 is DefaultHashEvery.
 	HashEvery uint64
 	// Commands is what this FSM applies: nil is this binary's table; a
-	// test that plays an older binary gives TestOnlyCommandsWithout's.
+	// test that plays an older binary gives a smaller one.
 	Commands map[CmdType]byte
 }
 

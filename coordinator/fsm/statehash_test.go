@@ -42,7 +42,7 @@ func TestStateHashAtSameIndexes(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.index = a.index
-	if !b.f.TestOnlyCorruptHost("h3", "someone") {
+	if !b.f.corruptHost("h3", "someone") {
 		t.Fatal("corrupt")
 	}
 	for i := 10; i < 13; i++ {

@@ -97,11 +97,11 @@ func Intersect(ts ...map[CmdType]byte) map[CmdType]byte {
 	return out
 }
 
-// Missing lists, sorted, the "type/version" pairs this binary writes that
-// Table t does not apply.
-func Missing(t map[CmdType]byte) []string {
+// Missing lists, sorted, the "type/version" pairs of table this (what a
+// member writes: its FSM's Commands) that table t does not apply.
+func Missing(this, t map[CmdType]byte) []string {
 	var out []string
-	for k, v := range commandVersions {
+	for k, v := range this {
 		if t[k] < v {
 			out = append(out, strconv.Itoa(int(k))+"/"+strconv.Itoa(int(v)))
 		}

@@ -78,8 +78,8 @@ func TestRollingUpgradeFromLastRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	startAgent := func(bin string) *testenv.Process {
-		return testenv.Start(t, "agent ("+bin+")", bin, nil, "--coordinator", urls(ms), "--token-file", agentTok,
-			"--rack", "r1", "--agent-id", "a1", "--lease-ttl", "5s", "--audit-file", filepath.Join(dir, "guard.jsonl"))
+		return rig.StartAgent(t, rig.AgentOpts{Coordinator: urls(ms), TokenFile: agentTok, Rack: "r1", ID: "a1",
+			AuditFile: filepath.Join(dir, "guard.jsonl"), Bin: bin})
 	}
 	agent := startAgent(oldAgent)
 

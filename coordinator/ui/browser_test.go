@@ -161,7 +161,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		chromedp.Evaluate[chromedp.Void](`document.getElementById('filter').value = ''; document.getElementById('filter').dispatchEvent(new Event('input'))`))
 
 	// Reboot from the panel, holding r1-h2 off for requester "ui", then
-	// release it with the panel's button (issue 21).
+	// release it with the panel's button.
 	step("hold r1-h2 off from its panel",
 		chromedp.SendKeys("#filter", "r1-h2\r"),
 		chromedp.WaitVisible(`#panel button[data-action="reboot"]`),

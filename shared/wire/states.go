@@ -38,7 +38,8 @@ const (
 	OpAwaitingHandoff = "awaiting-handoff"
 )
 
-// Error types (seed 001).
+// Error types: the error state a failed action leaves a host in, named as
+// metal3 names them (seed 001).
 const (
 	ErrRegistration            = "registration error"
 	ErrInspection              = "inspection error"
@@ -56,8 +57,9 @@ const (
 	IntentDetach = "detach"
 	IntentDrain  = "drain"
 	IntentResume = "resume"
-	// IntentReboot, IntentInspect and IntentPowerOff (the power-off holds
-	// a reboot with powerOff: true sets) came with issue 21.
+	// Operation intents: IntentReboot and IntentInspect are one-shot,
+	// IntentPowerOff is the power-off hold a reboot with powerOff: true
+	// sets, kept until its requester releases it.
 	IntentReboot   = "reboot"
 	IntentInspect  = "inspect"
 	IntentPowerOff = "powerOff"

@@ -16,7 +16,8 @@ type FleetFigure struct{ Name, Value, Goal string }
 const bigFleet = 100000
 
 // Figures are the run's figures in the order the text and the Markdown
-// report print them; the goals are issue 23's for the run's size.
+// report print them, each with its goal for the run's size (the
+// 100,000-host goals from bigFleet on).
 func (r FleetResult) Figures() []FleetFigure {
 	msf := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	cpuAll := r.CPUToAvailableCoord + r.CPUToAvailableAgents + r.CPUToAvailableSims

@@ -14,9 +14,9 @@ import (
 // kept-alive connection just as the operators' link to it is cut; the
 // client gives up after its 3 s attempt timeout; a second PUT of the same
 // host succeeds through another member; the link heals and TCP
-// retransmits the first PUT, which the leader then applies. If the client
-// had reported the first PUT as acknowledged (it used to repeat it on
-// another member), the history has no linearization; reported as "may
+// retransmits the first PUT, which the leader then applies. A client that
+// reported the first PUT as acknowledged (or repeated it on another
+// member) would leave a history with no linearization; reported as "may
 // have been applied" (info) it is linearizable. It returns the three
 // operations (PUT A, PUT B, a final read) and the checker's violations.
 func DelayedWrite(ctx context.Context, dir, bin string) ([]Op, []Violation, error) {

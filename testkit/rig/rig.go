@@ -2,7 +2,7 @@
 // coordinators (one per tier, and members that join one), a
 // rackfence-bmcsim, and rack agents, with the helpers tests use to drive
 // and observe them. Everything is a real binary on loopback; nothing is
-// faked. For an in-process coordinator, use coordinator/coordtest.
+// faked. For an in-process coordinator, use testkit/coordtest.
 package rig
 
 import (
@@ -200,14 +200,13 @@ func (c *Coordinator) Token(role, rack, file string) string {
 	return p
 }
 
-// StartAgent runs rackfence-agent for rack with test-friendly timings (a
-// 5 s lease) and a guard audit file in the coordinator's directory.
+// StartAgent runs rackfence-agent for rack against this coordinator with
+// a new agent token, test-friendly timings (a 5 s lease), debug logs and a
+// guard audit file in the coordinator's directory; extra are more flags.
 func (c *Coordinator) StartAgent(rack, id string, extra ...string) *testenv.Process {
 	c.T.Helper()
-	args := []string{"--coordinator", c.URL, "--token-file", c.Token(wire.RoleAgent, rack, "agent-"+id+".token"),
-		"--rack", rack, "--agent-id", id, "--lease-ttl", "5s", "--log-level", "debug",
-		"--audit-file", filepath.Join(c.Dir, "guard-"+id+".jsonl")}
-	return testenv.Start(c.T, "agent "+id, testenv.Binary(c.T, "rackfence-agent"), nil, append(args, extra...)...)
+	return StartAgent(c.T, AgentOpts{Coordinator: c.URL, TokenFile: c.Token(wire.RoleAgent, rack, "agent-"+id+".token"),
+		Rack: rack, ID: id, LogLevel: "debug", AuditFile: filepath.Join(c.Dir, "guard-"+id+".jsonl"), Args: extra})
 }
 
 // Apply creates or updates a host.

@@ -116,7 +116,7 @@ type Config struct {
 	imageCacheDir, imageCacheSize string
 	imageCacheBytes               int64
 	// softOffTimeout bounds a soft power-off (reboot mode soft, a soft
-	// power-off hold) before the hard one (issue 21).
+	// power-off hold) before the hard one.
 	softOffTimeout time.Duration
 	// pollInterval is the wait before asking again about an action in
 	// progress (hoststate.Config.PollInterval).

@@ -18,7 +18,7 @@ import (
 // The agent with --provisioner ironic against a BMC with no session
 // service (bmcsim profile basic-only): Ironic registers it (sushy falls
 // back to HTTP Basic), inspects it through its redfish inspect interface
-// (the agent no longer reads the BMC inventory through bmclib, which
+// (the agent does not read the BMC inventory through bmclib, which
 // cannot log in there), provisions it over virtual media and deprovisions
 // it. Asserted on the host's status and the simulator's state.
 //

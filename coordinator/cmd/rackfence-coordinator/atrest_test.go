@@ -30,7 +30,7 @@ func randomHex(t *testing.T, n int) string {
 
 var simListening = regexp.MustCompile(`listening on 127\.0\.0\.1:(\d+)-`)
 
-// TestNoPasswordAtRest is the at-rest check of issue 12 on real processes:
+// TestNoPasswordAtRest: no BMC password is kept in the clear, on real processes:
 // a coordinator stores two BMC credentials with distinctive passwords, an
 // agent uses them against a rackfence-bmcsim that accepts one of them (the
 // other takes the auth-failure path), the coordinator takes a snapshot,

@@ -94,22 +94,14 @@ func mountSmallFS(t *testing.T, dir, size string) {
 func startDiskTier(t *testing.T, small int) ([]*member, string) {
 	t.Helper()
 	bin := testenv.Binary(t, "rackfence-coordinator")
-	base := t.TempDir()
-	ms := []*member{newMember(t, base, 1), newMember(t, base, 2), newMember(t, base, 3)}
-	mountSmallFS(t, ms[small].dir, "24m")
-	for _, m := range ms[1:] {
-		m.args = append(m.args, "--join", ms[0].url())
-	}
-	ms[0].args = append(ms[0].args, "--max-batch", "1")
-	ms[0].proc = testenv.Start(t, "n1", bin, nil, ms[0].args...)
-	token := waitToken(t, ms[0].dir)
-	for _, m := range ms[1:] {
-		m.proc = testenv.Start(t, m.id, bin, []string{"RACKFENCE_TOKEN=" + token}, m.args...)
-	}
-	for _, m := range ms[1:] {
-		waitVoters(t, m, token, 3)
-	}
-	return ms, token
+	return startCluster(t, bin, 3, clusterOpts{prepare: func(m *member) {
+		if m.id == fmt.Sprintf("n%d", small+1) {
+			mountSmallFS(t, m.dir, "24m")
+		}
+		if m.id == "n1" {
+			m.args = append(m.args, "--max-batch", "1")
+		}
+	}})
 }
 
 // fill writes a file in dir until the file system is full.

@@ -36,7 +36,7 @@ const burstRounds = 5
 // request must be answered.
 func TestHTTP2ConcurrentFreshConnections(t *testing.T) {
 	bin := testenv.Binary(t, "rackfence-coordinator")
-	ms, token := startCluster(t, bin, 2)
+	ms, token := startCluster(t, bin, 2, clusterOpts{})
 	leader, follower := ms[0], ms[1]
 	var st wire.ClusterStatus
 	if _, err := do("GET", ms[0].url()+"/v1/status", token, nil, &st); err != nil {

@@ -39,13 +39,11 @@ func BenchmarkHTTP2ConnHeap(b *testing.B) {
 
 func connHeap(t testing.TB, shape string, n int) float64 {
 	bin := testenv.Binary(t, "rackfence-coordinator")
-	base := t.TempDir()
-	m := newMember(t, base, 1)
 	pp := testenv.FreePort(t, "127.0.0.1")
-	m.args = append(m.args, "--pprof-addr", fmt.Sprintf("127.0.0.1:%d", pp))
-	m.proc = testenv.Start(t, "n1", bin, nil, m.args...)
-	token := waitToken(t, m.dir)
-	waitVoters(t, m, token, 1)
+	ms, token := startCluster(t, bin, 1, clusterOpts{prepare: func(m *member) {
+		m.args = append(m.args, "--pprof-addr", fmt.Sprintf("127.0.0.1:%d", pp))
+	}})
+	m := ms[0]
 	secret, pin := wire.ParseToken(token)
 	heap := func() (int64, int64) {
 		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/heap?debug=1&gc=1", pp))

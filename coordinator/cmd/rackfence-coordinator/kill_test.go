@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,15 +12,6 @@ import (
 	"github.com/rackfence/rackfence/shared/wire"
 	"github.com/rackfence/rackfence/testkit/testenv"
 )
-
-type member struct {
-	id, ip, dir string
-	http, raft  int
-	args        []string
-	proc        *testenv.Process
-}
-
-func (m *member) url() string { return fmt.Sprintf("https://%s:%d", m.ip, m.http) }
 
 func do(method, url, token string, body any, out any) (int, error) {
 	var rd *bytes.Reader
@@ -53,42 +41,7 @@ func do(method, url, token string, body any, out any) (int, error) {
 // after a restart from its data dir, on the killed node.
 func TestKillLeaderDuringWrites(t *testing.T) {
 	bin := testenv.Binary(t, "rackfence-coordinator")
-	base := t.TempDir()
-	ms := make([]*member, 3)
-	for i := range ms {
-		ip := fmt.Sprintf("127.0.0.%d", i+1)
-		m := &member{id: fmt.Sprintf("n%d", i+1), ip: ip, dir: filepath.Join(base, fmt.Sprint(i+1)),
-			http: testenv.FreePort(t, ip), raft: testenv.FreePort(t, ip)}
-		m.args = []string{"--node-id", m.id, "--data-dir", m.dir, "--http-addr", fmt.Sprintf("%s:%d", ip, m.http),
-			"--raft-addr", fmt.Sprintf("%s:%d", ip, m.raft), "--raft-log-level", "error"}
-		if i > 0 {
-			m.args = append(m.args, "--join", fmt.Sprintf("https://127.0.0.1:%d", ms[0].http))
-		}
-		ms[i] = m
-	}
-	ms[0].proc = testenv.Start(t, "n1", bin, nil, ms[0].args...)
-	var token string
-	testenv.Eventually(t, 60*time.Second, "admin token written", func() error {
-		b, err := os.ReadFile(filepath.Join(ms[0].dir, "admin.token"))
-		token = strings.TrimSpace(string(b))
-		if err != nil || token == "" {
-			return fmt.Errorf("no token yet: %v", err)
-		}
-		return nil
-	})
-	for _, m := range ms[1:] {
-		m.proc = testenv.Start(t, m.id, bin, []string{"RACKFENCE_TOKEN=" + token}, m.args...)
-	}
-	testenv.Eventually(t, 90*time.Second, "three voters", func() error {
-		var st wire.ClusterStatus
-		if _, err := do("GET", ms[2].url()+"/v1/status", token, nil, &st); err != nil {
-			return err
-		}
-		if len(st.Members) != 3 || st.Leader == "" {
-			return fmt.Errorf("status %+v", st)
-		}
-		return nil
-	})
+	ms, token := startCluster(t, bin, 3, clusterOpts{})
 
 	// Stream writes through every member until told to stop.
 	var mu sync.Mutex

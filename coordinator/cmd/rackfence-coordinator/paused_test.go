@@ -26,7 +26,7 @@ import (
 // succeed while the old leader stays paused.
 func TestForwardToPausedLeader(t *testing.T) {
 	bin := testenv.Binary(t, "rackfence-coordinator")
-	ms, token := startCluster(t, bin, 3)
+	ms, token := startCluster(t, bin, 3, clusterOpts{})
 	var leader *member
 	var followers []*member
 	for _, m := range ms {

@@ -3,9 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,64 +12,6 @@ import (
 	"github.com/rackfence/rackfence/shared/wire"
 	"github.com/rackfence/rackfence/testkit/testenv"
 )
-
-// startCluster starts n members (n1 bootstraps, the others join it) and
-// returns them with the admin token once n voters are in.
-func startCluster(t *testing.T, bin string, n int) ([]*member, string) {
-	t.Helper()
-	base := t.TempDir()
-	ms := make([]*member, n)
-	for i := range ms {
-		ms[i] = newMember(t, base, i+1)
-		if i > 0 {
-			ms[i].args = append(ms[i].args, "--join", ms[0].url())
-		}
-	}
-	ms[0].proc = testenv.Start(t, "n1", bin, nil, ms[0].args...)
-	token := waitToken(t, ms[0].dir)
-	for _, m := range ms[1:] {
-		m.proc = testenv.Start(t, m.id, bin, []string{"RACKFENCE_TOKEN=" + token}, m.args...)
-	}
-	waitVoters(t, ms[n-1], token, n)
-	return ms, token
-}
-
-func newMember(t testing.TB, base string, i int) *member {
-	ip := fmt.Sprintf("127.0.0.%d", i)
-	m := &member{id: fmt.Sprintf("n%d", i), ip: ip, dir: filepath.Join(base, fmt.Sprint(i)),
-		http: testenv.FreePort(t, ip), raft: testenv.FreePort(t, ip)}
-	m.args = []string{"--node-id", m.id, "--data-dir", m.dir, "--http-addr", fmt.Sprintf("%s:%d", ip, m.http),
-		"--raft-addr", fmt.Sprintf("%s:%d", ip, m.raft), "--raft-log-level", "error"}
-	return m
-}
-
-func waitToken(t testing.TB, dir string) string {
-	t.Helper()
-	var token string
-	testenv.Eventually(t, 60*time.Second, "admin token written", func() error {
-		b, err := os.ReadFile(filepath.Join(dir, "admin.token"))
-		token = strings.TrimSpace(string(b))
-		if err != nil || token == "" {
-			return fmt.Errorf("no token yet: %v", err)
-		}
-		return nil
-	})
-	return token
-}
-
-func waitVoters(t testing.TB, m *member, token string, n int) {
-	t.Helper()
-	testenv.Eventually(t, 90*time.Second, fmt.Sprintf("%d voters seen by %s", n, m.id), func() error {
-		var st wire.ClusterStatus
-		if _, err := do("GET", m.url()+"/v1/status", token, nil, &st); err != nil {
-			return err
-		}
-		if len(st.Members) != n || st.Leader == "" {
-			return fmt.Errorf("status %+v", st)
-		}
-		return nil
-	})
-}
 
 func putHost(m *member, token, name string) error {
 	h := wire.Host{Name: name, Rack: "r1", Online: true, Consumer: name}
@@ -95,7 +35,7 @@ func tool(t *testing.T, bin string, args ...string) (string, error) {
 // write, records the recovery in its audit trail, and a new member joins.
 func TestRecoverLostQuorum(t *testing.T) {
 	bin := testenv.Binary(t, "rackfence-coordinator")
-	ms, token := startCluster(t, bin, 3)
+	ms, token := startCluster(t, bin, 3, clusterOpts{})
 	for i := range 30 {
 		if err := putHost(ms[i%3], token, fmt.Sprintf("h%02d", i)); err != nil {
 			t.Fatal(err)

@@ -62,9 +62,8 @@ func TestRestoreFencesOldAgent(t *testing.T) {
 	}
 	bHTTP, bRaft := testenv.FreePort(t, "127.0.0.1"), testenv.FreePort(t, "127.0.0.1")
 	bURL := fmt.Sprintf("http://127.0.0.1:%d", bHTTP)
-	agent := testenv.Start(t, "agent", testenv.Binary(t, "rackfence-agent"), nil,
-		"--coordinator", a.URL+","+bURL, "--token-file", agentToken, "--rack", "r1", "--agent-id", "old",
-		"--lease-ttl", "5s", "--log-level", "debug", "--audit-file", filepath.Join(dir, "guard.jsonl"))
+	agent := rig.StartAgent(t, rig.AgentOpts{Coordinator: a.URL + "," + bURL, TokenFile: agentToken, Rack: "r1", ID: "old",
+		LogLevel: "debug", AuditFile: filepath.Join(dir, "guard.jsonl")})
 	var held *wire.Lease
 	testenv.Eventually(t, 60*time.Second, "the agent holding r1 on A", func() error {
 		held, err = a.Admin.GetLease(rig.Ctx(t), "r1")

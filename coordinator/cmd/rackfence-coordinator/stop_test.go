@@ -34,24 +34,12 @@ func TestStopLeaderWithStuckFollower(t *testing.T) {
 	bin := testenv.Binary(t, "rackfence-coordinator")
 	const bound, slack = 2 * time.Second, 5 * time.Second
 	env := []string{"RACKFENCE_STOP_TIMEOUT=" + bound.String()}
-	base := t.TempDir()
-	ms := make([]*member, 3)
 	pprof := map[*member]string{}
-	for i := range ms {
-		ms[i] = newMember(t, base, i+1)
-		p := fmt.Sprintf("%s:%d", ms[i].ip, testenv.FreePort(t, ms[i].ip))
-		pprof[ms[i]] = "http://" + p
-		ms[i].args = append(ms[i].args, "--pprof-addr", p)
-		if i > 0 {
-			ms[i].args = append(ms[i].args, "--join", ms[0].url())
-		}
-	}
-	ms[0].proc = testenv.Start(t, "n1", bin, env, ms[0].args...)
-	token := waitToken(t, ms[0].dir)
-	for _, m := range ms[1:] {
-		m.proc = testenv.Start(t, m.id, bin, append([]string{"RACKFENCE_TOKEN=" + token}, env...), m.args...)
-	}
-	waitVoters(t, ms[2], token, 3)
+	ms, token := startCluster(t, bin, 3, clusterOpts{env: env, prepare: func(m *member) {
+		p := fmt.Sprintf("%s:%d", m.ip, testenv.FreePort(t, m.ip))
+		pprof[m] = "http://" + p
+		m.args = append(m.args, "--pprof-addr", p)
+	}})
 	leader := leaderOf(t, ms, token)
 	var stuck, healthy *member
 	for _, m := range ms {

@@ -15,7 +15,8 @@ import (
 type fleetOutput struct{ report, plot string }
 
 // runFleet fills in the fleet run's directories, runs it, prints its
-// figures beside the goals of issue 23 and writes the report and plot.
+// figures beside the fleet goals (FleetResult.Figures) and writes the
+// report and plot.
 func runFleet(ctx context.Context, cfg bench.FleetConfig, out fleetOutput, emit func(map[string]any, string)) {
 	if cfg.Bin == "" {
 		exe, err := os.Executable()

@@ -8,8 +8,8 @@ import (
 
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/provisioner"
-	"github.com/rackfence/rackfence/agent/provisioner/fake"
 	"github.com/rackfence/rackfence/shared/fence"
+	"github.com/rackfence/rackfence/testkit/provisioner/fake"
 	"github.com/rackfence/rackfence/testkit/testenv"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/coordinator/coordtest/member"
+	"github.com/rackfence/rackfence/testkit/coordtest/member"
 )
 
 var hc = &http.Client{Timeout: 30 * time.Second}

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/coordinator/coordtest"
 	"github.com/rackfence/rackfence/shared/client"
 	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/coordtest"
 )
 
 // TestAgentTokenIsScopedAndLeasesAreFenced: the fixture is a real

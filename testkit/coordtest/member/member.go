@@ -1,10 +1,10 @@
 // Package member opens one in-process coordinator member for tests: a
 // Raft member (coordinator.Open) over real TCP on a loopback address, its
 // metrics registry, and an HTTP listener that serves whatever handler the
-// caller gives it. It is the one in-process starter: coordtest builds on
-// it (serving coordinator/api), and so do the API's own tests (package
-// api), which cannot import coordtest because coordtest imports them.
-// Tests of the coordinator's clients use coordtest, not this package.
+// caller gives it. It is the layer below the in-process starter:
+// coordtest.Start builds on it (serving coordinator/api), and so do the
+// API's own tests (package api), which cannot import coordtest because
+// coordtest imports them. Every other test uses coordtest.
 package member
 
 import (
