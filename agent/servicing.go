@@ -42,7 +42,10 @@ type taskMemo struct {
 	// from is the version a component showed when this session started
 	// its flash (host NUL component); flashed the components without a
 	// spec version this session brought to a new version, by the image
-	// URL flashed (host → component → URL), so they are not flashed again.
+	// URL flashed (host → component → URL), so they are not flashed again
+	// for the same URL (as metal3 flashes a component again only when its
+	// URL changes). Kept for the session: a host view older than the
+	// servicing's end must not flash the component again.
 	from    map[string]string
 	flashed map[string]map[string]string
 }
@@ -84,18 +87,6 @@ func (m *taskMemo) wasUpdated(host, component, url string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.flashed[host][component] == url && url != ""
-}
-
-// serviced forgets a host's flashes once its firmware is at its spec.
-func (m *taskMemo) serviced(host string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.flashed, host)
-	for k := range m.from {
-		if strings.HasPrefix(k, host+"\x00") {
-			delete(m.from, k)
-		}
-	}
 }
 
 func (m *taskMemo) current(name string, fromWatch *wire.BMCTask) *wire.BMCTask {
@@ -247,6 +238,13 @@ func (s *session) nextFlash(ctx context.Context, rec taskRecorder, d bmc.DayTwo,
 			done = append(done, c.Component+" "+it.Version)
 			continue
 		}
+		if from, known := s.tasks.before(h.Name, c.Component); c.Version == "" && known && it.Version != from {
+			// This session started a flash whose answer or record was
+			// lost (a timeout): the new version says it took.
+			s.tasks.updated(h.Name, c.Component, c.URL)
+			done = append(done, c.Component+" "+it.Version)
+			continue
+		}
 		image, note, ready, err := s.firmwareImage(ctx, h.Name, fmt.Sprintf("firmware[%d]", i), c)
 		if err != nil {
 			return provisioner.Result{}, err
@@ -254,6 +252,9 @@ func (s *session) nextFlash(ctx context.Context, rec taskRecorder, d bmc.DayTwo,
 		if !ready {
 			return provisioner.Result{InProgress: true, Message: fmt.Sprintf("fetching the image of %s (%s) into the rack's image cache and verifying it before the BMC is given it", c.Component, c.URL)}, nil
 		}
+		// Remembered before the BMC is asked: an update it accepts but
+		// whose answer is lost is then known by the version changing.
+		s.tasks.started(h.Name, c.Component, it.Version)
 		u, err := d.StartUpdate(ctx, s.a.cfg.Guard, h.Name, bmc.UpdateRequest{Component: it.URI, ImageURL: image, Version: c.Version})
 		if errors.Is(err, bmc.ErrUpdateInProgress) {
 			// A flash runs that no record names: an agent stopped between
@@ -277,7 +278,6 @@ func (s *session) nextFlash(ctx context.Context, rec taskRecorder, d bmc.DayTwo,
 			return provisioner.Result{}, taskRecordErr("record the firmware task "+uri+" the BMC started", err)
 		}
 		s.tasks.hold(h.Name, *t)
-		s.tasks.started(h.Name, c.Component, it.Version)
 		to := c.Version
 		if to == "" {
 			to = "a new version (none in the spec: done when it shows a version other than " + it.Version + ")"
@@ -289,7 +289,6 @@ func (s *session) nextFlash(ctx context.Context, rec taskRecorder, d bmc.DayTwo,
 			"task", uri, "image", image, "verified", note == "")
 		return provisioner.Result{InProgress: true, Message: fmt.Sprintf("firmware update of %s from %s to %s started (task %s)%s", c.Component, it.Version, to, uri, note)}, nil
 	}
-	s.tasks.serviced(h.Name)
 	return provisioner.Result{Message: "firmware at its versions: " + strings.Join(done, ", ")}, nil
 }
 

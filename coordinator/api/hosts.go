@@ -167,7 +167,7 @@ func (s *Server) deleteHost(c echo.Context) error {
 		return badField(wire.ParamForce, "%q is not true or false", v)
 	}
 	cmd := fsm.DeleteHostCmd{Name: name, Force: force}
-	if h, ok := s.store.FSM().Host(name); ok && h.Task != nil && h.Task.Kind == wire.BMCTaskFirmware {
+	if h, ok := s.state.Host(name); ok && h.Task != nil && h.Task.Kind == wire.BMCTaskFirmware {
 		// The fence is decided inside Apply (a body version every voter
 		// must apply); a host with no firmware task in sight is deleted
 		// with the body older members apply too.
