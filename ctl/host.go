@@ -1,6 +1,7 @@
 package ctl
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -276,7 +277,11 @@ func hostDelete(fs *pflag.FlagSet) func(*Ctx, []string) error {
 				return notFoundHint(err, name)
 			}
 		}
-		done, err := cl.DeleteHostForce(x.ctx, name, *force)
+		del := cl.DeleteHost
+		if *force {
+			del = func(ctx context.Context, name string) (bool, error) { return cl.DeleteHostForce(ctx, name, true) }
+		}
+		done, err := del(x.ctx, name)
 		if err != nil {
 			return x.conflictHint(notFoundHint(err, name), name)
 		}
