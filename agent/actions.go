@@ -26,7 +26,7 @@ func (s *session) runAction(name string, h wire.Host, st *wire.HostStatus, act h
 	defer cancel()
 
 	ph := provisioner.Host{Name: h.Name, BMC: h.BMC, BootMACAddress: h.BootMACAddress,
-		Image: h.Image, Online: h.Online, RootDeviceHints: h.RootDeviceHints, BootMode: h.BootMode,
+		Image: h.Image, Online: h.Online, RootDeviceHints: h.RootDeviceHints, BootMode: h.BootMode, BootMethod: h.BootMethod,
 		AutomatedCleaningMode: h.AutomatedCleaningMode}
 	if st != nil {
 		ph.ProvisioningID = st.ProvisioningID

@@ -31,6 +31,9 @@ type Agent struct {
 	// createdIndex, the coordinator having refused the field
 	// (reporter_created.go).
 	rackNoCreatedUntil atomic.Int64
+	// noHealthUntil (unix ns): until then statuses carry no hardware
+	// health (reporter_health.go).
+	noHealthUntil atomic.Int64
 }
 
 // New checks cfg, fills its defaults and returns an Agent.

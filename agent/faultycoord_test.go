@@ -54,6 +54,11 @@ type faultyCoordinator struct {
 	// counts those refusals.
 	noCreated      bool
 	createdRefused int
+	// noHealth: a status carrying hardware health is refused as an
+	// unknown field; healthRefused counts those refusals
+	// (health_inproc_test.go).
+	noHealth      bool
+	healthRefused int
 	// unnamedTouches and unnamedWrites count the hosts of accepted rack
 	// reports that named no createdIndex.
 	unnamedTouches, unnamedWrites int
@@ -169,6 +174,10 @@ func (f *faultyCoordinator) ReportStatus(ctx context.Context, name string, r wir
 		f.staleWrite = ""
 		f.mu.Unlock()
 		return errStale
+	}
+	if err := f.healthUnknown([]wire.RackHostReport{{Name: name, Status: &r.Status}}); err != nil {
+		f.mu.Unlock()
+		return err
 	}
 	f.mu.Unlock()
 	err := f.Coordinator.ReportStatus(ctx, name, r)
@@ -298,6 +307,10 @@ func (f *faultyCoordinator) ReportRackStatus(ctx context.Context, rack string, r
 		return nil, errNoEndpoint
 	}
 	if err := f.createdUnknown(r); err != nil {
+		f.mu.Unlock()
+		return nil, err
+	}
+	if err := f.healthUnknown(r.Hosts); err != nil {
 		f.mu.Unlock()
 		return nil, err
 	}

@@ -119,3 +119,27 @@ func TestIronicRebootAndInspect(t *testing.T) {
 		return nil
 	})
 }
+
+// TestIronicFirmwareNeedsAgentRamdisk: with --provisioner ironic a host
+// with firmware[] is serviced through Ironic's clean steps, which Ironic
+// 21.4 runs only with its agent ramdisk; an agent started without one
+// (no --ironic-deploy-kernel) leaves the host in a servicing error that
+// says so, the node untouched in available.
+func TestIronicFirmwareNeedsAgentRamdisk(t *testing.T) {
+	ir, e := rig.StartIronic(t), newEnv(t, envOpts{bmcs: 1})
+	h := e.hostSpec("fw", "r1", 0)
+	h.Firmware = []wire.FirmwareComponent{{Component: "bmc", URL: "http://192.0.2.1/fw/bmc-2.0.bin",
+		Checksum: "sha256:" + strings.Repeat("0", 64), Version: "2.0"}}
+	e.apply(h)
+	e.startAgent("r1", "a1", "--provisioner", "ironic", "--ironic-url", ir.URL, "--lease-ttl", "10s")
+	got := e.waitHost("fw", 3*time.Minute, "in a servicing error naming the agent ramdisk", func(h *wire.Host) error {
+		if h.Status == nil || h.Status.ErrorType != wire.ErrServicing || !strings.Contains(h.Status.ErrorMessage, "--ironic-deploy-kernel") {
+			return fmt.Errorf("status %+v", h.Status)
+		}
+		return nil
+	})
+	t.Logf("status: %s: %s", got.Status.ErrorType, got.Status.ErrorMessage)
+	if code := ir.NodeStatus(t, got.Status.ProvisioningID); code != http.StatusOK {
+		t.Fatalf("GET Ironic node %s: %d", got.Status.ProvisioningID, code)
+	}
+}

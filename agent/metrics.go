@@ -39,6 +39,8 @@ type Metrics struct {
 	softFallbacks prometheus.Counter
 	// rackReports counts per-rack status requests (reporter.go).
 	rackReports *prometheus.CounterVec
+	// healthReads counts hardware health reads by result (health.go).
+	healthReads *prometheus.CounterVec
 	// lease mirrors leaseState for the per-rack role gauge.
 	lease atomic.Int32
 	src   atomic.Pointer[Agent]
@@ -78,6 +80,9 @@ func NewMetrics() *Metrics {
 		Help: "Epoch of the last lease held."})
 	m.softFallbacks = prometheus.NewCounter(prometheus.CounterOpts{Name: "rackfence_agent_soft_power_off_fallbacks_total",
 		Help: "Soft power-offs (reboot --soft, soft power-off holds) the OS did not finish within --soft-power-off-timeout, so the host was powered off hard."})
+	m.healthReads = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rackfence_agent_health_reads_total",
+		Help: "Hardware health reads from BMCs, by result (ok, error); one per registered Redfish host per status refresh."}, []string{"result"})
+	m.reg.MustRegister(m.healthReads)
 	m.reg.MustRegister(m.softFallbacks, m.reconciles, m.actions, m.actionErrors, m.guarded, m.refusals, m.statusWrites, m.rackReports,
 		m.watchErrors, m.ackLatency, m.operations, m.leaseState, m.leaseEpoch, hostCollector{m},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -173,6 +178,7 @@ func (c hostCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- leftDesc
 	ch <- queueDesc
 	ch <- roleDesc
+	describeHealth(ch)
 }
 
 func (c hostCollector) Collect(ch chan<- prometheus.Metric) {
@@ -199,6 +205,7 @@ func (c hostCollector) Collect(ch chan<- prometheus.Metric) {
 				ch <- prometheus.MustNewConstMetric(opDesc, prometheus.GaugeValue, float64(v), k)
 			}
 			ch <- prometheus.MustNewConstMetric(queueDesc, prometheus.GaugeValue, float64(s.queue.len()))
+			collectHealth(ch, s.store)
 		}
 	}
 	ch <- prometheus.MustNewConstMetric(leftDesc, prometheus.GaugeValue, left)

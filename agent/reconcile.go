@@ -70,6 +70,7 @@ func (s *session) reconcile(name string) {
 			s.a.cfg.Guard.Unblock(name)
 		}
 
+		s.readHealth(name, cur, h, &d)
 		err := s.report(name, cur, &d)
 		switch {
 		case err == nil:
@@ -249,7 +250,14 @@ func (s *session) writeStatus(h wire.RackHostReport, perRack bool) (uint64, erro
 		return 0, context.Cause(s.ctx)
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, statusWriteTimeout)
+	if s.a.noHealth() {
+		h.Status = withoutHealth(h.Status)
+	}
 	err := s.a.cfg.Client.ReportStatus(ctx, h.Name, h.PerHost(s.lease.Epoch))
+	if err != nil && s.healthRefused(err) && h.Status != nil && h.Status.Health != nil {
+		h.Status = withoutHealth(h.Status)
+		err = s.a.cfg.Client.ReportStatus(ctx, h.Name, h.PerHost(s.lease.Epoch))
+	}
 	cancel()
 	<-s.a.writeSlots
 	return 0, err

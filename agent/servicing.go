@@ -123,6 +123,12 @@ func (m *taskMemo) end(name, uri string) {
 
 // firmwareUpdate is ActionFirmwareUpdate.
 func (s *session) firmwareUpdate(ctx context.Context, h wire.Host, ph provisioner.Host) (provisioner.Result, error) {
+	if sv, ok := s.a.cfg.Provisioner.(provisioner.Servicer); ok {
+		// The back end runs and follows the flash itself (Ironic: a
+		// manual clean that holds the node until the BMC's task ended),
+		// and a new lease holder finds it there: no BMC task record.
+		return sv.Service(ctx, ph, provisioner.DayTwoSpec{Firmware: h.Firmware})
+	}
 	rec, ok := s.a.cfg.Client.(taskRecorder)
 	if !ok {
 		return provisioner.Result{}, fmt.Errorf("%w: this agent's coordinator client cannot record BMC tasks", provisioner.ErrUnsupported)

@@ -49,6 +49,12 @@ type hostEntry struct {
 	// changedAt is when the watch last delivered a change the state
 	// machine reads (for the intent-ack latency metric).
 	changedAt time.Time
+	// healthAt is when the host's hardware health is next read (zero:
+	// not scheduled in this session); maxTemp its hottest temperature
+	// reading at the last read (hasTemp: it had one). health.go.
+	healthAt time.Time
+	maxTemp  float64
+	hasTemp  bool
 }
 
 func newStore() *store { return &store{hosts: map[string]*hostEntry{}} }

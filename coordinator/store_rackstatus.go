@@ -37,10 +37,23 @@ func (s *Store) ApplyRackStatus(ctx context.Context, c fsm.RackStatusCmd) (wire.
 // check applies (and applies without it: the report is written unchecked,
 // as that binary would write it).
 func (s *Store) rackStatusForm(c fsm.RackStatusCmd) fsm.RackStatusCmd {
+	if c.HasHealth() && !s.Supports(fsm.CmdRackStatus, fsm.RackStatusHealthVersion) {
+		c = c.WithoutHealth() // fsm/command_health.go
+	}
 	if !c.CreatedChecked() || s.Supports(fsm.CmdRackStatus, fsm.RackStatusCreatedVersion) {
 		return c
 	}
 	return c.WithoutCreated()
+}
+
+// statusForm is the form of a host status command the leader writes: with
+// its hardware health once every voter applies CmdStatus v3, without it
+// before (fsm/command_health.go). Other commands are returned as they are.
+func (s *Store) statusForm(c fsm.Command) fsm.Command {
+	if sc, ok := c.(fsm.StatusCmd); ok && sc.HasHealth() && !s.Supports(fsm.CmdStatus, fsm.StatusHealthVersion) {
+		return sc.WithoutHealth()
+	}
+	return c
 }
 
 // splitRackStatus is the fallback: one StatusCmd per host, submitted

@@ -15,14 +15,17 @@ import (
 func init() {
 	register(&command{
 		path:  "host list",
-		usage: "[--rack R] [--state S] [--status S] [--error TYPE|any] [--intents-pending] [-l SELECTOR] [--show-labels] [--chunk-size N] [--watch [--interval D]]",
+		usage: "[--rack R] [--state S] [--status S] [--error TYPE|any] [--health H|unhealthy] [--intents-pending] [-l SELECTOR] [--show-labels] [--chunk-size N] [--watch [--interval D]]",
 		short: "List hosts with their state, status, intents and error",
 		long: `Columns: STATE is the provisioning state, STATUS the operational status,
 INTENTS the operator's standing requests (a * marks one the rack's lease
 holder has not acknowledged yet), ERROR the error type and count;
 --show-labels adds LABELS. Every value a column shows is a filter:
 --state (including pending: no report yet), --status, --error (a type, or
-"any") and --intents-pending (a * in INTENTS); filters combine with AND.
+"any") and --intents-pending (a * in INTENTS); --health filters on the
+hardware health the hosts' BMCs report (OK, Warning, Critical, Unknown, or
+unhealthy: any but OK; hosts not read yet never match); filters combine
+with AND.
 
 ` + selectorHelp + `
 
@@ -41,6 +44,7 @@ Examples:
   rackfencectl host list --state available -o json
   rackfencectl host list --status error --error "power management error"
   rackfencectl host list --state pending --intents-pending
+  rackfencectl host list --health unhealthy
   rackfencectl host list -l 'role=compute,zone in (a,b)' --show-labels`,
 		setup: hostList,
 	})

@@ -30,13 +30,20 @@ var listErrors = []string{wire.ErrRegistration, wire.ErrInspection, wire.ErrProv
 type listFilter struct {
 	state, status, errType string
 	pending                bool
+	// health: a hardware health (OK, Warning, Critical, Unknown), or
+	// "unhealthy" (any but OK, read).
+	health string
 }
+
+// listHealths are --health's values.
+var listHealths = append(slices.Clone(wire.HardwareHealths), "unhealthy")
 
 func listFilterFlags(fs *pflag.FlagSet) *listFilter {
 	f := &listFilter{}
 	fs.StringVar(&f.state, "state", "", "only hosts in this STATE ("+strings.Join(listStates, ", ")+")")
 	fs.StringVar(&f.status, "status", "", "only hosts with this STATUS ("+strings.Join(listStatuses, ", ")+")")
 	fs.StringVar(&f.errType, "error", "", "only hosts with this ERROR type (\"any\" for every host in error; "+strings.Join(listErrors, ", ")+")")
+	fs.StringVar(&f.health, "health", "", "only hosts whose BMC reports this hardware health ("+strings.Join(listHealths, ", ")+"; unhealthy: anything but OK)")
 	fs.BoolVar(&f.pending, "intents-pending", false, "only hosts with an intent the lease holder has not acknowledged (a * in INTENTS)")
 	return f
 }
@@ -63,6 +70,9 @@ func (f *listFilter) check() error {
 	}
 	if err := one("--status", f.status, listStatuses); err != nil {
 		return err
+	}
+	if f.health != "" && !slices.Contains(listHealths, f.health) {
+		return usagef("--health %q: use one of %s", f.health, strings.Join(listHealths, ", "))
 	}
 	if f.errType == "any" {
 		return nil
@@ -93,6 +103,12 @@ func (f *listFilter) match(h *wire.Host) bool {
 			et = h.Status.ErrorType
 		}
 		if et == "" || (f.errType != "any" && et != f.errType) {
+			return false
+		}
+	}
+	if f.health != "" {
+		hh := hostHealth(h)
+		if hh == "" || (f.health == "unhealthy" && hh == wire.HardwareOK) || (f.health != "unhealthy" && hh != f.health) {
 			return false
 		}
 	}

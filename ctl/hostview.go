@@ -29,6 +29,14 @@ func hostOpStatus(h *wire.Host) string {
 	return h.Status.OperationalStatus
 }
 
+// hostHealth is the hardware health's verdict ("" when not read).
+func hostHealth(h *wire.Host) string {
+	if h.Status == nil || h.Status.Health == nil {
+		return ""
+	}
+	return h.Status.Health.Health
+}
+
 func hostPower(h *wire.Host) string {
 	if h.Status == nil || h.Status.LastUpdated.IsZero() {
 		return ""
@@ -193,6 +201,9 @@ func hostDetail(w io.Writer, h *wire.Host) {
 	if h.BootMode != "" {
 		k.add("Boot mode", h.BootMode)
 	}
+	if h.BootMethod != "" {
+		k.add("Boot method", h.BootMethod)
+	}
 	if h.AutomatedCleaningMode != "" {
 		k.add("Automated cleaning", h.AutomatedCleaningMode)
 	}
@@ -221,6 +232,12 @@ func hostDetail(w io.Writer, h *wire.Host) {
 	if s := h.Status; s != nil {
 		k.add("Status", s.OperationalStatus)
 		k.add("Power", hostPower(h))
+		if hh := s.Health; hh != nil {
+			k.add("Health", healthSummary(hh))
+			for _, p := range hh.Problems {
+				k.more(p)
+			}
+		}
 		if s.ErrorType != "" {
 			what := s.ErrorType
 			if op := failedOperation(s.ErrorMessage); op != "" {
@@ -480,4 +497,23 @@ func rootHints(r *wire.RootDeviceHints) string {
 		return "none"
 	}
 	return strings.Join(out, " ")
+}
+
+// healthSummary is the hardware health on one line: the verdict, each
+// kind's health, since when.
+func healthSummary(h *wire.HardwareHealth) string {
+	var kinds []string
+	for _, k := range wire.HealthKinds {
+		if v, ok := h.Components[k]; ok {
+			kinds = append(kinds, k+" "+v)
+		}
+	}
+	out := h.Health
+	if len(kinds) > 0 {
+		out += " (" + strings.Join(kinds, ", ") + ")"
+	}
+	if !h.Since.IsZero() {
+		out += " since " + h.Since.UTC().Format(time.RFC3339)
+	}
+	return out
 }

@@ -48,6 +48,14 @@ type rfSystemDoc struct {
 type rfBootDoc struct {
 	BootSourceOverrideMode *string
 	Modes                  []string `json:"BootSourceOverrideMode@Redfish.AllowableValues"`
+	Targets                []string `json:"BootSourceOverrideTarget@Redfish.AllowableValues"`
+}
+
+// rfBootProps is the system's Boot as a property list (HttpBootUri is
+// listed as null while unset, which a typed field cannot tell from
+// absent).
+type rfBootProps struct {
+	Boot map[string]json.RawMessage
 }
 
 // rfManagerDoc is what discovery reads of a Manager.
@@ -64,6 +72,8 @@ type rfDiscovery struct {
 	bootModes              []string // BootSourceOverrideMode@Redfish.AllowableValues, else the current mode
 	bootModeAllowed        []string // the allowable values alone
 	bootModeProp           bool     // the system has BootSourceOverrideMode
+	bootTargets            []string // BootSourceOverrideTarget@Redfish.AllowableValues
+	httpBootURI            bool     // the system's Boot has HttpBootUri
 	sysVirtualMedia        string   // the system's VirtualMedia collection link
 	// expand is the $expand value inventory reads the system with ("" when
 	// the service advertises no "." expansion, or refused it once).
@@ -155,9 +165,12 @@ func (c *Conn) discover(s *rfSession) (*rfDiscovery, error) {
 		}
 	}
 	var sys rfSystemDoc
-	if err := rfGet(s.api, d.system, &sys); err != nil {
+	var props rfBootProps
+	if err := rfGet(s.api, d.system, &sys, &props); err != nil {
 		return nil, err
 	}
+	_, d.httpBootURI = props.Boot["HttpBootUri"]
+	d.bootTargets = sys.Boot.Targets
 	c.freshSys = &sys
 	c.invSys.keep(&sys)
 	for _, m := range sys.Links.ManagedBy {

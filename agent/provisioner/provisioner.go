@@ -41,8 +41,11 @@ type Host struct {
 	Online         bool
 	// RootDeviceHints, BootMode ("" = UEFI) and AutomatedCleaningMode
 	// ("" = metadata) are the spec's (see wire.Host).
-	RootDeviceHints       *wire.RootDeviceHints
-	BootMode              string
+	RootDeviceHints *wire.RootDeviceHints
+	BootMode        string
+	// BootMethod is the spec's (wire.Host.BootMethod; "" = chosen from
+	// what the BMC offers).
+	BootMethod            string
 	AutomatedCleaningMode string
 	// ConfigDrive is the content revealed from the records the spec's
 	// userData/networkData/metaData name; nil when it names none.
@@ -126,4 +129,34 @@ type Provisioner interface {
 	// to poll; it does not ask again while a shutdown is under way). The
 	// caller powers off hard (SetPower false) when it takes too long.
 	SoftPowerOff(ctx context.Context, h Host) (Result, error)
+}
+
+// DayTwoSpec is the day-two part of a host's spec (wire.Host's bios, raid
+// and firmware) handed to a Servicer. Nil or empty parts are left as they
+// are.
+type DayTwoSpec struct {
+	BIOS     *wire.BIOSSpec
+	RAID     *wire.RAIDSpec
+	Firmware []wire.FirmwareComponent
+}
+
+// Empty: nothing to apply.
+func (s DayTwoSpec) Empty() bool {
+	b := s.BIOS
+	noBIOS := b == nil || (b.SimultaneousMultithreadingEnabled == nil && b.SRIOVEnabled == nil &&
+		b.VirtualizationEnabled == nil && len(b.Settings) == 0)
+	noRAID := s.RAID == nil || (len(s.RAID.HardwareRAIDVolumes) == 0 && len(s.RAID.SoftwareRAIDVolumes) == 0)
+	return noBIOS && noRAID && len(s.Firmware) == 0
+}
+
+// Servicer is implemented by a provisioner whose back end applies BIOS
+// settings, RAID and firmware itself (Ironic: manual clean steps), so the
+// agent hands it the spec instead of driving the BMC's day-two resources
+// directly. Service is idempotent and bounded like every other method:
+// it reads the back end's state and moves it one stretch further,
+// InProgress while the back end works (call it again), nil error once
+// the host is at spec, an error carrying the back end's message when it
+// failed (ErrUnsupported for what the back end cannot do, named).
+type Servicer interface {
+	Service(ctx context.Context, h Host, spec DayTwoSpec) (Result, error)
 }

@@ -91,12 +91,14 @@ func (s *Server) listCredentials(c echo.Context) error {
 	if err := s.readBarrier(c); err != nil {
 		return err
 	}
-	all, idx := s.state.AllCredentials()
-	items := make([]wire.Credentials, 0, len(all))
-	for _, cr := range all {
-		items = append(items, wire.Credentials{Name: cr.Name, Username: cr.Username, DataKeys: cr.DataKeys})
-	}
-	return c.JSON(http.StatusOK, wire.List[wire.Credentials]{Items: items, Index: idx})
+	return servePaged(s, c, "credentials", "", func() ([]wire.Credentials, uint64, error) {
+		all, idx := s.state.AllCredentials()
+		items := make([]wire.Credentials, 0, len(all))
+		for _, cr := range all {
+			items = append(items, wire.Credentials{Name: cr.Name, Username: cr.Username, DataKeys: cr.DataKeys})
+		}
+		return items, idx, nil
+	})
 }
 
 func (s *Server) status(c echo.Context) error {

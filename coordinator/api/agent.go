@@ -122,8 +122,10 @@ func (s *Server) leaseHistory(c echo.Context) error {
 	if err := s.readBarrier(c); err != nil {
 		return err
 	}
-	recs, idx := s.state.LeaseHistory(rack)
-	return c.JSON(http.StatusOK, wire.List[wire.LeaseRecord]{Items: recs, Index: idx})
+	return servePaged(s, c, "leases", rack, func() ([]wire.LeaseRecord, uint64, error) {
+		recs, idx := s.state.LeaseHistory(rack)
+		return recs, idx, nil
+	})
 }
 
 func (s *Server) listRacks(c echo.Context) error {
@@ -185,7 +187,7 @@ func (s *Server) watch(c echo.Context) error {
 		return s.watchFleet(c, after, timeout, brief)
 	}
 	key := watchKey{rack: rack, after: after, status: withStatus}
-	return s.sharedWatch(c, key, timeout, watchSource{wait: s.rackWait, answer: s.rackAnswer})
+	return s.answerWatch(c, key, timeout, watchSource{wait: s.rackWait, answer: s.rackAnswer})
 }
 
 // rackWait waits for a change of key.rack after key.after, or timeout.

@@ -106,11 +106,13 @@ func (s *Server) events(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	evs, idx, ok := s.state.Events(h.Name)
-	if !ok {
-		return notFound("host %s does not exist", h.Name)
-	}
-	return c.JSON(http.StatusOK, wire.List[wire.Event]{Items: evs, Index: idx})
+	return servePaged(s, c, "events", h.Name, func() ([]wire.Event, uint64, error) {
+		evs, idx, ok := s.state.Events(h.Name)
+		if !ok {
+			return nil, 0, notFound("host %s does not exist", h.Name)
+		}
+		return evs, idx, nil
+	})
 }
 
 func (s *Server) putHost(c echo.Context) error {

@@ -44,13 +44,15 @@ type listViews struct {
 	m     map[viewKey]*viewEntry
 	now   func() time.Time
 	pages *prometheus.CounterVec
+	// items: the other paged lists' first pages (list_paged.go).
+	items *itemViews
 }
 
 func newListViews(reg prometheus.Registerer) *listViews {
-	l := &listViews{m: map[viewKey]*viewEntry{}, now: time.Now}
+	l := &listViews{m: map[viewKey]*viewEntry{}, now: time.Now, items: &itemViews{m: map[itemKey]*itemEntry{}, now: time.Now}}
 	l.pages = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "rackfence_list_pages_total",
-		Help: "Pages of paged host lists this member answered, by outcome: first (a new list), next (a continue token served from its index's view), expired (list_expired: the view was gone).",
+		Help: "Pages of paged lists (hosts, events, credentials, tokens, lease history) this member answered, by outcome: first (a new list), next (a continue token served from its index's view), expired (list_expired: the view was gone).",
 	}, []string{"outcome"})
 	for _, o := range []string{"first", "next", "expired"} {
 		l.pages.WithLabelValues(o)

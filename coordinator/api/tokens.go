@@ -93,13 +93,15 @@ func (s *Server) listTokens(c echo.Context) error {
 	if err := s.readBarrier(c); err != nil {
 		return err
 	}
-	ts, idx := s.state.TokenList()
-	now := time.Now()
-	items := make([]wire.Token, 0, len(ts))
-	for _, t := range ts {
-		items = append(items, tokenWire(t, now))
-	}
-	return c.JSON(http.StatusOK, wire.List[wire.Token]{Items: items, Index: idx})
+	return servePaged(s, c, "tokens", "", func() ([]wire.Token, uint64, error) {
+		ts, idx := s.state.TokenList()
+		now := time.Now()
+		items := make([]wire.Token, 0, len(ts))
+		for _, t := range ts {
+			items = append(items, tokenWire(t, now))
+		}
+		return items, idx, nil
+	})
 }
 
 // revokeToken deletes a token through Raft: every member refuses it as

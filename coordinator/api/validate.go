@@ -73,6 +73,9 @@ func validateReportBody(r *wire.StatusReport) error {
 	if st.ErrorCount < 0 {
 		return fe("status.errorCount", "must not be negative")
 	}
+	if err := validateHealth(st.Health); err != nil {
+		return err
+	}
 	if st.DayTwo != nil {
 		return fe("status.dayTwo", "is not accepted yet: this coordinator does not store day-two status; leave it out")
 	}

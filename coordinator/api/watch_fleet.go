@@ -14,7 +14,7 @@ import (
 // (status.hardwareDetails, bmcDetails, operationHistory and extra), about
 // half of a host's size.
 func (s *Server) watchFleet(c echo.Context, after uint64, timeout time.Duration, brief bool) error {
-	return s.sharedWatch(c, watchKey{after: after, brief: brief}, timeout, watchSource{wait: s.fleetWait, answer: s.fleetAnswer})
+	return s.answerWatch(c, watchKey{after: after, brief: brief}, timeout, watchSource{wait: s.fleetWait, answer: s.fleetAnswer})
 }
 
 // fleetWait waits for a change of any rack after key.after, or timeout.

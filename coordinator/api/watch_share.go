@@ -3,14 +3,13 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"runtime/debug"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // Watchers waiting for the same thing at the same index share one round:
@@ -52,6 +51,20 @@ const (
 	// later.
 	freeFrom  = 256
 	freeAfter = 5 * time.Second
+	// writeLanes is how many watchers of a woken round write their answer
+	// at once; the others wait their turn parked. Thousands of handlers
+	// made runnable at once by one change queue every other goroutine of
+	// the member (a write's network read, its Raft apply, its log fsync)
+	// behind them: writes then waited hundreds of milliseconds.
+	writeLanes = 4
+	// laneHold is the longest a watcher keeps its lane: one whose answer
+	// does not go out by then (a slow reader) goes on writing outside the
+	// lanes, bounded by WatchWriteTimeout, and lets the next one write.
+	laneHold = 5 * time.Millisecond
+	// keepRounds, keepFor bound the answered rounds a crowd keeps for its
+	// late watchers (keepRecent).
+	keepRounds = 8
+	keepFor    = 30 * time.Second
 )
 
 // lingerFor is how long a woken round of watchers waiting for one thing
@@ -78,7 +91,9 @@ type watchRound struct {
 	cancel  context.CancelFunc
 	done    chan struct{} // closed when body or err is set
 	body    []byte
+	index   uint64 // the index body answers at: where its watchers follow on
 	err     error
+	at      time.Time // when a kept round answered (keepRecent)
 }
 
 // watchHub holds the rounds of one server.
@@ -88,19 +103,30 @@ type watchHub struct {
 	// crowd is, by what is watched (a key with after 0), how many
 	// watchers the last round woken by a change answered: they come back
 	// one by one, and a round started by the first lingers for them all.
-	crowd   map[watchKey]int
-	waiting int
-	peak    int
-	freeing bool // a hand-back of memory is scheduled
+	crowd map[watchKey]int
+	// recent holds crowds' latest answered rounds by key, kept by crowd
+	// in answer order (keepRecent).
+	recent map[watchKey]*watchRound
+	// streaming is, by what is watched, how many streamed watches follow
+	// it: a crowd even while most of it is writing the last answer.
+	streaming map[watchKey]int
+	kept      map[watchKey][]watchKey
+	waiting   int
+	peak      int
+	freeing   bool // a hand-back of memory is scheduled
+
+	lanes chan struct{} // writeLanes tokens
 
 	waitingGauge prometheus.Gauge
 	encoded      prometheus.Counter
 	shared       prometheus.Counter
 	cut          prometheus.Counter
+	streams      prometheus.Gauge // open streamed watches (watch_stream.go)
 }
 
 func newWatchHub(reg prometheus.Registerer) *watchHub {
 	h := &watchHub{rounds: map[watchKey]*watchRound{}, crowd: map[watchKey]int{},
+		recent: map[watchKey]*watchRound{}, streaming: map[watchKey]int{}, kept: map[watchKey][]watchKey{}, lanes: make(chan struct{}, writeLanes),
 		waitingGauge: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "rackfence_watch_waiting",
 			Help: "Long-poll watches waiting on this member.",
@@ -118,7 +144,8 @@ func newWatchHub(reg prometheus.Registerer) *watchHub {
 			Help: "Watch answers that could not be written: the watcher left, or did not take it within 10 s and was cut off.",
 		}),
 	}
-	reg.MustRegister(h.waitingGauge, h.encoded, h.shared, h.cut)
+	h.streams = newStreamsGauge()
+	reg.MustRegister(h.waitingGauge, h.encoded, h.shared, h.cut, h.streams)
 	return h
 }
 
@@ -138,6 +165,9 @@ func (h *watchHub) join(key watchKey, timeout time.Duration, src watchSource) *w
 	h.peak = max(h.peak, h.waiting)
 	h.waitingGauge.Set(float64(h.waiting))
 	r := h.rounds[key]
+	if r == nil {
+		r = h.recent[key]
+	}
 	if r == nil {
 		ctx, cancel := context.WithCancel(context.Background())
 		r = &watchRound{cancel: cancel, done: make(chan struct{})}
@@ -182,13 +212,14 @@ func (h *watchHub) run(ctx context.Context, key watchKey, r *watchRound, timeout
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	changed, err := src.wait(ctx, key, t.C)
+	lingered := false
 	if changed {
 		crowd := key
 		crowd.after = 0
 		h.mu.Lock()
-		d := lingerFor(max(r.members, h.crowd[crowd]))
+		d := lingerFor(max(r.members, h.crowd[crowd], h.streaming[crowd]))
 		h.mu.Unlock()
-		if d > 0 {
+		if lingered = d > 0; lingered {
 			select {
 			case <-time.After(d):
 			case <-ctx.Done():
@@ -197,7 +228,7 @@ func (h *watchHub) run(ctx context.Context, key watchKey, r *watchRound, timeout
 		}
 	}
 	if err == nil {
-		r.body, err = encodeAnswer(src, key)
+		r.body, r.index, err = encodeAnswer(src, key)
 		h.encoded.Inc()
 	}
 	r.err = err
@@ -209,78 +240,88 @@ func (h *watchHub) run(ctx context.Context, key watchKey, r *watchRound, timeout
 		crowd := key
 		crowd.after = 0
 		h.crowd[crowd] = r.members
+		if err == nil && lingered {
+			h.keepRecent(crowd, key, r)
+		}
 	}
 	h.mu.Unlock()
 	close(r.done)
 }
 
-// encodeAnswer builds key's answer and encodes it (with the newline
-// echo's JSON answers end with).
-func encodeAnswer(src watchSource, key watchKey) ([]byte, error) {
-	v, err := src.answer(key)
-	if err != nil {
-		return nil, err
+// keepRecent keeps r, a crowd's round answered at key, for the crowd's
+// watchers still writing the answer before it (or reading it): coming
+// back at key.after they take r's answer at once and are at the crowd's
+// index again. Without it each late watcher started a round of its own
+// at its index, and a crowd fell apart into ever more rounds, each
+// encoded and lingered for. The answer is what a new round would answer
+// (every change after key.after, as of r.index); the next round brings
+// the rest. A crowd keeps its keepRounds latest rounds, none older than
+// keepFor. The caller holds h.mu.
+func (h *watchHub) keepRecent(crowd, key watchKey, r *watchRound) {
+	r.at = time.Now()
+	h.recent[key] = r
+	kept := append(h.kept[crowd], key)
+	for len(kept) > 0 && (len(kept) > keepRounds || time.Since(h.recent[kept[0]].at) > keepFor) {
+		delete(h.recent, kept[0])
+		kept = kept[1:]
 	}
-	b, err := json.Marshal(v)
-	return append(b, '\n'), err
+	h.kept[crowd] = kept
 }
 
-// sharedWatch answers the watcher of c from the round for key: the
-// round's answer, or its own "nothing yet" when its own timeout passes
-// first (it joined a round started with a longer one).
+// encodeAnswer builds key's answer and encodes it (with the newline
+// echo's JSON answers end with, which also ends a line of a streamed
+// watch), and returns the index it answers at.
+func encodeAnswer(src watchSource, key watchKey) ([]byte, uint64, error) {
+	v, err := src.answer(key)
+	if err != nil {
+		return nil, 0, err
+	}
+	var index uint64
+	switch a := v.(type) {
+	case wire.WatchResponse:
+		index = a.Index
+	case wire.FleetWatchResponse:
+		index = a.Index
+	}
+	b, err := json.Marshal(v)
+	return append(b, '\n'), index, err
+}
+
+// sharedWatch answers the watcher of c from the round for key.
 func (s *Server) sharedWatch(c echo.Context, key watchKey, timeout time.Duration, src watchSource) error {
-	r := s.watches.join(key, timeout, src)
-	defer s.watches.leave(key, r)
-	own := time.NewTimer(timeout)
-	defer own.Stop()
-	ctx := c.Request().Context()
-	body := []byte(nil)
-	select {
-	case <-r.done:
-		if r.err != nil {
-			return r.err
-		}
-		body = r.body
-	case <-own.C:
-		var err error
-		if body, err = encodeAnswer(src, key); err != nil {
-			return err
-		}
-		s.watches.encoded.Inc()
-	case <-ctx.Done():
-		return ctx.Err()
+	body, _, err := s.awaitRound(c.Request().Context(), key, timeout, src)
+	if err != nil {
+		return err
 	}
 	return s.writeWatchAnswer(c, body)
 }
 
-// writeWatchAnswer writes body in chunks of watchChunk, each within
-// Config.WatchWriteTimeout: a watcher that takes nothing for that long is
-// cut off; one that reads slowly, but reads, is not (a large first answer
-// over a slow link takes as long as it takes).
-func (s *Server) writeWatchAnswer(c echo.Context, body []byte) error {
-	rc := http.NewResponseController(c.Response())
-	w := c.Response()
-	w.Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
-	w.Header().Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
-	w.WriteHeader(http.StatusOK)
-	deadline := true
-	var err error
-	for off := 0; off < len(body) && err == nil; off += watchChunk {
-		if deadline {
-			deadline = rc.SetWriteDeadline(time.Now().Add(s.cfg.WatchWriteTimeout)) == nil
-		}
-		if _, err = w.Write(body[off:min(off+watchChunk, len(body))]); err == nil {
-			err = rc.Flush()
-		}
+// awaitRound waits in the round for key and returns its answer and the
+// index it answers at, or its own "nothing yet" when its own timeout
+// passes first (it joined a round started with a longer one).
+func (s *Server) awaitRound(ctx context.Context, key watchKey, timeout time.Duration, src watchSource) ([]byte, uint64, error) {
+	r := s.watches.join(key, timeout, src)
+	defer s.watches.leave(key, r)
+	own := time.NewTimer(timeout)
+	defer own.Stop()
+	select {
+	case <-r.done:
+		return r.body, r.index, r.err
+	case <-own.C:
+		s.watches.encoded.Inc()
+		return encodeAnswer(src, key)
+	case <-ctx.Done():
+		return nil, 0, ctx.Err()
 	}
-	if deadline {
-		_ = rc.SetWriteDeadline(time.Time{})
+}
+
+// stream counts a streamed watch of key's crowd (d: +1 opened, -1 closed).
+func (h *watchHub) stream(key watchKey, d int) {
+	key.after = 0
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.streaming[key] += d; h.streaming[key] <= 0 {
+		delete(h.streaming, key)
 	}
-	s.watches.shared.Inc()
-	if err != nil {
-		s.watches.cut.Inc()
-		s.log.Info("watch answer not taken in time: the watcher was cut off", "remote", c.RealIP(), "bytes", len(body), "err", err)
-		return nil // the answer is gone: nothing else can be written
-	}
-	return nil
+	h.streams.Add(float64(d))
 }

@@ -36,6 +36,9 @@ func (RackStatusCmd) Type() CmdType { return CmdRackStatus }
 const RackStatusCreatedVersion = 3
 
 func (c RackStatusCmd) bodyVersion() byte {
+	if c.HasHealth() {
+		return RackStatusHealthVersion
+	}
 	for i := range c.Hosts {
 		if c.Hosts[i].Created != 0 {
 			return RackStatusCreatedVersion
@@ -46,7 +49,14 @@ func (c RackStatusCmd) bodyVersion() byte {
 
 // CreatedChecked reports whether c names some host's createdIndex (its
 // body is version 3).
-func (c RackStatusCmd) CreatedChecked() bool { return c.bodyVersion() == RackStatusCreatedVersion }
+func (c RackStatusCmd) CreatedChecked() bool {
+	for i := range c.Hosts {
+		if c.Hosts[i].Created != 0 {
+			return true
+		}
+	}
+	return false
+}
 
 // WithoutCreated is c without the createdIndex of any host: the form a
 // voter from before the check applies (body version 2). c is not changed.
@@ -69,8 +79,12 @@ func (c RackStatusCmd) WithoutCreated() RackStatusCmd {
 // field, and every member must apply the entry alike.
 func decodeRackStatus(ver byte, body []byte) (Command, error) {
 	c, err := decodeBody[RackStatusCmd](binBody, ver, body)
-	if err != nil || ver >= RackStatusCreatedVersion {
+	if err != nil || ver >= RackStatusHealthVersion {
 		return c, err
+	}
+	c = c.(RackStatusCmd).WithoutHealth()
+	if ver >= RackStatusCreatedVersion {
+		return c, nil
 	}
 	return c.(RackStatusCmd).WithoutCreated(), nil
 }

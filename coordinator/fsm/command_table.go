@@ -14,7 +14,7 @@ var commandTable = map[CmdType]cmdSpec{
 	CmdDeleteHost:     cmd((*FSM).applyDeleteHost, deleteHostFencedVersion, jsonBody),
 	CmdPutIntent:      cmd((*FSM).applyPutIntent, BodyBinary, binBody),
 	CmdDeleteIntent:   cmd((*FSM).applyDeleteIntent, BodyBinary, binBody),
-	CmdStatus:         cmd((*FSM).applyStatus, BodyBinary, binBody),
+	CmdStatus:         cmdDecoded((*FSM).applyStatus, StatusHealthVersion, binBody, decodeStatus),
 	CmdLeaseAcquire:   cmd((*FSM).applyLeaseAcquire, BodyBinary, binBody),
 	CmdLeaseRenew:     cmd((*FSM).applyLeaseRenew, BodyBinary, binBody),
 	CmdLeaseRelease:   cmd((*FSM).applyLeaseRelease, BodyBinary, binBody),
@@ -35,7 +35,7 @@ var commandTable = map[CmdType]cmdSpec{
 	CmdDeleteOperationIntent: cmd((*FSM).applyDeleteOperationIntent, bodyJSON, jsonBody),
 	// Per-rack status reports (command_rackstatus.go); v3 names each
 	// host's createdIndex, and an older body is read without it.
-	CmdRackStatus: cmdDecoded((*FSM).applyRackStatus, RackStatusCreatedVersion, binBody, decodeRackStatus),
+	CmdRackStatus: cmdDecoded((*FSM).applyRackStatus, RackStatusHealthVersion, binBody, decodeRackStatus),
 	// A host's BMC task record, the fence of day-two work (command_bmctask.go).
 	CmdBMCTask: cmd((*FSM).applyBMCTask, bodyJSON, jsonBody),
 	// Framing, not commands: Apply opens them before any command decodes.

@@ -25,7 +25,7 @@ func specOf(h *wire.Host) wire.Host {
 		Name: h.Name, Rack: h.Rack, BMC: h.BMC, BootMACAddress: h.BootMACAddress,
 		Online: h.Online, ExternallyProvisioned: h.ExternallyProvisioned,
 		Image: h.Image, Consumer: h.Consumer, Handoff: h.Handoff, Labels: h.Labels,
-		RootDeviceHints: h.RootDeviceHints, BootMode: h.BootMode, AutomatedCleaningMode: h.AutomatedCleaningMode,
+		RootDeviceHints: h.RootDeviceHints, BootMode: h.BootMode, BootMethod: h.BootMethod, AutomatedCleaningMode: h.AutomatedCleaningMode,
 		UserData: h.UserData, NetworkData: h.NetworkData, MetaData: h.MetaData,
 		PreprovisioningNetworkData: h.PreprovisioningNetworkData,
 		BIOS:                       h.BIOS, Firmware: h.Firmware, RAID: h.RAID, UpdatePolicy: h.UpdatePolicy,
@@ -99,6 +99,7 @@ func (f *FSM) applyPutHost(t *tx, c PutHostCmd) (any, error) {
 	}
 	spec.RootDeviceHints = cloneHints(spec.RootDeviceHints)
 	spec.BootMode, spec.AutomatedCleaningMode = in(spec.BootMode), in(spec.AutomatedCleaningMode)
+	spec.BootMethod = in(spec.BootMethod)
 	spec.Handoff = cloneHandoff(spec.Handoff)
 	spec.Labels = cloneLabels(spec.Labels)
 	spec.UserData, spec.NetworkData = cloneRef(spec.UserData), cloneRef(spec.NetworkData)

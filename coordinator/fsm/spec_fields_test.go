@@ -26,6 +26,7 @@ func TestSpecFieldsAreSpec(t *testing.T) {
 			a.Image = &wire.Image{URL: "http://i/x.iso", Format: wire.FormatLiveISO, ChecksumType: "sha256"}
 		},
 		func() { a.BootMode = wire.BootModeLegacy },
+		func() { a.BootMethod = wire.BootMethodUEFIHTTP },
 		func() { a.AutomatedCleaningMode = wire.CleaningDisabled },
 		func() { a.RootDeviceHints = &wire.RootDeviceHints{DeviceName: "/dev/sda"} },
 		func() { a.RootDeviceHints = &wire.RootDeviceHints{DeviceName: "/dev/sda", Rotational: &yes} },

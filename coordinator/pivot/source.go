@@ -111,7 +111,7 @@ func Outgoing(h *wire.Host, selfTier, clusterID string, detachIndex uint64) *wir
 	out := &wire.Host{
 		Name: h.Name, Rack: h.Rack, BMC: h.BMC, BootMACAddress: h.BootMACAddress, Online: h.Online,
 		ExternallyProvisioned: h.ExternallyProvisioned, Image: h.Image, Consumer: h.Consumer, Labels: h.Labels,
-		RootDeviceHints: h.RootDeviceHints, BootMode: h.BootMode, AutomatedCleaningMode: h.AutomatedCleaningMode,
+		RootDeviceHints: h.RootDeviceHints, BootMode: h.BootMode, BootMethod: h.BootMethod, AutomatedCleaningMode: h.AutomatedCleaningMode,
 		UserData: h.UserData, NetworkData: h.NetworkData, MetaData: h.MetaData,
 		PreprovisioningNetworkData: h.PreprovisioningNetworkData,
 		Handoff:                    &wire.Handoff{SourceTier: selfTier, SourceClusterID: clusterID, DetachIndex: detachIndex},

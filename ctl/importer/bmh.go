@@ -414,6 +414,11 @@ func mapBMH(d bmhDoc, o BMHOptions, x *dayTwoDocs) (*PlannedHost, []secretUse, [
 		errs = append(errs, err.Error())
 	}
 	h.BMC.Address = addr
+	bm, err := bootMethodOf(s.BMC.Address, d.Metadata.Annotations)
+	if err != nil {
+		errs = append(errs, err.Error())
+	}
+	h.BootMethod = bm
 	h.BMC.DisableCertificateVerification = s.BMC.DisableCertificateVerification
 	h.BootMACAddress = s.BootMACAddress
 	h.Online = s.Online

@@ -28,7 +28,7 @@ func ExportBMH(h wire.Host, ns string) (ExportedBMH, []string) {
 	d := ExportedBMH{APIVersion: "metal3.io/v1alpha1", Kind: "BareMetalHost",
 		Metadata: k8sMeta{Name: h.Name, Namespace: ns, Labels: h.Labels, Annotations: map[string]string{AnnRack: h.Rack}}}
 	s := &d.Spec
-	s.BMC = bmhBMC{Address: h.BMC.Address, CredentialsName: h.BMC.Credentials, DisableCertificateVerification: h.BMC.DisableCertificateVerification}
+	s.BMC = bmhBMC{Address: exportAddress(h, d.Metadata.Annotations), CredentialsName: h.BMC.Credentials, DisableCertificateVerification: h.BMC.DisableCertificateVerification}
 	s.BootMACAddress, s.Online, s.ExternallyProvisioned = h.BootMACAddress, h.Online, h.ExternallyProvisioned
 	if i := h.Image; i != nil {
 		s.Image = &bmhImage{URL: i.URL, Checksum: i.Checksum, ChecksumType: i.ChecksumType, DiskFormat: i.Format}

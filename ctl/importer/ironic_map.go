@@ -24,6 +24,7 @@ type ironicNode struct {
 	InstanceInfo      map[string]any `json:"instance_info"`
 	Extra             map[string]any `json:"extra"`
 	AutomatedClean    *bool          `json:"automated_clean"`
+	BootInterface     string         `json:"boot_interface"`
 }
 
 // ironicPort is one port (GET /v1/ports?fields=...).
@@ -220,6 +221,7 @@ func mapIronicNode(n ironicNode, ports []ironicPort, o IronicOptions) (ph *Plann
 		errs = append(errs, err.Error())
 	}
 	h.BootMode = mode
+	h.BootMethod = ironicBootMethods[n.BootInterface]
 	img, notes := ironicImage(n.InstanceInfo)
 	h.Image = img
 	ph.notes = append(ph.notes, notes...)

@@ -18,14 +18,15 @@ import (
 )
 
 // ironicMicroversion is what import ironic asks for: node names (1.5),
-// fields (1.8), ports' pxe_enabled (1.19), automated_clean (1.47).
+// fields (1.8), ports' pxe_enabled (1.19), boot_interface (1.31),
+// automated_clean (1.47).
 const ironicMicroversion = "1.47"
 
 // The node and port fields the import reads: one call per page, whatever
 // the number of nodes.
 var (
 	ironicNodeFields = []string{"uuid", "name", "driver", "driver_info", "provision_state", "power_state",
-		"maintenance", "maintenance_reason", "properties", "instance_info", "extra", "automated_clean"}
+		"maintenance", "maintenance_reason", "properties", "instance_info", "extra", "automated_clean", "boot_interface"}
 	ironicPortFields = []string{"address", "node_uuid", "pxe_enabled"}
 )
 

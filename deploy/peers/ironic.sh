@@ -4,7 +4,8 @@
 # people. One process runs API + conductor; sqlite, noauth, no message bus
 # (rpc_transport = none); hardware types fake-hardware, ipmi and redfish
 # (redfish: inspect interface redfish, boot redfish-virtual-media, deploy
-# ramdisk; see agent/provisioner/ironic/DESIGN.md).
+# ramdisk, bios and raid redfish for day-two clean steps; see
+# agent/provisioner/ironic/DESIGN.md).
 #
 #   deploy/peers/ironic.sh start STATEDIR [PORT [HOST]]
 #       renders STATEDIR/ironic.conf from deploy/peers/ironic/ironic.conf.tmpl,

@@ -50,7 +50,7 @@ func (c *Client) CreateToken(ctx context.Context, r wire.TokenRequest) (*wire.To
 }
 
 // ListCredentials lists credentials records without passwords: GET
-// /v1/credentials.
+// /v1/credentials, every page (allPages).
 func (c *Client) ListCredentials(ctx context.Context) (*wire.List[wire.Credentials], error) {
-	return getList[wire.Credentials](ctx, c, "/v1/credentials", nil)
+	return allPages[wire.Credentials](ctx, c, "/v1/credentials", 0)
 }

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"strconv"
 
@@ -15,21 +16,31 @@ type PageOptions struct {
 	// Summary asks for wire.HostSummary items (view=summary): what the
 	// host table shows; the hosts' other fields stay zero.
 	Summary bool
+	// RestartExpired: when the coordinator no longer keeps the list
+	// (list_expired: a page read more than 2 minutes after the one before,
+	// or another member answered), start a new list by itself, at a new
+	// index, and go on after the last host already given to fn (up to 3
+	// times). No host is given twice; but a host created in between whose
+	// name sorts before the last host given is missed, a host deleted in
+	// between may have been given, and the hosts given before the restart
+	// are as they were at the old index (pages after it carry the new
+	// Index). Without it such a list fails with wire.ErrListExpired.
+	RestartExpired bool
 }
 
 // ListHostsPages lists hosts page by page (GET /v1/hosts?limit=&continue=),
 // calling fn with each page as it arrives; every page carries the first
 // page's Index. It stops at the last page or at fn's first error, which
 // it returns. A list whose index the coordinator no longer keeps fails
-// with an error matching wire.ErrListExpired: call it again to start
-// over. A coordinator that predates paging answers one page holding
+// with an error matching wire.ErrListExpired (call it again to start
+// over), or starts a new list by itself with o.RestartExpired. A coordinator that predates paging answers one page holding
 // every host.
 func (c *Client) ListHostsPages(ctx context.Context, f HostFilter, o PageOptions, fn func(*wire.List[wire.Host]) error) error {
 	limit := o.Limit
 	if limit <= 0 {
 		limit = wire.DefaultPageSize
 	}
-	cont := ""
+	cont, last, skip, restarts := "", "", "", 0
 	for {
 		q := url.Values{}
 		if f.Rack != "" {
@@ -49,11 +60,36 @@ func (c *Client) ListHostsPages(ctx context.Context, f HostFilter, o PageOptions
 			q.Set(wire.ParamContinue, cont)
 		}
 		l, err := getList[wire.Host](ctx, c, "/v1/hosts", q)
+		if err != nil && o.RestartExpired && last != "" && restarts < listRestarts && errors.Is(err, wire.ErrListExpired) {
+			c.log.Debug("host list expired; starting a new one after the last host read", "after", last)
+			cont, skip = "", last
+			restarts++
+			continue
+		}
 		if err != nil {
 			return err
 		}
-		if err := fn(l); err != nil {
-			return err
+		if skip != "" {
+			// A restarted list: hosts up to the last one given are
+			// given already.
+			kept := l.Items[:0]
+			for _, h := range l.Items {
+				if h.Name > skip {
+					kept = append(kept, h)
+				}
+			}
+			l.Items = kept
+			if len(kept) > 0 {
+				skip = ""
+			}
+		}
+		if len(l.Items) > 0 || l.Continue == "" {
+			if err := fn(l); err != nil {
+				return err
+			}
+		}
+		if n := len(l.Items); n > 0 {
+			last = l.Items[n-1].Name
 		}
 		if l.Continue == "" {
 			return nil

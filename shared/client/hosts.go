@@ -81,7 +81,8 @@ func (c *Client) ReportStatus(ctx context.Context, name string, r wire.StatusRep
 	return err
 }
 
-// Events lists a host's events, newest last: GET /v1/hosts/{name}/events.
+// Events lists a host's events, newest last: GET /v1/hosts/{name}/events,
+// every page (allPages).
 func (c *Client) Events(ctx context.Context, name string) (*wire.List[wire.Event], error) {
-	return getList[wire.Event](ctx, c, "/v1/hosts/"+seg(name)+"/events", nil)
+	return allPages[wire.Event](ctx, c, "/v1/hosts/"+seg(name)+"/events", 0)
 }

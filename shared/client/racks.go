@@ -13,9 +13,9 @@ func (c *Client) Racks(ctx context.Context) (*wire.List[wire.Rack], error) {
 }
 
 // LeaseHistory lists a rack's last leases, newest last: GET
-// /v1/racks/{rack}/leases.
+// /v1/racks/{rack}/leases, every page (allPages).
 func (c *Client) LeaseHistory(ctx context.Context, rack string) (*wire.List[wire.LeaseRecord], error) {
-	return getList[wire.LeaseRecord](ctx, c, "/v1/racks/"+seg(rack)+"/leases", nil)
+	return allPages[wire.LeaseRecord](ctx, c, "/v1/racks/"+seg(rack)+"/leases", 0)
 }
 
 func (c *Client) lease(ctx context.Context, method, rack string, r wire.LeaseRequest) (*wire.Lease, error) {

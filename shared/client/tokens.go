@@ -27,9 +27,9 @@ func (c *Client) SetToken(tok string) {
 }
 
 // ListTokens lists every token's id, name, role, rack and times, never a
-// secret: GET /v1/tokens (admin).
+// secret: GET /v1/tokens (admin), every page (allPages).
 func (c *Client) ListTokens(ctx context.Context) (*wire.List[wire.Token], error) {
-	return getList[wire.Token](ctx, c, "/v1/tokens", nil)
+	return allPages[wire.Token](ctx, c, "/v1/tokens", 0)
 }
 
 // RevokeToken revokes the token with public ID id: DELETE /v1/tokens/{id}

@@ -48,10 +48,19 @@ type HostStatusSummary struct {
 	ErrorType         string `json:"errorType,omitempty"`
 	ErrorCount        int    `json:"errorCount"`
 	// ErrorMessage names the operation that failed (host list shows it).
-	ErrorMessage string    `json:"errorMessage,omitempty"`
-	PoweredOn    bool      `json:"poweredOn"`
-	PowerState   string    `json:"powerState,omitempty"`
-	LastUpdated  time.Time `json:"lastUpdated"`
+	ErrorMessage string `json:"errorMessage,omitempty"`
+	PoweredOn    bool   `json:"poweredOn"`
+	PowerState   string `json:"powerState,omitempty"`
+	// Health is the hardware health's verdict alone (nil when not read):
+	// it decodes into HostStatus.Health with only Health set.
+	Health      *HealthSummary `json:"health,omitempty"`
+	LastUpdated time.Time      `json:"lastUpdated"`
+	health      HealthSummary  // what Health points to (no allocation)
+}
+
+// HealthSummary is the part of HardwareHealth a summary carries.
+type HealthSummary struct {
+	Health string `json:"health"`
 }
 
 // Summarize fills s (and st, which s.Status points to when h has a
@@ -64,6 +73,10 @@ func Summarize(h *Host, s *HostSummary, st *HostStatusSummary) {
 		*st = HostStatusSummary{ProvisioningState: hs.ProvisioningState, OperationalStatus: hs.OperationalStatus,
 			ErrorType: hs.ErrorType, ErrorCount: hs.ErrorCount, ErrorMessage: hs.ErrorMessage, PoweredOn: hs.PoweredOn,
 			PowerState: hs.PowerState, LastUpdated: hs.LastUpdated}
+		if hs.Health != nil {
+			st.health.Health = hs.Health.Health
+			st.Health = &st.health
+		}
 		s.Status = st
 	}
 }

@@ -27,6 +27,12 @@ const (
 	// ParamStatus ("false") on a rack watch leaves every host's status
 	// out of the answer (WatchResponse.StatusOmitted names whose).
 	ParamStatus = "status"
+	// ParamStream ("true") on GET /v1/watch keeps the answer open: one
+	// line of JSON per change (MIMENDJSON) instead of one answer per poll.
+	ParamStream = "stream"
+	// MIMENDJSON is the content type of a streamed watch: newline-
+	// delimited JSON, one answer per line.
+	MIMENDJSON = "application/x-ndjson"
 	// ParamReveal ("true") on GET /v1/credentials/{name} includes the
 	// password (agents of a rack using them; audited).
 	ParamReveal = "reveal"

@@ -29,6 +29,13 @@ type Host struct {
 	RootDeviceHints *RootDeviceHints `json:"rootDeviceHints,omitempty"`
 	// BootMode is UEFI (the default when empty), UEFISecureBoot or legacy.
 	BootMode string `json:"bootMode,omitempty"`
+	// BootMethod is how the direct provisioner boots the image: vmedia
+	// (the BMC's virtual CD), pxe (a one-time network boot, served by
+	// the site's PXE) or uefihttp (a one-time UEFI HTTP boot from the
+	// image's URL); empty: virtual media when the BMC has a device taking
+	// CD or DVD, else UEFI HTTP where the system offers HttpBootUri, else
+	// PXE.
+	BootMethod string `json:"bootMethod,omitempty"`
 	// AutomatedCleaningMode is metadata (the default when empty: Ironic
 	// cleans the disks) or disabled (Ironic's per-node automated_clean);
 	// the direct provisioner never cleans.
@@ -138,9 +145,18 @@ const (
 	CleaningDisabled = "disabled"
 )
 
-// BootModes and CleaningModes are the accepted values ("" is the first).
+// Boot methods (Host.BootMethod).
+const (
+	BootMethodVirtualMedia = "vmedia"
+	BootMethodPXE          = "pxe"
+	BootMethodUEFIHTTP     = "uefihttp"
+)
+
+// BootModes, BootMethods and CleaningModes are the accepted values ("" is
+// the first).
 var (
 	BootModes     = []string{BootModeUEFI, BootModeUEFISecure, BootModeLegacy}
+	BootMethods   = []string{BootMethodVirtualMedia, BootMethodPXE, BootMethodUEFIHTTP}
 	CleaningModes = []string{CleaningMetadata, CleaningDisabled}
 )
 
@@ -266,6 +282,11 @@ type HostStatus struct {
 	// (for example the spec index it last acted on, retry counters). Keys are
 	// owned by agent/hoststate.
 	Extra map[string]string `json:"extra,omitempty"`
+	// Health is the host's hardware health as its BMC last reported it
+	// (health.go), read at the status refresh; nil before the first read,
+	// for a BMC that reports none (IPMI, Ironic), or from an agent or
+	// coordinator predating it.
+	Health *HardwareHealth `json:"health,omitempty"`
 	// DayTwo is the host's BIOS, firmware and RAID state as the agent
 	// found it (daytwo.go). Reserved: not accepted in reports yet.
 	DayTwo *DayTwoStatus `json:"dayTwo,omitempty"`

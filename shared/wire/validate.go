@@ -161,6 +161,9 @@ func ValidateHost(h *Host, name string) error {
 	if h.BootMode != "" && !oneOf(h.BootMode, BootModes) {
 		return fieldErr("bootMode", "%q is not one of %s", h.BootMode, strings.Join(BootModes, ", "))
 	}
+	if h.BootMethod != "" && !oneOf(h.BootMethod, BootMethods) {
+		return fieldErr("bootMethod", "%q is not one of %s (or empty: virtual media when the BMC has it, else network boot)", h.BootMethod, strings.Join(BootMethods, ", "))
+	}
 	if h.AutomatedCleaningMode != "" && !oneOf(h.AutomatedCleaningMode, CleaningModes) {
 		return fieldErr("automatedCleaningMode", "%q is not one of %s", h.AutomatedCleaningMode, strings.Join(CleaningModes, ", "))
 	}

@@ -37,6 +37,8 @@ func TestValidateHostSpecFields(t *testing.T) {
 		{"not hex", func(h *Host) { h.Image.Checksum = "zz" }, "image.checksum", "must be HEX"},
 		{"auto unknown length", func(h *Host) { h.Image.Checksum = "abcd" }, "image.checksum", "set image.checksumType"},
 		{"boot mode", func(h *Host) { h.BootMode = "bios" }, "bootMode", `"bios" is not one of UEFI, UEFISecureBoot, legacy`},
+		{"boot method", func(h *Host) { h.BootMethod = "ipxe" }, "bootMethod", `"ipxe" is not one of vmedia, pxe, uefihttp`},
+		{"boot method uefihttp", func(h *Host) { h.BootMethod = BootMethodUEFIHTTP }, "", ""},
 		{"cleaning", func(h *Host) { h.AutomatedCleaningMode = "on" }, "automatedCleaningMode", `"on" is not one of metadata, disabled`},
 		{"device name", func(h *Host) { h.RootDeviceHints = &RootDeviceHints{DeviceName: "sda"} }, "rootDeviceHints.deviceName", "/dev/"},
 		{"hctl", func(h *Host) { h.RootDeviceHints = &RootDeviceHints{HCTL: "0:a:0:0"} }, "rootDeviceHints.hctl", "Host:Channel:Target:Lun"},

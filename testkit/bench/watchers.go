@@ -1,12 +1,17 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,6 +40,13 @@ type WatchersConfig struct {
 	// After is how long after the watchers closed the last RSS sample is
 	// taken (the run also samples at half of it).
 	After time.Duration
+	// WriterBin, when set, is a rackfence-load that makes the writes in a
+	// process of its own (mode put-hosts): the write latencies then do not
+	// include waiting behind the watchers' goroutines in this process.
+	WriterBin string
+	// Stream makes each watcher follow the rack with one streamed watch
+	// (client.FollowRack) instead of a long poll per answer.
+	Stream bool
 	// CoordArgs are added to the coordinator (e.g. --pprof-addr).
 	CoordArgs []string
 	// Progress receives one line per phase; nil = none.
@@ -44,6 +56,8 @@ type WatchersConfig struct {
 // WatchersResult is what one watchers run measured.
 type WatchersResult struct {
 	Watchers, Writes int
+	// Stream: the watchers streamed (FollowRack) instead of long-polling.
+	Stream bool
 	// P50, P99, Max are the writes' latencies (request to answer).
 	P50, P99, Max time.Duration
 	// CPU is the coordinator's CPU seconds from the first write until every
@@ -55,11 +69,14 @@ type WatchersResult struct {
 	// Missed counts (watcher, host) pairs a watcher never saw; Errors the
 	// watch requests that failed.
 	Missed, Errors int
+	// Encoded and Sent are the watch answers the coordinator encoded and
+	// sent (a streamed line counts as an answer) during the writes.
+	Encoded, Sent int
 }
 
 // Watchers runs one watchers measurement and stops the coordinator.
 func Watchers(ctx context.Context, cfg WatchersConfig) (WatchersResult, error) {
-	res := WatchersResult{Watchers: cfg.Watchers, Writes: cfg.Writes}
+	res := WatchersResult{Watchers: cfg.Watchers, Writes: cfg.Writes, Stream: cfg.Stream}
 	if cfg.Writes < 1 || cfg.Watchers < 0 || cfg.Hosts < 0 {
 		return res, fmt.Errorf("--writes %d / --watchers %d / --hosts %d: need writes ≥ 1, watchers and hosts ≥ 0", cfg.Writes, cfg.Watchers, cfg.Hosts)
 	}
@@ -71,18 +88,10 @@ func Watchers(ctx context.Context, cfg WatchersConfig) (WatchersResult, error) {
 	if err := f.startCoordinator(ctx); err != nil {
 		return res, err
 	}
-	const rack = "watched"
-	// Writes go over their own HTTP/1.1 connection: no HTTP/2 ping to time
-	// out while the machine is busy, nothing shared with the watchers.
-	wc := NewHTTPClientFor(1, f.token)
-	wc.Timeout = time.Minute
-	wc.Transport.(*http.Transport).DialContext = (&net.Dialer{Timeout: 30 * time.Second}).DialContext
-	put := func(name string) error {
-		h := &wire.Host{Name: name, Rack: rack, Online: true, BMC: wire.BMC{Address: "redfish+http://127.0.0.1:9/redfish/v1/Systems/1", Credentials: "bmc"}}
-		return call(ctx, wc, "PUT", f.coordURL+"/v1/hosts/"+name, f.token, h, nil)
-	}
+	const rack = watchedRack
+	put := newHostPutter(f.coordURL, f.token)
 	for i := 0; i < cfg.Hosts; i++ {
-		if err := put(fmt.Sprintf("base-%05d", i)); err != nil {
+		if err := put(ctx, fmt.Sprintf("base-%05d", i)); err != nil {
 			return res, fmt.Errorf("register base host %d: %w", i, err)
 		}
 	}
@@ -108,7 +117,7 @@ func Watchers(ctx context.Context, cfg WatchersConfig) (WatchersResult, error) {
 			}
 			clients = append(clients, c)
 		}
-		ws[i] = &watcher{c: clients[len(clients)-1], rack: rack, index: first.Index, seen: map[string]bool{}}
+		ws[i] = &watcher{c: clients[len(clients)-1], rack: rack, index: first.Index, seen: map[string]bool{}, stream: cfg.Stream}
 		started.Add(1)
 		done.Add(1)
 		go func(w *watcher) { defer done.Done(); w.run(wctx, &started) }(ws[i])
@@ -133,16 +142,21 @@ func Watchers(ctx context.Context, cfg WatchersConfig) (WatchersResult, error) {
 		}
 	}()
 
+	enc0, _ := f.metric("rackfence_watch_answers_encoded_total")
+	sent0, _ := f.metric("rackfence_watch_answers_sent_total")
 	cpu0 := procstat.CPUSeconds(pid)
-	lats := make([]time.Duration, cfg.Writes)
 	names := make([]string, cfg.Writes)
-	for i := range lats {
-		names[i] = fmt.Sprintf("w-%05d", i)
-		t0 := time.Now()
-		if err := put(names[i]); err != nil {
-			return res, fmt.Errorf("write %d: %w", i, err)
-		}
-		lats[i] = time.Since(t0)
+	for i := range names {
+		names[i] = WatchersWriteName(i)
+	}
+	var lats []time.Duration
+	if cfg.WriterBin != "" {
+		lats, err = f.writeInChild(ctx, cfg)
+	} else {
+		lats, err = PutWatchedHosts(ctx, f.coordURL, f.token, cfg.Writes)
+	}
+	if err != nil {
+		return res, err
 	}
 	f.say("%d writes done; waiting for every watcher to see them", cfg.Writes)
 	deadline := time.Now().Add(5 * time.Minute)
@@ -150,6 +164,9 @@ func Watchers(ctx context.Context, cfg WatchersConfig) (WatchersResult, error) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	res.CPU = procstat.CPUSeconds(pid) - cpu0
+	enc1, _ := f.metric("rackfence_watch_answers_encoded_total")
+	sent1, _ := f.metric("rackfence_watch_answers_sent_total")
+	res.Encoded, res.Sent = int(enc1-enc0), int(sent1-sent0)
 	close(stopSample)
 	<-sampled
 	res.RSSWatching = peak.Load()
@@ -189,10 +206,21 @@ type watcher struct {
 	mu     sync.Mutex
 	seen   map[string]bool
 	errors int
+	stream bool
 }
 
 func (w *watcher) run(ctx context.Context, started *sync.WaitGroup) {
 	go func() { time.Sleep(50 * time.Millisecond); started.Done() }() // its first request sent
+	if w.stream {
+		err := w.c.FollowRack(ctx, w.rack, w.index, client.FollowOptions{}, func(resp *wire.WatchResponse) error {
+			w.note(resp)
+			return nil
+		})
+		if err != nil && ctx.Err() == nil {
+			w.errors++
+		}
+		return
+	}
 	for ctx.Err() == nil {
 		resp, err := w.c.Watch(ctx, w.rack, w.index, 30*time.Second)
 		if err != nil {
@@ -203,14 +231,19 @@ func (w *watcher) run(ctx context.Context, started *sync.WaitGroup) {
 			time.Sleep(100 * time.Millisecond)
 			continue
 		}
-		w.mu.Lock()
-		for _, h := range resp.Hosts {
-			if strings.HasPrefix(h.Name, "w-") {
-				w.seen[h.Name] = true
-			}
-		}
-		w.mu.Unlock()
+		w.note(resp)
 		w.index = resp.Index
+	}
+}
+
+// note records the written hosts an answer carries.
+func (w *watcher) note(resp *wire.WatchResponse) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, h := range resp.Hosts {
+		if strings.HasPrefix(h.Name, "w-") {
+			w.seen[h.Name] = true
+		}
 	}
 }
 
@@ -232,8 +265,76 @@ func missed(ws []*watcher, names []string) int {
 // WriteWatchersText prints one line for r.
 func WriteWatchersText(r WatchersResult) string {
 	mib := func(k int64) float64 { return float64(k) / 1024 }
-	return fmt.Sprintf("watchers=%-5d writes=%d p50=%6.1fms p99=%6.1fms max=%6.1fms coordinator-cpu=%6.2fs rss-start=%4.0fMiB rss-watching=%4.0fMiB rss-after-half=%4.0fMiB rss-after=%4.0fMiB missed=%d watch-errors=%d",
-		r.Watchers, r.Writes, ms(r.P50), ms(r.P99), ms(r.Max), r.CPU, mib(r.RSSStart), mib(r.RSSWatching), mib(r.RSSHalfAfter), mib(r.RSSAfter), r.Missed, r.Errors)
+	mode := "poll"
+	if r.Stream {
+		mode = "stream"
+	}
+	return fmt.Sprintf("mode=%-6s watchers=%-5d writes=%d p50=%6.1fms p99=%6.1fms max=%6.1fms coordinator-cpu=%6.2fs rss-start=%4.0fMiB rss-watching=%4.0fMiB rss-after-half=%4.0fMiB rss-after=%4.0fMiB answers-encoded=%d answers-sent=%d missed=%d watch-errors=%d",
+		mode, r.Watchers, r.Writes, ms(r.P50), ms(r.P99), ms(r.Max), r.CPU, mib(r.RSSStart), mib(r.RSSWatching), mib(r.RSSHalfAfter), mib(r.RSSAfter), r.Encoded, r.Sent, r.Missed, r.Errors)
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// watchedRack is the rack the watchers follow and the writes go to.
+const watchedRack = "watched"
+
+// WatchersWriteName is the name of the i-th host written while the
+// watchers watch.
+func WatchersWriteName(i int) string { return fmt.Sprintf("w-%05d", i) }
+
+// newHostPutter returns a function that registers one host in
+// watchedRack. Writes go over their own HTTP/1.1 connection: no HTTP/2
+// ping to time out while the machine is busy, nothing shared with the
+// watchers.
+func newHostPutter(url, token string) func(ctx context.Context, name string) error {
+	wc := NewHTTPClientFor(1, token)
+	wc.Timeout = time.Minute
+	wc.Transport.(*http.Transport).DialContext = (&net.Dialer{Timeout: 30 * time.Second}).DialContext
+	return func(ctx context.Context, name string) error {
+		h := &wire.Host{Name: name, Rack: watchedRack, Online: true, BMC: wire.BMC{Address: "redfish+http://127.0.0.1:9/redfish/v1/Systems/1", Credentials: "bmc"}}
+		return call(ctx, wc, "PUT", url+"/v1/hosts/"+name, token, h, nil)
+	}
+}
+
+// PutWatchedHosts makes the watchers run's writes, one at a time, and
+// returns each one's latency (request to answer).
+func PutWatchedHosts(ctx context.Context, url, token string, writes int) ([]time.Duration, error) {
+	put := newHostPutter(url, token)
+	lats := make([]time.Duration, writes)
+	for i := range lats {
+		t0 := time.Now()
+		if err := put(ctx, WatchersWriteName(i)); err != nil {
+			return nil, fmt.Errorf("write %d: %w", i, err)
+		}
+		lats[i] = time.Since(t0)
+	}
+	return lats, nil
+}
+
+// writeInChild runs PutWatchedHosts in cfg.WriterBin (rackfence-load
+// put-hosts), which prints one latency in microseconds a line.
+func (f *fleet) writeInChild(ctx context.Context, cfg WatchersConfig) ([]time.Duration, error) {
+	tf := filepath.Join(cfg.Dir, "writer.token")
+	if err := os.WriteFile(tf, []byte(f.token), 0o600); err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, cfg.WriterBin, "put-hosts", "--url", f.coordURL, "--token-file", tf, "--writes", strconv.Itoa(cfg.Writes))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("writer process %s: %w: %s", cfg.WriterBin, err, strings.TrimSpace(stderr.String()))
+	}
+	var lats []time.Duration
+	for _, l := range strings.Fields(string(out)) {
+		us, err := strconv.ParseInt(l, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("writer process: %q is not a latency in microseconds", l)
+		}
+		lats = append(lats, time.Duration(us)*time.Microsecond)
+	}
+	if len(lats) != cfg.Writes {
+		return nil, fmt.Errorf("writer process printed %d latencies, want %d", len(lats), cfg.Writes)
+	}
+	return lats, nil
+}

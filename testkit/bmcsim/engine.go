@@ -47,6 +47,7 @@ func (s *Sim) get(w http.ResponseWriter, b *bmc, pth string) {
 // overlay writes b's state into d, a copy of r's document, and returns the
 // ETag to send ("" for none). b.mu held.
 func (b *bmc) overlay(r *resource, d doc) string {
+	defer b.overlayHealth(r, d)
 	switch r.kind {
 	case kindSystem:
 		st := b.sys[r.idx]
@@ -61,6 +62,9 @@ func (b *bmc) overlay(r *resource, d doc) string {
 			boot["BootSourceOverrideEnabled"] = st.boot.Enabled
 			if _, ok := boot["BootSourceOverrideMode"]; ok || st.boot.Mode != "" {
 				boot["BootSourceOverrideMode"] = st.boot.Mode
+			}
+			if r.httpBootURI {
+				boot["HttpBootUri"] = nullable(st.boot.HTTPBootURI)
 			}
 		}
 		return b.withETag(d, st.gen)

@@ -56,6 +56,18 @@ type Knobs struct {
 	// server): MediaState.Read stays 0 and ReadError says why, as real
 	// BMCs keep it to themselves while Redfish shows the medium inserted.
 	MediaReadFails bool `json:"mediaReadFails,omitempty"`
+	// Network boot (netboot.go). HTTPBootURIFault is how the BMC treats
+	// a PATCH of Boot.HttpBootUri: "" takes it, "refuse" answers 400
+	// (a URL the BMC will not use), "ignore" answers 204 but keeps the
+	// old value (read-back shows it). PXEImageURL is what the site's
+	// DHCP/PXE server would hand a host booting from Pxe: with
+	// Config.FetchMedia such a boot reads it ("" : a PXE boot reads
+	// nothing).
+	HTTPBootURIFault string `json:"httpBootUriFault,omitempty"`
+	PXEImageURL      string `json:"pxeImageUrl,omitempty"`
+	// Health (health.go): faults the BMC reports in Status.Health and
+	// its sensors.
+	Health HealthKnobs `json:"health,omitzero"`
 }
 
 // powerDelay draws the delay of one accepted reset (0: applied at once).
@@ -111,6 +123,9 @@ func (k Knobs) validate() error {
 		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 			return fmt.Errorf("%w: %s is %v; use a positive number (0 keeps the default)", ErrKnobs, name, v)
 		}
+	}
+	if err := k.validateNetBoot(); err != nil {
+		return err
 	}
 	switch k.UpdateOutcome {
 	case "", OutcomeSuccess, OutcomeFail, OutcomeHang, OutcomeNoChange:

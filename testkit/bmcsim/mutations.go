@@ -98,6 +98,7 @@ func (s *Sim) patchSystem(w http.ResponseWriter, r *http.Request, b *bmc, res *r
 			BootSourceOverrideTarget  *string
 			BootSourceOverrideEnabled *string
 			BootSourceOverrideMode    *string
+			HttpBootUri               *string //nolint:revive // the Redfish property's name
 		}
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
@@ -137,6 +138,9 @@ func (s *Sim) patchSystem(w http.ResponseWriter, r *http.Request, b *bmc, res *r
 			return
 		}
 		nb.Mode = *m
+	}
+	if u := req.Boot.HttpBootUri; u != nil && !patchHTTPBootURI(w, b, res, *u, &nb) {
+		return
 	}
 	b.sys[j].boot = nb
 	b.sys[j].gen++

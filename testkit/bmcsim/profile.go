@@ -81,6 +81,8 @@ const (
 	kindStorage
 	kindVolumes
 	kindDrive
+	kindThermal // legacy Chassis Thermal (health.go)
+	kindPower   // legacy Chassis Power (health.go)
 )
 
 // resource is one pre-parsed fixture document.
@@ -98,6 +100,8 @@ type resource struct {
 	idx int
 	// ComputerSystem: the values PATCH and Reset accept.
 	bootTargets, bootModes, resetTypes []string
+	// httpBootURI: the system's Boot has HttpBootUri (PATCH takes it).
+	httpBootURI bool
 	// VirtualMedia: has InsertMedia (then PATCH is refused).
 	hasInsert bool
 	// allow is the Allow header of a GET (sushy PATCHes a VirtualMedia
@@ -124,11 +128,14 @@ type action struct {
 
 // profile is a loaded fixture, shared read-only by every BMC and Sim.
 type profile struct {
-	name, source string
-	res          map[string]*resource
-	actions      map[string]action
-	systems      []*resource // in fixture order
-	media        []*resource // sorted by path
+	// firstDriveOnce computes firstDrivePath (health.go).
+	firstDriveOnce sync.Once
+	firstDrivePath string
+	name, source   string
+	res            map[string]*resource
+	actions        map[string]action
+	systems        []*resource // in fixture order
+	media          []*resource // sorted by path
 	// sessions is the sessions collection's path; "" without a session
 	// service (HTTP Basic only).
 	sessions   string
@@ -337,6 +344,7 @@ func newResource(pth string, m map[string]any) *resource {
 		if boot, ok := m["Boot"].(map[string]any); ok {
 			r.bootTargets = strs(boot["BootSourceOverrideTarget@Redfish.AllowableValues"])
 			r.bootModes = strs(boot["BootSourceOverrideMode@Redfish.AllowableValues"])
+			_, r.httpBootURI = boot["HttpBootUri"]
 		}
 		if len(r.bootModes) == 0 {
 			r.bootModes = []string{"UEFI", "Legacy"}
@@ -367,6 +375,10 @@ func newResource(pth string, m map[string]any) *resource {
 		r.kind = kindVolumes
 	case strings.HasPrefix(typ, "#Drive."):
 		r.kind = kindDrive
+	case strings.HasPrefix(typ, "#Thermal."):
+		r.kind = kindThermal
+	case strings.HasPrefix(typ, "#Power."):
+		r.kind = kindPower
 	}
 	r.allow = "GET, HEAD"
 	switch {

@@ -73,6 +73,8 @@ type BootOverride struct {
 	Target  string `json:"target"`  // None, Pxe, Hdd, Cd, BiosSetup, …
 	Enabled string `json:"enabled"` // Disabled, Once, Continuous
 	Mode    string `json:"mode"`    // UEFI, Legacy
+	// HTTPBootURI is Boot.HttpBootUri (systems that have it).
+	HTTPBootURI string `json:"httpBootUri,omitempty"`
 }
 
 // Media mirrors VirtualMedia CD1.
@@ -88,6 +90,9 @@ type SystemState struct {
 	Power        string       `json:"power"`
 	BootOverride BootOverride `json:"bootOverride"`
 	LastBoot     string       `json:"lastBoot"`
+	// NetBoot is the system's last boot from the network (UefiHttp or
+	// Pxe): what it fetched; zero before any.
+	NetBoot NetBoot `json:"netBoot,omitzero"`
 }
 
 // MediaState is one VirtualMedia device's state.
@@ -148,6 +153,7 @@ type sysState struct {
 	power    bool
 	boot     BootOverride
 	lastBoot string
+	net      NetBoot
 	gen      uint64
 }
 
@@ -203,7 +209,7 @@ func (b *bmc) state() State {
 	for j, s := range b.sys {
 		r := b.prof.systems[j]
 		st.Systems = append(st.Systems, SystemState{ID: path.Base(r.path), Path: r.path, Power: onOff(s.power),
-			BootOverride: s.boot, LastBoot: s.lastBoot})
+			BootOverride: s.boot, LastBoot: s.lastBoot, NetBoot: s.net})
 	}
 	for k, m := range b.media {
 		st.VirtualMedia = append(st.VirtualMedia, MediaState{Path: b.prof.media[k].path, Image: m.image, Inserted: m.inserted,
@@ -248,6 +254,7 @@ func (b *bmc) powerOn(j int) {
 		s.boot.Enabled = "Disabled"
 	}
 	s.lastBoot = dev
+	b.netBoot(j, dev)
 	s.gen++
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"strconv"
 	"time"
@@ -69,6 +70,10 @@ type Config struct {
 	// RedfishInspect and RedfishVirtualMedia ("" = decided from what
 	// Ironic enables).
 	ironicRedfishInspect, ironicRedfishVMedia string
+	// ironicDeployKernel, ironicDeployRamdisk and ironicDeployISO:
+	// ironic.Config's DeployKernel, DeployRamdisk and DeployISO (Ironic's
+	// agent ramdisk, which its day-two clean steps need).
+	ironicDeployKernel, ironicDeployRamdisk, ironicDeployISO string
 	// workers is the number of concurrent host reconciles, 1..maxWorkers.
 	workers int
 	// watchCoalesce is the pause after a watch answer with changes (0: none).
@@ -138,6 +143,9 @@ func (c *Config) Flags() *pflag.FlagSet {
 	fs.StringVar(&c.ironicTokenFile, "ironic-token-file", "", "file holding a token for Ironic (empty: noauth)")
 	fs.StringVar(&c.ironicRedfishInspect, "ironic-redfish-inspect", "", "inspect interface of Redfish hosts' Ironic nodes: redfish (Ironic reads CPUs, memory, disk size through its Redfish client), no-inspect (the agent reads the BMC inventory); empty: redfish when Ironic enables it")
 	fs.StringVar(&c.ironicRedfishVMedia, "ironic-redfish-virtual-media", "", "on: deploy Redfish hosts through Ironic with redfish-virtual-media boot and ramdisk deploy (image.url is a bootable ISO the BMC inserts); off: Ironic's default interfaces; empty: on when Ironic enables both")
+	fs.StringVar(&c.ironicDeployKernel, "ironic-deploy-kernel", "", "URL of Ironic's agent ramdisk kernel (IPA), written into a node's driver_info when BIOS, RAID or firmware goes through Ironic's clean steps and the node names none (with --ironic-deploy-ramdisk)")
+	fs.StringVar(&c.ironicDeployRamdisk, "ironic-deploy-ramdisk", "", "URL of Ironic's agent ramdisk initramfs (IPA), with --ironic-deploy-kernel")
+	fs.StringVar(&c.ironicDeployISO, "ironic-deploy-iso", "", "URL of Ironic's agent ramdisk as a bootable ISO (virtual media boot), instead of --ironic-deploy-kernel and --ironic-deploy-ramdisk")
 	fs.IntVar(&c.workers, "workers", agent.DefaultWorkers, "concurrent host reconciles (the default brings 1,000 hosts behind 200 ms BMCs to available within 30 s; raise it for larger racks or slower BMCs)")
 	fs.IntVar(&c.maxProcs, "max-procs", agent.DefaultMaxProcs, "CPUs running the agent's Go code at once (GOMAXPROCS; 0: one per CPU); the GOMAXPROCS environment variable, when set, takes precedence. The agent mostly waits on BMCs: one is cheapest in CPU per host")
 	fs.DurationVar(&c.leaseTTL, "lease-ttl", agent.DefaultLeaseTTL, "rack lease TTL")
@@ -200,6 +208,15 @@ func (c *Config) Validate() error {
 	case provIronic:
 		if c.ironicURL == "" {
 			return errors.New("--provisioner ironic needs --ironic-url (or RACKFENCE_IRONIC_URL), e.g. http://127.0.0.1:6385")
+		}
+		if (c.ironicDeployKernel == "") != (c.ironicDeployRamdisk == "") {
+			return errors.New("--ironic-deploy-kernel and --ironic-deploy-ramdisk go together: set both (or --ironic-deploy-iso)")
+		}
+		for _, f := range []struct{ name, v string }{{"--ironic-deploy-kernel", c.ironicDeployKernel},
+			{"--ironic-deploy-ramdisk", c.ironicDeployRamdisk}, {"--ironic-deploy-iso", c.ironicDeployISO}} {
+			if u, err := url.Parse(f.v); f.v != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+				return fmt.Errorf("%s %q is not an http(s) URL Ironic can download", f.name, f.v)
+			}
 		}
 		if v := c.ironicRedfishVMedia; v != "" && v != "on" && v != "off" {
 			return fmt.Errorf("--ironic-redfish-virtual-media %q is not on or off (empty: decided from what Ironic enables)", v)

@@ -51,12 +51,34 @@ func newIronic(o *Config, g *guard.Guard, bmcOpts bmc.Options, log *slog.Logger)
 		}
 		return c.Details(ctx)
 	}
+	// Day two through Ironic: done is the BMC's firmware inventory (read
+	// here, read-only), not Ironic's word.
+	firmwarePending := func(ctx context.Context, h provisioner.Host, fw []wire.FirmwareComponent) ([]wire.FirmwareComponent, error) {
+		c, err := pool.Get(ctx, h.Name, bmc.Target{Address: h.BMC.Address, Username: h.Username,
+			Password: h.Password, Insecure: h.BMC.DisableCertificateVerification})
+		if err != nil {
+			return nil, err
+		}
+		items, err := c.FirmwareInventory(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var pending []wire.FirmwareComponent
+		for _, comp := range fw {
+			if it, ok := bmc.FindFirmware(items, comp.Component); !ok || !bmc.VersionMatches(it.Version, comp.Version) {
+				pending = append(pending, comp)
+			}
+		}
+		return pending, nil
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	p, err := ironic.New(ctx, ironic.Config{URL: o.ironicURL, Token: token, Guard: g,
 		Timeout: o.mutationTimeout, MutationTimeout: o.mutationTimeout, Logger: log, Inventory: inventory, BMCDetails: details,
 		RedfishInspect: o.ironicRedfishInspect, RedfishVirtualMedia: o.ironicRedfishVMedia,
-		SoftPowerOffTimeout: o.softOffTimeout})
+		SoftPowerOffTimeout: o.softOffTimeout,
+		DeployKernel:        o.ironicDeployKernel, DeployRamdisk: o.ironicDeployRamdisk, DeployISO: o.ironicDeployISO,
+		NamedBIOS: bmc.NamedBIOSAttributes, FirmwarePending: firmwarePending})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -194,7 +194,11 @@ func (p *Provisioner) Provide(ctx context.Context, h provisioner.Host) (provisio
 	return provisioner.Result{}, nil
 }
 
-// Provision inserts h.Image as virtual media, sets a one-time boot from
+// Provision boots h.Image by the host's boot method (bootMethod in
+// netboot.go: the spec's, else virtual media where the BMC has it, else
+// UEFI HTTP, else PXE). By network it sets a one-time Pxe, or UefiHttp
+// with HttpBootUri the image's URL, read back, and powers on. By virtual
+// media it inserts h.Image, sets a one-time boot from
 // CD in the host's boot mode (BootSourceOverrideMode UEFI or Legacy;
 // UEFISecureBoot first enables the system's SecureBoot resource) and powers
 // the host on. An image.format other than live-iso is refused
@@ -231,8 +235,14 @@ func (p *Provisioner) Provision(ctx context.Context, h provisioner.Host) (provis
 	if err != nil {
 		return provisioner.Result{}, p.done(h, err)
 	}
-	if err := p.checkDrive(ctx, h, c); err != nil {
+	method, err := p.bootMethod(ctx, h, c)
+	if err != nil {
 		return provisioner.Result{}, p.done(h, err)
+	}
+	if method == wire.BootMethodVirtualMedia {
+		if err := p.checkDrive(ctx, h, c); err != nil {
+			return provisioner.Result{}, p.done(h, err)
+		}
 	}
 	mode := bmc.BootModeUEFI
 	if h.BootMode == wire.BootModeLegacy {
@@ -246,7 +256,13 @@ func (p *Provisioner) Provision(ctx context.Context, h provisioner.Host) (provis
 			return provisioner.Result{}, p.done(h, fmt.Errorf("bootMode UEFISecureBoot: %w", err))
 		}
 	}
+	if c.Protocol() != "ipmi" && method != wire.BootMethodVirtualMedia {
+		return p.provisionNetwork(ctx, h, c, method, mode)
+	}
 	if c.Protocol() == "ipmi" {
+		if h.ConfigDrive != nil {
+			return provisioner.Result{}, p.done(h, p.checkDrive(ctx, h, c))
+		}
 		// No virtual media over IPMI: boot once from the network, where
 		// the image is served by PXE.
 		if err := c.SetBootDeviceMode(ctx, p.guard, h.Name, "pxe", false, mode); err != nil {

@@ -27,8 +27,9 @@ import (
 // exactly its hardware, provision inserts the image in the profile's device
 // (path, Image, Inserted), sets a one-time boot from CD and powers on (the
 // host's last boot is Cd), deprovision ejects and powers off; no other
-// system of the BMC changes; a profile without a CD device fails provision
-// with ErrUnsupported naming the resources looked at.
+// system of the BMC changes; a system without a CD device is booted once
+// from the network instead (UEFI HTTP from the image's URL where the
+// system has HttpBootUri, else PXE).
 //
 //	go test -run TestProfileOperations -v ./agent/provisioner/direct/
 func TestProfileOperations(t *testing.T) {
@@ -115,24 +116,22 @@ func TestProfileOperations(t *testing.T) {
 				err = onlyOwnPaths(t, bmcAudit, sent, "/redfish/v1/"+r.system, wantBMC.VirtualMedia)
 			}
 			if wantBMC.VirtualMedia == "" {
-				// No device taking CD or DVD: a clear, permanent error.
-				switch {
-				case !errors.Is(err, provisioner.ErrUnsupported):
-					err = fmt.Errorf("provision without a CD device: %v; want ErrUnsupported", err)
-				case !strings.Contains(err.Error(), "no virtual media device taking CD or DVD under "):
-					err = fmt.Errorf("provision without a CD device: %v; want the resources looked at", err)
-				case len(wantBMC.Problems) == 0 || !strings.Contains(err.Error(), wantBMC.Problems[0]):
-					err = fmt.Errorf("provision error %q does not say %q", err, wantBMC.Problems)
-				default:
-					err = othersUnchanged(before, after, "", "")
-					r.cells["provision"] = "ok (ErrUnsupported)"
+				// No device taking CD or DVD: booted once from the network
+				// by what the system offers (UEFI HTTP from the image's
+				// URL where it has HttpBootUri, else PXE).
+				target := netBootTargets[prof]
+				if err == nil && target == "" {
+					err = fmt.Errorf("profile %s has no virtual media: add the network boot it offers to netBootTargets", prof)
 				}
-				expected++
-				if err != nil {
-					t.Errorf("%s %s: provision: %v", prof, r.system, err)
-					r.cells["provision"] = "FAIL"
-				} else {
-					passed++
+				if err == nil {
+					err = checkNetBooted(after, r.system, target, image)
+				}
+				if err == nil {
+					err = othersUnchanged(before, after, "/redfish/v1/"+r.system, "")
+				}
+				cell("provision", err)
+				if err == nil {
+					r.cells["provision"] = "ok (" + target + ")"
 				}
 			} else {
 				if err == nil {
@@ -260,6 +259,26 @@ func checkProvisioned(st bmcsim.State, system, device, image string) error {
 	}
 	if s.Power != "On" || s.LastBoot != "Cd" || s.BootOverride.Enabled == "Continuous" {
 		return fmt.Errorf("system %s after provision: %+v; want On, booted once from Cd", system, s)
+	}
+	return nil
+}
+
+// netBootTargets is the boot target of each profile whose systems have no
+// virtual media (the boot method chosen by default).
+var netBootTargets = map[string]string{"blade": "UefiHttp", "no-vmedia": "Pxe"}
+
+// checkNetBooted: the system is on and booted once from target; UEFI HTTP
+// from the image's URL.
+func checkNetBooted(st bmcsim.State, system, target, image string) error {
+	s, ok := systemState(st, system)
+	if !ok {
+		return fmt.Errorf("the simulator has no system %s", system)
+	}
+	if s.Power != "On" || s.LastBoot != target || s.BootOverride.Enabled == "Continuous" || s.NetBoot.Target != target {
+		return fmt.Errorf("system %s after provision: %+v; want On, booted once from %s", system, s, target)
+	}
+	if target == "UefiHttp" && (s.NetBoot.URL != image || s.BootOverride.HTTPBootURI != image) {
+		return fmt.Errorf("system %s booted %q by UEFI HTTP (HttpBootUri %q); want %s", system, s.NetBoot.URL, s.BootOverride.HTTPBootURI, image)
 	}
 	return nil
 }

@@ -29,9 +29,14 @@ type Provisioner struct {
 	redfish redfishChoice
 	// soft: nodes asked for a soft power off (softoff.go).
 	soft provisioner.SoftOffMarks
+	// maxVersion is the highest API microversion Ironic serves.
+	maxVersion string
 }
 
-var _ provisioner.Provisioner = (*Provisioner)(nil)
+var (
+	_ provisioner.Provisioner = (*Provisioner)(nil)
+	_ provisioner.Servicer    = (*Provisioner)(nil)
+)
 
 // New checks the configuration and that Ironic serves Microversion, and
 // returns the provisioner. An unreachable Ironic is an error wrapping
@@ -103,6 +108,7 @@ func (p *Provisioner) checkMicroversion(ctx context.Context) error {
 		return fmt.Errorf("%w: Ironic at %s serves API microversions from %s, rackfence needs %s",
 			ErrMicroversion, p.client.Endpoint, body.Version.MinVersion, Microversion)
 	}
+	p.maxVersion = have
 	p.log.Info("ironic connected", "url", p.client.Endpoint, "max_microversion", have, "microversion", Microversion)
 	return nil
 }

@@ -105,6 +105,34 @@ type Config struct {
 	// (for BMCs that reach the conductor but not the image server; needs
 	// an HTTP server publishing http_root, and a download per deploy).
 	RedfishISODownload string
+	// DeployKernel and DeployRamdisk (or DeployISO) are the URLs of
+	// Ironic's agent ramdisk (IPA), written into a node's driver_info
+	// when Service needs them and the node has none. Ironic 21.4 runs its
+	// redfish BIOS, RAID and firmware clean steps only with that ramdisk
+	// booted on the host (each step declares requires_ramdisk), so
+	// without them Service refuses day-two work by name before changing
+	// anything. Optional.
+	DeployKernel, DeployRamdisk, DeployISO string
+	// ServiceTimeout bounds one day-two clean through Ironic, from its
+	// start (recorded in node.extra): past it Service reports the host
+	// failed with the step Ironic is still in. 0: the firmware
+	// components' timeouts summed (wire.FirmwareComponent.Timeout) plus
+	// 30 minutes for BIOS and RAID.
+	ServiceTimeout time.Duration
+	// NamedBIOS maps the spec's named BIOS switches
+	// (simultaneousMultithreadingEnabled, sriovEnabled,
+	// virtualizationEnabled) to the vendor's attributes (agent/bmc's
+	// NamedBIOSAttributes); the vendor is what Ironic cached in the
+	// node's properties.vendor. Optional: without it only bios.settings
+	// by attribute name go through Ironic.
+	NamedBIOS func(vendor string, on map[string]bool) (map[string]string, error)
+	// FirmwarePending reads the host's BMC firmware inventory
+	// (read-only) and returns the components of fw not at their version.
+	// Service skips components already there and, once Ironic's clean
+	// ended, reports the host done only when none is left: done is the
+	// inventory, not Ironic's word. Optional: without it Ironic's word is
+	// taken and the message says so.
+	FirmwarePending func(ctx context.Context, h provisioner.Host, fw []wire.FirmwareComponent) ([]wire.FirmwareComponent, error)
 }
 
 const (

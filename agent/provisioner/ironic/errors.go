@@ -34,6 +34,15 @@ var (
 	ErrVerify = fmt.Errorf("%w: Ironic could not verify the BMC", provisioner.ErrFailed)
 	// ErrVerifyAuth: as ErrVerify, but the BMC refused the credentials.
 	ErrVerifyAuth = fmt.Errorf("%w: Ironic could not verify the BMC", provisioner.ErrAuth)
+	// ErrServiceActive: day-two work on a provisioned (active) node, which
+	// Ironic 21.4 cannot do (service steps arrived with API 1.87, Ironic
+	// 2023.2).
+	ErrServiceActive = fmt.Errorf("%w: Ironic 21.4 runs no steps on a provisioned (active) node", provisioner.ErrUnsupported)
+	// ErrNeedsAgentRamdisk: day-two clean steps need Ironic's agent
+	// ramdisk and neither the node nor Config names one.
+	ErrNeedsAgentRamdisk = fmt.Errorf("%w: Ironic's redfish BIOS, RAID and firmware clean steps need its agent ramdisk", provisioner.ErrUnsupported)
+	// ErrServiceTimeout: a day-two clean ran past Config.ServiceTimeout.
+	ErrServiceTimeout = fmt.Errorf("%w: Ironic's day-two clean ran past its timeout", provisioner.ErrFailed)
 )
 
 // classify wraps an error of a gophercloud call into one of provisioner's

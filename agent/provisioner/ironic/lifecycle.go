@@ -35,6 +35,13 @@ func (p *Provisioner) Provision(ctx context.Context, h provisioner.Host) (provis
 	if h.Image == nil || h.Image.URL == "" {
 		return provisioner.Result{}, fmt.Errorf("%w: host %s has no image.url to provision", provisioner.ErrFailed, h.Name)
 	}
+	if h.BootMethod == wire.BootMethodUEFIHTTP {
+		return provisioner.Result{}, fmt.Errorf("%w: host %s: bootMethod uefihttp: Ironic 21.4 (Zed) has no UEFI HTTP boot interface for the redfish hardware type (redfish-https came in a later release): use bootMethod vmedia or pxe, or the direct provisioner (rackfence-agent --provisioner direct)",
+			provisioner.ErrUnsupported, h.Name)
+	}
+	// bootMethod pxe keeps the node's own boot interface (pxe or ipxe, as
+	// Ironic is configured); vmedia asks for redfish-virtual-media.
+	vmedia := (p.redfish.vmedia || h.BootMethod == wire.BootMethodVirtualMedia) && h.BootMethod != wire.BootMethodPXE
 	n, err := p.node(ctx, h)
 	if err != nil {
 		return provisioner.Result{}, err
@@ -58,7 +65,7 @@ func (p *Provisioner) Provision(ctx context.Context, h provisioner.Host) (provis
 				return provisioner.Result{}, err
 			}
 		case h.Image.EffectiveFormat() == wire.FormatLiveISO && n.DeployInterface != ramdiskDeployIface &&
-			!(n.Driver == "redfish" && p.redfish.vmedia):
+			!(n.Driver == "redfish" && vmedia):
 			// A live ISO boots with the ramdisk deploy interface and boot_iso.
 			if err := p.updateNode(ctx, h, n.UUID, "set deploy interface", nodes.UpdateOpts{
 				nodes.UpdateOperation{Op: nodes.ReplaceOp, Path: "/deploy_interface", Value: ramdiskDeployIface},
@@ -67,7 +74,7 @@ func (p *Provisioner) Provision(ctx context.Context, h provisioner.Host) (provis
 			}
 			n.DeployInterface = ramdiskDeployIface
 		}
-		if n.Driver == "redfish" && p.redfish.vmedia && !usesVirtualMedia(n) && !diskFormat(h.Image) {
+		if n.Driver == "redfish" && vmedia && !usesVirtualMedia(n) && !diskFormat(h.Image) {
 			if err := p.updateNode(ctx, h, n.UUID, "set boot and deploy interfaces", nodes.UpdateOpts{
 				nodes.UpdateOperation{Op: nodes.ReplaceOp, Path: "/boot_interface", Value: vmediaBootIface},
 				nodes.UpdateOperation{Op: nodes.ReplaceOp, Path: "/deploy_interface", Value: ramdiskDeployIface},

@@ -94,3 +94,19 @@ func (p *Provisioner) deleteNode(ctx context.Context, h provisioner.Host, uuid s
 	})
 	return classify(err, "delete node "+uuid)
 }
+
+// cleanNode starts a manual clean of a manageable node with steps.
+func (p *Provisioner) cleanNode(ctx context.Context, h provisioner.Host, uuid string, steps []nodes.CleanStep) error {
+	err := p.cfg.Guard.Do(ctx, h.Name, "ironic.provision-clean", p.cfg.MutationTimeout, func(ctx context.Context) error {
+		return nodes.ChangeProvisionState(ctx, p.client, uuid, nodes.ProvisionStateOpts{Target: nodes.TargetClean, CleanSteps: steps}).ExtractErr()
+	})
+	return classify(err, "manual clean ("+stepNames(steps)+") of node "+uuid)
+}
+
+// setRAIDConfig writes the node's target_raid_config.
+func (p *Provisioner) setRAIDConfig(ctx context.Context, h provisioner.Host, uuid string, disks []nodes.LogicalDisk) error {
+	err := p.cfg.Guard.Do(ctx, h.Name, "ironic.set-raid-config", p.cfg.MutationTimeout, func(ctx context.Context) error {
+		return nodes.SetRAIDConfig(ctx, p.client, uuid, nodes.RAIDConfigOpts{LogicalDisks: disks}).ExtractErr()
+	})
+	return classify(err, "set target_raid_config of node "+uuid)
+}

@@ -454,7 +454,8 @@
     const s = h.status || {};
     return h.name.includes(f) || h.rack === f || (s.provisioningState || 'none') === f ||
       s.operationalStatus === f || (!!s.errorType && (s.errorType.includes(f) || 'error'.startsWith(f))) ||
-      (f === 'pending' && pendingIntents(h) > 0) || (!!h.intents && !!h.intents[f]);
+      (f === 'pending' && pendingIntents(h) > 0) || (!!h.intents && !!h.intents[f]) ||
+      (!!s.health && (s.health.health.toLowerCase() === f || (f === 'unhealthy' && s.health.health !== 'OK')));
   }
 
   function drawRack(r) {
@@ -479,6 +480,9 @@
     }
     r.geom = { mode, g };
   }
+
+  // Tile corner colour of a hardware health other than OK.
+  const HEALTH_COLOR = { Warning: '#d69e2e', Critical: '#c53030', Unknown: '#718096' };
 
   function drawTile(ctx, h, x, y, g, mode) {
     const s = h.status || {};
@@ -518,6 +522,14 @@
         ctx.fillStyle = p ? '#f6ad55' : '#ffffff';
         ctx.fillRect(x + g.w - 6, y + 1, 5, 5);
       }
+    }
+    // Hardware health the BMC reports: a corner mark unless OK.
+    const hc = s.health && HEALTH_COLOR[s.health.health];
+    if (hc) {
+      ctx.fillStyle = hc;
+      ctx.beginPath();
+      ctx.moveTo(x + g.w, y + g.h); ctx.lineTo(x + g.w - 8, y + g.h); ctx.lineTo(x + g.w, y + g.h - 8);
+      ctx.closePath(); ctx.fill();
     }
     if (st.selection.has(h.name)) {
       ctx.lineWidth = 2;
@@ -566,6 +578,7 @@
     const s = h.status || {};
     let t = `${h.name}: ${s.provisioningState || 'no status yet'} / ${s.operationalStatus || '-'}`;
     if (s.errorType) t += `\n${s.errorType}: ${s.errorMessage || ''}`;
+    if (s.health && s.health.health !== 'OK') t += `\nhardware health ${s.health.health}${(s.health.problems || []).map((p) => '\n  ' + p).join('')}`;
     for (const k of INTENT_KINDS) {
       const it = h.intents && h.intents[k];
       if (it) t += `\n${k}${it.mode ? ' (' + it.mode + ')' : ''}: ${it.acknowledged ? 'acknowledged' : 'not acknowledged yet'}`;
@@ -888,14 +901,17 @@
     parts.push(el('h3', 'Status'));
     parts.push(s ? kv([['provisioning state', s.provisioningState], ['operational status', s.operationalStatus],
       ['powered on', s.poweredOn ? 'yes' : 'no'], ['provisioning ID', s.provisioningID], ['reported under epoch', s.epoch],
-      ['last updated', s.lastUpdated], ['error count', s.errorCount]]) : el('div', 'The rack agent has not reported this host yet.'));
+      ['last updated', s.lastUpdated], ['error count', s.errorCount],
+      ['hardware health', s.health ? `${s.health.health} since ${s.health.since}` : 'not read'],
+      ['health by component', s.health ? Object.entries(s.health.components || {}).map(([k, v]) => `${k} ${v}`).join(', ') : ''],
+      ['health problems', s.health ? (s.health.problems || []).join('; ') : '']]) : el('div', 'The rack agent has not reported this host yet.'));
     parts.push(el('h3', 'Spec'));
     parts.push(kv([['rack', h.rack], ['BMC address', h.bmc && h.bmc.address], ['BMC credentials', h.bmc && h.bmc.credentials],
       ['skip TLS verification', h.bmc && h.bmc.disableCertificateVerification ? 'yes' : ''],
       ['boot MAC', h.bootMACAddress], ['online', h.online ? 'yes' : 'no'], ['externally provisioned', h.externallyProvisioned ? 'yes' : ''],
       ['image', h.image && h.image.url], ['image checksum', h.image && h.image.checksum],
       ['image checksum type', h.image && h.image.checksumType], ['image format', h.image && h.image.format],
-      ['boot mode', h.bootMode || 'UEFI'], ['root device hints', rootHints(h.rootDeviceHints)],
+      ['boot mode', h.bootMode || 'UEFI'], ['boot method', h.bootMethod || 'auto'], ['root device hints', rootHints(h.rootDeviceHints)],
       ['automated cleaning', h.automatedCleaningMode], ['user data', secretRef(h.userData)],
       ['network data', secretRef(h.networkData)], ['meta data', secretRef(h.metaData)],
       ['ramdisk network data', secretRef(h.preprovisioningNetworkData)], ['consumer', h.consumer],

@@ -10,7 +10,7 @@ import (
 )
 
 // modes of rackfence-load, its first argument.
-var modes = []string{"write", "compare", "failover", "fill", "fleet", "watchers"}
+var modes = []string{"write", "compare", "failover", "fill", "fleet", "watchers", "put-hosts"}
 
 // Config is rackfence-load's configuration: the mode (first argument) and
 // one field a flag, named as the flag (every flag also reads
@@ -49,6 +49,7 @@ type Config struct {
 	watchers  string
 	writes    int
 	after     time.Duration
+	watchMode string
 	operators int
 	opEvery   time.Duration
 	opWindow  time.Duration
@@ -94,6 +95,7 @@ func (c *Config) flags() *flag.FlagSet {
 	fs.DurationVar(&c.refresh, "status-refresh", time.Minute, "fleet: the agents' --status-refresh (steady-state traffic = hosts / refresh)")
 	fs.DurationVar(&c.steady, "steady", time.Minute, "fleet: window over which steady-state coordinator CPU is measured")
 	fs.IntVar(&c.detaches, "detaches", 200, "fleet: detach → ack latencies measured")
+	fs.StringVar(&c.watchMode, "watch-mode", "stream", "watchers: how each watcher follows the rack: stream (one streamed watch, client.FollowRack) or poll (a long poll per answer, client.Watch)")
 	fs.StringArrayVar(&c.coordArgs, "coordinator-arg", nil, "fleet/watchers: extra coordinator flag (repeatable)")
 	fs.StringArrayVar(&c.agentArgs, "agent-arg", nil, "fleet: extra agent flag (repeatable)")
 	fs.BoolVar(&c.plaintext, "plaintext", false, "fleet: run the coordinator with --insecure-plaintext (default: its mutual TLS), for comparison")

@@ -5,7 +5,8 @@
 //	rackfence-load compare --a-target etcd --a-url U --b-target rackfence --b-url U --b-token-file F --clients 1,64 --slice 5s --rounds 6
 //	rackfence-load failover --urls U1,U2,U3 --pids U1=PID,… --token-file F
 //	rackfence-load fill --url U --token-file F --hosts 100000
-//	rackfence-load watchers --watchers 0,500,2000 --writes 500 [--hosts 100] [--after 60s]   (starts its own coordinator per count)
+//	rackfence-load watchers --watchers 0,500,2000 --writes 500 [--hosts 100] [--after 60s] [--watch-mode stream|poll]   (starts its own coordinator per count)
+//	rackfence-load put-hosts --url U --token-file F --writes 500   (a watchers run's writes, in a process of their own)
 //	rackfence-load fleet --hosts 10000 --racks 100 --sims 4 [--plaintext] [--report F.md] [--plot F.svg]   (starts its own coordinator, agents, bmcsims)
 //
 // It prints one line per measurement, human-readable, and with -o json one
@@ -127,6 +128,15 @@ func run(ctx context.Context, c *Config, fs *flag.FlagSet) error {
 			StatusRefresh: c.refresh, Steady: c.steady, Detaches: c.detaches, CoordArgs: c.coordArgs, AgentArgs: c.agentArgs,
 			Operators: c.operators, OperatorEvery: c.opEvery, OperatorWindow: c.opWindow, OperatorChunk: c.chunk},
 			fleetOutput{report: c.report, plot: c.plot}, emit)
+	case "put-hosts":
+		// The writes of a watchers run, in a process of their own.
+		lats, err := bench.PutWatchedHosts(ctx, c.url, token, c.writes)
+		if err != nil {
+			fail(err)
+		}
+		for _, d := range lats {
+			fmt.Println(d.Microseconds())
+		}
 	case "watchers":
 		if !fs.Changed("hosts") {
 			c.hosts = 100

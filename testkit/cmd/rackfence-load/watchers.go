@@ -24,6 +24,9 @@ func runWatchers(ctx context.Context, c *Config, emit func(map[string]any, strin
 		}
 		bin = filepath.Dir(exe)
 	}
+	if c.watchMode != "stream" && c.watchMode != "poll" {
+		fail(fmt.Errorf("--watch-mode: %q is not stream or poll", c.watchMode))
+	}
 	for _, part := range strings.Split(c.watchers, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(part))
 		if err != nil || n < 0 {
@@ -42,7 +45,7 @@ func runWatchers(ctx context.Context, c *Config, emit func(map[string]any, strin
 		}
 		start := time.Now()
 		r, err := bench.Watchers(ctx, bench.WatchersConfig{Bin: bin, Dir: dir, Watchers: n, Writes: c.writes, Hosts: c.hosts,
-			After: c.after, CoordArgs: c.coordArgs,
+			After: c.after, CoordArgs: c.coordArgs, Stream: c.watchMode == "stream", WriterBin: filepath.Join(bin, "rackfence-load"),
 			Progress: func(s string) { fmt.Fprintf(os.Stderr, "watchers %5.0fs %s\n", time.Since(start).Seconds(), s) }})
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "watchers: process logs in %s\n", dir)
@@ -51,9 +54,9 @@ func runWatchers(ctx context.Context, c *Config, emit func(map[string]any, strin
 		if c.workDir == "" {
 			os.RemoveAll(dir)
 		}
-		emit(map[string]any{"watchers": r.Watchers, "writes": r.Writes, "p50ms": ms(r.P50), "p99ms": ms(r.P99), "maxms": ms(r.Max),
+		emit(map[string]any{"mode": c.watchMode, "watchers": r.Watchers, "writes": r.Writes, "p50ms": ms(r.P50), "p99ms": ms(r.P99), "maxms": ms(r.Max),
 			"coordCPUSeconds": r.CPU, "rssStartKiB": r.RSSStart, "rssWatchingKiB": r.RSSWatching, "rssHalfAfterKiB": r.RSSHalfAfter,
-			"rssAfterKiB": r.RSSAfter, "missed": r.Missed, "watchErrors": r.Errors}, bench.WriteWatchersText(r))
+			"rssAfterKiB": r.RSSAfter, "answersEncoded": r.Encoded, "answersSent": r.Sent, "missed": r.Missed, "watchErrors": r.Errors}, bench.WriteWatchersText(r))
 		if r.Missed > 0 {
 			fail(fmt.Errorf("%d watchers: %d (watcher, change) pairs never seen: a watcher missed a change", n, r.Missed))
 		}

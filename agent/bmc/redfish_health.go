@@ -1,0 +1,432 @@
+package bmc
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/rackfence/rackfence/shared/wire"
+)
+
+// Hardware health (Redfish): Status.Health/HealthRollup of the system, its
+// first chassis and its storage subsystems, and the chassis' sensors: the
+// legacy Thermal (Temperatures, Fans) and Power (PowerSupplies) resources,
+// or ThermalSubsystem (Fans, ThermalMetrics) and PowerSubsystem
+// (PowerSupplies) where the chassis has no legacy ones. A sensor that
+// reports no reading and no health is Unknown, never OK; an Absent
+// component is skipped.
+
+// HealthReading is one sensor reading of a health read, for metrics.
+type HealthReading struct {
+	// Kind is wire.HealthTemperature or wire.HealthFan.
+	Kind string
+	Name string
+	// Value is °C for a temperature, the BMC's unit (RPM or percent) for
+	// a fan.
+	Value float64
+}
+
+// HealthRead is what one health read found.
+type HealthRead struct {
+	Health   *wire.HardwareHealth
+	Readings []HealthReading
+}
+
+type rfStatus struct {
+	State, Health, HealthRollup string
+}
+
+type rfHealthSystem struct {
+	Status  rfStatus
+	Storage rfLink
+	Links   struct{ Chassis []rfLink }
+}
+
+type rfHealthChassis struct {
+	Status                                    rfStatus
+	Thermal, Power                            rfLink
+	ThermalSubsystem, PowerSubsystem, Sensors rfLink
+}
+
+type rfThermal struct {
+	Temperatures []struct {
+		Name                                              string
+		ReadingCelsius                                    *float64
+		UpperThresholdNonCritical, UpperThresholdCritical *float64
+		UpperThresholdFatal                               *float64
+		Status                                            rfStatus
+	}
+	Fans []struct {
+		Name, FanName string
+		Reading       *float64
+		Status        rfStatus
+	}
+}
+
+type rfPower struct {
+	PowerSupplies []struct {
+		Name   string
+		Status rfStatus
+	}
+}
+
+type rfSubsystem struct {
+	Fans, PowerSupplies, ThermalMetrics rfLink
+}
+
+type rfNamedStatus struct {
+	Name         string
+	Status       rfStatus
+	SpeedPercent *struct{ Reading *float64 }
+}
+
+type rfThermalMetrics struct {
+	TemperatureReadingsCelsius []struct {
+		DeviceName string
+		Reading    *float64
+	}
+}
+
+// healthAcc gathers components' health.
+type healthAcc struct {
+	mu       sync.Mutex
+	kinds    map[string]string
+	problems []problem
+	readings []HealthReading
+}
+
+type problem struct {
+	rank int
+	text string
+}
+
+func (a *healthAcc) add(kind, name, health string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.kinds == nil {
+		a.kinds = map[string]string{}
+	}
+	if cur, ok := a.kinds[kind]; !ok || wire.HealthRank(health) > wire.HealthRank(cur) {
+		a.kinds[kind] = health
+	}
+	if health != wire.HardwareOK {
+		a.problems = append(a.problems, problem{wire.HealthRank(health), kindNames[kind] + " " + name + ": " + health})
+	}
+}
+
+func (a *healthAcc) reading(kind, name string, v float64) {
+	a.mu.Lock()
+	a.readings = append(a.readings, HealthReading{Kind: kind, Name: name, Value: v})
+	a.mu.Unlock()
+}
+
+var kindNames = map[string]string{wire.HealthSystem: "system", wire.HealthChassis: "chassis", wire.HealthTemperature: "temperature",
+	wire.HealthFan: "fan", wire.HealthPowerSupply: "power supply", wire.HealthStorage: "storage"}
+
+// statusHealth is a component's health from its Status: the rollup when
+// rollup is asked for and given, else Health; "" for an Absent component
+// (skipped); Unknown when it states none.
+func statusHealth(s rfStatus, rollup bool) string {
+	if s.State == "Absent" {
+		return ""
+	}
+	h := s.Health
+	if rollup && s.HealthRollup != "" {
+		h = wire.WorseHealth(normHealth(s.Health), normHealth(s.HealthRollup))
+	}
+	return normHealth(h)
+}
+
+func normHealth(h string) string {
+	switch strings.ToLower(h) {
+	case "ok":
+		return wire.HardwareOK
+	case "warning":
+		return wire.HardwareWarning
+	case "critical":
+		return wire.HardwareCritical
+	}
+	return wire.HardwareUnknown
+}
+
+// sensorHealth is a sensor's health: its Status.Health when it states
+// one (an Absent sensor: ""), else from its reading against its
+// thresholds; no reading and no health is Unknown.
+func sensorHealth(s rfStatus, reading *float64, warn, crit, fatal *float64) string {
+	if s.State == "Absent" {
+		return ""
+	}
+	if s.Health != "" {
+		return normHealth(s.Health)
+	}
+	if reading == nil {
+		return wire.HardwareUnknown
+	}
+	switch v := *reading; {
+	case fatal != nil && v >= *fatal, crit != nil && v >= *crit:
+		return wire.HardwareCritical
+	case warn != nil && v >= *warn:
+		return wire.HardwareWarning
+	}
+	return wire.HardwareOK
+}
+
+// Health reads the host's hardware health (Redfish only; IPMI:
+// ErrUnsupported). Requests: the system, its first chassis, the chassis'
+// Thermal and Power (or its subsystems' collections), the storage
+// collection and its members; the independent ones in parallel.
+func (c *Conn) Health(ctx context.Context) (HealthRead, error) {
+	if c.proto != "redfish" {
+		return HealthRead{}, fmt.Errorf("%w: %s: IPMI reports no hardware health through rackfence", ErrUnsupported, c.addr)
+	}
+	var out HealthRead
+	err := c.rfCall(ctx, "health", func(ctx context.Context, s *rfSession) error {
+		d, err := c.discover(s)
+		if err != nil {
+			return err
+		}
+		var sys rfHealthSystem
+		if err := rfGet(s.api, d.system, &sys); err != nil {
+			return err
+		}
+		a := &healthAcc{}
+		if h := statusHealth(sys.Status, true); h != "" {
+			a.add(wire.HealthSystem, short(d.system), h)
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		if len(sys.Links.Chassis) > 0 {
+			wg.Add(1)
+			go func() { defer wg.Done(); errs[0] = c.chassisHealth(s, sys.Links.Chassis[0].ID, a) }()
+		}
+		if sys.Storage.ID != "" {
+			wg.Add(1)
+			go func() { defer wg.Done(); errs[1] = storageHealth(s, sys.Storage.ID, a) }()
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				return err
+			}
+		}
+		out = a.result()
+		return nil
+	})
+	return out, err
+}
+
+func (a *healthAcc) result() HealthRead {
+	h := &wire.HardwareHealth{Health: wire.HardwareOK, Components: a.kinds}
+	for _, k := range a.kinds {
+		h.Health = wire.WorseHealth(h.Health, k)
+	}
+	if len(a.kinds) == 0 {
+		h.Health = wire.HardwareUnknown // the BMC reports nothing
+	}
+	sort.SliceStable(a.problems, func(i, j int) bool {
+		if a.problems[i].rank != a.problems[j].rank {
+			return a.problems[i].rank > a.problems[j].rank
+		}
+		return a.problems[i].text < a.problems[j].text
+	})
+	for i, p := range a.problems {
+		if i == wire.MaxHealthProblems {
+			break
+		}
+		h.Problems = append(h.Problems, p.text)
+	}
+	slices.SortFunc(a.readings, func(x, y HealthReading) int { return strings.Compare(x.Kind+x.Name, y.Kind+y.Name) })
+	return HealthRead{Health: h, Readings: a.readings}
+}
+
+// chassisHealth reads the chassis and its sensors.
+func (c *Conn) chassisHealth(s *rfSession, path string, a *healthAcc) error {
+	var ch rfHealthChassis
+	if err := rfGet(s.api, path, &ch); err != nil {
+		return err
+	}
+	if h := statusHealth(ch.Status, true); h != "" {
+		a.add(wire.HealthChassis, short(path), h)
+	}
+	var thermal, power func() error
+	switch {
+	case ch.Thermal.ID != "":
+		thermal = func() error { return legacyThermal(s, ch.Thermal.ID, a) }
+	case ch.ThermalSubsystem.ID != "":
+		thermal = func() error { return thermalSubsystem(s, ch.ThermalSubsystem.ID, a) }
+	}
+	switch {
+	case ch.Power.ID != "":
+		power = func() error { return legacyPower(s, ch.Power.ID, a) }
+	case ch.PowerSubsystem.ID != "":
+		power = func() error { return powerSubsystem(s, ch.PowerSubsystem.ID, a) }
+	}
+	return parallel(thermal, power)
+}
+
+// parallel runs the non-nil fns at once; the first error.
+func parallel(fns ...func() error) error {
+	errs := make([]error, len(fns))
+	var wg sync.WaitGroup
+	for i, fn := range fns {
+		if fn == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i] = fn() }()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func legacyThermal(s *rfSession, path string, a *healthAcc) error {
+	var t rfThermal
+	if err := rfGet(s.api, path, &t); err != nil {
+		return ignoreMissing(err)
+	}
+	for _, x := range t.Temperatures {
+		if h := sensorHealth(x.Status, x.ReadingCelsius, x.UpperThresholdNonCritical, x.UpperThresholdCritical, x.UpperThresholdFatal); h != "" {
+			a.add(wire.HealthTemperature, x.Name, h)
+		}
+		if x.ReadingCelsius != nil {
+			a.reading(wire.HealthTemperature, x.Name, *x.ReadingCelsius)
+		}
+	}
+	for _, f := range t.Fans {
+		name := f.Name
+		if name == "" {
+			name = f.FanName
+		}
+		if h := sensorHealth(f.Status, f.Reading, nil, nil, nil); h != "" {
+			a.add(wire.HealthFan, name, h)
+		}
+		if f.Reading != nil {
+			a.reading(wire.HealthFan, name, *f.Reading)
+		}
+	}
+	return nil
+}
+
+func legacyPower(s *rfSession, path string, a *healthAcc) error {
+	var p rfPower
+	if err := rfGet(s.api, path, &p); err != nil {
+		return ignoreMissing(err)
+	}
+	for _, ps := range p.PowerSupplies {
+		if h := statusHealth(ps.Status, false); h != "" {
+			a.add(wire.HealthPowerSupply, ps.Name, h)
+		}
+	}
+	return nil
+}
+
+func thermalSubsystem(s *rfSession, path string, a *healthAcc) error {
+	var sub rfSubsystem
+	if err := rfGet(s.api, path, &sub); err != nil {
+		return ignoreMissing(err)
+	}
+	fans := func() error {
+		return eachMember(s, sub.Fans.ID, func(m rfNamedStatus) {
+			var r *float64
+			if m.SpeedPercent != nil {
+				r = m.SpeedPercent.Reading
+			}
+			if h := sensorHealth(m.Status, r, nil, nil, nil); h != "" {
+				a.add(wire.HealthFan, m.Name, h)
+			}
+			if r != nil {
+				a.reading(wire.HealthFan, m.Name, *r)
+			}
+		})
+	}
+	temps := func() error {
+		if sub.ThermalMetrics.ID == "" {
+			return nil
+		}
+		var tm rfThermalMetrics
+		if err := rfGet(s.api, sub.ThermalMetrics.ID, &tm); err != nil {
+			return ignoreMissing(err)
+		}
+		for _, t := range tm.TemperatureReadingsCelsius {
+			h := wire.HardwareOK
+			if t.Reading == nil {
+				h = wire.HardwareUnknown
+			} else {
+				a.reading(wire.HealthTemperature, t.DeviceName, *t.Reading)
+			}
+			a.add(wire.HealthTemperature, t.DeviceName, h)
+		}
+		return nil
+	}
+	return parallel(fans, temps)
+}
+
+func powerSubsystem(s *rfSession, path string, a *healthAcc) error {
+	var sub rfSubsystem
+	if err := rfGet(s.api, path, &sub); err != nil {
+		return ignoreMissing(err)
+	}
+	return eachMember(s, sub.PowerSupplies.ID, func(m rfNamedStatus) {
+		if h := statusHealth(m.Status, false); h != "" {
+			a.add(wire.HealthPowerSupply, m.Name, h)
+		}
+	})
+}
+
+func storageHealth(s *rfSession, path string, a *healthAcc) error {
+	return eachMember(s, path, func(m rfNamedStatus) {
+		if h := statusHealth(m.Status, true); h != "" {
+			a.add(wire.HealthStorage, m.Name, h)
+		}
+	})
+}
+
+// eachMember reads a collection's members in parallel and calls fn for
+// each, in the collection's order; a missing collection or member is
+// skipped.
+func eachMember(s *rfSession, path string, fn func(rfNamedStatus)) error {
+	if path == "" {
+		return nil
+	}
+	var col rfCollection
+	if err := rfGet(s.api, path, &col); err != nil {
+		return ignoreMissing(err)
+	}
+	ms := make([]rfNamedStatus, len(col.Members))
+	errs := make([]error, len(col.Members))
+	var wg sync.WaitGroup
+	for i, m := range col.Members {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i] = rfGet(s.api, m.ID, &ms[i]) }()
+	}
+	wg.Wait()
+	for i := range ms {
+		if errs[i] != nil {
+			if isNotFound(errs[i]) {
+				continue
+			}
+			return errs[i]
+		}
+		if ms[i].Name == "" {
+			ms[i].Name = short(col.Members[i].ID)
+		}
+		fn(ms[i])
+	}
+	return nil
+}
+
+// ignoreMissing: a link to nothing (404) has no health to read.
+func ignoreMissing(err error) error {
+	if isNotFound(err) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,76 @@
+package fsm
+
+import "github.com/rackfence/rackfence/shared/wire"
+
+// Hardware health in a status report (wire.HostStatus.Health): a body
+// carrying it is a version of its own, so a binary that predates the
+// field refuses the entry (it stops) instead of dropping the field and
+// holding a state that differs from its peers'. The leader writes such a
+// body only once every voter applies it (Store.statusForm,
+// Store.rackStatusForm); until then it writes the report without the
+// health, which every binary applies alike. A report without health is
+// written as before (v2, or v3 for a rack report naming createdIndexes).
+const (
+	// StatusHealthVersion (v3, CmdStatus) is the MessagePack body of a
+	// host status carrying health.
+	StatusHealthVersion = 3
+	// RackStatusHealthVersion (v4, CmdRackStatus) is the MessagePack body
+	// of a rack report where some host's status carries health; it names
+	// createdIndexes as v3 does.
+	RackStatusHealthVersion = 4
+)
+
+func (c StatusCmd) bodyVersion() byte {
+	if c.Report.Status.Health != nil {
+		return StatusHealthVersion
+	}
+	return BodyBinary
+}
+
+// HasHealth reports whether c's status carries health (body version 3).
+func (c StatusCmd) HasHealth() bool { return c.Report.Status.Health != nil }
+
+// WithoutHealth is c without the status' health (body version 2).
+func (c StatusCmd) WithoutHealth() StatusCmd {
+	c.Report.Status.Health = nil
+	return c
+}
+
+// HasHealth reports whether some host's status in c carries health (body
+// version 4).
+func (c RackStatusCmd) HasHealth() bool {
+	for i := range c.Hosts {
+		if st := c.Hosts[i].Status; st != nil && st.Health != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// WithoutHealth is c without any host's health; c is not changed.
+func (c RackStatusCmd) WithoutHealth() RackStatusCmd {
+	if !c.HasHealth() {
+		return c
+	}
+	hs := make([]wire.RackHostReport, len(c.Hosts))
+	copy(hs, c.Hosts)
+	for i := range hs {
+		if st := hs[i].Status; st != nil && st.Health != nil {
+			cp := *st
+			cp.Health = nil
+			hs[i].Status = &cp
+		}
+	}
+	c.Hosts = hs
+	return c
+}
+
+// decodeStatus decodes a CmdStatus body of any version; one older than
+// v3 carries no health (a leader writes health only in v3).
+func decodeStatus(ver byte, body []byte) (Command, error) {
+	c, err := decodeBody[StatusCmd](binBody, ver, body)
+	if err != nil || ver >= StatusHealthVersion {
+		return c, err
+	}
+	return c.(StatusCmd).WithoutHealth(), nil
+}

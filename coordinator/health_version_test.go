@@ -1,0 +1,43 @@
+package coordinator
+
+import (
+	"maps"
+	"testing"
+	"time"
+
+	"github.com/rackfence/rackfence/coordinator/fsm"
+	"github.com/rackfence/rackfence/shared/wire"
+)
+
+// TestHealthWrittenOnceEveryVoterAppliesIt: while a voter's binary does
+// not read status bodies with hardware health, the leader writes host and
+// rack status reports without it (the form every voter applies alike);
+// once every voter does, with it.
+func TestHealthWrittenOnceEveryVoterAppliesIt(t *testing.T) {
+	hh := &wire.HardwareHealth{Health: wire.HardwareWarning, Since: time.Unix(1, 0).UTC()}
+	sc := fsm.StatusCmd{Rack: "r1", Name: "h1", Report: wire.StatusReport{Epoch: 1, Status: wire.HostStatus{Health: hh}}}
+	rc := fsm.RackStatusCmd{Rack: "r1", Epoch: 1, Hosts: []wire.RackHostReport{{Name: "h1", Created: 4, Status: &wire.HostStatus{Health: hh}}}}
+
+	s, _, record := gateStore(t, "n1", "n2")
+	record("n1", s.fsm.Commands(), "new")
+	old := maps.Clone(s.fsm.Commands())
+	old[fsm.CmdStatus] = fsm.BodyBinary
+	old[fsm.CmdRackStatus] = fsm.RackStatusCreatedVersion
+	record("n2", old, "before health")
+	if got := s.statusForm(sc).(fsm.StatusCmd); got.HasHealth() || !sc.HasHealth() {
+		t.Fatalf("host status with an older voter: health %+v", got.Report.Status.Health)
+	}
+	if got := s.rackStatusForm(rc); got.HasHealth() || !got.CreatedChecked() {
+		t.Fatalf("rack status with an older voter: %+v", got.Hosts[0])
+	}
+	if b, _ := fsm.Encode(s.statusForm(sc)); s.gate(b) != nil {
+		t.Fatalf("the form written is refused: %v", s.gate(b))
+	}
+	record("n2", s.fsm.Commands(), "new")
+	if got := s.statusForm(sc).(fsm.StatusCmd); !got.HasHealth() {
+		t.Fatal("every voter upgraded: host status written without health")
+	}
+	if got := s.rackStatusForm(rc); !got.HasHealth() {
+		t.Fatal("every voter upgraded: rack status written without health")
+	}
+}
