@@ -9,6 +9,7 @@ FUZZTIME ?= 5s
 SEED     ?= 7
 SEEDS    ?= 1
 DURATION ?= 5m
+FAULTS   ?= classic
 
 all: build
 
@@ -49,9 +50,10 @@ fuzz:
 
 # chaos: the partition harness (testkit/chaos; root, iproute2 and
 # nftables). Prints each run directory and the checkers' summary; exits 1
-# on a violation. make chaos SEED=7 SEEDS=50 DURATION=5m is the campaign.
+# on a violation. make chaos SEED=7 SEEDS=50 DURATION=5m is the campaign;
+# FAULTS=storage|firmware|all picks other fault sets.
 chaos: build
-	$(BIN)/rackfence-chaos --seed $(SEED) --seeds $(SEEDS) --duration $(DURATION) --bin $(CURDIR)/$(BIN)
+	$(BIN)/rackfence-chaos --seed $(SEED) --seeds $(SEEDS) --duration $(DURATION) --faults $(FAULTS) --bin $(CURDIR)/$(BIN)
 
 bench: build
 	RACKFENCE_BIN=$(CURDIR)/$(BIN) ./deploy/bench.sh

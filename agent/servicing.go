@@ -39,6 +39,54 @@ type taskMemo struct {
 	mu    sync.Mutex
 	held  map[string]wire.BMCTask
 	ended map[string]string // host → task URI ended
+	// from is the version a component showed when this session started
+	// its flash (host NUL component); flashed the components without a
+	// spec version this session brought to a new version, by the image
+	// URL flashed (host → component → URL), so they are not flashed again
+	// for the same URL (as metal3 flashes a component again only when its
+	// URL changes). Kept for the session: a host view older than the
+	// servicing's end must not flash the component again.
+	from    map[string]string
+	flashed map[string]map[string]string
+}
+
+// started remembers the version a component showed before its flash.
+func (m *taskMemo) started(host, component, from string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.from == nil {
+		m.from = map[string]string{}
+	}
+	m.from[host+"\x00"+component] = from
+}
+
+// before is the version the component showed before this session's
+// flash; ok false when this session did not start it (adopted).
+func (m *taskMemo) before(host, component string) (string, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := m.from[host+"\x00"+component]
+	return v, ok
+}
+
+// updated records a component without a spec version as flashed from url.
+func (m *taskMemo) updated(host, component, url string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.flashed == nil {
+		m.flashed = map[string]map[string]string{}
+	}
+	if m.flashed[host] == nil {
+		m.flashed[host] = map[string]string{}
+	}
+	m.flashed[host][component] = url
+}
+
+// wasUpdated: the component was flashed from url by this session.
+func (m *taskMemo) wasUpdated(host, component, url string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.flashed[host][component] == url && url != ""
 }
 
 func (m *taskMemo) current(name string, fromWatch *wire.BMCTask) *wire.BMCTask {
@@ -143,9 +191,25 @@ func (s *session) followTask(ctx context.Context, rec taskRecorder, d bmc.DayTwo
 	}
 	it, found := bmc.FindFirmware(items, t.Component)
 	outcome, msg := wire.BMCTaskSucceeded, ""
+	from, known := s.tasks.before(h.Name, t.Component)
 	switch {
 	case found && bmc.VersionMatches(it.Version, comp.Version):
 		msg = fmt.Sprintf("%s at version %s", t.Component, it.Version)
+	case found && comp.Version == "" && known && it.Version != from:
+		// No version in the spec (metal3's HostFirmwareComponents has
+		// none): done is a version other than the one before.
+		msg = fmt.Sprintf("%s at version %s (was %s; no version in the spec: a new version is done)", t.Component, it.Version, from)
+		s.tasks.updated(h.Name, t.Component, comp.URL)
+	case found && comp.Version == "" && !known && !gone && ts.State == "Completed":
+		// Adopted: the version before the flash was this session's
+		// predecessor's to know; the task's Completed is all there is.
+		msg = fmt.Sprintf("%s at version %s (no version in the spec, and the version before the flash was not known to this lease holder: the BMC's task Completed)", t.Component, it.Version)
+		s.tasks.updated(h.Name, t.Component, comp.URL)
+	case comp.Version == "" && gone:
+		outcome, msg = wire.BMCTaskLost, fmt.Sprintf("the BMC no longer knows task %s and %s shows version %q (no version in the spec to check it against)", t.TaskURI, t.Component, it.Version)
+	case comp.Version == "":
+		outcome = wire.BMCTaskFailed
+		msg = fmt.Sprintf("task %s ended %s and %s still shows version %q, the one before the flash (no version in the spec: done is a version other than the one before)", t.TaskURI, ts, t.Component, it.Version)
 	case gone:
 		outcome, msg = wire.BMCTaskLost, fmt.Sprintf("the BMC no longer knows task %s and %s shows version %q, not %q", t.TaskURI, t.Component, it.Version, comp.Version)
 	default:
@@ -172,18 +236,32 @@ func (s *session) nextFlash(ctx context.Context, rec taskRecorder, d bmc.DayTwo,
 	}
 	var done []string
 	for i, c := range h.Firmware {
-		if c.Version == "" {
-			return provisioner.Result{}, fmt.Errorf("%w: firmware[%d].version is empty: the agent needs the version the component shows once updated to know it is done (set it)", provisioner.ErrFailed, i)
-		}
 		it, ok := bmc.FindFirmware(items, c.Component)
 		if !ok {
 			return provisioner.Result{}, fmt.Errorf("%w: firmware[%d].component %q: the BMC's firmware inventory has no such item (bmc, bios, or one of the items' Id or Name)", provisioner.ErrFailed, i, c.Component)
 		}
-		if bmc.VersionMatches(it.Version, c.Version) {
+		if bmc.VersionMatches(it.Version, c.Version) || (c.Version == "" && s.tasks.wasUpdated(h.Name, c.Component, c.URL)) {
 			done = append(done, c.Component+" "+it.Version)
 			continue
 		}
-		u, err := d.StartUpdate(ctx, s.a.cfg.Guard, h.Name, bmc.UpdateRequest{Component: it.URI, ImageURL: c.URL, Version: c.Version})
+		if from, known := s.tasks.before(h.Name, c.Component); c.Version == "" && known && it.Version != from {
+			// This session started a flash whose answer or record was
+			// lost (a timeout): the new version says it took.
+			s.tasks.updated(h.Name, c.Component, c.URL)
+			done = append(done, c.Component+" "+it.Version)
+			continue
+		}
+		image, note, ready, err := s.firmwareImage(ctx, h.Name, fmt.Sprintf("firmware[%d]", i), c)
+		if err != nil {
+			return provisioner.Result{}, err
+		}
+		if !ready {
+			return provisioner.Result{InProgress: true, Message: fmt.Sprintf("fetching the image of %s (%s) into the rack's image cache and verifying it before the BMC is given it", c.Component, c.URL)}, nil
+		}
+		// Remembered before the BMC is asked: an update it accepts but
+		// whose answer is lost is then known by the version changing.
+		s.tasks.started(h.Name, c.Component, it.Version)
+		u, err := d.StartUpdate(ctx, s.a.cfg.Guard, h.Name, bmc.UpdateRequest{Component: it.URI, ImageURL: image, Version: c.Version})
 		if errors.Is(err, bmc.ErrUpdateInProgress) {
 			// A flash runs that no record names: an agent stopped between
 			// the BMC's answer and the record. The BMC refuses a second
@@ -206,11 +284,40 @@ func (s *session) nextFlash(ctx context.Context, rec taskRecorder, d bmc.DayTwo,
 			return provisioner.Result{}, taskRecordErr("record the firmware task "+uri+" the BMC started", err)
 		}
 		s.tasks.hold(h.Name, *t)
-		s.log.Info("firmware update started and recorded", "host", h.Name, "component", c.Component, "from", it.Version, "to", c.Version, "task", uri)
-		return provisioner.Result{InProgress: true, Message: fmt.Sprintf("firmware update of %s from %s to %s started (task %s)", c.Component, it.Version, c.Version, uri)}, nil
+		to := c.Version
+		if to == "" {
+			to = "a new version (none in the spec: done when it shows a version other than " + it.Version + ")"
+		}
+		if note != "" {
+			note = "; image " + note
+		}
+		s.log.Info("firmware update started and recorded", "host", h.Name, "component", c.Component, "from", it.Version, "to", c.Version,
+			"task", uri, "image", image, "verified", note == "")
+		return provisioner.Result{InProgress: true, Message: fmt.Sprintf("firmware update of %s from %s to %s started (task %s)%s", c.Component, it.Version, to, uri, note)}, nil
 	}
 	return provisioner.Result{Message: "firmware at its versions: " + strings.Join(done, ", "),
 		DayTwo: &wire.DayTwoStatus{Firmware: firmwareStatus(items)}}, nil
+}
+
+// firmwareImages is a provisioner that serves firmware images from the
+// rack's artifact server (the direct provisioner).
+type firmwareImages interface {
+	FirmwareImageURL(ctx context.Context, host, at string, c wire.FirmwareComponent) (url, note string, done bool, err error)
+}
+
+// firmwareImage is the URL the BMC is given for a component's image: the
+// rack's artifact server, verified against the checksum before a byte
+// goes out, where the provisioner serves one; else the origin (note says
+// it was not verified). ready false: the image is still being fetched.
+func (s *session) firmwareImage(ctx context.Context, host, at string, c wire.FirmwareComponent) (url, note string, ready bool, err error) {
+	fi, ok := s.a.cfg.Provisioner.(firmwareImages)
+	if !ok {
+		if c.Checksum == "" {
+			return c.URL, "not verified: " + at + ".checksum is empty", true, nil
+		}
+		return c.URL, "checksum not verified: this provisioner serves no images", true, nil
+	}
+	return fi.FirmwareImageURL(ctx, host, at, c)
 }
 
 // specComponent is the spec's entry for a component (zero when gone).

@@ -88,9 +88,9 @@ func TestApplyBMHRefused(t *testing.T) {
 	c := startCoordinator(t)
 	ctx := context.Background()
 	good := oneBMH("", "")
-	bad := strings.Replace(oneBMH("", "  raid: {hardwareRAIDVolumes: [{level: \"1\"}]}\n"), "name: h1", "name: h2", 1)
+	bad := strings.Replace(oneBMH("", "  architecture: x86_64\n"), "name: h1", "name: h2", 1)
 	r := c.ctl(t, good+"---\n"+bad, "host", "apply", "-f", "-", "--rack", "r1")
-	if r.code == 0 || !strings.Contains(r.stdout, "refused: standard input: document 2: BareMetalHost h2: spec.raid") || !strings.Contains(r.stderr, "nothing was applied") {
+	if r.code == 0 || !strings.Contains(r.stdout, "refused: standard input: document 2: BareMetalHost h2: spec.architecture") || !strings.Contains(r.stderr, "nothing was applied") {
 		t.Errorf("refused input: %s", r)
 	}
 	if _, err := c.admin.GetHost(ctx, "h1"); !client.IsNotFound(err) {
@@ -115,7 +115,7 @@ func TestApplyBMHRefused(t *testing.T) {
 		t.Errorf("no rack: %s", r)
 	}
 	// One host refused for three reasons is one refused host.
-	three := oneBMH("  annotations: {baremetalhost.metal3.io/paused: \"\"}\n", "  raid: {hardwareRAIDVolumes: [{level: \"1\"}]}\n  customDeploy: {method: x}\n")
+	three := oneBMH("  annotations: {baremetalhost.metal3.io/paused: \"\"}\n", "  architecture: x86_64\n  customDeploy: {method: x}\n")
 	r = c.ctl(t, three, "host", "apply", "-f", "-", "--rack", "r1")
 	if r.code == 0 || strings.Count(r.stdout, "refused: ") != 3 || !strings.Contains(r.stderr, "1 BareMetalHost(s) refused") {
 		t.Errorf("one host, three reasons: %s", r)

@@ -74,6 +74,9 @@ func hostExport(fs *pflag.FlagSet) func(*Ctx, []string) error {
 		for _, h := range l.Items {
 			d, refs := importer.ExportBMH(h, *ns)
 			docs = append(docs, d)
+			for _, x := range importer.ExportDayTwo(h, *ns) {
+				docs = append(docs, x)
+			}
 			for _, r := range refs {
 				records[r] = true
 			}

@@ -83,10 +83,14 @@ func recordDiffs(t *testing.T, a, b *coord) []string {
 // cluster the records first (as an operator would, with the passwords).
 func TestExportBMHRoundTrip(t *testing.T) {
 	a := startCoordinator(t)
-	a.mustCtl(t, "", "host", "apply", "-f", "testdata/metal3/list.yaml", "-f", "testdata/metal3/documents.yaml", "--rack-from", "label:rack", "--rack", "r2")
+	a.mustCtl(t, "", "host", "apply", "-f", "testdata/metal3/list.yaml", "-f", "testdata/metal3/documents.yaml", "-f", "testdata/metal3/daytwo.yaml", "--rack-from", "label:rack", "--rack", "r2")
+	if h, err := a.admin.GetHost(context.Background(), "storage-0"); err != nil || h.BIOS == nil || h.BIOS.Settings["NumCores"] != "12" || len(h.Firmware) != 2 || h.RAID == nil || len(h.RAID.HardwareRAIDVolumes) != 2 || h.UpdatePolicy == nil {
+		t.Fatalf("storage-0 did not arrive with its day-two spec: %+v %v", h, err)
+	}
 	a.mustCtl(t, "name: plain-1\nrack: r3\nbmc: {address: \"redfish+http://10.0.0.9/redfish/v1/Systems/9\"}\nconsumer: someone\nimage: {url: \"http://i/x.iso\"}\nrootDeviceHints: {minSizeGigabytes: 20, rotational: false}\n", "host", "apply", "-f", "-")
 	out := a.mustCtl(t, "", "host", "export", "-o", "bmh")
-	for _, want := range []string{"kind: BareMetalHost", "credentialsName: worker-0-bmc-secret", "rackfence.io/withheld: password", "baremetalhost.metal3.io/detached"} {
+	for _, want := range []string{"kind: BareMetalHost", "credentialsName: worker-0-bmc-secret", "rackfence.io/withheld: password", "baremetalhost.metal3.io/detached",
+		"kind: HostFirmwareSettings", "kind: HostFirmwareComponents", "kind: HostUpdatePolicy", "hardwareRAIDVolumes:", "virtualizationEnabled: true"} {
 		if !strings.Contains(out.stdout, want) {
 			t.Errorf("export lacks %q:\n%s", want, out.stdout)
 		}

@@ -1,6 +1,7 @@
 package ctl
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -91,11 +92,18 @@ plan. The mapping is in docs/operator.md, "Coming from metal3".
 	})
 	register(&command{
 		path:  "host delete",
-		usage: "NAME [--wait]",
+		usage: "NAME [--wait] [--force]",
 		short: "Delete a host (the rack agent deprovisions it first)",
 		long: `A host the rack agent manages is deprovisioned and removed by the agent:
 the answer is "deletion requested" and --wait blocks until the record is
-gone. A detached or never-registered host is removed at once.`,
+gone. A detached or never-registered host is removed at once.
+
+While the host's BMC runs a firmware update (the host's task in
+'rackfencectl get'), the deletion is refused (exit 4, bmc_task_running)
+naming the task: wait for it to end. --force deletes anyway: the agent
+still holds power until the flash ended, but nothing follows the flash
+once the host is gone, and a board deleted mid-flash can be left with
+half-written firmware.`,
 		setup: hostDelete,
 	})
 }
@@ -257,6 +265,7 @@ func specOnly(h wire.Host) wire.Host {
 
 func hostDelete(fs *pflag.FlagSet) func(*Ctx, []string) error {
 	wait := fs.Bool("wait", false, "block until the host record is gone (bounded by --timeout)")
+	force := fs.Bool("force", false, "delete even while the host's BMC runs a firmware update (risks half-written firmware)")
 	return func(x *Ctx, args []string) error {
 		name, err := oneName(args, "host delete NAME")
 		if err != nil {
@@ -272,7 +281,11 @@ func hostDelete(fs *pflag.FlagSet) func(*Ctx, []string) error {
 				return notFoundHint(err, name)
 			}
 		}
-		done, err := cl.DeleteHost(x.ctx, name)
+		del := cl.DeleteHost
+		if *force {
+			del = func(ctx context.Context, name string) (bool, error) { return cl.DeleteHostForce(ctx, name, true) }
+		}
+		done, err := del(x.ctx, name)
 		if err != nil {
 			return x.conflictHint(notFoundHint(err, name), name)
 		}

@@ -1,6 +1,10 @@
 package artifact
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
 
 // Errors of the artifact server. Callers match them with errors.Is; the
 // messages around them name the image, the digests and what to do.
@@ -21,3 +25,18 @@ var (
 	// ErrOrigin: the image's origin (or its checksum file's) did not serve it.
 	ErrOrigin = errors.New("image origin failed")
 )
+
+// MismatchError is ErrChecksumMismatch with what was fetched: the
+// image's origin, the digest the spec gives (Want) and the one its bytes
+// have (Got), both lower-case hex of Algo.
+type MismatchError struct {
+	Algo, URL, Got, Want string
+}
+
+func (e *MismatchError) Error() string {
+	return fmt.Sprintf("%v: %s from %s is %s, the spec's image.checksum says %s: fix image.checksum or the image at its origin",
+		ErrChecksumMismatch, strings.ToUpper(e.Algo), e.URL, e.Got, e.Want)
+}
+
+// Is makes errors.Is(err, ErrChecksumMismatch) true.
+func (e *MismatchError) Is(target error) bool { return target == ErrChecksumMismatch }

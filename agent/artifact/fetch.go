@@ -97,8 +97,7 @@ func (c *cache) download(e *entry) (int64, error) {
 	got := hex.EncodeToString(h.Sum(nil))
 	if got != want {
 		c.s.m.mismatches.Inc()
-		return 0, fmt.Errorf("%w: %s from %s is %s, the spec's image.checksum says %s: fix image.checksum or the image at its origin",
-			ErrChecksumMismatch, strings.ToUpper(algo), e.origin, got, want)
+		return 0, &MismatchError{Algo: algo, URL: e.origin, Got: got, Want: want}
 	}
 	if err := os.Rename(part, filepath.Join(c.dir, e.key)); err != nil {
 		return 0, fmt.Errorf("image cache: %w", err)

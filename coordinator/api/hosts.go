@@ -160,11 +160,29 @@ func (s *Server) deleteHost(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v, err := s.apply(c, fsm.DeleteHostCmd{Name: name})
+	var force bool
+	switch v := c.QueryParam(wire.ParamForce); v {
+	case "", "false":
+	case "true":
+		force = true
+	default:
+		return badField(wire.ParamForce, "%q is not true or false", v)
+	}
+	cmd := fsm.DeleteHostCmd{Name: name, Force: force}
+	if h, ok := s.state.Host(name); ok && h.Task != nil && h.Task.Kind == wire.BMCTaskFirmware {
+		// The fence is decided inside Apply (a body version every voter
+		// must apply); a host with no firmware task in sight is deleted
+		// with the body older members apply too.
+		cmd.TaskFence, cmd.Time = true, time.Now().UTC()
+	}
+	v, err := s.apply(c, cmd)
 	if err != nil {
 		return err
 	}
 	r := v.(fsm.DeleteHostResult)
+	if cmd.TaskFence && force {
+		s.log.Warn("host deletion forced while a firmware task runs", "host", name, "task", r.Host.Task)
+	}
 	if r.Deleted {
 		return c.JSON(http.StatusOK, r.Host)
 	}

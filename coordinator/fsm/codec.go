@@ -32,6 +32,9 @@ const (
 	// a v3 binary would drop those fields. Any other host is written as
 	// before (v2 or v3).
 	putHostDayTwoVersion = 4
+	// deleteHostFencedVersion is a DeleteHost that a firmware task on
+	// the host refuses unless forced (DeleteHostCmd.TaskFence).
+	deleteHostFencedVersion = 2
 )
 
 // msgpackHandle is shared (go-msgpack handles are safe for concurrent use

@@ -115,9 +115,22 @@ func (c PutHostCmd) bodyVersion() byte {
 	return BodyBinary
 }
 
-// DeleteHostCmd asks for a host's deletion.
+// DeleteHostCmd asks for a host's deletion. TaskFence (body version
+// deleteHostFencedVersion) refuses it while a firmware task is recorded on
+// the host, unless Force; a body without it (older entries) deletes as
+// before.
 type DeleteHostCmd struct {
-	Name string `json:"name"`
+	Name      string    `json:"name"`
+	TaskFence bool      `json:"taskFence,omitempty"`
+	Force     bool      `json:"force,omitempty"`
+	Time      time.Time `json:"time,omitzero"`
+}
+
+func (c DeleteHostCmd) bodyVersion() byte {
+	if c.TaskFence {
+		return deleteHostFencedVersion
+	}
+	return bodyJSON
 }
 
 // PutIntentCmd sets (or replaces) one intent of a host.

@@ -11,7 +11,7 @@ package fsm
 var commandTable = map[CmdType]cmdSpec{
 	CmdInit:           cmd((*FSM).applyInit, bodyJSON, jsonBody),
 	CmdPutHost:        cmd((*FSM).applyPutHost, putHostDayTwoVersion, binBody),
-	CmdDeleteHost:     cmd((*FSM).applyDeleteHost, bodyJSON, jsonBody),
+	CmdDeleteHost:     cmd((*FSM).applyDeleteHost, deleteHostFencedVersion, jsonBody),
 	CmdPutIntent:      cmd((*FSM).applyPutIntent, BodyBinary, binBody),
 	CmdDeleteIntent:   cmd((*FSM).applyDeleteIntent, BodyBinary, binBody),
 	CmdStatus:         cmdDecoded((*FSM).applyStatus, StatusDayTwoVersion, binBody, decodeStatus),

@@ -109,20 +109,24 @@ func describeTask(task *wire.BMCTask) string {
 // the host's event log records it (the returned event, nil when none).
 func firmwareFence(h *hostRec, kind string, in wire.Intent) (*wire.Event, error) {
 	task := h.Task
-	if task == nil || task.Kind != wire.BMCTaskFirmware || (kind != wire.IntentDetach && kind != wire.IntentDrain) {
+	if task == nil || task.Kind != wire.BMCTaskFirmware || (kind != wire.IntentDetach && kind != wire.IntentDrain && kind != "delete") {
 		return nil, nil
 	}
 	if !in.Force {
 		what, force := kind, "repeat with --force"
-		if kind == wire.IntentDetach && strings.HasPrefix(in.Reason, pivotReason) {
+		risk := "a " + what + " hands the host to another manager, and a power change during a flash can leave the board unbootable"
+		switch {
+		case kind == wire.IntentDetach && strings.HasPrefix(in.Reason, pivotReason):
 			// A pivot's detach has no force of its own: a forced detach
 			// first, which the pivot then uses.
 			what, force = "pivot", "detach it with --force first and pivot again"
+			risk = "a pivot hands the host to another manager, and a power change during a flash can leave the board unbootable"
+		case kind == "delete":
+			risk = "a forced deletion removes the host (and its task record) once the agent deprovisioned it: the agent holds power until the flash ended, but no lease holder follows the flash any more, and a host deleted mid-flash can be left with half-written firmware"
 		}
 		return nil, &Error{Code: wire.CodeBMCTaskRunning, Message: fmt.Sprintf(
-			"host %s runs %s; wait for it to end (the host's task disappears from rackfencectl get), or %s: "+
-				"a %s hands the host to another manager, and a power change during a flash can leave the board unbootable",
-			h.Name, describeTask(task), force, what)}
+			"host %s runs %s; wait for it to end (the host's task disappears from rackfencectl get), or %s: %s",
+			h.Name, describeTask(task), force, risk)}
 	}
 	return &wire.Event{Type: wire.EventWarning, Reason: wire.ReasonFirmwareFenceForced,
 		Message: fmt.Sprintf("%s forced while %s runs", kind, describeTask(task))}, nil

@@ -160,6 +160,14 @@ func (f *FSM) applyDeleteHost(t *tx, c DeleteHostCmd) (any, error) {
 	if old == nil {
 		return nil, notFound("host %s does not exist", c.Name)
 	}
+	var forced *wire.Event
+	if c.TaskFence && !old.DeletionRequested {
+		ev, err := firmwareFence(old, "delete", wire.Intent{Force: c.Force})
+		if err != nil {
+			return nil, err
+		}
+		forced = ev
+	}
 	if old.Status == nil {
 		f.removeHost(t, old)
 		return DeleteHostResult{Host: old.Host, Deleted: true}, nil
@@ -169,6 +177,9 @@ func (f *FSM) applyDeleteHost(t *tx, c DeleteHostCmd) (any, error) {
 	}
 	rec := *old
 	rec.DeletionRequested = true
+	if forced != nil {
+		rec.Events = appendEvents(old.Events, []wire.Event{*forced}, t.index, c.Time)
+	}
 	f.storeHost(t, &rec)
 	return DeleteHostResult{Host: rec.Host}, nil
 }

@@ -151,6 +151,8 @@ func ConvertBMH(objs []Object, o BMHOptions) (*Input, error) {
 	}
 	secrets := map[string]SecretDoc{} // by namespace/name
 	secretWhere := map[string]string{}
+	dayTwo := map[string]*dayTwoDocs{} // by namespace/name of their host
+	var dayTwoOrder []*dayTwoDoc
 	for _, ob := range objs {
 		switch {
 		case ob.kind == "BareMetalHost" && ob.api == "metal3.io/v1alpha1":
@@ -173,10 +175,47 @@ func ConvertBMH(objs []Object, o BMHOptions) (*Input, error) {
 			k := qualified(s.Metadata)
 			secrets[k] = s
 			secretWhere[k] = ob.Where
+		case (ob.kind == KindHostFirmwareSettings || ob.kind == KindHostFirmwareComponents || ob.kind == KindHostUpdatePolicy) && ob.api == apiMetal3:
+			d, err := decodeDayTwo(ob.kind, ob.js, ob.Where)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %v", ob.Where, err)
+			}
+			k := qualified(d.meta)
+			x := dayTwo[k]
+			if x == nil {
+				x = &dayTwoDocs{}
+				dayTwo[k] = x
+			}
+			slot := map[string]**dayTwoDoc{KindHostFirmwareSettings: &x.hfs, KindHostFirmwareComponents: &x.hfc, KindHostUpdatePolicy: &x.hup}[ob.kind]
+			if *slot != nil {
+				return nil, fmt.Errorf("%s: %s %s is also %s: give one per host", ob.Where, ob.kind, k, (*slot).where)
+			}
+			*slot = d
+			dayTwoOrder = append(dayTwoOrder, d)
+		case ob.kind == KindFirmwareSchema && ob.api == apiMetal3:
+			var m struct {
+				Metadata k8sMeta `json:"metadata"`
+			}
+			_ = json.Unmarshal(ob.js, &m)
+			in.Notes = append(in.Notes, fmt.Sprintf("%s: FirmwareSchema %s ignored: it is what a BMC's BIOS attribute registry gives, and the rack agent reads the registry from each host's BMC", ob.Where, qualified(m.Metadata)))
 		case ob.kind == "":
 			return nil, fmt.Errorf("%s: has no kind; a file of BareMetalHost and Secret documents cannot also hold rackfence hosts", ob.Where)
 		default:
-			return nil, fmt.Errorf("%s: kind %q (apiVersion %q) is not supported; host apply reads BareMetalHost (metal3.io/v1alpha1) and Secret (v1)", ob.Where, ob.kind, ob.api)
+			return nil, fmt.Errorf("%s: kind %q (apiVersion %q) is not supported; host apply reads BareMetalHost, HostFirmwareSettings, HostFirmwareComponents, HostUpdatePolicy, FirmwareSchema (metal3.io/v1alpha1) and Secret (v1)", ob.Where, ob.kind, ob.api)
+		}
+	}
+	for _, b := range bmhs {
+		if x := dayTwo[qualified(b.d.Metadata)]; x != nil {
+			for _, d := range []*dayTwoDoc{x.hfs, x.hfc, x.hup} {
+				if d != nil {
+					d.used = true
+				}
+			}
+		}
+	}
+	for _, d := range dayTwoOrder {
+		if !d.used {
+			return nil, fmt.Errorf("%s: %s %s: no BareMetalHost %s in the input; host apply maps it onto the BareMetalHost of the same name and namespace: give them together", d.where, d.kind, qualified(d.meta), qualified(d.meta))
 		}
 	}
 	namespaces := map[string]bool{}
@@ -195,7 +234,8 @@ func ConvertBMH(objs []Object, o BMHOptions) (*Input, error) {
 	used := map[string]bool{}
 	withheldNoted := map[string]bool{}
 	for _, b := range bmhs {
-		ph, refs, errs := mapBMH(b.d, o)
+		x := dayTwo[qualified(b.d.Metadata)]
+		ph, refs, errs := mapBMH(b.d, o, x)
 		ph.Source = b.Where + ": BareMetalHost " + qualified(b.d.Metadata)
 		for _, ref := range refs {
 			k := qualified(k8sMeta{Namespace: b.d.Metadata.Namespace, Name: ref.secret})
@@ -250,7 +290,11 @@ func ConvertBMH(objs []Object, o BMHOptions) (*Input, error) {
 			if err := wire.ValidateHost(&ph.Host, ph.Host.Name); err != nil {
 				var fe *wire.FieldError
 				if errors.As(err, &fe) {
-					errs = append(errs, fmt.Sprintf("field %s %s", bmhField(fe.Field), fe.Message))
+					if f, ok := dayTwoField(fe.Field, x); ok {
+						errs = append(errs, f+" "+fe.Message)
+					} else {
+						errs = append(errs, fmt.Sprintf("field %s %s", bmhField(fe.Field), fe.Message))
+					}
 				} else {
 					errs = append(errs, err.Error())
 				}
@@ -349,7 +393,7 @@ type secretUse struct {
 }
 
 // mapBMH maps one BMH's spec, labels, annotations and status.
-func mapBMH(d bmhDoc, o BMHOptions) (*PlannedHost, []secretUse, []string) {
+func mapBMH(d bmhDoc, o BMHOptions, x *dayTwoDocs) (*PlannedHost, []secretUse, []string) {
 	var errs []string
 	s := d.Spec
 	ph := &PlannedHost{}
@@ -451,6 +495,9 @@ func mapBMH(d bmhDoc, o BMHOptions) (*PlannedHost, []secretUse, []string) {
 	if s.PreprovisioningNetworkDataName != "" {
 		dataRef("spec.preprovisioningNetworkDataName", &secretRef{Name: s.PreprovisioningNetworkDataName}, &h.PreprovisioningNetworkData)
 	}
+	e, notes := mapDayTwo(d, x, h)
+	errs = append(errs, e...)
+	ph.notes = append(ph.notes, notes...)
 	errs = append(errs, mapAnnotations(d.Metadata.Annotations, ph)...)
 	return ph, refs, errs
 }

@@ -39,7 +39,7 @@ func TestConvertBMHChecksumURL(t *testing.T) {
 }
 
 func TestConvertBMHCountsHostsNotReasons(t *testing.T) {
-	three := oneBMH("  annotations: {baremetalhost.metal3.io/paused: \"\"}\n", "  raid: {hardwareRAIDVolumes: [{level: \"1\"}]}\n  customDeploy: {method: x}\n")
+	three := oneBMH("  annotations: {baremetalhost.metal3.io/paused: \"\"}\n", "  architecture: x86_64\n  customDeploy: {method: x}\n")
 	in := convert(t, three, BMHOptions{Rack: "r1"})
 	if len(in.Refused) != 3 || len(in.RefusedSources()) != 1 {
 		t.Fatalf("refused %q from %q: want 3 reasons of 1 host", in.Refused, in.RefusedSources())

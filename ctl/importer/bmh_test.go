@@ -118,6 +118,11 @@ func TestMapBMCAddress(t *testing.T) {
 	}
 }
 
+// hostDoc is a metal3 document of kind named after host name.
+func hostDoc(kind, name, spec string) string {
+	return "---\napiVersion: metal3.io/v1alpha1\nkind: " + kind + "\nmetadata:\n  name: " + name + "\nspec:\n" + spec
+}
+
 // bmhDoc builds a one-host document with extra spec and metadata YAML.
 func oneBMH(meta, spec string) string {
 	return "apiVersion: metal3.io/v1alpha1\nkind: BareMetalHost\nmetadata:\n  name: h1\n" + meta +
@@ -136,8 +141,22 @@ func TestConvertBMHBadInput(t *testing.T) {
 		{"misspelt field", oneBMH("", "  bootMAC: 00:11:22:33:44:55\n"), "field spec.bootMAC is not in metal3's BareMetalHost API", true},
 		{"misspelt nested field", oneBMH("", "  image: {url: \"http://i/x.img\", checksumtype: md5}\n"), "field spec.image.checksumtype is not in metal3's", true},
 		{"no kind", "name: a\nrack: r1\n---\n" + oneBMH("", ""), "document 1: has no kind", true},
-		{"raid", oneBMH("", "  raid: {softwareRAIDVolumes: [{level: \"1\"}]}\n"), "spec.raid is not supported", false},
-		{"firmware", oneBMH("", "  firmware: {simultaneousMultithreadingEnabled: true}\n"), "spec.firmware is not supported", false},
+		{"architecture", oneBMH("", "  architecture: x86_64\n"), "spec.architecture is not supported", false},
+		{"raid level", oneBMH("", "  raid: {hardwareRAIDVolumes: [{level: \"7\"}]}\n"), `field spec.raid.hardwareRAIDVolumes[0].level "7" is not one of`, false},
+		{"raid misspelt", oneBMH("", "  raid: {hardwareRAIDVolumes: [{levl: \"1\"}]}\n"), "field spec.raid.hardwareRAIDVolumes[0].levl is not in metal3's BareMetalHost API", true},
+		{"software raid root", oneBMH("", "  raid: {softwareRAIDVolumes: [{level: \"1\"}, {level: \"1\", rootVolume: true}]}\n"), "field spec.raid.softwareRAIDVolumes[1].rootVolume", false},
+		{"firmware misspelt", oneBMH("", "  firmware: {sriov: true}\n"), "field spec.firmware.sriov is not in metal3's BareMetalHost API", true},
+		{"settings name", oneBMH("", "") + hostDoc("HostFirmwareSettings", "h1", "  settings: {\"Proc Turbo\": Enabled}\n"), `field spec.settings of HostFirmwareSettings h1 (document 2) "Proc Turbo" is not a BIOS attribute name`, false},
+		{"settings value", oneBMH("", "") + hostDoc("HostFirmwareSettings", "h1", "  settings: {NumCores: 1.5}\n"), "field spec.settings.NumCores of HostFirmwareSettings h1 (document 2) is 1.5: a setting is a string or an integer", false},
+		{"settings list", oneBMH("", "") + hostDoc("HostFirmwareSettings", "h1", "  settings:\n  - ProcVirtualization: Enabled\n"), "HostFirmwareSettings h1: field spec.settings must be a map", true},
+		{"update url", oneBMH("", "") + hostDoc("HostFirmwareComponents", "h1", "  updates: [{component: bmc, url: \"ftp://fw/bmc.bin\"}]\n"), "field spec.updates[0].url of HostFirmwareComponents h1 (document 2) must be http(s)", false},
+		{"update component", oneBMH("", "") + hostDoc("HostFirmwareComponents", "h1", "  updates: [{component: bmc, url: \"http://fw/a\"}, {component: bmc, url: \"http://fw/b\"}]\n"), "field spec.updates[1].component of HostFirmwareComponents h1 (document 2)", false},
+		{"update name", oneBMH("", "") + hostDoc("HostFirmwareComponents", "h1", "  updates: [{name: bmc, url: \"http://fw/a\"}]\n"), `field spec.updates[0].name is not in metal3's HostFirmwareComponents API (metal3.io/v1alpha1; kubectl apply refuses it too): metal3 names the component in "component"`, true},
+		{"firmware annotation", oneBMH("", "") + strings.Replace(hostDoc("HostFirmwareComponents", "h1", "  updates: [{component: bmc, url: \"http://fw/a\"}]\n"), "  name: h1\n", "  name: h1\n  annotations: {rackfence.io/firmware: '{\"bmc\": {\"checksum\": \"md5:00\"}}'}\n", 1), "annotation rackfence.io/firmware of HostFirmwareComponents h1 (document 2): checksum of update [0]", false},
+		{"policy", oneBMH("", "") + hostDoc("HostUpdatePolicy", "h1", "  firmwareUpdates: always\n"), `HostUpdatePolicy h1: field spec.firmwareUpdates "always" is not one of metal3's onPreparing, onReboot`, true},
+		{"no host", oneBMH("", "") + hostDoc("HostFirmwareSettings", "h2", "  settings: {A: B}\n"), "document 2: HostFirmwareSettings h2: no BareMetalHost h2 in the input", true},
+		{"two settings", oneBMH("", "") + hostDoc("HostFirmwareSettings", "h1", "  settings: {A: B}\n") + hostDoc("HostFirmwareSettings", "h1", "  settings: {A: C}\n"), "document 3: HostFirmwareSettings h1 is also document 2", true},
+		{"nameless components", oneBMH("", "") + "---\napiVersion: metal3.io/v1alpha1\nkind: HostFirmwareComponents\nmetadata: {namespace: x}\nspec: {updates: []}\n", "HostFirmwareComponents: field metadata.name is required", true},
 		{"customDeploy", oneBMH("", "  customDeploy: {method: install_coreos}\n"), "spec.customDeploy", false},
 		{"scheme", oneBMH("", "  bmc: {address: \"irmc://h\"}\n"), `scheme "irmc"`, false},
 		{"paused", oneBMH("  annotations: {baremetalhost.metal3.io/paused: \"\"}\n", ""), "baremetalhost.metal3.io/paused is not supported", false},

@@ -90,14 +90,14 @@ type bmhSpec struct {
 	PreprovisioningNetworkDataName string              `json:"preprovisioningNetworkDataName,omitempty"`
 	ConsumerRef                    *objectRef          `json:"consumerRef,omitempty"`
 	Description                    string              `json:"description,omitempty"`
+	Firmware                       *bmhFirmware        `json:"firmware,omitempty"`
+	RAID                           *bmhRAID            `json:"raid,omitempty"`
 
 	// metal3 fields rackfence does not map: refused or ignored by name
 	// (refused, ignored).
 	Architecture      json.RawMessage `json:"architecture,omitempty"`
 	CustomDeploy      json.RawMessage `json:"customDeploy,omitempty"`
-	Firmware          json.RawMessage `json:"firmware,omitempty"`
 	HardwareProfile   string          `json:"hardwareProfile,omitempty"`
-	RAID              json.RawMessage `json:"raid,omitempty"`
 	Taints            json.RawMessage `json:"taints,omitempty"`
 	HardwareData      json.RawMessage `json:"hardwareData,omitempty"`
 	DisablePowerOff   json.RawMessage `json:"disablePowerOff,omitempty"`
@@ -124,8 +124,6 @@ func (s *bmhSpec) refused() []string {
 	}
 	add(s.Architecture, "architecture", "rackfence does not select images or ramdisks by architecture; remove the field")
 	add(s.CustomDeploy, "customDeploy", "rackfence deploys only spec.image; remove the field or provision the host outside rackfence (externallyProvisioned: true)")
-	add(s.Firmware, "firmware", "rackfence does not change BIOS settings; remove the field")
-	add(s.RAID, "raid", "rackfence does not configure RAID; remove the field")
 	add(s.HardwareData, "hardwareData", "rackfence inspects hosts itself; remove the field")
 	add(s.NetworkInterfaces, "networkInterfaces", "a metal3 field rackfence does not support: it configures no switch ports (HostNetworkAttachment); configure the ports outside rackfence and remove the field")
 	add(s.DisablePowerOff, "disablePowerOff", "a metal3 field rackfence does not support: rackfence powers hosts off (online: false, power-off holds, deprovisioning); remove the field for a host that may be powered off")

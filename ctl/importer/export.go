@@ -62,6 +62,7 @@ func ExportBMH(h wire.Host, ns string) (ExportedBMH, []string) {
 			s.ConsumerRef = &objectRef{Name: h.Consumer}
 		}
 	}
+	exportDayTwoSpec(h, &d)
 	if in := h.Intents; in != nil {
 		if in.Detach != nil {
 			d.Metadata.Annotations[AnnDetached] = ""

@@ -57,7 +57,17 @@ func (c *Client) ApplyHost(ctx context.Context, h *wire.Host) (*wire.Host, bool,
 // true when the record is already gone (200); false when the deletion was
 // requested and the rack agent will finish it (202).
 func (c *Client) DeleteHost(ctx context.Context, name string) (done bool, err error) {
-	st, err := c.call(ctx, http.MethodDelete, "/v1/hosts/"+seg(name), nil, nil, nil)
+	return c.DeleteHostForce(ctx, name, false)
+}
+
+// DeleteHostForce is DeleteHost; force deletes a host whose BMC runs a
+// firmware task, which is refused without it (409 bmc_task_running).
+func (c *Client) DeleteHostForce(ctx context.Context, name string, force bool) (done bool, err error) {
+	var q url.Values
+	if force {
+		q = url.Values{wire.ParamForce: {"true"}}
+	}
+	st, err := c.call(ctx, http.MethodDelete, "/v1/hosts/"+seg(name), q, nil, nil)
 	if err != nil {
 		return false, err
 	}

@@ -36,6 +36,9 @@ const (
 	// ParamReveal ("true") on GET /v1/credentials/{name} includes the
 	// password (agents of a rack using them; audited).
 	ParamReveal = "reveal"
+	// ParamForce ("true") on DELETE /v1/hosts/{name} deletes a host while
+	// a firmware task runs on it (refused with bmc_task_running without).
+	ParamForce = "force"
 	// ParamLimit is how many of the newest audit records GET /v1/audit
 	// answers, and the page size of GET /v1/hosts (list.go).
 	ParamLimit = "limit"

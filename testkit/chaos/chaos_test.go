@@ -147,3 +147,37 @@ func TestDelayedWrite(t *testing.T) {
 	}
 	os.RemoveAll(dir)
 }
+
+// ciFirmwareSeed is the flash scenario make test runs (about 35 s): seed
+// 2 kills the flashing holder at 10 % of its flash. make chaos
+// FAULTS=firmware SEEDS=6 runs more of FlashPlan's draws.
+const ciFirmwareSeed = 2
+
+// TestChaosFirmware: the flashing lease holder killed mid-flash; the BMC
+// saw one update, no power change during it, and the new holder ended it.
+func TestChaosFirmware(t *testing.T) {
+	ok, why := chaos.Available()
+	testenv.RequirePeer(t, ok, "network namespaces and nftables for the chaos harness: "+why)
+	var bin string
+	for _, b := range []string{"rackfence-coordinator", "rackfence-agent", "rackfence-bmcsim"} {
+		bin = filepath.Dir(testenv.Binary(t, b))
+	}
+	dir, err := os.MkdirTemp("", "rackfence-chaos-flash-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	res, err := chaos.Run(ctx, chaos.Config{Seed: ciFirmwareSeed, Dir: dir, Bin: bin, Faults: chaos.FaultsFirmware})
+	if err != nil {
+		t.Fatalf("run (kept in %s): %v", dir, err)
+	}
+	t.Log("\n" + res.Summary())
+	if res.Faults[chaos.FaultFlashKill]+res.Faults[chaos.FaultFlashPartition] != 1 || res.Mutations == 0 {
+		t.Fatalf("no flash fault applied (faults %v, mutations %d); kept in %s", res.Faults, res.Mutations, dir)
+	}
+	if !res.OK() {
+		t.Fatalf("%d violations; run kept in %s", len(res.Violations), dir)
+	}
+	os.RemoveAll(dir)
+}

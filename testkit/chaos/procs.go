@@ -163,6 +163,8 @@ type Topology struct {
 	// this many bytes of its own (the storage faults need it: a disk that
 	// fills, a data dir moved aside). Needs root, as the whole harness.
 	DataFS int64
+	// SimArgs are more rackfence-bmcsim flags (a --profile).
+	SimArgs []string
 }
 
 // Nodes returns the namespace names of a topology: c1..cN, per rack
@@ -438,8 +440,8 @@ func StartCluster(ctx context.Context, dir, bin string, nw *Net, topo Topology, 
 			return c, err
 		}
 		nd := nw.Node(r + "bmc")
-		p := c.proc("bmcsim-"+r, nd.Name, "rackfence-bmcsim", []string{"--hosts", fmt.Sprint(topo.HostsPerRack),
-			"--host", nd.IP, "--base-port", fmt.Sprint(bmcBasePort), "--audit", c.AuditFile(r)})
+		p := c.proc("bmcsim-"+r, nd.Name, "rackfence-bmcsim", append([]string{"--hosts", fmt.Sprint(topo.HostsPerRack),
+			"--host", nd.IP, "--base-port", fmt.Sprint(bmcBasePort), "--audit", c.AuditFile(r)}, topo.SimArgs...))
 		c.BMCs[r] = p
 		if err := p.Start(); err != nil {
 			return c, err
@@ -490,6 +492,11 @@ func (c *Cluster) AuditFile(rack string) string {
 // BMCAddress is the Redfish address of BMC i of a rack.
 func (c *Cluster) BMCAddress(rack string, i int) string {
 	return fmt.Sprintf("redfish+http://%s:%d/redfish/v1/Systems/1", c.Net.Node(rack+"bmc").IP, bmcBasePort+i)
+}
+
+// SimKnobsURL is bmcsim's /sim/knobs of BMC i of a rack.
+func (c *Cluster) SimKnobsURL(rack string, i int) string {
+	return fmt.Sprintf("http://%s:%d/sim/knobs", c.Net.Node(rack+"bmc").IP, bmcBasePort+i)
 }
 
 // SimStateURL is bmcsim's /sim/state of BMC i of a rack.

@@ -83,13 +83,42 @@ type Result struct {
 func (r *Result) OK() bool { return len(r.Violations) == 0 }
 
 // Checkers are the checker names, in report order.
-var Checkers = []string{"fencing", "linearizability", "durability", "liveness", "logs", "storage", "connections"}
+var Checkers = []string{"fencing", "linearizability", "durability", "liveness", "logs", "storage", "connections", "firmware"}
 
 // Run sets up the network and cluster, runs the workload under the seeded
 // schedule, heals, waits for convergence, stops everything and checks.
 // An error means the run could not be carried out (setup failed); what
 // the checkers found is in Result.Violations.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
+	switch cfg.Faults {
+	case FaultsFirmware:
+		return RunFlash(ctx, cfg)
+	case FaultsAll:
+		res, err := runSchedule(ctx, cfg)
+		if err != nil {
+			return res, err
+		}
+		fcfg := cfg
+		fcfg.Dir, fcfg.Log = filepath.Join(cfg.Dir, "flash"), nil
+		fr, err := RunFlash(ctx, fcfg)
+		if err != nil {
+			return res, fmt.Errorf("flash scenario: %w", err)
+		}
+		for k, v := range fr.Faults {
+			res.Faults[k] += v
+		}
+		res.FaultLog = append(res.FaultLog, fr.FaultLog...)
+		res.Violations = append(res.Violations, fr.Violations...)
+		for k, v := range fr.ByChecker {
+			res.ByChecker[k] += v
+		}
+		return res, writeJSON(filepath.Join(cfg.Dir, "result.json"), res)
+	}
+	return runSchedule(ctx, cfg)
+}
+
+// runSchedule is Run for the classic and storage fault sets.
+func runSchedule(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Clients == 0 {
 		cfg.Clients = 3
 	}

@@ -66,9 +66,12 @@ func KindsOf(set string) ([]string, error) {
 	case FaultsStorage:
 		return StorageFaultKinds, nil
 	case FaultsAll:
+		// The schedule's kinds; the flash scenario runs after it (Run).
 		return append(append([]string(nil), FaultKinds...), StorageFaultKinds...), nil
+	case FaultsFirmware:
+		return FirmwareFaultKinds, nil
 	}
-	return nil, fmt.Errorf("fault set %q: use %s, %s or %s", set, FaultsClassic, FaultsStorage, FaultsAll)
+	return nil, fmt.Errorf("fault set %q: use %s, %s, %s or %s", set, FaultsClassic, FaultsStorage, FaultsFirmware, FaultsAll)
 }
 
 // Fault is one scheduled fault: it starts At after the workload starts and

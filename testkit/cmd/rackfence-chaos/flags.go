@@ -60,7 +60,7 @@ func (c *Config) flags() *pflag.FlagSet {
 	fs.IntVar(&c.topo.HostsPerRack, "hosts-per-rack", c.topo.HostsPerRack, "hosts (simulated BMCs) per rack")
 	fs.DurationVar(&c.topo.LeaseTTL, "lease-ttl", c.topo.LeaseTTL, "agents' --lease-ttl")
 	fs.DurationVar(&c.finalOutage, "final-outage", 0, "end each run with an outage this long (every agent cut off the coordinators, the leader killed) before the final heal, so convergence is measured from it (0: off)")
-	fs.StringVar(&c.faults, "faults", chaos.FaultsClassic, "fault kinds to draw: classic (the schedule every earlier seed drew), storage (a coordinator's disk filled, a data file damaged at a restart and the runbook after it, bursts of fresh HTTP/2 connections; data dirs on tmpfs) or all")
+	fs.StringVar(&c.faults, "faults", chaos.FaultsClassic, "fault kinds to draw: classic (the schedule every earlier seed drew), storage (a coordinator's disk filled, a data file damaged at a restart and the runbook after it, bursts of fresh HTTP/2 connections; data dirs on tmpfs), firmware (the flashing lease holder killed or cut off at 10, 50 or 90 % of a BMC flash; one scenario per seed, --duration unused) or all (the schedule of classic and storage, then the firmware scenario)")
 	fs.StringVar(&c.total, "total", "", "print the totals of the runs kept under this directory (a --dir of earlier runs) and exit")
 	return fs
 }
