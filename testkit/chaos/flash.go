@@ -175,7 +175,8 @@ func runFlash(ctx context.Context, cfg Config, log *slog.Logger, res *Result) er
 		if err != nil {
 			return err
 		}
-		if got.Task != nil && got.Task.AdoptedEpoch != 0 || got.Task == nil && got.Status != nil && got.Status.ProvisioningState != wire.StateServicing {
+		if got.Task != nil && got.Task.AdoptedEpoch != 0 || got.Task == nil && got.Status != nil &&
+			got.Status.ProvisioningState != wire.StateServicing && got.Status.ProvisioningState != wire.StatePreparing {
 			return nil
 		}
 		return fmt.Errorf("task %+v", got.Task)
