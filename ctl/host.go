@@ -257,7 +257,7 @@ func hostApply(fs *pflag.FlagSet) func(*Ctx, []string) error {
 
 // specOnly drops the fields PUT ignores.
 func specOnly(h wire.Host) wire.Host {
-	h.Status, h.Intents = nil, nil
+	h.Status, h.Intents, h.Task = nil, nil, nil
 	h.CreatedIndex, h.ModifiedIndex, h.SpecIndex = 0, 0, 0
 	h.DeletionRequested, h.PivotedTo = false, ""
 	return h
