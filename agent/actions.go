@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/hoststate"
 	"github.com/rackfence/rackfence/agent/provisioner"
@@ -93,7 +94,7 @@ func (s *session) runAction(name string, h wire.Host, st *wire.HostStatus, act h
 		ph.HardwareDetails = nil // read again, whatever is known
 		res, err = p.Inspect(ctx, ph)
 	default:
-		err = fmt.Errorf("%w: the agent does not know action %q (state machine newer than the agent?)", provisioner.ErrUnsupported, act)
+		err = fmt.Errorf("%w: the agent does not know action %q (state machine newer than the agent?)", errclass.ErrUnsupported, act)
 	}
 	s.a.cfg.Metrics.observeAction(string(act), time.Since(start), err)
 
@@ -125,11 +126,11 @@ func classify(err error) hoststate.ErrClass {
 		return hoststate.ErrNone
 	case errors.Is(err, guard.ErrFenced):
 		return hoststate.ErrClassFenced
-	case errors.Is(err, provisioner.ErrAuth):
+	case errors.Is(err, errclass.ErrAuth):
 		return hoststate.ErrClassAuth
-	case errors.Is(err, provisioner.ErrNotFound):
+	case errors.Is(err, errclass.ErrNotFound):
 		return hoststate.ErrClassNotFound
-	case errors.Is(err, provisioner.ErrTransient),
+	case errors.Is(err, errclass.ErrTransient),
 		errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return hoststate.ErrClassTransient
 	default: // ErrFailed, ErrUnsupported, anything unclassified

@@ -6,8 +6,8 @@ import (
 	"fmt"
 
 	"github.com/rackfence/rackfence/agent/bmcaccount"
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/guard"
-	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/shared/client"
 	"github.com/rackfence/rackfence/shared/wire"
 )
@@ -35,11 +35,11 @@ func (s *session) tierCredentials(ctx context.Context, h wire.Host, user, passwo
 	case err == nil:
 		return u, p, nil
 	case errors.Is(err, bmcaccount.ErrOperatorAuth):
-		return "", "", fmt.Errorf("%w: host %s: %v", provisioner.ErrAuth, h.Name, err)
+		return "", "", fmt.Errorf("%w: host %s: %v", errclass.ErrAuth, h.Name, err)
 	case errors.Is(err, guard.ErrFenced), client.IsStaleEpoch(err):
 		return "", "", fmt.Errorf("%w: host %s: rotating the tier's BMC account: %v", guard.ErrFenced, h.Name, err)
 	default:
-		return "", "", fmt.Errorf("%w: host %s: rotating the tier's BMC account: %v", provisioner.ErrTransient, h.Name, err)
+		return "", "", fmt.Errorf("%w: host %s: rotating the tier's BMC account: %v", errclass.ErrTransient, h.Name, err)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/hoststate"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/shared/client"
@@ -88,12 +89,12 @@ func (s *session) readData(ctx context.Context, r wire.SecretRef) ([]byte, error
 	case err == nil:
 	case client.IsNotFound(err):
 		return nil, fmt.Errorf("%w: %s: secret %q not found; create it with: rackfencectl credentials set %s --from-file %s=PATH",
-			provisioner.ErrFailed, r.Field, r.Name, r.Name, r.Key)
+			errclass.ErrFailed, r.Field, r.Name, r.Name, r.Key)
 	case client.IsForbidden(err) || client.IsUnauthorized(err):
 		return nil, fmt.Errorf("%w: %s: the coordinator refused to reveal secret %q to this agent (%v); check the agent token's rack",
-			provisioner.ErrFailed, r.Field, r.Name, err)
+			errclass.ErrFailed, r.Field, r.Name, err)
 	default:
-		return nil, fmt.Errorf("%w: %s: reading secret %q: %v", provisioner.ErrTransient, r.Field, r.Name, err)
+		return nil, fmt.Errorf("%w: %s: reading secret %q: %v", errclass.ErrTransient, r.Field, r.Name, err)
 	}
 	v, ok := cr.Data[r.Key]
 	key := r.Key
@@ -104,7 +105,7 @@ func (s *session) readData(ctx context.Context, r wire.SecretRef) ([]byte, error
 	}
 	if !ok {
 		return nil, fmt.Errorf("%w: %s: secret %q has no key %q (it has %s); set it with: rackfencectl credentials set %s --from-file %s=PATH",
-			provisioner.ErrFailed, r.Field, r.Name, r.Key, keyList(cr.Data), r.Name, r.Key)
+			errclass.ErrFailed, r.Field, r.Name, r.Key, keyList(cr.Data), r.Name, r.Key)
 	}
 	if r.Key == wire.DataKeyUserData {
 		return []byte(v), nil
@@ -113,11 +114,11 @@ func (s *session) readData(ctx context.Context, r wire.SecretRef) ([]byte, error
 	var j any
 	if err := json.Unmarshal([]byte(v), &j); err != nil {
 		return nil, fmt.Errorf("%w: %s: key %q of secret %q is not valid JSON (%v); fix it with: rackfencectl credentials set %s --from-file %s=PATH",
-			provisioner.ErrFailed, r.Field, key, r.Name, err, r.Name, key)
+			errclass.ErrFailed, r.Field, key, r.Name, err, r.Name, key)
 	}
 	if _, obj := j.(map[string]any); !obj {
 		return nil, fmt.Errorf("%w: %s: key %q of secret %q is JSON but not an object; network data and meta data are JSON objects (OpenStack network_data.json, meta_data.json)",
-			provisioner.ErrFailed, r.Field, key, r.Name)
+			errclass.ErrFailed, r.Field, key, r.Name)
 	}
 	return []byte(v), nil
 }

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rackfence/rackfence/agent/provisioner"
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/shared/client"
 	"github.com/rackfence/rackfence/shared/wire"
 )
@@ -36,21 +36,21 @@ func newCredCache(c CredentialsRevealer) *credCache {
 }
 
 // get returns the username and password of the credentials record name.
-// Errors wrap provisioner.ErrAuth (record missing or not ours) or
-// provisioner.ErrTransient (coordinator unreachable).
+// Errors wrap errclass.ErrAuth (record missing or not ours) or
+// errclass.ErrTransient (coordinator unreachable).
 func (cc *credCache) get(ctx context.Context, name string) (string, string, error) {
 	cr, err := cc.record(ctx, name, 0)
 	switch {
 	case err == nil:
 		return cr.Username, cr.Password, nil
 	case ctx.Err() != nil && err == ctx.Err():
-		return "", "", fmt.Errorf("%w: reading credentials %q: %v", provisioner.ErrTransient, name, err)
+		return "", "", fmt.Errorf("%w: reading credentials %q: %v", errclass.ErrTransient, name, err)
 	case client.IsNotFound(err):
-		return "", "", fmt.Errorf("%w: credentials %q are not set on the coordinator; set them with: rackfencectl credentials set %s --username U --password-file F", provisioner.ErrAuth, name, name)
+		return "", "", fmt.Errorf("%w: credentials %q are not set on the coordinator; set them with: rackfencectl credentials set %s --username U --password-file F", errclass.ErrAuth, name, name)
 	case client.IsForbidden(err) || client.IsUnauthorized(err):
-		return "", "", fmt.Errorf("%w: the coordinator refused to reveal credentials %q to this agent (%v); check the agent token's rack", provisioner.ErrAuth, name, err)
+		return "", "", fmt.Errorf("%w: the coordinator refused to reveal credentials %q to this agent (%v); check the agent token's rack", errclass.ErrAuth, name, err)
 	default:
-		return "", "", fmt.Errorf("%w: reading credentials %q: %v", provisioner.ErrTransient, name, err)
+		return "", "", fmt.Errorf("%w: reading credentials %q: %v", errclass.ErrTransient, name, err)
 	}
 }
 

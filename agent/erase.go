@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/agent/bmc"
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/shared/wire"
 )
@@ -82,7 +83,7 @@ func (s *session) erase(ctx context.Context, h wire.Host, ph provisioner.Host) (
 			continue
 		case !ts.Succeeded():
 			delete(run.running, target)
-			return provisioner.Result{}, fmt.Errorf("%w: erase of %s ended %s: the disk is not known to be clean", provisioner.ErrFailed, job.label, ts)
+			return provisioner.Result{}, fmt.Errorf("%w: erase of %s ended %s: the disk is not known to be clean", errclass.ErrFailed, job.label, ts)
 		}
 		run.done[target] = job.label
 		delete(run.running, target)
@@ -93,7 +94,7 @@ func (s *session) erase(ctx context.Context, h wire.Host, ph provisioner.Host) (
 	}
 	targets := eraseTargets(ctrls)
 	if len(targets) == 0 {
-		return provisioner.Result{}, fmt.Errorf("%w: erase: the BMC lists no drive or volume of this system: nothing can be erased through it (set automatedCleaningMode to disabled to go on without an erase)", provisioner.ErrFailed)
+		return provisioner.Result{}, fmt.Errorf("%w: erase: the BMC lists no drive or volume of this system: nothing can be erased through it (set automatedCleaningMode to disabled to go on without an erase)", errclass.ErrFailed)
 	}
 	for _, tg := range targets {
 		if _, ok := run.done[tg.uri]; ok {

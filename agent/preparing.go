@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/agent/bmc"
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/shared/wire"
 )
@@ -52,7 +53,7 @@ func (s *session) dayTwo(ctx context.Context, ph provisioner.Host, what string) 
 	src, ok := s.a.cfg.Provisioner.(dayTwoSource)
 	if !ok {
 		return nil, fmt.Errorf("%w: the %s provisioner does not do %s (use --provisioner direct, or remove it from the spec)",
-			provisioner.ErrUnsupported, s.a.cfg.Provisioner.Name(), what)
+			errclass.ErrUnsupported, s.a.cfg.Provisioner.Name(), what)
 	}
 	return src.DayTwo(ctx, ph)
 }
@@ -192,7 +193,7 @@ func (s *session) buildRAID(ctx context.Context, h wire.Host, ph provisioner.Hos
 		return sv.Service(ctx, ph, provisioner.DayTwoSpec{RAID: r})
 	}
 	if len(r.SoftwareRAIDVolumes) > 0 {
-		return provisioner.Result{}, fmt.Errorf("%w: raid.softwareRAIDVolumes: software RAID is built by Ironic's ramdisk agent; the direct provisioner builds hardware volumes only (use --provisioner ironic, or raid.hardwareRAIDVolumes)", provisioner.ErrUnsupported)
+		return provisioner.Result{}, fmt.Errorf("%w: raid.softwareRAIDVolumes: software RAID is built by Ironic's ramdisk agent; the direct provisioner builds hardware volumes only (use --provisioner ironic, or raid.hardwareRAIDVolumes)", errclass.ErrUnsupported)
 	}
 	d, err := s.dayTwo(ctx, ph, "RAID (spec.raid)")
 	if err != nil {
@@ -207,7 +208,7 @@ func (s *session) buildRAID(ctx context.Context, h wire.Host, ph provisioner.Hos
 			return provisioner.Result{InProgress: true, Message: "building volumes: " + ts.String()}, nil
 		case err == nil && !ts.Succeeded():
 			s.storage.set(h.Name, "")
-			return provisioner.Result{}, fmt.Errorf("%w: raid: the BMC's storage job %s ended %s", provisioner.ErrFailed, uri, ts)
+			return provisioner.Result{}, fmt.Errorf("%w: raid: the BMC's storage job %s ended %s", errclass.ErrFailed, uri, ts)
 		}
 		s.storage.set(h.Name, "")
 	}
@@ -244,7 +245,7 @@ func (s *session) buildRAID(ctx context.Context, h wire.Host, ph provisioner.Hos
 			return provisioner.Result{}, fmt.Errorf("raid.hardwareRAIDVolumes[%d]: %w", i, err)
 		}
 		if op.ApplyTime == "OnReset" {
-			return provisioner.Result{}, fmt.Errorf("%w: raid.hardwareRAIDVolumes[%d]: storage %s builds volumes only at the next reset (OperationApplyTime OnReset), which the direct path does not drive yet", provisioner.ErrUnsupported, i, req.Storage)
+			return provisioner.Result{}, fmt.Errorf("%w: raid.hardwareRAIDVolumes[%d]: storage %s builds volumes only at the next reset (OperationApplyTime OnReset), which the direct path does not drive yet", errclass.ErrUnsupported, i, req.Storage)
 		}
 		s.follow(h.Name, op)
 		return provisioner.Result{InProgress: true, Message: fmt.Sprintf("creating %s volume %q on %s from %s", req.RAIDType, req.Name, req.Storage, strings.Join(req.Drives, ", "))}, nil
@@ -362,7 +363,7 @@ func volumeRequest(ctrls []bmc.StorageController, w wire.HardwareRAIDVolume, i i
 	at := fmt.Sprintf("raid.hardwareRAIDVolumes[%d]", i)
 	rt, ok := raidTypes[w.Level]
 	if !ok {
-		return bmc.VolumeRequest{}, fmt.Errorf("%w: %s.level %q: Redfish has no RAID type for it (use 0, 1, 5, 6, 1+0, 5+0 or 6+0)", provisioner.ErrFailed, at, w.Level)
+		return bmc.VolumeRequest{}, fmt.Errorf("%w: %s.level %q: Redfish has no RAID type for it (use 0, 1, 5, 6, 1+0, 5+0 or 6+0)", errclass.ErrFailed, at, w.Level)
 	}
 	var cands []*bmc.StorageController
 	var builds []string
@@ -380,15 +381,15 @@ func volumeRequest(ctrls []bmc.StorageController, w wire.HardwareRAIDVolume, i i
 	}
 	switch {
 	case len(cands) == 0 && w.Controller != "":
-		return bmc.VolumeRequest{}, fmt.Errorf("%w: %s.controller %q: no storage controller of that Id builds %s (controllers that build RAID: %s)", provisioner.ErrFailed, at, w.Controller, rt, orNone(builds))
+		return bmc.VolumeRequest{}, fmt.Errorf("%w: %s.controller %q: no storage controller of that Id builds %s (controllers that build RAID: %s)", errclass.ErrFailed, at, w.Controller, rt, orNone(builds))
 	case len(cands) == 0:
-		return bmc.VolumeRequest{}, fmt.Errorf("%w: %s.level %q: no storage controller of this system builds %s (controllers that build RAID: %s)", provisioner.ErrFailed, at, w.Level, rt, orNone(builds))
+		return bmc.VolumeRequest{}, fmt.Errorf("%w: %s.level %q: no storage controller of this system builds %s (controllers that build RAID: %s)", errclass.ErrFailed, at, w.Level, rt, orNone(builds))
 	case len(cands) > 1:
 		ids := make([]string, len(cands))
 		for j, c := range cands {
 			ids[j] = c.ID
 		}
-		return bmc.VolumeRequest{}, fmt.Errorf("%w: %s.controller: %s all build %s: name one", provisioner.ErrFailed, at, strings.Join(ids, ", "), rt)
+		return bmc.VolumeRequest{}, fmt.Errorf("%w: %s.controller: %s all build %s: name one", errclass.ErrFailed, at, strings.Join(ids, ", "), rt)
 	}
 	sc := cands[0]
 	req := bmc.VolumeRequest{Storage: sc.URI, Name: w.Name, RAIDType: rt}
@@ -411,7 +412,7 @@ func volumeRequest(ctrls []bmc.StorageController, w wire.HardwareRAIDVolume, i i
 		free = append(free, dr.ID)
 	}
 	if len(free) < n {
-		return bmc.VolumeRequest{}, fmt.Errorf("%w: %s: %s needs %d free drives on %s, it has %d (%s)", provisioner.ErrFailed, at, rt, n, sc.ID, len(free), orNone(free))
+		return bmc.VolumeRequest{}, fmt.Errorf("%w: %s: %s needs %d free drives on %s, it has %d (%s)", errclass.ErrFailed, at, rt, n, sc.ID, len(free), orNone(free))
 	}
 	req.Drives = free[:n]
 	return req, nil

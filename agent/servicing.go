@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/agent/bmc"
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/shared/client"
@@ -131,12 +132,12 @@ func (s *session) firmwareUpdate(ctx context.Context, h wire.Host, ph provisione
 	}
 	rec, ok := s.a.cfg.Client.(taskRecorder)
 	if !ok {
-		return provisioner.Result{}, fmt.Errorf("%w: this agent's coordinator client cannot record BMC tasks", provisioner.ErrUnsupported)
+		return provisioner.Result{}, fmt.Errorf("%w: this agent's coordinator client cannot record BMC tasks", errclass.ErrUnsupported)
 	}
 	src, ok := s.a.cfg.Provisioner.(dayTwoSource)
 	if !ok {
 		return provisioner.Result{}, fmt.Errorf("%w: the %s provisioner does not update firmware (use --provisioner direct, or remove spec.firmware)",
-			provisioner.ErrUnsupported, s.a.cfg.Provisioner.Name())
+			errclass.ErrUnsupported, s.a.cfg.Provisioner.Name())
 	}
 	d, err := src.DayTwo(ctx, ph)
 	if err != nil {
@@ -179,7 +180,7 @@ func (s *session) followTask(ctx context.Context, rec taskRecorder, d bmc.DayTwo
 	case !gone && !ts.Ended():
 		if time.Since(t.StartedAt) > comp.EffectiveTimeout() {
 			return provisioner.Result{}, false, fmt.Errorf("%w: firmware update of %s (%s) still runs after its timeout %s: the record and the power hold stay; check the BMC, never power-cycle it mid-flash",
-				provisioner.ErrFailed, t.Component, t.TaskURI, comp.EffectiveTimeout())
+				errclass.ErrFailed, t.Component, t.TaskURI, comp.EffectiveTimeout())
 		}
 		return provisioner.Result{InProgress: true, Message: fmt.Sprintf("firmware update of %s: %s", t.Component, ts)}, false, nil
 	}
@@ -222,7 +223,7 @@ func (s *session) followTask(ctx context.Context, rec taskRecorder, d bmc.DayTwo
 	s.tasks.end(h.Name, t.TaskURI)
 	s.log.Info("firmware task ended", "host", h.Name, "component", t.Component, "task", t.TaskURI, "outcome", outcome, "msg", msg)
 	if outcome != wire.BMCTaskSucceeded {
-		return provisioner.Result{}, false, fmt.Errorf("%w: firmware update of %s: %s", provisioner.ErrFailed, t.Component, msg)
+		return provisioner.Result{}, false, fmt.Errorf("%w: firmware update of %s: %s", errclass.ErrFailed, t.Component, msg)
 	}
 	return provisioner.Result{}, true, nil
 }
@@ -238,7 +239,7 @@ func (s *session) nextFlash(ctx context.Context, rec taskRecorder, d bmc.DayTwo,
 	for i, c := range h.Firmware {
 		it, ok := bmc.FindFirmware(items, c.Component)
 		if !ok {
-			return provisioner.Result{}, fmt.Errorf("%w: firmware[%d].component %q: the BMC's firmware inventory has no such item (bmc, bios, or one of the items' Id or Name)", provisioner.ErrFailed, i, c.Component)
+			return provisioner.Result{}, fmt.Errorf("%w: firmware[%d].component %q: the BMC's firmware inventory has no such item (bmc, bios, or one of the items' Id or Name)", errclass.ErrFailed, i, c.Component)
 		}
 		if bmc.VersionMatches(it.Version, c.Version) || (c.Version == "" && s.tasks.wasUpdated(h.Name, c.Component, c.URL)) {
 			done = append(done, c.Component+" "+it.Version)
@@ -276,7 +277,7 @@ func (s *session) nextFlash(ctx context.Context, rec taskRecorder, d bmc.DayTwo,
 			uri = u.Monitor
 		}
 		if uri == "" {
-			return provisioner.Result{}, fmt.Errorf("%w: the BMC accepted the update of %s but named no task to follow", provisioner.ErrFailed, c.Component)
+			return provisioner.Result{}, fmt.Errorf("%w: the BMC accepted the update of %s but named no task to follow", errclass.ErrFailed, c.Component)
 		}
 		t, err := rec.StartTask(ctx, h.Name, wire.BMCTaskRequest{Epoch: s.lease.Epoch, CreatedIndex: h.CreatedIndex,
 			Kind: wire.BMCTaskFirmware, TaskURI: uri, Component: c.Component})
@@ -337,9 +338,9 @@ func taskRecordErr(what string, err error) error {
 		return fmt.Errorf("%w: %s: %v", guard.ErrFenced, what, err)
 	}
 	if client.IsNotFound(err) {
-		return fmt.Errorf("%w: %s: %v", provisioner.ErrFailed, what, err)
+		return fmt.Errorf("%w: %s: %v", errclass.ErrFailed, what, err)
 	}
-	return fmt.Errorf("%w: %s: %v", provisioner.ErrTransient, what, err)
+	return fmt.Errorf("%w: %s: %v", errclass.ErrTransient, what, err)
 }
 
 // firmwareStatus is the inventory as status.dayTwo shows it.

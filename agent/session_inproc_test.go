@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/rackfence/rackfence/agent/provisioner"
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/shared/wire"
 	"github.com/rackfence/rackfence/testkit/provisioner/fake"
 	"github.com/rackfence/rackfence/testkit/testenv"
@@ -25,7 +25,7 @@ func TestInProcessHostsBecomeAvailable(t *testing.T) {
 	if cl := c.Lease("r1"); cl == nil || cl.Epoch != l.Epoch || cl.Holder != "a1" {
 		t.Fatalf("coordinator's lease %+v, the agent holds %+v", cl, l)
 	}
-	r.prov.Fail("auth", fake.OpRegister, -1, provisioner.ErrAuth)
+	r.prov.Fail("auth", fake.OpRegister, -1, errclass.ErrAuth)
 	r.prov.InProgress("slow", fake.OpProvide, 2)
 	names := []string{"h0", "h1", "h2", "slow", "auth"}
 	for i, n := range names {
@@ -64,7 +64,7 @@ func TestInProcessHostsBecomeAvailable(t *testing.T) {
 		return nil
 	})
 	for _, call := range r.prov.CallsOf("auth") {
-		if call.Op != fake.OpRegister || !errors.Is(call.Err, provisioner.ErrAuth) {
+		if call.Op != fake.OpRegister || !errors.Is(call.Err, errclass.ErrAuth) {
 			t.Errorf("auth: %v, want only failed registrations", call)
 		}
 	}

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/hoststate"
-	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/shared/wire"
 )
 
@@ -19,11 +19,11 @@ func TestClassify(t *testing.T) {
 	}{
 		{nil, hoststate.ErrNone},
 		{fmt.Errorf("power on: %w", guard.ErrFenced), hoststate.ErrClassFenced},
-		{fmt.Errorf("%w: 401", provisioner.ErrAuth), hoststate.ErrClassAuth},
-		{fmt.Errorf("%w: timeout", provisioner.ErrTransient), hoststate.ErrClassTransient},
-		{fmt.Errorf("%w: gone", provisioner.ErrNotFound), hoststate.ErrClassNotFound},
-		{fmt.Errorf("%w: no media", provisioner.ErrUnsupported), hoststate.ErrClassFailed},
-		{fmt.Errorf("%w: refused", provisioner.ErrFailed), hoststate.ErrClassFailed},
+		{fmt.Errorf("%w: 401", errclass.ErrAuth), hoststate.ErrClassAuth},
+		{fmt.Errorf("%w: timeout", errclass.ErrTransient), hoststate.ErrClassTransient},
+		{fmt.Errorf("%w: gone", errclass.ErrNotFound), hoststate.ErrClassNotFound},
+		{fmt.Errorf("%w: no media", errclass.ErrUnsupported), hoststate.ErrClassFailed},
+		{fmt.Errorf("%w: refused", errclass.ErrFailed), hoststate.ErrClassFailed},
 		{errors.New("something else"), hoststate.ErrClassFailed},
 	} {
 		if got := classify(c.err); got != c.want {

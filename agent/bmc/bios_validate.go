@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/rackfence/rackfence/agent/errclass"
 )
 
 // BIOSAttribute is one entry of a BIOS attribute registry (DMTF
@@ -32,7 +34,7 @@ type BIOSRegistry map[string]BIOSAttribute
 // number, Boolean → true/false, others strings). An error names every
 // attribute that is wrong and how: unknown, read-only, a value of the
 // wrong type, out of range, not an allowed value; it wraps ErrBIOSInvalid
-// (ErrFailed). Without a registry (the BMC publishes none) nothing is
+// (errclass.ErrFailed). Without a registry (the BMC publishes none) nothing is
 // checked and every value stays a string.
 func BIOSValues(desired map[string]string, reg BIOSRegistry) (map[string]any, error) {
 	out := make(map[string]any, len(desired))
@@ -147,8 +149,8 @@ var namedBIOS = map[string]map[string]string{
 
 // NamedBIOSAttributes maps named settings (SettingSMT, SettingSRIOV,
 // SettingVirtualization → on/off) to vendor's attributes and values. An
-// unknown setting is ErrFailed; a vendor without fixed names
-// (OpenBMC, any other) is ErrUnsupported naming it: give the platform's
+// unknown setting is errclass.ErrFailed; a vendor without fixed names
+// (OpenBMC, any other) is errclass.ErrUnsupported naming it: give the platform's
 // attribute names instead.
 func NamedBIOSAttributes(vendor string, named map[string]bool) (map[string]string, error) {
 	out := map[string]string{}
@@ -160,10 +162,10 @@ func NamedBIOSAttributes(vendor string, named map[string]bool) (map[string]strin
 		switch k {
 		case SettingSMT, SettingSRIOV, SettingVirtualization:
 		default:
-			return nil, fmt.Errorf("%w: firmware setting %q is not one of %s, %s, %s", ErrFailed, k, SettingSMT, SettingSRIOV, SettingVirtualization)
+			return nil, fmt.Errorf("%w: firmware setting %q is not one of %s, %s, %s", errclass.ErrFailed, k, SettingSMT, SettingSRIOV, SettingVirtualization)
 		}
 		if names == nil {
-			return nil, fmt.Errorf("%w: firmware setting %s: BMC vendor %q has no fixed BIOS attribute names (known: HPE, Dell); give the platform's attribute names from its attribute registry instead", ErrUnsupported, k, vendor)
+			return nil, fmt.Errorf("%w: firmware setting %s: BMC vendor %q has no fixed BIOS attribute names (known: HPE, Dell); give the platform's attribute names from its attribute registry instead", errclass.ErrUnsupported, k, vendor)
 		}
 		v := "Disabled"
 		if named[k] {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/rackfence/rackfence/agent/errclass"
 )
 
 func i64(v int64) *int64 { return &v }
@@ -45,8 +47,8 @@ func TestValidateBIOS(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, ErrBIOSInvalid) || !errors.Is(err, ErrFailed) {
-				t.Fatalf("BIOSValues = %v; want ErrBIOSInvalid (ErrFailed)", err)
+			if !errors.Is(err, ErrBIOSInvalid) || !errors.Is(err, errclass.ErrFailed) {
+				t.Fatalf("BIOSValues = %v; want ErrBIOSInvalid (errclass.ErrFailed)", err)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(err.Error(), w) {
@@ -94,10 +96,10 @@ func TestNamedBIOSAttributes(t *testing.T) {
 			}
 		}
 	}
-	if _, err := NamedBIOSAttributes("OpenBMC", named); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), `"OpenBMC"`) {
-		t.Errorf("OpenBMC: %v; want ErrUnsupported naming the vendor", err)
+	if _, err := NamedBIOSAttributes("OpenBMC", named); !errors.Is(err, errclass.ErrUnsupported) || !strings.Contains(err.Error(), `"OpenBMC"`) {
+		t.Errorf("OpenBMC: %v; want errclass.ErrUnsupported naming the vendor", err)
 	}
-	if _, err := NamedBIOSAttributes("HPE", map[string]bool{"turboEnabled": true}); !errors.Is(err, ErrFailed) || !strings.Contains(err.Error(), "turboEnabled") {
+	if _, err := NamedBIOSAttributes("HPE", map[string]bool{"turboEnabled": true}); !errors.Is(err, errclass.ErrFailed) || !strings.Contains(err.Error(), "turboEnabled") {
 		t.Errorf("unknown setting: %v", err)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/rackfence/rackfence/agent/errclass"
 )
 
 // classify turns a gofish (Redfish) or bmclib (IPMI) error into one wrapping
@@ -22,31 +24,31 @@ func (c *Conn) classify(ctx context.Context, op string, err error, seen observed
 	low := strings.ToLower(msg)
 	switch {
 	case seen.authFailed:
-		return fmt.Errorf("%w: %s: the BMC answered %d: check the host's credentials record (%s)", ErrAuth, where, seen.lastStatus, msg)
+		return fmt.Errorf("%w: %s: the BMC answered %d: check the host's credentials record (%s)", errclass.ErrAuth, where, seen.lastStatus, msg)
 	case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
-		return fmt.Errorf("%w: %s: no answer within the call's deadline (%v); the BMC may be down or overloaded, retry later", ErrTransient, where, ctx.Err())
+		return fmt.Errorf("%w: %s: no answer within the call's deadline (%v); the BMC may be down or overloaded, retry later", errclass.ErrTransient, where, ctx.Err())
 	case seen.lastStatus >= 500 && seen.lastStatus != 501:
-		return fmt.Errorf("%w: %s: the BMC answered %d; retry later (%s)", ErrTransient, where, seen.lastStatus, msg)
+		return fmt.Errorf("%w: %s: the BMC answered %d; retry later (%s)", errclass.ErrTransient, where, seen.lastStatus, msg)
 	case seen.lastStatus == 404 || seen.lastStatus == 405 || seen.lastStatus == 501:
-		return fmt.Errorf("%w: %s: the BMC answered %d: it does not offer this (%s)", ErrUnsupported, where, seen.lastStatus, msg)
+		return fmt.Errorf("%w: %s: the BMC answered %d: it does not offer this (%s)", errclass.ErrUnsupported, where, seen.lastStatus, msg)
 	case seen.lastStatus >= 400:
-		return fmt.Errorf("%w: %s: the BMC refused the operation with %d (%s)", ErrFailed, where, seen.lastStatus, msg)
+		return fmt.Errorf("%w: %s: the BMC refused the operation with %d (%s)", errclass.ErrFailed, where, seen.lastStatus, msg)
 	case seen.netErr != nil:
-		return fmt.Errorf("%w: %s: cannot reach the BMC: %s; check the address and network, retry later", ErrTransient, where, msg)
+		return fmt.Errorf("%w: %s: cannot reach the BMC: %s; check the address and network, retry later", errclass.ErrTransient, where, msg)
 	}
 	// No HTTP evidence: IPMI, or a failure bmclib detected itself.
 	if c.proto == "ipmi" && strings.Contains(low, "unable to establish") && c.ipmiDiagnose(ctx) {
-		return fmt.Errorf("%w: %s: the BMC refused the user or password: check the host's credentials record (%s)", ErrAuth, where, msg)
+		return fmt.Errorf("%w: %s: the BMC refused the user or password: check the host's credentials record (%s)", errclass.ErrAuth, where, msg)
 	}
 	switch {
 	case containsAny(low, "rakp", "unauthorized name", "insufficient privilege", "invalid user name", "authentication"):
-		return fmt.Errorf("%w: %s: the BMC refused the credentials: check the host's credentials record (%s)", ErrAuth, where, msg)
+		return fmt.Errorf("%w: %s: the BMC refused the credentials: check the host's credentials record (%s)", errclass.ErrAuth, where, msg)
 	case containsAny(low, "not supported", "not implemented", "no provider", "invalid media type", "unsupported", "invalid command"):
-		return fmt.Errorf("%w: %s: %s", ErrUnsupported, where, msg)
+		return fmt.Errorf("%w: %s: %s", errclass.ErrUnsupported, where, msg)
 	case containsAny(low, "unable to establish", "connection refused", "timeout", "timed out", "no route", "i/o timeout", "no such host", "eof", "connection reset"):
-		return fmt.Errorf("%w: %s: cannot reach the BMC: %s; check the address and network, retry later", ErrTransient, where, msg)
+		return fmt.Errorf("%w: %s: cannot reach the BMC: %s; check the address and network, retry later", errclass.ErrTransient, where, msg)
 	}
-	return fmt.Errorf("%w: %s: %s", ErrFailed, where, msg)
+	return fmt.Errorf("%w: %s: %s", errclass.ErrFailed, where, msg)
 }
 
 func containsAny(s string, subs ...string) bool {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rackfence/rackfence/agent/errclass"
 )
 
 // The config drive goes in the second device (USB1 beside CD1), by PATCH
@@ -27,8 +29,8 @@ func TestConfigDriveSlotKeepsURLOutOfErrors(t *testing.T) {
 	f.actions["PATCH "+usb] = func(*fakeRF, map[string]any) int { return http.StatusNoContent } // accepted, not applied
 	f.mu.Unlock()
 	err = c.InsertConfigDrive(ctx, g, "h", secret)
-	if !errors.Is(err, ErrFailed) || strings.Contains(err.Error(), "0123456789abcdef") || !strings.Contains(err.Error(), "config drive URL, not shown") {
-		t.Fatalf("insert that did not take: %v; want ErrFailed without the URL", err)
+	if !errors.Is(err, errclass.ErrFailed) || strings.Contains(err.Error(), "0123456789abcdef") || !strings.Contains(err.Error(), "config drive URL, not shown") {
+		t.Fatalf("insert that did not take: %v; want errclass.ErrFailed without the URL", err)
 	}
 	f.mu.Lock()
 	delete(f.actions, "PATCH "+usb)
@@ -52,8 +54,8 @@ func TestConfigDriveSlotKeepsURLOutOfErrors(t *testing.T) {
 
 func TestRedactURLKeepsTheClass(t *testing.T) {
 	const u = "http://10.0.0.5:8090/drives/abc/config-2.iso"
-	err := redactURL(fmt.Errorf("%w: the BMC refused the operation with 400 (Unable to mount %s)", ErrFailed, u), u)
-	if !errors.Is(err, ErrFailed) || strings.Contains(err.Error(), "drives/abc") || !strings.Contains(err.Error(), "Unable to mount (config drive URL, not shown)") {
+	err := redactURL(fmt.Errorf("%w: the BMC refused the operation with 400 (Unable to mount %s)", errclass.ErrFailed, u), u)
+	if !errors.Is(err, errclass.ErrFailed) || strings.Contains(err.Error(), "drives/abc") || !strings.Contains(err.Error(), "Unable to mount (config drive URL, not shown)") {
 		t.Fatalf("redacted: %v", err)
 	}
 	if redactURL(nil, u) != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/bmc-toolbox/bmclib/v2/providers/ipmitool"
 	"github.com/jacobweinstock/registrar"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/internal/version"
 	"github.com/rackfence/rackfence/shared/fence"
@@ -145,12 +146,12 @@ type Conn struct {
 // Dial parses t.Address and opens a session (Redfish: service root, then
 // session login or HTTP Basic, then the system; IPMI: a bmclib client
 // restricted to ipmitool and a power query), bounded by
-// opts.Timeout. Errors wrap ErrAuth, ErrTransient, ErrFailed or
-// ErrUnsupported; a malformed address wraps ErrFailed.
+// opts.Timeout. Errors wrap errclass.ErrAuth, errclass.ErrTransient, errclass.ErrFailed or
+// errclass.ErrUnsupported; a malformed address wraps errclass.ErrFailed.
 func Dial(ctx context.Context, t Target, opts Options) (*Conn, error) {
 	s, err := wire.ParseBMCAddress(t.Address)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrFailed, err)
+		return nil, fmt.Errorf("%w: %v", errclass.ErrFailed, err)
 	}
 	c := &Conn{target: t, opts: opts.withDefaults(), proto: s.Protocol, addr: s.HostPort(), scheme: s}
 	c.mu.Lock()
@@ -171,12 +172,12 @@ func (c *Conn) newClient() (*bmclib.Client, *callTransport, error) {
 	reg := registrar.NewRegistry()
 	tr := &callTransport{base: baseTransport(c.target.Insecure)}
 	if s.Protocol != "ipmi" {
-		return nil, nil, fmt.Errorf("%w: protocol %q", ErrUnsupported, s.Protocol)
+		return nil, nil, fmt.Errorf("%w: protocol %q", errclass.ErrUnsupported, s.Protocol)
 	}
 	drv, err := ipmitool.New(s.Host, c.target.Username, c.target.Password,
 		ipmitool.WithPort(port), ipmitool.WithCipherSuite(c.opts.IPMICipherSuite))
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: ipmitool is needed for %s and was not found: %v", ErrUnsupported, c.addr, err)
+		return nil, nil, fmt.Errorf("%w: ipmitool is needed for %s and was not found: %v", errclass.ErrUnsupported, c.addr, err)
 	}
 	reg.Register(ipmitool.ProviderName, ipmitool.ProviderProtocol, ipmitool.Features, nil, drv)
 	cl := bmclib.NewClient(s.Host, c.target.Username, c.target.Password,
@@ -196,7 +197,7 @@ func portOf(s wire.BMCScheme) int {
 // open logs in. c.mu must be held.
 func (c *Conn) open(ctx context.Context) error {
 	if c.closed {
-		return fmt.Errorf("%w: bmc connection to %s is closed", ErrFailed, c.addr)
+		return fmt.Errorf("%w: bmc connection to %s is closed", errclass.ErrFailed, c.addr)
 	}
 	if c.proto == "redfish" {
 		return c.openRedfish(ctx)
@@ -234,7 +235,7 @@ func (c *Conn) call(ctx context.Context, op string, fn func(ctx context.Context,
 // on an authentication failure of a reused session (expired, BMC
 // rebooted) it logs in again once and retries: a 401 means the BMC did
 // not act, so the retry cannot repeat a mutation. Errors fn returns
-// already classified (ErrUnsupported for a missing device, ErrFailed for a
+// already classified (errclass.ErrUnsupported for a missing device, errclass.ErrFailed for a
 // change that did not take) are returned as they are; others are
 // classified from what the transport saw. The one loop of both protocols
 // (call for bmclib, rfCall for the Redfish layer).
@@ -292,7 +293,7 @@ func (c *Conn) Close(ctx context.Context) error {
 	c.tr.end()
 	c.client, c.tr = nil, nil
 	if err != nil {
-		return fmt.Errorf("%w: bmc logout on %s: %s", ErrTransient, c.addr, c.scrub(err.Error()))
+		return fmt.Errorf("%w: bmc logout on %s: %s", errclass.ErrTransient, c.addr, c.scrub(err.Error()))
 	}
 	return nil
 }
@@ -360,7 +361,7 @@ func (c *Conn) setPower(ctx context.Context, g *guard.Guard, host string, on boo
 }
 
 // SoftPowerOff asks the host's OS to shut down, under the guard: Redfish
-// ComputerSystem.Reset GracefulShutdown (ErrUnsupported when the system
+// ComputerSystem.Reset GracefulShutdown (errclass.ErrUnsupported when the system
 // does not offer it), IPMI chassis power soft. Nothing is sent when the
 // host is already off. It returns at once; the caller polls PowerState.
 func (c *Conn) SoftPowerOff(ctx context.Context, g *guard.Guard, host string) error {
@@ -391,15 +392,15 @@ const (
 // SetBootDeviceMode sets the next boot (persistent=false: once) to dev,
 // one of pxe, disk, cdrom, bios, none, under the guard, in a boot mode: "" or UEFI (sent as
 // BootSourceOverrideMode when the system offers the property and UEFI),
-// or Legacy: refused with ErrUnsupported, before any request changes
+// or Legacy: refused with errclass.ErrUnsupported, before any request changes
 // anything, where the system has no BootSourceOverrideMode or its
 // AllowableValues lack Legacy.
 func (c *Conn) SetBootDeviceMode(ctx context.Context, g *guard.Guard, host, dev string, persistent bool, mode string) error {
 	if !bootDevices[dev] {
-		return fmt.Errorf("%w: boot device %q is not one of pxe, disk, cdrom, bios, none", ErrUnsupported, dev)
+		return fmt.Errorf("%w: boot device %q is not one of pxe, disk, cdrom, bios, none", errclass.ErrUnsupported, dev)
 	}
 	if mode != "" && mode != BootModeUEFI && mode != BootModeLegacy {
-		return fmt.Errorf("%w: boot mode %q is not UEFI or Legacy", ErrUnsupported, mode)
+		return fmt.Errorf("%w: boot mode %q is not UEFI or Legacy", errclass.ErrUnsupported, mode)
 	}
 	op := "boot " + dev
 	if persistent {
@@ -423,7 +424,7 @@ func (c *Conn) SetBootDeviceMode(ctx context.Context, g *guard.Guard, host, dev 
 }
 
 // CheckBootMode reads, changing nothing, whether a one-time boot in mode
-// (see SetBootDeviceMode) would be refused: ErrUnsupported naming the
+// (see SetBootDeviceMode) would be refused: errclass.ErrUnsupported naming the
 // system and the modes it offers. IPMI takes both modes.
 func (c *Conn) CheckBootMode(ctx context.Context, mode string) error {
 	if c.proto != "redfish" {
@@ -435,10 +436,10 @@ func (c *Conn) CheckBootMode(ctx context.Context, mode string) error {
 // EnableSecureBoot sets SecureBootEnable on the system's SecureBoot
 // resource (Redfish only), under the guard; nothing is sent when it is
 // already enabled. A system with no SecureBoot resource, or an IPMI BMC:
-// ErrUnsupported naming the system.
+// errclass.ErrUnsupported naming the system.
 func (c *Conn) EnableSecureBoot(ctx context.Context, g *guard.Guard, host string) error {
 	if c.proto != "redfish" {
-		return fmt.Errorf("%w: %s: IPMI cannot enable UEFI secure boot: use a redfish:// BMC address or bootMode UEFI", ErrUnsupported, c.addr)
+		return fmt.Errorf("%w: %s: IPMI cannot enable UEFI secure boot: use a redfish:// BMC address or bootMode UEFI", errclass.ErrUnsupported, c.addr)
 	}
 	return c.rfEnableSecureBoot(ctx, g, host)
 }
@@ -446,13 +447,13 @@ func (c *Conn) EnableSecureBoot(ctx context.Context, g *guard.Guard, host string
 // InsertMedia inserts the CD image at url in the system's virtual media
 // device (ejecting a different medium first) and reads it back (Redfish
 // only; see redfish_vmedia.go), under the guard. A BMC with no device
-// taking CD or DVD: ErrUnsupported naming the resources looked at.
+// taking CD or DVD: errclass.ErrUnsupported naming the resources looked at.
 func (c *Conn) InsertMedia(ctx context.Context, g *guard.Guard, host, url string) error {
 	if url == "" {
-		return fmt.Errorf("%w: virtual media URL is empty; use EjectMedia to eject", ErrFailed)
+		return fmt.Errorf("%w: virtual media URL is empty; use EjectMedia to eject", errclass.ErrFailed)
 	}
 	if c.proto != "redfish" {
-		return fmt.Errorf("%w: virtual media needs a Redfish BMC; %s is %s", ErrUnsupported, c.addr, c.proto)
+		return fmt.Errorf("%w: virtual media needs a Redfish BMC; %s is %s", errclass.ErrUnsupported, c.addr, c.proto)
 	}
 	return c.rfInsertMedia(ctx, g, host, url, slotCD)
 }
@@ -462,7 +463,7 @@ func (c *Conn) InsertMedia(ctx context.Context, g *guard.Guard, host, url string
 // device at all: nothing to do.
 func (c *Conn) EjectMedia(ctx context.Context, g *guard.Guard, host string) error {
 	if c.proto != "redfish" {
-		return fmt.Errorf("%w: virtual media needs a Redfish BMC; %s is %s", ErrUnsupported, c.addr, c.proto)
+		return fmt.Errorf("%w: virtual media needs a Redfish BMC; %s is %s", errclass.ErrUnsupported, c.addr, c.proto)
 	}
 	return c.rfEjectMedia(ctx, g, host, slotCD)
 }
@@ -470,24 +471,24 @@ func (c *Conn) EjectMedia(ctx context.Context, g *guard.Guard, host string) erro
 // InsertConfigDrive inserts the config drive image at url in a second
 // virtual media device beside the CD's (USBStick, else Floppy, else another
 // CD or DVD of the same collection; ejecting a different medium first) and
-// reads it back, under the guard. A BMC without one: ErrUnsupported naming
+// reads it back, under the guard. A BMC without one: errclass.ErrUnsupported naming
 // what was searched.
 func (c *Conn) InsertConfigDrive(ctx context.Context, g *guard.Guard, host, url string) error {
 	if url == "" {
-		return fmt.Errorf("%w: config drive URL is empty; use EjectConfigDrive to eject", ErrFailed)
+		return fmt.Errorf("%w: config drive URL is empty; use EjectConfigDrive to eject", errclass.ErrFailed)
 	}
 	if c.proto != "redfish" {
-		return fmt.Errorf("%w: a config drive needs Redfish virtual media; %s is %s", ErrUnsupported, c.addr, c.proto)
+		return fmt.Errorf("%w: a config drive needs Redfish virtual media; %s is %s", errclass.ErrUnsupported, c.addr, c.proto)
 	}
 	return redactURL(c.rfInsertMedia(ctx, g, host, url, slotDrive), url)
 }
 
 // ConfigDriveDevice returns the device InsertConfigDrive would use,
-// read-only (nothing is changed): ErrUnsupported naming what was searched
+// read-only (nothing is changed): errclass.ErrUnsupported naming what was searched
 // when the BMC has no second device, or is not Redfish.
 func (c *Conn) ConfigDriveDevice(ctx context.Context) (string, error) {
 	if c.proto != "redfish" {
-		return "", fmt.Errorf("%w: a config drive needs Redfish virtual media; %s is %s", ErrUnsupported, c.addr, c.proto)
+		return "", fmt.Errorf("%w: a config drive needs Redfish virtual media; %s is %s", errclass.ErrUnsupported, c.addr, c.proto)
 	}
 	var dev string
 	err := c.rfCall(ctx, "config drive device", func(ctx context.Context, s *rfSession) error {
@@ -502,7 +503,7 @@ func (c *Conn) ConfigDriveDevice(ctx context.Context) (string, error) {
 // no second device: nothing to do), under the guard.
 func (c *Conn) EjectConfigDrive(ctx context.Context, g *guard.Guard, host string) error {
 	if c.proto != "redfish" {
-		return fmt.Errorf("%w: a config drive needs Redfish virtual media; %s is %s", ErrUnsupported, c.addr, c.proto)
+		return fmt.Errorf("%w: a config drive needs Redfish virtual media; %s is %s", errclass.ErrUnsupported, c.addr, c.proto)
 	}
 	return c.rfEjectMedia(ctx, g, host, slotDrive)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/testkit/bmcsim"
 	"github.com/rackfence/rackfence/testkit/testenv"
@@ -157,8 +158,8 @@ func TestWrongPasswordIsAuthError(t *testing.T) {
 	secret := "not-the-password-s3cret"
 	_, err := Dial(ctx, Target{Address: sim.Address(0), Username: "admin", Password: secret}, Options{Timeout: 10 * time.Second})
 	t.Logf("wrong password: %v", err)
-	if !errors.Is(err, ErrAuth) {
-		t.Fatalf("dial with a wrong password: %v; want ErrAuth", err)
+	if !errors.Is(err, errclass.ErrAuth) {
+		t.Fatalf("dial with a wrong password: %v; want errclass.ErrAuth", err)
 	}
 	if strings.Contains(err.Error(), secret) {
 		t.Fatalf("error leaks the password: %v", err)
@@ -180,9 +181,9 @@ func TestFaultsSurfaceAsErrorClasses(t *testing.T) {
 		mode string
 		want error
 	}{
-		{bmcsim.FaultHTTP500, ErrTransient},
-		{bmcsim.FaultRefuseAuth, ErrAuth},
-		{bmcsim.FaultHang, ErrTransient},
+		{bmcsim.FaultHTTP500, errclass.ErrTransient},
+		{bmcsim.FaultRefuseAuth, errclass.ErrAuth},
+		{bmcsim.FaultHang, errclass.ErrTransient},
 	} {
 		if err := sim.SetFault(0, tc.mode); err != nil {
 			t.Fatal(err)
@@ -215,8 +216,8 @@ func TestUnreachableIsTransient(t *testing.T) {
 	_ = sim.Close()
 	_, err := Dial(testCtx(t), Target{Address: addr, Username: "admin", Password: "password"}, Options{Timeout: 5 * time.Second})
 	t.Logf("unreachable: %v", err)
-	if !errors.Is(err, ErrTransient) {
-		t.Fatalf("dial to a closed port: %v; want ErrTransient", err)
+	if !errors.Is(err, errclass.ErrTransient) {
+		t.Fatalf("dial to a closed port: %v; want errclass.ErrTransient", err)
 	}
 }
 
@@ -229,11 +230,11 @@ func TestUnsupported(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close(ctx)
-	if err := c.SetBootDevice(ctx, g, "h0", "floppy-of-doom", false); !errors.Is(err, ErrUnsupported) {
-		t.Fatalf("bad boot device: %v; want ErrUnsupported", err)
+	if err := c.SetBootDevice(ctx, g, "h0", "floppy-of-doom", false); !errors.Is(err, errclass.ErrUnsupported) {
+		t.Fatalf("bad boot device: %v; want errclass.ErrUnsupported", err)
 	}
-	if _, err := Dial(ctx, Target{Address: "gopher://x"}, Options{}); !errors.Is(err, ErrFailed) {
-		t.Fatalf("bad scheme: %v; want ErrFailed", err)
+	if _, err := Dial(ctx, Target{Address: "gopher://x"}, Options{}); !errors.Is(err, errclass.ErrFailed) {
+		t.Fatalf("bad scheme: %v; want errclass.ErrFailed", err)
 	}
 }
 
@@ -291,7 +292,7 @@ func TestPoolReusesSessions(t *testing.T) {
 	if n := sim.State(1).Sessions; n != 0 {
 		t.Fatalf("after pool Close the BMC has %d sessions; want 0", n)
 	}
-	if _, err := p.Get(ctx, "h0", tg); !errors.Is(err, ErrTransient) {
+	if _, err := p.Get(ctx, "h0", tg); !errors.Is(err, errclass.ErrTransient) {
 		t.Fatalf("Get after Close: %v", err)
 	}
 }

@@ -10,7 +10,7 @@ import (
 // DayTwo is what the host state machine drives to keep a host at its
 // baseline once it is in service: BIOS at a profile, firmware at a
 // version, RAID built and disks erased (Redfish only; over IPMI every
-// method answers ErrUnsupported). *Conn implements it. Read-only methods
+// method answers errclass.ErrUnsupported). *Conn implements it. Read-only methods
 // take no guard; every mutation runs inside guard.Guard.Do. Long work
 // (a flash, an erase, a volume built by a job) runs on the BMC as a task:
 // a mutation only starts it and returns where to follow it; WaitTask and
@@ -32,7 +32,7 @@ type DayTwo interface {
 	ApplyBIOS(ctx context.Context, g *guard.Guard, host string, desired map[string]string) (*BIOSApply, error)
 	// BIOSResult reads, after that reset, whether each desired attribute
 	// took; those that did not come with the BMC's message. Error
-	// (ErrFailed) when any did not.
+	// (errclass.ErrFailed) when any did not.
 	BIOSResult(ctx context.Context, desired map[string]string) (*BIOSResult, error)
 	// BIOSNames maps the named settings (SettingSMT, SettingSRIOV,
 	// SettingVirtualization) to this BMC vendor's attributes and values.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/testkit/bmcsim"
 )
 
@@ -66,7 +67,7 @@ func TestDayTwoBIOS(t *testing.T) {
 			}
 			// Before the reset nothing took: all pending.
 			res, err := r.c.BIOSResult(ctx, tc.desired)
-			if !errors.Is(err, ErrFailed) || len(res.NotTaken) != 2 || !res.NotTaken[0].Pending || !strings.Contains(err.Error(), "still pending") {
+			if !errors.Is(err, errclass.ErrFailed) || len(res.NotTaken) != 2 || !res.NotTaken[0].Pending || !strings.Contains(err.Error(), "still pending") {
 				t.Fatalf("before the reset: %+v, %v", res, err)
 			}
 			if err := r.c.SetPower(ctx, r.g, "h0", false); err != nil {
@@ -76,7 +77,7 @@ func TestDayTwoBIOS(t *testing.T) {
 				t.Fatal(err)
 			}
 			res, err = r.c.BIOSResult(ctx, tc.desired)
-			if !errors.Is(err, ErrFailed) || len(res.NotTaken) != 1 || len(res.Took) != 2 || res.AppliedAt == "" {
+			if !errors.Is(err, errclass.ErrFailed) || len(res.NotTaken) != 1 || len(res.Took) != 2 || res.AppliedAt == "" {
 				t.Fatalf("after the reset: %+v, %v; want %s alone not taken", res, err, tc.reject)
 			}
 			nt := res.NotTaken[0]
@@ -122,7 +123,7 @@ func TestDayTwoBIOSNamed(t *testing.T) {
 		{"ilo", map[string]bool{SettingSMT: false, SettingSRIOV: true}, map[string]string{"ProcHyperthreading": "Disabled", "Sriov": "Enabled"}, nil, ""},
 		{"ilo", map[string]bool{SettingVirtualization: true}, map[string]string{"ProcVirtualization": "Enabled"}, ErrBIOSInvalid, "attribute ProcVirtualization is not in the BMC's attribute registry"},
 		{"idrac", map[string]bool{SettingSMT: true, SettingSRIOV: true}, map[string]string{"LogicalProc": "Enabled", "SriovGlobalEnable": "Enabled"}, nil, ""},
-		{"openbmc", map[string]bool{SettingSMT: true}, nil, ErrUnsupported, `BMC vendor "OpenBMC" has no fixed BIOS attribute names`},
+		{"openbmc", map[string]bool{SettingSMT: true}, nil, errclass.ErrUnsupported, `BMC vendor "OpenBMC" has no fixed BIOS attribute names`},
 	} {
 		t.Run(tc.profile, func(t *testing.T) {
 			r := startDayTwo(t, tc.profile, bmcsim.Knobs{})

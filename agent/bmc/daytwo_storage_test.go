@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/shared/fence"
 	"github.com/rackfence/rackfence/testkit/bmcsim"
@@ -48,15 +49,15 @@ func TestDayTwoStorage(t *testing.T) {
 				{VolumeRequest{RAIDType: "RAID1", Drives: []string{tc.drives[0], "Disk.Bay.9"}}, `has no drive "Disk.Bay.9"`},
 				{VolumeRequest{Storage: "Nope", RAIDType: "RAID1", Drives: tc.drives}, `no storage controller "Nope"`},
 			} {
-				if _, err := r.c.CreateVolume(ctx, r.g, "h0", bad.req); !errors.Is(err, ErrFailed) || !strings.Contains(err.Error(), bad.says) {
-					t.Fatalf("CreateVolume(%+v) = %v; want ErrFailed saying %q", bad.req, err, bad.says)
+				if _, err := r.c.CreateVolume(ctx, r.g, "h0", bad.req); !errors.Is(err, errclass.ErrFailed) || !strings.Contains(err.Error(), bad.says) {
+					t.Fatalf("CreateVolume(%+v) = %v; want errclass.ErrFailed saying %q", bad.req, err, bad.says)
 				}
 			}
 			if n := len(r.mutations(t)); n != before {
 				t.Fatalf("a refused volume request reached the BMC (%d requests, %d before)", n, before)
 			}
 			// The BMC's own refusal, with its words.
-			if _, err := r.c.CreateVolume(ctx, r.g, "h0", VolumeRequest{RAIDType: "RAID5", Drives: tc.drives}); !errors.Is(err, ErrFailed) ||
+			if _, err := r.c.CreateVolume(ctx, r.g, "h0", VolumeRequest{RAIDType: "RAID5", Drives: tc.drives}); !errors.Is(err, errclass.ErrFailed) ||
 				!strings.Contains(err.Error(), "RAID5 needs at least 3 drives") {
 				t.Fatalf("RAID5 of 2 drives: %v", err)
 			}
@@ -84,11 +85,11 @@ func TestDayTwoStorage(t *testing.T) {
 
 			// The drive offers SecureErase; the BMC refuses it while the
 			// drive is in a volume, and says so.
-			if _, err := r.c.Erase(ctx, r.g, "h0", tc.drives[0]); !errors.Is(err, ErrFailed) || !strings.Contains(err.Error(), "delete the volume first") {
+			if _, err := r.c.Erase(ctx, r.g, "h0", tc.drives[0]); !errors.Is(err, errclass.ErrFailed) || !strings.Contains(err.Error(), "delete the volume first") {
 				t.Fatalf("erase of a drive in a volume: %v", err)
 			}
 			if tc.profile == "ilo" { // volume 1 and drive 1: an Id naming both
-				if _, err := r.c.Erase(ctx, r.g, "h0", vol.ID); !errors.Is(err, ErrFailed) ||
+				if _, err := r.c.Erase(ctx, r.g, "h0", vol.ID); !errors.Is(err, errclass.ErrFailed) ||
 					!strings.Contains(err.Error(), `"1" names drive Systems/1/Storage/DE00A000/Drives/1 and volume Systems/1/Storage/DE00A000/Volumes/1: give the URI`) {
 					t.Fatalf("erase by an ambiguous Id: %v", err)
 				}
@@ -129,11 +130,11 @@ func TestDayTwoStorage(t *testing.T) {
 		if err != nil || len(ctrls) != 1 || len(ctrls[0].Drives) != 1 || ctrls[0].Drives[0].ID != "nvme0" || ctrls[0].Drives[0].SecureErase != "" {
 			t.Fatalf("storage = %+v, %v", ctrls, err)
 		}
-		if _, err := r.c.CreateVolume(ctx, r.g, "h0", VolumeRequest{Storage: "1", RAIDType: "RAID0", Drives: []string{"nvme0"}}); !errors.Is(err, ErrUnsupported) ||
+		if _, err := r.c.CreateVolume(ctx, r.g, "h0", VolumeRequest{Storage: "1", RAIDType: "RAID0", Drives: []string{"nvme0"}}); !errors.Is(err, errclass.ErrUnsupported) ||
 			!strings.Contains(err.Error(), "storage 1 (Storage) has no Volumes collection") {
 			t.Fatalf("CreateVolume: %v", err)
 		}
-		if _, err := r.c.Erase(ctx, r.g, "h0", "nvme0"); !errors.Is(err, ErrUnsupported) ||
+		if _, err := r.c.Erase(ctx, r.g, "h0", "nvme0"); !errors.Is(err, errclass.ErrUnsupported) ||
 			!strings.Contains(err.Error(), "drive nvme0 (Systems/system/Storage/1/Drives/nvme0) cannot be erased through this BMC: it offers no #Drive.SecureErase and belongs to no volume offering #Volume.Initialize") {
 			t.Fatalf("Erase: %v", err)
 		}
@@ -202,7 +203,7 @@ func TestDayTwoMutationsNeedTheLease(t *testing.T) {
 	} {
 		err := call()
 		if name == "DeleteVolume" { // no such volume: refused before the guard
-			if !errors.Is(err, ErrFailed) {
+			if !errors.Is(err, errclass.ErrFailed) {
 				t.Errorf("%s: %v", name, err)
 			}
 			continue
@@ -216,7 +217,7 @@ func TestDayTwoMutationsNeedTheLease(t *testing.T) {
 	}
 }
 
-// Over IPMI every day-two call is ErrUnsupported, at once.
+// Over IPMI every day-two call is errclass.ErrUnsupported, at once.
 func TestDayTwoOverIPMIUnsupported(t *testing.T) {
 	c := &Conn{proto: "ipmi", addr: "10.0.0.1:623", opts: Options{}.withDefaults()}
 	ctx := testCtx(t)
@@ -247,8 +248,8 @@ func TestDayTwoOverIPMIUnsupported(t *testing.T) {
 		"DeleteVolume": func() error { _, err := d.DeleteVolume(ctx, g, "h0", "1"); return err },
 		"Erase":        func() error { _, err := d.Erase(ctx, g, "h0", "0"); return err },
 	} {
-		if err := call(); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "10.0.0.1:623") {
-			t.Errorf("%s over IPMI: %v; want ErrUnsupported naming the BMC", name, err)
+		if err := call(); !errors.Is(err, errclass.ErrUnsupported) || !strings.Contains(err.Error(), "10.0.0.1:623") {
+			t.Errorf("%s over IPMI: %v; want errclass.ErrUnsupported naming the BMC", name, err)
 		}
 	}
 }

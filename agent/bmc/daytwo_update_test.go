@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/testkit/bmcsim"
 )
 
@@ -85,7 +86,7 @@ func TestDayTwoFirmwareFaults(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = r.c.FinishUpdate(ctx, u, time.Minute)
-		if !errors.Is(err, ErrFailed) || errors.Is(err, ErrUpdateNotApplied) || !strings.Contains(err.Error(), "ended Exception") ||
+		if !errors.Is(err, errclass.ErrFailed) || errors.Is(err, ErrUpdateNotApplied) || !strings.Contains(err.Error(), "ended Exception") ||
 			!strings.Contains(err.Error(), "Update.1.0.ApplyFailed") {
 			t.Fatalf("failed flash: %v", err)
 		}
@@ -98,7 +99,7 @@ func TestDayTwoFirmwareFaults(t *testing.T) {
 			t.Fatal(err)
 		}
 		it, err := r.c.FinishUpdate(ctx, u, time.Minute)
-		if !errors.Is(err, ErrUpdateNotApplied) || !errors.Is(err, ErrFailed) ||
+		if !errors.Is(err, ErrUpdateNotApplied) || !errors.Is(err, errclass.ErrFailed) ||
 			!strings.Contains(err.Error(), "flash reported success (task 1 Completed) but UpdateService/FirmwareInventory/2 still shows version U46 v1.72 (09/22/2022) (expected U46_v1.80)") {
 			t.Fatalf("no-change flash: %+v, %v", it, err)
 		}
@@ -116,7 +117,7 @@ func TestDayTwoFirmwareFaults(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The same item reads Updating: refused before anything is sent.
-		if _, err := r.c.StartUpdate(ctx, r.g, "h0", req); !errors.Is(err, ErrUpdateInProgress) || !errors.Is(err, ErrTransient) {
+		if _, err := r.c.StartUpdate(ctx, r.g, "h0", req); !errors.Is(err, ErrUpdateInProgress) || !errors.Is(err, errclass.ErrTransient) {
 			t.Fatalf("second update of the same item: %v", err)
 		}
 		// Another item: the BMC refuses it, and says why.
@@ -152,8 +153,8 @@ func TestDayTwoFirmwareFaults(t *testing.T) {
 				break
 			}
 		}
-		if !errors.Is(readErr, ErrTransient) {
-			t.Fatalf("reading the task while the BMC reboots: %v; want ErrTransient", readErr)
+		if !errors.Is(readErr, errclass.ErrTransient) {
+			t.Fatalf("reading the task while the BMC reboots: %v; want errclass.ErrTransient", readErr)
 		}
 		it, err := r.c.FinishUpdate(ctx, u, time.Minute)
 		if err != nil || it.Version != "U46_v1.80" {
@@ -173,7 +174,7 @@ func TestDayTwoFirmwareFaults(t *testing.T) {
 		if err := r.sim.SetFault(0, "http500"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := r.c.Task(ctx, u.Task); !errors.Is(err, ErrTransient) || !strings.Contains(err.Error(), "500") {
+		if _, err := r.c.Task(ctx, u.Task); !errors.Is(err, errclass.ErrTransient) || !strings.Contains(err.Error(), "500") {
 			t.Fatalf("task read during 5xx: %v", err)
 		}
 		heal := time.AfterFunc(300*time.Millisecond, func() { _ = r.sim.SetFault(0, "none") })
@@ -185,7 +186,7 @@ func TestDayTwoFirmwareFaults(t *testing.T) {
 }
 
 // A BMC whose service root links no UpdateService: a clear
-// ErrUnsupported naming it (no profile of the simulator lacks one).
+// errclass.ErrUnsupported naming it (no profile of the simulator lacks one).
 func TestDayTwoNoUpdateService(t *testing.T) {
 	f := newFakeRF(t, map[string]map[string]any{"/redfish/v1": fakeRoot(false)})
 	fakeSystem(f, "/redfish/v1/Systems/1", "/redfish/v1/Managers/1", nil)
@@ -194,10 +195,10 @@ func TestDayTwoNoUpdateService(t *testing.T) {
 		t.Fatal(err)
 	}
 	g, _ := leasedGuard(time.Minute, nil)
-	if _, err := c.FirmwareInventory(testCtx(t)); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "offers no UpdateService") {
+	if _, err := c.FirmwareInventory(testCtx(t)); !errors.Is(err, errclass.ErrUnsupported) || !strings.Contains(err.Error(), "offers no UpdateService") {
 		t.Fatalf("inventory: %v", err)
 	}
-	if _, err := c.StartUpdate(testCtx(t), g, "h0", UpdateRequest{Component: "BIOS", ImageURL: "http://images/bios.bin"}); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "offers no UpdateService") {
+	if _, err := c.StartUpdate(testCtx(t), g, "h0", UpdateRequest{Component: "BIOS", ImageURL: "http://images/bios.bin"}); !errors.Is(err, errclass.ErrUnsupported) || !strings.Contains(err.Error(), "offers no UpdateService") {
 		t.Fatalf("update: %v", err)
 	}
 	for _, r := range f.requests() {
@@ -224,7 +225,7 @@ func TestDayTwoUpdateTaskGone(t *testing.T) {
 	}
 	u := &Update{Component: item, Name: "bmc_active", FromVersion: "2.14.0", Version: "2.15.0", Method: "MultipartHttpPush",
 		Task: "/redfish/v1/TaskService/Tasks/0", Monitor: "/redfish/v1/TaskService/Tasks/0/Monitor"}
-	if _, err := c.Task(testCtx(t), u.Task); !errors.Is(err, ErrTaskGone) || !errors.Is(err, ErrFailed) {
+	if _, err := c.Task(testCtx(t), u.Task); !errors.Is(err, ErrTaskGone) || !errors.Is(err, errclass.ErrFailed) {
 		t.Fatalf("Task of a task gone: %v", err)
 	}
 	if it, err := c.FinishUpdate(testCtx(t), u, 10*time.Second); err != nil || it.Version != "2.15.0" {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/testkit/rig"
 	"github.com/rackfence/rackfence/testkit/testenv"
@@ -46,11 +47,11 @@ func TestIPMIOperations(t *testing.T) {
 	if on, err := c.PowerState(ctx); err != nil || on {
 		t.Fatalf("power state after off = %v, %v", on, err)
 	}
-	if err := c.InsertMedia(ctx, g, "i0", "http://x/y.iso"); !errors.Is(err, ErrUnsupported) {
-		t.Fatalf("virtual media over IPMI: %v; want ErrUnsupported", err)
+	if err := c.InsertMedia(ctx, g, "i0", "http://x/y.iso"); !errors.Is(err, errclass.ErrUnsupported) {
+		t.Fatalf("virtual media over IPMI: %v; want errclass.ErrUnsupported", err)
 	}
-	if _, err := c.Inventory(ctx); !errors.Is(err, ErrUnsupported) {
-		t.Fatalf("inventory over IPMI: %v; want ErrUnsupported", err)
+	if _, err := c.Inventory(ctx); !errors.Is(err, errclass.ErrUnsupported) {
+		t.Fatalf("inventory over IPMI: %v; want errclass.ErrUnsupported", err)
 	}
 	if !strings.Contains(p.Output(), "powered on") {
 		t.Fatalf("the simulator did not see the power-on:\n%s", p.Output())
@@ -78,8 +79,8 @@ func TestIPMIWrongPasswordAndUnreachable(t *testing.T) {
 	secret := "wrong-s3cret-pw"
 	_, err := Dial(ctx, Target{Address: addr, Username: "admin", Password: secret}, Options{Timeout: 60 * time.Second})
 	t.Logf("wrong password: %v", err)
-	if !errors.Is(err, ErrAuth) {
-		t.Fatalf("wrong password over IPMI: %v; want ErrAuth", err)
+	if !errors.Is(err, errclass.ErrAuth) {
+		t.Fatalf("wrong password over IPMI: %v; want errclass.ErrAuth", err)
 	}
 	if strings.Contains(err.Error(), secret) {
 		t.Fatalf("error leaks the password: %v", err)
@@ -89,7 +90,7 @@ func TestIPMIWrongPasswordAndUnreachable(t *testing.T) {
 	// cuts it short, and either way the class is transient.
 	_, err = Dial(ctx, Target{Address: closed, Username: "admin", Password: "password"}, Options{Timeout: 8 * time.Second})
 	t.Logf("unreachable: %v", err)
-	if !errors.Is(err, ErrTransient) {
-		t.Fatalf("nothing listening over IPMI: %v; want ErrTransient", err)
+	if !errors.Is(err, errclass.ErrTransient) {
+		t.Fatalf("nothing listening over IPMI: %v; want errclass.ErrTransient", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/testkit/rig"
 	"github.com/rackfence/rackfence/testkit/testenv"
@@ -112,16 +113,16 @@ func TestOpenIPMISimWrongPassword(t *testing.T) {
 	secret := "wrong-s3cret-pw"
 	_, err := Dial(ctx, Target{Address: sim.Addr, Username: "admin", Password: secret}, Options{Timeout: 60 * time.Second})
 	t.Logf("wrong password: %v", err)
-	if !errors.Is(err, ErrAuth) {
-		t.Fatalf("wrong password against ipmi_sim: %v; want ErrAuth", err)
+	if !errors.Is(err, errclass.ErrAuth) {
+		t.Fatalf("wrong password against ipmi_sim: %v; want errclass.ErrAuth", err)
 	}
 	if strings.Contains(err.Error(), secret) {
 		t.Fatalf("error leaks the password: %v", err)
 	}
 	_, err = Dial(ctx, Target{Address: sim.Addr, Username: "nobody", Password: "password"}, Options{Timeout: 60 * time.Second})
 	t.Logf("unknown user: %v", err)
-	if !errors.Is(err, ErrAuth) {
-		t.Fatalf("unknown user against ipmi_sim: %v; want ErrAuth", err)
+	if !errors.Is(err, errclass.ErrAuth) {
+		t.Fatalf("unknown user against ipmi_sim: %v; want errclass.ErrAuth", err)
 	}
 	if got := sim.Commands(t); len(got) != 0 {
 		t.Fatalf("refused logins reached the chassis: %q", got)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/guard"
 )
 
@@ -78,7 +79,7 @@ func (c *Conn) confirmPower(ctx context.Context, want Power) (Power, error) {
 			return got, nil
 		}
 		if ctx.Err() != nil {
-			return "", fmt.Errorf("%w: %s: waiting for the BMC to read power %s: %v", ErrTransient, c.addr, want, ctx.Err())
+			return "", fmt.Errorf("%w: %s: waiting for the BMC to read power %s: %v", errclass.ErrTransient, c.addr, want, ctx.Err())
 		}
 		if !time.Now().Before(deadline) {
 			last := "power " + string(got)

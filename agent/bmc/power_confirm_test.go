@@ -5,13 +5,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/testkit/bmcsim"
 )
 
 // A BMC that applies a reset seconds after accepting it (the simulator's
 // powerDelaySeconds knob, as sushy-tools does): SetPower returns only once
 // the BMC reads the new state back, and fails with ErrPowerNotConfirmed
-// (an ErrFailed) when it does not within PowerTimeout.
+// (an errclass.ErrFailed) when it does not within PowerTimeout.
 func TestSetPowerWaitsForTheBMC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits for delayed power changes")
@@ -51,8 +52,8 @@ func TestSetPowerWaitsForTheBMC(t *testing.T) {
 	}
 	defer c2.Close(ctx)
 	err = c2.SetPower(ctx, g, "h1", true)
-	if !errors.Is(err, ErrPowerNotConfirmed) || !errors.Is(err, ErrFailed) {
-		t.Fatalf("power on never applied: %v; want ErrPowerNotConfirmed (ErrFailed)", err)
+	if !errors.Is(err, ErrPowerNotConfirmed) || !errors.Is(err, errclass.ErrFailed) {
+		t.Fatalf("power on never applied: %v; want ErrPowerNotConfirmed (errclass.ErrFailed)", err)
 	}
 	t.Logf("error: %v", err)
 }

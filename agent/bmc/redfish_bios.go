@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/guard"
 )
 
@@ -89,7 +90,7 @@ type rfBiosDoc struct {
 	ApplyTime *struct{ ApplyTime string } `json:"@Redfish.SettingsApplyTime"`
 }
 
-// biosDoc reads the system's Bios resource (ErrUnsupported without one).
+// biosDoc reads the system's Bios resource (errclass.ErrUnsupported without one).
 // c.mu held.
 func (c *Conn) biosDoc(s *rfSession) (*rfBiosDoc, error) {
 	d, err := c.discover(s)
@@ -101,7 +102,7 @@ func (c *Conn) biosDoc(s *rfSession) (*rfBiosDoc, error) {
 		return nil, err
 	}
 	if sys.Bios.ID == "" {
-		return nil, fmt.Errorf("%w: %s: %s links no Bios resource: BIOS settings cannot be read or changed through this BMC", ErrUnsupported, c.addr, short(d.system))
+		return nil, fmt.Errorf("%w: %s: %s links no Bios resource: BIOS settings cannot be read or changed through this BMC", errclass.ErrUnsupported, c.addr, short(d.system))
 	}
 	var b rfBiosDoc
 	if err := rfGet(s.api, sys.Bios.ID, &b); err != nil {
@@ -117,7 +118,7 @@ func (c *Conn) biosDoc(s *rfSession) (*rfBiosDoc, error) {
 // values and the last apply's messages.
 func (c *Conn) BIOS(ctx context.Context) (*BIOSSettings, error) {
 	if c.proto != "redfish" {
-		return nil, fmt.Errorf("%w: BIOS settings need a Redfish BMC; %s is %s", ErrUnsupported, c.addr, c.proto)
+		return nil, fmt.Errorf("%w: BIOS settings need a Redfish BMC; %s is %s", errclass.ErrUnsupported, c.addr, c.proto)
 	}
 	var out *BIOSSettings
 	err := c.rfCall(ctx, "bios read", func(ctx context.Context, s *rfSession) error {
@@ -158,7 +159,7 @@ func biosMessage(m rfMessage) BIOSMessage {
 // at its Location Uri (English first). Cached per Conn by name.
 func (c *Conn) BIOSRegistry(ctx context.Context) (BIOSRegistry, error) {
 	if c.proto != "redfish" {
-		return nil, fmt.Errorf("%w: BIOS settings need a Redfish BMC; %s is %s", ErrUnsupported, c.addr, c.proto)
+		return nil, fmt.Errorf("%w: BIOS settings need a Redfish BMC; %s is %s", errclass.ErrUnsupported, c.addr, c.proto)
 	}
 	var reg BIOSRegistry
 	err := c.rfCall(ctx, "bios registry", func(ctx context.Context, s *rfSession) error {
@@ -198,7 +199,7 @@ type rfAttributeRegistry struct {
 // biosRegistry finds and reads registry name (cached). c.mu held.
 func (c *Conn) biosRegistry(s *rfSession, name string) (BIOSRegistry, error) {
 	if name == "" {
-		return nil, fmt.Errorf("%w: %s: the Bios resource names no AttributeRegistry: its attributes cannot be checked", ErrUnsupported, c.addr)
+		return nil, fmt.Errorf("%w: %s: the Bios resource names no AttributeRegistry: its attributes cannot be checked", errclass.ErrUnsupported, c.addr)
 	}
 	if reg, ok := c.biosRegs[name]; ok {
 		return reg, nil
@@ -236,12 +237,12 @@ func (c *Conn) biosRegistry(s *rfSession, name string) (BIOSRegistry, error) {
 			}
 		}
 		if uri == "" {
-			return nil, fmt.Errorf("%w: %s: registry file %s gives no Location Uri for %s (only an archive or a publication address): its attributes cannot be checked", ErrUnsupported, c.addr, short(m.ID), name)
+			return nil, fmt.Errorf("%w: %s: registry file %s gives no Location Uri for %s (only an archive or a publication address): its attributes cannot be checked", errclass.ErrUnsupported, c.addr, short(m.ID), name)
 		}
 		break
 	}
 	if uri == "" {
-		return nil, fmt.Errorf("%w: %s: no member of %s is attribute registry %s", ErrUnsupported, c.addr, short(regs), name)
+		return nil, fmt.Errorf("%w: %s: no member of %s is attribute registry %s", errclass.ErrUnsupported, c.addr, short(regs), name)
 	}
 	var doc rfAttributeRegistry
 	if err := rfGet(s.api, uri, &doc); err != nil {
@@ -257,7 +258,7 @@ func (c *Conn) biosRegistry(s *rfSession, name string) (BIOSRegistry, error) {
 		reg[a.AttributeName] = ba
 	}
 	if len(reg) == 0 {
-		return nil, fmt.Errorf("%w: %s: attribute registry %s at %s lists no attributes", ErrFailed, c.addr, name, short(uri))
+		return nil, fmt.Errorf("%w: %s: attribute registry %s at %s lists no attributes", errclass.ErrFailed, c.addr, name, short(uri))
 	}
 	if c.biosRegs == nil {
 		c.biosRegs = map[string]BIOSRegistry{}
@@ -290,7 +291,7 @@ func valueText(v any) string {
 // NamedBIOSAttributes).
 func (c *Conn) BIOSNames(ctx context.Context, named map[string]bool) (map[string]string, error) {
 	if c.proto != "redfish" {
-		return nil, fmt.Errorf("%w: BIOS settings need a Redfish BMC; %s is %s", ErrUnsupported, c.addr, c.proto)
+		return nil, fmt.Errorf("%w: BIOS settings need a Redfish BMC; %s is %s", errclass.ErrUnsupported, c.addr, c.proto)
 	}
 	vendor := ""
 	err := c.rfCall(ctx, "bios names", func(ctx context.Context, s *rfSession) error {
@@ -320,7 +321,7 @@ func (c *Conn) BIOSNames(ctx context.Context, named map[string]bool) (map[string
 // guard; the PATCH and its read-back run inside it.
 func (c *Conn) ApplyBIOS(ctx context.Context, g *guard.Guard, host string, desired map[string]string) (*BIOSApply, error) {
 	if c.proto != "redfish" {
-		return nil, fmt.Errorf("%w: BIOS settings need a Redfish BMC; %s is %s", ErrUnsupported, c.addr, c.proto)
+		return nil, fmt.Errorf("%w: BIOS settings need a Redfish BMC; %s is %s", errclass.ErrUnsupported, c.addr, c.proto)
 	}
 	if len(desired) == 0 {
 		return &BIOSApply{}, nil
@@ -336,7 +337,7 @@ func (c *Conn) ApplyBIOS(ctx context.Context, g *guard.Guard, host string, desir
 			return err
 		}
 		if cur.Settings.SettingsObject.ID == "" {
-			return fmt.Errorf("%w: %s: %s names no @Redfish.Settings.SettingsObject: BIOS settings cannot be changed through this BMC", ErrUnsupported, c.addr, short(cur.ID))
+			return fmt.Errorf("%w: %s: %s names no @Redfish.Settings.SettingsObject: BIOS settings cannot be changed through this BMC", errclass.ErrUnsupported, c.addr, short(cur.ID))
 		}
 		if reg, err = c.biosRegistry(s, cur.AttributeRegistry); err != nil {
 			return err
@@ -394,7 +395,7 @@ func (c *Conn) ApplyBIOS(ctx context.Context, g *guard.Guard, host string, desir
 				}
 			}
 			if len(lost) > 0 {
-				return fmt.Errorf("%w: %s: the BMC accepted the BIOS settings but %s does not hold them: %s", ErrFailed, c.addr, short(target), strings.Join(lost, "; "))
+				return fmt.Errorf("%w: %s: the BMC accepted the BIOS settings but %s does not hold them: %s", errclass.ErrFailed, c.addr, short(target), strings.Join(lost, "; "))
 			}
 			return nil
 		})
@@ -409,7 +410,7 @@ func (c *Conn) ApplyBIOS(ctx context.Context, g *guard.Guard, host string, desir
 // BIOSResult: see DayTwo.
 func (c *Conn) BIOSResult(ctx context.Context, desired map[string]string) (*BIOSResult, error) {
 	if c.proto != "redfish" {
-		return nil, fmt.Errorf("%w: BIOS settings need a Redfish BMC; %s is %s", ErrUnsupported, c.addr, c.proto)
+		return nil, fmt.Errorf("%w: BIOS settings need a Redfish BMC; %s is %s", errclass.ErrUnsupported, c.addr, c.proto)
 	}
 	var (
 		b       *rfBiosDoc
@@ -479,7 +480,7 @@ func (c *Conn) BIOSResult(ctx context.Context, desired map[string]string) (*BIOS
 		if res.AppliedAt != "" {
 			at = " (last applied " + res.AppliedAt + ")"
 		}
-		return res, fmt.Errorf("%w: %s: %d of %d BIOS settings did not take%s: %s", ErrFailed, c.addr, len(probs), len(values), at, strings.Join(probs, "; "))
+		return res, fmt.Errorf("%w: %s: %d of %d BIOS settings did not take%s: %s", errclass.ErrFailed, c.addr, len(probs), len(values), at, strings.Join(probs, "; "))
 	}
 	return res, nil
 }

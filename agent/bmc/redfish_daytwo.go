@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/stmcginnis/gofish/common"
+
+	"github.com/rackfence/rackfence/agent/errclass"
 )
 
 // Helpers shared by the day-two files (redfish_bios.go, redfish_update.go,
@@ -89,11 +91,11 @@ func (c *Conn) refused(err error, what string) error {
 	}
 	switch {
 	case status >= 500 && status != http.StatusNotImplemented:
-		return fmt.Errorf("%w: %s: %s: the BMC answered %d (%s); retry later", ErrTransient, c.addr, what, status, msg)
+		return fmt.Errorf("%w: %s: %s: the BMC answered %d (%s); retry later", errclass.ErrTransient, c.addr, what, status, msg)
 	case status == http.StatusNotFound || status == http.StatusMethodNotAllowed || status == http.StatusNotImplemented:
-		return fmt.Errorf("%w: %s: %s: the BMC answered %d: it does not offer this (%s)", ErrUnsupported, c.addr, what, status, msg)
+		return fmt.Errorf("%w: %s: %s: the BMC answered %d: it does not offer this (%s)", errclass.ErrUnsupported, c.addr, what, status, msg)
 	}
-	return fmt.Errorf("%w: %s: %s: the BMC refused it with %d: %s", ErrFailed, c.addr, what, status, msg)
+	return fmt.Errorf("%w: %s: %s: the BMC refused it with %d: %s", errclass.ErrFailed, c.addr, what, status, msg)
 }
 
 // readAnswer reads a mutation's answer: its headers and up to 4 MiB of

@@ -14,6 +14,7 @@ import (
 	"github.com/stmcginnis/gofish/common"
 	"github.com/stmcginnis/gofish/redfish"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/shared/wire"
 )
 
@@ -96,10 +97,10 @@ type rfDiscovery struct {
 // which send If-Match with that ETag).
 func rfGet(c common.Client, path string, into ...any) error {
 	if path == "" {
-		return fmt.Errorf("%w: empty Redfish link", ErrFailed)
+		return fmt.Errorf("%w: empty Redfish link", errclass.ErrFailed)
 	}
 	if !strings.HasPrefix(path, "/") {
-		return fmt.Errorf("%w: unexpected Redfish link %q", ErrFailed, path)
+		return fmt.Errorf("%w: unexpected Redfish link %q", errclass.ErrFailed, path)
 	}
 	resp, err := c.Get(path)
 	if err != nil {
@@ -112,7 +113,7 @@ func rfGet(c common.Client, path string, into ...any) error {
 	}
 	for _, x := range into {
 		if err := json.Unmarshal(body, x); err != nil {
-			return fmt.Errorf("%w: %s: %v", ErrFailed, path, err)
+			return fmt.Errorf("%w: %s: %v", errclass.ErrFailed, path, err)
 		}
 		if e, ok := x.(interface {
 			SetETag(string)
@@ -152,7 +153,7 @@ func (c *Conn) discover(s *rfSession) (*rfDiscovery, error) {
 		}
 		switch len(col.Members) {
 		case 0:
-			return nil, fmt.Errorf("%w: the Redfish service at %s lists no system", ErrFailed, c.addr)
+			return nil, fmt.Errorf("%w: the Redfish service at %s lists no system", errclass.ErrFailed, c.addr)
 		case 1:
 			d.system = col.Members[0].ID
 		default:
@@ -161,7 +162,7 @@ func (c *Conn) discover(s *rfSession) (*rfDiscovery, error) {
 				ids = append(ids, m.ID)
 			}
 			return nil, fmt.Errorf("%w: the Redfish service at %s serves %d systems (%s) and the address names none: put the host's system path in bmc.address, e.g. redfish://%s%s",
-				ErrFailed, c.addr, len(ids), strings.Join(ids, ", "), c.addr, ids[0])
+				errclass.ErrFailed, c.addr, len(ids), strings.Join(ids, ", "), c.addr, ids[0])
 		}
 	}
 	var sys rfSystemDoc

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/shared/wire"
 )
 
@@ -175,12 +176,12 @@ func sensorHealth(s rfStatus, reading *float64, warn, crit, fatal *float64) stri
 }
 
 // Health reads the host's hardware health (Redfish only; IPMI:
-// ErrUnsupported). Requests: the system, its first chassis, the chassis'
+// errclass.ErrUnsupported). Requests: the system, its first chassis, the chassis'
 // Thermal and Power (or its subsystems' collections), the storage
 // collection and its members; the independent ones in parallel.
 func (c *Conn) Health(ctx context.Context) (HealthRead, error) {
 	if c.proto != "redfish" {
-		return HealthRead{}, fmt.Errorf("%w: %s: IPMI reports no hardware health through rackfence", ErrUnsupported, c.addr)
+		return HealthRead{}, fmt.Errorf("%w: %s: IPMI reports no hardware health through rackfence", errclass.ErrUnsupported, c.addr)
 	}
 	var out HealthRead
 	err := c.rfCall(ctx, "health", func(ctx context.Context, s *rfSession) error {

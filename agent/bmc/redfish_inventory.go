@@ -11,18 +11,19 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // Inventory reads the hardware of the Conn's system: vendor, model, serial,
 // UUID, BIOS version, CPUs (and non-CPU processors as accelerators),
 // memory, NICs with their MACs, disks and firmware versions (Redfish only;
-// over IPMI it answers ErrUnsupported). It reads what the service offers,
+// over IPMI it answers errclass.ErrUnsupported). It reads what the service offers,
 // following the system's links, in rounds of parallel GETs on the Conn's
 // session (session or Basic; see fastInventory).
 func (c *Conn) Inventory(ctx context.Context) (*wire.HardwareDetails, error) {
 	if c.proto != "redfish" {
-		return nil, fmt.Errorf("%w: inventory needs a Redfish BMC; %s is %s", ErrUnsupported, c.addr, c.proto)
+		return nil, fmt.Errorf("%w: inventory needs a Redfish BMC; %s is %s", errclass.ErrUnsupported, c.addr, c.proto)
 	}
 	var hd *wire.HardwareDetails
 	err := c.rfCall(ctx, "inventory", func(ctx context.Context, s *rfSession) error {
@@ -351,7 +352,7 @@ func (g *rfGroup) member(m rfMember, into any) {
 	}
 	if err := json.Unmarshal(m.raw, into); err != nil {
 		g.mu.Lock()
-		g.errs = append(g.errs, fmt.Errorf("%w: %s: %v", ErrFailed, m.ID, err))
+		g.errs = append(g.errs, fmt.Errorf("%w: %s: %v", errclass.ErrFailed, m.ID, err))
 		g.mu.Unlock()
 	}
 }

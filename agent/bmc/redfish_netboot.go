@@ -8,13 +8,14 @@ import (
 
 	"github.com/stmcginnis/gofish/redfish"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/guard"
 )
 
 // Network boot on Redfish: a one-time BootSourceOverrideTarget Pxe, or
 // UefiHttp with HttpBootUri the image's URL, in the host's boot mode;
 // every change is read back (Target, Enabled, HttpBootUri) and fails with
-// ErrFailed naming what the BMC kept when it did not take.
+// errclass.ErrFailed naming what the BMC kept when it did not take.
 
 // Network boot methods of SetNetworkBoot.
 const (
@@ -75,27 +76,27 @@ func offerOf(d *rfDiscovery) BootOffer {
 // in a boot mode ("" or UEFI, or Legacy; see SetBootDeviceMode): method
 // pxe (BootSourceOverrideTarget Pxe), or uefihttp (UefiHttp with
 // HttpBootUri uri, Redfish only). A method the system does not offer is
-// refused with ErrUnsupported before anything changes; a change the BMC
-// accepts but does not keep (read back) fails with ErrFailed naming what
+// refused with errclass.ErrUnsupported before anything changes; a change the BMC
+// accepts but does not keep (read back) fails with errclass.ErrFailed naming what
 // it reads.
 func (c *Conn) SetNetworkBoot(ctx context.Context, g *guard.Guard, host, method, uri, mode string) error {
 	switch method {
 	case NetBootPXE:
 	case NetBootUEFIHTTP:
 		if c.proto != "redfish" {
-			return fmt.Errorf("%w: %s: IPMI has no UEFI HTTP boot: use bootMethod pxe or a redfish:// BMC address", ErrUnsupported, c.addr)
+			return fmt.Errorf("%w: %s: IPMI has no UEFI HTTP boot: use bootMethod pxe or a redfish:// BMC address", errclass.ErrUnsupported, c.addr)
 		}
 		if uri == "" {
-			return fmt.Errorf("%w: UEFI HTTP boot needs the image's URL", ErrFailed)
+			return fmt.Errorf("%w: UEFI HTTP boot needs the image's URL", errclass.ErrFailed)
 		}
 	default:
-		return fmt.Errorf("%w: network boot method %q is not pxe or uefihttp", ErrUnsupported, method)
+		return fmt.Errorf("%w: network boot method %q is not pxe or uefihttp", errclass.ErrUnsupported, method)
 	}
 	if c.proto != "redfish" {
 		return c.SetBootDeviceMode(ctx, g, host, "pxe", false, mode)
 	}
 	if mode != "" && mode != BootModeUEFI && mode != BootModeLegacy {
-		return fmt.Errorf("%w: boot mode %q is not UEFI or Legacy", ErrUnsupported, mode)
+		return fmt.Errorf("%w: boot mode %q is not UEFI or Legacy", errclass.ErrUnsupported, mode)
 	}
 	if err := c.rfCheckNetBoot(ctx, method, mode); err != nil {
 		return err
@@ -146,11 +147,11 @@ func (c *Conn) rfCheckNetBoot(ctx context.Context, method, mode string) error {
 		o := offerOf(d)
 		switch {
 		case method == NetBootPXE && !o.PXE:
-			return fmt.Errorf("%w: %s: %s offers boot targets %s, not Pxe: use another bootMethod", ErrUnsupported, c.addr, short(d.system), strings.Join(o.Targets, ", "))
+			return fmt.Errorf("%w: %s: %s offers boot targets %s, not Pxe: use another bootMethod", errclass.ErrUnsupported, c.addr, short(d.system), strings.Join(o.Targets, ", "))
 		case method == NetBootUEFIHTTP && !o.UEFIHTTP && !d.httpBootURI:
-			return fmt.Errorf("%w: %s: %s has no Boot.HttpBootUri to point UEFI HTTP boot at the image: use bootMethod pxe or vmedia", ErrUnsupported, c.addr, short(d.system))
+			return fmt.Errorf("%w: %s: %s has no Boot.HttpBootUri to point UEFI HTTP boot at the image: use bootMethod pxe or vmedia", errclass.ErrUnsupported, c.addr, short(d.system))
 		case method == NetBootUEFIHTTP && !o.UEFIHTTP:
-			return fmt.Errorf("%w: %s: %s offers boot targets %s, not UefiHttp: use bootMethod pxe or vmedia", ErrUnsupported, c.addr, short(d.system), strings.Join(o.Targets, ", "))
+			return fmt.Errorf("%w: %s: %s offers boot targets %s, not UefiHttp: use bootMethod pxe or vmedia", errclass.ErrUnsupported, c.addr, short(d.system), strings.Join(o.Targets, ", "))
 		}
 		return nil
 	})
@@ -166,7 +167,7 @@ type rfBootReadBack struct {
 }
 
 // readBackBoot reads the system's Boot after a change and fails with
-// ErrFailed when the target or (UEFI HTTP) the URI did not take. A Once
+// errclass.ErrFailed when the target or (UEFI HTTP) the URI did not take. A Once
 // override already consumed (Enabled Disabled with the target kept) is
 // not expected here: the system is powered on only after this returns.
 func (c *Conn) readBackBoot(s *rfSession, d *rfDiscovery, want redfish.Boot) error {
@@ -177,7 +178,7 @@ func (c *Conn) readBackBoot(s *rfSession, d *rfDiscovery, want redfish.Boot) err
 	b := back.Boot
 	if b.BootSourceOverrideTarget != string(want.BootSourceOverrideTarget) || b.BootSourceOverrideEnabled == string(redfish.DisabledBootSourceOverrideEnabled) {
 		return fmt.Errorf("%w: %s: the BMC accepted a one-time boot from %s but %s reads back BootSourceOverrideTarget %q, BootSourceOverrideEnabled %q",
-			ErrFailed, c.addr, want.BootSourceOverrideTarget, short(d.system), b.BootSourceOverrideTarget, b.BootSourceOverrideEnabled)
+			errclass.ErrFailed, c.addr, want.BootSourceOverrideTarget, short(d.system), b.BootSourceOverrideTarget, b.BootSourceOverrideEnabled)
 	}
 	if want.HTTPBootURI != "" {
 		got := ""
@@ -186,7 +187,7 @@ func (c *Conn) readBackBoot(s *rfSession, d *rfDiscovery, want redfish.Boot) err
 		}
 		if got != want.HTTPBootURI {
 			return fmt.Errorf("%w: %s: the BMC accepted HttpBootUri %q but %s reads back %q: it does not take that URL (check that the BMC can use an %s URL, and the artifact server's --artifact-url as the BMC reaches it)",
-				ErrFailed, c.addr, want.HTTPBootURI, short(d.system), got, schemeOf(want.HTTPBootURI))
+				errclass.ErrFailed, c.addr, want.HTTPBootURI, short(d.system), got, schemeOf(want.HTTPBootURI))
 		}
 	}
 	return nil

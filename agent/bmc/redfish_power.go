@@ -8,6 +8,7 @@ import (
 
 	"github.com/stmcginnis/gofish/redfish"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/guard"
 )
 
@@ -100,7 +101,7 @@ func (c *Conn) rfSoftPowerOff(ctx context.Context, g *guard.Guard, host, op stri
 				return nil
 			}
 			if types := sys.supported(); len(types) > 0 && !slices.Contains(types, redfish.GracefulShutdownResetType) {
-				return fmt.Errorf("%w: %s: %s offers no GracefulShutdown reset (it offers %v): reboot it in mode hard", ErrUnsupported, c.addr, short(d.system), types)
+				return fmt.Errorf("%w: %s: %s offers no GracefulShutdown reset (it offers %v): reboot it in mode hard", errclass.ErrUnsupported, c.addr, short(d.system), types)
 			}
 			target, body, err := sys.resetPost(redfish.GracefulShutdownResetType)
 			if err != nil {
@@ -159,7 +160,7 @@ func (c *Conn) rfResetBMC(ctx context.Context, g *guard.Guard, host string) erro
 				return err
 			}
 			if len(d.managers) == 0 {
-				return fmt.Errorf("%w: %s lists no manager (Links.ManagedBy) to reset", ErrUnsupported, short(d.system))
+				return fmt.Errorf("%w: %s lists no manager (Links.ManagedBy) to reset", errclass.ErrUnsupported, short(d.system))
 			}
 			var m redfish.Manager
 			if err := rfGet(s.api, d.managers[0], &m); err != nil {
@@ -192,7 +193,7 @@ func (c *Conn) rfEnableSecureBoot(ctx context.Context, g *guard.Guard, host stri
 				return err
 			}
 			if sb == nil {
-				return fmt.Errorf("%w: %s: %s has no SecureBoot resource: bootMode UEFISecureBoot cannot be set through this BMC (use bootMode UEFI)", ErrUnsupported, c.addr, short(d.system))
+				return fmt.Errorf("%w: %s: %s has no SecureBoot resource: bootMode UEFISecureBoot cannot be set through this BMC (use bootMode UEFI)", errclass.ErrUnsupported, c.addr, short(d.system))
 			}
 			if sb.SecureBootEnable {
 				return nil
@@ -217,9 +218,9 @@ func (c *Conn) rfCheckBootMode(ctx context.Context, mode string) error {
 		}
 		switch {
 		case !d.bootModeProp:
-			return fmt.Errorf("%w: %s: %s has no Boot.BootSourceOverrideMode: cannot boot it in legacy (BIOS) mode", ErrUnsupported, c.addr, short(d.system))
+			return fmt.Errorf("%w: %s: %s has no Boot.BootSourceOverrideMode: cannot boot it in legacy (BIOS) mode", errclass.ErrUnsupported, c.addr, short(d.system))
 		case len(d.bootModeAllowed) > 0 && !slices.Contains(d.bootModeAllowed, BootModeLegacy):
-			return fmt.Errorf("%w: %s: %s offers boot modes %s, not Legacy: set bootMode UEFI", ErrUnsupported, c.addr, short(d.system), strings.Join(d.bootModeAllowed, ", "))
+			return fmt.Errorf("%w: %s: %s offers boot modes %s, not Legacy: set bootMode UEFI", errclass.ErrUnsupported, c.addr, short(d.system), strings.Join(d.bootModeAllowed, ", "))
 		}
 		return nil
 	})

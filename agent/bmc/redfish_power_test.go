@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rackfence/rackfence/agent/errclass"
 )
 
 // TestRedfishPowerResetShapes: a power change reads the system's
@@ -14,7 +16,7 @@ import (
 // only that is offered; a type outside the allowable values is refused
 // without a POST; nothing is sent when the system already is in the state;
 // a soft power-off on a system not offering GracefulShutdown is
-// ErrUnsupported.
+// errclass.ErrUnsupported.
 func TestRedfishPowerResetShapes(t *testing.T) {
 	const sys = "/redfish/v1/Systems/1"
 	const target = sys + "/Actions/ComputerSystem.Reset"
@@ -63,8 +65,8 @@ func TestRedfishPowerResetShapes(t *testing.T) {
 	if err := c.SetPower(ctx, g, "h1", false); err == nil || !strings.Contains(err.Error(), "not supported") {
 		t.Fatalf("ForceOff not offered: %v", err)
 	}
-	if err := c.SoftPowerOff(ctx, g, "h1"); !errors.Is(err, ErrUnsupported) {
-		t.Fatalf("GracefulShutdown not offered: %v, want ErrUnsupported", err)
+	if err := c.SoftPowerOff(ctx, g, "h1"); !errors.Is(err, errclass.ErrUnsupported) {
+		t.Fatalf("GracefulShutdown not offered: %v, want errclass.ErrUnsupported", err)
 	}
 	if len(sent) != 2 {
 		t.Fatalf("a refused reset was sent: %v", sent)

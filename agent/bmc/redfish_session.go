@@ -23,7 +23,7 @@ import (
 // session; when it offers none, or the login is answered 401, 404 or 405
 // (a session service that refuses sessions, or firmware that has none
 // behind the link), it uses HTTP Basic on every request. Basic is then
-// checked with one authenticated GET: refused too → ErrAuth. The mode that
+// checked with one authenticated GET: refused too → errclass.ErrAuth. The mode that
 // worked is remembered (Conn.authMode), so a re-login does not probe again.
 
 // rfSession is one logged-in gofish client.
@@ -142,7 +142,7 @@ func (c *Conn) closeRedfish(ctx context.Context) error {
 	s.api.Logout() // gofish swallows the error: read it from the wire
 	seen := tr.end()
 	if seen.netErr != nil || seen.lastStatus >= 500 {
-		return fmt.Errorf("%w: bmc logout on %s: the BMC answered %d (%v)", ErrTransient, c.addr, seen.lastStatus, seen.netErr)
+		return fmt.Errorf("%w: bmc logout on %s: the BMC answered %d (%v)", errclass.ErrTransient, c.addr, seen.lastStatus, seen.netErr)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/guard"
 )
 
@@ -141,7 +142,7 @@ type rfVolumeCollection struct {
 // Storage lists the system's storage controllers, drives and volumes.
 func (c *Conn) Storage(ctx context.Context) ([]StorageController, error) {
 	if c.proto != "redfish" {
-		return nil, fmt.Errorf("%w: storage needs a Redfish BMC; %s is %s", ErrUnsupported, c.addr, c.proto)
+		return nil, fmt.Errorf("%w: storage needs a Redfish BMC; %s is %s", errclass.ErrUnsupported, c.addr, c.proto)
 	}
 	var out []StorageController
 	err := c.rfCall(ctx, "storage read", func(ctx context.Context, s *rfSession) error {
@@ -164,7 +165,7 @@ func (c *Conn) storage(s *rfSession) ([]StorageController, error) {
 		return nil, err
 	}
 	if sys.Storage.ID == "" {
-		return nil, fmt.Errorf("%w: %s: %s links no Storage: RAID and erase cannot be driven through this BMC", ErrUnsupported, c.addr, short(d.system))
+		return nil, fmt.Errorf("%w: %s: %s links no Storage: RAID and erase cannot be driven through this BMC", errclass.ErrUnsupported, c.addr, short(d.system))
 	}
 	var col rfCollection
 	if err := rfGet(s.api, sys.Storage.ID, &col); err != nil {
@@ -301,9 +302,9 @@ func (c *Conn) pickStorage(ctrls []StorageController, ref string) (*StorageContr
 		}
 	}
 	if ref == "" {
-		return nil, fmt.Errorf("%w: %s: name the storage controller: %d of the system's controllers (%s) build RAID", ErrFailed, c.addr, len(raid), strings.Join(ids, ", "))
+		return nil, fmt.Errorf("%w: %s: name the storage controller: %d of the system's controllers (%s) build RAID", errclass.ErrFailed, c.addr, len(raid), strings.Join(ids, ", "))
 	}
-	return nil, fmt.Errorf("%w: %s: no storage controller %q; the system has %s", ErrFailed, c.addr, ref, strings.Join(ids, ", "))
+	return nil, fmt.Errorf("%w: %s: no storage controller %q; the system has %s", errclass.ErrFailed, c.addr, ref, strings.Join(ids, ", "))
 }
 
 // CreateVolume: see DayTwo. The controller, RAID type and drives are
@@ -311,10 +312,10 @@ func (c *Conn) pickStorage(ctrls []StorageController, ref string) (*StorageContr
 // alone runs inside it.
 func (c *Conn) CreateVolume(ctx context.Context, g *guard.Guard, host string, req VolumeRequest) (*StorageOp, error) {
 	if c.proto != "redfish" {
-		return nil, fmt.Errorf("%w: storage needs a Redfish BMC; %s is %s", ErrUnsupported, c.addr, c.proto)
+		return nil, fmt.Errorf("%w: storage needs a Redfish BMC; %s is %s", errclass.ErrUnsupported, c.addr, c.proto)
 	}
 	if req.RAIDType == "" || len(req.Drives) == 0 || req.CapacityBytes < 0 {
-		return nil, fmt.Errorf("%w: volume request needs a RAIDType, at least one drive and CapacityBytes >= 0 (got %q, %d drives, %d)", ErrFailed, req.RAIDType, len(req.Drives), req.CapacityBytes)
+		return nil, fmt.Errorf("%w: volume request needs a RAIDType, at least one drive and CapacityBytes >= 0 (got %q, %d drives, %d)", errclass.ErrFailed, req.RAIDType, len(req.Drives), req.CapacityBytes)
 	}
 	ctrls, err := c.Storage(ctx)
 	if err != nil {
@@ -326,11 +327,11 @@ func (c *Conn) CreateVolume(ctx context.Context, g *guard.Guard, host string, re
 	}
 	switch {
 	case sc.VolumesURI == "":
-		return nil, fmt.Errorf("%w: %s: storage %s (%s) has no Volumes collection: it builds no volumes", ErrUnsupported, c.addr, sc.ID, sc.Name)
+		return nil, fmt.Errorf("%w: %s: storage %s (%s) has no Volumes collection: it builds no volumes", errclass.ErrUnsupported, c.addr, sc.ID, sc.Name)
 	case len(sc.RAIDTypes) == 0:
-		return nil, fmt.Errorf("%w: %s: storage %s (%s) lists no SupportedRAIDTypes: it builds no RAID volumes", ErrUnsupported, c.addr, sc.ID, sc.Name)
+		return nil, fmt.Errorf("%w: %s: storage %s (%s) lists no SupportedRAIDTypes: it builds no RAID volumes", errclass.ErrUnsupported, c.addr, sc.ID, sc.Name)
 	case !slices.Contains(sc.RAIDTypes, req.RAIDType):
-		return nil, fmt.Errorf("%w: %s: storage %s (%s) builds %s, not %s", ErrFailed, c.addr, sc.ID, sc.Name, strings.Join(sc.RAIDTypes, ", "), req.RAIDType)
+		return nil, fmt.Errorf("%w: %s: storage %s (%s) builds %s, not %s", errclass.ErrFailed, c.addr, sc.ID, sc.Name, strings.Join(sc.RAIDTypes, ", "), req.RAIDType)
 	}
 	links := make([]map[string]string, 0, len(req.Drives))
 	for _, ref := range req.Drives {
@@ -340,10 +341,10 @@ func (c *Conn) CreateVolume(ctx context.Context, g *guard.Guard, host string, re
 			for _, d := range sc.Drives {
 				ids = append(ids, d.ID)
 			}
-			return nil, fmt.Errorf("%w: %s: storage %s has no drive %q; its drives are %s", ErrFailed, c.addr, sc.ID, ref, strings.Join(ids, ", "))
+			return nil, fmt.Errorf("%w: %s: storage %s has no drive %q; its drives are %s", errclass.ErrFailed, c.addr, sc.ID, ref, strings.Join(ids, ", "))
 		}
 		if len(sc.Drives[i].Volumes) > 0 {
-			return nil, fmt.Errorf("%w: %s: drive %s already belongs to volume %s: delete it first", ErrFailed, c.addr, sc.Drives[i].ID, short(sc.Drives[i].Volumes[0]))
+			return nil, fmt.Errorf("%w: %s: drive %s already belongs to volume %s: delete it first", errclass.ErrFailed, c.addr, sc.Drives[i].ID, short(sc.Drives[i].Volumes[0]))
 		}
 		links = append(links, map[string]string{"@odata.id": sc.Drives[i].URI})
 	}
@@ -439,16 +440,16 @@ func findVolume(ctrls []StorageController, ref string) (*StorageController, *Vol
 
 // DeleteVolume: see DayTwo (204: done; 202: a task).
 func (c *Conn) DeleteVolume(ctx context.Context, g *guard.Guard, host, volume string) (*StorageOp, error) {
-	ctrls, err := c.Storage(ctx) // ErrUnsupported on a BMC that is not Redfish
+	ctrls, err := c.Storage(ctx) // errclass.ErrUnsupported on a BMC that is not Redfish
 	if err != nil {
 		return nil, err
 	}
 	if named := refMatches(ctrls, volume); len(named) > 1 && !strings.HasPrefix(volume, "/") {
-		return nil, fmt.Errorf("%w: %s: %q names %s: give the URI of the volume to delete", ErrFailed, c.addr, volume, strings.Join(named, " and "))
+		return nil, fmt.Errorf("%w: %s: %q names %s: give the URI of the volume to delete", errclass.ErrFailed, c.addr, volume, strings.Join(named, " and "))
 	}
 	_, v := findVolume(ctrls, volume)
 	if v == nil {
-		return nil, fmt.Errorf("%w: %s: no volume %q on the system's storage", ErrFailed, c.addr, volume)
+		return nil, fmt.Errorf("%w: %s: no volume %q on the system's storage", errclass.ErrFailed, c.addr, volume)
 	}
 	op := &StorageOp{Method: "Delete", Target: v.URI}
 	target := v.URI
@@ -472,14 +473,14 @@ func (c *Conn) DeleteVolume(ctx context.Context, g *guard.Guard, host, volume st
 // Erase: see DayTwo. A drive: its #Drive.SecureErase, else
 // #Volume.Initialize of the volume holding it; a volume: its
 // #Volume.Initialize (Slow where offered: it writes the whole volume).
-// Neither offered: ErrUnsupported naming the drive or volume.
+// Neither offered: errclass.ErrUnsupported naming the drive or volume.
 func (c *Conn) Erase(ctx context.Context, g *guard.Guard, host, target string) (*StorageOp, error) {
-	ctrls, err := c.Storage(ctx) // ErrUnsupported on a BMC that is not Redfish
+	ctrls, err := c.Storage(ctx) // errclass.ErrUnsupported on a BMC that is not Redfish
 	if err != nil {
 		return nil, err
 	}
 	if named := refMatches(ctrls, target); len(named) > 1 {
-		return nil, fmt.Errorf("%w: %s: %q names %s: give the URI of the one to erase", ErrFailed, c.addr, target, strings.Join(named, " and "))
+		return nil, fmt.Errorf("%w: %s: %q names %s: give the URI of the one to erase", errclass.ErrFailed, c.addr, target, strings.Join(named, " and "))
 	}
 	var (
 		op     *StorageOp
@@ -506,17 +507,17 @@ func (c *Conn) Erase(ctx context.Context, g *guard.Guard, host, target string) (
 				if len(d.Volumes) > 0 {
 					how = "its volume " + short(d.Volumes[0]) + " offers no #Volume.Initialize"
 				}
-				return nil, fmt.Errorf("%w: %s: drive %s (%s) cannot be erased through this BMC: it offers no #Drive.SecureErase and %s", ErrUnsupported, c.addr, d.ID, short(d.URI), how)
+				return nil, fmt.Errorf("%w: %s: drive %s (%s) cannot be erased through this BMC: it offers no #Drive.SecureErase and %s", errclass.ErrUnsupported, c.addr, d.ID, short(d.URI), how)
 			}
 		}
 	}
 	if op == nil && vol == nil {
 		_, vol = findVolume(ctrls, target)
 		if vol == nil {
-			return nil, fmt.Errorf("%w: %s: no drive or volume %q on the system's storage", ErrFailed, c.addr, target)
+			return nil, fmt.Errorf("%w: %s: no drive or volume %q on the system's storage", errclass.ErrFailed, c.addr, target)
 		}
 		if vol.Initialize == "" {
-			return nil, fmt.Errorf("%w: %s: volume %s (%s) offers no #Volume.Initialize: it cannot be erased through this BMC", ErrUnsupported, c.addr, vol.ID, short(vol.URI))
+			return nil, fmt.Errorf("%w: %s: volume %s (%s) offers no #Volume.Initialize: it cannot be erased through this BMC", errclass.ErrUnsupported, c.addr, vol.ID, short(vol.URI))
 		}
 	}
 	body := map[string]any{}

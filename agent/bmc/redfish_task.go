@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/rackfence/rackfence/agent/errclass"
 )
 
 // BMC tasks (DMTF Task, DSP0266 "Asynchronous operations"): a long
@@ -110,10 +112,10 @@ func isMonitor(uri string, d *rfTaskDoc) bool {
 // Task reads a task or a task monitor once (read-only: no guard).
 func (c *Conn) Task(ctx context.Context, uri string) (*TaskStatus, error) {
 	if c.proto != "redfish" {
-		return nil, fmt.Errorf("%w: BMC tasks need a Redfish BMC; %s is %s", ErrUnsupported, c.addr, c.proto)
+		return nil, fmt.Errorf("%w: BMC tasks need a Redfish BMC; %s is %s", errclass.ErrUnsupported, c.addr, c.proto)
 	}
 	if !strings.HasPrefix(uri, "/") {
-		return nil, fmt.Errorf("%w: task URI %q is not a path on the BMC (/redfish/v1/…)", ErrFailed, uri)
+		return nil, fmt.Errorf("%w: task URI %q is not a path on the BMC (/redfish/v1/…)", errclass.ErrFailed, uri)
 	}
 	var out *TaskStatus
 	err := c.rfCall(ctx, "task read", func(ctx context.Context, s *rfSession) error {
@@ -154,11 +156,11 @@ func (c *Conn) readTask(s *rfSession, uri string) (*TaskStatus, error) {
 // WaitTask: see DayTwo. It polls every Options.TaskPollInterval; a BMC
 // that cannot be reached or answers 5xx meanwhile (it reboots itself
 // during a flash) is waited through until timeout. An ended task that did
-// not succeed is ErrFailed with the task's messages; timeout passed is
+// not succeed is errclass.ErrFailed with the task's messages; timeout passed is
 // ErrTaskRunning with the last state seen.
 func (c *Conn) WaitTask(ctx context.Context, uri string, timeout time.Duration) (*TaskStatus, error) {
 	if timeout <= 0 {
-		return nil, fmt.Errorf("%w: WaitTask needs a timeout > 0 (got %v)", ErrFailed, timeout)
+		return nil, fmt.Errorf("%w: WaitTask needs a timeout > 0 (got %v)", errclass.ErrFailed, timeout)
 	}
 	deadline := time.Now().Add(timeout)
 	var (
@@ -174,13 +176,13 @@ func (c *Conn) WaitTask(ctx context.Context, uri string, timeout time.Duration) 
 			last, lastErr = st, nil
 			if st.Ended() {
 				if !st.Succeeded() {
-					return st, fmt.Errorf("%w: %s: task %s ended %s: %s", ErrFailed, c.addr, st.name(), st.State, strings.Join(st.Messages, "; "))
+					return st, fmt.Errorf("%w: %s: task %s ended %s: %s", errclass.ErrFailed, c.addr, st.name(), st.State, strings.Join(st.Messages, "; "))
 				}
 				return st, nil
 			}
 		case ctx.Err() != nil:
 			return last, err
-		case errors.Is(err, ErrTransient):
+		case errors.Is(err, errclass.ErrTransient):
 			lastErr = err
 			c.opts.Logger.Debug("bmc task read failed, waiting on", "bmc", c.addr, "task", uri, "err", err.Error())
 		default:
@@ -196,7 +198,7 @@ func (c *Conn) WaitTask(ctx context.Context, uri string, timeout time.Duration) 
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return last, fmt.Errorf("%w: %s: waiting for task %s: %v", ErrTransient, c.addr, short(uri), ctx.Err())
+			return last, fmt.Errorf("%w: %s: waiting for task %s: %v", errclass.ErrTransient, c.addr, short(uri), ctx.Err())
 		case <-t.C:
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/shared/wire"
 )
 
@@ -95,8 +96,8 @@ func TestRedfishBasicOnlyAndRefused(t *testing.T) {
 		t.Fatalf("a service without sessions got %d POSTs", n)
 	}
 	_, err = dialFake(t, f, "", "wrong-pw-123")
-	if !errors.Is(err, ErrAuth) || strings.Contains(err.Error(), "wrong-pw-123") {
-		t.Fatalf("basic refused: %v; want ErrAuth without the password", err)
+	if !errors.Is(err, errclass.ErrAuth) || strings.Contains(err.Error(), "wrong-pw-123") {
+		t.Fatalf("basic refused: %v; want errclass.ErrAuth without the password", err)
 	}
 }
 
@@ -166,8 +167,8 @@ func TestRedfishBladeDrivesOnlyTheAddressedSystem(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = c.PowerState(testCtx(t))
-	if !errors.Is(err, ErrFailed) || !strings.Contains(err.Error(), "bmc.address") || !strings.Contains(err.Error(), "/redfish/v1/Systems/B3") {
-		t.Fatalf("several systems and no path: %v; want ErrFailed asking for the system path in bmc.address", err)
+	if !errors.Is(err, errclass.ErrFailed) || !strings.Contains(err.Error(), "bmc.address") || !strings.Contains(err.Error(), "/redfish/v1/Systems/B3") {
+		t.Fatalf("several systems and no path: %v; want errclass.ErrFailed asking for the system path in bmc.address", err)
 	}
 	c, err = dialFake(t, f, "/redfish/v1/Systems/B2", "password")
 	if err != nil {
@@ -275,8 +276,8 @@ func TestRedfishVirtualMediaByPatchWithReadBack(t *testing.T) {
 	// A device that answers 204 and changes nothing: the read-back fails.
 	f.actions["PATCH "+cd] = func(*fakeRF, map[string]any) int { return 204 }
 	err = c.InsertMedia(ctx, g, "h", "http://i/c.iso")
-	if !errors.Is(err, ErrFailed) || !strings.Contains(err.Error(), "reads back") {
-		t.Fatalf("insert that did not take: %v; want ErrFailed saying what was read back", err)
+	if !errors.Is(err, errclass.ErrFailed) || !strings.Contains(err.Error(), "reads back") {
+		t.Fatalf("insert that did not take: %v; want errclass.ErrFailed saying what was read back", err)
 	}
 }
 
@@ -342,8 +343,8 @@ func TestRedfishNoVirtualMediaDevice(t *testing.T) {
 	g, _ := leasedGuard(time.Minute, nil)
 	const msg = "no virtual media device taking CD or DVD under Systems/1 or Managers/1"
 	err = c.InsertMedia(testCtx(t), g, "h", "http://i/x.iso")
-	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), msg) {
-		t.Fatalf("insert without a CD device: %v; want ErrUnsupported with %q", err, msg)
+	if !errors.Is(err, errclass.ErrUnsupported) || !strings.Contains(err.Error(), msg) {
+		t.Fatalf("insert without a CD device: %v; want errclass.ErrUnsupported with %q", err, msg)
 	}
 	if err := c.EjectMedia(testCtx(t), g, "h"); err != nil {
 		t.Fatalf("eject without a CD device: %v; want nothing to do", err)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/guard"
 )
 
@@ -92,7 +93,7 @@ func (d *rfFirmwareDoc) item(uri string) FirmwareItem {
 	return it
 }
 
-// updateService reads the UpdateService (ErrUnsupported without one).
+// updateService reads the UpdateService (errclass.ErrUnsupported without one).
 // c.mu held.
 func (c *Conn) updateService(s *rfSession) (*rfUpdateServiceDoc, error) {
 	root, err := rootLinks(s)
@@ -100,12 +101,12 @@ func (c *Conn) updateService(s *rfSession) (*rfUpdateServiceDoc, error) {
 		return nil, err
 	}
 	if root.UpdateService.ID == "" {
-		return nil, fmt.Errorf("%w: %s: the BMC offers no UpdateService (its service root links none): firmware cannot be inventoried or updated through Redfish; use the vendor's tool", ErrUnsupported, c.addr)
+		return nil, fmt.Errorf("%w: %s: the BMC offers no UpdateService (its service root links none): firmware cannot be inventoried or updated through Redfish; use the vendor's tool", errclass.ErrUnsupported, c.addr)
 	}
 	var u rfUpdateServiceDoc
 	if err := rfGet(s.api, root.UpdateService.ID, &u); err != nil {
 		if isNotFound(err) {
-			return nil, fmt.Errorf("%w: %s: the service root links UpdateService %s but the BMC answers 404 for it: firmware cannot be updated through Redfish", ErrUnsupported, c.addr, short(root.UpdateService.ID))
+			return nil, fmt.Errorf("%w: %s: the service root links UpdateService %s but the BMC answers 404 for it: firmware cannot be updated through Redfish", errclass.ErrUnsupported, c.addr, short(root.UpdateService.ID))
 		}
 		return nil, err
 	}
@@ -113,7 +114,7 @@ func (c *Conn) updateService(s *rfSession) (*rfUpdateServiceDoc, error) {
 		u.ID = root.UpdateService.ID
 	}
 	if u.ServiceEnabled != nil && !*u.ServiceEnabled {
-		return nil, fmt.Errorf("%w: %s: %s is disabled (ServiceEnabled false): enable it on the BMC", ErrUnsupported, c.addr, short(u.ID))
+		return nil, fmt.Errorf("%w: %s: %s is disabled (ServiceEnabled false): enable it on the BMC", errclass.ErrUnsupported, c.addr, short(u.ID))
 	}
 	return &u, nil
 }
@@ -121,7 +122,7 @@ func (c *Conn) updateService(s *rfSession) (*rfUpdateServiceDoc, error) {
 // firmwareItems reads the inventory, members in parallel. c.mu held.
 func (c *Conn) firmwareItems(s *rfSession, u *rfUpdateServiceDoc) ([]FirmwareItem, error) {
 	if u.FirmwareInventory.ID == "" {
-		return nil, fmt.Errorf("%w: %s: %s links no FirmwareInventory", ErrUnsupported, c.addr, short(u.ID))
+		return nil, fmt.Errorf("%w: %s: %s links no FirmwareInventory", errclass.ErrUnsupported, c.addr, short(u.ID))
 	}
 	var col rfCollection
 	if err := rfGet(s.api, u.FirmwareInventory.ID, &col); err != nil {
@@ -148,7 +149,7 @@ func (c *Conn) firmwareItems(s *rfSession, u *rfUpdateServiceDoc) ([]FirmwareIte
 // FirmwareInventory lists the BMC's firmware inventory.
 func (c *Conn) FirmwareInventory(ctx context.Context) ([]FirmwareItem, error) {
 	if c.proto != "redfish" {
-		return nil, fmt.Errorf("%w: firmware inventory needs a Redfish BMC; %s is %s", ErrUnsupported, c.addr, c.proto)
+		return nil, fmt.Errorf("%w: firmware inventory needs a Redfish BMC; %s is %s", errclass.ErrUnsupported, c.addr, c.proto)
 	}
 	var out []FirmwareItem
 	err := c.rfCall(ctx, "firmware inventory", func(ctx context.Context, s *rfSession) error {
@@ -190,14 +191,14 @@ func itemNames(items []FirmwareItem) string {
 // it.
 func (c *Conn) StartUpdate(ctx context.Context, g *guard.Guard, host string, req UpdateRequest) (*Update, error) {
 	if c.proto != "redfish" {
-		return nil, fmt.Errorf("%w: firmware update needs a Redfish BMC; %s is %s", ErrUnsupported, c.addr, c.proto)
+		return nil, fmt.Errorf("%w: firmware update needs a Redfish BMC; %s is %s", errclass.ErrUnsupported, c.addr, c.proto)
 	}
 	img, err := url.Parse(req.ImageURL)
 	switch {
 	case req.Component == "":
-		return nil, fmt.Errorf("%w: firmware update: component is empty: give an inventory item's Id, URI or Name", ErrFailed)
+		return nil, fmt.Errorf("%w: firmware update: component is empty: give an inventory item's Id, URI or Name", errclass.ErrFailed)
 	case err != nil || (img.Scheme != "http" && img.Scheme != "https") || img.Host == "":
-		return nil, fmt.Errorf("%w: firmware update: image URL %q is not an http(s) URL", ErrFailed, req.ImageURL)
+		return nil, fmt.Errorf("%w: firmware update: image URL %q is not an http(s) URL", errclass.ErrFailed, req.ImageURL)
 	}
 	var (
 		svc   *rfUpdateServiceDoc
@@ -217,9 +218,9 @@ func (c *Conn) StartUpdate(ctx context.Context, g *guard.Guard, host string, req
 	it, ok := findItem(items, req.Component)
 	switch {
 	case !ok:
-		return nil, fmt.Errorf("%w: %s: no firmware inventory item %q; the BMC lists %s", ErrFailed, c.addr, req.Component, itemNames(items))
+		return nil, fmt.Errorf("%w: %s: no firmware inventory item %q; the BMC lists %s", errclass.ErrFailed, c.addr, req.Component, itemNames(items))
 	case !it.Updateable:
-		return nil, fmt.Errorf("%w: %s: firmware item %s (%s) is not Updateable", ErrFailed, c.addr, it.ID, it.Name)
+		return nil, fmt.Errorf("%w: %s: firmware item %s (%s) is not Updateable", errclass.ErrFailed, c.addr, it.ID, it.Name)
 	case it.State == "Updating":
 		return nil, fmt.Errorf("%w: %s: firmware item %s (%s) reads Status.State Updating", ErrUpdateInProgress, c.addr, it.ID, it.Name)
 	}
@@ -255,7 +256,7 @@ func (c *Conn) StartUpdate(ctx context.Context, g *guard.Guard, host string, req
 			return nil, pushErr
 		}
 	default:
-		return nil, fmt.Errorf("%w: %s: %s offers neither #UpdateService.SimpleUpdate nor MultipartHttpPushUri", ErrUnsupported, c.addr, short(svc.ID))
+		return nil, fmt.Errorf("%w: %s: %s offers neither #UpdateService.SimpleUpdate nor MultipartHttpPushUri", errclass.ErrUnsupported, c.addr, short(svc.ID))
 	}
 	var (
 		hdr    http.Header

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/rackfence/rackfence/agent/errclass"
 )
 
 // Following a flash to its end: the task, then the inventory, which alone
@@ -14,12 +16,12 @@ import (
 
 // FinishUpdate: see DayTwo. It follows the task (WaitTask), then reads
 // the item until it answers (the BMC may restart after its own flash),
-// both within timeout. Outcomes: the item (done); ErrFailed (the task
+// both within timeout. Outcomes: the item (done); errclass.ErrFailed (the task
 // ended in failure); ErrUpdateNotApplied (Completed, old version still
 // there); ErrTaskRunning (timeout: do not power-cycle).
 func (c *Conn) FinishUpdate(ctx context.Context, u *Update, timeout time.Duration) (*FirmwareItem, error) {
 	if u == nil || u.Component == "" {
-		return nil, fmt.Errorf("%w: FinishUpdate needs the Update StartUpdate returned", ErrFailed)
+		return nil, fmt.Errorf("%w: FinishUpdate needs the Update StartUpdate returned", errclass.ErrFailed)
 	}
 	deadline := time.Now().Add(timeout)
 	what := fmt.Sprintf("firmware update of %s to %s", u.Name, orAny(u.Version))
@@ -81,10 +83,10 @@ func (c *Conn) FinishUpdate(ctx context.Context, u *Update, timeout time.Duratio
 			if st != nil { // the task ended: the version will not change now
 				return &it, notApplied()
 			}
-		case !errors.Is(err, ErrTransient):
+		case !errors.Is(err, errclass.ErrTransient):
 			return nil, fmt.Errorf("%s: %w", what, err)
 		case ctx.Err() != nil:
-			return nil, fmt.Errorf("%w: %s: %s: %v", ErrTransient, c.addr, what, ctx.Err())
+			return nil, fmt.Errorf("%w: %s: %s: %v", errclass.ErrTransient, c.addr, what, ctx.Err())
 		case !time.Now().Before(deadline):
 			if read {
 				return &it, notApplied()
@@ -102,7 +104,7 @@ func (c *Conn) FinishUpdate(ctx context.Context, u *Update, timeout time.Duratio
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("%w: %s: %s: %v", ErrTransient, c.addr, what, ctx.Err())
+			return nil, fmt.Errorf("%w: %s: %s: %v", errclass.ErrTransient, c.addr, what, ctx.Err())
 		case <-time.After(wait):
 		}
 	}

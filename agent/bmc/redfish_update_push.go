@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"path"
 	"strings"
+
+	"github.com/rackfence/rackfence/agent/errclass"
 )
 
 // The multipart push (UpdateService.MultipartHttpPushUri), for BMCs that
@@ -25,26 +27,26 @@ import (
 func pushBody(ctx context.Context, imageURL, target string) ([]byte, string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, imageURL, nil)
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: firmware image %s: %v", ErrFailed, imageURL, err)
+		return nil, "", fmt.Errorf("%w: firmware image %s: %v", errclass.ErrFailed, imageURL, err)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: fetching firmware image %s to push it: %v; check the image server", ErrTransient, imageURL, err)
+		return nil, "", fmt.Errorf("%w: fetching firmware image %s to push it: %v; check the image server", errclass.ErrTransient, imageURL, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		cls := ErrFailed
+		cls := errclass.ErrFailed
 		if resp.StatusCode >= 500 {
-			cls = ErrTransient
+			cls = errclass.ErrTransient
 		}
 		return nil, "", fmt.Errorf("%w: fetching firmware image %s to push it: the server answered %s", cls, imageURL, resp.Status)
 	}
 	img, err := io.ReadAll(io.LimitReader(resp.Body, MaxPushImageBytes+1))
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: fetching firmware image %s: %v", ErrTransient, imageURL, err)
+		return nil, "", fmt.Errorf("%w: fetching firmware image %s: %v", errclass.ErrTransient, imageURL, err)
 	}
 	if len(img) > MaxPushImageBytes {
-		return nil, "", fmt.Errorf("%w: firmware image %s is larger than %d MiB, more than the agent pushes", ErrFailed, imageURL, MaxPushImageBytes>>20)
+		return nil, "", fmt.Errorf("%w: firmware image %s is larger than %d MiB, more than the agent pushes", errclass.ErrFailed, imageURL, MaxPushImageBytes>>20)
 	}
 	var buf bytes.Buffer
 	w := multipart.NewWriter(&buf)
@@ -64,7 +66,7 @@ func pushBody(ctx context.Context, imageURL, target string) ([]byte, string, err
 	fw, _ := w.CreatePart(h)
 	_, _ = fw.Write(img)
 	if err := w.Close(); err != nil {
-		return nil, "", fmt.Errorf("%w: building the push of %s: %v", ErrFailed, imageURL, err)
+		return nil, "", fmt.Errorf("%w: building the push of %s: %v", errclass.ErrFailed, imageURL, err)
 	}
 	return buf.Bytes(), w.FormDataContentType(), nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stmcginnis/gofish/redfish"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/guard"
 )
 
@@ -16,7 +17,7 @@ import (
 // VirtualMedia first, then its managers'; MediaTypes with CD or DVD),
 // driven by its InsertMedia/EjectMedia actions when it has them, else by
 // PATCH of Image and Inserted (If-Match with its ETag); every change is
-// read back and fails with ErrFailed when it did not take.
+// read back and fails with errclass.ErrFailed when it did not take.
 //
 // The mutating gofish calls sit lexically inside the Guard.Do closures
 // (agent/guard's guardcheck_test.go checks it), hence the long closures.
@@ -98,7 +99,7 @@ func redactURL(err error, url string) error {
 	return redactedError{err: err, msg: strings.ReplaceAll(err.Error(), url, "(config drive URL, not shown)")}
 }
 
-// slotDevice returns the slot's device path: for an insert ErrUnsupported
+// slotDevice returns the slot's device path: for an insert errclass.ErrUnsupported
 // naming what was searched when there is none; for an eject "" (nothing
 // can be inserted there). c.mu held.
 func (c *Conn) slotDevice(s *rfSession, slot mediaSlot, insert bool) (string, error) {
@@ -118,7 +119,7 @@ func (c *Conn) slotDevice(s *rfSession, slot mediaSlot, insert bool) (string, er
 		if slot == slotDrive {
 			what = "config drive: "
 		}
-		return "", fmt.Errorf("%w: %s (%s): %s%s", ErrUnsupported, c.addr, short(d.system), what, none)
+		return "", fmt.Errorf("%w: %s (%s): %s%s", errclass.ErrUnsupported, c.addr, short(d.system), what, none)
 	}
 	return dev, nil
 }
@@ -164,7 +165,7 @@ func (c *Conn) rfInsertMedia(ctx context.Context, g *guard.Guard, host, image st
 					return err
 				}
 				if vm.Inserted {
-					return fmt.Errorf("%w: %s: the BMC accepted the eject of %s but %s still reads Inserted", ErrFailed, c.addr, slot.show(vm.Image), short(dev))
+					return fmt.Errorf("%w: %s: the BMC accepted the eject of %s but %s still reads Inserted", errclass.ErrFailed, c.addr, slot.show(vm.Image), short(dev))
 				}
 			}
 			proto := transferProtocol(image)
@@ -199,7 +200,7 @@ func (c *Conn) rfInsertMedia(ctx context.Context, g *guard.Guard, host, image st
 			}
 			if !back.Inserted || back.Image != image {
 				return fmt.Errorf("%w: %s: the BMC accepted the insert of %s but %s reads back Image %s, Inserted %v",
-					ErrFailed, c.addr, slot.show(image), short(dev), slot.show(back.Image), back.Inserted)
+					errclass.ErrFailed, c.addr, slot.show(image), short(dev), slot.show(back.Image), back.Inserted)
 			}
 			return nil
 		})
@@ -239,7 +240,7 @@ func (c *Conn) rfEjectMedia(ctx context.Context, g *guard.Guard, host string, sl
 				return err
 			}
 			if back.Inserted {
-				return fmt.Errorf("%w: %s: the BMC accepted the eject but %s reads back Inserted with Image %s", ErrFailed, c.addr, short(dev), slot.show(back.Image))
+				return fmt.Errorf("%w: %s: the BMC accepted the eject but %s reads back Inserted with Image %s", errclass.ErrFailed, c.addr, short(dev), slot.show(back.Image))
 			}
 			return nil
 		})

@@ -6,9 +6,8 @@
 //
 // The package imports nothing of the project, so every layer of the agent
 // (agent/bmc, agent/provisioner and its implementations, agent itself) can
-// depend on it downward. agent/provisioner re-exports the classes under
-// its own names (provisioner.ErrTransient is errclass.ErrTransient, the
-// same value). The guard's refusal, ErrFenced, is not a class of this
+// depend on it downward. Every layer names the classes
+// errclass.ErrX; none re-exports them under a name of its own. The guard's refusal, ErrFenced, is not a class of this
 // package: it lives with the guard in agent/guard and is passed through
 // every layer unchanged.
 package errclass

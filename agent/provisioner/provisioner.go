@@ -10,25 +10,15 @@ package provisioner
 import (
 	"context"
 
-	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/shared/wire"
 )
 
-// Error classes. A provisioner wraps every error it returns in exactly one of
-// these (fmt.Errorf("%w: …", ErrX)) so the state machine can act on it:
-// errors.Is(err, provisioner.ErrTransient) and so on. An error wrapping none
-// is treated as ErrFailed. They are the classes of agent/errclass under this
-// package's names (the same values, documented there), so errors.Is matches
-// whichever layer (agent/bmc, a provisioner) wrapped the error.
-var (
-	ErrTransient   = errclass.ErrTransient
-	ErrAuth        = errclass.ErrAuth
-	ErrFailed      = errclass.ErrFailed
-	ErrNotFound    = errclass.ErrNotFound
-	ErrUnsupported = errclass.ErrUnsupported
-	// guard.ErrFenced (agent/guard) is also passed through unchanged: the
-	// agent lost its lease or the host is blocked.
-)
+// Errors: a provisioner wraps every error it returns in exactly one
+// agent/errclass class (fmt.Errorf("%w: …", errclass.ErrX)) so the state
+// machine can act on it with errors.Is whichever layer (agent/bmc, a
+// provisioner) wrapped it; an error wrapping none is treated as
+// errclass.ErrFailed. guard.ErrFenced (agent/guard) is also passed through
+// unchanged: the agent lost its lease or the host is blocked.
 
 // Host is what a provisioner needs to know about one host.
 type Host struct {
@@ -101,7 +91,7 @@ type Provisioner interface {
 	// Name is "direct" or "ironic".
 	Name() string
 	// Register makes the back end know the host and checks its BMC
-	// credentials (no power change). ErrAuth on bad credentials.
+	// credentials (no power change). errclass.ErrAuth on bad credentials.
 	Register(ctx context.Context, h Host) (Result, error)
 	// Inspect reads hardware details.
 	Inspect(ctx context.Context, h Host) (Result, error)
@@ -162,7 +152,7 @@ func (s DayTwoSpec) Empty() bool {
 // it reads the back end's state and moves it one stretch further,
 // InProgress while the back end works (call it again), nil error once
 // the host is at spec, an error carrying the back end's message when it
-// failed (ErrUnsupported for what the back end cannot do, named).
+// failed (errclass.ErrUnsupported for what the back end cannot do, named).
 type Servicer interface {
 	Service(ctx context.Context, h Host, spec DayTwoSpec) (Result, error)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/rackfence/rackfence/agent/artifact"
 	"github.com/rackfence/rackfence/agent/bmc"
 	"github.com/rackfence/rackfence/agent/configdrive"
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/provisioner"
 )
 
@@ -37,11 +38,11 @@ func (p *Provisioner) imageURL(ctx context.Context, h provisioner.Host) (url str
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
 		return "", false, nil
 	case errors.Is(err, artifact.ErrChecksumMismatch), errors.Is(err, artifact.ErrChecksumFile):
-		return "", false, fmt.Errorf("%w: host %s: %v", provisioner.ErrFailed, h.Name, err)
+		return "", false, fmt.Errorf("%w: host %s: %v", errclass.ErrFailed, h.Name, err)
 	case errors.Is(err, artifact.ErrOrigin):
-		return "", false, fmt.Errorf("%w: host %s: %v", provisioner.ErrTransient, h.Name, err)
+		return "", false, fmt.Errorf("%w: host %s: %v", errclass.ErrTransient, h.Name, err)
 	}
-	return "", false, fmt.Errorf("%w: host %s: image cache: %v", provisioner.ErrFailed, h.Name, err)
+	return "", false, fmt.Errorf("%w: host %s: image cache: %v", errclass.ErrFailed, h.Name, err)
 }
 
 // publishDrive builds the host's config drive and publishes it on the
@@ -52,7 +53,7 @@ func (p *Provisioner) publishDrive(h provisioner.Host) (string, error) {
 	}
 	img, err := configdrive.Build(configdrive.Input{UUID: hostUUID(h), Name: h.Name, Hostname: h.Name, Content: *h.ConfigDrive})
 	if err != nil {
-		return "", fmt.Errorf("%w: host %s: %v", provisioner.ErrFailed, h.Name, err)
+		return "", fmt.Errorf("%w: host %s: %v", errclass.ErrFailed, h.Name, err)
 	}
 	return p.art.PublishDrive(h.Name, img)
 }
@@ -66,11 +67,11 @@ func (p *Provisioner) checkDrive(ctx context.Context, h provisioner.Host, c *bmc
 	}
 	if c.Protocol() == "ipmi" {
 		return fmt.Errorf("%w: host %s has userData/networkData/metaData, which the direct provisioner inserts as a config drive by Redfish virtual media; IPMI has none: use a redfish:// BMC address or --provisioner ironic",
-			provisioner.ErrUnsupported, h.Name)
+			errclass.ErrUnsupported, h.Name)
 	}
 	if p.art == nil {
 		return fmt.Errorf("%w: host %s has userData/networkData/metaData, but this agent serves no config drives: start rackfence-agent with --artifact-addr (and --artifact-url as the BMCs reach it)",
-			provisioner.ErrUnsupported, h.Name)
+			errclass.ErrUnsupported, h.Name)
 	}
 	if _, err := c.ConfigDriveDevice(ctx); err != nil {
 		return err

@@ -20,6 +20,7 @@ import (
 	"github.com/rackfence/rackfence/agent/artifact"
 	"github.com/rackfence/rackfence/agent/bmc"
 	"github.com/rackfence/rackfence/agent/configdrive"
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/agent/provisioner/direct"
@@ -133,7 +134,7 @@ func TestConfigDriveInSecondDevice(t *testing.T) {
 				if st.Mutations != before {
 					t.Fatalf("a provision refused for want of a second device changed the BMC %d times", st.Mutations-before)
 				}
-				if !errors.Is(err, provisioner.ErrUnsupported) || !strings.Contains(err.Error(), "no second virtual media device (USBStick, Floppy or another CD/DVD) beside") {
+				if !errors.Is(err, errclass.ErrUnsupported) || !strings.Contains(err.Error(), "no second virtual media device (USBStick, Floppy or another CD/DVD) beside") {
 					t.Fatalf("provision on a one-device BMC: %v; want ErrUnsupported naming what was searched", err)
 				}
 				if m := mediaAt(st, c.cd); m.Inserted || st.Power == "On" {
@@ -201,7 +202,7 @@ func TestConfigDriveNeedsArtifactServer(t *testing.T) {
 	h := provisioner.Host{Name: "h", Username: "admin", Password: "password", Online: true,
 		BMC: wire.BMC{Address: sim.Address(0)}, Image: &wire.Image{URL: "http://i/x.iso"}, ConfigDrive: driveContent()}
 	_, err = p.Provision(context.Background(), h)
-	if !errors.Is(err, provisioner.ErrUnsupported) || !strings.Contains(err.Error(), "--artifact-addr") {
+	if !errors.Is(err, errclass.ErrUnsupported) || !strings.Contains(err.Error(), "--artifact-addr") {
 		t.Fatalf("err = %v, want ErrUnsupported naming --artifact-addr", err)
 	}
 	for _, m := range sim.State(0).VirtualMedia {
@@ -236,7 +237,7 @@ func TestImageFromRackCache(t *testing.T) {
 	bad := provisioner.Host{Name: "h1", Username: "admin", Password: "password", Online: true, BMC: wire.BMC{Address: sim.Address(1)},
 		Image: &wire.Image{URL: origin.URL + "/live.iso", Checksum: strings.Repeat("0", 64)}}
 	_, err = p.Provision(ctx, bad)
-	if !errors.Is(err, provisioner.ErrFailed) || !strings.Contains(err.Error(), hex.EncodeToString(sum[:])) || !strings.Contains(err.Error(), origin.URL+"/live.iso") {
+	if !errors.Is(err, errclass.ErrFailed) || !strings.Contains(err.Error(), hex.EncodeToString(sum[:])) || !strings.Contains(err.Error(), origin.URL+"/live.iso") {
 		t.Fatalf("mismatch: %v; want ErrFailed with the actual digest and the URL", err)
 	}
 	if sim.State(1).Media.Inserted || sim.State(1).Power == "On" {
@@ -295,7 +296,7 @@ func TestImageChecksumFileFromRackCache(t *testing.T) {
 	bad := provisioner.Host{Name: "h1", Username: "admin", Password: "password", Online: true, BMC: wire.BMC{Address: sim.Address(1)},
 		Image: &wire.Image{URL: origin.URL + "/live.iso", Checksum: origin.URL + "/live.iso.sha256sum"}}
 	_, err = p.Provision(ctx, bad)
-	if !errors.Is(err, provisioner.ErrFailed) || !strings.Contains(err.Error(), origin.URL+"/live.iso.sha256sum") || !strings.Contains(err.Error(), "404") {
+	if !errors.Is(err, errclass.ErrFailed) || !strings.Contains(err.Error(), origin.URL+"/live.iso.sha256sum") || !strings.Contains(err.Error(), "404") {
 		t.Fatalf("missing checksum file: %v; want ErrFailed naming its URL and the 404", err)
 	}
 	if sim.State(1).Media.Inserted || sim.State(1).Power == "On" {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/rackfence/rackfence/agent/artifact"
 	"github.com/rackfence/rackfence/agent/bmc"
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/shared/wire"
@@ -91,7 +92,7 @@ func (p *Provisioner) Name() string { return "direct" }
 // conn returns the host's (reused) BMC session.
 func (p *Provisioner) conn(ctx context.Context, h provisioner.Host) (*bmc.Conn, error) {
 	if h.BMC.Address == "" {
-		return nil, fmt.Errorf("%w: host %s has no BMC address", provisioner.ErrFailed, h.Name)
+		return nil, fmt.Errorf("%w: host %s has no BMC address", errclass.ErrFailed, h.Name)
 	}
 	return p.pool.Get(ctx, h.Name, bmc.Target{Address: h.BMC.Address, Username: h.Username,
 		Password: h.Password, Insecure: h.BMC.DisableCertificateVerification})
@@ -223,13 +224,13 @@ func (p *Provisioner) Provide(ctx context.Context, h provisioner.Host) (provisio
 // progress).
 func (p *Provisioner) Provision(ctx context.Context, h provisioner.Host) (provisioner.Result, error) {
 	if h.Image == nil || h.Image.URL == "" {
-		return provisioner.Result{}, fmt.Errorf("%w: host %s has no image to provision: set image.url in its spec", provisioner.ErrFailed, h.Name)
+		return provisioner.Result{}, fmt.Errorf("%w: host %s has no image to provision: set image.url in its spec", errclass.ErrFailed, h.Name)
 	}
 	// A disk image format needs something that writes it to disk: Ironic.
 	// No format and a URL not ending in .iso is inserted as before.
 	if f := h.Image.Format; f != "" && f != wire.FormatLiveISO {
 		return provisioner.Result{}, fmt.Errorf("%w: host %s: image.format %s is a disk image the direct provisioner cannot write (it only boots a live ISO by virtual media): it needs --provisioner ironic",
-			provisioner.ErrUnsupported, h.Name, f)
+			errclass.ErrUnsupported, h.Name, f)
 	}
 	c, err := p.conn(ctx, h)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/agent/bmc"
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/agent/provisioner/direct"
@@ -133,7 +134,7 @@ func TestLifecycleThroughVirtualMedia(t *testing.T) {
 func TestBadCredentialsAndFencing(t *testing.T) {
 	sim, p, holder, _, audit := setup(t, 2)
 	ctx := context.Background()
-	if _, err := p.Register(ctx, host(sim, 0, "s3cr3t-pw")); !errors.Is(err, provisioner.ErrAuth) {
+	if _, err := p.Register(ctx, host(sim, 0, "s3cr3t-pw")); !errors.Is(err, errclass.ErrAuth) {
 		t.Fatalf("register with a wrong password: %v, want ErrAuth", err)
 	} else if strings.Contains(err.Error(), "s3cr3t-pw") {
 		t.Fatalf("the error leaks the password: %v", err)
@@ -147,7 +148,7 @@ func TestBadCredentialsAndFencing(t *testing.T) {
 	if err := sim.SetFault(1, bmcsim.FaultHTTP500); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.PowerState(ctx, h); !errors.Is(err, provisioner.ErrTransient) {
+	if _, err := p.PowerState(ctx, h); !errors.Is(err, errclass.ErrTransient) {
 		t.Fatalf("power read against http500: %v, want ErrTransient", err)
 	}
 	if err := sim.SetFault(1, bmcsim.FaultNone); err != nil {

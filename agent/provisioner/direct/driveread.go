@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/shared/wire"
 )
@@ -73,7 +74,7 @@ func (p *Provisioner) awaitDriveRead(h provisioner.Host, url string, res provisi
 	res.ConfigDrive = cd
 	if cd == nil {
 		p.drives.forget(h.Name)
-		return res, fmt.Errorf("%w: host %s: its config drive is no longer served (removed while provisioning): provisioning starts again", provisioner.ErrTransient, h.Name)
+		return res, fmt.Errorf("%w: host %s: its config drive is no longer served (removed while provisioning): provisioning starts again", errclass.ErrTransient, h.Name)
 	}
 	if !cd.ReadAt.IsZero() {
 		p.drives.forget(h.Name)
@@ -88,7 +89,7 @@ func (p *Provisioner) awaitDriveRead(h provisioner.Host, url string, res provisi
 	if time.Now().After(w.deadline) {
 		p.drives.forget(h.Name)
 		return res, fmt.Errorf("%w: host %s: its BMC has not read the config drive (%d bytes, published %s) within %s of power-on, so the host booted without its user data: check that the BMC reaches the agent's artifact server at %s (--artifact-url: routing, firewall, TLS) and the config drive's virtual media device at the BMC (inserted, connected); raise --config-drive-read-timeout for a BMC that reads media late",
-			provisioner.ErrFailed, h.Name, cd.Size, cd.PublishedAt.UTC().Format(time.RFC3339), p.driveRead, p.art.BaseURL())
+			errclass.ErrFailed, h.Name, cd.Size, cd.PublishedAt.UTC().Format(time.RFC3339), p.driveRead, p.art.BaseURL())
 	}
 	res.InProgress = true
 	res.Message = joinMsg(res.Message, "waiting for the BMC to read the config drive")

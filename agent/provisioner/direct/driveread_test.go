@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/agent/bmc"
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/agent/provisioner/direct"
@@ -104,7 +105,7 @@ func TestConfigDriveRead(t *testing.T) {
 	if time.Since(start) < readTimeout {
 		t.Errorf("failed after %s, before the %s deadline", time.Since(start), readTimeout)
 	}
-	if !errors.Is(err, provisioner.ErrFailed) {
+	if !errors.Is(err, errclass.ErrFailed) {
 		t.Fatalf("err = %v, want ErrFailed", err)
 	}
 	for _, want := range []string{"has not read the config drive", art.BaseURL(), "--artifact-url", "--config-drive-read-timeout"} {

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/rackfence/rackfence/agent/artifact"
-	"github.com/rackfence/rackfence/agent/provisioner"
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/shared/wire"
 )
 
@@ -38,14 +38,14 @@ func (p *Provisioner) FirmwareImageURL(ctx context.Context, host string, at stri
 		return u, "", true, nil
 	case errors.As(err, &mm):
 		return "", "", false, fmt.Errorf("%w: host %s: %s (component %s): image %s does not match its checksum: expected %s:%s, got %s:%s; nothing was sent to the BMC: fix %s.checksum or the image at its origin",
-			provisioner.ErrFailed, host, at, c.Component, c.URL, mm.Algo, mm.Want, mm.Algo, mm.Got, at)
+			errclass.ErrFailed, host, at, c.Component, c.URL, mm.Algo, mm.Want, mm.Algo, mm.Got, at)
 	case errors.Is(err, artifact.ErrTooLarge):
 		p.log.Warn("firmware image not cached: the BMC fetches it from its origin", "host", host, "component", c.Component, "url", c.URL, "reason", err.Error())
 		return c.URL, "checksum not verified: " + err.Error(), true, nil
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
 		return "", "", false, nil
 	case errors.Is(err, artifact.ErrOrigin):
-		return "", "", false, fmt.Errorf("%w: host %s: %s (component %s): %v", provisioner.ErrTransient, host, at, c.Component, err)
+		return "", "", false, fmt.Errorf("%w: host %s: %s (component %s): %v", errclass.ErrTransient, host, at, c.Component, err)
 	}
-	return "", "", false, fmt.Errorf("%w: host %s: %s (component %s): image cache: %v", provisioner.ErrFailed, host, at, c.Component, err)
+	return "", "", false, fmt.Errorf("%w: host %s: %s (component %s): image cache: %v", errclass.ErrFailed, host, at, c.Component, err)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/rackfence/rackfence/agent/bmc"
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/shared/wire"
 )
@@ -23,15 +24,15 @@ func (p *Provisioner) bootMethod(ctx context.Context, h provisioner.Host, c *bmc
 	switch h.BootMethod {
 	case wire.BootMethodVirtualMedia:
 		if c.Protocol() == "ipmi" {
-			return "", fmt.Errorf("%w: host %s: bootMethod vmedia, but IPMI has no virtual media: use bootMethod pxe (or none) or a redfish:// BMC address", provisioner.ErrUnsupported, h.Name)
+			return "", fmt.Errorf("%w: host %s: bootMethod vmedia, but IPMI has no virtual media: use bootMethod pxe (or none) or a redfish:// BMC address", errclass.ErrUnsupported, h.Name)
 		}
 		return wire.BootMethodVirtualMedia, nil // the insert names what was searched when there is none
 	case wire.BootMethodUEFIHTTP:
 		if c.Protocol() == "ipmi" {
-			return "", fmt.Errorf("%w: host %s: bootMethod uefihttp, but IPMI has no UEFI HTTP boot: use bootMethod pxe (or none) or a redfish:// BMC address", provisioner.ErrUnsupported, h.Name)
+			return "", fmt.Errorf("%w: host %s: bootMethod uefihttp, but IPMI has no UEFI HTTP boot: use bootMethod pxe (or none) or a redfish:// BMC address", errclass.ErrUnsupported, h.Name)
 		}
 		if legacy {
-			return "", fmt.Errorf("%w: host %s: bootMethod uefihttp needs a UEFI boot mode, not bootMode legacy", provisioner.ErrUnsupported, h.Name)
+			return "", fmt.Errorf("%w: host %s: bootMethod uefihttp needs a UEFI boot mode, not bootMode legacy", errclass.ErrUnsupported, h.Name)
 		}
 		return wire.BootMethodUEFIHTTP, nil // SetNetworkBoot names what the system lacks
 	case wire.BootMethodPXE:
@@ -56,7 +57,7 @@ func (p *Provisioner) bootMethod(ctx context.Context, h provisioner.Host, c *bmc
 func (p *Provisioner) provisionNetwork(ctx context.Context, h provisioner.Host, c *bmc.Conn, method, mode string) (provisioner.Result, error) {
 	if h.ConfigDrive != nil {
 		return provisioner.Result{}, fmt.Errorf("%w: host %s has userData/networkData/metaData, which the direct provisioner inserts as a config drive by virtual media; bootMethod %s boots from the network and inserts none: use bootMethod vmedia on a BMC with virtual media, or --provisioner ironic",
-			provisioner.ErrUnsupported, h.Name, method)
+			errclass.ErrUnsupported, h.Name, method)
 	}
 	uri, msg := "", "booting once from the network (PXE): the site's DHCP and PXE server serve the image"
 	if method == wire.BootMethodUEFIHTTP {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/agent/provisioner/direct"
 	"github.com/rackfence/rackfence/shared/wire"
@@ -132,17 +133,17 @@ func TestNetworkBootRefusals(t *testing.T) {
 		says          string
 		changed       bool
 	}{
-		{name: "vmedia without a device", profile: "no-vmedia", method: wire.BootMethodVirtualMedia, class: provisioner.ErrUnsupported,
+		{name: "vmedia without a device", profile: "no-vmedia", method: wire.BootMethodVirtualMedia, class: errclass.ErrUnsupported,
 			says: "no virtual media device taking CD or DVD under Systems/1 or Managers/1"},
-		{name: "uefihttp without HttpBootUri", profile: "no-vmedia", method: wire.BootMethodUEFIHTTP, class: provisioner.ErrUnsupported,
+		{name: "uefihttp without HttpBootUri", profile: "no-vmedia", method: wire.BootMethodUEFIHTTP, class: errclass.ErrUnsupported,
 			says: "Systems/1 has no Boot.HttpBootUri"},
 		{name: "uefihttp in legacy mode", profile: "no-vmedia", method: wire.BootMethodUEFIHTTP, mode: wire.BootModeLegacy,
-			class: provisioner.ErrUnsupported, says: "needs a UEFI boot mode"},
-		{name: "config drive without virtual media", profile: "blade", system: 1, drive: true, class: provisioner.ErrUnsupported,
+			class: errclass.ErrUnsupported, says: "needs a UEFI boot mode"},
+		{name: "config drive without virtual media", profile: "blade", system: 1, drive: true, class: errclass.ErrUnsupported,
 			says: "bootMethod uefihttp boots from the network"},
-		{name: "HttpBootUri refused", profile: "blade", system: 1, knob: bmcsim.HTTPBootURIRefuse, class: provisioner.ErrFailed,
+		{name: "HttpBootUri refused", profile: "blade", system: 1, knob: bmcsim.HTTPBootURIRefuse, class: errclass.ErrFailed,
 			says: `the BMC refused UEFI HTTP boot from HttpBootUri "http://images.example/os.iso"`},
-		{name: "HttpBootUri not kept", profile: "blade", system: 3, knob: bmcsim.HTTPBootURIIgnore, class: provisioner.ErrFailed,
+		{name: "HttpBootUri not kept", profile: "blade", system: 3, knob: bmcsim.HTTPBootURIIgnore, class: errclass.ErrFailed,
 			says: `accepted HttpBootUri "http://images.example/os.iso" but Systems/Blade4 reads back ""`, changed: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {

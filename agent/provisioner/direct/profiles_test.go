@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/agent/bmc"
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/agent/provisioner/direct"
@@ -66,7 +67,7 @@ func TestProfileOperations(t *testing.T) {
 			bare := addrs[0][:strings.Index(addrs[0], "/redfish/v1/")]
 			_, err := p.Register(ctx, provisioner.Host{Name: prof + "-nopath", Username: "admin", Password: "password", BMC: wire.BMC{Address: bare}})
 			expected++
-			if !errors.Is(err, provisioner.ErrFailed) || !strings.Contains(err.Error(), "bmc.address") {
+			if !errors.Is(err, errclass.ErrFailed) || !strings.Contains(err.Error(), "bmc.address") {
 				t.Errorf("%s: register without a system path: %v; want ErrFailed asking for the system path in bmc.address", prof, err)
 			} else {
 				passed++

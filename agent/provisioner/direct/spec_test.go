@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rackfence/rackfence/agent/provisioner"
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/shared/wire"
 	"github.com/rackfence/rackfence/testkit/bmcsim"
 )
@@ -49,7 +49,7 @@ func TestBootModeAndImageFormat(t *testing.T) {
 	for _, f := range []string{"qcow2", "raw", "vdi", "vmdk"} {
 		h.BootMode, h.Image = "", &wire.Image{URL: "http://images.example/os.iso", Format: f}
 		_, err := p.Provision(ctx, h)
-		if !errors.Is(err, provisioner.ErrUnsupported) || !strings.Contains(err.Error(), "--provisioner ironic") ||
+		if !errors.Is(err, errclass.ErrUnsupported) || !strings.Contains(err.Error(), "--provisioner ironic") ||
 			!strings.Contains(err.Error(), "image.format "+f) {
 			t.Fatalf("format %s: %v, want ErrUnsupported naming the format and --provisioner ironic", f, err)
 		}
@@ -57,7 +57,7 @@ func TestBootModeAndImageFormat(t *testing.T) {
 	// No profile has a SecureBoot resource: a clear error naming the system.
 	h.BootMode, h.Image = wire.BootModeUEFISecure, &wire.Image{URL: "http://images.example/os.iso"}
 	_, err := p.Provision(ctx, h)
-	if !errors.Is(err, provisioner.ErrUnsupported) || !strings.Contains(err.Error(), "Systems/1 has no SecureBoot resource") {
+	if !errors.Is(err, errclass.ErrUnsupported) || !strings.Contains(err.Error(), "Systems/1 has no SecureBoot resource") {
 		t.Fatalf("secure boot: %v, want ErrUnsupported naming the system", err)
 	}
 	if n := auditCount(t, audit); n != before {
@@ -78,7 +78,7 @@ func TestLegacyRefusedWhereNotOffered(t *testing.T) {
 	h := host(sim, 0, "password")
 	h.BootMode, h.Image = wire.BootModeLegacy, &wire.Image{URL: "http://images.example/os.iso"}
 	_, err = p.Provision(ctx, h)
-	if !errors.Is(err, provisioner.ErrUnsupported) || !strings.Contains(err.Error(), "not Legacy") {
+	if !errors.Is(err, errclass.ErrUnsupported) || !strings.Contains(err.Error(), "not Legacy") {
 		t.Fatalf("legacy on blade: %v, want ErrUnsupported", err)
 	}
 	if n := auditCount(t, audit); n != 0 {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rackfence/rackfence/agent/provisioner"
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/provisioner/ironic"
 	"github.com/rackfence/rackfence/shared/wire"
 )
@@ -53,8 +53,8 @@ func TestAdoptFailureThenFixed(t *testing.T) {
 
 	for i := 0; i < 2; i++ {
 		_, err := p.Adopt(ctx, h)
-		if !errors.Is(err, provisioner.ErrFailed) || !errors.Is(err, ironic.ErrStateFailed) {
-			t.Fatalf("adopt #%d: %v, want ErrStateFailed (a provisioner.ErrFailed)", i+1, err)
+		if !errors.Is(err, errclass.ErrFailed) || !errors.Is(err, ironic.ErrStateFailed) {
+			t.Fatalf("adopt #%d: %v, want ErrStateFailed (a errclass.ErrFailed)", i+1, err)
 		}
 		if !strings.Contains(err.Error(), "adopt failed") || !strings.Contains(err.Error(), "port") {
 			t.Fatalf("adopt #%d error does not carry the state and Ironic's last_error: %v", i+1, err)

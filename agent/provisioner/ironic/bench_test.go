@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/agent/provisioner/ironic"
 	"github.com/rackfence/rackfence/testkit/bmcsim"
@@ -28,7 +29,7 @@ func registerAdopt(ctx context.Context, p *ironic.Provisioner, h provisioner.Hos
 	call := func(f func() (provisioner.Result, error)) (provisioner.Result, error) {
 		for {
 			r, err := f()
-			if errors.Is(err, provisioner.ErrTransient) || (err == nil && r.InProgress) {
+			if errors.Is(err, errclass.ErrTransient) || (err == nil && r.InProgress) {
 				retries.Add(1)
 				select {
 				case <-ctx.Done():

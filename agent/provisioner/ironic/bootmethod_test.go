@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rackfence/rackfence/agent/provisioner"
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/shared/wire"
 )
 
@@ -24,7 +24,7 @@ func TestBootMethodUEFIHTTPRefused(t *testing.T) {
 	h.BootMethod = wire.BootMethodUEFIHTTP
 	h.Image = &wire.Image{URL: "http://127.0.0.1:9/images/live.iso"}
 	_, err := p.Provision(ctx, h)
-	if !errors.Is(err, provisioner.ErrUnsupported) || !strings.Contains(err.Error(), "bootMethod vmedia or pxe") {
+	if !errors.Is(err, errclass.ErrUnsupported) || !strings.Contains(err.Error(), "bootMethod vmedia or pxe") {
 		t.Fatalf("provision with bootMethod uefihttp: %v; want ErrUnsupported naming what to use", err)
 	}
 	wantState(t, url, h.ProvisioningID, "available")

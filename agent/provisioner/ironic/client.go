@@ -40,7 +40,7 @@ var (
 
 // New checks the configuration and that Ironic serves Microversion, and
 // returns the provisioner. An unreachable Ironic is an error wrapping
-// provisioner.ErrTransient (try again); an older one wraps ErrMicroversion
+// errclass.ErrTransient (try again); an older one wraps ErrMicroversion
 // and names both versions.
 func New(ctx context.Context, cfg Config) (*Provisioner, error) {
 	if cfg.URL == "" {

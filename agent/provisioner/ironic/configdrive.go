@@ -6,6 +6,7 @@ import (
 	"maps"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/provisioner"
 )
 
@@ -31,13 +32,13 @@ func configDrive(h provisioner.Host, uuid string) (*nodes.ConfigDrive, error) {
 	if len(cd.MetaData) > 0 {
 		var md map[string]any
 		if err := json.Unmarshal(cd.MetaData, &md); err != nil {
-			return nil, fmt.Errorf("%w: host %s: meta data is not a JSON object: %v", provisioner.ErrFailed, h.Name, err)
+			return nil, fmt.Errorf("%w: host %s: meta data is not a JSON object: %v", errclass.ErrFailed, h.Name, err)
 		}
 		maps.Copy(out.MetaData, md)
 	}
 	if len(cd.NetworkData) > 0 {
 		if err := json.Unmarshal(cd.NetworkData, &out.NetworkData); err != nil {
-			return nil, fmt.Errorf("%w: host %s: network data is not a JSON object: %v", provisioner.ErrFailed, h.Name, err)
+			return nil, fmt.Errorf("%w: host %s: network data is not a JSON object: %v", errclass.ErrFailed, h.Name, err)
 		}
 	}
 	if cd.UserData != nil {
@@ -58,7 +59,7 @@ func networkDataPatch(h provisioner.Host, n *nodes.Node) (nodes.UpdateOpts, erro
 	}
 	var nd map[string]any
 	if err := json.Unmarshal(h.PreprovisioningNetworkData, &nd); err != nil {
-		return nil, fmt.Errorf("%w: host %s: preprovisioning network data is not a JSON object: %v", provisioner.ErrFailed, h.Name, err)
+		return nil, fmt.Errorf("%w: host %s: preprovisioning network data is not a JSON object: %v", errclass.ErrFailed, h.Name, err)
 	}
 	if sameDoc(n.NetworkData, nd) {
 		return nil, nil

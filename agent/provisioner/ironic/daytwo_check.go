@@ -9,6 +9,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/shared/wire"
 )
@@ -26,7 +27,7 @@ func (p *Provisioner) verified(ctx context.Context, h provisioner.Host, res prov
 			msg += "; firmware versions not checked against the BMC's inventory (Ironic's word)"
 		case len(pending) > 0:
 			return res, fmt.Errorf("%w: Ironic's clean of host %s ended but the BMC's firmware inventory shows %s not at its version (the flash did not take, or the BMC flashed another component: Ironic 21.4's SimpleUpdate names no target)",
-				provisioner.ErrFailed, h.Name, components(pending))
+				errclass.ErrFailed, h.Name, components(pending))
 		default:
 			msg += "; the BMC's inventory shows every component at its version"
 		}
@@ -68,7 +69,7 @@ func (p *Provisioner) biosCurrent(ctx context.Context, uuid string) (map[string]
 	all, err := nodes.ListBIOSSettings(ctx, p.client, uuid, nil).Extract()
 	if err != nil {
 		var e error = classify(err, "read BIOS settings of node "+uuid)
-		if errors.Is(e, provisioner.ErrNotFound) {
+		if errors.Is(e, errclass.ErrNotFound) {
 			return nil, nil
 		}
 		return nil, e

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/agent/bmc"
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/agent/provisioner/ironic"
 	"github.com/rackfence/rackfence/shared/wire"
@@ -202,7 +203,7 @@ func TestIronicDayTwoFirmwareNotFollowed(t *testing.T) {
 	spec := provisioner.DayTwoSpec{Firmware: []wire.FirmwareComponent{{Component: "bmc",
 		URL: "http://127.0.0.1:9/fw/iLO5_3.10.bin", Checksum: "sha256:" + strings.Repeat("0", 64), Version: "iLO5_3.10"}}}
 	_, err, took := c.service(t, spec)
-	if !errors.Is(err, ironic.ErrServiceTimeout) || !errors.Is(err, provisioner.ErrFailed) {
+	if !errors.Is(err, ironic.ErrServiceTimeout) || !errors.Is(err, errclass.ErrFailed) {
 		t.Fatalf("Service after %s: %v; want ErrServiceTimeout", took, err)
 	}
 	for _, want := range []string{"management.update_firmware", "clean wait", "already shows every component at its version"} {
@@ -265,11 +266,11 @@ func TestIronicDayTwoRefusals(t *testing.T) {
 		is   error
 	}{
 		{"software RAID", provisioner.DayTwoSpec{RAID: &wire.RAIDSpec{SoftwareRAIDVolumes: []wire.SoftwareRAIDVolume{{Level: "1"}}}},
-			"raid.softwareRAIDVolumes", provisioner.ErrUnsupported},
+			"raid.softwareRAIDVolumes", errclass.ErrUnsupported},
 		{"whole-disk volume", provisioner.DayTwoSpec{RAID: &wire.RAIDSpec{HardwareRAIDVolumes: []wire.HardwareRAIDVolume{{Level: "1"}}}},
-			"raid.hardwareRAIDVolumes[0]", provisioner.ErrFailed},
+			"raid.hardwareRAIDVolumes[0]", errclass.ErrFailed},
 		{"no checksum", provisioner.DayTwoSpec{Firmware: []wire.FirmwareComponent{{Component: "bmc", URL: "http://x/fw.bin"}}},
-			"firmware[0].checksum", provisioner.ErrFailed},
+			"firmware[0].checksum", errclass.ErrFailed},
 	}
 	h := fakeHost("d2-refuse")
 	h.ProvisioningID = must(t, "register")(p.Register(ctx, h)).ProvisioningID
@@ -280,7 +281,7 @@ func TestIronicDayTwoRefusals(t *testing.T) {
 		}
 	}
 	// fake-hardware's bios interface is fake, not redfish.
-	if _, err := p.Service(ctx, h, bios); !errors.Is(err, provisioner.ErrUnsupported) || !strings.Contains(err.Error(), "bios_interface") {
+	if _, err := p.Service(ctx, h, bios); !errors.Is(err, errclass.ErrUnsupported) || !strings.Contains(err.Error(), "bios_interface") {
 		t.Errorf("fake bios interface: %v; want ErrUnsupported naming bios_interface", err)
 	}
 	wantState(t, url, h.ProvisioningID, "manageable")

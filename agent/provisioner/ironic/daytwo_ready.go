@@ -6,6 +6,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/provisioner"
 )
 
@@ -28,7 +29,7 @@ func (p *Provisioner) canClean(h provisioner.Host, n *nodes.Node, spec provision
 	for _, k := range []nodes.StepInterface{nodes.InterfaceManagement, nodes.InterfaceBIOS, nodes.InterfaceRAID} {
 		if iface, ok := need[k]; ok && iface != "redfish" {
 			return fmt.Errorf("%w: host %s: Ironic applies %s through the node's %s_interface redfish, and node %s has %q (enable redfish in Ironic's enabled_%s_interfaces and set the node's %s_interface)",
-				provisioner.ErrUnsupported, h.Name, dayTwoPart(k), k, n.UUID, iface, k, k)
+				errclass.ErrUnsupported, h.Name, dayTwoPart(k), k, n.UUID, iface, k, k)
 		}
 	}
 	if nodeRamdisk(n) || p.cfg.DeployISO != "" || (p.cfg.DeployKernel != "" && p.cfg.DeployRamdisk != "") {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/shared/wire"
 )
@@ -21,18 +22,18 @@ import (
 // naming the field.
 func checkDayTwo(spec provisioner.DayTwoSpec) error {
 	if r := spec.RAID; r != nil && len(r.SoftwareRAIDVolumes) > 0 {
-		return fmt.Errorf("%w: raid.softwareRAIDVolumes: software RAID through Ironic is built in-band by Ironic's agent ramdisk (raid interface agent, mdadm on the host's disks), which rackfence's Ironic path does not drive; use hardwareRAIDVolumes or remove them", provisioner.ErrUnsupported)
+		return fmt.Errorf("%w: raid.softwareRAIDVolumes: software RAID through Ironic is built in-band by Ironic's agent ramdisk (raid interface agent, mdadm on the host's disks), which rackfence's Ironic path does not drive; use hardwareRAIDVolumes or remove them", errclass.ErrUnsupported)
 	}
 	if r := spec.RAID; r != nil {
 		for i, v := range r.HardwareRAIDVolumes {
 			if (v.SizeGibibytes == nil || *v.SizeGibibytes == 0) && len(v.PhysicalDisks) == 0 {
-				return fmt.Errorf("%w: raid.hardwareRAIDVolumes[%d]: Ironic's redfish RAID interface refuses a volume of the disks' whole size (size_gb MAX) without physicalDisks: set sizeGibibytes or physicalDisks", provisioner.ErrFailed, i)
+				return fmt.Errorf("%w: raid.hardwareRAIDVolumes[%d]: Ironic's redfish RAID interface refuses a volume of the disks' whole size (size_gb MAX) without physicalDisks: set sizeGibibytes or physicalDisks", errclass.ErrFailed, i)
 			}
 		}
 	}
 	for i, c := range spec.Firmware {
 		if c.Checksum == "" {
-			return fmt.Errorf("%w: firmware[%d].checksum is empty: Ironic 21.4's update_firmware step requires a checksum for every image; set it", provisioner.ErrFailed, i)
+			return fmt.Errorf("%w: firmware[%d].checksum is empty: Ironic 21.4's update_firmware step requires a checksum for every image; set it", errclass.ErrFailed, i)
 		}
 	}
 	return nil
@@ -56,7 +57,7 @@ func biosSettings(b *wire.BIOSSpec, vendor string, current map[string]string,
 	}
 	if len(sw) > 0 {
 		if named == nil {
-			return nil, fmt.Errorf("%w: bios: the named settings (simultaneousMultithreadingEnabled, sriovEnabled, virtualizationEnabled) need the vendor's attribute names, which this agent was built without: give bios.settings by attribute name", provisioner.ErrUnsupported)
+			return nil, fmt.Errorf("%w: bios: the named settings (simultaneousMultithreadingEnabled, sriovEnabled, virtualizationEnabled) need the vendor's attribute names, which this agent was built without: give bios.settings by attribute name", errclass.ErrUnsupported)
 		}
 		m, err := named(vendor, sw)
 		if err != nil {
@@ -72,7 +73,7 @@ func biosSettings(b *wire.BIOSSpec, vendor string, current map[string]string,
 	names := make([]string, 0, len(want))
 	for k := range want {
 		if _, known := current[k]; len(current) > 0 && !known {
-			return nil, fmt.Errorf("%w: bios.settings: the BMC has no BIOS attribute %q (Ironic's cached settings list %d attributes; GET /v1/nodes/NODE/bios)", provisioner.ErrFailed, k, len(current))
+			return nil, fmt.Errorf("%w: bios.settings: the BMC has no BIOS attribute %q (Ironic's cached settings list %d attributes; GET /v1/nodes/NODE/bios)", errclass.ErrFailed, k, len(current))
 		}
 		if cur, ok := current[k]; ok && cur == want[k] {
 			continue

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/shared/wire"
 )
@@ -17,7 +18,7 @@ func TestDayTwoCleanSteps(t *testing.T) {
 	on, off := true, false
 	named := func(vendor string, sw map[string]bool) (map[string]string, error) {
 		if vendor != "HPE" {
-			return nil, fmt.Errorf("%w: vendor %q", provisioner.ErrUnsupported, vendor)
+			return nil, fmt.Errorf("%w: vendor %q", errclass.ErrUnsupported, vendor)
 		}
 		out := map[string]string{}
 		for k, v := range sw {
@@ -40,10 +41,10 @@ func TestDayTwoCleanSteps(t *testing.T) {
 	if _, err := biosSettings(&wire.BIOSSpec{Settings: map[string]string{"NoSuch": "x"}}, "HPE", cur, named); err == nil || !strings.Contains(err.Error(), `"NoSuch"`) {
 		t.Errorf("unknown attribute: %v, want it named", err)
 	}
-	if _, err := biosSettings(&wire.BIOSSpec{SRIOVEnabled: &on}, "Contoso", cur, named); !errors.Is(err, provisioner.ErrUnsupported) {
+	if _, err := biosSettings(&wire.BIOSSpec{SRIOVEnabled: &on}, "Contoso", cur, named); !errors.Is(err, errclass.ErrUnsupported) {
 		t.Errorf("named switch, unknown vendor: %v", err)
 	}
-	if _, err := biosSettings(&wire.BIOSSpec{SRIOVEnabled: &on}, "HPE", cur, nil); !errors.Is(err, provisioner.ErrUnsupported) {
+	if _, err := biosSettings(&wire.BIOSSpec{SRIOVEnabled: &on}, "HPE", cur, nil); !errors.Is(err, errclass.ErrUnsupported) {
 		t.Errorf("named switch without a mapping: %v", err)
 	}
 

@@ -5,6 +5,7 @@ import (
 	"net"
 	"strconv"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/shared/wire"
 )
@@ -20,11 +21,11 @@ const ipmiCipherSuite = "3"
 // reference, but Ironic then talks to no BMC.
 func (p *Provisioner) driverFor(h provisioner.Host) (string, map[string]any, error) {
 	if h.BMC.Address == "" {
-		return "", nil, fmt.Errorf("%w: host %s has no bmc.address: Ironic needs one to register it", provisioner.ErrFailed, h.Name)
+		return "", nil, fmt.Errorf("%w: host %s has no bmc.address: Ironic needs one to register it", errclass.ErrFailed, h.Name)
 	}
 	b, err := wire.ParseBMCAddress(h.BMC.Address)
 	if err != nil {
-		return "", nil, fmt.Errorf("%w: host %s: %v", provisioner.ErrFailed, h.Name, err)
+		return "", nil, fmt.Errorf("%w: host %s: %v", errclass.ErrFailed, h.Name, err)
 	}
 	var driver string
 	info := map[string]any{}
@@ -63,7 +64,7 @@ func (p *Provisioner) driverFor(h provisioner.Host) (string, map[string]any, err
 		info["ipmi_cipher_suite"] = ipmiCipherSuite
 		info["ipmi_protocol_version"] = "2.0"
 	default:
-		return "", nil, fmt.Errorf("%w: host %s: BMC protocol %q is not supported by the ironic provisioner", provisioner.ErrUnsupported, h.Name, b.Protocol)
+		return "", nil, fmt.Errorf("%w: host %s: BMC protocol %q is not supported by the ironic provisioner", errclass.ErrUnsupported, h.Name, b.Protocol)
 	}
 	if p.cfg.Driver != "" {
 		driver = p.cfg.Driver

@@ -11,38 +11,38 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/guard"
-	"github.com/rackfence/rackfence/agent/provisioner"
 )
 
 // Errors of this package. Each wraps one of provisioner's error classes, so
-// errors.Is(err, provisioner.ErrFailed) and errors.Is(err, ErrMicroversion)
+// errors.Is(err, errclass.ErrFailed) and errors.Is(err, ErrMicroversion)
 // both work.
 var (
 	// ErrMicroversion: Ironic does not serve the pinned API microversion.
-	ErrMicroversion = fmt.Errorf("%w: Ironic API microversion too old", provisioner.ErrFailed)
+	ErrMicroversion = fmt.Errorf("%w: Ironic API microversion too old", errclass.ErrFailed)
 	// ErrConfig: the Config is incomplete.
 	ErrConfig = errors.New("ironic provisioner config")
 	// ErrMACInUse: the boot MAC belongs to another Ironic node.
-	ErrMACInUse = fmt.Errorf("%w: boot MAC address belongs to another Ironic node", provisioner.ErrFailed)
+	ErrMACInUse = fmt.Errorf("%w: boot MAC address belongs to another Ironic node", errclass.ErrFailed)
 	// ErrStateFailed: Ironic put the node into a failure state (adopt
 	// failed, deploy failed, clean failed, inspect failed, ...).
-	ErrStateFailed = fmt.Errorf("%w: Ironic reached a failure state", provisioner.ErrFailed)
+	ErrStateFailed = fmt.Errorf("%w: Ironic reached a failure state", errclass.ErrFailed)
 	// ErrWrongState: the node is in a state the operation cannot start from.
-	ErrWrongState = fmt.Errorf("%w: node is in the wrong state for this operation", provisioner.ErrFailed)
+	ErrWrongState = fmt.Errorf("%w: node is in the wrong state for this operation", errclass.ErrFailed)
 	// ErrVerify: Ironic could not verify the BMC (manage went back to enroll).
-	ErrVerify = fmt.Errorf("%w: Ironic could not verify the BMC", provisioner.ErrFailed)
+	ErrVerify = fmt.Errorf("%w: Ironic could not verify the BMC", errclass.ErrFailed)
 	// ErrVerifyAuth: as ErrVerify, but the BMC refused the credentials.
-	ErrVerifyAuth = fmt.Errorf("%w: Ironic could not verify the BMC", provisioner.ErrAuth)
+	ErrVerifyAuth = fmt.Errorf("%w: Ironic could not verify the BMC", errclass.ErrAuth)
 	// ErrServiceActive: day-two work on a provisioned (active) node, which
 	// Ironic 21.4 cannot do (service steps arrived with API 1.87, Ironic
 	// 2023.2).
-	ErrServiceActive = fmt.Errorf("%w: Ironic 21.4 runs no steps on a provisioned (active) node", provisioner.ErrUnsupported)
+	ErrServiceActive = fmt.Errorf("%w: Ironic 21.4 runs no steps on a provisioned (active) node", errclass.ErrUnsupported)
 	// ErrNeedsAgentRamdisk: day-two clean steps need Ironic's agent
 	// ramdisk and neither the node nor Config names one.
-	ErrNeedsAgentRamdisk = fmt.Errorf("%w: Ironic's redfish BIOS, RAID and firmware clean steps need its agent ramdisk", provisioner.ErrUnsupported)
+	ErrNeedsAgentRamdisk = fmt.Errorf("%w: Ironic's redfish BIOS, RAID and firmware clean steps need its agent ramdisk", errclass.ErrUnsupported)
 	// ErrServiceTimeout: a day-two clean ran past Config.ServiceTimeout.
-	ErrServiceTimeout = fmt.Errorf("%w: Ironic's day-two clean ran past its timeout", provisioner.ErrFailed)
+	ErrServiceTimeout = fmt.Errorf("%w: Ironic's day-two clean ran past its timeout", errclass.ErrFailed)
 )
 
 // classify wraps an error of a gophercloud call into one of provisioner's
@@ -59,24 +59,24 @@ func classify(err error, what string) error {
 		msg := ironicMessage(code.Body)
 		switch {
 		case code.Actual == http.StatusNotFound:
-			return fmt.Errorf("%w: %s: Ironic answered 404: %s", provisioner.ErrNotFound, what, msg)
+			return fmt.Errorf("%w: %s: Ironic answered 404: %s", errclass.ErrNotFound, what, msg)
 		case code.Actual == http.StatusConflict && strings.Contains(msg, "locked"):
 			// Another conductor task holds the node: try again shortly.
-			return fmt.Errorf("%w: %s: node locked by Ironic: %s", provisioner.ErrTransient, what, msg)
+			return fmt.Errorf("%w: %s: node locked by Ironic: %s", errclass.ErrTransient, what, msg)
 		case code.Actual == http.StatusServiceUnavailable || code.Actual >= 500 || code.Actual == http.StatusTooManyRequests:
-			return fmt.Errorf("%w: %s: Ironic answered %d: %s", provisioner.ErrTransient, what, code.Actual, msg)
+			return fmt.Errorf("%w: %s: Ironic answered %d: %s", errclass.ErrTransient, what, code.Actual, msg)
 		default:
-			return fmt.Errorf("%w: %s: Ironic answered %d: %s", provisioner.ErrFailed, what, code.Actual, msg)
+			return fmt.Errorf("%w: %s: Ironic answered %d: %s", errclass.ErrFailed, what, code.Actual, msg)
 		}
 	}
 	var ne net.Error
 	if errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded) || isConnError(err) {
-		return fmt.Errorf("%w: %s: Ironic unreachable: %v", provisioner.ErrTransient, what, err)
+		return fmt.Errorf("%w: %s: Ironic unreachable: %v", errclass.ErrTransient, what, err)
 	}
 	if errors.Is(err, context.Canceled) {
-		return fmt.Errorf("%w: %s: %v", provisioner.ErrTransient, what, err)
+		return fmt.Errorf("%w: %s: %v", errclass.ErrTransient, what, err)
 	}
-	return fmt.Errorf("%w: %s: %v", provisioner.ErrFailed, what, err)
+	return fmt.Errorf("%w: %s: %v", errclass.ErrFailed, what, err)
 }
 
 func isConnError(err error) bool {

@@ -9,6 +9,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/ports"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/provisioner"
 )
 
@@ -30,10 +31,10 @@ func (p *Provisioner) node(ctx context.Context, h provisioner.Host) (*nodes.Node
 		id = h.Name
 	}
 	n, err := p.get(ctx, id)
-	if err != nil && h.ProvisioningID != "" && errors.Is(err, provisioner.ErrNotFound) {
+	if err != nil && h.ProvisioningID != "" && errors.Is(err, errclass.ErrNotFound) {
 		// The UUID is gone (e.g. Ironic lost its database): the caller
 		// re-registers; say which UUID was missing.
-		return nil, fmt.Errorf("%w: Ironic no longer knows node %s of host %s: register it again", provisioner.ErrNotFound, h.ProvisioningID, h.Name)
+		return nil, fmt.Errorf("%w: Ironic no longer knows node %s of host %s: register it again", errclass.ErrNotFound, h.ProvisioningID, h.Name)
 	}
 	return n, err
 }
@@ -70,7 +71,7 @@ func (p *Provisioner) find(ctx context.Context, h provisioner.Host) (*nodes.Node
 		if err == nil {
 			return n, p.checkMAC(ctx, h, n)
 		}
-		if !errors.Is(err, provisioner.ErrNotFound) {
+		if !errors.Is(err, errclass.ErrNotFound) {
 			return nil, err
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/ports"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/shared/wire"
 )
@@ -59,7 +60,7 @@ func (p *Provisioner) Inspect(ctx context.Context, h provisioner.Host) (provisio
 	if res.HardwareDetails == nil && p.cfg.Inventory != nil {
 		d, err := p.cfg.Inventory(ctx, h)
 		if err != nil {
-			return res, fmt.Errorf("%w: inspect host %s through its BMC inventory: %v", provisioner.ErrFailed, h.Name, err)
+			return res, fmt.Errorf("%w: inspect host %s through its BMC inventory: %v", errclass.ErrFailed, h.Name, err)
 		}
 		res.HardwareDetails = d
 		res.Message = "hardware details from the BMC inventory"

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/shared/wire"
 )
@@ -33,11 +34,11 @@ func (p *Provisioner) Provide(ctx context.Context, h provisioner.Host) (provisio
 // device to CD and powers on; the node is active without any callback).
 func (p *Provisioner) Provision(ctx context.Context, h provisioner.Host) (provisioner.Result, error) {
 	if h.Image == nil || h.Image.URL == "" {
-		return provisioner.Result{}, fmt.Errorf("%w: host %s has no image.url to provision", provisioner.ErrFailed, h.Name)
+		return provisioner.Result{}, fmt.Errorf("%w: host %s has no image.url to provision", errclass.ErrFailed, h.Name)
 	}
 	if h.BootMethod == wire.BootMethodUEFIHTTP {
 		return provisioner.Result{}, fmt.Errorf("%w: host %s: bootMethod uefihttp: Ironic 21.4 (Zed) has no UEFI HTTP boot interface for the redfish hardware type (redfish-https came in a later release): use bootMethod vmedia or pxe, or the direct provisioner (rackfence-agent --provisioner direct)",
-			provisioner.ErrUnsupported, h.Name)
+			errclass.ErrUnsupported, h.Name)
 	}
 	// bootMethod pxe keeps the node's own boot interface (pxe or ipxe, as
 	// Ironic is configured); vmedia asks for redfish-virtual-media.

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/guard"
-	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/agent/provisioner/ironic"
 	"github.com/rackfence/rackfence/shared/wire"
 )
@@ -46,7 +46,7 @@ func TestLifecycleFakeHardware(t *testing.T) {
 	wantState(t, url, h.ProvisioningID, "available")
 
 	// Provisioning without an image is refused before Ironic is asked.
-	if _, err := p.Provision(ctx, h); !errors.Is(err, provisioner.ErrFailed) {
+	if _, err := p.Provision(ctx, h); !errors.Is(err, errclass.ErrFailed) {
 		t.Fatalf("provision without image: %v, want ErrFailed", err)
 	}
 	h.Image = &wire.Image{URL: "http://127.0.0.1:9/images/test.qcow2", Checksum: "sha256:" + strings.Repeat("ab", 32)}

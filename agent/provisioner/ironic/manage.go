@@ -7,6 +7,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/provisioner"
 )
 
@@ -49,14 +50,14 @@ func (p *Provisioner) remove(ctx context.Context, h provisioner.Host, reason, ms
 	res := provisioner.Result{ProvisioningID: n.UUID}
 	if n.TargetProvisionState != "" && !n.Maintenance {
 		return res, fmt.Errorf("%w: cannot delete node %s of host %s while Ironic moves it from %q to %q; try again when it settles",
-			provisioner.ErrTransient, n.UUID, h.Name, n.ProvisionState, n.TargetProvisionState)
+			errclass.ErrTransient, n.UUID, h.Name, n.ProvisionState, n.TargetProvisionState)
 	}
 	if !n.Maintenance && !deletableAsIs(n.ProvisionState) {
 		if err := p.setMaintenance(ctx, h, n.UUID, reason); err != nil {
 			return res, err
 		}
 	}
-	if err := p.deleteNode(ctx, h, n.UUID); err != nil && !errors.Is(err, provisioner.ErrNotFound) {
+	if err := p.deleteNode(ctx, h, n.UUID); err != nil && !errors.Is(err, errclass.ErrNotFound) {
 		return res, err
 	}
 	p.log.host(h.Name, n.UUID).Info("ironic node deleted", "provision_state", n.ProvisionState)

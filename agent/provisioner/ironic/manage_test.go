@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/guard"
-	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/agent/provisioner/ironic"
 )
 
@@ -71,10 +71,10 @@ func TestDetachAndReattachFakeHardware(t *testing.T) {
 	must(t, "detach again")(p.Detach(ctx, h))
 
 	// Attach: the old UUID is unknown → ErrNotFound → register, adopt.
-	if _, err := p.Adopt(ctx, h); !errors.Is(err, provisioner.ErrNotFound) {
+	if _, err := p.Adopt(ctx, h); !errors.Is(err, errclass.ErrNotFound) {
 		t.Fatalf("adopt with the old node UUID: %v, want ErrNotFound", err)
 	}
-	if _, err := p.PowerState(ctx, h); !errors.Is(err, provisioner.ErrNotFound) {
+	if _, err := p.PowerState(ctx, h); !errors.Is(err, errclass.ErrNotFound) {
 		t.Fatalf("power state with the old node UUID: %v, want ErrNotFound", err)
 	}
 	h.ProvisioningID = ""
@@ -97,7 +97,7 @@ func TestRegisterMACOwnedByAnotherNode(t *testing.T) {
 	b := fakeHost("macb")
 	b.BootMACAddress = strings.ToUpper(a.BootMACAddress)
 	_, err := p.Register(ctx, b)
-	if !errors.Is(err, ironic.ErrMACInUse) || !errors.Is(err, provisioner.ErrFailed) || !strings.Contains(err.Error(), a.Name) {
+	if !errors.Is(err, ironic.ErrMACInUse) || !errors.Is(err, errclass.ErrFailed) || !strings.Contains(err.Error(), a.Name) {
 		t.Fatalf("register with %s's MAC: %v, want ErrMACInUse naming %s", a.Name, err, a.Name)
 	}
 	if n, _ := rawNode(t, url, b.Name); n != nil {
@@ -143,7 +143,7 @@ func TestMicroversionTooOld(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	_, err = ironic.New(ctx, ironic.Config{URL: srv.URL, Guard: newGuard(nil), Timeout: 5 * time.Second})
-	if !errors.Is(err, provisioner.ErrTransient) {
+	if !errors.Is(err, errclass.ErrTransient) {
 		t.Fatalf("New against a closed port: %v, want ErrTransient", err)
 	}
 	if _, err := ironic.New(ctx, ironic.Config{URL: srv.URL}); !errors.Is(err, ironic.ErrConfig) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/provisioner"
 )
 
@@ -47,7 +48,7 @@ func (p *Provisioner) SetPower(ctx context.Context, h provisioner.Host, on bool)
 				return res, nil
 			}
 			return res, fmt.Errorf("%w: %s host %s through Ironic (node %s is %q): %s",
-				provisioner.ErrFailed, want, h.Name, n.UUID, n.PowerState, lastError(n))
+				errclass.ErrFailed, want, h.Name, n.UUID, n.PowerState, lastError(n))
 		}
 		if time.Now().After(deadline) {
 			res.InProgress = true
@@ -55,7 +56,7 @@ func (p *Provisioner) SetPower(ctx context.Context, h provisioner.Host, on bool)
 		}
 		select {
 		case <-ctx.Done():
-			return res, fmt.Errorf("%w: %s host %s: stopped waiting: %v", provisioner.ErrTransient, want, h.Name, ctx.Err())
+			return res, fmt.Errorf("%w: %s host %s: stopped waiting: %v", errclass.ErrTransient, want, h.Name, ctx.Err())
 		case <-time.After(delay):
 		}
 		delay = p.nextPoll(delay)

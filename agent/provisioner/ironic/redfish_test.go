@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/agent/provisioner/ironic"
 	"github.com/rackfence/rackfence/shared/wire"
@@ -134,8 +135,8 @@ func TestRedfishDriverAgainstBMCSim(t *testing.T) {
 	cctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	_, err := p.Register(cctx, bad)
-	if !errors.Is(err, ironic.ErrVerifyAuth) || !errors.Is(err, provisioner.ErrAuth) || !strings.Contains(err.Error(), "401") {
-		t.Fatalf("register with a wrong password: %v, want ErrVerifyAuth (provisioner.ErrAuth) with Ironic's last_error", err)
+	if !errors.Is(err, ironic.ErrVerifyAuth) || !errors.Is(err, errclass.ErrAuth) || !strings.Contains(err.Error(), "401") {
+		t.Fatalf("register with a wrong password: %v, want ErrVerifyAuth (errclass.ErrAuth) with Ironic's last_error", err)
 	}
 	if strings.Contains(err.Error(), "wrong") {
 		t.Fatalf("the error reveals the password: %v", err)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/agent/provisioner/ironic"
@@ -38,7 +39,7 @@ func TestIronicRestartOnEmptyDatabase(t *testing.T) {
 			"register":    func() (provisioner.Result, error) { return p.Register(ctx, h) },
 			"maintenance": func() (provisioner.Result, error) { return p.SetMaintenance(ctx, h, true) },
 		} {
-			if _, err := call(); !errors.Is(err, provisioner.ErrTransient) {
+			if _, err := call(); !errors.Is(err, errclass.ErrTransient) {
 				t.Fatalf("%s while Ironic is down: %v, want ErrTransient", what, err)
 			}
 		}
@@ -49,7 +50,7 @@ func TestIronicRestartOnEmptyDatabase(t *testing.T) {
 		<-rec.ops
 	}
 	for _, h := range hosts {
-		if _, err := p.Adopt(ctx, h); !errors.Is(err, provisioner.ErrNotFound) || !strings.Contains(err.Error(), h.ProvisioningID) {
+		if _, err := p.Adopt(ctx, h); !errors.Is(err, errclass.ErrNotFound) || !strings.Contains(err.Error(), h.ProvisioningID) {
 			t.Fatalf("adopt %s after Ironic lost it: %v, want ErrNotFound naming %s", h.Name, err, h.ProvisioningID)
 		}
 		// The state machine re-registers (the stale UUID is not found, so

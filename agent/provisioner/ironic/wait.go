@@ -7,6 +7,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/provisioner"
 )
 
@@ -57,7 +58,7 @@ func (p *Provisioner) waitFor(ctx context.Context, h provisioner.Host, uuid, wha
 		case <-ctx.Done():
 			t.Stop()
 			return n, false, fmt.Errorf("%w: %s of host %s: stopped waiting (node %s in %q): %v",
-				provisioner.ErrTransient, what, h.Name, uuid, n.ProvisionState, ctx.Err())
+				errclass.ErrTransient, what, h.Name, uuid, n.ProvisionState, ctx.Err())
 		case <-t.C:
 		}
 		delay = p.nextPoll(delay)

@@ -29,6 +29,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/shared/fence"
@@ -163,7 +164,7 @@ func (p *Provisioner) Sibling(cfg Config) *Provisioner {
 }
 
 // Fail makes host's next n calls of op fail with an error wrapping class
-// (provisioner.ErrTransient, ErrAuth, ErrFailed, ErrNotFound,
+// (errclass.ErrTransient, ErrAuth, ErrFailed, ErrNotFound,
 // ErrUnsupported); n < 0 fails every call until Clear. The failure happens
 // inside the guard: a refused call is refused, not failed.
 func (p *backend) Fail(host string, op Op, n int, class error) {
@@ -349,7 +350,7 @@ func (p *backend) run(ctx context.Context, g *Gate, host string, op Op, effect f
 		select {
 		case <-g.release:
 		case <-ctx.Done():
-			return provisioner.Result{}, fmt.Errorf("%w: fake %s %s: %v", provisioner.ErrTransient, op, host, context.Cause(ctx))
+			return provisioner.Result{}, fmt.Errorf("%w: fake %s %s: %v", errclass.ErrTransient, op, host, context.Cause(ctx))
 		}
 	}
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackfence/rackfence/agent/errclass"
 	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/provisioner"
 	"github.com/rackfence/rackfence/shared/fence"
@@ -68,9 +69,9 @@ func TestGuardedAndRecorded(t *testing.T) {
 func TestFaults(t *testing.T) {
 	h, _, p, ctx := setup(t)
 	hold(h, 1)
-	p.Fail("h1", fake.OpRegister, 2, provisioner.ErrAuth)
+	p.Fail("h1", fake.OpRegister, 2, errclass.ErrAuth)
 	for i := 0; i < 2; i++ {
-		if _, err := p.Register(ctx, h1); !errors.Is(err, provisioner.ErrAuth) {
+		if _, err := p.Register(ctx, h1); !errors.Is(err, errclass.ErrAuth) {
 			t.Fatalf("register %d: %v, want ErrAuth", i, err)
 		}
 	}
@@ -84,9 +85,9 @@ func TestFaults(t *testing.T) {
 	if res, err := p.Provision(ctx, h1); err != nil || res.InProgress || !p.Power("h1") {
 		t.Fatalf("provision: %+v, %v", res, err)
 	}
-	p.Fail("h1", fake.OpInspect, -1, provisioner.ErrTransient)
+	p.Fail("h1", fake.OpInspect, -1, errclass.ErrTransient)
 	for i := 0; i < 3; i++ {
-		if _, err := p.Inspect(ctx, h1); !errors.Is(err, provisioner.ErrTransient) {
+		if _, err := p.Inspect(ctx, h1); !errors.Is(err, errclass.ErrTransient) {
 			t.Fatalf("inspect %d: %v", i, err)
 		}
 	}
