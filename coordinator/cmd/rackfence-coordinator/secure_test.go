@@ -25,28 +25,6 @@ import (
 	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
-// secureMember is one coordinator started with the secure default.
-type secureMember struct {
-	dir, url, raftAddr, token string
-	proc                      *testenv.Process
-}
-
-func startSecure(t *testing.T, extra ...string) *secureMember {
-	t.Helper()
-	m := &secureMember{dir: t.TempDir()}
-	hp, rp := testenv.FreePort(t, "127.0.0.1"), testenv.FreePort(t, "127.0.0.1")
-	m.url, m.raftAddr = fmt.Sprintf("https://127.0.0.1:%d", hp), fmt.Sprintf("127.0.0.1:%d", rp)
-	args := append([]string{"--node-id", "s1", "--data-dir", m.dir, "--http-addr", fmt.Sprintf("127.0.0.1:%d", hp),
-		"--raft-addr", m.raftAddr}, extra...)
-	m.proc = testenv.Start(t, "secure", testenv.Binary(t, "rackfence-coordinator"), nil, args...)
-	testenv.Eventually(t, 60*time.Second, "admin.token", func() error {
-		tok, err := client.ReadTokenFile(filepath.Join(m.dir, "admin.token"))
-		m.token = tok
-		return err
-	})
-	return m
-}
-
 // raftCall sends a RequestVote to addr over stream and reports the
 // transport's error (nil: the member answered at the Raft level).
 func raftCall(t *testing.T, stream raft.StreamLayer, addr string) error {
@@ -54,7 +32,7 @@ func raftCall(t *testing.T, stream raft.StreamLayer, addr string) error {
 	tr := raft.NewNetworkTransportWithLogger(stream, 1, 5*time.Second, hclog.NewNullLogger())
 	defer tr.Close()
 	var resp raft.RequestVoteResponse
-	return tr.RequestVote("s1", raft.ServerAddress(addr), &raft.RequestVoteRequest{
+	return tr.RequestVote("n1", raft.ServerAddress(addr), &raft.RequestVoteRequest{
 		RPCHeader: raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax, ID: []byte("intruder"), Addr: []byte("127.0.0.9:1")}, Term: 1}, &resp)
 }
 
@@ -85,7 +63,8 @@ func newDialStream(t *testing.T, cfg *tls.Config) dialStream {
 // its token pins its CA, the Raft port admits only members of the cluster,
 // and an agent token works only with the agent's own certificate.
 func TestSecureByDefault(t *testing.T) {
-	m := startSecure(t)
+	ms, token := startCluster(t, testenv.Binary(t, "rackfence-coordinator"), 1, clusterOpts{})
+	m := struct{ dir, url, raftAddr, token string }{ms[0].dir, ms[0].url(), fmt.Sprintf("%s:%d", ms[0].ip, ms[0].raft), token}
 	caPEM, err := os.ReadFile(filepath.Join(m.dir, "tls", pki.CACertFile))
 	if err != nil {
 		t.Fatal(err)
