@@ -81,8 +81,8 @@ func TestFirmwareImageFromRackCache(t *testing.T) {
 		})
 	}
 	wall := time.Since(start)
-	failed := e.waitHost(fmt.Sprintf("fw%d", hosts), 120*time.Second, "servicing error", func(h *wire.Host) error {
-		if h.Status == nil || h.Status.ErrorType != wire.ErrServicing {
+	failed := e.waitHost(fmt.Sprintf("fw%d", hosts), 120*time.Second, "preparation error", func(h *wire.Host) error {
+		if h.Status == nil || h.Status.ErrorType != wire.ErrPreparation {
 			return fmt.Errorf("status %+v", h.Status)
 		}
 		return nil
@@ -93,8 +93,8 @@ func TestFirmwareImageFromRackCache(t *testing.T) {
 		}
 	}
 
-	stuck := e.waitHost("fw-same", 120*time.Second, "servicing error", func(h *wire.Host) error {
-		if h.Status == nil || h.Status.ErrorType != wire.ErrServicing {
+	stuck := e.waitHost("fw-same", 120*time.Second, "preparation error", func(h *wire.Host) error {
+		if h.Status == nil || h.Status.ErrorType != wire.ErrPreparation {
 			return fmt.Errorf("status %+v", h.Status)
 		}
 		return nil
