@@ -72,7 +72,7 @@ func (s *Server) serveHosts(c echo.Context, q *hostQuery) error {
 		v = s.lists.current(s.state, q.rack, q.page.paged())
 	}
 	if !writeHostPage(c.Response(), v, start, q) && q.page.paged() {
-		s.lists.finished(viewKey{v.Index, q.rack})
+		s.lists.hosts.finished(viewKey{v.Index, q.rack})
 	}
 	return nil
 }

@@ -148,9 +148,9 @@ func TestHostListPages(t *testing.T) {
 		must(t, 200, "GET", u+"/v1/hosts?limit=2", viewer, nil, &first)
 		must(t, 200, "PUT", u+"/v1/hosts/h99", op, testHost("h99", "r1"), nil) // moves the applied index on
 		var skew atomic.Int64
-		n.srv.lists.mu.Lock()
-		n.srv.lists.now = func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
-		n.srv.lists.mu.Unlock()
+		n.srv.lists.hosts.mu.Lock()
+		n.srv.lists.hosts.now = func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+		n.srv.lists.hosts.mu.Unlock()
 		var next wire.List[wire.Host]
 		must(t, 200, "GET", u+"/v1/hosts?limit=2&continue="+first.Continue, viewer, nil, &next)
 		skew.Store(int64(ListViewTTL + time.Second))

@@ -3,8 +3,6 @@ package api
 import (
 	"net/http"
 	"strconv"
-	"sync"
-	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/rackfence/rackfence/shared/wire"
@@ -22,68 +20,6 @@ import (
 type itemKey struct {
 	kind, key string
 	index     uint64
-}
-
-type itemEntry struct {
-	items any // []T of the list's kind
-	used  time.Time
-	done  bool
-}
-
-// itemViews keeps the first pages' item lists of recent paged lists.
-type itemViews struct {
-	mu  sync.Mutex
-	m   map[itemKey]*itemEntry
-	now func() time.Time
-}
-
-func (l *itemViews) get(k itemKey) any {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.expire()
-	e := l.m[k]
-	if e == nil {
-		return nil
-	}
-	e.used, e.done = l.now(), false
-	return e.items
-}
-
-func (l *itemViews) put(k itemKey, items any) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.expire()
-	l.m[k] = &itemEntry{items: items, used: l.now()}
-	for len(l.m) > MaxListViews {
-		var oldest itemKey
-		var at time.Time
-		for k, e := range l.m {
-			if at.IsZero() || e.used.Before(at) {
-				oldest, at = k, e.used
-			}
-		}
-		delete(l.m, oldest)
-	}
-}
-
-func (l *itemViews) finished(k itemKey) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if e := l.m[k]; e != nil {
-		e.done = true
-	}
-}
-
-// expire drops lists unused for ListViewTTL, or for ListViewLinger after
-// their last page; the caller holds l.mu.
-func (l *itemViews) expire() {
-	now := l.now()
-	cut, linger := now.Add(-ListViewTTL), now.Add(-ListViewLinger)
-	for k, e := range l.m {
-		if e.used.Before(cut) || e.done && e.used.Before(linger) {
-			delete(l.m, k)
-		}
-	}
 }
 
 // servePaged answers a list of kind (key: the host or rack it is of, ""
@@ -110,8 +46,9 @@ func servePaged[T any](s *Server, c echo.Context, kind, key string, snap func() 
 	if t := page.Token; t != nil {
 		idx = t.Index
 		k := itemKey{kind, key, idx}
-		if v, ok := views.get(k).([]T); ok {
-			items = v
+		v, _ := views.get(k)
+		if kept, ok := v.([]T); ok {
+			items = kept
 		} else if cur, at, err := snap(); err == nil && at == idx {
 			items = cur
 			views.put(k, items)

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -29,27 +28,18 @@ type viewKey struct {
 	rack  string
 }
 
-type viewEntry struct {
-	v    *fsm.HostsView
-	used time.Time
-	// done: the last page served from it was a list's last.
-	done bool
-}
-
 // listViews keeps the host-list views of recent indexes, so every page of
 // a paged list answers from its first page's index; clients listing at
 // the same index share one view.
 type listViews struct {
-	mu    sync.Mutex
-	m     map[viewKey]*viewEntry
-	now   func() time.Time
-	pages *prometheus.CounterVec
+	hosts *viewCache[viewKey, *fsm.HostsView]
 	// items: the other paged lists' first pages (list_paged.go).
-	items *itemViews
+	items *viewCache[itemKey, any]
+	pages *prometheus.CounterVec
 }
 
 func newListViews(reg prometheus.Registerer) *listViews {
-	l := &listViews{m: map[viewKey]*viewEntry{}, now: time.Now, items: &itemViews{m: map[itemKey]*itemEntry{}, now: time.Now}}
+	l := &listViews{hosts: newViewCache[viewKey, *fsm.HostsView](), items: newViewCache[itemKey, any]()}
 	l.pages = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "rackfence_list_pages_total",
 		Help: "Pages of paged lists (hosts, events, credentials, tokens, lease history) this member answered, by outcome: first (a new list), next (a continue token served from its index's view), expired (list_expired: the view was gone).",
@@ -67,11 +57,11 @@ func (l *listViews) current(f hostViews, rack string, keep bool) *fsm.HostsView 
 	if !keep {
 		return f.HostsView(rack)
 	}
-	if v := l.get(viewKey{f.AppliedIndex(), rack}); v != nil {
+	if v, ok := l.hosts.get(viewKey{f.AppliedIndex(), rack}); ok {
 		return v
 	}
 	v := f.HostsView(rack)
-	l.put(viewKey{v.Index, rack}, v)
+	l.hosts.put(viewKey{v.Index, rack}, v)
 	return v
 }
 
@@ -80,64 +70,14 @@ func (l *listViews) current(f hostViews, rack string, keep bool) *fsm.HostsView 
 // did not serve the first page but has applied nothing since). Nil: gone.
 func (l *listViews) at(f hostViews, rack string, index uint64) *fsm.HostsView {
 	k := viewKey{index, rack}
-	if v := l.get(k); v != nil {
+	if v, ok := l.hosts.get(k); ok {
 		return v
 	}
 	if f.AppliedIndex() == index {
 		if v := f.HostsView(rack); v.Index == index {
-			l.put(k, v)
+			l.hosts.put(k, v)
 			return v
 		}
 	}
 	return nil
-}
-
-func (l *listViews) get(k viewKey) *fsm.HostsView {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.expire()
-	e := l.m[k]
-	if e == nil {
-		return nil
-	}
-	e.used, e.done = l.now(), false
-	return e.v
-}
-
-// finished records that a list's last page was served from the view of k.
-func (l *listViews) finished(k viewKey) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if e := l.m[k]; e != nil {
-		e.done = true
-	}
-}
-
-func (l *listViews) put(k viewKey, v *fsm.HostsView) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.expire()
-	l.m[k] = &viewEntry{v: v, used: l.now()}
-	for len(l.m) > MaxListViews {
-		var oldest viewKey
-		var at time.Time
-		for k, e := range l.m {
-			if at.IsZero() || e.used.Before(at) {
-				oldest, at = k, e.used
-			}
-		}
-		delete(l.m, oldest)
-	}
-}
-
-// expire drops views unused for ListViewTTL, or for ListViewLinger
-// after a list's last page; the caller holds l.mu.
-func (l *listViews) expire() {
-	now := l.now()
-	cut, linger := now.Add(-ListViewTTL), now.Add(-ListViewLinger)
-	for k, e := range l.m {
-		if e.used.Before(cut) || e.done && e.used.Before(linger) {
-			delete(l.m, k)
-		}
-	}
 }

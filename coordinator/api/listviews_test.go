@@ -23,8 +23,8 @@ func TestListViewsBounded(t *testing.T) {
 		}
 		l.at(f, "", 1) // keeps the first one in use
 	}
-	if len(l.m) != MaxListViews {
-		t.Fatalf("%d views kept, want %d", len(l.m), MaxListViews)
+	if len(l.hosts.m) != MaxListViews {
+		t.Fatalf("%d views kept, want %d", len(l.hosts.m), MaxListViews)
 	}
 	if l.at(f, "", 1) == nil {
 		t.Fatal("the view in use was evicted")
