@@ -408,7 +408,7 @@ func (c *Conn) Details(ctx context.Context) (*wire.BMCDetails, error) {
 		}
 		switch {
 		case d.vmedia == "":
-			bd.Problems = append(bd.Problems, d.noVMedia)
+			bd.Problems = append(bd.Problems, d.noVMedia+netBootNote(offerOf(d)))
 		case d.vmediaAct:
 			bd.VirtualMediaMethod = "actions"
 		default:

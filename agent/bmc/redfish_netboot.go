@@ -72,6 +72,23 @@ func offerOf(d *rfDiscovery) BootOffer {
 		UEFIHTTP: allowed(rfTargetUefiHttp) && d.httpBootURI, Targets: slices.Clone(d.bootTargets)}
 }
 
+// netBootNote completes the missing virtual CD's message of a BMC that
+// boots images from the network instead (what provisioning then uses by
+// default), "" when it cannot.
+func netBootNote(o BootOffer) string {
+	var ways []string
+	if o.UEFIHTTP {
+		ways = append(ways, "UEFI HTTP")
+	}
+	if o.PXE {
+		ways = append(ways, "PXE")
+	}
+	if len(ways) == 0 {
+		return ""
+	}
+	return ": it boots images from the network instead (" + strings.Join(ways, ", ") + "), only a config drive needs virtual media"
+}
+
 // SetNetworkBoot sets a one-time boot from the network, under the guard,
 // in a boot mode ("" or UEFI, or Legacy; see SetBootDeviceMode): method
 // pxe (BootSourceOverrideTarget Pxe), or uefihttp (UefiHttp with

@@ -3,6 +3,7 @@ package bmcsim
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -193,10 +194,23 @@ func (r *reader) bmc(sysPath string) wire.BMCDetails {
 		looked = append(looked, strings.TrimPrefix(odataID(m), v1+"/"))
 		found = pick(r.members(r.get(odataID(m)), "VirtualMedia"))
 	}
-	if !found {
-		d.Problems = []string{"no virtual media device taking CD or DVD under " + strings.Join(looked, " or ")}
-	}
 	boot, _ := s["Boot"].(map[string]any)
+	if !found {
+		msg := "no virtual media device taking CD or DVD under " + strings.Join(looked, " or ")
+		targets := strs(boot["BootSourceOverrideTarget@Redfish.AllowableValues"])
+		offered := func(t string) bool { return len(targets) == 0 || slices.Contains(targets, t) }
+		var ways []string
+		if _, uri := boot["HttpBootUri"]; uri && offered("UefiHttp") {
+			ways = append(ways, "UEFI HTTP")
+		}
+		if offered("Pxe") {
+			ways = append(ways, "PXE")
+		}
+		if len(ways) > 0 {
+			msg += ": it boots images from the network instead (" + strings.Join(ways, ", ") + "), only a config drive needs virtual media"
+		}
+		d.Problems = []string{msg}
+	}
 	d.BootModes = strs(boot["BootSourceOverrideMode@Redfish.AllowableValues"])
 	if len(d.BootModes) == 0 {
 		d.BootModes = []string{"UEFI"}

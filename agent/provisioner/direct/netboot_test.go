@@ -176,3 +176,27 @@ func TestNetworkBootRefusals(t *testing.T) {
 		})
 	}
 }
+
+// A BMC without virtual media that boots from the network says so where
+// registration names what the BMC lacks: the host is provisioned by
+// network boot, only a config drive needs virtual media.
+func TestRegistrationNamesNetworkBoot(t *testing.T) {
+	for _, c := range []struct {
+		profile string
+		system  int
+		want    string
+	}{
+		{"no-vmedia", 0, "boots images from the network instead (PXE)"},
+		{"blade", 1, "boots images from the network instead (UEFI HTTP, PXE)"},
+	} {
+		_, h := netSim(t, c.profile, c.system)
+		res, err := newDirect(t, nil).Register(context.Background(), h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(res.Message, "no virtual media device taking CD or DVD") || !strings.Contains(res.Message, c.want) ||
+			!strings.Contains(res.Message, "only a config drive needs virtual media") {
+			t.Errorf("%s system %d: registration says %q; want the missing CD, %q and the config-drive caveat", c.profile, c.system, res.Message, c.want)
+		}
+	}
+}
