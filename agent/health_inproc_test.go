@@ -11,6 +11,7 @@ import (
 	"github.com/rackfence/rackfence/shared/client"
 	"github.com/rackfence/rackfence/shared/wire"
 	"github.com/rackfence/rackfence/testkit/bmcsim"
+	"github.com/rackfence/rackfence/testkit/coordtest"
 )
 
 // healthIs is a WaitHost condition on the status' hardware health.
@@ -26,16 +27,10 @@ func healthIs(health, problem string) func(h *wire.Host) error {
 	}
 }
 
-// TestHardwareHealthInStatus: with the direct provisioner against the
-// simulator, a registered host's status carries its BMC's health (OK on
-// the default profile), a failed power supply the BMC reports turns it
-// Critical naming the supply, and the agent's metrics count the host by
-// health and by component without naming it; a repaired supply is OK
-// again, with a new since.
-func TestHardwareHealthInStatus(t *testing.T) {
-	if testing.Short() {
-		t.Skip("reads a simulated BMC for seconds")
-	}
+// directRack starts one simulated BMC (default profile) and a rack whose
+// agent drives it with the direct provisioner.
+func directRack(t *testing.T) (*bmcsim.Sim, *coordtest.Coordinator, *rackAgent) {
+	t.Helper()
 	sim, err := bmcsim.Start(bmcsim.Config{Hosts: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -48,6 +43,20 @@ func TestHardwareHealthInStatus(t *testing.T) {
 		}
 		cfg.Provisioner = p
 	}})
+	return sim, c, r
+}
+
+// TestHardwareHealthInStatus: with the direct provisioner against the
+// simulator, a registered host's status carries its BMC's health (OK on
+// the default profile), a failed power supply the BMC reports turns it
+// Critical naming the supply, and the agent's metrics count the host by
+// health and by component without naming it; a repaired supply is OK
+// again, with a new since.
+func TestHardwareHealthInStatus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads a simulated BMC for seconds")
+	}
+	sim, c, r := directRack(t)
 	h := fakeHost("hh0", "r1", 0)
 	h.BMC.Address, h.BootMACAddress, h.Online = sim.Address(0), sim.MAC(0), false
 	c.Apply(h)
@@ -136,18 +145,7 @@ func TestHealthToAnOlderCoordinator(t *testing.T) {
 	if testing.Short() {
 		t.Skip("reads a simulated BMC for seconds")
 	}
-	sim, err := bmcsim.Start(bmcsim.Config{Hosts: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
-	c, r, _ := newRack(t, agentOpts{tune: func(cfg *Config) {
-		p, err := direct.New(direct.Config{Guard: cfg.Guard, BMC: bmc.Options{Timeout: 20 * time.Second, MutationTimeout: 20 * time.Second}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Provisioner = p
-	}})
+	sim, c, r := directRack(t)
 	r.coord.mu.Lock()
 	r.coord.noHealth = true
 	r.coord.mu.Unlock()
