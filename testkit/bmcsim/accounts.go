@@ -86,6 +86,10 @@ type account struct {
 	enabled  bool
 	failures int
 	locked   time.Time // zero: not locked
+	// gen numbers the password the account holds: every password one of
+	// the BMC's accounts takes (created, changed) gets the BMC's next
+	// number (bmc.pwGen), so account and gen name one set of credentials.
+	gen uint64
 }
 
 // AccountState is one account as GET /sim/accounts and Sim.Accounts show
@@ -116,9 +120,25 @@ func (b *bmc) initAccounts() {
 	}
 	a := b.accts[0]
 	a.user, a.password, a.role, a.enabled = DefaultUsername, DefaultPassword, RoleAdministrator, true
+	a.gen = b.nextPasswordGen()
 	if b.sim != nil {
 		a.user, a.password = b.sim.cfg.Username, b.sim.cfg.Password
 	}
+}
+
+// nextPasswordGen numbers a password an account takes. b.mu held.
+func (b *bmc) nextPasswordGen() uint64 {
+	b.pwGen++
+	return b.pwGen
+}
+
+// passwordGen is the number of user's current password (0: no such
+// account). b.mu held.
+func (b *bmc) passwordGen(user string) uint64 {
+	if a := b.accountNamed(user); a != nil {
+		return a.gen
+	}
+	return 0
 }
 
 // policy is the BMC's account policy. b.mu held.
@@ -180,6 +200,7 @@ func (b *bmc) checkLogin(user, password string, now time.Time) bool {
 		// refusal, not the BMC.
 		if pol.LockoutThreshold > 0 && a.failures >= pol.LockoutThreshold && a != b.accts[0] {
 			a.locked = now
+			b.lockouts++
 		}
 		return false
 	}

@@ -230,10 +230,11 @@ func (b *bmc) createAccount(w http.ResponseWriter, body []byte) {
 	for used[strconv.Itoa(id)] {
 		id++
 	}
-	a := &account{id: strconv.Itoa(id), user: *req.UserName, password: *req.Password, role: *req.RoleId, enabled: true}
+	a := &account{id: strconv.Itoa(id), user: *req.UserName, password: *req.Password, role: *req.RoleId, enabled: true, gen: b.nextPasswordGen()}
 	if req.Enabled != nil {
 		a.enabled = *req.Enabled
 	}
+	notePassword(w, a.user, a.gen)
 	b.accts = append(b.accts, a)
 	b.mutations++
 	loc := accountsPath + "/" + a.id
@@ -285,6 +286,8 @@ func (b *bmc) patchAccount(w http.ResponseWriter, a *account, user, role string,
 	if req.Password != nil && !pol.KeepOldPassword {
 		a.password = *req.Password
 		a.failures, a.locked = 0, time.Time{}
+		a.gen = b.nextPasswordGen()
+		notePassword(w, a.user, a.gen)
 	}
 	if req.RoleId != nil {
 		a.role = *req.RoleId

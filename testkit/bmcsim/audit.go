@@ -19,11 +19,21 @@ type AuditLine struct {
 	UserAgent string `json:"userAgent"`
 	// User is the account the request was authenticated as ("" when it
 	// was refused 401: no valid credentials or session).
-	User   string `json:"user,omitempty"`
-	Method string `json:"method"`
-	Path   string `json:"path"`
-	Body   string `json:"body"`   // compact JSON, at most 512 bytes
-	Status int    `json:"status"` // what the BMC answered
+	User string `json:"user,omitempty"`
+	// PasswordGen numbers the password User authenticated with: every
+	// password one of the BMC's accounts takes (created, changed) gets
+	// the BMC's next number, and a session keeps its login's. User and
+	// PasswordGen name the credentials the BMC accepted exactly.
+	PasswordGen uint64 `json:"passwordGen,omitempty"`
+	// SetAccount and SetPasswordGen: the account whose password this
+	// request set (an account created, a password changed) and the
+	// number that password got; empty when none was applied.
+	SetAccount     string `json:"setAccount,omitempty"`
+	SetPasswordGen uint64 `json:"setPasswordGen,omitempty"`
+	Method         string `json:"method"`
+	Path           string `json:"path"`
+	Body           string `json:"body"`   // compact JSON, at most 512 bytes
+	Status         int    `json:"status"` // what the BMC answered
 	// Task is the task this request started (202 Accepted), e.g. a
 	// SimpleUpdate's; UpdateRunning the firmware update task that was
 	// running when the request arrived (a power change during a flash).
@@ -60,7 +70,7 @@ func (s *Sim) auditCall(b *bmc, r *http.Request, arrived time.Time, body []byte,
 	}
 	_ = s.audit.Append(AuditLine{ // a write error is dropped: the sim answers regardless
 		Time: arrived.UTC().Format(time.RFC3339Nano), Port: b.port, Remote: r.RemoteAddr,
-		UserAgent: r.UserAgent(), User: rec.user, Method: r.Method, Path: r.URL.Path, Body: summarize(body), Status: rec.code(),
+		UserAgent: r.UserAgent(), User: rec.user, PasswordGen: rec.gen, SetAccount: rec.setUser, SetPasswordGen: rec.setGen, Method: r.Method, Path: r.URL.Path, Body: summarize(body), Status: rec.code(),
 		Task: rec.task, UpdateRunning: rec.during,
 	})
 }

@@ -94,14 +94,24 @@ type statusWriter struct {
 	// task is the task the request started, during the update task
 	// running when it arrived (AuditLine.Task, AuditLine.UpdateRunning).
 	task, during string
-	// user is the account the request was authenticated as.
-	user string
+	// user is the account the request was authenticated as, gen the
+	// number of the password it used; setUser and setGen the account
+	// whose password it set and that password's number.
+	user, setUser string
+	gen, setGen   uint64
 }
 
 // noteTask records, for the audit line, the task a request started.
 func noteTask(w http.ResponseWriter, id string) {
 	if sw, ok := w.(*statusWriter); ok {
 		sw.task = id
+	}
+}
+
+// notePassword records, for the audit line, the password a request set.
+func notePassword(w http.ResponseWriter, user string, gen uint64) {
+	if sw, ok := w.(*statusWriter); ok {
+		sw.setUser, sw.setGen = user, gen
 	}
 }
 
@@ -204,20 +214,25 @@ func validFault(m string) bool {
 }
 
 // authorized checks X-Auth-Token against the BMC's sessions, or basic auth
-// against its account table; it returns the account the request acts as.
-func (s *Sim) authorized(r *http.Request, b *bmc) (string, bool) {
+// against its account table; it returns the account the request acts as
+// and the number of the password it authenticated with (a session's: the
+// one it logged in with).
+func (s *Sim) authorized(r *http.Request, b *bmc) (string, uint64, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.fault == FaultRefuseAuth {
-		return "", false
+		return "", 0, false
 	}
 	if tok := r.Header.Get("X-Auth-Token"); tok != "" {
 		return b.sessionByToken(tok)
 	}
 	if u, p, ok := r.BasicAuth(); ok {
-		return u, b.checkLogin(u, p, time.Now())
+		if !b.checkLogin(u, p, time.Now()) {
+			return u, 0, false
+		}
+		return u, b.passwordGen(u), true
 	}
-	return "", false
+	return "", 0, false
 }
 
 func (s *Sim) serveRedfish(w http.ResponseWriter, r *http.Request, b *bmc, path string, body []byte) {
@@ -238,7 +253,7 @@ func (s *Sim) serveRedfish(w http.ResponseWriter, r *http.Request, b *bmc, path 
 		writeError(w, http.StatusNotFound, "Base.1.0.ResourceMissingAtURI", "no session service on this BMC: use HTTP Basic authentication")
 		return
 	}
-	user, ok := s.authorized(r, b)
+	user, gen, ok := s.authorized(r, b)
 	if !ok {
 		w.Header().Set("WWW-Authenticate", `Basic realm="bmcsim"`)
 		how := "use HTTP Basic authentication"
@@ -249,7 +264,7 @@ func (s *Sim) serveRedfish(w http.ResponseWriter, r *http.Request, b *bmc, path 
 		return
 	}
 	if sw, ok := w.(*statusWriter); ok {
-		sw.user = user
+		sw.user, sw.gen = user, gen
 	}
 	if isAccountPath(path) {
 		s.serveAccounts(w, r, b, path, user, body)
@@ -280,6 +295,7 @@ func (s *Sim) login(w http.ResponseWriter, b *bmc, body []byte) {
 	}
 	b.mu.Lock()
 	refuse := b.fault == FaultRefuseAuth || !b.checkLogin(req.UserName, req.Password, time.Now())
+	gen := b.passwordGen(req.UserName)
 	b.mu.Unlock()
 	if refuse {
 		writeError(w, http.StatusUnauthorized, "Base.1.0.InsufficientPrivilege", "wrong user name or password")
@@ -288,7 +304,7 @@ func (s *Sim) login(w http.ResponseWriter, b *bmc, body []byte) {
 	var raw [16]byte
 	_, _ = crand.Read(raw[:])
 	b.mu.Lock()
-	sess := b.addSession(s.cfg.MaxSessions, hex.EncodeToString(raw[:]), req.UserName)
+	sess := b.addSession(s.cfg.MaxSessions, hex.EncodeToString(raw[:]), req.UserName, gen)
 	b.logins++
 	b.mu.Unlock()
 	loc := b.prof.sessions + "/" + sess.id

@@ -35,6 +35,9 @@ type State struct {
 	// Logins counts session logins accepted (how a test tells session
 	// auth from HTTP Basic: logins are not audited).
 	Logins int `json:"logins"`
+	// Lockouts counts the accounts locked by failed logins since the
+	// simulator started (a lock that has since expired included).
+	Lockouts int `json:"lockouts"`
 	// Connections counts TCP connections the BMC accepted; with TLS,
 	// TLSHandshakes counts completed handshakes and TLSResumed those that
 	// resumed an earlier session (no key exchange). How a test tells a
@@ -131,6 +134,8 @@ type bmc struct {
 	faultCh   chan struct{} // closed when the fault changes (wakes hangs)
 	sessions  []session     // oldest first
 	nextSess  int
+	pwGen     uint64 // the last password number given (account.gen)
+	lockouts  int    // accounts locked by failed logins
 
 	// Day two: knobs, tasks, and the state of the day-two resources,
 	// allocated on first use (nil: as the fixture says).
@@ -176,6 +181,7 @@ type session struct {
 	id    string
 	token string
 	user  string // the account that logged in
+	gen   uint64 // the number of the password it logged in with
 }
 
 func newBMC(i, port int, p *profile, prefix [4]byte, on bool) *bmc {
@@ -209,7 +215,7 @@ func (b *bmc) state() State {
 	defer b.mu.Unlock()
 	b.advance(time.Now())
 	st := State{Index: b.index, Port: b.port, MAC: b.systemMAC(0), BMCResets: b.resets, Fault: b.fault,
-		Sessions: len(b.sessions), Mutations: b.mutations, Logins: b.logins,
+		Sessions: len(b.sessions), Mutations: b.mutations, Logins: b.logins, Lockouts: b.lockouts,
 		Connections: b.conns, Requests: b.requests, TLSHandshakes: b.tlsFull + b.tlsResume, TLSResumed: b.tlsResume,
 		Gets: maps.Clone(b.gets)}
 	for j, s := range b.sys {
@@ -282,9 +288,9 @@ func (b *bmc) setFault(mode string) {
 }
 
 // addSession stores a new session and returns it. b.mu held.
-func (b *bmc) addSession(max int, token, user string) session {
+func (b *bmc) addSession(max int, token, user string, gen uint64) session {
 	b.nextSess++
-	s := session{id: strconv.Itoa(b.nextSess), token: token, user: user}
+	s := session{id: strconv.Itoa(b.nextSess), token: token, user: user, gen: gen}
 	b.sessions = append(b.sessions, s)
 	if len(b.sessions) > max {
 		b.sessions = append(b.sessions[:0], b.sessions[len(b.sessions)-max:]...)
@@ -292,17 +298,17 @@ func (b *bmc) addSession(max int, token, user string) session {
 	return s
 }
 
-// sessionByToken returns the account of the live session token, and
-// whether there is one; a session of an account since disabled or
-// deleted is refused. b.mu held.
-func (b *bmc) sessionByToken(token string) (string, bool) {
+// sessionByToken returns the account of the live session token and the
+// number of the password it logged in with, and whether there is one; a
+// session of an account since disabled or deleted is refused. b.mu held.
+func (b *bmc) sessionByToken(token string) (string, uint64, bool) {
 	for _, s := range b.sessions {
 		if s.token == token {
 			a := b.accountNamed(s.user)
-			return s.user, a != nil && a.enabled
+			return s.user, s.gen, a != nil && a.enabled
 		}
 	}
-	return "", false
+	return "", 0, false
 }
 
 // dropSession removes session id. b.mu held.
