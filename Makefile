@@ -10,6 +10,7 @@ SEED     ?= 7
 SEEDS    ?= 1
 DURATION ?= 5m
 FAULTS   ?= classic
+ROTATION ?= false
 
 all: build
 
@@ -51,9 +52,10 @@ fuzz:
 # chaos: the partition harness (testkit/chaos; root, iproute2 and
 # nftables). Prints each run directory and the checkers' summary; exits 1
 # on a violation. make chaos SEED=7 SEEDS=50 DURATION=5m is the campaign;
-# FAULTS=storage|firmware|all picks other fault sets.
+# FAULTS=storage|firmware|all picks other fault sets; ROTATION=true runs
+# the agents with --bmc-account-rotation and checks the fence at the BMC.
 chaos: build
-	$(BIN)/rackfence-chaos --seed $(SEED) --seeds $(SEEDS) --duration $(DURATION) --faults $(FAULTS) --bin $(CURDIR)/$(BIN)
+	$(BIN)/rackfence-chaos --seed $(SEED) --seeds $(SEEDS) --duration $(DURATION) --faults $(FAULTS) --bmc-account-rotation=$(ROTATION) --bin $(CURDIR)/$(BIN)
 
 bench: build
 	RACKFENCE_BIN=$(CURDIR)/$(BIN) ./deploy/bench.sh

@@ -22,6 +22,9 @@ type Campaign struct {
 	Failed      []int64        `json:"failedSeeds"`
 	ConvergeP50 int64          `json:"convergeP50Millis"` // over every host of every run
 	ConvergeMax int64          `json:"convergeMaxMillis"`
+	// Credentials totals the bmc-credentials checker's counts of the
+	// runs with rotation on (nil: none).
+	Credentials *CredentialsResult `json:"bmcCredentials,omitempty"`
 }
 
 // Total sums results.
@@ -47,6 +50,14 @@ func Total(rs []*Result) Campaign {
 		}
 		for _, v := range r.Converge {
 			ms = append(ms, v)
+		}
+		if cr := r.Credentials; cr != nil {
+			if c.Credentials == nil {
+				c.Credentials = &CredentialsResult{}
+			}
+			t := c.Credentials
+			t.Checked, t.Rotations, t.Refused, t.Lockouts = t.Checked+cr.Checked, t.Rotations+cr.Rotations, t.Refused+cr.Refused, t.Lockouts+cr.Lockouts
+			t.Hosts, t.Pending = t.Hosts+cr.Hosts, t.Pending+cr.Pending
 		}
 	}
 	sort.Slice(ms, func(i, j int) bool { return ms[i] < ms[j] })
@@ -93,6 +104,10 @@ func (c Campaign) String() string {
 		fmt.Fprintf(&b, "checker %-16s %d violations\n", ch, c.ByChecker[ch])
 	}
 	fmt.Fprintf(&b, "convergence after the final heal, all hosts: p50 %d ms, max %d ms\n", c.ConvergeP50, c.ConvergeMax)
+	if cr := c.Credentials; cr != nil {
+		fmt.Fprintf(&b, "fence at the BMC: %d accepted mutations traced to their credentials, %d rotations, %d refused (401), %d lockouts; %d hosts with a working password (%d pending)\n",
+			cr.Checked, cr.Rotations, cr.Refused, cr.Lockouts, cr.Hosts, cr.Pending)
+	}
 	if len(c.Failed) > 0 {
 		fmt.Fprintf(&b, "failed seeds: %v\n", c.Failed)
 	}

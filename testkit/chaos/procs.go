@@ -163,8 +163,10 @@ type Topology struct {
 	// this many bytes of its own (the storage faults need it: a disk that
 	// fills, a data dir moved aside). Needs root, as the whole harness.
 	DataFS int64
-	// SimArgs are more rackfence-bmcsim flags (a --profile).
-	SimArgs []string
+	// SimArgs are more rackfence-bmcsim flags (a --profile); AgentArgs
+	// more rackfence-agent flags (RotationFlag).
+	SimArgs   []string
+	AgentArgs []string
 }
 
 // Nodes returns the namespace names of a topology: c1..cN, per rack
@@ -289,11 +291,11 @@ func (c *Cluster) firstAdminTokenFile() string { return filepath.Join(c.DataDir(
 func (c *Cluster) caFile() string { return filepath.Join(c.Dir, "ca.crt") }
 
 func (c *Cluster) agentArgs(a *Agent) []string {
-	return []string{"--coordinator", c.URLs(), "--token-file", filepath.Join(c.Dir, "agent-"+a.Rack+".token"),
+	return append([]string{"--coordinator", c.URLs(), "--token-file", filepath.Join(c.Dir, "agent-"+a.Rack+".token"),
 		"--rack", a.Rack, "--agent-id", a.ID, "--lease-ttl", c.Topo.LeaseTTL.String(), "--log-level", "debug",
 		"--audit-file", filepath.Join(c.Dir, "guard-"+a.ID+".jsonl"),
 		// Short retries, so hosts converge promptly after the final heal.
-		"--error-backoff-base", "1s", "--transient-retry", "1s"}
+		"--error-backoff-base", "1s", "--transient-retry", "1s"}, c.Topo.AgentArgs...)
 }
 
 func (c *Cluster) proc(name, node, bin string, args []string) *Proc {

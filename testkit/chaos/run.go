@@ -44,7 +44,11 @@ type Config struct {
 	// (FaultsClassic, the default; FaultsStorage; FaultsAll). The storage
 	// faults put each member's data dir on a tmpfs of its own (DataFSSize).
 	Faults string
-	Log    *slog.Logger // default: JSON to DIR/harness.log
+	// BMCAccountRotation starts every agent with --bmc-account-rotation
+	// (the classic and storage schedules) and adds the bmc-credentials
+	// checker (rotation.go, check_bmcaccount.go).
+	BMCAccountRotation bool
+	Log                *slog.Logger // default: JSON to DIR/harness.log
 }
 
 // DataFSSize is each member's tmpfs when a run draws storage faults: room
@@ -77,13 +81,16 @@ type Result struct {
 	ConvergeP50   int64            `json:"convergeP50Millis"`
 	ConvergeMax   int64            `json:"convergeMaxMillis"`
 	ConvergeBound string           `json:"convergeBound"`
+	// Credentials is what the bmc-credentials checker counted (runs with
+	// Config.BMCAccountRotation only).
+	Credentials *CredentialsResult `json:"bmcCredentials,omitempty"`
 }
 
 // OK reports whether no checker found anything.
 func (r *Result) OK() bool { return len(r.Violations) == 0 }
 
 // Checkers are the checker names, in report order.
-var Checkers = []string{"fencing", "linearizability", "durability", "liveness", "logs", "storage", "connections", "firmware"}
+var Checkers = []string{"fencing", "linearizability", "durability", "liveness", "logs", "storage", "connections", "firmware", CheckerCredentials}
 
 // Run sets up the network and cluster, runs the workload under the seeded
 // schedule, heals, waits for convergence, stops everything and checks.
@@ -149,6 +156,9 @@ func runSchedule(ctx context.Context, cfg Config) (*Result, error) {
 	kinds, err := KindsOf(cfg.Faults)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.BMCAccountRotation {
+		cfg.Topo = withRotation(cfg.Topo)
 	}
 	for _, k := range kinds {
 		if (k == FaultDiskFull || k == FaultDamagedRestart) && cfg.Topo.DataFS == 0 {
@@ -280,6 +290,12 @@ func runSchedule(ctx context.Context, cfg Config) (*Result, error) {
 	fctx, fc := context.WithTimeout(ctx, 30*time.Second)
 	pollLeases(fctx)
 	fc()
+	if cfg.BMCAccountRotation {
+		res.Credentials = &CredentialsResult{}
+		actx, ac := context.WithTimeout(ctx, 2*time.Minute)
+		vs = append(vs, accountsAtEnd(actx, c, hosts, res.Credentials)...)
+		ac()
+	}
 	c.StopAll()
 
 	byRack := map[string][]wire.LeaseRecord{}
@@ -317,6 +333,16 @@ func runSchedule(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	vs = append(vs, CheckFencing(byRack, muts)...)
+	if res.Credentials != nil {
+		audits, err := readAudits(c)
+		if err != nil {
+			return nil, err
+		}
+		cr, cvs := CheckCredentials(byRack, audits, operatorUser)
+		cr.Lockouts, cr.Hosts, cr.Pending = res.Credentials.Lockouts, res.Credentials.Hosts, res.Credentials.Pending
+		res.Credentials = &cr
+		vs = append(vs, cvs...)
+	}
 	lin, lvs := CheckLinear(ops, cfg.LinearTimeout, cfg.Dir)
 	res.Linear = lin
 	vs = append(vs, lvs...)
@@ -495,6 +521,10 @@ func (r *Result) Summary() string {
 	fmt.Fprintf(&b, "operations: %d (ok %d, fail %d, info %d); BMC mutations checked: %d; lease records: %d\n",
 		r.Ops, r.OpsByResult[ResultOK], r.OpsByResult[ResultFail], r.OpsByResult[ResultInfo], r.Mutations, r.LeaseRecords)
 	fmt.Fprintf(&b, "convergence after the final heal: p50 %d ms, max %d ms (bound %s)\n", r.ConvergeP50, r.ConvergeMax, r.ConvergeBound)
+	if cr := r.Credentials; cr != nil {
+		fmt.Fprintf(&b, "fence at the BMC: %d accepted mutations traced to their credentials, %d rotations, %d refused (401), %d lockouts; %d hosts with a working password (%d pending)\n",
+			cr.Checked, cr.Rotations, cr.Refused, cr.Lockouts, cr.Hosts, cr.Pending)
+	}
 	for _, ch := range Checkers {
 		fmt.Fprintf(&b, "checker %-16s %d violations\n", ch, r.ByChecker[ch])
 	}

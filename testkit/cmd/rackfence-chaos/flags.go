@@ -43,6 +43,9 @@ type Config struct {
 	// seed's schedule), storage (disk full, damaged file at restart,
 	// fresh-connection bursts) or all.
 	faults string
+	// rotation starts the agents with --bmc-account-rotation and adds
+	// the bmc-credentials checker.
+	rotation bool
 	// total, when set, prints the totals of the runs under it and exits.
 	total string
 }
@@ -61,6 +64,7 @@ func (c *Config) flags() *pflag.FlagSet {
 	fs.DurationVar(&c.topo.LeaseTTL, "lease-ttl", c.topo.LeaseTTL, "agents' --lease-ttl")
 	fs.DurationVar(&c.finalOutage, "final-outage", 0, "end each run with an outage this long (every agent cut off the coordinators, the leader killed) before the final heal, so convergence is measured from it (0: off)")
 	fs.StringVar(&c.faults, "faults", chaos.FaultsClassic, "fault kinds to draw: classic (the schedule every earlier seed drew), storage (a coordinator's disk filled, a data file damaged at a restart and the runbook after it, bursts of fresh HTTP/2 connections; data dirs on tmpfs), firmware (the flashing lease holder killed or cut off at 10, 50 or 90 % of a BMC flash; one scenario per seed, --duration unused) or all (the schedule of classic and storage, then the firmware scenario)")
+	fs.BoolVar(&c.rotation, "bmc-account-rotation", false, "start every agent with --bmc-account-rotation (the tier's own BMC account, rotated on each takeover) and check that every mutation a BMC accepted used the credentials of the rack's lease holder at that moment, that no account was locked out and that every host ends with a working password on the coordinator (classic, storage and all's schedule; not the firmware scenario)")
 	fs.StringVar(&c.total, "total", "", "print the totals of the runs kept under this directory (a --dir of earlier runs) and exit")
 	return fs
 }

@@ -7,7 +7,7 @@
 // exits 1 when a checker found a violation, 2 when the run could not be
 // carried out. Needs root, ip (iproute2) and nft (nftables).
 //
-//	rackfence-chaos --seed 7 --duration 5m [--dir DIR] [--bin DIR]
+//	rackfence-chaos --seed 7 --duration 5m [--bmc-account-rotation] [--dir DIR] [--bin DIR]
 package main
 
 import (
@@ -75,7 +75,7 @@ func run(ctx context.Context, c Config) error {
 	for s := c.seed; s < c.seed+int64(c.seeds); s++ {
 		rd := filepath.Join(c.dir, fmt.Sprintf("seed-%d", s))
 		fmt.Printf("run directory: %s\n", rd)
-		res, err := chaos.Run(ctx, chaos.Config{Seed: s, Duration: c.duration, Dir: rd, Bin: c.bin, Topo: c.topo, Clients: c.clients, FinalOutage: c.finalOutage, Faults: c.faults})
+		res, err := chaos.Run(ctx, chaos.Config{Seed: s, Duration: c.duration, Dir: rd, Bin: c.bin, Topo: c.topo, Clients: c.clients, FinalOutage: c.finalOutage, Faults: c.faults, BMCAccountRotation: c.rotation})
 		if err != nil {
 			return cannot("seed %d: the run could not be carried out: %v (logs in %s)", s, err, rd)
 		}
