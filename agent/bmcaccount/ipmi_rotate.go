@@ -16,12 +16,12 @@ var ipmiPolicy = Policy{MinPasswordLength: 8, MaxPasswordLength: 16, Specials: "
 // the user table (user 1, the anonymous user, is never taken), its
 // password set with `user set password`, checked with a login. IPMI LAN
 // sessions last one command, so there are none to end.
-func (m *Manager) rotateIPMI(ctx context.Context, t Target, epoch uint64, rec *wire.BMCAccount, user string) (string, string, string, error) {
+func (m *Manager) rotateIPMI(ctx context.Context, t Target, epoch uint64, rec *wire.BMCAccount, user string, h *hostAcct) (string, string, string, error) {
 	x, err := newIPMI(t.Address, m.cfg.Timeout)
 	if err != nil {
 		return "", "", "", err
 	}
-	if rec != nil && rec.State == wire.BMCAccountPending && rec.PendingEpoch == epoch && rec.PendingPassword != "" {
+	if h.pendingMayBeSet(rec, epoch) {
 		if ok, err := x.loginWorks(ctx, user, rec.PendingPassword); err == nil && ok {
 			if err := m.confirm(ctx, t.Host, epoch); err != nil {
 				return "", "", "", err
@@ -64,7 +64,9 @@ func (m *Manager) rotateIPMI(ctx context.Context, t Target, epoch uint64, rec *w
 	if off, err := m.recordPending(ctx, t.Host, epoch, user, pw); off != "" || err != nil {
 		return "", "", off, err
 	}
+	h.unsent = pw
 	err = m.cfg.Guard.Do(ctx, t.Host, "bmc-account-password", m.cfg.MutationTimeout, func(ctx context.Context) error {
+		h.unsent = "" // from here the BMC may have it
 		return x.setUser(ctx, t.Username, t.Password, slot, user, pw, isNew)
 	})
 	if err != nil {

@@ -104,6 +104,11 @@ type hostAcct struct {
 	at       time.Time
 	user, pw string
 	off      string // why the fence at the BMC is off ("" when on)
+	// unsent is the pending password this manager recorded last whose
+	// change it never sent to the BMC (the guard refused it, or the
+	// protocol stopped before): a retry does not try it at the BMC, where
+	// each such login is a failure towards the account's lockout.
+	unsent string
 }
 
 // New returns a Manager.
@@ -160,7 +165,7 @@ func (m *Manager) Credentials(ctx context.Context, t Target, epoch uint64) (user
 		}
 		return h.user, h.pw, "", nil
 	}
-	user, password, off, err = m.rotate(ctx, t, epoch)
+	user, password, off, err = m.rotate(ctx, t, epoch, h)
 	switch {
 	case err != nil:
 		m.met.count(resultError)
@@ -194,7 +199,7 @@ func (m *Manager) step(host, s string) error {
 
 // rotate runs the protocol for one host; off != "" records the fence at
 // the BMC off (on the coordinator too).
-func (m *Manager) rotate(ctx context.Context, t Target, epoch uint64) (user, pw, off string, err error) {
+func (m *Manager) rotate(ctx context.Context, t Target, epoch uint64, h *hostAcct) (user, pw, off string, err error) {
 	log := m.cfg.Logger.With("host", t.Host, "epoch", epoch)
 	rec, err := m.cfg.Store.GetBMCAccount(ctx, t.Host, true, epoch)
 	if err != nil && !client.IsNotFound(err) {
@@ -209,13 +214,13 @@ func (m *Manager) rotate(ctx context.Context, t Target, epoch uint64) (user, pw,
 	}
 	r, err := newRF(t.Address, t.Insecure, m.cfg.UserAgent, m.cfg.Timeout)
 	if errors.Is(err, errNotRedfish) {
-		return m.rotateIPMI(ctx, t, epoch, rec, user)
+		return m.rotateIPMI(ctx, t, epoch, rec, user, h)
 	} else if err != nil {
 		return "", "", "", err
 	}
 	// A pending password of this epoch whose confirmation did not reach
 	// the coordinator: confirm it if the BMC takes it.
-	if rec != nil && rec.State == wire.BMCAccountPending && rec.PendingEpoch == epoch && rec.PendingPassword != "" {
+	if h.pendingMayBeSet(rec, epoch) {
 		if ok, err := r.loginWorks(ctx, user, rec.PendingPassword); err == nil && ok {
 			if err := m.endSessionsAndConfirm(ctx, r, t, user, epoch, ""); err != nil {
 				return "", "", "", err
@@ -239,7 +244,8 @@ func (m *Manager) rotate(ctx context.Context, t Target, epoch uint64) (user, pw,
 	if off, err := m.recordPending(ctx, t.Host, epoch, user, pw); off != "" || err != nil {
 		return "", "", off, err
 	}
-	if off, err := m.setAtBMC(ctx, r, svc, t, user, pw); err != nil || off != "" {
+	h.unsent = pw
+	if off, err := m.setAtBMC(ctx, r, svc, t, user, pw, h); err != nil || off != "" {
 		if off != "" {
 			return "", "", m.setOff(ctx, t.Host, epoch, off), nil
 		}
@@ -268,7 +274,7 @@ func (m *Manager) rotate(ctx context.Context, t Target, epoch uint64) (user, pw,
 
 // setAtBMC creates the account or changes its password, with the
 // operator's credentials. off != "" when the BMC cannot hold the account.
-func (m *Manager) setAtBMC(ctx context.Context, r *rf, svc *service, t Target, user, pw string) (off string, err error) {
+func (m *Manager) setAtBMC(ctx context.Context, r *rf, svc *service, t Target, user, pw string, h *hostAcct) (off string, err error) {
 	slots, err := r.accounts(ctx, svc.Accounts.ID, t.Username, t.Password)
 	if err != nil {
 		if st := statusOf(err); st == http.StatusForbidden || st == http.StatusUnauthorized {
@@ -300,6 +306,7 @@ func (m *Manager) setAtBMC(ctx context.Context, r *rf, svc *service, t Target, u
 		method, path, body = http.MethodPost, trimID(svc.Accounts.ID), map[string]any{"UserName": user, "Password": pw, "RoleId": m.cfg.Role, "Enabled": enabled}
 	}
 	err = m.cfg.Guard.Do(ctx, t.Host, "bmc-account-password", m.cfg.MutationTimeout, func(ctx context.Context) error {
+		h.unsent = "" // from here the BMC may have it
 		_, err := r.do(ctx, method, path, t.Username, t.Password, body, nil)
 		return err
 	})
@@ -357,6 +364,14 @@ func (m *Manager) setOff(ctx context.Context, host string, epoch uint64, why str
 	}
 	m.cfg.Logger.Warn("the fence at the BMC is off for this host", "host", host, "reason", why)
 	return why
+}
+
+// pendingMayBeSet reports whether rec holds a pending password of epoch the BMC
+// may have taken: one this manager did not record, or recorded and then
+// sent (or may have). h.mu held.
+func (h *hostAcct) pendingMayBeSet(rec *wire.BMCAccount, epoch uint64) bool {
+	return rec != nil && rec.State == wire.BMCAccountPending && rec.PendingEpoch == epoch && rec.PendingPassword != "" &&
+		rec.PendingPassword != h.unsent
 }
 
 // Rotated reports whether host's account was settled (rotated, or found

@@ -92,6 +92,14 @@ type account struct {
 	gen uint64
 }
 
+// Lockout is one account locked by failed logins: when, and the
+// User-Agent of the login that reached the threshold.
+type Lockout struct {
+	Account   string `json:"account"`
+	At        string `json:"at"`
+	UserAgent string `json:"userAgent"`
+}
+
 // AccountState is one account as GET /sim/accounts and Sim.Accounts show
 // it (never its password).
 type AccountState struct {
@@ -176,8 +184,10 @@ func (b *bmc) accountByID(id string) *account {
 
 // checkLogin checks user and password against the table, counting a
 // failure against an existing account (and locking it at the threshold);
-// a locked or disabled account is refused whatever the password. b.mu held.
-func (b *bmc) checkLogin(user, password string, now time.Time) bool {
+// a locked or disabled account is refused whatever the password. ua is
+// the client's User-Agent, which State names with each failure and lockout.
+// b.mu held.
+func (b *bmc) checkLogin(user, password string, now time.Time, ua string) bool {
 	a := b.accountNamed(user)
 	if a == nil {
 		subtle.ConstantTimeCompare([]byte(password), []byte(password))
@@ -193,6 +203,10 @@ func (b *bmc) checkLogin(user, password string, now time.Time) bool {
 	}
 	ok := subtle.ConstantTimeCompare([]byte(password), []byte(a.password)) == 1
 	if !ok {
+		if b.failedLogins == nil {
+			b.failedLogins = map[string]int{}
+		}
+		b.failedLogins[user+" "+ua]++
 		a.failures++
 		// The first administrator (the operator's account every BMC
 		// starts with) is never locked out, as on BMCs whose built-in
@@ -200,7 +214,7 @@ func (b *bmc) checkLogin(user, password string, now time.Time) bool {
 		// refusal, not the BMC.
 		if pol.LockoutThreshold > 0 && a.failures >= pol.LockoutThreshold && a != b.accts[0] {
 			a.locked = now
-			b.lockouts++
+			b.lockouts = append(b.lockouts, Lockout{Account: user, At: now.UTC().Format(time.RFC3339Nano), UserAgent: ua})
 		}
 		return false
 	}

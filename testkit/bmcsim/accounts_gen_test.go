@@ -67,8 +67,8 @@ func TestAuditNamesPasswordGeneration(t *testing.T) {
 	for range 5 {
 		do("GET", v1+"/Systems/1", "", basic("op", "wrong"))
 	}
-	if st := sim.State(0); st.Lockouts != 1 {
-		t.Errorf("lockouts after 5 failed logins: %d, want 1", st.Lockouts)
+	if st := sim.State(0); len(st.Lockouts) != 1 || st.Lockouts[0].Account != "op" || st.FailedLogins["op Go-http-client/1.1"] != 5 {
+		t.Errorf("after 5 failed logins: lockouts %+v, failed logins %v; want op locked once after 5", st.Lockouts, st.FailedLogins)
 	}
 }
 

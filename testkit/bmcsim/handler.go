@@ -227,7 +227,7 @@ func (s *Sim) authorized(r *http.Request, b *bmc) (string, uint64, bool) {
 		return b.sessionByToken(tok)
 	}
 	if u, p, ok := r.BasicAuth(); ok {
-		if !b.checkLogin(u, p, time.Now()) {
+		if !b.checkLogin(u, p, time.Now(), r.UserAgent()) {
 			return u, 0, false
 		}
 		return u, b.passwordGen(u), true
@@ -246,7 +246,7 @@ func (s *Sim) serveRedfish(w http.ResponseWriter, r *http.Request, b *bmc, path 
 		s.get(w, b, v1)
 		return
 	case path == b.prof.sessions && b.prof.sessions != "" && r.Method == http.MethodPost:
-		s.login(w, b, body)
+		s.login(w, b, body, r.UserAgent())
 		return
 	case b.prof.sessions == "" && strings.HasPrefix(path, v1+"/SessionService"):
 		// No session service: a login attempt finds nothing (HTTP Basic only).
@@ -287,14 +287,14 @@ func (s *Sim) serveRedfish(w http.ResponseWriter, r *http.Request, b *bmc, path 
 	s.mutate(w, r, b, path, body)
 }
 
-func (s *Sim) login(w http.ResponseWriter, b *bmc, body []byte) {
+func (s *Sim) login(w http.ResponseWriter, b *bmc, body []byte, ua string) {
 	var req struct{ UserName, Password string }
 	if err := json.Unmarshal(body, &req); err != nil {
 		writeError(w, http.StatusBadRequest, "Base.1.0.MalformedJSON", "body must be {\"UserName\": …, \"Password\": …}")
 		return
 	}
 	b.mu.Lock()
-	refuse := b.fault == FaultRefuseAuth || !b.checkLogin(req.UserName, req.Password, time.Now())
+	refuse := b.fault == FaultRefuseAuth || !b.checkLogin(req.UserName, req.Password, time.Now(), ua)
 	gen := b.passwordGen(req.UserName)
 	b.mu.Unlock()
 	if refuse {

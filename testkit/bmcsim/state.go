@@ -3,6 +3,7 @@ package bmcsim
 import (
 	"maps"
 	"path"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -35,9 +36,12 @@ type State struct {
 	// Logins counts session logins accepted (how a test tells session
 	// auth from HTTP Basic: logins are not audited).
 	Logins int `json:"logins"`
-	// Lockouts counts the accounts locked by failed logins since the
-	// simulator started (a lock that has since expired included).
-	Lockouts int `json:"lockouts"`
+	// Lockouts lists the accounts locked by failed logins since the
+	// simulator started (a lock that has since expired included), and
+	// FailedLogins counts refused logins of existing accounts by
+	// "ACCOUNT USER-AGENT": whose stale password knocked at the BMC.
+	Lockouts     []Lockout      `json:"lockouts,omitempty"`
+	FailedLogins map[string]int `json:"failedLogins,omitempty"`
 	// Connections counts TCP connections the BMC accepted; with TLS,
 	// TLSHandshakes counts completed handshakes and TLSResumed those that
 	// resumed an earlier session (no key exchange). How a test tells a
@@ -135,7 +139,9 @@ type bmc struct {
 	sessions  []session     // oldest first
 	nextSess  int
 	pwGen     uint64 // the last password number given (account.gen)
-	lockouts  int    // accounts locked by failed logins
+	lockouts  []Lockout
+	// failedLogins counts refused logins by "ACCOUNT USER-AGENT".
+	failedLogins map[string]int
 
 	// Day two: knobs, tasks, and the state of the day-two resources,
 	// allocated on first use (nil: as the fixture says).
@@ -215,7 +221,7 @@ func (b *bmc) state() State {
 	defer b.mu.Unlock()
 	b.advance(time.Now())
 	st := State{Index: b.index, Port: b.port, MAC: b.systemMAC(0), BMCResets: b.resets, Fault: b.fault,
-		Sessions: len(b.sessions), Mutations: b.mutations, Logins: b.logins, Lockouts: b.lockouts,
+		Sessions: len(b.sessions), Mutations: b.mutations, Logins: b.logins, Lockouts: slices.Clone(b.lockouts), FailedLogins: maps.Clone(b.failedLogins),
 		Connections: b.conns, Requests: b.requests, TLSHandshakes: b.tlsFull + b.tlsResume, TLSResumed: b.tlsResume,
 		Gets: maps.Clone(b.gets)}
 	for j, s := range b.sys {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/rackfence/rackfence/shared/wire"
@@ -22,12 +23,36 @@ const RotationFlag = "--bmc-account-rotation"
 
 // operatorUser is the user of the hosts' own BMC credentials (the
 // "bmc" credentials StartCluster stores; bmcsim's first administrator).
-const operatorUser = "admin"
+const (
+	operatorUser     = "admin"
+	operatorPassword = "password"
+)
 
 // withRotation returns topo with its agents started with rotation on.
 func withRotation(topo Topology) Topology {
 	topo.AgentArgs = append(append([]string(nil), topo.AgentArgs...), RotationFlag)
 	return topo
+}
+
+// waitVersions waits until the leader has recorded every member's binary
+// version. Until then the version gate refuses the BMC account writes
+// (upgrade_required), and an agent that takes a rack over in that window
+// runs the whole epoch with the fence at the BMC off for every host (the
+// operator's credentials), which the checker reports: a cluster formed
+// moments ago is not what the campaign tests.
+func waitVersions(ctx context.Context, c *Cluster) error {
+	return until(ctx, "every member's version recorded (the version gate)", func() error {
+		st, err := c.Observer.Status(ctx)
+		if err != nil {
+			return err
+		}
+		for _, m := range st.Members {
+			if m.Version == "" || strings.HasPrefix(m.Version, "legacy") {
+				return fmt.Errorf("member %s: version %q", m.ID, m.Version)
+			}
+		}
+		return nil
+	})
 }
 
 // readAudits reads every rack's BMC audit.
@@ -47,7 +72,10 @@ func readAudits(c *Cluster) (map[string][]bmcsim.AuditLine, error) {
 // BMCs still up: it counts the BMCs' lockouts (each a violation), then
 // reads each host's record from the coordinator as an admin (revealed,
 // audited) and logs in at the host's BMC with its current password, then
-// its pending one: one of them must work, and the fence must be on.
+// its pending one: one of them must work, and the fence must be on. A BMC
+// that has no such account yet (the only rotation ever begun stopped
+// before the BMC took it) is managed with the operator's credentials,
+// which must work: the next holder creates the account with them.
 func accountsAtEnd(ctx context.Context, c *Cluster, hosts []HostSpec, res *CredentialsResult) []Violation {
 	var out []Violation
 	bad := func(f string, a ...any) {
@@ -59,9 +87,10 @@ func accountsAtEnd(ctx context.Context, c *Cluster, hosts []HostSpec, res *Crede
 			bad("host %s: reading its BMC's lockouts: %v", h.Name, err)
 			continue
 		}
-		res.Lockouts += st.Lockouts
-		if st.Lockouts > 0 {
-			bad("host %s: its BMC locked %d accounts out after failed logins", h.Name, st.Lockouts)
+		res.Lockouts += len(st.Lockouts)
+		for _, l := range st.Lockouts {
+			bad("host %s: its BMC locked account %q at %s after failed logins, the last from %q (failed logins by account and User-Agent: %v)",
+				h.Name, l.Account, l.At, l.UserAgent, st.FailedLogins)
 		}
 	}
 	for _, h := range hosts {
@@ -85,6 +114,17 @@ func accountsAtEnd(ctx context.Context, c *Cluster, hosts []HostSpec, res *Crede
 			bad("host %s: BMC account record in state %q", h.Name, rec.State)
 			continue
 		}
+		exists, err := c.bmcHasAccount(h, rec.Username)
+		if err != nil {
+			bad("host %s: reading its BMC's accounts: %v", h.Name, err)
+			continue
+		}
+		if !exists {
+			if ok, err := c.bmcLogin(h, operatorUser, operatorPassword); !ok {
+				bad("host %s: its BMC has no account %q and refuses the operator's credentials (%v)", h.Name, rec.Username, err)
+			}
+			continue
+		}
 		works := false
 		for _, pw := range []string{rec.Password, rec.PendingPassword} {
 			if pw == "" {
@@ -105,6 +145,23 @@ func accountsAtEnd(ctx context.Context, c *Cluster, hosts []HostSpec, res *Crede
 		}
 	}
 	return out
+}
+
+// bmcHasAccount reports whether host's BMC has an account named user.
+func (c *Cluster) bmcHasAccount(h HostSpec, user string) (bool, error) {
+	var accts struct {
+		Accounts []bmcsim.AccountState `json:"accounts"`
+	}
+	url := fmt.Sprintf("http://%s:%d/sim/accounts", c.Net.Node(h.Rack+"bmc").IP, bmcBasePort+h.Index)
+	if err := getJSON(url, &accts); err != nil {
+		return false, err
+	}
+	for _, a := range accts.Accounts {
+		if a.UserName == user {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // bmcLogin reports whether user/password are accepted by host's BMC (an

@@ -190,6 +190,11 @@ func runSchedule(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, fmt.Errorf("create host %s: %w", h.Name, err)
 		}
 	}
+	if cfg.BMCAccountRotation {
+		if err := waitVersions(setup, c); err != nil {
+			return nil, err
+		}
+	}
 	if err := c.StartAgents(); err != nil {
 		return nil, err
 	}
