@@ -181,3 +181,42 @@ func TestChaosFirmware(t *testing.T) {
 	}
 	os.RemoveAll(dir)
 }
+
+// ciRotationSeed is the run make test makes with the fence at the BMC
+// (about 50 s: 30 s of seed 1's classic faults, a coordinator killed and
+// paused and the holder of r1 cut off, so r1 changes hands). make chaos
+// ROTATION=true runs the full campaign.
+const ciRotationSeed = 1
+
+// TestChaosRotation: agents with --bmc-account-rotation under the classic
+// faults. Every mutation a BMC accepted used the credentials of the
+// rack's lease holder at that moment, no account was locked out, every
+// host ends with a password on the coordinator that its BMC takes, and
+// every other checker holds.
+func TestChaosRotation(t *testing.T) {
+	ok, why := chaos.Available()
+	testenv.RequirePeer(t, ok, "network namespaces and nftables for the chaos harness: "+why)
+	var bin string
+	for _, b := range []string{"rackfence-coordinator", "rackfence-agent", "rackfence-bmcsim"} {
+		bin = filepath.Dir(testenv.Binary(t, b))
+	}
+	dir, err := os.MkdirTemp("", "rackfence-chaos-rotation-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	res, err := chaos.Run(ctx, chaos.Config{Seed: ciRotationSeed, Duration: 30 * time.Second, Dir: dir, Bin: bin,
+		Faults: chaos.FaultsClassic, BMCAccountRotation: true})
+	if err != nil {
+		t.Fatalf("run (kept in %s): %v", dir, err)
+	}
+	t.Log("\n" + res.Summary())
+	if cr := res.Credentials; cr == nil || cr.Checked == 0 || cr.Rotations == 0 || cr.Hosts == 0 || len(res.Faults) == 0 {
+		t.Fatalf("the run did nothing to check (credentials %+v, faults %v); kept in %s", res.Credentials, res.Faults, dir)
+	}
+	if !res.OK() {
+		t.Fatalf("%d violations; run kept in %s", len(res.Violations), dir)
+	}
+	os.RemoveAll(dir)
+}
