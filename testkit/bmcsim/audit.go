@@ -24,12 +24,12 @@ type AuditLine struct {
 	// password one of the BMC's accounts takes (created, changed) gets
 	// the BMC's next number, and a session keeps its login's. User and
 	// PasswordGen name the credentials the BMC accepted exactly.
-	PasswordGen uint64 `json:"passwordGen,omitempty"`
+	PasswordGen uint64 `json:"pwGen,omitempty"`
 	// SetAccount and SetPasswordGen: the account whose password this
 	// request set (an account created, a password changed) and the
 	// number that password got; empty when none was applied.
 	SetAccount     string `json:"setAccount,omitempty"`
-	SetPasswordGen uint64 `json:"setPasswordGen,omitempty"`
+	SetPasswordGen uint64 `json:"setPwGen,omitempty"`
 	Method         string `json:"method"`
 	Path           string `json:"path"`
 	Body           string `json:"body"`   // compact JSON, at most 512 bytes
