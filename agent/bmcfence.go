@@ -30,7 +30,7 @@ func (s *session) tierCredentials(ctx context.Context, h wire.Host, user, passwo
 		return "", "", fmt.Errorf("%w: host %s: the rack lease is no longer valid", guard.ErrFenced, h.Name)
 	}
 	u, p, _, err := m.Credentials(ctx, bmcaccount.Target{Host: h.Name, Address: h.BMC.Address,
-		Insecure: h.BMC.DisableCertificateVerification, Username: user, Password: password}, l.Epoch)
+		Insecure: h.BMC.DisableCertificateVerification, Username: user, Password: password, Requested: rotationRequest(h)}, l.Epoch)
 	switch {
 	case err == nil:
 		return u, p, nil
@@ -59,7 +59,7 @@ func (s *session) forgetTierCredentials(host string) {
 // change. A failure is logged; the next action tries again.
 func (s *session) rotateOnTakeover(h wire.Host) {
 	m := s.a.cfg.BMCAccounts
-	if m == nil || h.BMC.Credentials == "" || h.BMC.Address == "" || s.a.cfg.Guard.Blocked(h.Name) || m.Rotated(h.Name, s.lease.Epoch) {
+	if m == nil || h.BMC.Credentials == "" || h.BMC.Address == "" || s.a.cfg.Guard.Blocked(h.Name) || m.Rotated(h.Name, s.lease.Epoch, rotationRequest(h)) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, s.a.cfg.ActionTimeout)
@@ -71,4 +71,13 @@ func (s *session) rotateOnTakeover(h wire.Host) {
 	if err != nil {
 		s.log.Warn("could not rotate the tier's BMC account on taking the rack over; retried before the host's next action", "host", h.Name, "err", err.Error())
 	}
+}
+
+// rotationRequest is the createdIndex of host's on-demand rotation
+// request (rackfencectl credentials rotate), 0 when none waits.
+func rotationRequest(h wire.Host) uint64 {
+	if h.Intents == nil || h.Intents.RotateCredentials == nil {
+		return 0
+	}
+	return h.Intents.RotateCredentials.CreatedIndex
 }
