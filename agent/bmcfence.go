@@ -81,3 +81,29 @@ func rotationRequest(h wire.Host) uint64 {
 	}
 	return h.Intents.RotateCredentials.CreatedIndex
 }
+
+// disableTierAccount turns the tier's account on host's BMC off as the
+// host leaves this tier's hands (detached, a pivot's first step, or
+// drained), before the host is blocked and the detach acknowledged: from
+// then on the BMC itself refuses the tier's account, so a source tier
+// whose data still names the host cannot act on it. Best effort: a BMC
+// that cannot be reached does not hold up the detach (logged; tried again
+// by the next agent that finds the host detached). The next use after the
+// host is attached again rotates and enables the account.
+func (s *session) disableTierAccount(h wire.Host) {
+	m := s.a.cfg.BMCAccounts
+	if m == nil || h.BMC.Credentials == "" || h.BMC.Address == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, s.a.cfg.ActionTimeout)
+	defer cancel()
+	u, p, err := s.a.creds.get(ctx, h.BMC.Credentials)
+	if err == nil {
+		_, err = m.Disable(ctx, bmcaccount.Target{Host: h.Name, Address: h.BMC.Address,
+			Insecure: h.BMC.DisableCertificateVerification, Username: u, Password: p})
+	}
+	if err != nil {
+		s.log.Warn("could not disable the tier's BMC account of a host leaving this tier's hands; the BMC still takes its last password",
+			"host", h.Name, "err", err.Error())
+	}
+}

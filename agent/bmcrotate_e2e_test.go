@@ -1,7 +1,9 @@
 package agent_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"testing"
 	"time"
 
@@ -13,7 +15,9 @@ import (
 // an operator's request (what `rackfencectl credentials rotate` sends)
 // makes the holder rotate the host's account again under the same epoch
 // at its next look at the host: the record's rotatedAt moves and the
-// request is dropped from the host.
+// request is dropped from the host. Then a detach disables the account on
+// the BMC before the agent acknowledges it (the record is kept), and the
+// attach after it rotates the password and enables the account again.
 func TestRotationOnDemand(t *testing.T) {
 	testenv.SkipShort(t)
 	e := newEnv(t, envOpts{bmcs: 1})
@@ -43,5 +47,56 @@ func TestRotationOnDemand(t *testing.T) {
 	if err != nil || rec.State != wire.BMCAccountConfirmed || rec.Epoch != first.Epoch || !rec.RotatedAt.After(first.RotatedAt) || rec.Index <= it.CreatedIndex {
 		t.Fatalf("after the request (index %d): %v %v; before %v", it.CreatedIndex, rec, err, first)
 	}
+
+	if _, err := e.admin.Detach(ctx(t), "h0", wire.IntentRequest{Reason: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitHost("h0", 90*time.Second, "detach acknowledged", func(h *wire.Host) error {
+		if h.Intents == nil || h.Intents.Detach == nil || !h.Intents.Detach.Acknowledged {
+			return fmt.Errorf("intents %+v", h.Intents)
+		}
+		return nil
+	})
+	if en, ok := e.simAccountEnabled(0, rec.Username); !ok || en {
+		t.Fatalf("account %s after the detach: present %v enabled %v, want disabled", rec.Username, ok, en)
+	}
+	if err := e.admin.Attach(ctx(t), "h0"); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 90*time.Second, "the account rotated and enabled after the attach", func() error {
+		r, err := e.admin.GetBMCAccount(ctx(t), "h0", false, 0)
+		if err != nil || r.State != wire.BMCAccountConfirmed || !r.RotatedAt.After(rec.RotatedAt) {
+			return fmt.Errorf("record %v %v", r, err)
+		}
+		if en, _ := e.simAccountEnabled(0, rec.Username); !en {
+			return fmt.Errorf("account %s still disabled", rec.Username)
+		}
+		return nil
+	})
 	t.Logf("rotated on demand under epoch %d: rotatedAt %s -> %s", rec.Epoch, first.RotatedAt.Format(time.RFC3339Nano), rec.RotatedAt.Format(time.RFC3339Nano))
+}
+
+// simAccountEnabled reads BMC i's account table (GET /sim/accounts).
+func (e *env) simAccountEnabled(i int, user string) (enabled, ok bool) {
+	e.t.Helper()
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/sim/accounts", e.s.Base+i))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Accounts []struct {
+			UserName string `json:"userName"`
+			Enabled  bool   `json:"enabled"`
+		} `json:"accounts"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		e.t.Fatal(err)
+	}
+	for _, a := range out.Accounts {
+		if a.UserName == user {
+			return a.Enabled, true
+		}
+	}
+	return false, false
 }
