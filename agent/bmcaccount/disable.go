@@ -20,6 +20,9 @@ import (
 // has no account of the tier (no record, or none on the BMC).
 func (m *Manager) Disable(ctx context.Context, t Target) (found bool, err error) {
 	defer m.Forget(t.Host)
+	if m.cfg.Off != "" {
+		return false, nil
+	}
 	rec, err := m.cfg.Store.GetBMCAccount(ctx, t.Host, false, 0)
 	if client.IsNotFound(err) {
 		return false, nil
