@@ -21,7 +21,7 @@ func (m *Manager) rotateIPMI(ctx context.Context, t Target, epoch uint64, rec *w
 	if err != nil {
 		return "", "", "", err
 	}
-	if h.pendingMayBeSet(rec, epoch) {
+	if t.Requested == 0 && h.pendingMayBeSet(rec, epoch) {
 		if ok, err := x.loginWorks(ctx, user, rec.PendingPassword); err == nil && ok {
 			if err := m.confirm(ctx, t.Host, epoch); err != nil {
 				return "", "", "", err
@@ -99,7 +99,8 @@ func (m *Manager) rotateIPMI(ctx context.Context, t Target, epoch uint64, rec *w
 
 // confirm makes the pending password current on the coordinator.
 func (m *Manager) confirm(ctx context.Context, host string, epoch uint64) error {
-	if _, err := m.cfg.Store.PutBMCAccount(ctx, host, wire.BMCAccountWrite{Epoch: epoch, Op: wire.BMCAccountOpConfirm}); err != nil {
+	if _, err := m.cfg.Store.PutBMCAccount(ctx, host, wire.BMCAccountWrite{Epoch: epoch, Op: wire.BMCAccountOpConfirm,
+		Request: m.serving(host)}); err != nil {
 		return fmt.Errorf("confirming host %s's new BMC password (the BMC has it; the coordinator holds it as pending): %w", host, err)
 	}
 	return m.step(host, StepConfirm)
