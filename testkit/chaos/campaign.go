@@ -57,7 +57,7 @@ func Total(rs []*Result) Campaign {
 			}
 			t := c.Credentials
 			t.Checked, t.Rotations, t.Refused, t.Lockouts = t.Checked+cr.Checked, t.Rotations+cr.Rotations, t.Refused+cr.Refused, t.Lockouts+cr.Lockouts
-			t.Hosts, t.Pending = t.Hosts+cr.Hosts, t.Pending+cr.Pending
+			t.Hosts, t.Pending, t.Disabled = t.Hosts+cr.Hosts, t.Pending+cr.Pending, t.Disabled+cr.Disabled
 		}
 	}
 	sort.Slice(ms, func(i, j int) bool { return ms[i] < ms[j] })
@@ -105,8 +105,8 @@ func (c Campaign) String() string {
 	}
 	fmt.Fprintf(&b, "convergence after the final heal, all hosts: p50 %d ms, max %d ms\n", c.ConvergeP50, c.ConvergeMax)
 	if cr := c.Credentials; cr != nil {
-		fmt.Fprintf(&b, "fence at the BMC: %d accepted mutations traced to their credentials, %d rotations, %d refused (401), %d lockouts; %d hosts with a working password (%d pending)\n",
-			cr.Checked, cr.Rotations, cr.Refused, cr.Lockouts, cr.Hosts, cr.Pending)
+		fmt.Fprintf(&b, "fence at the BMC: %d accepted mutations traced to their credentials, %d rotations, %d refused (401), %d lockouts; %d hosts with a working password (%d pending, %d accounts disabled)\n",
+			cr.Checked, cr.Rotations, cr.Refused, cr.Lockouts, cr.Hosts, cr.Pending, cr.Disabled)
 	}
 	if len(c.Failed) > 0 {
 		fmt.Fprintf(&b, "failed seeds: %v\n", c.Failed)

@@ -38,6 +38,9 @@ type CredentialsResult struct {
 	// password (an agent stopped mid-rotation).
 	Hosts   int `json:"hosts"`
 	Pending int `json:"pending"`
+	// Disabled is the hosts whose tier account was disabled on the BMC
+	// at the end (detached or drained hosts).
+	Disabled int `json:"disabled"`
 }
 
 // setter is who set one password of a BMC's account, by the audit line

@@ -74,8 +74,9 @@ func readAudits(c *Cluster) (map[string][]bmcsim.AuditLine, error) {
 // audited) and logs in at the host's BMC with its current password, then
 // its pending one: one of them must work, and the fence must be on. A BMC
 // that has no such account yet (the only rotation ever begun stopped
-// before the BMC took it) is managed with the operator's credentials,
-// which must work: the next holder creates the account with them.
+// before the BMC took it), or has it disabled because the host is
+// detached or drained, is managed with the operator's credentials, which
+// must work: the next holder creates or enables the account with them.
 func accountsAtEnd(ctx context.Context, c *Cluster, hosts []HostSpec, res *CredentialsResult) []Violation {
 	var out []Violation
 	bad := func(f string, a ...any) {
@@ -114,14 +115,23 @@ func accountsAtEnd(ctx context.Context, c *Cluster, hosts []HostSpec, res *Crede
 			bad("host %s: BMC account record in state %q", h.Name, rec.State)
 			continue
 		}
-		exists, err := c.bmcHasAccount(h, rec.Username)
+		acct, err := c.bmcAccount(h, rec.Username)
 		if err != nil {
 			bad("host %s: reading its BMC's accounts: %v", h.Name, err)
 			continue
 		}
-		if !exists {
+		if acct == nil || !acct.Enabled {
+			// No account yet, or disabled while the host is out of the
+			// tier's hands: the operator's credentials manage it, and
+			// the next holder (re)enables it with them.
+			if acct != nil {
+				res.Disabled++
+				if why := outOfHands(ctx, c, h.Name); why != "" {
+					bad("host %s: the tier's account %q is disabled on its BMC, but %s", h.Name, rec.Username, why)
+				}
+			}
 			if ok, err := c.bmcLogin(h, operatorUser, operatorPassword); !ok {
-				bad("host %s: its BMC has no account %q and refuses the operator's credentials (%v)", h.Name, rec.Username, err)
+				bad("host %s: its BMC refuses the operator's credentials (%v), which manage the tier's account %q", h.Name, err, rec.Username)
 			}
 			continue
 		}
@@ -147,21 +157,36 @@ func accountsAtEnd(ctx context.Context, c *Cluster, hosts []HostSpec, res *Crede
 	return out
 }
 
-// bmcHasAccount reports whether host's BMC has an account named user.
-func (c *Cluster) bmcHasAccount(h HostSpec, user string) (bool, error) {
+// outOfHands says why host is in the tier's hands ("" when it is detached
+// or drained, so the agent disabled the tier's account on its BMC).
+func outOfHands(ctx context.Context, c *Cluster, host string) string {
+	qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	got, err := c.Observer.GetHost(qctx, host)
+	switch {
+	case err != nil:
+		return "reading the host: " + err.Error()
+	case got.Intents != nil && (got.Intents.Detach != nil || got.Intents.Drain != nil):
+		return ""
+	}
+	return "the host is neither detached nor drained"
+}
+
+// bmcAccount is host's BMC account named user (nil: none).
+func (c *Cluster) bmcAccount(h HostSpec, user string) (*bmcsim.AccountState, error) {
 	var accts struct {
 		Accounts []bmcsim.AccountState `json:"accounts"`
 	}
 	url := fmt.Sprintf("http://%s:%d/sim/accounts", c.Net.Node(h.Rack+"bmc").IP, bmcBasePort+h.Index)
 	if err := getJSON(url, &accts); err != nil {
-		return false, err
+		return nil, err
 	}
 	for _, a := range accts.Accounts {
 		if a.UserName == user {
-			return true, nil
+			return &a, nil
 		}
 	}
-	return false, nil
+	return nil, nil
 }
 
 // bmcLogin reports whether user/password are accepted by host's BMC (an

@@ -337,7 +337,7 @@ func runSchedule(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, err
 		}
 		cr, cvs := CheckCredentials(byRack, audits, operatorUser)
-		cr.Lockouts, cr.Hosts, cr.Pending = res.Credentials.Lockouts, res.Credentials.Hosts, res.Credentials.Pending
+		cr.Lockouts, cr.Hosts, cr.Pending, cr.Disabled = res.Credentials.Lockouts, res.Credentials.Hosts, res.Credentials.Pending, res.Credentials.Disabled
 		res.Credentials = &cr
 		vs = append(vs, cvs...)
 	}
@@ -520,8 +520,8 @@ func (r *Result) Summary() string {
 		r.Ops, r.OpsByResult[ResultOK], r.OpsByResult[ResultFail], r.OpsByResult[ResultInfo], r.Mutations, r.LeaseRecords)
 	fmt.Fprintf(&b, "convergence after the final heal: p50 %d ms, max %d ms (bound %s)\n", r.ConvergeP50, r.ConvergeMax, r.ConvergeBound)
 	if cr := r.Credentials; cr != nil {
-		fmt.Fprintf(&b, "fence at the BMC: %d accepted mutations traced to their credentials, %d rotations, %d refused (401), %d lockouts; %d hosts with a working password (%d pending)\n",
-			cr.Checked, cr.Rotations, cr.Refused, cr.Lockouts, cr.Hosts, cr.Pending)
+		fmt.Fprintf(&b, "fence at the BMC: %d accepted mutations traced to their credentials, %d rotations, %d refused (401), %d lockouts; %d hosts with a working password (%d pending, %d accounts disabled)\n",
+			cr.Checked, cr.Rotations, cr.Refused, cr.Lockouts, cr.Hosts, cr.Pending, cr.Disabled)
 	}
 	for _, ch := range Checkers {
 		fmt.Fprintf(&b, "checker %-16s %d violations\n", ch, r.ByChecker[ch])
