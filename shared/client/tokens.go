@@ -43,9 +43,10 @@ func (c *Client) RevokeToken(ctx context.Context, id string) (*wire.Token, error
 	return &out, nil
 }
 
-// Audit reads the newest limit records (0: the server's default, 100) of
-// the audit trail of the member that answers: GET /v1/audit (admin). Each
-// member keeps its own; point a client at one member to read its trail.
+// Audit reads the newest limit records (0: the server's default, 100; at
+// most 1000: AuditPages reads further) of the audit trail of the member
+// that answers: GET /v1/audit (admin). Each member keeps its own; point a
+// client at one member to read its trail.
 func (c *Client) Audit(ctx context.Context, limit int) (*wire.List[wire.AuditRecord], error) {
 	q := url.Values{}
 	if limit > 0 {
