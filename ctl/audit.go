@@ -24,7 +24,8 @@ answers, so name one member to read its trail:
   rackfencectl audit --coordinator https://10.0.0.2:7480 --limit 50 -o json
 The newest record comes first. --limit 0 reads every record the member
 keeps (audit.log and audit.log.1), --chunk-size records a request, rows
-printing as each page arrives; -o json streams one list, newest first.
+printing as each page arrives; -o json streams one list, newest first
+(-o yaml prints once every page is in).
 Records written while the command reads are not in it. Never a request
 body: passwords and tokens are not in it.`,
 		setup: auditCmd,

@@ -17,7 +17,8 @@ func init() {
 		usage: "[--chunk-size N]",
 		short: "List credentials records: usernames and data keys (never a password or a data value)",
 		long: `The list is read --chunk-size records a request (default 500), rows
-printing as each page arrives; -o json streams one list.`,
+printing as each page arrives; -o json streams one list, -o yaml prints
+once every page is in.`,
 		setup: credentialsList,
 	})
 }

@@ -21,7 +21,8 @@ func init() {
 		long: `--follow keeps printing new events until Ctrl-C, --timeout (0: no limit)
 or the host's deletion. With -o json, --follow prints one event object per
 line. Without --follow the events are read --chunk-size a request (default
-500), rows printing as each page arrives; -o json streams one list.`,
+500), rows printing as each page arrives; -o json streams one list, -o yaml prints
+once every page is in.`,
 		setup: eventsCmd,
 	})
 }

@@ -23,7 +23,8 @@ func init() {
 		usage: "RACK [--chunk-size N]",
 		short: "Show a rack's lease history, newest last (who managed it when)",
 		long: `The history is read --chunk-size records a request (default 500), rows
-printing as each page arrives; -o json streams one list.`,
+printing as each page arrives; -o json streams one list, -o yaml prints
+once every page is in.`,
 		setup: rackLeases,
 	})
 }

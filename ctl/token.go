@@ -34,7 +34,8 @@ the cluster keeps its hash. 'token list' shows ids, 'token revoke ID' ends it.`,
 		long: `LAST-USED is the last use the leader recorded, to the minute; it is written
 every 30s, and requests a follower answers by itself (status, stale reads)
 do not count. The list is read --chunk-size tokens a request (default 500),
-rows printing as each page arrives; -o json streams one list.`,
+rows printing as each page arrives; -o json streams one list, -o yaml prints
+once every page is in.`,
 		setup: tokenList,
 	})
 	register(&command{
