@@ -59,6 +59,15 @@ func auditCmd(fs *pflag.FlagSet) func(*Ctx, []string) error {
 		// Pages come newest first, each oldest first: turned around, the
 		// rows are newest first throughout.
 		read := func(fn func(*wire.List[wire.AuditRecord]) error) error {
+			if *limit > 0 && *limit <= ch.n { // one page: one request
+				l, err := cl.Audit(x.ctx, *limit)
+				if err != nil {
+					return err
+				}
+				slices.Reverse(l.Items)
+				l.Continue = ""
+				return fn(l)
+			}
 			left := *limit
 			err := cl.AuditPages(x.ctx, client.PageOptions{Limit: page}, func(l *wire.List[wire.AuditRecord]) error {
 				if *limit > 0 && len(l.Items) > left {

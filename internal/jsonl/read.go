@@ -41,11 +41,3 @@ func Read[T any](path string) ([]T, error) {
 	}
 	return out, sc.Err()
 }
-
-// Tail returns the newest n records of w's file and, when that holds fewer,
-// of its rotated FILE.1, oldest first: the first page of Back. Lines that
-// do not parse are skipped.
-func Tail[T any](w *Writer, n int) ([]T, error) {
-	recs, _, _, err := Back[T](w, Pos{}, n)
-	return recs, err
-}

@@ -26,12 +26,6 @@ func (c *Client) SetToken(tok string) {
 	c.token.Store(&t)
 }
 
-// ListTokens lists every token's id, name, role, rack and times, never a
-// secret: GET /v1/tokens (admin), every page (allPages).
-func (c *Client) ListTokens(ctx context.Context) (*wire.List[wire.Token], error) {
-	return allPages[wire.Token](ctx, c, "/v1/tokens", 0)
-}
-
 // RevokeToken revokes the token with public ID id: DELETE /v1/tokens/{id}
 // (admin). Every member refuses the token once it applied the revocation.
 // The last valid admin token cannot be revoked (409).
