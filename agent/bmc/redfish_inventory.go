@@ -73,9 +73,9 @@ func (k *keptDoc[T]) take() *T {
 // first inventory (registration, then inspection), else a fresh GET.
 func (c *Conn) inventorySystem(s *rfSession, d *rfDiscovery) (*rfSystemDoc, error) {
 	kept := c.invSys.take()
-	if d.expand != "" {
+	if x := d.query.expand(expandLevels); x != "" {
 		var sys rfSystemDoc
-		err := rfGet(s.api, d.system+"?$expand="+d.expand, &sys)
+		err := rfGet(s.api, d.system+x, &sys)
 		if err == nil {
 			c.freshSys = nil
 			return &sys, nil
@@ -83,8 +83,8 @@ func (c *Conn) inventorySystem(s *rfSession, d *rfDiscovery) (*rfSystemDoc, erro
 		if !expandRefused(err) {
 			return nil, err
 		}
-		c.opts.Logger.Debug("redfish $expand refused, reading inventory link by link", "bmc", c.addr, "expand", d.expand, "err", err.Error())
-		d.expand = ""
+		c.opts.Logger.Debug("redfish $expand refused, reading inventory link by link", "bmc", c.addr, "expand", x, "err", err.Error())
+		d.query.expandOff()
 	}
 	if kept != nil {
 		c.freshSys = nil

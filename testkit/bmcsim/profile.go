@@ -149,6 +149,8 @@ type profile struct {
 	fsys    []fixtureSystem
 	// expand is the $expand support the service root advertises.
 	expand expandSupport
+	// selects: the service root advertises $select (select.go).
+	selects bool
 	// Day two: the task collection and service ("" without a
 	// TaskService), the multipart push URI, firmware items in
 	// FirmwareInventory order, BIOS resources, storage, drives; sysBios
@@ -260,6 +262,7 @@ func (p *profile) link(f fixture) error {
 		p.sessions = odataID(links["Sessions"])
 	}
 	p.expand = parseExpandSupport(root.tree)
+	p.selects = parseSelectSupport(root.tree)
 	_, hasSS := root.tree["SessionService"]
 	if f.Profile.SessionService != (p.sessions != "" && hasSS) {
 		return fmt.Errorf("profile.sessionService is %v but the service root has SessionService %v and Links.Sessions %q",
