@@ -34,9 +34,9 @@ type fakeRF struct {
 	expandEmpty bool
 	selects     int
 	selectDrops bool
-	tokens   map[string]bool
-	reqs     []string // "METHOD path auth" of every request
-	patches  []fakePatch
+	tokens      map[string]bool
+	reqs        []string // "METHOD path auth" of every request
+	patches     []fakePatch
 }
 
 type fakePatch struct {
