@@ -2,6 +2,7 @@ package bmc
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -52,9 +53,9 @@ type rfHealthSystem struct {
 }
 
 type rfHealthChassis struct {
-	Status                           rfStatus
-	Thermal, Power                   rfMember
-	ThermalSubsystem, PowerSubsystem rfMember
+	Status                                    rfStatus
+	Thermal, Power                            rfMember
+	ThermalSubsystem, PowerSubsystem, Sensors rfMember
 }
 
 type rfThermal struct {
@@ -95,9 +96,27 @@ type rfNamedStatus struct {
 
 type rfThermalMetrics struct {
 	TemperatureReadingsCelsius []struct {
-		DeviceName string
-		Reading    *float64
+		DeviceName    string
+		Reading       *float64
+		DataSourceUri string //nolint:revive // the Redfish property
 	}
+}
+
+// rfSensor is a Sensor resource: its health and thresholds judge the
+// ThermalMetrics reading that names it.
+type rfSensor struct {
+	Reading    *float64
+	Status     rfStatus
+	Thresholds struct {
+		UpperCaution, UpperCritical, UpperFatal *struct{ Reading *float64 }
+	}
+}
+
+func threshold(t *struct{ Reading *float64 }) *float64 {
+	if t == nil {
+		return nil
+	}
+	return t.Reading
 }
 
 // healthAcc gathers components' health.
@@ -268,7 +287,7 @@ func (c *Conn) chassisHealth(s *rfSession, d *rfDiscovery, path string, a *healt
 	case ch.Thermal.ID != "":
 		thermal = func() error { return legacyThermal(s, ch.Thermal, a) }
 	case ch.ThermalSubsystem.ID != "":
-		thermal = func() error { return c.thermalSubsystem(s, d, ch.ThermalSubsystem, a) }
+		thermal = func() error { return c.thermalSubsystem(s, d, ch.ThermalSubsystem, inlineSensors(ch.Sensors), a) }
 	}
 	switch {
 	case ch.Power.ID != "":
@@ -340,7 +359,27 @@ func legacyPower(s *rfSession, m rfMember, a *healthAcc) error {
 	return nil
 }
 
-func (c *Conn) thermalSubsystem(s *rfSession, d *rfDiscovery, m rfMember, a *healthAcc) error {
+// inlineSensors are the chassis' Sensors its expanded answer carried
+// inline, by path (nil when none).
+func inlineSensors(col rfMember) map[string]rfMember {
+	var sc rfCountedCollection
+	if col.raw == nil || json.Unmarshal(col.raw, &sc) != nil {
+		return nil
+	}
+	out := map[string]rfMember{}
+	for _, m := range sc.Members {
+		if m.raw != nil {
+			out[m.ID] = m
+		}
+	}
+	return out
+}
+
+// thermalSubsystem reads fans and temperatures; a temperature whose
+// DataSourceUri names a Sensor is judged by that Sensor's health and
+// thresholds (from the chassis' expanded Sensors, else one GET each), as
+// ThermalMetrics carries readings alone.
+func (c *Conn) thermalSubsystem(s *rfSession, d *rfDiscovery, m rfMember, sensors map[string]rfMember, a *healthAcc) error {
 	var sub rfSubsystem
 	if err := c.loadExpanded(s, d, m, 2, &sub); err != nil {
 		return ignoreMissing(err)
@@ -368,13 +407,24 @@ func (c *Conn) thermalSubsystem(s *rfSession, d *rfDiscovery, m rfMember, a *hea
 			return ignoreMissing(err)
 		}
 		for _, t := range tm.TemperatureReadingsCelsius {
-			h := wire.HardwareOK
-			if t.Reading == nil {
-				h = wire.HardwareUnknown
-			} else {
+			var sn rfSensor
+			if src := strings.TrimSuffix(t.DataSourceUri, "/"); src != "" {
+				sm, ok := sensors[src]
+				if !ok {
+					sm = rfMember{ID: src}
+				}
+				if err := load(s, sm, &sn); err != nil && !isNotFound(err) {
+					return err
+				}
+			}
+			if t.Reading != nil {
 				a.reading(wire.HealthTemperature, t.DeviceName, *t.Reading)
 			}
-			a.add(wire.HealthTemperature, t.DeviceName, h)
+			h := sensorHealth(sn.Status, t.Reading, threshold(sn.Thresholds.UpperCaution), threshold(sn.Thresholds.UpperCritical),
+				threshold(sn.Thresholds.UpperFatal))
+			if h != "" {
+				a.add(wire.HealthTemperature, t.DeviceName, h)
+			}
 		}
 		return nil
 	}

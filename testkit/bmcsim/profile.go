@@ -83,6 +83,13 @@ const (
 	kindDrive
 	kindThermal // legacy Chassis Thermal (health.go)
 	kindPower   // legacy Chassis Power (health.go)
+	// The newer sensor resources (health.go): ThermalSubsystem's
+	// ThermalMetrics and Fans, PowerSubsystem's PowerSupplies, and the
+	// chassis' Sensors.
+	kindThermalMetrics
+	kindFan
+	kindPowerSupply
+	kindSensor
 )
 
 // resource is one pre-parsed fixture document.
@@ -382,6 +389,14 @@ func newResource(pth string, m map[string]any) *resource {
 		r.kind = kindThermal
 	case strings.HasPrefix(typ, "#Power."):
 		r.kind = kindPower
+	case strings.HasPrefix(typ, "#ThermalMetrics."):
+		r.kind = kindThermalMetrics
+	case strings.HasPrefix(typ, "#Fan."):
+		r.kind = kindFan
+	case strings.HasPrefix(typ, "#PowerSupply."):
+		r.kind = kindPowerSupply
+	case strings.HasPrefix(typ, "#Sensor."):
+		r.kind = kindSensor
 	}
 	r.allow = "GET, HEAD"
 	switch {
