@@ -393,7 +393,9 @@ func (c *Conn) Details(ctx context.Context) (*wire.BMCDetails, error) {
 		}
 		switch {
 		case d.vmedia == "":
-			bd.Problems = append(bd.Problems, d.noVMedia+netBootNote(offerOf(d)))
+			if o := offerOf(d); !o.PXE && !o.UEFIHTTP {
+				bd.Problems = append(bd.Problems, d.noVMedia) // nothing boots an image
+			}
 		case d.vmediaAct:
 			bd.VirtualMediaMethod = "actions"
 		default:
