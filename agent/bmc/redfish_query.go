@@ -71,6 +71,15 @@ func (q *rfQuery) expand(levels int) string {
 	return "?$expand=.($levels=" + strconv.Itoa(n) + ")"
 }
 
+// oneLevel: the service expands one level only (iDRAC, iLO): a system
+// read expanded carries its collections but not their members, so
+// inventory reads the system plainly and each collection expanded.
+func (q *rfQuery) oneLevel() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.expandMax == 1
+}
+
 func (q *rfQuery) expandOff() {
 	q.mu.Lock()
 	q.expandMax = 0
