@@ -48,6 +48,9 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if x := r.URL.Query().Get("$expand"); x != "" {
 			key += "?$expand=" + x
 		}
+		if x := r.URL.Query().Get("$select"); x != "" {
+			key += "?$select=" + x
+		}
 		b.gets[key]++
 	}
 	b.mu.Unlock()
@@ -262,8 +265,8 @@ func (s *Sim) serveRedfish(w http.ResponseWriter, r *http.Request, b *bmc, path 
 		return
 	}
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
-		if q := r.URL.Query(); q.Has("$expand") {
-			s.getExpanded(w, b, path, q)
+		if q := r.URL.Query(); q.Has("$expand") || q.Has("$select") {
+			s.getQuery(w, b, path, q)
 			return
 		}
 		s.get(w, b, path)
