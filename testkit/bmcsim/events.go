@@ -59,6 +59,9 @@ type EventKnobs struct {
 	// Flood: every event is sent that many extra times, each copy with
 	// a new EventId (an event storm).
 	Flood int `json:"flood,omitempty"`
+	// Replay: every delivery is sent twice, byte for byte (a replayed
+	// event, as an attacker on the path would send it).
+	Replay bool `json:"replay,omitempty"`
 	// Silent: subscriptions are taken and listed but nothing is ever
 	// delivered, test events included (a BMC whose event stream stopped).
 	Silent bool `json:"silent,omitempty"`
@@ -296,4 +299,19 @@ func (b *bmc) eventState() *EventState {
 		st.Subscriptions = append(st.Subscriptions, SubscriptionState{ID: x.id, Destination: x.dest, Context: x.context})
 	}
 	return st
+}
+
+// redactHeaders withholds a subscription's HttpHeaders (its secrets) from
+// the audit.
+func redactHeaders(body []byte) []byte {
+	var m map[string]any
+	if err := json.Unmarshal(body, &m); err != nil {
+		return body
+	}
+	if _, ok := m["HttpHeaders"]; !ok {
+		return body
+	}
+	m["HttpHeaders"] = "(redacted)"
+	out, _ := json.Marshal(m)
+	return out
 }

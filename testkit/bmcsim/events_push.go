@@ -71,6 +71,9 @@ func (b *bmc) emit(ev simEvent) {
 				body = append([]byte(`{"Events": [{"EventId": `), 0xff, 0xfe, '\n')
 			}
 			b.enqueue(delivery{dest: x.dest, headers: x.headers, body: body})
+			if b.knobs.Events.Replay {
+				b.enqueue(delivery{dest: x.dest, headers: x.headers, body: body})
+			}
 		}
 		if !b.knobs.Events.Silent {
 			for _, ch := range b.sse {
