@@ -65,6 +65,8 @@ type eventHost struct {
 	// reason says why the host is polled ("" when live).
 	reason                     string
 	armedAt, heard, testAt     time.Time
+	checkAt                    time.Time
+	testTarget                 string
 	retryAt                    time.Time
 	lastTS                     time.Time
 	seen                       []string // recent EventIds, oldest first
@@ -190,24 +192,28 @@ func (s *session) tendEvents(name string, h wire.Host, d *hoststate.Decision) {
 	}
 	now := time.Now()
 	var armed bool
-	var heard, testAt, retryAt time.Time
-	var path string
+	var heard, testAt, checkAt, retryAt time.Time
+	var path, target string
 	s.events.with(name, func(e *eventHost) {
 		if e.disarmed && !d.Blocked {
 			e.disarmed = false // attached again
 		}
-		armed, heard, testAt, retryAt, path = e.armed, e.heard, e.testAt, e.retryAt, e.path
+		armed, heard, testAt, checkAt, retryAt, path, target = e.armed, e.heard, e.testAt, e.checkAt, e.retryAt, e.path, e.testTarget
 	})
 	silence := s.a.cfg.EventsSilence
 	switch {
 	case !armed && now.Before(retryAt):
 	case !armed:
 		s.arm(name, h, sub, "arm")
-	case now.Sub(heard) >= silence/2 && now.Sub(testAt) >= silence/2:
+	case now.Sub(heard) >= silence && now.Sub(checkAt) >= silence/2:
+		// Silent, the test event included: is the subscription still there?
 		s.checkSubscription(name, h, sub, path)
+	case now.Sub(heard) >= silence/2 && now.Sub(testAt) >= silence/2:
+		// Quiet: a test event (one request) shows the path still works.
+		s.testEvent(name, h, sub, target)
 	}
 	s.events.with(name, func(e *eventHost) {
-		armed, heard, retryAt = e.armed, e.heard, e.retryAt
+		armed, heard, testAt, checkAt, retryAt = e.armed, e.heard, e.testAt, e.checkAt, e.retryAt
 		switch {
 		case !e.armed:
 		case now.Sub(e.heard) >= silence:
@@ -223,10 +229,19 @@ func (s *session) tendEvents(name string, h wire.Host, d *hoststate.Decision) {
 			setEventsExtra(st, eventsPolling+" ("+e.reason+")")
 		}
 	})
-	// Look again when the next check is due.
+	// Look again when the next test event or check is due.
 	next := silence / 2
 	if armed {
-		next = max(time.Second, time.Until(heard.Add(silence/2)))
+		due := testAt.Add(silence / 2)
+		if heard.After(testAt) {
+			due = heard.Add(silence / 2)
+		}
+		if silentAt := heard.Add(silence); silentAt.After(now) {
+			due = minTime(due, silentAt)
+		} else {
+			due = minTime(due, checkAt.Add(silence/2))
+		}
+		next = max(time.Second, time.Until(due))
 	} else if !retryAt.IsZero() {
 		next = max(time.Second, time.Until(retryAt))
 	}
@@ -247,10 +262,9 @@ func (s *session) arm(name string, h wire.Host, sub provisioner.EventSubscriber,
 		e.secret, e.context, e.armed, e.confirmed, e.path = secret, evCtx, false, false, ""
 	})
 	ph, err := s.provHost(ctx, h)
-	var path string
-	var replaced int
+	var armed provisioner.EventArmed
 	if err == nil {
-		path, replaced, err = sub.ArmEvents(ctx, ph, provisioner.EventSubscription{
+		armed, err = sub.ArmEvents(ctx, ph, provisioner.EventSubscription{
 			Destination: s.a.cfg.EventsURL + eventsPath + url.PathEscape(name),
 			Owner:       owner, Context: evCtx, Headers: map[string]string{eventSecretHeader: secret}})
 	}
@@ -278,24 +292,38 @@ func (s *session) arm(name string, h wire.Host, sub provisioner.EventSubscriber,
 	}
 	s.a.cfg.Metrics.events.subscribeOps.WithLabelValues(why, "ok").Inc()
 	s.events.with(name, func(e *eventHost) {
-		e.armed, e.path, e.armedAt, e.heard, e.testAt, e.reason = true, path, now, now, now, ""
+		e.armed, e.path, e.testTarget, e.armedAt, e.heard, e.testAt, e.checkAt, e.reason = true, armed.Path, armed.TestTarget, now, now, now, now, ""
 		e.retryAt = time.Time{}
 		if why == "rearm" {
 			e.rearms++
 		}
 	})
-	s.log.Info("BMC subscribed to push events", "host", name, "subscription", path, "replaced", replaced, "why", why)
-	if err := sub.SubmitTestEvent(ctx, ph); err != nil && !errors.Is(err, errclass.ErrUnsupported) {
+	s.log.Info("BMC subscribed to push events", "host", name, "subscription", armed.Path, "replaced", armed.Replaced, "why", why)
+	if err := sub.SubmitTestEvent(ctx, ph, armed.TestTarget); err != nil && !errors.Is(err, errclass.ErrUnsupported) {
 		s.log.Debug("test event not asked for", "host", name, "err", err.Error())
 	}
 }
 
-// checkSubscription: half-way through a silence, re-arm a subscription the
-// BMC no longer lists, or ask for a test event.
-func (s *session) checkSubscription(name string, h wire.Host, sub provisioner.EventSubscriber, path string) {
+// testEvent asks name's BMC for a test event (a quiet subscription).
+func (s *session) testEvent(name string, h wire.Host, sub provisioner.EventSubscriber, target string) {
 	ctx, cancel := context.WithTimeout(s.ctx, s.a.cfg.ActionTimeout)
 	defer cancel()
 	s.events.with(name, func(e *eventHost) { e.testAt = time.Now() })
+	ph, err := s.provHost(ctx, h)
+	if err == nil {
+		err = sub.SubmitTestEvent(ctx, ph, target)
+	}
+	if err != nil {
+		s.log.Debug("test event not asked for", "host", name, "err", err.Error())
+	}
+}
+
+// checkSubscription: a silent subscription the BMC no longer lists (a BMC
+// reboot forgets them) is made again; one it lists stays, polled.
+func (s *session) checkSubscription(name string, h wire.Host, sub provisioner.EventSubscriber, path string) {
+	ctx, cancel := context.WithTimeout(s.ctx, s.a.cfg.ActionTimeout)
+	defer cancel()
+	s.events.with(name, func(e *eventHost) { e.checkAt, e.testAt = time.Now(), time.Now() })
 	ph, err := s.provHost(ctx, h)
 	if err != nil {
 		return
@@ -308,7 +336,8 @@ func (s *session) checkSubscription(name string, h wire.Host, sub provisioner.Ev
 		s.log.Warn("the BMC no longer lists the event subscription (a BMC reboot forgets them): subscribing again", "host", name, "subscription", path)
 		s.arm(name, h, sub, "rearm")
 	default:
-		if err := sub.SubmitTestEvent(ctx, ph); err != nil {
+		s.log.Warn("BMC events silent though the BMC lists the subscription; polling it", "host", name, "subscription", path, "silence", s.a.cfg.EventsSilence)
+		if err := sub.SubmitTestEvent(ctx, ph, ""); err != nil {
 			s.log.Debug("test event not asked for", "host", name, "err", err.Error())
 		}
 	}
@@ -333,4 +362,11 @@ func (s *session) provHost(ctx context.Context, h wire.Host) (provisioner.Host, 
 		ph.Username, ph.Password = u, p
 	}
 	return ph, nil
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }

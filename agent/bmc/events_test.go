@@ -48,7 +48,7 @@ func TestEventSubscriptionsEveryProfile(t *testing.T) {
 		}
 		sub.Context = "rackfence r1 h1 epoch 2" // a takeover
 		a2, err := c.ArmEvents(ctx, g, "h1", sub)
-		if err != nil || a2.Replaced != 1 || a2.Path == a.Path {
+		if err != nil || a2.Replaced != 1 || a2.Path == a.Path || a2.TestTarget == "" {
 			t.Errorf("%s: re-arm %+v, %v", prof, a2, err)
 		}
 		if ok, err := c.EventSubscribed(ctx, a2.Path); !ok || err != nil {
@@ -57,7 +57,7 @@ func TestEventSubscriptionsEveryProfile(t *testing.T) {
 		if ok, err := c.EventSubscribed(ctx, a.Path); ok || err != nil {
 			t.Errorf("%s: the replaced subscription is still listed (%v, %v)", prof, ok, err)
 		}
-		if err := c.SubmitTestEvent(ctx, g, "h1"); err != nil {
+		if err := c.SubmitTestEvent(ctx, g, "h1", a2.TestTarget); err != nil {
 			t.Errorf("%s: test event: %v", prof, err)
 		}
 		if n, err := c.DisarmEvents(ctx, g, "h1", "rackfence r1 h1 "); n != 1 || err != nil {

@@ -37,6 +37,9 @@ type EventArmed struct {
 	Path string
 	// Replaced counts the owner's subscriptions it deleted first.
 	Replaced int
+	// TestTarget is the EventService's SubmitTestEvent target ("" when
+	// it has none): SubmitTestEvent's shortcut.
+	TestTarget string
 }
 
 type rfEventService struct {
@@ -146,6 +149,7 @@ func (c *Conn) ArmEvents(ctx context.Context, g *guard.Guard, host string, sub E
 			}
 			defer resp.Body.Close()
 			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+			out.TestTarget = es.Actions.SubmitTestEvent.Target
 			out.Path = resp.Header.Get("Location")
 			if i := strings.Index(out.Path, "/redfish/"); i > 0 {
 				out.Path = out.Path[i:] // an absolute Location
@@ -208,22 +212,26 @@ func (c *Conn) EventSubscribed(ctx context.Context, path string) (bool, error) {
 
 // SubmitTestEvent asks the BMC to send a test event (MessageId
 // Base.1.0.Success) to its subscriptions: how the agent tells a quiet
-// subscription from a dead one.
-func (c *Conn) SubmitTestEvent(ctx context.Context, g *guard.Guard, host string) error {
+// subscription from a dead one. target is the action's (from ArmEvents:
+// one request); "" finds it.
+func (c *Conn) SubmitTestEvent(ctx context.Context, g *guard.Guard, host, target string) error {
 	if c.proto != "redfish" {
 		return fmt.Errorf("%w: IPMI has no EventService", errclass.ErrUnsupported)
 	}
 	const op = "events test"
 	return g.Do(ctx, host, op, c.opts.MutationTimeout, func(ctx context.Context) error {
 		return c.rfCall(ctx, op, func(ctx context.Context, s *rfSession) error {
-			es, err := c.eventService(s)
-			if err != nil {
-				return err
+			if target == "" {
+				es, err := c.eventService(s)
+				if err != nil {
+					return err
+				}
+				target = es.Actions.SubmitTestEvent.Target
 			}
-			if es.Actions.SubmitTestEvent.Target == "" {
+			if target == "" {
 				return fmt.Errorf("%w: %s's EventService has no SubmitTestEvent action", errclass.ErrUnsupported, c.addr)
 			}
-			resp, err := s.api.Post(es.Actions.SubmitTestEvent.Target, map[string]any{
+			resp, err := s.api.Post(target, map[string]any{
 				"MessageId": "Base.1.0.Success", "Message": "rackfence subscription check", "Severity": "OK"})
 			if err != nil {
 				return err

@@ -21,13 +21,23 @@ type EventSubscription struct {
 // the BMC has no (enabled) EventService; the agent polls it.
 type EventSubscriber interface {
 	// ArmEvents replaces the owner's subscriptions on the host's BMC by
-	// sub; it returns the new subscription's path and how many it
-	// replaced.
-	ArmEvents(ctx context.Context, h Host, sub EventSubscription) (path string, replaced int, err error)
+	// sub.
+	ArmEvents(ctx context.Context, h Host, sub EventSubscription) (EventArmed, error)
 	// DisarmEvents deletes the owner's subscriptions on the host's BMC.
 	DisarmEvents(ctx context.Context, h Host, owner string) (int, error)
 	// EventSubscribed reports whether the BMC still lists path (read-only).
 	EventSubscribed(ctx context.Context, h Host, path string) (bool, error)
-	// SubmitTestEvent asks the BMC to send its subscriptions a test event.
-	SubmitTestEvent(ctx context.Context, h Host) error
+	// SubmitTestEvent asks the BMC to send its subscriptions a test
+	// event; target is EventArmed.TestTarget ("": found anew).
+	SubmitTestEvent(ctx context.Context, h Host, target string) error
+}
+
+// EventArmed is what ArmEvents did.
+type EventArmed struct {
+	// Path is the subscription's resource on the BMC.
+	Path string
+	// TestTarget is the BMC's SubmitTestEvent action ("" when none).
+	TestTarget string
+	// Replaced counts the owner's earlier subscriptions it deleted.
+	Replaced int
 }

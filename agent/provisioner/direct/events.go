@@ -13,14 +13,14 @@ import (
 var _ provisioner.EventSubscriber = (*Provisioner)(nil)
 
 // ArmEvents subscribes the host's Redfish BMC (bmc.Conn.ArmEvents).
-func (p *Provisioner) ArmEvents(ctx context.Context, h provisioner.Host, sub provisioner.EventSubscription) (string, int, error) {
+func (p *Provisioner) ArmEvents(ctx context.Context, h provisioner.Host, sub provisioner.EventSubscription) (provisioner.EventArmed, error) {
 	c, err := p.conn(ctx, h)
 	if err != nil {
-		return "", 0, p.done(h, err)
+		return provisioner.EventArmed{}, p.done(h, err)
 	}
 	a, err := c.ArmEvents(ctx, p.guard, h.Name, bmc.EventSubscribe{Destination: sub.Destination, Owner: sub.Owner,
 		Context: sub.Context, Headers: sub.Headers})
-	return a.Path, a.Replaced, p.eventsDone(h, err)
+	return provisioner.EventArmed{Path: a.Path, TestTarget: a.TestTarget, Replaced: a.Replaced}, p.eventsDone(h, err)
 }
 
 // DisarmEvents deletes the owner's subscriptions (bmc.Conn.DisarmEvents).
@@ -44,12 +44,12 @@ func (p *Provisioner) EventSubscribed(ctx context.Context, h provisioner.Host, p
 }
 
 // SubmitTestEvent asks the BMC for a test event (bmc.Conn.SubmitTestEvent).
-func (p *Provisioner) SubmitTestEvent(ctx context.Context, h provisioner.Host) error {
+func (p *Provisioner) SubmitTestEvent(ctx context.Context, h provisioner.Host, target string) error {
 	c, err := p.conn(ctx, h)
 	if err != nil {
 		return p.done(h, err)
 	}
-	return p.eventsDone(h, c.SubmitTestEvent(ctx, p.guard, h.Name))
+	return p.eventsDone(h, c.SubmitTestEvent(ctx, p.guard, h.Name, target))
 }
 
 // eventsDone is done, keeping the session when the BMC has no
