@@ -15,7 +15,7 @@ import (
 
 // simPost posts body to path on BMC i of s (a /sim/ control, or Redfish
 // as the simulator's admin).
-func simPost(t *testing.T, s *rig.Sim, i int, path, body string) {
+func simPost(t testing.TB, s *rig.Sim, i int, path, body string) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, fmt.Sprintf("http://127.0.0.1:%d%s", s.Base+i, path), strings.NewReader(body))
 	req.SetBasicAuth("admin", "password")
