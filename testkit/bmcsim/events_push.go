@@ -44,7 +44,7 @@ type delivery struct {
 
 var eventClient = &http.Client{Timeout: eventDeliverTimeout, Transport: &http.Transport{
 	// A BMC does not verify the destination unless told (VerifyCertificate).
-	TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // as BMCs ship
+	TLSClientConfig:     &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // as BMCs ship
 	MaxIdleConnsPerHost: 2,
 }}
 

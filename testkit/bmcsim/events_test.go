@@ -134,7 +134,9 @@ func TestEventServicePushesAndForgets(t *testing.T) {
 			Context string
 			Events  []struct {
 				EventId, MessageId, EventTimestamp string
-				OriginOfCondition                  struct{ ODataID string `json:"@odata.id"` }
+				OriginOfCondition                  struct {
+					ODataID string `json:"@odata.id"`
+				}
 			}
 		}
 		if err := json.Unmarshal(g.body, &ev); err != nil || len(ev.Events) != 1 {
