@@ -193,8 +193,10 @@ func (s *Sim) serveSim(w http.ResponseWriter, r *http.Request, b *bmc, path stri
 		s.serveSimAccounts(w, r, b)
 	case path == "/sim/knobs" && (r.Method == http.MethodGet || r.Method == http.MethodPut || r.Method == http.MethodPost):
 		s.serveKnobs(w, r, b)
+	case path == "/sim/power" && (r.Method == http.MethodPut || r.Method == http.MethodPost):
+		s.serveSimPower(w, r, b)
 	default:
-		http.Error(w, "simulator control: GET /sim/state, PUT /sim/fault, GET or PUT /sim/knobs, GET or PUT /sim/accounts", http.StatusNotFound)
+		http.Error(w, "simulator control: GET /sim/state, PUT /sim/fault, GET or PUT /sim/knobs, GET or PUT /sim/accounts, POST /sim/power", http.StatusNotFound)
 	}
 }
 
@@ -256,6 +258,10 @@ func (s *Sim) serveRedfish(w http.ResponseWriter, r *http.Request, b *bmc, path 
 	}
 	if isAccountPath(path) {
 		s.serveAccounts(w, r, b, path, user, body)
+		return
+	}
+	if isEventPath(path) {
+		s.serveEvents(w, r, b, path, body)
 		return
 	}
 	if s.refuseByRole(w, r, b, path, user) {
