@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"runtime/debug"
 	"sync"
 	"time"
 
@@ -51,12 +50,15 @@ const (
 	// later.
 	freeFrom  = 256
 	freeAfter = 5 * time.Second
-	// writeLanes is how many watchers of a woken round write their answer
-	// at once; the others wait their turn parked. Thousands of handlers
-	// made runnable at once by one change queue every other goroutine of
-	// the member (a write's network read, its Raft apply, its log fsync)
-	// behind them: writes then waited hundreds of milliseconds.
-	writeLanes = 4
+	// freeAgain is when the memory is handed back a second time (handBack).
+	freeAgain = 20 * time.Second
+	// writeLanes is how many connections' watchers write their answers
+	// at once (watch_lanes.go); the others wait their turn parked.
+	// Thousands of handlers made runnable at once by one change queue
+	// every other goroutine of the member (a write's network read, its
+	// Raft apply, its log fsync) behind them: writes then waited hundreds
+	// of milliseconds.
+	writeLanes = 2
 	// laneHold is the longest a watcher keeps its lane: one whose answer
 	// does not go out by then (a slow reader) goes on writing outside the
 	// lanes, bounded by WatchWriteTimeout, and lets the next one write.
@@ -115,7 +117,9 @@ type watchHub struct {
 	peak      int
 	freeing   bool // a hand-back of memory is scheduled
 
-	lanes chan struct{} // writeLanes tokens
+	lanes  chan struct{} // writeLanes tokens, one per connection writing
+	laneMu sync.Mutex
+	conns  map[string]*connLane // by remote address; guarded by laneMu
 
 	waitingGauge prometheus.Gauge
 	encoded      prometheus.Counter
@@ -126,7 +130,7 @@ type watchHub struct {
 
 func newWatchHub(reg prometheus.Registerer) *watchHub {
 	h := &watchHub{rounds: map[watchKey]*watchRound{}, crowd: map[watchKey]int{},
-		recent: map[watchKey]*watchRound{}, streaming: map[watchKey]int{}, kept: map[watchKey][]watchKey{}, lanes: make(chan struct{}, writeLanes),
+		recent: map[watchKey]*watchRound{}, streaming: map[watchKey]int{}, kept: map[watchKey][]watchKey{}, lanes: make(chan struct{}, writeLanes), conns: map[string]*connLane{},
 		waitingGauge: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "rackfence_watch_waiting",
 			Help: "Long-poll watches waiting on this member.",
@@ -196,12 +200,7 @@ func (h *watchHub) leave(key watchKey, r *watchRound) {
 		// Later, once the connections and handlers of those that left
 		// are gone too; one hand-back for a whole crowd leaving.
 		h.peak, h.freeing = h.waiting, true
-		time.AfterFunc(freeAfter, func() {
-			debug.FreeOSMemory()
-			h.mu.Lock()
-			h.freeing = false
-			h.mu.Unlock()
-		})
+		time.AfterFunc(freeAfter, h.handBack)
 	}
 }
 
