@@ -112,10 +112,13 @@ type watchHub struct {
 	// streaming is, by what is watched, how many streamed watches follow
 	// it: a crowd even while most of it is writing the last answer.
 	streaming map[watchKey]int
-	kept      map[watchKey][]watchKey
-	waiting   int
-	peak      int
-	freeing   bool // a hand-back of memory is scheduled
+	// writers counts, by crowd, the watchers writing an answer
+	// (watch_sweep.go).
+	writers map[watchKey]*crowdWriters
+	kept    map[watchKey][]watchKey
+	waiting int
+	peak    int
+	freeing bool // a hand-back of memory is scheduled
 
 	lanes  chan struct{} // writeLanes tokens, one per connection writing
 	laneMu sync.Mutex
@@ -130,7 +133,7 @@ type watchHub struct {
 
 func newWatchHub(reg prometheus.Registerer) *watchHub {
 	h := &watchHub{rounds: map[watchKey]*watchRound{}, crowd: map[watchKey]int{},
-		recent: map[watchKey]*watchRound{}, streaming: map[watchKey]int{}, kept: map[watchKey][]watchKey{}, lanes: make(chan struct{}, writeLanes), conns: map[string]*connLane{},
+		recent: map[watchKey]*watchRound{}, streaming: map[watchKey]int{}, writers: map[watchKey]*crowdWriters{}, kept: map[watchKey][]watchKey{}, lanes: make(chan struct{}, writeLanes), conns: map[string]*connLane{},
 		waitingGauge: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "rackfence_watch_waiting",
 			Help: "Long-poll watches waiting on this member.",
@@ -221,6 +224,8 @@ func (h *watchHub) run(ctx context.Context, key watchKey, r *watchRound, timeout
 		if lingered = d > 0; lingered {
 			select {
 			case <-time.After(d):
+				h.awaitSweep(crowd, ctx.Done())
+				err = ctx.Err()
 			case <-ctx.Done():
 				err = ctx.Err()
 			}
@@ -292,6 +297,8 @@ func (s *Server) sharedWatch(c echo.Context, key watchKey, timeout time.Duration
 	if err != nil {
 		return err
 	}
+	s.watches.writing(key, 1)
+	defer s.watches.writing(key, -1)
 	return s.writeWatchAnswer(c, body)
 }
 
