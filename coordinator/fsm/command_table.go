@@ -30,9 +30,10 @@ var commandTable = map[CmdType]cmdSpec{
 	// Sealed credentials (command_sealed.go); v2 carries a data bag.
 	CmdPutSealedCredentials: cmd((*FSM).applyPutSealedCredentials, sealedCredsVersion, jsonBody),
 	CmdResealCredentials:    cmd((*FSM).applyResealCredentials, sealedCredsVersion, jsonBody),
-	// Operation intents (reboot, inspect, power-off holds).
-	CmdPutOperationIntent:    cmd((*FSM).applyPutOperationIntent, bodyJSON, jsonBody),
-	CmdDeleteOperationIntent: cmd((*FSM).applyDeleteOperationIntent, bodyJSON, jsonBody),
+	// Operation intents (reboot, inspect, power-off holds; v2: service,
+	// fsm_service.go).
+	CmdPutOperationIntent:    cmd((*FSM).applyPutOperationIntent, operationServiceVersion, jsonBody),
+	CmdDeleteOperationIntent: cmd((*FSM).applyDeleteOperationIntent, operationServiceVersion, jsonBody),
 	// Per-rack status reports (command_rackstatus.go); v3 names each
 	// host's createdIndex, v4 carries hardware health (command_health.go),
 	// v5 day-two status (command_daytwo.go); an older body is read
