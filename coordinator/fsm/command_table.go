@@ -40,7 +40,8 @@ var commandTable = map[CmdType]cmdSpec{
 	// without them.
 	CmdRackStatus: cmdDecoded((*FSM).applyRackStatus, RackStatusDayTwoVersion, binBody, decodeRackStatus),
 	// A host's BMC task record, the fence of day-two work (command_bmctask.go).
-	CmdBMCTask: cmd((*FSM).applyBMCTask, bodyJSON, jsonBody),
+	// v2 names the version before a flash.
+	CmdBMCTask: cmd((*FSM).applyBMCTask, BMCTaskFromVersion, jsonBody),
 	// A host's BMC account record: pending, confirmed or off (command_bmcaccount.go).
 	CmdBMCAccount: cmd((*FSM).applyBMCAccount, bodyJSON, jsonBody),
 	// Framing, not commands: Apply opens them before any command decodes.
