@@ -49,51 +49,12 @@ func (s *session) runAction(name string, h wire.Host, st *wire.HostStatus, act h
 		return out
 	}
 
-	p := s.a.cfg.Provisioner
 	start := time.Now()
 	var res provisioner.Result
 	var err error
-	switch act {
-	case hoststate.ActionRegister:
-		res, err = p.Register(ctx, ph)
-	case hoststate.ActionInspect:
-		res, err = p.Inspect(ctx, ph)
-	case hoststate.ActionProvide:
-		res, err = p.Provide(ctx, ph)
-	case hoststate.ActionProvision:
-		res, err = p.Provision(ctx, ph)
-	case hoststate.ActionDeprovision:
-		res, err = p.Deprovision(ctx, ph)
-	case hoststate.ActionAdopt:
-		res, err = p.Adopt(ctx, ph)
-	case hoststate.ActionDetach:
-		res, err = p.Detach(ctx, ph)
-	case hoststate.ActionDelete:
-		res, err = p.Delete(ctx, ph)
-	case hoststate.ActionMaintenanceOn:
-		res, err = p.SetMaintenance(ctx, ph, true)
-	case hoststate.ActionMaintenanceOff:
-		res, err = p.SetMaintenance(ctx, ph, false)
-	case hoststate.ActionPowerOn:
-		res, err = p.SetPower(ctx, ph, true)
-	case hoststate.ActionPowerOff:
-		res, err = p.SetPower(ctx, ph, false)
-	case hoststate.ActionSoftPowerOff:
-		res, err = p.SoftPowerOff(ctx, ph)
-	case hoststate.ActionFirmwareUpdate:
-		res, err = s.firmwareUpdate(ctx, h, ph)
-	case hoststate.ActionBuildRAID:
-		res, err = s.buildRAID(ctx, h, ph)
-	case hoststate.ActionApplyBIOS:
-		res, err = s.applyBIOS(ctx, h, ph)
-	case hoststate.ActionVerifyBIOS:
-		res, err = s.verifyBIOS(ctx, h, ph)
-	case hoststate.ActionErase:
-		res, err = s.erase(ctx, h, ph)
-	case hoststate.ActionReinspect:
-		ph.HardwareDetails = nil // read again, whatever is known
-		res, err = p.Inspect(ctx, ph)
-	default:
+	if do, ok := actionTable[act]; ok {
+		res, err = do(s, ctx, h, ph)
+	} else {
 		err = fmt.Errorf("%w: the agent does not know action %q (state machine newer than the agent?)", errclass.ErrUnsupported, act)
 	}
 	s.a.cfg.Metrics.observeAction(string(act), time.Since(start), err)

@@ -30,7 +30,7 @@ func (s *session) tierCredentials(ctx context.Context, h wire.Host, user, passwo
 		return "", "", fmt.Errorf("%w: host %s: the rack lease is no longer valid", guard.ErrFenced, h.Name)
 	}
 	u, p, _, err := m.Credentials(ctx, bmcaccount.Target{Host: h.Name, Address: h.BMC.Address,
-		Insecure: h.BMC.DisableCertificateVerification, Username: user, Password: password}, l.Epoch)
+		Insecure: h.BMC.DisableCertificateVerification, Username: user, Password: password, Requested: rotationRequest(h)}, l.Epoch)
 	switch {
 	case err == nil:
 		return u, p, nil
@@ -59,7 +59,7 @@ func (s *session) forgetTierCredentials(host string) {
 // change. A failure is logged; the next action tries again.
 func (s *session) rotateOnTakeover(h wire.Host) {
 	m := s.a.cfg.BMCAccounts
-	if m == nil || h.BMC.Credentials == "" || h.BMC.Address == "" || s.a.cfg.Guard.Blocked(h.Name) || m.Rotated(h.Name, s.lease.Epoch) {
+	if m == nil || h.BMC.Credentials == "" || h.BMC.Address == "" || s.a.cfg.Guard.Blocked(h.Name) || m.Rotated(h.Name, s.lease.Epoch, rotationRequest(h)) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, s.a.cfg.ActionTimeout)
@@ -70,5 +70,40 @@ func (s *session) rotateOnTakeover(h wire.Host) {
 	}
 	if err != nil {
 		s.log.Warn("could not rotate the tier's BMC account on taking the rack over; retried before the host's next action", "host", h.Name, "err", err.Error())
+	}
+}
+
+// rotationRequest is the createdIndex of host's on-demand rotation
+// request (rackfencectl credentials rotate), 0 when none waits.
+func rotationRequest(h wire.Host) uint64 {
+	if h.Intents == nil || h.Intents.RotateCredentials == nil {
+		return 0
+	}
+	return h.Intents.RotateCredentials.CreatedIndex
+}
+
+// disableTierAccount turns the tier's account on host's BMC off as the
+// host leaves this tier's hands (detached, a pivot's first step, or
+// drained), before the host is blocked and the detach acknowledged: from
+// then on the BMC itself refuses the tier's account, so a source tier
+// whose data still names the host cannot act on it. Best effort: a BMC
+// that cannot be reached does not hold up the detach (logged; tried again
+// by the next agent that finds the host detached). The next use after the
+// host is attached again rotates and enables the account.
+func (s *session) disableTierAccount(h wire.Host) {
+	m := s.a.cfg.BMCAccounts
+	if m == nil || h.BMC.Credentials == "" || h.BMC.Address == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, s.a.cfg.ActionTimeout)
+	defer cancel()
+	u, p, err := s.a.creds.get(ctx, h.BMC.Credentials)
+	if err == nil {
+		_, err = m.Disable(ctx, bmcaccount.Target{Host: h.Name, Address: h.BMC.Address,
+			Insecure: h.BMC.DisableCertificateVerification, Username: u, Password: p})
+	}
+	if err != nil {
+		s.log.Warn("could not disable the tier's BMC account of a host leaving this tier's hands; the BMC still takes its last password",
+			"host", h.Name, "err", err.Error())
 	}
 }

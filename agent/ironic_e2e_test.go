@@ -17,16 +17,22 @@ import (
 // TestIronicProvisioner runs the agent with --provisioner ironic against a
 // real Ironic (deploy/peers/ironic.sh) whose redfish driver talks to
 // bmcsim: hosts register and become available through Ironic, and a
-// detach is acknowledged with the Ironic node gone.
+// detach is acknowledged with the Ironic node gone. With
+// --bmc-account-rotation each host's BMC account record says the fence at
+// the BMC is off on this path, and why.
 func TestIronicProvisioner(t *testing.T) {
 	ir, e := rig.StartIronic(t), newEnv(t, envOpts{bmcs: 2})
 	e.apply(e.hostSpec("i0", "r1", 0))
 	e.apply(e.hostSpec("i1", "r1", 1))
-	e.startAgent("r1", "a1", "--provisioner", "ironic", "--ironic-url", ir.URL, "--lease-ttl", "10s")
+	e.startAgent("r1", "a1", "--provisioner", "ironic", "--ironic-url", ir.URL, "--lease-ttl", "10s", "--bmc-account-rotation")
 	for _, n := range []string{"i0", "i1"} {
 		h := e.waitHost(n, 3*time.Minute, "available through Ironic", stateIs(wire.StateAvailable, wire.OpOK))
 		if h.Status.ProvisioningID == "" {
 			t.Errorf("%s has no Ironic node UUID as provisioningID", n)
+		}
+		rec, err := e.admin.GetBMCAccount(ctx(t), n, false, 0)
+		if err != nil || rec.State != wire.BMCAccountOff || !strings.Contains(rec.Reason, "--provisioner ironic") || !strings.Contains(rec.Reason, "driver_info") {
+			t.Errorf("%s's BMC account record on the Ironic path: %v %v, want off naming Ironic's driver_info", n, rec, err)
 		}
 	}
 	h := e.host("i1")

@@ -65,6 +65,9 @@ func (s *session) reconcile(name string) {
 		// once the last in-flight mutation of the host has finished, and
 		// the guard refuses every further one.
 		if d.Blocked {
+			if !s.a.cfg.Guard.Blocked(name) {
+				s.disableTierAccount(h)
+			}
 			s.a.cfg.Guard.Block(name)
 		} else if s.a.cfg.Guard.Blocked(name) {
 			s.a.cfg.Guard.Unblock(name)

@@ -2,7 +2,6 @@ package coordinator
 
 import (
 	"errors"
-	"maps"
 	"testing"
 
 	"github.com/rackfence/rackfence/coordinator/fsm"
@@ -13,11 +12,7 @@ import (
 // once every voter applies the command type; before, the write is refused
 // with upgrade_required (a voter without it would stop at the entry).
 func TestBMCTaskNeedsEveryVoter(t *testing.T) {
-	s, _, record := gateStore(t, "n1", "n2")
-	record("n1", s.fsm.Commands(), "new")
-	old := maps.Clone(s.fsm.Commands())
-	delete(old, fsm.CmdBMCTask)
-	record("n2", old, "before the task record")
+	s, record := olderVoterStore(t, "before the task record", func(old map[fsm.CmdType]byte) { delete(old, fsm.CmdBMCTask) })
 	b, err := fsm.Encode(fsm.BMCTaskCmd{Rack: "r1", Name: "h1", Start: &wire.BMCTaskRequest{Epoch: 1, CreatedIndex: 1,
 		Kind: wire.BMCTaskRAID, TaskURI: "/redfish/v1/TaskService/Tasks/1"}})
 	if err != nil {

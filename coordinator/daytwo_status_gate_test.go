@@ -1,7 +1,6 @@
 package coordinator
 
 import (
-	"maps"
 	"testing"
 
 	"github.com/rackfence/rackfence/coordinator/fsm"
@@ -14,27 +13,16 @@ import (
 // without dayTwo (and a rack report keeps createdIndex where the voter
 // applies v3), which that voter applies.
 func TestDayTwoStatusWaitsForEveryVoter(t *testing.T) {
-	s, _, record := gateStore(t, "n1", "n2")
-	older := maps.Clone(s.fsm.Commands())
-	older[fsm.CmdRackStatus] = fsm.RackStatusCreatedVersion
-	older[fsm.CmdStatus] = fsm.BodyBinary
-	record("n1", s.fsm.Commands(), "new")
-	record("n2", older, "older")
+	s, record := olderVoterStore(t, "older", func(older map[fsm.CmdType]byte) {
+		older[fsm.CmdRackStatus] = fsm.RackStatusCreatedVersion
+		older[fsm.CmdStatus] = fsm.BodyBinary
+	})
 
 	st := &wire.HostStatus{ProvisioningState: wire.StateAvailable,
 		DayTwo: &wire.DayTwoStatus{Firmware: []wire.FirmwareStatus{{Component: "BMC", Version: "2"}}}}
 	rack := fsm.RackStatusCmd{Rack: "r1", Epoch: 3, Hosts: []wire.RackHostReport{{Name: "h1", Created: 7, Status: st}}}
 	per := fsm.StatusCmd{Rack: "r1", Name: "h1", Report: wire.StatusReport{Epoch: 3, Status: *st}}
-	encode := func(c fsm.Command) []byte {
-		b, err := fsm.Encode(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.gate(b); err != nil {
-			t.Fatalf("the form the leader writes is refused by the gate: %v", err)
-		}
-		return b
-	}
+	encode := func(c fsm.Command) []byte { return writtenForm(t, s, c) }
 	if b := encode(s.rackStatusForm(rack)); b[1] != fsm.RackStatusCreatedVersion {
 		t.Fatalf("a voter lacks v4: rack report written at version %d, want %d", b[1], fsm.RackStatusCreatedVersion)
 	}

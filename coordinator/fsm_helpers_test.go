@@ -3,6 +3,7 @@ package coordinator
 import (
 	"bytes"
 	"errors"
+	"maps"
 	"testing"
 	"time"
 
@@ -130,4 +131,32 @@ func gateStoreWith(t *testing.T, commands map[fsm.CmdType]byte, ids ...string) (
 		h.ok(fsm.SetMemberCmd{ID: id, HTTPAddr: "http://" + id, Version: &fsm.MemberVersion{Binary: bin, Commands: fsm.WireCommands(table)}})
 	}
 	return s, h, record
+}
+
+// olderVoterStore is gateStore with voters n1, recorded at this binary's
+// command table, and n2, recorded as binary bin at that table changed by
+// older (a type at an older version, or without it): the setting of a
+// test of what the leader writes while a voter lags. record moves a voter
+// on ("new": this binary's table).
+func olderVoterStore(t *testing.T, bin string, older func(table map[fsm.CmdType]byte)) (s *Store, record func(id string, table map[fsm.CmdType]byte, bin string)) {
+	s, _, record = gateStore(t, "n1", "n2")
+	record("n1", s.fsm.Commands(), "new")
+	old := maps.Clone(s.fsm.Commands())
+	older(old)
+	record("n2", old, bin)
+	return s, record
+}
+
+// writtenForm encodes c, a form the leader writes, and fails the test
+// when the leader's own gate refuses it.
+func writtenForm(t *testing.T, s *Store, c fsm.Command) []byte {
+	t.Helper()
+	b, err := fsm.Encode(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.gate(b); err != nil {
+		t.Fatalf("the form the leader writes is refused by the gate: %v", err)
+	}
+	return b
 }

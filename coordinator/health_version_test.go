@@ -1,7 +1,6 @@
 package coordinator
 
 import (
-	"maps"
 	"testing"
 	"time"
 
@@ -18,21 +17,17 @@ func TestHealthWrittenOnceEveryVoterAppliesIt(t *testing.T) {
 	sc := fsm.StatusCmd{Rack: "r1", Name: "h1", Report: wire.StatusReport{Epoch: 1, Status: wire.HostStatus{Health: hh}}}
 	rc := fsm.RackStatusCmd{Rack: "r1", Epoch: 1, Hosts: []wire.RackHostReport{{Name: "h1", Created: 4, Status: &wire.HostStatus{Health: hh}}}}
 
-	s, _, record := gateStore(t, "n1", "n2")
-	record("n1", s.fsm.Commands(), "new")
-	old := maps.Clone(s.fsm.Commands())
-	old[fsm.CmdStatus] = fsm.BodyBinary
-	old[fsm.CmdRackStatus] = fsm.RackStatusCreatedVersion
-	record("n2", old, "before health")
+	s, record := olderVoterStore(t, "before health", func(old map[fsm.CmdType]byte) {
+		old[fsm.CmdStatus] = fsm.BodyBinary
+		old[fsm.CmdRackStatus] = fsm.RackStatusCreatedVersion
+	})
 	if got := s.statusForm(sc).(fsm.StatusCmd); got.HasHealth() || !sc.HasHealth() {
 		t.Fatalf("host status with an older voter: health %+v", got.Report.Status.Health)
 	}
 	if got := s.rackStatusForm(rc); got.HasHealth() || !got.CreatedChecked() {
 		t.Fatalf("rack status with an older voter: %+v", got.Hosts[0])
 	}
-	if b, _ := fsm.Encode(s.statusForm(sc)); s.gate(b) != nil {
-		t.Fatalf("the form written is refused: %v", s.gate(b))
-	}
+	writtenForm(t, s, s.statusForm(sc))
 	record("n2", s.fsm.Commands(), "new")
 	if got := s.statusForm(sc).(fsm.StatusCmd); !got.HasHealth() {
 		t.Fatal("every voter upgraded: host status written without health")

@@ -1,7 +1,6 @@
 package coordinator
 
 import (
-	"maps"
 	"testing"
 
 	"github.com/rackfence/rackfence/coordinator/fsm"
@@ -14,24 +13,11 @@ import (
 // from a binary with type 22 at version 2 only) it writes the report
 // without the field, as version 2, unchecked, which that voter applies.
 func TestRackStatusCreatedWaitsForEveryVoter(t *testing.T) {
-	s, _, record := gateStore(t, "n1", "n2")
-	older := maps.Clone(s.fsm.Commands())
-	older[fsm.CmdRackStatus] = fsm.BodyBinary
-	record("n1", s.fsm.Commands(), "new")
-	record("n2", older, "older")
+	s, record := olderVoterStore(t, "older", func(older map[fsm.CmdType]byte) { older[fsm.CmdRackStatus] = fsm.BodyBinary })
 
 	st := &wire.HostStatus{ProvisioningState: wire.StateAvailable}
 	c := fsm.RackStatusCmd{Rack: "r1", Epoch: 3, Hosts: []wire.RackHostReport{{Name: "h1", Created: 7, Status: st}, {Name: "h2", Touch: 5, Created: 8}}}
-	encode := func(c fsm.RackStatusCmd) []byte {
-		b, err := fsm.Encode(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.gate(b); err != nil {
-			t.Fatalf("the form the leader writes is refused by the gate: %v", err)
-		}
-		return b
-	}
+	encode := func(c fsm.RackStatusCmd) []byte { return writtenForm(t, s, c) }
 	b := encode(s.rackStatusForm(c))
 	if b[1] != fsm.BodyBinary {
 		t.Fatalf("a voter lacks version 3: written at version %d, want %d", b[1], fsm.BodyBinary)

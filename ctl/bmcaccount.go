@@ -44,11 +44,17 @@ func hostBMCAccount(fs *pflag.FlagSet) func(*Ctx, []string) error {
 			return err
 		}
 		a.Password, a.PendingPassword = "", ""
-		return x.print(a, func(w io.Writer) { bmcAccountDetail(w, a) })
+		var req *wire.Intent
+		if h, err := cl.GetHost(x.ctx, name); err == nil && h.Intents != nil {
+			req = h.Intents.RotateCredentials
+		}
+		return x.print(a, func(w io.Writer) { bmcAccountDetail(w, a, req) })
 	}
 }
 
-func bmcAccountDetail(w io.Writer, a *wire.BMCAccount) {
+// bmcAccountDetail shows the record and, when one waits, the on-demand
+// rotation request (rackfencectl credentials rotate).
+func bmcAccountDetail(w io.Writer, a *wire.BMCAccount, req *wire.Intent) {
 	k := &kv{}
 	k.add("Host", a.Host)
 	k.add("Account", dashIfEmpty(a.Username))
@@ -62,6 +68,9 @@ func bmcAccountDetail(w io.Writer, a *wire.BMCAccount) {
 	}
 	if a.Epoch != 0 {
 		k.add("Rotated", fmt.Sprintf("under epoch %d at %s", a.Epoch, a.RotatedAt.UTC().Format(time.RFC3339)))
+	}
+	if req != nil {
+		k.add("Rotation requested", fmt.Sprintf("by %s (index %d), waiting for the rack's lease holder", dashIfEmpty(req.Actor), req.CreatedIndex))
 	}
 	k.add("Password", "(sealed, never shown)")
 	k.write(w)

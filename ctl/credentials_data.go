@@ -1,22 +1,24 @@
 package ctl
 
 import (
-	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/rackfence/rackfence/shared/client"
 	"github.com/rackfence/rackfence/shared/wire"
 )
 
 func init() {
 	register(&command{
 		path:  "credentials list",
-		usage: "",
+		usage: "[--chunk-size N]",
 		short: "List credentials records: usernames and data keys (never a password or a data value)",
+		long: `The list is read --chunk-size records a request (default 500), rows
+printing as each page arrives; -o json streams one list, -o yaml prints
+once every page is in.`,
 		setup: credentialsList,
 	})
 }
@@ -70,28 +72,27 @@ func readData(files, literals []string) (map[string]string, error) {
 }
 
 func credentialsList(fs *pflag.FlagSet) func(*Ctx, []string) error {
+	ch := chunkFlag(fs, "records", wire.DefaultPageSize, wire.MaxPageSize)
 	return func(x *Ctx, args []string) error {
 		if len(args) > 0 {
 			return usagef("credentials list takes no arguments")
+		}
+		if err := ch.check(); err != nil {
+			return err
 		}
 		cl, err := x.Client()
 		if err != nil {
 			return err
 		}
-		l, err := cl.ListCredentials(x.ctx)
-		if err != nil {
-			return err
+		read := func(fn func(*wire.List[wire.Credentials]) error) error {
+			return cl.CredentialsPages(x.ctx, client.PageOptions{Limit: ch.n}, fn)
 		}
-		return x.print(l, func(w io.Writer) {
-			if len(l.Items) == 0 {
-				fmt.Fprintln(w, "No credentials.")
-				return
-			}
-			t := &table{header: []string{"NAME", "USERNAME", "DATA KEYS"}}
-			for _, c := range l.Items {
-				t.add(c.Name, dashIfEmpty(c.Username), dashIfEmpty(strings.Join(c.DataKeys, ",")))
-			}
-			t.write(w, x.tableWidth())
+		return printPages(x, read, listPrint[wire.Credentials]{
+			header: []string{"NAME", "USERNAME", "DATA KEYS"},
+			row: func(c *wire.Credentials) []string {
+				return []string{c.Name, dashIfEmpty(c.Username), dashIfEmpty(strings.Join(c.DataKeys, ","))}
+			},
+			empty: "No credentials.",
 		})
 	}
 }

@@ -375,14 +375,14 @@ func TestAgainstCoordinator(t *testing.T) {
 		}
 		a := c.mustCtl(t, "", "audit", "--limit", "3", "-o", "json")
 		var al wire.List[wire.AuditRecord]
-		if err := json.Unmarshal([]byte(a.stdout), &al); err != nil || len(al.Items) != 3 || al.Items[2].Route != "/v1/tokens/:id" || al.Items[2].Code != 409 {
+		if err := json.Unmarshal([]byte(a.stdout), &al); err != nil || len(al.Items) != 3 || al.Items[0].Route != "/v1/tokens/:id" || al.Items[0].Code != 409 {
 			t.Fatalf("audit -o json: %s (%v)", a, err)
 		}
 		if a := c.mustCtl(t, "", "audit"); !strings.Contains(a.stdout, "ACTOR") || !strings.Contains(a.stdout, "/v1/tokens/:id") {
 			t.Errorf("audit table: %s", a)
 		}
-		if r := c.ctl(t, "", "audit", "--limit", "0"); r.code != ExitUsage {
-			t.Errorf("audit --limit 0: %s", r)
+		if r := c.ctl(t, "", "audit", "--limit", "-1"); r.code != ExitUsage {
+			t.Errorf("audit --limit -1: %s", r)
 		}
 	})
 
@@ -579,9 +579,14 @@ func TestBinaryExitCodes(t *testing.T) {
 	probe := exec.Command(bash, "-c", string(script)+`
 COMP_WORDS=(rackfencectl dr); COMP_CWORD=1; _rackfencectl; echo "${COMPREPLY[*]}"
 COMP_WORDS=(rackfencectl drain h1 --mode ""); COMP_CWORD=4; _rackfencectl; echo "${COMPREPLY[*]}"
-COMP_WORDS=(rackfencectl host ""); COMP_CWORD=2; _rackfencectl; echo "${COMPREPLY[*]}"`)
+COMP_WORDS=(rackfencectl host ""); COMP_CWORD=2; _rackfencectl; echo "${COMPREPLY[*]}"
+COMP_WORDS=(rackfencectl credentials ""); COMP_CWORD=2; _rackfencectl; echo "${COMPREPLY[*]}"`)
 	out, err := probe.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "drain\nremoval maintenance\napply bmc-account delete export get list service") {
+	if err != nil || !strings.Contains(string(out), "drain
+removal maintenance
+apply bmc-account delete export get list service") ||
+		!strings.Contains(string(out), "
+get list rotate set") {
 		t.Errorf("completion probe: %v\n%s", err, out)
 	}
 }

@@ -16,45 +16,56 @@ import (
 func init() {
 	register(&command{
 		path:  "events",
-		usage: "NAME [--follow]",
+		usage: "NAME [--follow] [--chunk-size N]",
 		short: "Show a host's events, newest last",
 		long: `--follow keeps printing new events until Ctrl-C, --timeout (0: no limit)
 or the host's deletion. With -o json, --follow prints one event object per
-line.`,
+line. Without --follow the events are read --chunk-size a request (default
+500), rows printing as each page arrives; -o json streams one list, -o yaml prints
+once every page is in.`,
 		setup: eventsCmd,
 	})
 }
 
 func eventsCmd(fs *pflag.FlagSet) func(*Ctx, []string) error {
 	follow := fs.BoolP("follow", "f", false, "keep printing new events")
+	ch := chunkFlag(fs, "events", wire.DefaultPageSize, wire.MaxPageSize)
 	return func(x *Ctx, args []string) error {
 		name, err := oneName(args, "events NAME")
 		if err != nil {
+			return err
+		}
+		if err := ch.check(); err != nil {
 			return err
 		}
 		cl, err := x.Client()
 		if err != nil {
 			return err
 		}
+		if !*follow {
+			read := func(fn func(*wire.List[wire.Event]) error) error {
+				return cl.EventsPages(x.ctx, name, client.PageOptions{Limit: ch.n}, fn)
+			}
+			return notFoundHint(printPages(x, read, listPrint[wire.Event]{
+				header: eventHeader,
+				row: func(e *wire.Event) []string {
+					return []string{e.Time.UTC().Format(time.RFC3339), e.Type, e.Reason, e.Message}
+				},
+				empty: fmt.Sprintf("No events for %s.", name),
+			}), name)
+		}
 		l, err := cl.Events(x.ctx, name)
 		if err != nil {
 			return notFoundHint(err, name)
-		}
-		if !*follow {
-			return x.print(l, func(w io.Writer) {
-				if len(l.Items) == 0 {
-					fmt.Fprintf(w, "No events for %s.\n", name)
-					return
-				}
-				eventTable(w, l.Items, true, x.tableWidth())
-			})
 		}
 		return x.followEvents(cl, name, l.Items)
 	}
 }
 
+var eventHeader = []string{"TIME", "TYPE", "REASON", "MESSAGE"}
+
 func eventTable(w io.Writer, evs []wire.Event, header bool, width int) {
-	t := &table{header: []string{"TIME", "TYPE", "REASON", "MESSAGE"}}
+	t := &table{header: eventHeader}
 	for _, e := range evs {
 		t.add(e.Time.UTC().Format(time.RFC3339), e.Type, e.Reason, e.Message)
 	}

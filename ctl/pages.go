@@ -10,8 +10,8 @@ import (
 	"github.com/rackfence/rackfence/shared/wire"
 )
 
-// checkChunkSize validates --chunk-size: 0 (one request) up to
-// wire.MaxPageSize.
+// checkChunkSize validates host list's --chunk-size: 0 (one request) up
+// to wire.MaxPageSize.
 func checkChunkSize(n int) error {
 	if n < 0 || n > wire.MaxPageSize {
 		return usagef("--chunk-size %d is not a page size: use 1 to %d hosts a request, or 0 for the whole list in one answer", n, wire.MaxPageSize)
@@ -43,7 +43,7 @@ func (x *Ctx) listHostsPaged(cl *client.Client, f client.HostFilter, lf *listFil
 			pt.end()
 		}
 	case OutJSON:
-		pj := &pagedJSON{w: x.io.Stdout}
+		pj := &pagedJSON[wire.Host]{w: x.io.Stdout}
 		if err = cl.ListHostsPages(x.ctx, f, o, keep(pj.page)); err == nil {
 			err = pj.end()
 		}
@@ -69,8 +69,7 @@ type pagedTable struct {
 	w       io.Writer
 	width   int
 	labels  bool
-	widths  []int
-	rows    int
+	rows    pagedRows
 	pending bool
 }
 
@@ -81,21 +80,13 @@ func (p *pagedTable) page(l *wire.List[wire.Host]) error {
 		p.pending = p.pending || pend
 		t.add(cells...)
 	}
-	rows := t.rows
-	if p.widths == nil {
-		if len(rows) == 0 {
-			return nil
-		}
-		rows = append([][]string{t.header}, rows...)
-	}
-	p.widths = t.widths(p.widths)
-	writeRows(p.w, rows, p.widths, p.width)
-	p.rows += len(t.rows)
+	p.rows.w, p.rows.width, p.rows.header = p.w, p.width, t.header
+	p.rows.page(t)
 	return nil
 }
 
 func (p *pagedTable) end() {
-	if p.rows == 0 {
+	if p.rows.rows == 0 {
 		fmt.Fprintln(p.w, "No hosts.")
 		return
 	}
@@ -104,16 +95,16 @@ func (p *pagedTable) end() {
 	}
 }
 
-// pagedJSON writes a wire.List of every page's hosts as they arrive,
+// pagedJSON writes a wire.List of every page's items as they arrive,
 // indented as -o json prints any object.
-type pagedJSON struct {
+type pagedJSON[T any] struct {
 	w       io.Writer
 	n       int
 	index   uint64
 	started bool
 }
 
-func (p *pagedJSON) start() error {
+func (p *pagedJSON[T]) start() error {
 	if p.started {
 		return nil
 	}
@@ -122,7 +113,7 @@ func (p *pagedJSON) start() error {
 	return err
 }
 
-func (p *pagedJSON) page(l *wire.List[wire.Host]) error {
+func (p *pagedJSON[T]) page(l *wire.List[T]) error {
 	if err := p.start(); err != nil {
 		return err
 	}
@@ -144,7 +135,7 @@ func (p *pagedJSON) page(l *wire.List[wire.Host]) error {
 	return nil
 }
 
-func (p *pagedJSON) end() error {
+func (p *pagedJSON[T]) end() error {
 	if err := p.start(); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/rackfence/rackfence/shared/client"
 	"github.com/rackfence/rackfence/shared/wire"
 )
 
@@ -19,8 +20,11 @@ func init() {
 	})
 	register(&command{
 		path:  "rack leases",
-		usage: "RACK",
+		usage: "RACK [--chunk-size N]",
 		short: "Show a rack's lease history, newest last (who managed it when)",
+		long: `The history is read --chunk-size records a request (default 500), rows
+printing as each page arrives; -o json streams one list, -o yaml prints
+once every page is in.`,
 		setup: rackLeases,
 	})
 }
@@ -62,6 +66,7 @@ func rackTable(w io.Writer, racks []wire.Rack, only string, width int) {
 }
 
 func rackLeases(fs *pflag.FlagSet) func(*Ctx, []string) error {
+	ch := chunkFlag(fs, "lease records", wire.DefaultPageSize, wire.MaxPageSize)
 	return func(x *Ctx, args []string) error {
 		if len(args) != 1 {
 			return usagef("expected one RACK")
@@ -69,17 +74,19 @@ func rackLeases(fs *pflag.FlagSet) func(*Ctx, []string) error {
 		if err := wire.ValidateName("RACK", args[0]); err != nil {
 			return usagef("%v", err)
 		}
+		if err := ch.check(); err != nil {
+			return err
+		}
 		cl, err := x.Client()
 		if err != nil {
 			return err
 		}
-		l, err := cl.LeaseHistory(x.ctx, args[0])
-		if err != nil {
-			return err
+		read := func(fn func(*wire.List[wire.LeaseRecord]) error) error {
+			return cl.LeaseHistoryPages(x.ctx, args[0], client.PageOptions{Limit: ch.n}, fn)
 		}
-		return x.print(l, func(w io.Writer) {
-			t := &table{header: []string{"EPOCH", "GRANTED", "ENDED", "END", "HOLDER"}}
-			for _, r := range l.Items {
+		return printPages(x, read, listPrint[wire.LeaseRecord]{
+			header: []string{"EPOCH", "GRANTED", "ENDED", "END", "HOLDER"},
+			row: func(r *wire.LeaseRecord) []string {
 				ended, end := "", r.End
 				if r.EndedAt != nil {
 					ended = r.EndedAt.UTC().Format(time.RFC3339)
@@ -87,13 +94,9 @@ func rackLeases(fs *pflag.FlagSet) func(*Ctx, []string) error {
 				if end == "" {
 					end = "held"
 				}
-				t.add(fmt.Sprint(r.Epoch), r.GrantedAt.UTC().Format(time.RFC3339), ended, end, r.Holder)
-			}
-			if len(l.Items) == 0 {
-				fmt.Fprintf(w, "Rack %s has had no lease.\n", args[0])
-				return
-			}
-			t.write(w, x.tableWidth())
+				return []string{fmt.Sprint(r.Epoch), r.GrantedAt.UTC().Format(time.RFC3339), ended, end, r.Holder}
+			},
+			empty: fmt.Sprintf("Rack %s has had no lease.", args[0]),
 		})
 	}
 }

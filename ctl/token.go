@@ -29,11 +29,13 @@ the cluster keeps its hash. 'token list' shows ids, 'token revoke ID' ends it.`,
 	})
 	register(&command{
 		path:  "token list",
-		usage: "",
+		usage: "[--chunk-size N]",
 		short: "List tokens: id, name, role, rack, creation, expiry, last use (admin; never a secret)",
 		long: `LAST-USED is the last use the leader recorded, to the minute; it is written
 every 30s, and requests a follower answers by itself (status, stale reads)
-do not count.`,
+do not count. The list is read --chunk-size tokens a request (default 500),
+rows printing as each page arrives; -o json streams one list, -o yaml prints
+once every page is in.`,
 		setup: tokenList,
 	})
 	register(&command{
@@ -114,21 +116,24 @@ func rackSuffix(rack string) string {
 }
 
 func tokenList(fs *pflag.FlagSet) func(*Ctx, []string) error {
+	ch := chunkFlag(fs, "tokens", wire.DefaultPageSize, wire.MaxPageSize)
 	return func(x *Ctx, args []string) error {
 		if len(args) > 0 {
 			return usagef("token list takes no arguments")
+		}
+		if err := ch.check(); err != nil {
+			return err
 		}
 		cl, err := x.Client()
 		if err != nil {
 			return err
 		}
-		l, err := cl.ListTokens(x.ctx)
-		if err != nil {
-			return err
+		read := func(fn func(*wire.List[wire.Token]) error) error {
+			return cl.TokensPages(x.ctx, client.PageOptions{Limit: ch.n}, fn)
 		}
-		return x.print(l, func(w io.Writer) {
-			t := &table{header: []string{"ID", "NAME", "ROLE", "RACK", "CREATED", "EXPIRES", "LAST-USED"}}
-			for _, k := range l.Items {
+		return printPages(x, read, listPrint[wire.Token]{
+			header: []string{"ID", "NAME", "ROLE", "RACK", "CREATED", "EXPIRES", "LAST-USED"},
+			row: func(k *wire.Token) []string {
 				exp := "never"
 				if !k.ExpiresAt.IsZero() {
 					exp = stamp(k.ExpiresAt)
@@ -140,9 +145,9 @@ func tokenList(fs *pflag.FlagSet) func(*Ctx, []string) error {
 				if !k.LastUsed.IsZero() {
 					last = stamp(k.LastUsed)
 				}
-				t.add(k.ID, k.Name, k.Role, k.Rack, stamp(k.CreatedAt), exp, last)
-			}
-			t.write(w, x.tableWidth())
+				return []string{k.ID, k.Name, k.Role, k.Rack, stamp(k.CreatedAt), exp, last}
+			},
+			empty: "No tokens.",
 		})
 	}
 }

@@ -84,7 +84,10 @@ func checkFlowOrder(t *testing.T, steps []flowStep) {
 }
 
 // packageFuncs indexes by name the functions and methods declared in the
-// non-test files of dir (relative to the repository root).
+// non-test files of dir (relative to the repository root), and its
+// package-level variables with a value, as functions whose body is that
+// value: a dispatch table (the agent's actionTable) is followed like a
+// function that calls each of its entries.
 func packageFuncs(t *testing.T, dir string) map[string][]*ast.FuncDecl {
 	t.Helper()
 	ents, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(dir)))
@@ -105,6 +108,17 @@ func packageFuncs(t *testing.T, dir string) map[string][]*ast.FuncDecl {
 		for _, d := range f.Decls {
 			if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil {
 				out[fd.Name.Name] = append(out[fd.Name.Name], fd)
+			}
+			if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.VAR {
+				for _, sp := range g.Specs {
+					vs := sp.(*ast.ValueSpec)
+					for i, n := range vs.Names {
+						if i < len(vs.Values) {
+							body := &ast.BlockStmt{List: []ast.Stmt{&ast.ExprStmt{X: vs.Values[i]}}}
+							out[n.Name] = append(out[n.Name], &ast.FuncDecl{Name: n, Body: body})
+						}
+					}
+				}
 			}
 		}
 	}
@@ -139,8 +153,8 @@ func reaches(pkg map[string][]*ast.FuncDecl, from *ast.FuncDecl, target flowStep
 	return false
 }
 
-// refs lists the function names fd's body calls or passes, and reports
-// whether one of them is target.
+// refs lists the function names fd's body calls or passes, and the
+// variables it indexes, and reports whether one of them is target.
 func refs(fd *ast.FuncDecl, target flowStep) ([]string, bool) {
 	var names []string
 	hit := false
@@ -149,6 +163,10 @@ func refs(fd *ast.FuncDecl, target flowStep) ([]string, bool) {
 		case *ast.SelectorExpr:
 			names = append(names, e.Sel.Name)
 			hit = hit || e.Sel.Name == target.fn
+		case *ast.IndexExpr:
+			if id, ok := e.X.(*ast.Ident); ok {
+				names = append(names, id.Name)
+			}
 		case *ast.CallExpr:
 			if id, ok := e.Fun.(*ast.Ident); ok {
 				names = append(names, id.Name)

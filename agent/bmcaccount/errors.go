@@ -19,3 +19,8 @@ var (
 	// errNoAccountService: the BMC publishes no Redfish AccountService.
 	errNoAccountService = errors.New("the BMC publishes no Redfish AccountService (or it has no Accounts collection)")
 )
+
+// OffIronic is why the fence at the BMC is off with --provisioner ironic.
+const OffIronic = "the fence at the BMC is off with --provisioner ironic: Ironic keeps the BMC password in the node's driver_info and " +
+	"makes every BMC call with it, so a rotation would have to change Ironic and the BMC in one protocol, which the agent does not do; " +
+	"the operator's credentials are used. Use --provisioner direct for the fence at the BMC"

@@ -21,7 +21,7 @@ func (m *Manager) rotateIPMI(ctx context.Context, t Target, epoch uint64, rec *w
 	if err != nil {
 		return "", "", "", err
 	}
-	if rec != nil && rec.State == wire.BMCAccountPending && rec.PendingEpoch == epoch && rec.PendingPassword != "" {
+	if t.Requested == 0 && rec != nil && rec.State == wire.BMCAccountPending && rec.PendingEpoch == epoch && rec.PendingPassword != "" {
 		if ok, err := x.loginWorks(ctx, user, rec.PendingPassword); err == nil && ok {
 			if err := m.confirm(ctx, t.Host, epoch); err != nil {
 				return "", "", "", err
@@ -97,7 +97,8 @@ func (m *Manager) rotateIPMI(ctx context.Context, t Target, epoch uint64, rec *w
 
 // confirm makes the pending password current on the coordinator.
 func (m *Manager) confirm(ctx context.Context, host string, epoch uint64) error {
-	if _, err := m.cfg.Store.PutBMCAccount(ctx, host, wire.BMCAccountWrite{Epoch: epoch, Op: wire.BMCAccountOpConfirm}); err != nil {
+	if _, err := m.cfg.Store.PutBMCAccount(ctx, host, wire.BMCAccountWrite{Epoch: epoch, Op: wire.BMCAccountOpConfirm,
+		Request: m.serving(host)}); err != nil {
 		return fmt.Errorf("confirming host %s's new BMC password (the BMC has it; the coordinator holds it as pending): %w", host, err)
 	}
 	return m.step(host, StepConfirm)

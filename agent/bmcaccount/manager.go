@@ -85,6 +85,11 @@ type Config struct {
 	// Registerer receives rackfence_agent_bmc_account_rotations_total
 	// (nil: not registered).
 	Registerer prometheus.Registerer
+	// Off, when set, says why the fence at the BMC is off for every host
+	// of this agent (--provisioner ironic: Ironic keeps the password in
+	// driver_info): the operator's credentials are used and each host's
+	// record says so, once per epoch; nothing is asked of the BMC.
+	Off string
 	// Step, when set, is called after each protocol step; an error
 	// stops the protocol there (tests kill the agent at each step).
 	Step func(host, step string) error
@@ -104,6 +109,9 @@ type hostAcct struct {
 	at       time.Time
 	user, pw string
 	off      string // why the fence at the BMC is off ("" when on)
+	// served is the last on-demand request answered; serving the one the
+	// running rotation answers (its confirm or off write names it).
+	served, serving uint64
 }
 
 // New returns a Manager.
@@ -137,6 +145,10 @@ type Target struct {
 	// Username and Password are the operator's credentials: used to
 	// manage the tier's account, never changed.
 	Username, Password string
+	// Requested is the createdIndex of the host's on-demand rotation
+	// request (intents.rotateCredentials; 0: none): a request not yet
+	// answered rotates again, under the same epoch too.
+	Requested uint64
 }
 
 // Credentials returns the username and password every BMC call of the
@@ -154,13 +166,19 @@ func (m *Manager) Credentials(ctx context.Context, t Target, epoch uint64) (user
 	m.mu.Unlock()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if m.settled(h, epoch) {
+	if m.settled(h, epoch, t.Requested) {
 		if h.off != "" {
 			return t.Username, t.Password, h.off, nil
 		}
 		return h.user, h.pw, "", nil
 	}
-	user, password, off, err = m.rotate(ctx, t, epoch)
+	h.serving = t.Requested
+	if m.cfg.Off != "" {
+		user, password, off, err = "", "", m.setOff(ctx, t.Host, epoch, m.cfg.Off), nil
+	} else {
+		user, password, off, err = m.rotate(ctx, t, epoch)
+	}
+	h.serving = 0
 	switch {
 	case err != nil:
 		m.met.count(resultError)
@@ -171,6 +189,9 @@ func (m *Manager) Credentials(ctx context.Context, t Target, epoch uint64) (user
 		m.met.count(resultRotated)
 	}
 	h.epoch, h.user, h.pw, h.off, h.at = epoch, user, password, off, m.cfg.Now()
+	if t.Requested > h.served {
+		h.served = t.Requested
+	}
 	if off != "" {
 		return t.Username, t.Password, off, nil
 	}
@@ -215,7 +236,7 @@ func (m *Manager) rotate(ctx context.Context, t Target, epoch uint64) (user, pw,
 	}
 	// A pending password of this epoch whose confirmation did not reach
 	// the coordinator: confirm it if the BMC takes it.
-	if rec != nil && rec.State == wire.BMCAccountPending && rec.PendingEpoch == epoch && rec.PendingPassword != "" {
+	if t.Requested == 0 && rec != nil && rec.State == wire.BMCAccountPending && rec.PendingEpoch == epoch && rec.PendingPassword != "" {
 		if ok, err := r.loginWorks(ctx, user, rec.PendingPassword); err == nil && ok {
 			if err := m.endSessionsAndConfirm(ctx, r, t, user, epoch, ""); err != nil {
 				return "", "", "", err
@@ -352,7 +373,8 @@ func (m *Manager) endSessionsAndConfirm(ctx context.Context, r *rf, t Target, us
 // setOff records the fence at the BMC off for host (best effort: the
 // status the agent reports says so too) and returns why.
 func (m *Manager) setOff(ctx context.Context, host string, epoch uint64, why string) string {
-	if _, err := m.cfg.Store.PutBMCAccount(ctx, host, wire.BMCAccountWrite{Epoch: epoch, Op: wire.BMCAccountOpOff, Reason: why}); err != nil {
+	if _, err := m.cfg.Store.PutBMCAccount(ctx, host, wire.BMCAccountWrite{Epoch: epoch, Op: wire.BMCAccountOpOff, Reason: why,
+		Request: m.serving(host)}); err != nil {
 		m.cfg.Logger.Warn("could not record the fence at the BMC off", "host", host, "err", err)
 	}
 	m.cfg.Logger.Warn("the fence at the BMC is off for this host", "host", host, "reason", why)
@@ -360,8 +382,9 @@ func (m *Manager) setOff(ctx context.Context, host string, epoch uint64, why str
 }
 
 // Rotated reports whether host's account was settled (rotated, or found
-// off) under epoch.
-func (m *Manager) Rotated(host string, epoch uint64) bool {
+// off) under epoch, with the on-demand request requested (0: none)
+// answered.
+func (m *Manager) Rotated(host string, epoch, requested uint64) bool {
 	m.mu.Lock()
 	h := m.m[host]
 	m.mu.Unlock()
@@ -372,13 +395,29 @@ func (m *Manager) Rotated(host string, epoch uint64) bool {
 		return false // a rotation runs
 	}
 	defer h.mu.Unlock()
-	return m.settled(h, epoch)
+	return m.settled(h, epoch, requested)
 }
 
-// settled: h was rotated (or found off) under epoch, and its password is
-// not due for a scheduled rotation. h.mu held.
-func (m *Manager) settled(h *hostAcct, epoch uint64) bool {
+// serving is the on-demand request the running rotation of host answers
+// (0: none). Called by that rotation, which holds the host's lock.
+func (m *Manager) serving(host string) uint64 {
+	m.mu.Lock()
+	h := m.m[host]
+	m.mu.Unlock()
+	if h == nil {
+		return 0
+	}
+	return h.serving
+}
+
+// settled: h was rotated (or found off) under epoch, the on-demand
+// request requested (0: none) was answered, and its password is not due
+// for a scheduled rotation. h.mu held.
+func (m *Manager) settled(h *hostAcct, epoch, requested uint64) bool {
 	if epoch == 0 || h.epoch != epoch {
+		return false
+	}
+	if requested > h.served {
 		return false
 	}
 	return h.off != "" || m.cfg.MaxAge <= 0 || m.cfg.Now().Sub(h.at) < m.cfg.MaxAge

@@ -264,11 +264,11 @@ func TestScheduledRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	now = now.Add(29 * 24 * time.Hour)
-	if _, pw, _, _ := m.Credentials(ctx, r.target(), r.epoch); pw != pw1 || !m.Rotated("h0", r.epoch) {
+	if _, pw, _, _ := m.Credentials(ctx, r.target(), r.epoch); pw != pw1 || !m.Rotated("h0", r.epoch, 0) {
 		t.Fatal("rotated before the password was due")
 	}
 	now = now.Add(2 * 24 * time.Hour)
-	if m.Rotated("h0", r.epoch) {
+	if m.Rotated("h0", r.epoch, 0) {
 		t.Fatal("a password past MaxAge reads as settled")
 	}
 	_, pw2, _, err := m.Credentials(ctx, r.target(), r.epoch)

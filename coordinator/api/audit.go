@@ -1,8 +1,8 @@
 package api
 
 import (
+	"errors"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -22,8 +22,11 @@ import (
 // DefaultAuditMaxBytes is the default size at which audit.log is rotated.
 const DefaultAuditMaxBytes = 10 << 20
 
-// MaxAuditLimit is the most records GET /v1/audit answers.
-const MaxAuditLimit = 1000
+// MaxAuditLimit is the most records a page of GET /v1/audit holds.
+const MaxAuditLimit = wire.MaxAuditPageSize
+
+// DefaultAuditLimit is a page of GET /v1/audit asked without limit.
+const DefaultAuditLimit = 100
 
 const auditTargetKey = "rackfence.auditTarget"
 
@@ -99,29 +102,39 @@ func auditTarget(c echo.Context) string {
 	return strings.Join(parts, " ")
 }
 
-// getAudit answers this member's newest audit records (admin). Each member
-// keeps its own trail: ask every member for the whole picture.
+// getAudit answers this member's audit records (admin), newest first by
+// page (audit_pages.go). Each member keeps its own trail: ask every member
+// for the whole picture.
 func (s *Server) getAudit(c echo.Context) error {
 	if err := need(c, wire.RoleAdmin, false, ""); err != nil {
 		return err
 	}
-	limit := 100
-	if v := c.QueryParam(wire.ParamLimit); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > MaxAuditLimit {
-			return badField(wire.ParamLimit, "%q is not a number from 1 to %d", v, MaxAuditLimit)
-		}
-		limit = n
+	page, err := s.parseAuditPage(c)
+	if err != nil {
+		return err
 	}
 	if s.auditLog == nil {
 		return errf(http.StatusServiceUnavailable, wire.CodeInternal, "this member has no audit trail (it could not open %s at start; see its log)", s.cfg.AuditFile)
 	}
-	recs, err := jsonl.Tail[wire.AuditRecord](s.auditLog, limit)
+	recs, next, more, err := jsonl.Back[wire.AuditRecord](s.auditLog, page.from, page.limit)
+	if errors.Is(err, jsonl.ErrRotatedAway) {
+		s.lists.pages.WithLabelValues("expired").Inc()
+		return auditExpired(s.cfg.AuditMaxBytes)
+	}
 	if err != nil {
 		return err
+	}
+	if page.from.IsZero() {
+		s.lists.pages.WithLabelValues("first").Inc()
+	} else {
+		s.lists.pages.WithLabelValues("next").Inc()
 	}
 	if recs == nil {
 		recs = []wire.AuditRecord{}
 	}
-	return c.JSON(http.StatusOK, wire.List[wire.AuditRecord]{Items: recs, Index: s.state.AppliedIndex()})
+	out := wire.List[wire.AuditRecord]{Items: recs, Index: s.state.AppliedIndex()}
+	if more {
+		out.Continue = auditToken{Version: auditTokenVersion, Kind: auditTokenKind, Member: s.store.NodeID(), Pos: next}.encode()
+	}
+	return c.JSON(http.StatusOK, out)
 }

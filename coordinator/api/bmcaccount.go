@@ -96,7 +96,7 @@ func (s *Server) putBMCAccount(c echo.Context) error {
 		return err
 	}
 	cmd := fsm.BMCAccountCmd{Rack: id.Rack, Name: name, Epoch: req.Epoch, Op: req.Op, Username: req.Username,
-		Reason: req.Reason, Time: time.Now().UTC()}
+		Reason: req.Reason, Request: req.Request, Time: time.Now().UTC()}
 	if req.Op == wire.BMCAccountOpPending {
 		if cmd.Sealed, err = s.store.SealBMCPassword(name, req.Password); err != nil {
 			return err

@@ -81,10 +81,11 @@ var routeMatrix = map[string][]probe{
 		{"/v1/hosts/h1/bmc-account", nil, "UUAAAAF"},
 		{"/v1/hosts/h1/bmc-account?reveal=true", nil, "UUFFAAF"}, // an admin, or the rack's agent (which must name its epoch)
 	},
-	"PUT /v1/hosts/:name/bmc-account": {{"/v1/hosts/h1/bmc-account", wire.BMCAccountWrite{Epoch: 1, Op: wire.BMCAccountOpConfirm}, "UUFFFAF"}},
-	"POST /v1/hosts/:name/pivot":      {{"/v1/hosts/h1/pivot", map[string]string{"to": "elsewhere"}, "UUFAAFF"}},
-	"GET /v1/credentials":             {{"/v1/credentials", nil, "UUAAAFF"}},
-	"PUT /v1/credentials/:name":       {{"/v1/credentials/c1", wire.Credentials{Username: "u", Password: "p"}, "UUFFAFF"}},
+	"PUT /v1/hosts/:name/bmc-account":           {{"/v1/hosts/h1/bmc-account", wire.BMCAccountWrite{Epoch: 1, Op: wire.BMCAccountOpConfirm}, "UUFFFAF"}},
+	"POST /v1/hosts/:name/bmc-account/rotation": {{"/v1/hosts/h1/bmc-account/rotation", wire.BMCAccountRotationRequest{}, "UUFAAFF"}},
+	"POST /v1/hosts/:name/pivot":                {{"/v1/hosts/h1/pivot", map[string]string{"to": "elsewhere"}, "UUFAAFF"}},
+	"GET /v1/credentials":                       {{"/v1/credentials", nil, "UUAAAFF"}},
+	"PUT /v1/credentials/:name":                 {{"/v1/credentials/c1", wire.Credentials{Username: "u", Password: "p"}, "UUFFAFF"}},
 	"GET /v1/credentials/:name": {
 		{"/v1/credentials/c1", nil, "UUAAAAA"},             // no password: any token
 		{"/v1/credentials/c1?reveal=true", nil, "UUFFAAF"}, // an admin, or the agent of a rack using them

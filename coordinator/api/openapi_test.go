@@ -277,6 +277,14 @@ func TestOpenAPIResponses(t *testing.T) {
 	if acct.Password != "Api-pass-1" || acct.State != wire.BMCAccountConfirmed {
 		t.Errorf("admin reveal after confirm: %v", acct)
 	}
+	// On demand: the request waits on the host until the holder answers it.
+	must(t, 400, "POST", u+"/v1/hosts/h1/bmc-account/rotation", op, wire.BMCAccountRotationRequest{Reason: strings.Repeat("x", 1025)}, nil)
+	must(t, 409, "POST", u+"/v1/hosts/h1/bmc-account/rotation", op, wire.BMCAccountRotationRequest{Reason: "audit"}, nil) // detached
+	must(t, 409, "POST", u+"/v1/hosts/h2/bmc-account/rotation", op, nil, nil)                                             // no record
+	must(t, 200, "PUT", u+"/v1/hosts/h2/bmc-account", agent, wire.BMCAccountWrite{Epoch: l.Epoch, Op: wire.BMCAccountOpPending, Username: "rackfence", Password: "Api-pass-2"}, nil)
+	must(t, 200, "PUT", u+"/v1/hosts/h2/bmc-account", agent, wire.BMCAccountWrite{Epoch: l.Epoch, Op: wire.BMCAccountOpConfirm}, nil)
+	must(t, 202, "POST", u+"/v1/hosts/h2/bmc-account/rotation", op, wire.BMCAccountRotationRequest{Reason: "audit"}, nil)
+	must(t, 404, "POST", u+"/v1/hosts/nope/bmc-account/rotation", op, nil, nil)
 	must(t, 200, "POST", u+"/v1/hosts/h1/intents/resume", op, nil, nil)
 	must(t, 200, "GET", u+"/v1/hosts/h1/events", viewer, nil, nil)
 	// The fleet as /metrics shows it (deploy/prometheus/ alerts on these).

@@ -243,6 +243,7 @@ func (s *Server) routes() {
 	v1.POST("/hosts/:name/pivot", s.pivotHost)
 	v1.GET("/hosts/:name/bmc-account", s.getBMCAccount)
 	v1.PUT("/hosts/:name/bmc-account", s.putBMCAccount)
+	v1.POST("/hosts/:name/bmc-account/rotation", s.postBMCAccountRotation)
 	v1.GET("/credentials", s.listCredentials)
 	v1.GET("/credentials/:name", s.getCredentials)
 	v1.PUT("/credentials/:name", s.putCredentials)

@@ -20,15 +20,8 @@ import (
 // every change, those of quick successive writes included (80 watchers:
 // a woken round lingers).
 func TestWatchersShareOneAnswer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a real member, 80 watchers over HTTP")
-	}
-	n, admin := startLeader(t, "127.0.0.1")
+	n, op, first := startWatchCrowd(t, "a real member, 80 watchers over HTTP")
 	u := n.url
-	op := newToken(t, u, admin, wire.RoleOperator, "")
-	must(t, 201, "PUT", u+"/v1/hosts/base", op, testHost("base", "r1"), nil)
-	var first wire.WatchResponse
-	must(t, 200, "GET", u+"/v1/watch?rack=r1&index=0", op, nil, &first)
 
 	const watchers = 80
 	want := []string{"new-a", "new-b", "new-c"}
@@ -92,6 +85,22 @@ func TestWatchersShareOneAnswer(t *testing.T) {
 	if built != 1 {
 		t.Fatalf("the FSM built %d answers for %d watchers waiting at one index and one change: want 1, shared", built, watchers)
 	}
+}
+
+// startWatchCrowd starts a leader for a crowd of watchers of rack r1
+// (skipped under -short, saying what): an operator token, host "base" on
+// r1, and the first watch answer the watchers follow from.
+func startWatchCrowd(t *testing.T, what string) (*node, string, wire.WatchResponse) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip(what)
+	}
+	n, admin := startLeader(t, "127.0.0.1")
+	op := newToken(t, n.url, admin, wire.RoleOperator, "")
+	must(t, 201, "PUT", n.url+"/v1/hosts/base", op, testHost("base", "r1"), nil)
+	var first wire.WatchResponse
+	must(t, 200, "GET", n.url+"/v1/watch?rack=r1&index=0", op, nil, &first)
+	return n, op, first
 }
 
 // scrape returns the member's /metrics text.

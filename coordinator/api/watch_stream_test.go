@@ -20,15 +20,8 @@ import (
 // their one answer, and the member encodes each answer once for the
 // crowd: at most one encoding per write, not one per watcher.
 func TestWatchStreamCrowd(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a real member, 80 streamed watchers over HTTP")
-	}
-	n, admin := startLeader(t, "127.0.0.1")
+	n, op, first := startWatchCrowd(t, "a real member, 80 streamed watchers over HTTP")
 	u := n.url
-	op := newToken(t, u, admin, wire.RoleOperator, "")
-	must(t, 201, "PUT", u+"/v1/hosts/base", op, testHost("base", "r1"), nil)
-	var first wire.WatchResponse
-	must(t, 200, "GET", u+"/v1/watch?rack=r1&index=0", op, nil, &first)
 
 	const watchers, writes = 80, 30
 	ctx, cancel := context.WithCancel(context.Background())

@@ -24,7 +24,10 @@ type BMCAccountCmd struct {
 	Username string       `json:"username,omitempty"`
 	Sealed   *seal.Sealed `json:"sealed,omitempty"`
 	Reason   string       `json:"reason,omitempty"`
-	Time     time.Time    `json:"time"`
+	// Request is the on-demand rotation request a confirm or off write
+	// answers (its createdIndex; 0: none): Apply drops it from the host.
+	Request uint64    `json:"request,omitempty"`
+	Time    time.Time `json:"time"`
 }
 
 func (BMCAccountCmd) Type() CmdType { return CmdBMCAccount }

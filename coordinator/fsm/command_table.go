@@ -44,6 +44,8 @@ var commandTable = map[CmdType]cmdSpec{
 	CmdBMCTask: cmd((*FSM).applyBMCTask, BMCTaskFromVersion, jsonBody),
 	// A host's BMC account record: pending, confirmed or off (command_bmcaccount.go).
 	CmdBMCAccount: cmd((*FSM).applyBMCAccount, bodyJSON, jsonBody),
+	// An operator's request to rotate a host's BMC account (command_bmcrotation.go).
+	CmdRequestBMCRotation: cmd((*FSM).applyRequestBMCRotation, bodyJSON, jsonBody),
 	// Framing, not commands: Apply opens them before any command decodes.
 	CmdBatch:      {version: batchVersion},
 	CmdCompressed: {version: CompressedVersion}, // command_compressed.go

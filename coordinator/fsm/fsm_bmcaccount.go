@@ -76,10 +76,16 @@ func (f *FSM) applyBMCAccount(t *tx, c BMCAccountCmd) (any, error) {
 	}
 	rec.BMC, rec.Index = &acct, t.index
 	f.s.Creds[name] = rec
+	nh, changed := *h, false
 	if ev != nil {
-		nh := *h
 		ev.Source = "coordinator"
 		nh.Events = appendEvents(h.Events, []wire.Event{*ev}, t.index, c.Time)
+		changed = true
+	}
+	if dropRotationRequest(&nh, c) {
+		changed = true
+	}
+	if changed {
 		f.storeHost(t, &nh)
 	}
 	return rec.stored(), nil

@@ -62,10 +62,11 @@ var cmdTypeByName = map[string]CmdType{
 	"CmdRevokeToken": CmdRevokeToken, "CmdTouchTokens": CmdTouchTokens,
 	"CmdPutSealedCredentials": CmdPutSealedCredentials, "CmdResealCredentials": CmdResealCredentials,
 	"CmdPutOperationIntent": CmdPutOperationIntent, "CmdDeleteOperationIntent": CmdDeleteOperationIntent,
-	"CmdCompressed": CmdCompressed,
-	"CmdRackStatus": CmdRackStatus,
-	"CmdBMCTask":    CmdBMCTask,
-	"CmdBMCAccount": CmdBMCAccount,
+	"CmdCompressed":         CmdCompressed,
+	"CmdRackStatus":         CmdRackStatus,
+	"CmdBMCTask":            CmdBMCTask,
+	"CmdBMCAccount":         CmdBMCAccount,
+	"CmdRequestBMCRotation": CmdRequestBMCRotation,
 }
 
 // TestCommandTableCoversEveryCommand: every command this binary writes is
@@ -76,7 +77,7 @@ func TestCommandTableCoversEveryCommand(t *testing.T) {
 		LeaseAcquireCmd{}, LeaseRenewCmd{}, LeaseReleaseCmd{}, LeaseExpireCmd{}, PutCredentialsCmd{}, PutTokenCmd{},
 		SetMemberCmd{}, RemoveMemberCmd{}, NoopCmd{}, SetPivotedCmd{}, RevokeTokenCmd{}, TouchTokensCmd{},
 		PutSealedCredentialsCmd{}, ResealCredentialsCmd{}, PutOperationIntentCmd{}, DeleteOperationIntentCmd{},
-		RackStatusCmd{}, BMCTaskCmd{}, BMCAccountCmd{}}
+		RackStatusCmd{}, BMCTaskCmd{}, BMCAccountCmd{}, RequestBMCRotationCmd{}}
 	for _, c := range all {
 		b, err := Encode(c)
 		if err != nil {

@@ -12,56 +12,40 @@ import (
 
 	"github.com/rackfence/rackfence/shared/client"
 	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/rig"
 	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
-// member is one coordinator process; bin says which binary runs it.
+// member is one coordinator process (rig's); c.Bin says which binary
+// runs it.
 type member struct {
-	id, dir        string
-	url            string
-	httpP, raftP   int
-	keyFile        string
-	proc           *testenv.Process
-	bin            string
-	current        bool // bin is the current tree's binary
-	joinURL, token string
+	id, dir string // node ID, data dir
+	url     string
+	c       *rig.Coordinator
+	proc    *testenv.Process
+	current bool // c.Bin is the current tree's binary
+	// join are the flags of the first start of a member that joins m1
+	// (none for m1); restarts go without them.
+	join []string
 }
 
 // gateFlags are the current binary's only (the old one refuses them):
 // frequent reads of the members' health and state hashes every 16 entries.
 var gateFlags = []string{"--probe-interval", "300ms", "--hash-check-interval", "1s", "--hash-every", "16"}
 
-func (m *member) args(join bool) []string {
-	a := []string{"--node-id", m.id, "--data-dir", m.dir, "--http-addr", fmt.Sprintf("127.0.0.1:%d", m.httpP),
-		"--raft-addr", fmt.Sprintf("127.0.0.1:%d", m.raftP), "--insecure-plaintext", "--tier", "rolling",
-		"--secrets-key-file", m.keyFile}
-	if join && m.joinURL != "" {
-		a = append(a, "--join", m.joinURL, "--join-token-file", m.token)
-	}
-	if m.current {
-		a = append(a, gateFlags...)
-	}
-	return a
-}
-
-// start runs the member's binary and waits for its health.
+// start runs the member's binary (with the join flags when join) and
+// waits for its health.
 func (m *member) start(t *testing.T, join bool) {
 	t.Helper()
-	name := fmt.Sprintf("%s (%s)", m.id, m.label())
-	m.proc = testenv.Start(t, name, m.bin, nil, m.args(join)...)
-	testenv.Eventually(t, 60*time.Second, name+" serving", func() error {
-		if m.proc.Exited() {
-			t.Fatalf("%s exited:\n%s", name, m.proc.Output())
-		}
-		code, _, err := health(m.url)
-		if err != nil {
-			return err
-		}
-		if code != 200 {
-			return fmt.Errorf("health %d", code)
-		}
-		return nil
-	})
+	var extra []string
+	if join {
+		extra = append(extra, m.join...)
+	}
+	if m.current {
+		extra = append(extra, gateFlags...)
+	}
+	m.c.Start(extra...)
+	m.proc = m.c.Proc
 }
 
 func (m *member) label() string {
@@ -85,18 +69,22 @@ func health(url string) (int, wire.Health, error) {
 	return resp.StatusCode, h, err
 }
 
-// newMembers lays out three members on 127.0.0.1; m1 bootstraps.
+// newMembers lays out three members on 127.0.0.1, plaintext, sharing
+// m1's secrets key file; m1 bootstraps, m2 and m3 join it.
 func newMembers(t *testing.T, dir string) []*member {
 	var ms []*member
+	keyFile := filepath.Join(dir, "m1", "secrets.key")
 	for i := 1; i <= 3; i++ {
-		m := &member{id: fmt.Sprintf("m%d", i), dir: filepath.Join(dir, fmt.Sprintf("m%d", i)),
-			httpP: testenv.FreePort(t, "127.0.0.1"), raftP: testenv.FreePort(t, "127.0.0.1"),
-			keyFile: filepath.Join(dir, "m1", "secrets.key")}
-		m.url = fmt.Sprintf("http://127.0.0.1:%d", m.httpP)
-		ms = append(ms, m)
+		id := fmt.Sprintf("m%d", i)
+		mdir := filepath.Join(dir, id)
+		c := rig.NewCoordinator(t, mdir, rig.CoordOpts{NodeID: id, Tier: "rolling", Insecure: true, DataDir: mdir,
+			Args: []string{"--secrets-key-file", keyFile}})
+		ms = append(ms, &member{id: id, dir: mdir, url: c.URL, c: c})
 	}
 	for _, m := range ms[1:] {
-		m.joinURL, m.token = ms[0].url, filepath.Join(ms[0].dir, "admin.token")
+		m.join = []string{"--join", ms[0].url, "--join-token-file", ms[0].c.TokenFile}
+		// A joiner writes no admin token: the cluster's is m1's.
+		m.c.TokenFile = ms[0].c.TokenFile
 	}
 	return ms
 }

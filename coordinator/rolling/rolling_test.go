@@ -33,7 +33,7 @@ func TestRollingUpgradeFromLastRelease(t *testing.T) {
 
 	ms := newMembers(t, dir)
 	for _, m := range ms {
-		m.bin = oldCoord
+		m.c.Bin = oldCoord
 		m.start(t, true)
 		if m.id == "m1" {
 			testenv.Eventually(t, 60*time.Second, "admin token", func() error {
@@ -98,7 +98,7 @@ func TestRollingUpgradeFromLastRelease(t *testing.T) {
 	swap := func(m *member, bin string, current bool) {
 		t.Helper()
 		m.proc.Stop(15 * time.Second)
-		m.bin, m.current = bin, current
+		m.c.Bin, m.current = bin, current
 		m.start(t, false)
 	}
 	swap(ms[2], newCoord, true)

@@ -12,9 +12,9 @@
 // a new FILE is started, so at most about twice MaxBytes is kept. Lines are not fsynced: a
 // record is in the page cache when Append returns.
 //
-// Read and Tail are the readers: Read for a whole file (tests, tools), Tail
-// for the newest records across FILE and FILE.1 (the coordinator's
-// GET /v1/audit).
+// Read and Back are the readers: Read for a whole file (tests, tools), Back
+// for pages of records from the newest back across FILE and FILE.1 (the
+// coordinator's GET /v1/audit).
 package jsonl
 
 import (

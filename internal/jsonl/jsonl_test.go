@@ -121,8 +121,8 @@ func TestConcurrentAppendsStayWholeLines(t *testing.T) {
 }
 
 // Rotation keeps each file within MaxBytes, drops the older FILE.1, and
-// Tail reads across FILE and FILE.1.
-func TestRotationAndTail(t *testing.T) {
+// Back reads across FILE and FILE.1.
+func TestRotationAndBack(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.log")
 	const max = 200
 	w := openT(t, path, Options{MaxBytes: max})
@@ -155,16 +155,19 @@ func TestRotationAndTail(t *testing.T) {
 	}
 
 	n := len(cur) + 2
-	tail, err := Tail[rec](w, n)
+	tail, _, _, err := Back[rec](w, Pos{}, n)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(tail) != n || tail[0].N != 60-n || tail[n-1].N != 59 {
-		t.Fatalf("Tail(%d) = %+v", n, tail)
+		t.Fatalf("Back(%d) = %+v", n, tail)
 	}
-	all, err := Tail[rec](w, 1000)
+	all, _, more, err := Back[rec](w, Pos{}, 1000)
+	if more {
+		t.Fatal("Back(1000) of every record says more are left")
+	}
 	if err != nil || len(all) != len(cur)+len(old) || all[0].N != old[0].N {
-		t.Fatalf("Tail(1000) = %d records, %v; want %d (older ones dropped)", len(all), err, len(cur)+len(old))
+		t.Fatalf("Back(1000) = %d records, %v; want %d (older ones dropped)", len(all), err, len(cur)+len(old))
 	}
 }
 

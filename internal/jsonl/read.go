@@ -2,7 +2,6 @@ package jsonl
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -41,36 +40,4 @@ func Read[T any](path string) ([]T, error) {
 		out = append(out, v)
 	}
 	return out, sc.Err()
-}
-
-// Tail returns the newest n records of w's file and, when that holds fewer,
-// of its rotated FILE.1, oldest first. Lines that do not parse are skipped.
-// It holds w's lock, so no rotation happens while it reads.
-func Tail[T any](w *Writer, n int) ([]T, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	var out []T // newest first
-	for _, p := range []string{w.path, w.path + ".1"} {
-		b, err := os.ReadFile(p)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
-		for i := len(lines) - 1; i >= 0 && len(out) < n; i-- {
-			var v T
-			if len(lines[i]) > 0 && json.Unmarshal(lines[i], &v) == nil {
-				out = append(out, v)
-			}
-		}
-		if len(out) >= n {
-			break
-		}
-	}
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
-	}
-	return out, nil
 }

@@ -26,12 +26,6 @@ func (c *Client) SetToken(tok string) {
 	c.token.Store(&t)
 }
 
-// ListTokens lists every token's id, name, role, rack and times, never a
-// secret: GET /v1/tokens (admin), every page (allPages).
-func (c *Client) ListTokens(ctx context.Context) (*wire.List[wire.Token], error) {
-	return allPages[wire.Token](ctx, c, "/v1/tokens", 0)
-}
-
 // RevokeToken revokes the token with public ID id: DELETE /v1/tokens/{id}
 // (admin). Every member refuses the token once it applied the revocation.
 // The last valid admin token cannot be revoked (409).
@@ -43,9 +37,10 @@ func (c *Client) RevokeToken(ctx context.Context, id string) (*wire.Token, error
 	return &out, nil
 }
 
-// Audit reads the newest limit records (0: the server's default, 100) of
-// the audit trail of the member that answers: GET /v1/audit (admin). Each
-// member keeps its own; point a client at one member to read its trail.
+// Audit reads the newest limit records (0: the server's default, 100; at
+// most 1000: AuditPages reads further) of the audit trail of the member
+// that answers: GET /v1/audit (admin). Each member keeps its own; point a
+// client at one member to read its trail.
 func (c *Client) Audit(ctx context.Context, limit int) (*wire.List[wire.AuditRecord], error) {
 	q := url.Values{}
 	if limit > 0 {

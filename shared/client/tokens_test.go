@@ -32,7 +32,11 @@ func TestTokenMethods(t *testing.T) {
 	if err != nil || !v2.ExpiresAt.IsZero() {
 		t.Fatalf("create without ttl: %+v %v", v2, err)
 	}
-	l, err := admin.ListTokens(ctx)
+	var l wire.List[wire.Token]
+	err = admin.TokensPages(ctx, client.PageOptions{Limit: 2}, func(p *wire.List[wire.Token]) error {
+		l.Items = append(l.Items, p.Items...)
+		return nil
+	})
 	if err != nil || len(l.Items) != 3 || l.Items[1].ID != v1.ID || l.Items[2].ID != v2.ID {
 		t.Fatalf("list: %+v %v", l, err)
 	}

@@ -68,6 +68,10 @@ type BMCAccountWrite struct {
 	Username string `json:"username,omitempty"`
 	Password string `json:"password,omitempty"`
 	Reason   string `json:"reason,omitempty"`
+	// Request is the createdIndex of the on-demand rotation request
+	// (Intents.RotateCredentials) this confirm or off write answers; the
+	// coordinator then drops that request. 0: none.
+	Request uint64 `json:"request,omitempty"`
 }
 
 // MaxBMCPassword bounds a BMC account password (bytes).
@@ -80,6 +84,9 @@ func ValidateBMCAccountWrite(w *BMCAccountWrite) error {
 	}
 	switch w.Op {
 	case BMCAccountOpPending:
+		if w.Request != 0 {
+			return fieldErr("request", "applies only to op confirm or off: the request is answered when the rotation ends")
+		}
 		if w.Username == "" || len(w.Username) > 63 {
 			return fieldErr("username", "is required with op pending (1 to 63 characters)")
 		}

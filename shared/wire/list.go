@@ -17,6 +17,8 @@ const (
 	DefaultPageSize = 500
 	// MaxPageSize is the largest limit a list accepts.
 	MaxPageSize = 5000
+	// MaxAuditPageSize is the largest limit GET /v1/audit accepts.
+	MaxAuditPageSize = 1000
 )
 
 // ViewSummary is ParamView's one value: items are HostSummary, what the

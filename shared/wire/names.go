@@ -39,10 +39,10 @@ const (
 	// ParamForce ("true") on DELETE /v1/hosts/{name} deletes a host while
 	// a firmware task runs on it (refused with bmc_task_running without).
 	ParamForce = "force"
-	// ParamLimit is how many of the newest audit records GET /v1/audit
-	// answers, and the page size of GET /v1/hosts (list.go).
+	// ParamLimit is the page size of the paged lists (list.go) and of
+	// GET /v1/audit, whose first page is the newest records.
 	ParamLimit = "limit"
-	// ParamContinue is the token of GET /v1/hosts's next page, as the
+	// ParamContinue is the token of a paged list's next page, as the
 	// previous page's List.Continue gave it.
 	ParamContinue = "continue"
 	// ParamView ("summary") on GET /v1/hosts answers HostSummary items.

@@ -481,6 +481,11 @@ type Intents struct {
 	// (metal3's reboot.metal3.io/KEY): it powers on again only when no
 	// requester is left. Acknowledged once the host is off.
 	PowerOff map[string]*Intent `json:"powerOff,omitempty"`
+	// RotateCredentials is an operator's request to rotate the tier's BMC
+	// account on the host (bmcaccount.go): the rack's lease holder rotates
+	// at its next look at the host, and the coordinator drops the request
+	// when that rotation is confirmed or the fence at the BMC is found off.
+	RotateCredentials *Intent `json:"rotateCredentials,omitempty"`
 }
 
 // Intent is one operator request.

@@ -173,8 +173,8 @@ func ValidateHost(h *Host, name string) error {
 	if err := validateDayTwo(h); err != nil {
 		return err
 	}
-	if len(h.Consumer) > 253 {
-		return fieldErr("consumer", "is %d characters long; at most 253 are allowed", len(h.Consumer))
+	if err := checkLen("consumer", h.Consumer, 253); err != nil {
+		return err
 	}
 	if h.Handoff != nil {
 		if err := ValidateName("handoff.sourceTier", h.Handoff.SourceTier); err != nil {
@@ -192,8 +192,8 @@ func ValidateHost(h *Host, name string) error {
 
 // ValidateIntent checks the body of an intent POST for kind.
 func ValidateIntent(kind string, r *IntentRequest) error {
-	if len(r.Reason) > 1024 {
-		return fieldErr("reason", "is %d characters long; at most 1024 are allowed", len(r.Reason))
+	if err := checkLen("reason", r.Reason, 1024); err != nil {
+		return err
 	}
 	switch kind {
 	case IntentDrain:
@@ -227,6 +227,22 @@ func ValidRole(role string) bool {
 		return true
 	}
 	return false
+}
+
+// checkOneOf refuses v unless it is one of set, naming the set.
+func checkOneOf(field, v string, set []string) error {
+	if oneOf(v, set) {
+		return nil
+	}
+	return fieldErr(field, "%q is not one of %s", v, strings.Join(set, ", "))
+}
+
+// checkLen refuses v when it is longer than max characters.
+func checkLen(field, v string, max int) error {
+	if len(v) <= max {
+		return nil
+	}
+	return fieldErr(field, "is %d characters long; at most %d are allowed", len(v), max)
 }
 
 func oneOf(v string, set []string) bool {
@@ -293,8 +309,8 @@ func validateRootDeviceHints(r *RootDeviceHints) error {
 		{"serialNumber", r.SerialNumber}, {"wwn", r.WWN}, {"wwnWithExtension", r.WWNWithExtension},
 		{"wwnVendorExtension", r.WWNVendorExtension},
 	} {
-		if len(f.v) > 256 {
-			return fieldErr("rootDeviceHints."+f.name, "is %d characters long; at most 256 are allowed", len(f.v))
+		if err := checkLen("rootDeviceHints."+f.name, f.v, 256); err != nil {
+			return err
 		}
 	}
 	if d := r.DeviceName; d != "" && !strings.HasPrefix(d, "/dev/") {

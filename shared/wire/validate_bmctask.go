@@ -13,8 +13,8 @@ func ValidateBMCTask(r *BMCTaskRequest) error {
 	if r.CreatedIndex == 0 {
 		return fieldErr("createdIndex", "is required: the host's createdIndex as the agent knows it")
 	}
-	if !oneOf(r.Kind, BMCTaskKinds) {
-		return fieldErr("kind", "%q is not one of %s", r.Kind, strings.Join(BMCTaskKinds, ", "))
+	if err := checkOneOf("kind", r.Kind, BMCTaskKinds); err != nil {
+		return err
 	}
 	if r.TaskURI == "" {
 		return fieldErr("taskURI", "is required: the BMC's task monitor, which a new lease holder follows")
@@ -42,16 +42,16 @@ func ValidateBMCTaskEnd(r *BMCTaskEnd) error {
 	if r.Epoch == 0 {
 		return fieldErr("epoch", "is required: the epoch of the rack lease the agent holds")
 	}
-	if !oneOf(r.Outcome, BMCTaskOutcomes) {
-		return fieldErr("outcome", "%q is not one of %s", r.Outcome, strings.Join(BMCTaskOutcomes, ", "))
+	if err := checkOneOf("outcome", r.Outcome, BMCTaskOutcomes); err != nil {
+		return err
 	}
 	if r.TaskURI != "" {
 		if err := validateTaskURI("taskURI", r.TaskURI); err != nil {
 			return err
 		}
 	}
-	if len(r.Message) > 1024 {
-		return fieldErr("message", "is %d characters long; at most 1024 are allowed", len(r.Message))
+	if err := checkLen("message", r.Message, 1024); err != nil {
+		return err
 	}
 	return nil
 }
@@ -59,8 +59,8 @@ func ValidateBMCTaskEnd(r *BMCTaskEnd) error {
 // validateTaskURI accepts a BMC path (/redfish/v1/TaskService/Tasks/7) or
 // an absolute http(s) URL, at most 1024 characters.
 func validateTaskURI(field, v string) error {
-	if len(v) > 1024 {
-		return fieldErr(field, "is %d characters long; at most 1024 are allowed", len(v))
+	if err := checkLen(field, v, 1024); err != nil {
+		return err
 	}
 	u, err := url.Parse(v)
 	ok := err == nil && (strings.HasPrefix(v, "/") && u.Host == "" ||

@@ -58,8 +58,8 @@ func validateBIOS(b *BIOSSpec) error {
 		if !isAttributeName(k) {
 			return fieldErr("bios.settings", "%q is not a BIOS attribute name: use the registry's name (letters, digits and '_', starting with a letter, at most 128 characters)", k)
 		}
-		if len(v) > maxDayTwoString {
-			return fieldErr("bios.settings."+k, "is %d characters long; at most %d are allowed", len(v), maxDayTwoString)
+		if err := checkLen("bios.settings."+k, v, maxDayTwoString); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -101,8 +101,8 @@ func validateFirmware(f *FirmwareComponent, at string) error {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fieldErr(at+".url", "must be http(s): %q is not an absolute http:// or https:// URL", f.URL)
 	}
-	if len(f.URL) > 2048 {
-		return fieldErr(at+".url", "is %d characters long; at most 2048 are allowed", len(f.URL))
+	if err := checkLen(at+".url", f.URL, 2048); err != nil {
+		return err
 	}
 	if c := f.Checksum; c != "" {
 		algo, sum, _ := strings.Cut(c, ":")
@@ -111,8 +111,8 @@ func validateFirmware(f *FirmwareComponent, at string) error {
 			return fieldErr(at+".checksum", "%q must be sha256:HEX (64 hex digits) or sha512:HEX (128)", c)
 		}
 	}
-	if len(f.Version) > maxDayTwoString {
-		return fieldErr(at+".version", "is %d characters long; at most %d are allowed", len(f.Version), maxDayTwoString)
+	if err := checkLen(at+".version", f.Version, maxDayTwoString); err != nil {
+		return err
 	}
 	if d := f.Timeout.D(); d != 0 && (d < FirmwareTimeoutMin || d > FirmwareTimeoutMax) {
 		return fieldErr(at+".timeout", "%s is outside %s to %s (leave it empty for %s)", d, FirmwareTimeoutMin, FirmwareTimeoutMax, FirmwareTimeoutDefault)
@@ -134,12 +134,12 @@ func validateRAID(r *RAIDSpec) error {
 	for i := range r.HardwareRAIDVolumes {
 		v := &r.HardwareRAIDVolumes[i]
 		at := fmt.Sprintf("raid.hardwareRAIDVolumes[%d]", i)
-		if !oneOf(v.Level, RAIDLevels) {
-			return fieldErr(at+".level", "%q is not one of %s", v.Level, strings.Join(RAIDLevels, ", "))
+		if err := checkOneOf(at+".level", v.Level, RAIDLevels); err != nil {
+			return err
 		}
 		if v.Name != "" {
-			if len(v.Name) > 64 {
-				return fieldErr(at+".name", "is %d characters long; at most 64 are allowed", len(v.Name))
+			if err := checkLen(at+".name", v.Name, 64); err != nil {
+				return err
 			}
 			if j, dup := names[v.Name]; dup {
 				return fieldErr(at+".name", "%q is also raid.hardwareRAIDVolumes[%d]: name each volume once", v.Name, j)
@@ -155,8 +155,8 @@ func validateRAID(r *RAIDSpec) error {
 		if n := v.NumberOfPhysicalDisks; n != nil && len(v.PhysicalDisks) > 0 && *n != len(v.PhysicalDisks) {
 			return fieldErr(at+".numberOfPhysicalDisks", "is %d but physicalDisks names %d: give one, or make them agree", *n, len(v.PhysicalDisks))
 		}
-		if len(v.Controller) > maxDayTwoString {
-			return fieldErr(at+".controller", "is %d characters long; at most %d are allowed", len(v.Controller), maxDayTwoString)
+		if err := checkLen(at+".controller", v.Controller, maxDayTwoString); err != nil {
+			return err
 		}
 		if len(v.PhysicalDisks) > 0 && v.Controller == "" {
 			return fieldErr(at+".controller", "is required when physicalDisks are named (disk names are the controller's)")
@@ -170,8 +170,8 @@ func validateRAID(r *RAIDSpec) error {
 	for i := range r.SoftwareRAIDVolumes {
 		v := &r.SoftwareRAIDVolumes[i]
 		at := fmt.Sprintf("raid.softwareRAIDVolumes[%d]", i)
-		if !oneOf(v.Level, SoftwareRAIDLevels) {
-			return fieldErr(at+".level", "%q is not one of %s", v.Level, strings.Join(SoftwareRAIDLevels, ", "))
+		if err := checkOneOf(at+".level", v.Level, SoftwareRAIDLevels); err != nil {
+			return err
 		}
 		if i == 0 && v.Level != "1" {
 			return fieldErr(at+".level", "%q: the first software RAID volume holds the root file system and must be level 1", v.Level)

@@ -22,8 +22,8 @@ func ValidRequester(s string) bool {
 // ValidateReboot checks a reboot request and fills its defaults (mode
 // hard, requester "default" for a power-off).
 func ValidateReboot(r *RebootRequest) error {
-	if len(r.Reason) > 1024 {
-		return fieldErr("reason", "is %d characters long; at most 1024 are allowed", len(r.Reason))
+	if err := checkLen("reason", r.Reason, 1024); err != nil {
+		return err
 	}
 	switch r.Mode {
 	case "":
@@ -43,8 +43,8 @@ func ValidateReboot(r *RebootRequest) error {
 
 // ValidateInspect checks the body of POST …/intents/inspect.
 func ValidateInspect(r *IntentRequest) error {
-	if len(r.Reason) > 1024 {
-		return fieldErr("reason", "is %d characters long; at most 1024 are allowed", len(r.Reason))
+	if err := checkLen("reason", r.Reason, 1024); err != nil {
+		return err
 	}
 	switch {
 	case r.Mode != "":

@@ -8,7 +8,6 @@ import (
 	"math/rand"
 	"net/http"
 
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -288,18 +287,11 @@ func simState(ctx context.Context, url string) (bmcsim.State, error) {
 // checks it: the "firmware" checker over the BMC's audit, and liveness
 // (the host back to available with its firmware and power as asked).
 func RunFlash(ctx context.Context, cfg Config) (*Result, error) {
-	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+	log, done, err := openRunDir(cfg)
+	if err != nil {
 		return nil, err
 	}
-	log := cfg.Log
-	if log == nil {
-		f, err := os.Create(filepath.Join(cfg.Dir, "harness.log"))
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		log = slog.New(slog.NewJSONHandler(f, nil))
-	}
+	defer done()
 	res := &Result{Seed: cfg.Seed, Duration: "flash", Dir: cfg.Dir, Faults: map[string]int{}, OpsByResult: map[string]int{},
 		OpsByKind: map[string]int{}, ByChecker: map[string]int{}, Converge: map[string]int64{}}
 	if err := runFlash(ctx, cfg, log, res); err != nil {

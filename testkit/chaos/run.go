@@ -131,18 +131,11 @@ func runSchedule(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Topo.Coordinators == 0 {
 		cfg.Topo = DefaultTopology()
 	}
-	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+	log, done, err := openRunDir(cfg)
+	if err != nil {
 		return nil, err
 	}
-	log := cfg.Log
-	if log == nil {
-		f, err := os.Create(filepath.Join(cfg.Dir, "harness.log"))
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		log = slog.New(slog.NewJSONHandler(f, nil))
-	}
+	defer done()
 	res := &Result{Seed: cfg.Seed, Duration: cfg.Duration.String(), Dir: cfg.Dir, Faults: map[string]int{},
 		OpsByResult: map[string]int{}, OpsByKind: map[string]int{}, ByChecker: map[string]int{},
 		Converge: map[string]int64{}, ConvergeBound: cfg.ConvergeBound.String()}

@@ -176,7 +176,7 @@ func (c *Config) Flags() *pflag.FlagSet {
 	fs.StringVar(&c.imageCacheSize, "image-cache-size", DefaultImageCacheSize, "bound of --image-cache-dir (e.g. 20GiB, 500GB); least recently used images are evicted")
 	fs.DurationVar(&c.softOffTimeout, "soft-power-off-timeout", hoststate.DefaultSoftPowerOffTimeout, "how long a soft power-off (reboot --soft, a soft power-off hold) waits for the OS to shut down before the host is powered off hard")
 	fs.DurationVar(&c.pollInterval, "poll-interval", hoststate.DefaultPollInterval, "wait before asking again about an action still in progress (a soft power-off, an Ironic deployment)")
-	fs.BoolVar(&c.bmcAccountRotation, "bmc-account-rotation", false, "give each host's BMC calls an account of the tier's own, created with the host's credentials (never changed) and its password rotated before this agent's first change of the host under each new lease epoch, so a late request of an older holder is refused by the BMC (--provisioner direct, Redfish BMCs; docs/operator.md, \"Fencing and its one limit\")")
+	fs.BoolVar(&c.bmcAccountRotation, "bmc-account-rotation", false, "give each host's BMC calls an account of the tier's own, created with the host's credentials (never changed) and its password rotated before this agent's first change of the host under each new lease epoch, so a late request of an older holder is refused by the BMC (--provisioner direct, Redfish and IPMI BMCs; with --provisioner ironic each host's record says the fence at the BMC is off on that path; off by default: docs/operator.md, \"Fencing and its one limit\")")
 	fs.StringVar(&c.bmcAccountUsername, "bmc-account-username", bmcaccount.DefaultUsername, "name of the tier's account on each BMC (--bmc-account-rotation); it must differ from every host's own BMC user")
 	fs.DurationVar(&c.bmcAccountMaxAge, "bmc-account-max-age", 30*24*time.Hour, "rotate the tier's BMC account password again once it is this old, without a takeover (--bmc-account-rotation; 0: only on a takeover)")
 	fs.StringVar(&c.bmcAccountRole, "bmc-account-role", "Operator", "Redfish RoleId of the tier's account: Operator allows power, boot and virtual media; Administrator for BMC resets and day-two work needing ConfigureManager")
@@ -235,9 +235,6 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--provisioner %q is not one of %s, %s", c.provisioner, provDirect, provIronic)
 	}
 	if c.bmcAccountRotation {
-		if c.provisioner != provDirect {
-			return errors.New("--bmc-account-rotation works with --provisioner direct only: Ironic keeps the BMC password in driver_info, which the agent does not rotate yet (the fence at the BMC is off on that path)")
-		}
 		if c.bmcAccountUsername == "" || len(c.bmcAccountUsername) > 16 {
 			return fmt.Errorf("--bmc-account-username %q: use 1 to 16 characters (the shortest limit of common BMCs)", c.bmcAccountUsername)
 		}

@@ -98,9 +98,15 @@ func serve(ctx context.Context, o *Config, log *slog.Logger) error {
 
 	var accts *bmcaccount.Manager
 	if o.bmcAccountRotation {
-		accts = bmcaccount.New(bmcaccount.Config{Store: c, Guard: g, Username: o.bmcAccountUsername, Role: o.bmcAccountRole, MaxAge: o.bmcAccountMaxAge, Registerer: metrics.Registry(),
+		ac := bmcaccount.Config{Store: c, Guard: g, Username: o.bmcAccountUsername, Role: o.bmcAccountRole, MaxAge: o.bmcAccountMaxAge, Registerer: metrics.Registry(),
 			Timeout: o.bmcTimeout, MutationTimeout: o.mutationTimeout, Logger: log,
-			UserAgent: bmc.AgentUserAgent(version.Version, o.agentID, o.rack, holder)})
+			UserAgent: bmc.AgentUserAgent(version.Version, o.agentID, o.rack, holder)}
+		if o.provisioner != provDirect {
+			// Ironic makes the BMC calls: each host's record says the
+			// fence at the BMC is off on this path, and why.
+			ac.Off = bmcaccount.OffIronic
+		}
+		accts = bmcaccount.New(ac)
 	}
 	a, err := agent.New(agent.Config{
 		BMCAccounts: accts,

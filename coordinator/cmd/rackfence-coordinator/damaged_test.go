@@ -51,7 +51,7 @@ func TestDamagedDataDirRefused(t *testing.T) {
 	if first := boltFirstIndex(t, n.dir); first <= 1 {
 		t.Fatalf("the snapshot left the log uncompacted (first index %d); the test needs a compacted log", first)
 	}
-	bin := n.bin
+	bin := n.c.Bin
 	if code, out := runInspect(t, bin, n.dir); code != 0 || !strings.Contains(out, fmt.Sprintf("%d / ", damagedHosts)) {
 		t.Fatalf("inspect of the intact data dir: exit %d, want 0 and %d hosts:\n%s", code, damagedHosts, out)
 	}
@@ -102,8 +102,8 @@ func TestDamagedDataDirRefused(t *testing.T) {
 			tc.damage(t, dir)
 			want := filepath.Join(dir, tc.file)
 
-			d := &logStoreNode{t: t, bin: bin, dir: dir, addr: n.addr, raftAddr: n.raftAddr}
-			p := d.startWith(extra)
+			d := logStoreNodeIn(t, filepath.Dir(dir), n.c.HTTPPort, n.c.RaftPort)
+			p := d.c.Launch(extra...)
 			err, done := p.Wait(60 * time.Second)
 			if !done {
 				t.Fatalf("the member started on a data dir with %s; want a refusal:\n%s", tc.name, p.Output())
@@ -162,27 +162,12 @@ func exitCode(err error) int {
 	return -1
 }
 
-func (n *logStoreNode) startWith(extra []string) *testenv.Process {
-	args := append([]string{"--data-dir", n.dir, "--http-addr", n.addr, "--raft-addr", n.raftAddr, "--node-id", "ls1"}, extra...)
-	return testenv.Start(n.t, "coordinator", n.bin, nil, args...)
-}
-
 // serveWith starts the node with extra flags and waits until it takes a
 // write.
 func (n *logStoreNode) serveWith(extra []string) (*testenv.Process, *client.Client) {
-	p := n.startWith(extra)
-	testenv.Eventually(n.t, 60*time.Second, "coordinator serving", func() error {
-		if p.Exited() {
-			n.t.Fatalf("coordinator exited:\n%s", p.Output())
-		}
-		if _, err := os.Stat(filepath.Join(n.dir, "admin.token")); err != nil {
-			return err
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		return n.client().SetCredentials(ctx, "probe", wire.Credentials{Username: "u", Password: "p"})
-	})
-	return p, n.client()
+	n.c.Start(extra...)
+	n.c.WaitWritable(false)
+	return n.c.Proc, n.c.Admin
 }
 
 // boltFirstIndex reads the first Raft log index kept in raft.db (node

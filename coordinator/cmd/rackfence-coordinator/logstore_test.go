@@ -13,18 +13,21 @@ import (
 
 	"github.com/rackfence/rackfence/shared/client"
 	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/rig"
 	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
-// logStoreNode is one single-member coordinator process on a fixed data
-// dir and fixed ports, started with whatever --raft-log-store a step asks.
+// logStoreNode is one single-member coordinator process (rig's) on a
+// fixed data dir and fixed ports, started with whatever --raft-log-store a
+// step asks.
 type logStoreNode struct {
-	t              *testing.T
-	bin, dir, addr string
-	raftAddr       string
+	t *testing.T
+	c *rig.Coordinator
+	// dir is the data dir.
+	dir string
 }
 
-func (n *logStoreNode) start(store string) *testenv.Process { return n.startWith(storeFlag(store)) }
+func (n *logStoreNode) start(store string) *testenv.Process { return n.c.Launch(storeFlag(store)...) }
 
 // storeFlag is --raft-log-store STORE, or nothing for the default.
 func storeFlag(store string) []string {
@@ -32,18 +35,6 @@ func storeFlag(store string) []string {
 		return nil
 	}
 	return []string{"--raft-log-store", store}
-}
-
-func (n *logStoreNode) client() *client.Client {
-	tok, err := client.ReadTokenFile(filepath.Join(n.dir, "admin.token"))
-	if err != nil {
-		n.t.Fatal(err)
-	}
-	c, err := client.New(client.Config{Coordinator: "https://" + n.addr, Token: tok})
-	if err != nil {
-		n.t.Fatal(err)
-	}
-	return c
 }
 
 // serve starts the node with store and waits until it answers a write.
@@ -70,9 +61,14 @@ func (n *logStoreNode) refused(store, want string) {
 }
 
 func newLogStoreNode(t *testing.T) *logStoreNode {
-	return &logStoreNode{t: t, bin: testenv.Binary(t, "rackfence-coordinator"), dir: filepath.Join(t.TempDir(), "data"),
-		addr:     fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, "127.0.0.1")),
-		raftAddr: fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, "127.0.0.1"))}
+	return logStoreNodeIn(t, t.TempDir(), 0, 0)
+}
+
+// logStoreNodeIn lays out the node in dir (its data dir DIR/data) on the
+// given ports (0: free ones); it starts nothing.
+func logStoreNodeIn(t *testing.T, dir string, httpPort, raftPort int) *logStoreNode {
+	c := rig.NewCoordinator(t, dir, rig.CoordOpts{NodeID: "ls1", HTTPPort: httpPort, RaftPort: raftPort})
+	return &logStoreNode{t: t, c: c, dir: filepath.Join(dir, "data")}
 }
 
 func writeCreds(t *testing.T, c *client.Client, n int) {

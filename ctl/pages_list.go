@@ -1,0 +1,106 @@
+package ctl
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/pflag"
+
+	"github.com/rackfence/rackfence/shared/wire"
+)
+
+// The lists other than host list (events, credentials list, token list,
+// rack leases, audit) are read --chunk-size items a request and printed as
+// the pages arrive: a table row per item (columns sized by the first
+// page, widened when a later one needs it), -o json one List document
+// written item by item; -o yaml prints once every page is in.
+
+// chunkFlag adds --chunk-size (default def, 1 to max) for a list of what.
+func chunkFlag(fs *pflag.FlagSet, what string, def, max int) *chunk {
+	c := &chunk{what: what, max: max}
+	fs.IntVar(&c.n, "chunk-size", def, fmt.Sprintf("%s asked per request, 1 to %d; rows print as each page arrives", what, max))
+	return c
+}
+
+type chunk struct {
+	n, max int
+	what   string
+}
+
+func (c *chunk) check() error {
+	if c.n < 1 || c.n > c.max {
+		return usagef("--chunk-size %d is not a page size: use 1 to %d %s a request", c.n, c.max, c.what)
+	}
+	return nil
+}
+
+// listPrint is how a list's items print as a table.
+type listPrint[T any] struct {
+	header []string
+	row    func(*T) []string
+	// empty is printed for a list without items.
+	empty string
+}
+
+// printPages reads a list with read (which calls fn page by page) and
+// prints it as the pages arrive.
+func printPages[T any](x *Ctx, read func(fn func(*wire.List[T]) error) error, lp listPrint[T]) error {
+	var err error
+	switch x.g.output {
+	case OutTable:
+		pt := &pagedRows{w: x.io.Stdout, width: x.tableWidth(), header: lp.header}
+		err = read(func(l *wire.List[T]) error {
+			t := &table{header: lp.header}
+			for i := range l.Items {
+				t.add(lp.row(&l.Items[i])...)
+			}
+			pt.page(t)
+			return nil
+		})
+		if err == nil && pt.rows == 0 {
+			fmt.Fprintln(x.io.Stdout, lp.empty)
+		}
+	case OutJSON:
+		pj := &pagedJSON[T]{w: x.io.Stdout}
+		if err = read(pj.page); err == nil {
+			err = pj.end()
+		}
+	default:
+		all := wire.List[T]{Items: []T{}}
+		err = read(func(l *wire.List[T]) error {
+			all.Items = append(all.Items, l.Items...)
+			all.Index = l.Index
+			return nil
+		})
+		if err == nil {
+			err = x.print(all, nil)
+		}
+	}
+	if errors.Is(err, wire.ErrListExpired) {
+		return withHints(err, "the coordinator no longer keeps the list this command was reading (a list is kept 2 minutes after its last page, by the member that answered the first; an audit trail's page until a rotation drops its file): run the command again, with a larger --chunk-size for fewer requests")
+	}
+	return err
+}
+
+// pagedRows prints a table page by page.
+type pagedRows struct {
+	w      io.Writer
+	width  int
+	header []string
+	widths []int
+	rows   int
+}
+
+func (p *pagedRows) page(t *table) {
+	rows := t.rows
+	if p.widths == nil {
+		if len(rows) == 0 {
+			return
+		}
+		rows = append([][]string{p.header}, rows...)
+	}
+	p.widths = t.widths(p.widths)
+	writeRows(p.w, rows, p.widths, p.width)
+	p.rows += len(t.rows)
+}
