@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"errors"
+	"maps"
 	"testing"
 
 	"github.com/rackfence/rackfence/coordinator/fsm"
