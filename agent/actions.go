@@ -28,7 +28,7 @@ func (s *session) runAction(name string, h wire.Host, st *wire.HostStatus, act h
 
 	ph := provisioner.Host{Name: h.Name, BMC: h.BMC, BootMACAddress: h.BootMACAddress,
 		Image: h.Image, Online: h.Online, RootDeviceHints: h.RootDeviceHints, BootMode: h.BootMode, BootMethod: h.BootMethod,
-		AutomatedCleaningMode: h.AutomatedCleaningMode}
+		AutomatedCleaningMode: h.AutomatedCleaningMode, ConfigDriveWanted: h.UserData != nil || h.NetworkData != nil || h.MetaData != nil}
 	if st != nil {
 		ph.ProvisioningID = st.ProvisioningID
 		ph.HardwareDetails = st.HardwareDetails

@@ -114,6 +114,18 @@ type Config struct {
 	Metrics *Metrics
 	// Logger receives structured logs; nil discards them.
 	Logger *slog.Logger
+	// EventsURL is the https:// base URL at which BMCs reach the agent's
+	// event listener (EventsHandler under /events/); "" subscribes no BMC.
+	EventsURL string
+	// EventsSilence: a subscription with no event for that long falls
+	// back to polling (DefaultEventsSilence when zero).
+	EventsSilence time.Duration
+	// PowerPoll is how often a registered host's power is read from its
+	// BMC; zero: StatusRefresh when EventsURL is set, no poll otherwise.
+	PowerPoll time.Duration
+	// EventsSlowdown divides the power poll's pace while a host's events
+	// are live (DefaultEventsSlowdown when zero).
+	EventsSlowdown int
 	// OnRunning is called once when the agent runs (holding the lease or
 	// standing by), e.g. to send sd_notify READY=1. May be nil.
 	OnRunning func()
@@ -160,6 +172,15 @@ func (c *Config) setDefaults() error {
 	}
 	if c.Metrics == nil {
 		c.Metrics = NewMetrics()
+	}
+	if c.EventsSilence <= 0 {
+		c.EventsSilence = DefaultEventsSilence
+	}
+	if c.EventsSlowdown <= 0 {
+		c.EventsSlowdown = DefaultEventsSlowdown
+	}
+	if c.PowerPoll <= 0 && c.EventsURL != "" {
+		c.PowerPoll = c.StatusRefresh
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

@@ -41,6 +41,8 @@ type Metrics struct {
 	rackReports *prometheus.CounterVec
 	// healthReads counts hardware health reads by result (health.go).
 	healthReads *prometheus.CounterVec
+	// events: BMC events and the power poll (events_metrics.go).
+	events *eventMetrics
 	// lease mirrors leaseState for the per-rack role gauge.
 	lease atomic.Int32
 	src   atomic.Pointer[Agent]
@@ -83,6 +85,7 @@ func NewMetrics() *Metrics {
 	m.healthReads = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rackfence_agent_health_reads_total",
 		Help: "Hardware health reads from BMCs, by result (ok, error); one per registered Redfish host per status refresh."}, []string{"result"})
 	m.reg.MustRegister(m.healthReads)
+	m.events = newEventMetrics(m)
 	m.reg.MustRegister(m.softFallbacks, m.reconciles, m.actions, m.actionErrors, m.guarded, m.refusals, m.statusWrites, m.rackReports,
 		m.watchErrors, m.ackLatency, m.operations, m.leaseState, m.leaseEpoch, hostCollector{m},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -24,6 +24,7 @@ func (s *session) reconcile(name string) {
 	result := "ok"
 	defer func() { s.a.cfg.Metrics.reconciles.WithLabelValues(result).Inc() }()
 	inProgress := false
+	s.pollPower(name)
 	for step := 0; step < maxStepsPerReconcile; step++ {
 		if s.ctx.Err() != nil {
 			result = "cancelled"
@@ -61,6 +62,7 @@ func (s *session) reconcile(name string) {
 			}
 		}
 
+		s.disarmBeforeBlock(name, h, &d)
 		// A blocked host is blocked before any ack goes out: Block returns
 		// once the last in-flight mutation of the host has finished, and
 		// the guard refuses every further one.
@@ -74,6 +76,7 @@ func (s *session) reconcile(name string) {
 		}
 
 		s.readHealth(name, cur, h, &d)
+		s.tendEvents(name, h, &d)
 		err := s.report(name, cur, &d)
 		switch {
 		case err == nil:

@@ -38,13 +38,15 @@ type session struct {
 	// reporter sends status writes per rack (nil: the Coordinator lacks
 	// the call; every write goes per host).
 	reporter *reporter
+	// events: the BMC event subscriptions of this session (events.go).
+	events *eventTracker
 }
 
 func newSession(a *Agent, lease fence.Lease) *session {
 	ctx, end := context.WithCancelCause(context.Background())
 	s := &session{a: a, lease: lease, ctx: ctx, end: end,
 		log:   a.cfg.Logger.With("epoch", lease.Epoch),
-		store: newStore(), queue: newQueue(), synced: make(chan struct{})}
+		store: newStore(), queue: newQueue(), synced: make(chan struct{}), events: newEventTracker()}
 	s.reporter = newReporter(s)
 	return s
 }

@@ -233,6 +233,9 @@ func hostDetail(w io.Writer, h *wire.Host) {
 	if s := h.Status; s != nil {
 		k.add("Status", s.OperationalStatus)
 		k.add("Power", hostPower(h))
+		if ev := s.Extra[wire.ExtraEvents]; ev != "" {
+			k.add("Events", ev)
+		}
 		if hh := s.Health; hh != nil {
 			k.add("Health", healthSummary(hh))
 			for _, p := range hh.Problems {

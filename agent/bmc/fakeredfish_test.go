@@ -27,9 +27,16 @@ type fakeRF struct {
 	sessions bool                                                // serve session login
 	login    int                                                 // status a login gets (0: 201)
 	expand   int                                                 // status of a GET with $expand (0: the query is ignored)
-	tokens   map[string]bool
-	reqs     []string // "METHOD path auth" of every request
-	patches  []fakePatch
+	// expandEmpty: a GET with $expand answers a collection with no
+	// Members (its Members@odata.count kept); selects: status of a GET
+	// with $select (0: the query is ignored); selectDrops: $select answers
+	// only @odata.id (a service that drops what was asked).
+	expandEmpty bool
+	selects     int
+	selectDrops bool
+	tokens      map[string]bool
+	reqs        []string // "METHOD path auth" of every request
+	patches     []fakePatch
 }
 
 type fakePatch struct {
@@ -136,6 +143,18 @@ func (f *fakeRF) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case http.MethodGet:
 		if f.expand != 0 && r.URL.Query().Has("$expand") {
 			w.WriteHeader(f.expand)
+			return
+		}
+		if f.selects != 0 && r.URL.Query().Has("$select") {
+			w.WriteHeader(f.selects)
+			return
+		}
+		if d, ok := f.docs[p]; ok && f.selectDrops && r.URL.Query().Has("$select") {
+			writeDoc(w, map[string]any{"@odata.id": d["@odata.id"]}, f.etag(p))
+			return
+		}
+		if d, ok := f.docs[p]; ok && f.expandEmpty && r.URL.Query().Has("$expand") && d["Members"] != nil {
+			writeDoc(w, map[string]any{"@odata.id": p, "Members": []any{}, "Members@odata.count": d["Members@odata.count"]}, f.etag(p))
 			return
 		}
 		if d, ok := f.docs[p]; ok {

@@ -13,17 +13,21 @@ import (
 // what the direct provisioner asks between registration and available
 // (power read, details, inventory) on one Conn: no document is read twice
 // (the manager Details read serves the first inventory), and a service
-// offering $expand has its inventory read in one GET of the system, where
-// one without it has every collection and member read once. A second
+// expanding several levels has its inventory read in one GET of the
+// system, one expanding one level (iLO) the system and each collection
+// expanded, where one without it has every collection and member read
+// once. A second
 // inventory (re-inspection) reads the system and the manager again.
 func TestGetsPerRegistration(t *testing.T) {
 	for _, c := range []struct {
-		profile string
-		expand  bool // the profile's root advertises "." expansion
-		max     int  // GETs from dial to the first inventory
+		profile  string
+		expand   string // the $expand inventory reads the system with ("" : plainly)
+		expanded int    // expanded GETs
+		max      int    // GETs from dial to the first inventory
 	}{
-		{"default", true, 7},
-		{"ilo", false, 40},
+		{"default", ".($levels=3)", 1, 7},
+		{"ilo", "", 4, 13}, // one level: the system plainly, each collection expanded
+		{"no-vmedia", "", 0, 40},
 	} {
 		t.Run(c.profile, func(t *testing.T) {
 			sim := startSim(t, bmcsim.Config{Hosts: 1, Profile: c.profile})
@@ -46,11 +50,8 @@ func TestGetsPerRegistration(t *testing.T) {
 					t.Errorf("%s read %d times from dial to the first inventory, want once (all GETs: %v)", p, n, st.Gets)
 				}
 			}
-			if c.expand && expanded != 1 {
-				t.Errorf("%d expanded GETs, want the system read once with $expand (all GETs: %v)", expanded, st.Gets)
-			}
-			if !c.expand && expanded != 0 {
-				t.Errorf("$expand sent to a service that does not advertise it: %v", st.Gets)
+			if expanded != c.expanded {
+				t.Errorf("%d expanded GETs, want %d (all GETs: %v)", expanded, c.expanded, st.Gets)
 			}
 			if total > c.max {
 				t.Errorf("%d GETs from dial to the first inventory, want at most %d: %v", total, c.max, st.Gets)
@@ -66,8 +67,8 @@ func TestGetsPerRegistration(t *testing.T) {
 				t.Errorf("second inventory: %s read %d times in all, want %d (read again)", bd.Manager, after[bd.Manager], st.Gets[bd.Manager]+1)
 			}
 			sys := bd.System
-			if c.expand {
-				sys = bd.System + "?$expand=.($levels=3)"
+			if c.expand != "" {
+				sys = bd.System + "?$expand=" + c.expand
 			}
 			if after[sys] != st.Gets[sys]+1 {
 				t.Errorf("second inventory: %s read %d times in all, want %d (read again)", sys, after[sys], st.Gets[sys]+1)
@@ -80,7 +81,7 @@ func TestGetsPerRegistration(t *testing.T) {
 // documents read at registration serve an inventory only within
 // inventoryReuse; older, they are read again.
 func TestInventoryReadsAfreshWhenKeptDocumentsAreOld(t *testing.T) {
-	sim := startSim(t, bmcsim.Config{Hosts: 1, Profile: "ilo"})
+	sim := startSim(t, bmcsim.Config{Hosts: 1, Profile: "no-vmedia"})
 	ctx, conn, bd := registered(t, sim)
 	before := sim.State(0).Gets
 	conn.mu.Lock()

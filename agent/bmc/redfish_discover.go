@@ -76,9 +76,8 @@ type rfDiscovery struct {
 	bootTargets            []string // BootSourceOverrideTarget@Redfish.AllowableValues
 	httpBootURI            bool     // the system's Boot has HttpBootUri
 	sysVirtualMedia        string   // the system's VirtualMedia collection link
-	// expand is the $expand value inventory reads the system with ("" when
-	// the service advertises no "." expansion, or refused it once).
-	expand string
+	// query: the $expand and $select the service offers (redfish_query.go).
+	query *rfQuery
 
 	manager    *rfManagerDoc // the first manager, once read
 	vmediaDone bool          // the search below ran
@@ -140,10 +139,10 @@ func (c *Conn) discover(s *rfSession) (*rfDiscovery, error) {
 	if c.disc != nil {
 		return c.disc, nil
 	}
-	d := &rfDiscovery{}
+	d := &rfDiscovery{query: &rfQuery{}}
 	if svc := s.api.Service; svc != nil {
 		d.redfishVersion, d.vendor = svc.RedfishVersion, svc.Vendor
-		d.expand = expandValue(svc.ProtocolFeaturesSupported.ExpandQuery)
+		d.query = newRFQuery(svc.ProtocolFeaturesSupported)
 	}
 	d.system = c.addressSystem()
 	if d.system == "" {
@@ -186,20 +185,6 @@ func (c *Conn) discover(s *rfSession) (*rfDiscovery, error) {
 	}
 	c.disc = d
 	return d, nil
-}
-
-// discoveredSystem is discovery's result and the system's document
-// (systemDoc). c.mu held.
-func (c *Conn) discoveredSystem(s *rfSession) (*rfDiscovery, *rfSystemDoc, error) {
-	d, err := c.discover(s)
-	if err != nil {
-		return nil, nil, err
-	}
-	sys, err := c.systemDoc(s, d)
-	if err != nil {
-		return nil, nil, err
-	}
-	return d, sys, nil
 }
 
 // systemDoc reads the system: the document discovery read in this same
@@ -408,7 +393,9 @@ func (c *Conn) Details(ctx context.Context) (*wire.BMCDetails, error) {
 		}
 		switch {
 		case d.vmedia == "":
-			bd.Problems = append(bd.Problems, d.noVMedia+netBootNote(offerOf(d)))
+			if o := offerOf(d); !o.PXE && !o.UEFIHTTP {
+				bd.Problems = append(bd.Problems, d.noVMedia) // nothing boots an image
+			}
 		case d.vmediaAct:
 			bd.VirtualMediaMethod = "actions"
 		default:

@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strconv"
 
-	"github.com/stmcginnis/gofish"
 	"github.com/stmcginnis/gofish/common"
 )
 
@@ -22,18 +20,6 @@ import (
 // expandLevels is what inventory needs: the system's collections (1), their
 // members (2), a storage's drives (3).
 const expandLevels = 3
-
-// expandValue is the $expand value for inventory's read of the system, ""
-// when the service advertises no "." expansion.
-func expandValue(e gofish.Expand) string {
-	if !e.NoLinks {
-		return ""
-	}
-	if !e.Levels || e.MaxLevels < 2 {
-		return "."
-	}
-	return ".($levels=" + strconv.Itoa(min(expandLevels, e.MaxLevels)) + ")"
-}
 
 // expandRefused: the service answered the $expand query 400, 404 (some
 // firmware treats the query as part of the path) or 501: read link by link

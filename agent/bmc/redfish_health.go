@@ -2,6 +2,7 @@ package bmc
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -19,6 +20,11 @@ import (
 // (PowerSupplies) where the chassis has no legacy ones. A sensor that
 // reports no reading and no health is Unknown, never OK; an Absent
 // component is skipped.
+//
+// Where the service offers them (redfish_query.go), the system is read
+// with $select of what health needs, and the chassis (its sensors'
+// resources inline), the subsystems and the collections with $expand: one
+// request each instead of one per member.
 
 // HealthReading is one sensor reading of a health read, for metrics.
 type HealthReading struct {
@@ -48,8 +54,8 @@ type rfHealthSystem struct {
 
 type rfHealthChassis struct {
 	Status                                    rfStatus
-	Thermal, Power                            rfLink
-	ThermalSubsystem, PowerSubsystem, Sensors rfLink
+	Thermal, Power                            rfMember
+	ThermalSubsystem, PowerSubsystem, Sensors rfMember
 }
 
 type rfThermal struct {
@@ -75,8 +81,12 @@ type rfPower struct {
 }
 
 type rfSubsystem struct {
-	Fans, PowerSupplies, ThermalMetrics rfLink
+	Fans, PowerSupplies, ThermalMetrics rfMember
 }
+
+// chassisLevels: the chassis' sensor resources (1), the subsystems'
+// collections (2) and their members (3) in one read.
+const chassisLevels = 3
 
 type rfNamedStatus struct {
 	Name         string
@@ -86,9 +96,27 @@ type rfNamedStatus struct {
 
 type rfThermalMetrics struct {
 	TemperatureReadingsCelsius []struct {
-		DeviceName string
-		Reading    *float64
+		DeviceName    string
+		Reading       *float64
+		DataSourceUri string //nolint:revive // the Redfish property
 	}
+}
+
+// rfSensor is a Sensor resource: its health and thresholds judge the
+// ThermalMetrics reading that names it.
+type rfSensor struct {
+	Reading    *float64
+	Status     rfStatus
+	Thresholds struct {
+		UpperCaution, UpperCritical, UpperFatal *struct{ Reading *float64 }
+	}
+}
+
+func threshold(t *struct{ Reading *float64 }) *float64 {
+	if t == nil {
+		return nil
+	}
+	return t.Reading
 }
 
 // healthAcc gathers components' health.
@@ -178,7 +206,9 @@ func sensorHealth(s rfStatus, reading *float64, warn, crit, fatal *float64) stri
 // Health reads the host's hardware health (Redfish only; IPMI:
 // errclass.ErrUnsupported). Requests: the system, its first chassis, the chassis'
 // Thermal and Power (or its subsystems' collections), the storage
-// collection and its members; the independent ones in parallel.
+// collection and its members; the independent ones in parallel. With
+// $expand offered, what an answer carries inline is not read again: 3
+// requests (system, chassis, storage) where the service expands 3 levels.
 func (c *Conn) Health(ctx context.Context) (HealthRead, error) {
 	if c.proto != "redfish" {
 		return HealthRead{}, fmt.Errorf("%w: %s: IPMI reports no hardware health through rackfence", errclass.ErrUnsupported, c.addr)
@@ -190,7 +220,7 @@ func (c *Conn) Health(ctx context.Context) (HealthRead, error) {
 			return err
 		}
 		var sys rfHealthSystem
-		if err := rfGet(s.api, d.system, &sys); err != nil {
+		if err := c.getSelected(s, d, d.system, []string{"Status", "Storage", "Links"}, &sys); err != nil {
 			return err
 		}
 		a := &healthAcc{}
@@ -201,11 +231,11 @@ func (c *Conn) Health(ctx context.Context) (HealthRead, error) {
 		errs := make([]error, 2)
 		if len(sys.Links.Chassis) > 0 {
 			wg.Add(1)
-			go func() { defer wg.Done(); errs[0] = c.chassisHealth(s, sys.Links.Chassis[0].ID, a) }()
+			go func() { defer wg.Done(); errs[0] = c.chassisHealth(s, d, sys.Links.Chassis[0].ID, a) }()
 		}
 		if sys.Storage.ID != "" {
 			wg.Add(1)
-			go func() { defer wg.Done(); errs[1] = storageHealth(s, sys.Storage.ID, a) }()
+			go func() { defer wg.Done(); errs[1] = c.storageHealth(s, d, rfMember{ID: sys.Storage.ID}, a) }()
 		}
 		wg.Wait()
 		for _, err := range errs {
@@ -244,9 +274,9 @@ func (a *healthAcc) result() HealthRead {
 }
 
 // chassisHealth reads the chassis and its sensors.
-func (c *Conn) chassisHealth(s *rfSession, path string, a *healthAcc) error {
+func (c *Conn) chassisHealth(s *rfSession, d *rfDiscovery, path string, a *healthAcc) error {
 	var ch rfHealthChassis
-	if err := rfGet(s.api, path, &ch); err != nil {
+	if err := c.getExpanded(s, d, path, chassisLevels, &ch); err != nil {
 		return err
 	}
 	if h := statusHealth(ch.Status, true); h != "" {
@@ -255,15 +285,15 @@ func (c *Conn) chassisHealth(s *rfSession, path string, a *healthAcc) error {
 	var thermal, power func() error
 	switch {
 	case ch.Thermal.ID != "":
-		thermal = func() error { return legacyThermal(s, ch.Thermal.ID, a) }
+		thermal = func() error { return legacyThermal(s, ch.Thermal, a) }
 	case ch.ThermalSubsystem.ID != "":
-		thermal = func() error { return thermalSubsystem(s, ch.ThermalSubsystem.ID, a) }
+		thermal = func() error { return c.thermalSubsystem(s, d, ch.ThermalSubsystem, inlineSensors(ch.Sensors), a) }
 	}
 	switch {
 	case ch.Power.ID != "":
-		power = func() error { return legacyPower(s, ch.Power.ID, a) }
+		power = func() error { return legacyPower(s, ch.Power, a) }
 	case ch.PowerSubsystem.ID != "":
-		power = func() error { return powerSubsystem(s, ch.PowerSubsystem.ID, a) }
+		power = func() error { return c.powerSubsystem(s, d, ch.PowerSubsystem, a) }
 	}
 	return parallel(thermal, power)
 }
@@ -288,9 +318,9 @@ func parallel(fns ...func() error) error {
 	return nil
 }
 
-func legacyThermal(s *rfSession, path string, a *healthAcc) error {
+func legacyThermal(s *rfSession, m rfMember, a *healthAcc) error {
 	var t rfThermal
-	if err := rfGet(s.api, path, &t); err != nil {
+	if err := load(s, m, &t); err != nil {
 		return ignoreMissing(err)
 	}
 	for _, x := range t.Temperatures {
@@ -316,9 +346,9 @@ func legacyThermal(s *rfSession, path string, a *healthAcc) error {
 	return nil
 }
 
-func legacyPower(s *rfSession, path string, a *healthAcc) error {
+func legacyPower(s *rfSession, m rfMember, a *healthAcc) error {
 	var p rfPower
-	if err := rfGet(s.api, path, &p); err != nil {
+	if err := load(s, m, &p); err != nil {
 		return ignoreMissing(err)
 	}
 	for _, ps := range p.PowerSupplies {
@@ -329,13 +359,33 @@ func legacyPower(s *rfSession, path string, a *healthAcc) error {
 	return nil
 }
 
-func thermalSubsystem(s *rfSession, path string, a *healthAcc) error {
+// inlineSensors are the chassis' Sensors its expanded answer carried
+// inline, by path (nil when none).
+func inlineSensors(col rfMember) map[string]rfMember {
+	var sc rfCountedCollection
+	if col.raw == nil || json.Unmarshal(col.raw, &sc) != nil {
+		return nil
+	}
+	out := map[string]rfMember{}
+	for _, m := range sc.Members {
+		if m.raw != nil {
+			out[m.ID] = m
+		}
+	}
+	return out
+}
+
+// thermalSubsystem reads fans and temperatures; a temperature whose
+// DataSourceUri names a Sensor is judged by that Sensor's health and
+// thresholds (from the chassis' expanded Sensors, else one GET each), as
+// ThermalMetrics carries readings alone.
+func (c *Conn) thermalSubsystem(s *rfSession, d *rfDiscovery, m rfMember, sensors map[string]rfMember, a *healthAcc) error {
 	var sub rfSubsystem
-	if err := rfGet(s.api, path, &sub); err != nil {
+	if err := c.loadExpanded(s, d, m, 2, &sub); err != nil {
 		return ignoreMissing(err)
 	}
 	fans := func() error {
-		return eachMember(s, sub.Fans.ID, func(m rfNamedStatus) {
+		return c.eachMember(s, d, sub.Fans, func(m rfNamedStatus) {
 			var r *float64
 			if m.SpeedPercent != nil {
 				r = m.SpeedPercent.Reading
@@ -353,58 +403,80 @@ func thermalSubsystem(s *rfSession, path string, a *healthAcc) error {
 			return nil
 		}
 		var tm rfThermalMetrics
-		if err := rfGet(s.api, sub.ThermalMetrics.ID, &tm); err != nil {
+		if err := load(s, sub.ThermalMetrics, &tm); err != nil {
 			return ignoreMissing(err)
 		}
 		for _, t := range tm.TemperatureReadingsCelsius {
-			h := wire.HardwareOK
-			if t.Reading == nil {
-				h = wire.HardwareUnknown
-			} else {
+			var sn rfSensor
+			if src := strings.TrimSuffix(t.DataSourceUri, "/"); src != "" {
+				sm, ok := sensors[src]
+				if !ok {
+					sm = rfMember{ID: src}
+				}
+				if err := load(s, sm, &sn); err != nil && !isNotFound(err) {
+					return err
+				}
+			}
+			if t.Reading != nil {
 				a.reading(wire.HealthTemperature, t.DeviceName, *t.Reading)
 			}
-			a.add(wire.HealthTemperature, t.DeviceName, h)
+			h := sensorHealth(sn.Status, t.Reading, threshold(sn.Thresholds.UpperCaution), threshold(sn.Thresholds.UpperCritical),
+				threshold(sn.Thresholds.UpperFatal))
+			if h != "" {
+				a.add(wire.HealthTemperature, t.DeviceName, h)
+			}
 		}
 		return nil
 	}
 	return parallel(fans, temps)
 }
 
-func powerSubsystem(s *rfSession, path string, a *healthAcc) error {
+func (c *Conn) powerSubsystem(s *rfSession, d *rfDiscovery, m rfMember, a *healthAcc) error {
 	var sub rfSubsystem
-	if err := rfGet(s.api, path, &sub); err != nil {
+	if err := c.loadExpanded(s, d, m, 2, &sub); err != nil {
 		return ignoreMissing(err)
 	}
-	return eachMember(s, sub.PowerSupplies.ID, func(m rfNamedStatus) {
+	return c.eachMember(s, d, sub.PowerSupplies, func(m rfNamedStatus) {
 		if h := statusHealth(m.Status, false); h != "" {
 			a.add(wire.HealthPowerSupply, m.Name, h)
 		}
 	})
 }
 
-func storageHealth(s *rfSession, path string, a *healthAcc) error {
-	return eachMember(s, path, func(m rfNamedStatus) {
+func (c *Conn) storageHealth(s *rfSession, d *rfDiscovery, col rfMember, a *healthAcc) error {
+	return c.eachMember(s, d, col, func(m rfNamedStatus) {
 		if h := statusHealth(m.Status, true); h != "" {
 			a.add(wire.HealthStorage, m.Name, h)
 		}
 	})
 }
 
-// eachMember reads a collection's members in parallel and calls fn for
-// each, in the collection's order; a missing collection or member is
-// skipped.
-func eachMember(s *rfSession, path string, fn func(rfNamedStatus)) error {
-	if path == "" {
+// eachMember reads a collection (expanded where offered) and its members
+// not inline, in parallel, and calls fn for each, in the collection's
+// order; a missing collection or member is skipped. An answer listing
+// fewer members than its Members@odata.count is read again plainly.
+func (c *Conn) eachMember(s *rfSession, d *rfDiscovery, link rfMember, fn func(rfNamedStatus)) error {
+	if link.ID == "" {
 		return nil
 	}
-	var col rfCollection
-	if err := rfGet(s.api, path, &col); err != nil {
+	var col rfCountedCollection
+	if err := c.loadExpanded(s, d, link, 1, &col); err != nil {
 		return ignoreMissing(err)
+	}
+	if col.Count != nil && *col.Count > len(col.Members) {
+		col = rfCountedCollection{}
+		if err := rfGet(s.api, link.ID, &col); err != nil {
+			return ignoreMissing(err)
+		}
 	}
 	ms := make([]rfNamedStatus, len(col.Members))
 	errs := make([]error, len(col.Members))
 	var wg sync.WaitGroup
 	for i, m := range col.Members {
+		if m.raw != nil {
+			errs[i] = load(s, m, &ms[i])
+			continue
+		}
 		wg.Add(1)
 		go func() { defer wg.Done(); errs[i] = rfGet(s.api, m.ID, &ms[i]) }()
 	}
@@ -422,6 +494,12 @@ func eachMember(s *rfSession, path string, fn func(rfNamedStatus)) error {
 		fn(ms[i])
 	}
 	return nil
+}
+
+// rfCountedCollection is a collection with its member count.
+type rfCountedCollection struct {
+	Members []rfMember
+	Count   *int `json:"Members@odata.count"`
 }
 
 // ignoreMissing: a link to nothing (404) has no health to read.

@@ -73,9 +73,9 @@ func (k *keptDoc[T]) take() *T {
 // first inventory (registration, then inspection), else a fresh GET.
 func (c *Conn) inventorySystem(s *rfSession, d *rfDiscovery) (*rfSystemDoc, error) {
 	kept := c.invSys.take()
-	if d.expand != "" {
+	if x := d.query.expand(expandLevels); x != "" && !d.query.oneLevel() {
 		var sys rfSystemDoc
-		err := rfGet(s.api, d.system+"?$expand="+d.expand, &sys)
+		err := rfGet(s.api, d.system+x, &sys)
 		if err == nil {
 			c.freshSys = nil
 			return &sys, nil
@@ -83,8 +83,8 @@ func (c *Conn) inventorySystem(s *rfSession, d *rfDiscovery) (*rfSystemDoc, erro
 		if !expandRefused(err) {
 			return nil, err
 		}
-		c.opts.Logger.Debug("redfish $expand refused, reading inventory link by link", "bmc", c.addr, "expand", d.expand, "err", err.Error())
-		d.expand = ""
+		c.opts.Logger.Debug("redfish $expand refused, reading inventory link by link", "bmc", c.addr, "expand", x, "err", err.Error())
+		d.query.expandOff()
 	}
 	if kept != nil {
 		c.freshSys = nil
@@ -121,7 +121,7 @@ func (c *Conn) inventorySystem(s *rfSession, d *rfDiscovery) (*rfSystemDoc, erro
 // What the system document carries inline ($expand) is not read again; mgr,
 // when not nil, is the manager document read earlier in this registration.
 func fastInventory(s *rfSession, d *rfDiscovery, sys *rfSystemDoc, mgrDoc *rfManagerDoc) (*wire.HardwareDetails, error) {
-	f := &rfFetcher{s: s}
+	f := &rfFetcher{s: s, q: d.query, expandCollections: d.query.oneLevel()}
 	hd := &wire.HardwareDetails{Manufacturer: sys.Manufacturer, Model: sys.Model, SerialNumber: sys.SerialNumber,
 		BIOSVersion: sys.BiosVersion, SystemUUID: sys.UUID}
 	if sys.BiosVersion != "" {
@@ -312,7 +312,14 @@ func lastSegment(link string) string {
 // rfFetcher GETs Redfish resources through the session's gofish client
 // (its auth, the Conn's transport: the call's deadline, User-Agent and
 // error classification), at most rfConcurrency at a time.
-type rfFetcher struct{ s *rfSession }
+// With expandCollections (a service expanding one level), a collection
+// not inline is read with $expand=. (its members inline; a refusal reads
+// it plainly and turns expansion off for the Conn).
+type rfFetcher struct {
+	s                 *rfSession
+	q                 *rfQuery
+	expandCollections bool
+}
 
 func (f *rfFetcher) get(path string, into any) error { return rfGet(f.s.api, path, into) }
 
@@ -373,7 +380,17 @@ func (g *rfGroup) collection(n rfNavCollection, into *[]rfMember, present *bool)
 	}
 	g.do(func() error {
 		var col rfMemberCollection
-		if err := g.f.get(n.ID, &col); err != nil {
+		err := errExpandOff
+		if g.f.expandCollections && g.f.q.expand(1) != "" {
+			if err = g.f.get(n.ID+"?$expand=.", &col); expandRefused(err) {
+				g.f.q.expandOff()
+				err = errExpandOff
+			}
+		}
+		if err == errExpandOff {
+			err = g.f.get(n.ID, &col)
+		}
+		if err != nil {
 			return err
 		}
 		g.mu.Lock()
@@ -385,6 +402,9 @@ func (g *rfGroup) collection(n rfNavCollection, into *[]rfMember, present *bool)
 		return nil
 	})
 }
+
+// errExpandOff: read the collection plainly.
+var errExpandOff = errors.New("no $expand")
 
 func (g *rfGroup) wait() error {
 	g.wg.Wait()

@@ -72,21 +72,27 @@ func offerOf(d *rfDiscovery) BootOffer {
 		UEFIHTTP: allowed(rfTargetUefiHttp) && d.httpBootURI, Targets: slices.Clone(d.bootTargets)}
 }
 
-// netBootNote completes the missing virtual CD's message of a BMC that
-// boots images from the network instead (what provisioning then uses by
-// default), "" when it cannot.
-func netBootNote(o BootOffer) string {
-	var ways []string
-	if o.UEFIHTTP {
-		ways = append(ways, "UEFI HTTP")
+// NoVirtualMedia says what was searched when the BMC has no virtual media
+// device taking CD or DVD, "" when it has one (Redfish; IPMI has none:
+// "IPMI has no virtual media"). A BMC that boots from the network lacks
+// none for provisioning (Details names no problem then): the direct
+// provisioner asks this when a host wants a config drive.
+func (c *Conn) NoVirtualMedia(ctx context.Context) (string, error) {
+	if c.proto != "redfish" {
+		return "IPMI has no virtual media", nil
 	}
-	if o.PXE {
-		ways = append(ways, "PXE")
-	}
-	if len(ways) == 0 {
-		return ""
-	}
-	return ": it boots images from the network instead (" + strings.Join(ways, ", ") + "), only a config drive needs virtual media"
+	var out string
+	err := c.rfCall(ctx, "virtual media", func(ctx context.Context, s *rfSession) error {
+		d, err := c.discover(s)
+		if err == nil {
+			err = c.findVirtualMedia(s, d)
+		}
+		if err == nil && d.vmedia == "" {
+			out = d.noVMedia
+		}
+		return err
+	})
+	return out, err
 }
 
 // SetNetworkBoot sets a one-time boot from the network, under the guard,

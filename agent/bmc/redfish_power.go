@@ -41,7 +41,7 @@ func (c *Conn) rfPowerState(ctx context.Context) (bool, error) {
 func (c *Conn) rfPower(ctx context.Context) (Power, error) {
 	var p Power
 	err := c.rfCall(ctx, "power get", func(ctx context.Context, s *rfSession) error {
-		_, sys, err := c.discoveredSystem(s)
+		sys, err := c.powerStateDoc(s)
 		if err != nil {
 			return err
 		}
@@ -54,6 +54,26 @@ func (c *Conn) rfPower(ctx context.Context) (Power, error) {
 		return err
 	})
 	return p, err
+}
+
+// powerStateDoc is the system as a power read needs it: the document
+// discovery read in this same call, else the system with $select of
+// PowerState where the service offers it (a few hundred bytes instead of
+// the whole ComputerSystem on every status refresh), else a plain GET.
+func (c *Conn) powerStateDoc(s *rfSession) (*rfSystemDoc, error) {
+	d, err := c.discover(s)
+	if err != nil {
+		return nil, err
+	}
+	if sys := c.freshSys; sys != nil {
+		c.freshSys = nil
+		return sys, nil
+	}
+	var sys rfSystemDoc
+	if err := c.getSelected(s, d, d.system, []string{"PowerState"}, &sys); err != nil {
+		return nil, err
+	}
+	return &sys, nil
 }
 
 // rfSetPower: the Reset action On (ForceOn when the system lists only

@@ -40,6 +40,9 @@ type Host struct {
 	// ConfigDrive is the content revealed from the records the spec's
 	// userData/networkData/metaData name; nil when it names none.
 	ConfigDrive *ConfigDrive
+	// ConfigDriveWanted: the spec names userData, networkData or metaData
+	// (ConfigDrive is revealed for provisioning only).
+	ConfigDriveWanted bool
 	// PreprovisioningNetworkData is the deploy ramdisk's network
 	// configuration (JSON), from the record the spec names; nil when none.
 	PreprovisioningNetworkData []byte

@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"runtime/debug"
 	"sync"
 	"time"
 
@@ -51,12 +50,15 @@ const (
 	// later.
 	freeFrom  = 256
 	freeAfter = 5 * time.Second
-	// writeLanes is how many watchers of a woken round write their answer
-	// at once; the others wait their turn parked. Thousands of handlers
-	// made runnable at once by one change queue every other goroutine of
-	// the member (a write's network read, its Raft apply, its log fsync)
-	// behind them: writes then waited hundreds of milliseconds.
-	writeLanes = 4
+	// freeAgain is when the memory is handed back a second time (handBack).
+	freeAgain = 20 * time.Second
+	// writeLanes is how many connections' watchers write their answers
+	// at once (watch_lanes.go); the others wait their turn parked.
+	// Thousands of handlers made runnable at once by one change queue
+	// every other goroutine of the member (a write's network read, its
+	// Raft apply, its log fsync) behind them: writes then waited hundreds
+	// of milliseconds.
+	writeLanes = 2
 	// laneHold is the longest a watcher keeps its lane: one whose answer
 	// does not go out by then (a slow reader) goes on writing outside the
 	// lanes, bounded by WatchWriteTimeout, and lets the next one write.
@@ -110,12 +112,17 @@ type watchHub struct {
 	// streaming is, by what is watched, how many streamed watches follow
 	// it: a crowd even while most of it is writing the last answer.
 	streaming map[watchKey]int
-	kept      map[watchKey][]watchKey
-	waiting   int
-	peak      int
-	freeing   bool // a hand-back of memory is scheduled
+	// writers counts, by crowd, the watchers writing an answer
+	// (watch_sweep.go).
+	writers map[watchKey]*crowdWriters
+	kept    map[watchKey][]watchKey
+	waiting int
+	peak    int
+	freeing bool // a hand-back of memory is scheduled
 
-	lanes chan struct{} // writeLanes tokens
+	lanes  chan struct{} // writeLanes tokens, one per connection writing
+	laneMu sync.Mutex
+	conns  map[string]*connLane // by remote address; guarded by laneMu
 
 	waitingGauge prometheus.Gauge
 	encoded      prometheus.Counter
@@ -126,7 +133,7 @@ type watchHub struct {
 
 func newWatchHub(reg prometheus.Registerer) *watchHub {
 	h := &watchHub{rounds: map[watchKey]*watchRound{}, crowd: map[watchKey]int{},
-		recent: map[watchKey]*watchRound{}, streaming: map[watchKey]int{}, kept: map[watchKey][]watchKey{}, lanes: make(chan struct{}, writeLanes),
+		recent: map[watchKey]*watchRound{}, streaming: map[watchKey]int{}, writers: map[watchKey]*crowdWriters{}, kept: map[watchKey][]watchKey{}, lanes: make(chan struct{}, writeLanes), conns: map[string]*connLane{},
 		waitingGauge: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "rackfence_watch_waiting",
 			Help: "Long-poll watches waiting on this member.",
@@ -196,12 +203,7 @@ func (h *watchHub) leave(key watchKey, r *watchRound) {
 		// Later, once the connections and handlers of those that left
 		// are gone too; one hand-back for a whole crowd leaving.
 		h.peak, h.freeing = h.waiting, true
-		time.AfterFunc(freeAfter, func() {
-			debug.FreeOSMemory()
-			h.mu.Lock()
-			h.freeing = false
-			h.mu.Unlock()
-		})
+		time.AfterFunc(freeAfter, h.handBack)
 	}
 }
 
@@ -222,6 +224,8 @@ func (h *watchHub) run(ctx context.Context, key watchKey, r *watchRound, timeout
 		if lingered = d > 0; lingered {
 			select {
 			case <-time.After(d):
+				h.awaitSweep(crowd, ctx.Done())
+				err = ctx.Err()
 			case <-ctx.Done():
 				err = ctx.Err()
 			}
@@ -293,6 +297,8 @@ func (s *Server) sharedWatch(c echo.Context, key watchKey, timeout time.Duration
 	if err != nil {
 		return err
 	}
+	s.watches.writing(key, 1)
+	defer s.watches.writing(key, -1)
 	return s.writeWatchAnswer(c, body)
 }
 

@@ -82,7 +82,10 @@ func (s *Server) streamWatch(c echo.Context, key watchKey, timeout time.Duration
 			s.endStream(ww, err)
 			return nil
 		}
-		if ww.write(body) != nil {
+		s.watches.writing(key, 1)
+		err = ww.write(body)
+		s.watches.writing(key, -1)
+		if err != nil {
 			return nil
 		}
 		key.after = max(key.after, index)

@@ -22,16 +22,18 @@ type watchWriter struct {
 	w  *echo.Response
 	rc *http.ResponseController
 
-	mu     sync.Mutex
-	armed  bool // a write is under way
-	fired  bool // the cut timer set the write deadline
-	cutT   *time.Timer
-	inLane bool
-	laneT  *time.Timer
+	conn string // the connection (its remote address): the lane's key
+
+	mu    sync.Mutex
+	armed bool // a write is under way
+	fired bool // the cut timer set the write deadline
+	cutT  *time.Timer
+	lane  *connLane // held
+	laneT *time.Timer
 }
 
 func (s *Server) newWatchWriter(c echo.Context) *watchWriter {
-	ww := &watchWriter{s: s, c: c, w: c.Response(), rc: http.NewResponseController(c.Response())}
+	ww := &watchWriter{s: s, c: c, w: c.Response(), rc: http.NewResponseController(c.Response()), conn: c.Request().RemoteAddr}
 	ww.cutT = time.AfterFunc(time.Hour, ww.cut)
 	ww.cutT.Stop()
 	ww.laneT = time.AfterFunc(time.Hour, ww.leaveLane)
@@ -57,14 +59,14 @@ func (ww *watchWriter) cut() {
 	}
 }
 
-// leaveLane gives the write lane back (once per lane taken).
+// leaveLane leaves the write lane (once per lane entered).
 func (ww *watchWriter) leaveLane() {
 	ww.mu.Lock()
-	in := ww.inLane
-	ww.inLane = false
+	l := ww.lane
+	ww.lane = nil
 	ww.mu.Unlock()
-	if in {
-		<-ww.s.watches.lanes
+	if l != nil {
+		ww.s.watches.exitLane(ww.conn, l)
 	}
 }
 
@@ -81,20 +83,18 @@ func (s *Server) writeWatchAnswer(c echo.Context, body []byte) error {
 }
 
 // write writes body (headers already written) in chunks of watchChunk,
-// in a write lane held at most laneHold, and counts and logs a watcher
-// cut off.
+// in its connection's write lane held at most laneHold, and counts and
+// logs a watcher cut off.
 func (ww *watchWriter) write(body []byte) error {
 	h := ww.s.watches
-	select {
-	case h.lanes <- struct{}{}:
-	case <-ww.c.Request().Context().Done():
-		return ww.c.Request().Context().Err()
+	l, err := h.enterLane(ww.c.Request().Context(), ww.conn)
+	if err != nil {
+		return err
 	}
 	ww.mu.Lock()
-	ww.inLane, ww.armed = true, true
+	ww.lane, ww.armed = l, true
 	ww.mu.Unlock()
 	ww.laneT.Reset(laneHold)
-	var err error
 	for off := 0; off < len(body) && err == nil; off += watchChunk {
 		ww.cutT.Reset(ww.s.cfg.WatchWriteTimeout)
 		if _, err = ww.w.Write(body[off:min(off+watchChunk, len(body))]); err == nil {

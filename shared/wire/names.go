@@ -56,4 +56,8 @@ const (
 	// for a removal drain: the point of no return. The coordinator then
 	// refuses to delete the drain intent (a restore).
 	ExtraRemovalCommitted = "removalCommitted"
+	// ExtraEvents is whether the host's BMC pushes events to its rack
+	// agent: "live", or "polling (why)" (agent/events.go); absent when
+	// the agent runs without an event listener.
+	ExtraEvents = "events"
 )

@@ -55,6 +55,9 @@ func (s *Sim) auditCall(b *bmc, r *http.Request, arrived time.Time, body []byte,
 	if isAccountPath(r.URL.Path) {
 		body = redactPasswords(body)
 	}
+	if isEventPath(r.URL.Path) {
+		body = redactHeaders(body)
+	}
 	if strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/") {
 		body = []byte("(multipart, " + strconv.Itoa(len(body)) + " bytes)")
 	}

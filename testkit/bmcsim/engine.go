@@ -35,7 +35,7 @@ func (s *Sim) get(w http.ResponseWriter, b *bmc, pth string) {
 	w.Header().Set("Allow", r.allow)
 	if r.static != nil {
 		if pth == v1 {
-			writeBytes(w, http.StatusOK, rootWithAccounts(r.static), "")
+			writeBytes(w, http.StatusOK, rootWithEvents(p, rootWithAccounts(r.static)), "")
 			return
 		}
 		writeBytes(w, http.StatusOK, r.static, "")
@@ -44,6 +44,9 @@ func (s *Sim) get(w http.ResponseWriter, b *bmc, pth string) {
 	d := b.vars.copyMap(r.tree)
 	if pth == v1 {
 		d["AccountService"] = doc{"@odata.id": accountService}
+		if p.events().push {
+			d["EventService"] = doc{"@odata.id": eventService}
+		}
 	}
 	b.mu.Lock()
 	tag := b.overlay(r, d)
@@ -244,6 +247,7 @@ func (s *Sim) doAction(w http.ResponseWriter, b *bmc, a action, body []byte) {
 		b.resets++
 		b.mutations++
 		b.sessions = nil // a BMC reboot ends every session
+		b.forgetSubscriptions()
 		b.mu.Unlock()
 		w.WriteHeader(http.StatusNoContent)
 	case "#VirtualMedia.InsertMedia":

@@ -102,7 +102,7 @@ func (s *Sim) getExpanded(w http.ResponseWriter, b *bmc, pth string, q url.Value
 		return
 	}
 	s.expandIn(b, d, links, levels)
-	writeJSON(w, http.StatusOK, d, tag)
+	writeJSON(w, http.StatusOK, selectProps(d, q.Get("$select")), tag)
 }
 
 // render is the document at pth as a GET answers it, decoded, and its ETag.

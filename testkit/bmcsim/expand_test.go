@@ -2,7 +2,10 @@ package bmcsim
 
 import (
 	"encoding/json"
+	"maps"
 	"net/url"
+	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -72,12 +75,60 @@ func TestExpand(t *testing.T) {
 		t.Errorf("GET counts %v", st.Gets)
 	}
 
-	plain, err := Start(Config{Hosts: 1, Profile: "ilo"})
+	plain, err := Start(Config{Hosts: 1, Profile: "no-vmedia"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer plain.Close()
 	if r, _ := req(t, "GET", plain.URL(0)+plain.prof.systems[0].path+"?$expand=.", "", basic); r.StatusCode != 501 {
 		t.Errorf("$expand on a profile advertising none: %d, want 501", r.StatusCode)
+	}
+}
+
+// TestSelect: $select where the root advertises SelectQuery (idrac): the
+// properties named and the @odata annotations, "A/B" keeping B of A, a
+// property the resource lacks left out; with $expand, expanded then
+// selected; a profile advertising no $select (ilo) answers 501.
+func TestSelect(t *testing.T) {
+	sim, err := Start(Config{Hosts: 1, Profile: "idrac"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sim.Close()
+	basic := map[string]string{"basic": "admin:password"}
+	sys := sim.prof.systems[0].path
+	get := func(s *Sim, q string) (int, map[string]any) {
+		t.Helper()
+		r, body := req(t, "GET", s.URL(0)+sys+"?"+q, "", basic)
+		var m map[string]any
+		_ = json.Unmarshal(body, &m)
+		return r.StatusCode, m
+	}
+	code, m := get(sim, "$select="+url.QueryEscape("PowerState,Status/Health,NoSuchProperty"))
+	keys := slices.Sorted(maps.Keys(m))
+	if code != 200 || !reflect.DeepEqual(keys, []string{"@odata.context", "@odata.id", "@odata.type", "PowerState", "Status"}) &&
+		!reflect.DeepEqual(keys, []string{"@odata.id", "@odata.type", "PowerState", "Status"}) {
+		t.Errorf("$select: %d, keys %v", code, keys)
+	}
+	if st, _ := m["Status"].(map[string]any); len(st) != 1 || st["Health"] == nil {
+		t.Errorf("$select=Status/Health: Status %v, want Health alone", m["Status"])
+	}
+	code, m = get(sim, "$expand="+url.QueryEscape(".")+"&$select=Processors")
+	procs, _ := m["Processors"].(map[string]any)
+	if code != 200 || procs["Members"] == nil || m["PowerState"] != nil {
+		t.Errorf("$expand=.&$select=Processors: %d, %v", code, m)
+	}
+	if st := sim.State(0); st.Gets[sys+"?$select=PowerState,Status/Health,NoSuchProperty"] != 1 {
+		t.Errorf("GET counts %v: want the $select read counted under its query", st.Gets)
+	}
+
+	ilo, err := Start(Config{Hosts: 1, Profile: "ilo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ilo.Close()
+	sys = ilo.prof.systems[0].path
+	if code, _ := get(ilo, "$select=PowerState"); code != 501 {
+		t.Errorf("$select on a profile advertising none: %d, want 501", code)
 	}
 }

@@ -48,6 +48,9 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if x := r.URL.Query().Get("$expand"); x != "" {
 			key += "?$expand=" + x
 		}
+		if x := r.URL.Query().Get("$select"); x != "" {
+			key += "?$select=" + x
+		}
 		b.gets[key]++
 	}
 	b.mu.Unlock()
@@ -190,8 +193,10 @@ func (s *Sim) serveSim(w http.ResponseWriter, r *http.Request, b *bmc, path stri
 		s.serveSimAccounts(w, r, b)
 	case path == "/sim/knobs" && (r.Method == http.MethodGet || r.Method == http.MethodPut || r.Method == http.MethodPost):
 		s.serveKnobs(w, r, b)
+	case path == "/sim/power" && (r.Method == http.MethodPut || r.Method == http.MethodPost):
+		s.serveSimPower(w, r, b)
 	default:
-		http.Error(w, "simulator control: GET /sim/state, PUT /sim/fault, GET or PUT /sim/knobs, GET or PUT /sim/accounts", http.StatusNotFound)
+		http.Error(w, "simulator control: GET /sim/state, PUT /sim/fault, GET or PUT /sim/knobs, GET or PUT /sim/accounts, POST /sim/power", http.StatusNotFound)
 	}
 }
 
@@ -255,6 +260,10 @@ func (s *Sim) serveRedfish(w http.ResponseWriter, r *http.Request, b *bmc, path 
 		s.serveAccounts(w, r, b, path, user, body)
 		return
 	}
+	if isEventPath(path) {
+		s.serveEvents(w, r, b, path, body)
+		return
+	}
 	if s.refuseByRole(w, r, b, path, user) {
 		return
 	}
@@ -262,8 +271,8 @@ func (s *Sim) serveRedfish(w http.ResponseWriter, r *http.Request, b *bmc, path 
 		return
 	}
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
-		if q := r.URL.Query(); q.Has("$expand") {
-			s.getExpanded(w, b, path, q)
+		if q := r.URL.Query(); q.Has("$expand") || q.Has("$select") {
+			s.getQuery(w, b, path, q)
 			return
 		}
 		s.get(w, b, path)

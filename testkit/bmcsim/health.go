@@ -25,7 +25,9 @@ type HealthKnobs struct {
 // Health overlay: with a health knob set, the BMC's documents say so, as
 // a BMC reports a fault: the faulty component's Status.Health (and
 // reading), and the Status.HealthRollup of its storage, chassis and
-// system. Knobs zero: the fixture as it is.
+// system. Knobs zero: the fixture as it is. The same knobs act on the
+// legacy Thermal and Power resources and on the newer ones (health_new.go:
+// ThermalMetrics, Fans, PowerSupplies, Sensors), whichever the profile has.
 
 func (k HealthKnobs) any() bool { return k.PSUFailed || k.Overheat || k.DriveDegraded || k.NoReadings }
 
@@ -92,6 +94,8 @@ func (b *bmc) overlayHealth(r *resource, d doc) {
 			}
 			d["PowerSupplies"] = psus
 		}
+	case kindThermalMetrics, kindFan, kindPowerSupply, kindSensor:
+		b.overlayNewSensors(r, d, k)
 	case kindDrive:
 		if k.DriveDegraded && r.path == b.prof.firstDrive() {
 			d["Status"] = map[string]any{"State": "Enabled", "Health": "Warning"}

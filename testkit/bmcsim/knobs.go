@@ -68,6 +68,8 @@ type Knobs struct {
 	// Health (health.go): faults the BMC reports in Status.Health and
 	// its sensors.
 	Health HealthKnobs `json:"health,omitzero"`
+	// Events (events.go): faults of the EventService's delivery.
+	Events EventKnobs `json:"events,omitzero"`
 }
 
 // powerDelay draws the delay of one accepted reset (0: applied at once).
@@ -124,6 +126,9 @@ func (k Knobs) validate() error {
 			return fmt.Errorf("%w: %s is %v; use a positive number (0 keeps the default)", ErrKnobs, name, v)
 		}
 	}
+	if k.Events.Flood < 0 || k.Events.Flood > 1000 {
+		return fmt.Errorf("%w: events.flood is %d; use 0..1000 extra copies per event", ErrKnobs, k.Events.Flood)
+	}
 	if err := k.validateNetBoot(); err != nil {
 		return err
 	}
@@ -150,7 +155,9 @@ func (s *Sim) SetKnobs(i int, k Knobs) error {
 		return fmt.Errorf("%w: %d (have %d)", ErrIndex, i, len(s.bmcs))
 	}
 	b.mu.Lock()
+	was := b.knobs.Health
 	b.knobs = k.withDefaults()
+	b.healthEvent(was, b.knobs.Health)
 	b.mu.Unlock()
 	return nil
 }
@@ -169,7 +176,7 @@ func (s *Sim) serveKnobs(w http.ResponseWriter, r *http.Request, b *bmc) {
 	dec := json.NewDecoder(io.LimitReader(r.Body, 64<<10))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&next); err != nil {
-		http.Error(w, "body must be a JSON object of knobs (speed, updateMinutes, eraseMinutes, jobMinutes, updateOutcome, rebootMinutes, brickOnPowerChange, biosRejects, powerDelaySeconds, powerDelayJitterSeconds): "+err.Error(), http.StatusBadRequest)
+		http.Error(w, "body must be a JSON object of knobs (speed, updateMinutes, eraseMinutes, jobMinutes, updateOutcome, rebootMinutes, brickOnPowerChange, biosRejects, powerDelaySeconds, powerDelayJitterSeconds, health, events): "+err.Error(), http.StatusBadRequest)
 		return
 	}
 	if err := next.validate(); err != nil {
@@ -178,7 +185,9 @@ func (s *Sim) serveKnobs(w http.ResponseWriter, r *http.Request, b *bmc) {
 	}
 	next = next.withDefaults()
 	b.mu.Lock()
+	was := b.knobs.Health
 	b.knobs = next
+	b.healthEvent(was, next.Health)
 	b.mu.Unlock()
 	writeJSON(w, http.StatusOK, next, "")
 }

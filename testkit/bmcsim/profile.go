@@ -83,6 +83,13 @@ const (
 	kindDrive
 	kindThermal // legacy Chassis Thermal (health.go)
 	kindPower   // legacy Chassis Power (health.go)
+	// The newer sensor resources (health.go): ThermalSubsystem's
+	// ThermalMetrics and Fans, PowerSubsystem's PowerSupplies, and the
+	// chassis' Sensors.
+	kindThermalMetrics
+	kindFan
+	kindPowerSupply
+	kindSensor
 )
 
 // resource is one pre-parsed fixture document.
@@ -149,6 +156,8 @@ type profile struct {
 	fsys    []fixtureSystem
 	// expand is the $expand support the service root advertises.
 	expand expandSupport
+	// selects: the service root advertises $select (select.go).
+	selects bool
 	// Day two: the task collection and service ("" without a
 	// TaskService), the multipart push URI, firmware items in
 	// FirmwareInventory order, BIOS resources, storage, drives; sysBios
@@ -260,6 +269,7 @@ func (p *profile) link(f fixture) error {
 		p.sessions = odataID(links["Sessions"])
 	}
 	p.expand = parseExpandSupport(root.tree)
+	p.selects = parseSelectSupport(root.tree)
 	_, hasSS := root.tree["SessionService"]
 	if f.Profile.SessionService != (p.sessions != "" && hasSS) {
 		return fmt.Errorf("profile.sessionService is %v but the service root has SessionService %v and Links.Sessions %q",
@@ -379,6 +389,14 @@ func newResource(pth string, m map[string]any) *resource {
 		r.kind = kindThermal
 	case strings.HasPrefix(typ, "#Power."):
 		r.kind = kindPower
+	case strings.HasPrefix(typ, "#ThermalMetrics."):
+		r.kind = kindThermalMetrics
+	case strings.HasPrefix(typ, "#Fan."):
+		r.kind = kindFan
+	case strings.HasPrefix(typ, "#PowerSupply."):
+		r.kind = kindPowerSupply
+	case strings.HasPrefix(typ, "#Sensor."):
+		r.kind = kindSensor
 	}
 	r.allow = "GET, HEAD"
 	switch {

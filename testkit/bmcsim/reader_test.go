@@ -206,10 +206,9 @@ func (r *reader) bmc(sysPath string) wire.BMCDetails {
 		if offered("Pxe") {
 			ways = append(ways, "PXE")
 		}
-		if len(ways) > 0 {
-			msg += ": it boots images from the network instead (" + strings.Join(ways, ", ") + "), only a config drive needs virtual media"
+		if len(ways) == 0 { // a BMC booting from the network lacks nothing to provision
+			d.Problems = []string{msg}
 		}
-		d.Problems = []string{msg}
 	}
 	d.BootModes = strs(boot["BootSourceOverrideMode@Redfish.AllowableValues"])
 	if len(d.BootModes) == 0 {

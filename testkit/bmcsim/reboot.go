@@ -44,6 +44,7 @@ func (s *Sim) rebootBMC(b *bmc, t *task, d time.Duration) {
 	b.rebooting = true
 	b.selfReboots++
 	b.sessions = nil
+	b.forgetSubscriptions()
 	b.mu.Unlock()
 	_ = s.lns[b.index].Close()
 	time.AfterFunc(d, func() { s.rebooted(b) })

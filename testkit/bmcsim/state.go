@@ -66,6 +66,9 @@ type State struct {
 	SelfReboots int             `json:"selfReboots,omitempty"`
 	Rebooting   bool            `json:"rebooting,omitempty"`
 	Knobs       Knobs           `json:"knobs"`
+	// Events is the EventService (events.go); nil when the profile
+	// offers none.
+	Events *EventState `json:"events,omitempty"`
 }
 
 // BootOverride mirrors ComputerSystem.Boot.
@@ -151,6 +154,14 @@ type bmc struct {
 	// overrides the policy (Sim.SetAccountPolicy, PUT /sim/accounts).
 	accts   []*account
 	acctPol *AccountPolicy
+
+	// EventService (events.go): subscriptions, the delivery queue (nil
+	// until the first delivery), SSE streams, counters.
+	subs                                     []*subscription
+	nextSub, nextEvent                       int
+	evq                                      chan delivery
+	sse                                      []chan []byte
+	evSent, evFailed, evDropped, evForgotten int
 }
 
 // sysState is one system's state; gen is its ETag, bumped on every change.
@@ -222,6 +233,7 @@ func (b *bmc) state() State {
 			WriteProtected: m.wp, TransferProtocolType: m.proto, TransferMethod: m.method, Read: m.read, ReadError: m.readErr})
 	}
 	b.dayTwoState(&st)
+	st.Events = b.eventState()
 	first := st.Systems[0]
 	st.Power, st.BootOverride, st.LastBoot = first.Power, first.BootOverride, first.LastBoot
 	if k := b.prof.cdMedia; k >= 0 {
@@ -262,12 +274,17 @@ func (b *bmc) powerOn(j int) {
 	s.lastBoot = dev
 	b.netBoot(j, dev)
 	s.gen++
+	b.powerEvent(j)
 }
 
 // powerOff turns system j off. b.mu held.
 func (b *bmc) powerOff(j int) {
+	was := b.sys[j].power
 	b.sys[j].power = false
 	b.sys[j].gen++
+	if was {
+		b.powerEvent(j)
+	}
 }
 
 func (b *bmc) setFault(mode string) {

@@ -122,6 +122,8 @@ type Config struct {
 	// (empty: off); artifactURL is its URL as the BMCs reach it (empty:
 	// derived from the address); artifactCert/Key turn HTTPS on.
 	artifactAddr, artifactURL, artifactCert, artifactKey string
+	// events: the BMC event listener and the power poll (events.go).
+	events eventFlags
 	// imageCacheDir caches images by checksum (empty: off), within
 	// imageCacheSize (parsed into imageCacheBytes by Validate).
 	imageCacheDir, imageCacheSize string
@@ -180,6 +182,7 @@ func (c *Config) Flags() *pflag.FlagSet {
 	fs.StringVar(&c.bmcAccountUsername, "bmc-account-username", bmcaccount.DefaultUsername, "name of the tier's account on each BMC (--bmc-account-rotation); it must differ from every host's own BMC user")
 	fs.DurationVar(&c.bmcAccountMaxAge, "bmc-account-max-age", 30*24*time.Hour, "rotate the tier's BMC account password again once it is this old, without a takeover (--bmc-account-rotation; 0: only on a takeover)")
 	fs.StringVar(&c.bmcAccountRole, "bmc-account-role", "Operator", "Redfish RoleId of the tier's account: Operator allows power, boot and virtual media; Administrator for BMC resets and day-two work needing ConfigureManager")
+	c.events.add(fs)
 	fs.BoolVar(&c.pprof, "pprof", false, "also serve Go's /debug/pprof/ on --metrics-addr (profiling; --pprof-addr serves it on an address of its own)")
 	return fs
 }
@@ -259,6 +262,9 @@ func (c *Config) Validate() error {
 		}
 	}
 	if err := c.validateArtifacts(); err != nil {
+		return err
+	}
+	if err := c.events.validate(c.provisioner); err != nil {
 		return err
 	}
 	if c.pprof && c.metricsAddr == "" {

@@ -108,7 +108,12 @@ func serve(ctx context.Context, o *Config, log *slog.Logger) error {
 		}
 		accts = bmcaccount.New(ac)
 	}
+	evLn, evURL, err := o.events.listen()
+	if err != nil {
+		return err
+	}
 	a, err := agent.New(agent.Config{
+		EventsURL: evURL, EventsSilence: o.events.silence, PowerPoll: o.events.powerPoll,
 		BMCAccounts: accts,
 		Client:      c, Rack: o.rack, AgentID: o.agentID, Workers: o.workers, LeaseTTL: o.leaseTTL,
 		StatusRefresh: o.statusRefresh, ShutdownGrace: o.shutdownGrace, StatusPerHost: o.statusPerHost,
@@ -119,8 +124,17 @@ func serve(ctx context.Context, o *Config, log *slog.Logger) error {
 		OnRunning: func() { daemon.Ready(log) },
 	})
 	if err != nil {
+		if evLn != nil {
+			evLn.Close()
+		}
 		return err
 	}
+	stopEvents, err := o.events.serve(evLn, a, log)
+	if err != nil {
+		evLn.Close()
+		return err
+	}
+	defer stopEvents()
 
 	if tlsOn {
 		if err := agent.Enroll(ctx, c, cert, o.agentID, log); err != nil {

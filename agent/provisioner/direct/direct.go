@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -131,6 +132,20 @@ func (p *Provisioner) Register(ctx context.Context, h provisioner.Host) (provisi
 		return provisioner.Result{}, p.done(h, err)
 	}
 	res.BMCDetails = bd
+	if h.ConfigDriveWanted && bd.VirtualMedia == "" {
+		none, err := c.NoVirtualMedia(ctx)
+		if err != nil {
+			return provisioner.Result{}, p.done(h, err)
+		}
+		if none != "" {
+			why := none + ": the host's userData/networkData/metaData need a config drive, which the direct provisioner inserts by virtual media (remove them and configure the host another way, or use --provisioner ironic)"
+			if i := slices.Index(bd.Problems, none); i >= 0 {
+				bd.Problems[i] = why
+			} else {
+				bd.Problems = append(bd.Problems, why)
+			}
+		}
+	}
 	if len(bd.Problems) > 0 {
 		res.Message += "; the BMC lacks: " + strings.Join(bd.Problems, "; ")
 	}

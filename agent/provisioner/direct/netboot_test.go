@@ -177,26 +177,35 @@ func TestNetworkBootRefusals(t *testing.T) {
 	}
 }
 
-// A BMC without virtual media that boots from the network says so where
-// registration names what the BMC lacks: the host is provisioned by
-// network boot, only a config drive needs virtual media.
-func TestRegistrationNamesNetworkBoot(t *testing.T) {
+// A BMC without virtual media that boots from the network lacks nothing
+// a host needs to be provisioned: registration names no problem (the
+// host boots its image from the network), unless the host asks for a
+// config drive, which only virtual media carries.
+func TestRegistrationNoVirtualMediaOnlyForConfigDrive(t *testing.T) {
 	for _, c := range []struct {
 		profile string
 		system  int
-		want    string
 	}{
-		{"no-vmedia", 0, "boots images from the network instead (PXE)"},
-		{"blade", 1, "boots images from the network instead (UEFI HTTP, PXE)"},
+		{"no-vmedia", 0},
+		{"blade", 1},
+		{"blade", 3},
 	} {
 		_, h := netSim(t, c.profile, c.system)
 		res, err := newDirect(t, nil).Register(context.Background(), h)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(res.Message, "no virtual media device taking CD or DVD") || !strings.Contains(res.Message, c.want) ||
-			!strings.Contains(res.Message, "only a config drive needs virtual media") {
-			t.Errorf("%s system %d: registration says %q; want the missing CD, %q and the config-drive caveat", c.profile, c.system, res.Message, c.want)
+		if strings.Contains(res.Message, "lacks") || res.BMCDetails == nil || len(res.BMCDetails.Problems) > 0 {
+			t.Errorf("%s system %d without a config drive: registration says %q, problems %v; want nothing lacking", c.profile, c.system, res.Message, res.BMCDetails)
+		}
+		h.ConfigDriveWanted = true
+		res, err = newDirect(t, nil).Register(context.Background(), h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(res.Message, "the BMC lacks: no virtual media device taking CD or DVD under") ||
+			!strings.Contains(res.Message, "need a config drive") || len(res.BMCDetails.Problems) != 1 {
+			t.Errorf("%s system %d with a config drive: registration says %q, problems %v; want the missing CD the config drive needs", c.profile, c.system, res.Message, res.BMCDetails.Problems)
 		}
 	}
 }

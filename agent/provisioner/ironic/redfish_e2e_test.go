@@ -239,6 +239,7 @@ func runVMediaCase(t *testing.T, url string, c vmediaCase) map[string]string {
 	props := ironicProps(sim.ExpectedHardware(0, j))
 	maps.Copy(props, c.ironicDiffers)
 	checkInspected(t, props, n.Properties, r.HardwareDetails, h.BootMACAddress)
+	checkParity(t, c.profile, directDetails(t, h), n.Properties, r.HardwareDetails.NICs)
 	if muts := mutating(auditLines(t, audit)[before:]); len(muts) != 0 {
 		t.Errorf("inspection changed the BMC: %+v", muts)
 	}
