@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/procstat"
 	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
@@ -29,10 +31,19 @@ func TestFirmwareImageFromRackCache(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a coordinator, bmcsim and an agent")
 	}
-	// RACKFENCE_FW_HOSTS=100 gives the rack-of-100 figures (see the log).
+	// RACKFENCE_FW_HOSTS=100 gives the rack-of-100 figures (see the log);
+	// RACKFENCE_FW_COMPONENT=bios flashes the BIOS (System ROM) instead of
+	// the BMC:
+	//
+	//	make build && RACKFENCE_BIN=$PWD/bin RACKFENCE_FW_HOSTS=100 RACKFENCE_FW_COMPONENT=bios \
+	//	  go test -count=1 -v -run TestFirmwareImageFromRackCache ./agent/ | grep figures
 	hosts := 3
 	if v, err := strconv.Atoi(os.Getenv("RACKFENCE_FW_HOSTS")); err == nil && v > 0 {
 		hosts = v
+	}
+	component, item, image := wire.ComponentBMC, "iLO 5", "ilo5_310"
+	if os.Getenv("RACKFENCE_FW_COMPONENT") == wire.ComponentBIOS {
+		component, item, image = wire.ComponentBIOS, "System ROM", "U46_2.10"
 	}
 	body := strings.Repeat("iLO 5 firmware 3.10 ", 1<<15)
 	sum := sha256.Sum256([]byte(body))
@@ -44,7 +55,7 @@ func TestFirmwareImageFromRackCache(t *testing.T) {
 			goodGets.Add(1)
 		}
 		sent.Add(int64(len(body)))
-		http.ServeContent(w, r, "ilo5_310.bin", time.Unix(0, 0), strings.NewReader(body))
+		http.ServeContent(w, r, path.Base(r.URL.Path), time.Unix(0, 0), strings.NewReader(body))
 	}))
 	defer origin.Close()
 
@@ -56,20 +67,20 @@ func TestFirmwareImageFromRackCache(t *testing.T) {
 	// version in the spec that is a failure, never a silent available.
 	putKnobsAt(t, e, hosts+1, `{"speed": 60, "updateMinutes": 1, "updateOutcome": "no-change"}`)
 	same := e.hostSpec("fw-same", "r1", hosts+1)
-	same.Firmware = []wire.FirmwareComponent{{Component: wire.ComponentBMC, URL: origin.URL + "/fw/ilo5_310.bin"}}
+	same.Firmware = []wire.FirmwareComponent{{Component: component, URL: origin.URL + "/fw/" + image + ".bin"}}
 	e.apply(same)
 	art := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, "127.0.0.1"))
 	for i := 0; i <= hosts; i++ {
 		h := e.hostSpec(fmt.Sprintf("fw%d", i), "r1", i)
-		c := wire.FirmwareComponent{Component: wire.ComponentBMC, URL: origin.URL + "/fw/ilo5_310.bin", Checksum: good}
+		c := wire.FirmwareComponent{Component: component, URL: origin.URL + "/fw/" + image + ".bin", Checksum: good}
 		if i == hosts {
-			c.URL, c.Checksum = origin.URL+"/fw/bad/ilo5_310.bin", "sha256:"+strings.Repeat("ab", 32)
+			c.URL, c.Checksum = origin.URL+"/fw/bad/"+image+".bin", "sha256:"+strings.Repeat("ab", 32)
 		}
 		h.Firmware = []wire.FirmwareComponent{c}
 		e.apply(h)
 	}
 	start := time.Now()
-	e.startAgent("r1", "a1", "--poll-interval", "1s", "--artifact-addr", art,
+	agent := e.startAgent("r1", "a1", "--poll-interval", "1s", "--artifact-addr", art,
 		"--image-cache-dir", filepath.Join(e.dir, "imagecache"), "--image-cache-size", "64MiB")
 
 	for i := 0; i < hosts; i++ {
@@ -81,13 +92,14 @@ func TestFirmwareImageFromRackCache(t *testing.T) {
 		})
 	}
 	wall := time.Since(start)
+	agentCPU := procstat.CPUSeconds(agent.Cmd.Process.Pid)
 	failed := e.waitHost(fmt.Sprintf("fw%d", hosts), 120*time.Second, "preparation error", func(h *wire.Host) error {
 		if h.Status == nil || h.Status.ErrorType != wire.ErrPreparation {
 			return fmt.Errorf("status %+v", h.Status)
 		}
 		return nil
 	})
-	for _, want := range []string{"firmware[0] (component bmc)", origin.URL + "/fw/bad/ilo5_310.bin", "expected sha256:" + strings.Repeat("ab", 32), "got " + good, "nothing was sent to the BMC"} {
+	for _, want := range []string{"firmware[0] (component " + component + ")", origin.URL + "/fw/bad/" + image + ".bin", "expected sha256:" + strings.Repeat("ab", 32), "got " + good, "nothing was sent to the BMC"} {
 		if !strings.Contains(failed.Status.ErrorMessage, want) {
 			t.Errorf("mismatch error lacks %q: %s", want, failed.Status.ErrorMessage)
 		}
@@ -103,8 +115,8 @@ func TestFirmwareImageFromRackCache(t *testing.T) {
 		t.Errorf("a flash that kept the old version: %s", stuck.Status.ErrorMessage)
 	}
 
-	prefix := "http://" + art + "/images/" + strings.Replace(good, ":", "-", 1) + "/ilo5_310.bin"
-	requests := 0
+	prefix := "http://" + art + "/images/" + strings.Replace(good, ":", "-", 1) + "/" + image + ".bin"
+	requests, redfish := 0, 0
 	for i := 0; i <= hosts; i++ {
 		updates := 0
 		for _, l := range e.auditLines(i) {
@@ -131,9 +143,10 @@ func TestFirmwareImageFromRackCache(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		redfish += st.Requests
 		for _, f := range st.Firmware {
-			if f.Name == "iLO 5" && f.Version != "ilo5_310" {
-				t.Errorf("BMC %d: iLO 5 at %q, want ilo5_310", i, f.Version)
+			if f.Name == item && f.Version != image {
+				t.Errorf("BMC %d: %s at %q, want %s", i, item, f.Version, image)
 			}
 		}
 	}
@@ -142,8 +155,9 @@ func TestFirmwareImageFromRackCache(t *testing.T) {
 	if n := goodGets.Load(); n != 1 {
 		t.Errorf("the origin served the good image %d times for %d hosts, want once", n, hosts)
 	}
-	t.Logf("figures: %d hosts updated in %s; origin sent %d bytes in %d GETs, %d of the good image (image %d bytes; %d hosts each fetching it would be %d); %.1f audited (mutating) BMC requests per host",
-		hosts, wall.Round(time.Millisecond), sent.Load(), gets.Load(), goodGets.Load(), len(body), hosts, hosts*len(body), float64(requests)/float64(hosts+1))
+	t.Logf("figures: %d hosts' %s updated in %s; origin sent %d bytes in %d GETs, %d of the good image (image %d bytes; %d hosts each fetching it would be %d); %.1f Redfish requests per updated host (%.1f audited, mutating, per BMC); agent CPU %.1f ms per host (%.2f s in all, its start included)",
+		hosts, component, wall.Round(time.Millisecond), sent.Load(), gets.Load(), goodGets.Load(), len(body), hosts, hosts*len(body),
+		float64(redfish)/float64(hosts), float64(requests)/float64(hosts+1), agentCPU*1000/float64(hosts+2), agentCPU)
 }
 
 // putKnobsAt sets the knobs of BMC i (each BMC has its own).

@@ -292,6 +292,8 @@ func applyAcks(h *wire.Host, acks []wire.IntentAck, epoch uint64) {
 			p = &in.Reboot
 		case wire.IntentInspect:
 			p = &in.Inspect
+		case wire.IntentService:
+			p = &in.Service
 		case wire.IntentPowerOff:
 			in.PowerOff = ackHold(in.PowerOff, a, epoch)
 			continue

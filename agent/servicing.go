@@ -193,6 +193,12 @@ func (s *session) followTask(ctx context.Context, rec taskRecorder, d bmc.DayTwo
 	it, found := bmc.FindFirmware(items, t.Component)
 	outcome, msg := wire.BMCTaskSucceeded, ""
 	from, known := s.tasks.before(h.Name, t.Component)
+	if !known && t.FromVersion != "" {
+		// Adopted: the record keeps the version the component showed
+		// before the flash, so "done = a version other than before"
+		// holds across a takeover.
+		from, known = t.FromVersion, true
+	}
 	switch {
 	case found && bmc.VersionMatches(it.Version, comp.Version):
 		msg = fmt.Sprintf("%s at version %s", t.Component, it.Version)
@@ -280,7 +286,7 @@ func (s *session) nextFlash(ctx context.Context, rec taskRecorder, d bmc.DayTwo,
 			return provisioner.Result{}, fmt.Errorf("%w: the BMC accepted the update of %s but named no task to follow", errclass.ErrFailed, c.Component)
 		}
 		t, err := rec.StartTask(ctx, h.Name, wire.BMCTaskRequest{Epoch: s.lease.Epoch, CreatedIndex: h.CreatedIndex,
-			Kind: wire.BMCTaskFirmware, TaskURI: uri, Component: c.Component})
+			Kind: wire.BMCTaskFirmware, TaskURI: uri, Component: c.Component, FromVersion: it.Version})
 		if err != nil {
 			return provisioner.Result{}, taskRecordErr("record the firmware task "+uri+" the BMC started", err)
 		}

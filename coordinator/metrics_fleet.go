@@ -50,7 +50,7 @@ var (
 		"Age of the oldest pivot in flight on the side, counted from the first scrape of this member that saw it (0 when none).", []string{"side"}, nil)
 )
 
-var intentKinds = []string{wire.IntentDetach, wire.IntentDrain, wire.IntentResume, wire.IntentReboot, wire.IntentInspect, wire.IntentPowerOff}
+var intentKinds = []string{wire.IntentDetach, wire.IntentDrain, wire.IntentResume, wire.IntentReboot, wire.IntentInspect, wire.IntentService, wire.IntentPowerOff}
 
 func (c *fleetCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{hostsDesc, hostsOpDesc, hostsErrDesc, leasesDesc, rackHostsDesc, rackHeldDesc,

@@ -84,6 +84,7 @@ rackfence_intents_unacknowledged{kind="inspect"} 0
 rackfence_intents_unacknowledged{kind="powerOff"} 0
 rackfence_intents_unacknowledged{kind="reboot"} 0
 rackfence_intents_unacknowledged{kind="resume"} 0
+rackfence_intents_unacknowledged{kind="service"} 0
 # HELP rackfence_intent_unacknowledged_oldest_seconds Age of the oldest unacknowledged intent of the kind, counted from the first scrape of this member that saw it (0 when none).
 # TYPE rackfence_intent_unacknowledged_oldest_seconds gauge
 rackfence_intent_unacknowledged_oldest_seconds{kind="detach"} %g
@@ -92,6 +93,7 @@ rackfence_intent_unacknowledged_oldest_seconds{kind="inspect"} 0
 rackfence_intent_unacknowledged_oldest_seconds{kind="powerOff"} 0
 rackfence_intent_unacknowledged_oldest_seconds{kind="reboot"} 0
 rackfence_intent_unacknowledged_oldest_seconds{kind="resume"} 0
+rackfence_intent_unacknowledged_oldest_seconds{kind="service"} 0
 # HELP rackfence_pivots_in_flight Hosts in the middle of a pivot: side source = detached here for a pivot and not yet handed off; destination = handed to this tier and not yet adopted.
 # TYPE rackfence_pivots_in_flight gauge
 rackfence_pivots_in_flight{side="destination"} 1

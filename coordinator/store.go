@@ -114,7 +114,7 @@ func (s *Store) Apply(ctx context.Context, c fsm.Command) (any, error) {
 	if !s.IsLeader() {
 		return nil, ErrNotLeader
 	}
-	c = s.statusForm(c)
+	c = s.commandForm(s.statusForm(c))
 	data, err := fsm.Encode(c)
 	if err != nil {
 		return nil, err

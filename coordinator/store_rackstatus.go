@@ -106,3 +106,14 @@ func (s *Store) splitRackStatus(ctx context.Context, c fsm.RackStatusCmd) (wire.
 	out.Index = s.fsm.AppliedIndex()
 	return out, nil
 }
+
+// commandForm is the form of other commands with an older form the leader
+// writes until every voter applies the newer: a BMC task record without
+// the version before the flash before CmdBMCTask v2 (the agent then judges
+// an adopted flash by the BMC's task alone, as before).
+func (s *Store) commandForm(c fsm.Command) fsm.Command {
+	if tc, ok := c.(fsm.BMCTaskCmd); ok && tc.HasFromVersion() && !s.Supports(fsm.CmdBMCTask, fsm.BMCTaskFromVersion) {
+		return tc.WithoutFromVersion()
+	}
+	return c
+}

@@ -582,7 +582,7 @@ COMP_WORDS=(rackfencectl drain h1 --mode ""); COMP_CWORD=4; _rackfencectl; echo 
 COMP_WORDS=(rackfencectl host ""); COMP_CWORD=2; _rackfencectl; echo "${COMPREPLY[*]}"
 COMP_WORDS=(rackfencectl credentials ""); COMP_CWORD=2; _rackfencectl; echo "${COMPREPLY[*]}"`)
 	out, err := probe.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "drain\nremoval maintenance\napply bmc-account delete export get list") ||
+	if err != nil || !strings.Contains(string(out), "drain\nremoval maintenance\napply bmc-account delete export get list service") ||
 		!strings.Contains(string(out), "\nget list rotate set") {
 		t.Errorf("completion probe: %v\n%s", err, out)
 	}

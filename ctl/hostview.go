@@ -108,6 +108,7 @@ func hostIntents(h *wire.Host) (string, bool) {
 			add("reboot-"+r.Mode, r)
 		}
 		add("inspect", in.Inspect)
+		add("service", in.Service)
 		keys := make([]string, 0, len(in.PowerOff))
 		for k := range in.PowerOff {
 			keys = append(keys, k)
@@ -345,6 +346,11 @@ func intentLines(h *wire.Host) []string {
 		one("reboot "+r.Mode, r)
 	}
 	one("inspect", h.Intents.Inspect)
+	if sv := h.Intents.Service; sv != nil && sv.Plan != nil {
+		one("service ("+sv.Plan.Message+")", sv)
+	} else {
+		one("service", sv)
+	}
 	keys := make([]string, 0, len(h.Intents.PowerOff))
 	for k := range h.Intents.PowerOff {
 		keys = append(keys, k)

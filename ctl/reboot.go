@@ -278,6 +278,13 @@ func (p *hostProgress) judgeOperation(g goal, h *wire.Host, in *wire.Intents) {
 		p.done = in.Reboot == nil && s != nil
 	case goalInspected:
 		p.done = in.Inspect == nil && s != nil && s.ProvisioningState == wire.StateAvailable && restful(s.OperationalStatus)
+	case goalServiced:
+		p.done = in.Service == nil && s != nil && restful(s.OperationalStatus) &&
+			(s.ProvisioningState == wire.StateProvisioned || s.ProvisioningState == wire.StateExternallyProvisioned)
+		if in.Service == nil && s != nil && !p.done && s.ProvisioningState != wire.StateServicing &&
+			s.ProvisioningState != wire.StateProvisioned && s.ProvisioningState != wire.StateExternallyProvisioned {
+			p.failed = "the service intent was dropped: the host is " + s.ProvisioningState
+		}
 	case goalHeldOff:
 		it := in.PowerOff[p.requester]
 		p.done = it != nil && it.Acknowledged

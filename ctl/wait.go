@@ -43,17 +43,19 @@ const (
 	goalHeldOff
 	goalReleased
 	goalInspected
+	// service.go: the service intent.
+	goalServiced
 )
 
 func (g goal) String() string {
 	return [...]string{"detach", "attach", "drain (maintenance)", "drain (removal)", "restore", "delete",
-		"reboot", "power-off hold", "power-off release", "inspect"}[g]
+		"reboot", "power-off hold", "power-off release", "inspect", "service"}[g]
 }
 
 // doneWord is what a finished host shows.
 func (g goal) doneWord() string {
 	return [...]string{"detached", "attached", "in maintenance", "removed", "restored", "deleted",
-		"rebooted", "held off", "released", "inspected"}[g]
+		"rebooted", "held off", "released", "inspected", "serviced"}[g]
 }
 
 const waitRules = `--wait blocks until every host is done, shows progress (a live table on a

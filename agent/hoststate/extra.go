@@ -55,6 +55,12 @@ const (
 	keyErase = "erase"
 	// keyServicingFrom is the steady state servicing returns to.
 	keyServicingFrom = "servicingFrom"
+	// keyService is the createdIndex of the service intent servicing runs
+	// for ("" when servicing runs for something else).
+	keyService = "service"
+	// keyServiced is the createdIndex of the last service intent carried
+	// out (or dropped), so a drop that did not land does not service twice.
+	keyServiced = "serviced"
 	// keyNotePrefix prefixes one-shot notes: an event recorded once per
 	// cause (e.g. "note.detachWait" = the intent's createdIndex).
 	keyNotePrefix = "note."

@@ -64,6 +64,8 @@ func (s *sim) apply(d Decision) {
 			p = &s.h.Intents.Reboot
 		case wire.IntentInspect:
 			p = &s.h.Intents.Inspect
+		case wire.IntentService:
+			p = &s.h.Intents.Service
 		case wire.IntentPowerOff:
 			for k, it := range s.h.Intents.PowerOff {
 				if it.CreatedIndex == a.CreatedIndex {

@@ -19,7 +19,7 @@ import (
 // are drawn here, in the test, from fixed seeds: a failure names its seed
 // and step and reproduces exactly.
 
-var modelSeeds = []uint64{1, 2, 3, 42, 20261122}
+var modelSeeds = []uint64{1, 2, 3, 42, 20261122, 20261128}
 
 const (
 	modelSequences = 700
@@ -252,6 +252,9 @@ func (m *model) editSpec() {
 	case 7:
 		if m.h.UpdatePolicy == nil {
 			m.h.UpdatePolicy = &wire.UpdatePolicy{FirmwareUpdates: wire.UpdatePolicyOnReboot}
+			if m.chance(0.5) {
+				m.h.UpdatePolicy.FirmwareSettings = wire.UpdatePolicyOnReboot
+			}
 		} else {
 			m.h.UpdatePolicy = nil
 		}
@@ -312,7 +315,11 @@ func (m *model) editIntents() {
 		}
 		in.PowerOff = holds
 	case 11:
-		m.intents().Inspect = &wire.Intent{CreatedIndex: m.nextIdx()}
+		if m.chance(0.3) {
+			m.intents().Service = &wire.Intent{CreatedIndex: m.nextIdx()}
+		} else {
+			m.intents().Inspect = &wire.Intent{CreatedIndex: m.nextIdx()}
+		}
 	case 0, 1:
 		in := m.intents()
 		if in.Detach != nil {
@@ -446,7 +453,7 @@ func applyDecision(h wire.Host, d Decision) wire.Host {
 			}
 		}
 		for kind, p := range map[string]**wire.Intent{wire.IntentDetach: &in.Detach, wire.IntentDrain: &in.Drain, wire.IntentResume: &in.Resume,
-			wire.IntentReboot: &in.Reboot, wire.IntentInspect: &in.Inspect} {
+			wire.IntentReboot: &in.Reboot, wire.IntentInspect: &in.Inspect, wire.IntentService: &in.Service} {
 			if kind != a.Kind || *p == nil || (*p).CreatedIndex != a.CreatedIndex {
 				continue
 			}
@@ -516,7 +523,7 @@ func (m *model) check(in Input, d Decision) {
 		m.fail("power action %s while firmware task %s is recorded: %s", d.Action, t.TaskURI, d)
 	}
 	// Power only in steady states (and power-off before delete, and the
-	// reset that applies BIOS settings while preparing).
+	// reset that applies BIOS settings while preparing or servicing).
 	// A power-off hold keeps the host off.
 	if d.Action == ActionPowerOn && in.Host.Intents != nil && len(in.Host.Intents.PowerOff) > 0 {
 		m.fail("power on while held off by %v: %s", in.Host.Intents.PowerOff, d)
@@ -527,7 +534,7 @@ func (m *model) check(in Input, d Decision) {
 			m.fail("reinspect in %s: %s", st.ProvisioningState, d)
 		}
 		if d.Action != ActionReinspect && !steady(st.ProvisioningState) && !(d.Action == ActionPowerOff && st.ProvisioningState == wire.StatePoweringOffBeforeDelete) &&
-			!(st.ProvisioningState == wire.StatePreparing && st.Extra[keyBIOSApplied] != "" && d.Action != ActionSoftPowerOff) {
+			!((st.ProvisioningState == wire.StatePreparing || st.ProvisioningState == wire.StateServicing) && st.Extra[keyBIOSApplied] != "" && d.Action != ActionSoftPowerOff) {
 			m.fail("power action in %s: %s", st.ProvisioningState, d)
 		}
 	}

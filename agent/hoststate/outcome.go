@@ -58,6 +58,9 @@ func errorTypeFor(a Action, state string, class ErrClass) string {
 	if state == wire.StatePreparing {
 		return wire.ErrPreparation
 	}
+	if state == wire.StateServicing {
+		return wire.ErrServicing
+	}
 	switch a {
 	case ActionInspect, ActionReinspect:
 		return wire.ErrInspection

@@ -50,9 +50,10 @@ func (r *run) biosPending() bool {
 	return fp != "" && r.get(keyBIOS) != fp
 }
 
-// biosApplied: the current spec.bios is PATCHed, not yet read back.
+// biosApplied: the current spec.bios is PATCHed, not yet read back
+// (and this state applies it: biosDue).
 func (r *run) biosApplied() bool {
-	return r.biosPending() && r.get(keyBIOSApplied) == BIOSFingerprint(r.h.BIOS)
+	return r.biosDue() && r.get(keyBIOSApplied) == BIOSFingerprint(r.h.BIOS)
 }
 
 // preparingWanted: an available host whose node is ready has RAID, BIOS
@@ -109,7 +110,7 @@ func (r *run) biosVerified() {
 func (r *run) biosNotTaken() {
 	r.set(keyBIOSApplied, "")
 	r.set(keyBIOSReset, "")
-	r.fail(wire.ErrPreparation, string(r.in.Last.Action)+": "+r.lastMessage())
+	r.fail(errorTypeFor(r.in.Last.Action, r.state(), r.in.Last.Err), string(r.in.Last.Action)+": "+r.lastMessage())
 }
 
 func (r *run) doneMessage(fallback string) string {

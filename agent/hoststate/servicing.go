@@ -43,7 +43,7 @@ func (r *run) firmwarePending() bool {
 // it (updatePolicy.firmwareUpdates onReboot) and asked for a reboot. An
 // available host's firmware is brought to spec while preparing.
 func (r *run) servicingWanted() bool {
-	if r.firmwareTask() != nil {
+	if r.firmwareTask() != nil || r.serviceWanted() || r.policyBIOSWanted() {
 		return true
 	}
 	if !r.firmwarePending() {
@@ -53,11 +53,15 @@ func (r *run) servicingWanted() bool {
 	return p != nil && p.FirmwareUpdates == wire.UpdatePolicyOnReboot && r.rebootPending()
 }
 
-// servicingOver: nothing left to flash or follow, or the provisioner must
-// take the node again first (servicing re-enters once it did).
+// servicingOver: nothing left to flash, apply or follow, or the
+// provisioner must take the node again first (servicing re-enters once
+// it did).
 func (r *run) servicingOver() bool {
-	return r.node() != nodeReady || (r.firmwareTask() == nil && !r.firmwarePending())
+	return r.node() != nodeReady || (r.firmwareTask() == nil && !r.firmwareDue() && !r.biosDue())
 }
+
+// firmwareDue: spec.firmware is pending and servicing flashes it.
+func (r *run) firmwareDue() bool { return r.firmwarePending() && r.servicingFirmware() }
 
 // servicingFrom is the state servicing returns to. Without a record (a
 // status from elsewhere) it is guessed from the spec, never available for
@@ -78,13 +82,23 @@ func (r *run) servicingFrom() string {
 
 func (r *run) servicingStarted() {
 	r.set(keyServicingFrom, r.left)
+	if r.firmwareTask() == nil && r.serviceWanted() {
+		r.serviceStarted()
+	}
 	if t := r.firmwareTask(); t != nil {
 		r.event(wire.EventNormal, "FirmwareTaskFollowed", "firmware update of %s recorded on the host (%s, epoch %d): following it to its end, no power change meanwhile",
 			t.Component, t.TaskURI, t.Epoch)
 	}
 }
 
-func (r *run) servicingEnded() { r.set(keyServicingFrom, "") }
+// servicingEnded forgets a half-done BIOS apply (what is still wanted is
+// applied again next time) and ends the service intent it ran for.
+func (r *run) servicingEnded() {
+	r.serviceEnded()
+	r.set(keyServicingFrom, "")
+	r.set(keyBIOSApplied, "")
+	r.set(keyBIOSReset, "")
+}
 
 func (r *run) firmwareUpdated() {
 	r.set(keyFirmware, FirmwareFingerprint(r.h.Firmware))

@@ -192,10 +192,10 @@ func (s *Server) deleteHost(c echo.Context) error {
 func intentKind(c echo.Context) (string, error) {
 	k := c.Param("kind")
 	switch k {
-	case wire.IntentDetach, wire.IntentDrain, wire.IntentResume, wire.IntentReboot, wire.IntentInspect:
+	case wire.IntentDetach, wire.IntentDrain, wire.IntentResume, wire.IntentReboot, wire.IntentInspect, wire.IntentService:
 		return k, nil
 	}
-	return "", badField("kind", "%q is not an intent: use detach, drain, resume, reboot or inspect", k)
+	return "", badField("kind", "%q is not an intent: use detach, drain, resume, reboot, inspect or service", k)
 }
 
 // intentTarget checks the operator role and reads the host name and intent
@@ -221,6 +221,8 @@ func (s *Server) postIntent(c echo.Context) error {
 		return s.postReboot(c, name)
 	case wire.IntentInspect:
 		return s.postInspect(c, name)
+	case wire.IntentService:
+		return s.postService(c, name)
 	}
 	var req wire.IntentRequest
 	if err := bind(c, &req, true); err != nil {
@@ -245,7 +247,7 @@ func (s *Server) deleteIntent(c echo.Context) error {
 	if kind == wire.IntentResume {
 		return badField("kind", "resume is one-shot and cannot be withdrawn; the agent drops it once handled")
 	}
-	if kind == wire.IntentReboot || kind == wire.IntentInspect {
+	if kind == wire.IntentReboot || kind == wire.IntentInspect || kind == wire.IntentService {
 		return s.deleteOperationIntent(c, name, kind, "")
 	}
 	v, err := s.apply(c, fsm.DeleteIntentCmd{Name: name, Kind: kind})

@@ -61,11 +61,17 @@ var routeMatrix = map[string][]probe{
 		{"/v1/hosts?rack=r1", nil, "UUAAAAF"},
 		{"/v1/hosts", nil, "UUAAAAA"}, // an agent without ?rack= gets its own rack
 	},
-	"GET /v1/hosts/:name":                             {{"/v1/hosts/h1", nil, "UUAAAAF"}},
-	"PUT /v1/hosts/:name":                             {{"/v1/hosts/h1", hostBody("h1", "r1"), "UUFAAFF"}},
-	"DELETE /v1/hosts/:name":                          {{"/v1/hosts/h1", nil, "UUFAAFF"}},
-	"POST /v1/hosts/:name/intents/:kind":              {{"/v1/hosts/h1/intents/detach", wire.IntentRequest{Reason: "matrix"}, "UUFAAFF"}},
-	"DELETE /v1/hosts/:name/intents/:kind":            {{"/v1/hosts/h1/intents/detach", nil, "UUFAAFF"}},
+	"GET /v1/hosts/:name":    {{"/v1/hosts/h1", nil, "UUAAAAF"}},
+	"PUT /v1/hosts/:name":    {{"/v1/hosts/h1", hostBody("h1", "r1"), "UUFAAFF"}},
+	"DELETE /v1/hosts/:name": {{"/v1/hosts/h1", nil, "UUFAAFF"}},
+	"POST /v1/hosts/:name/intents/:kind": {
+		{"/v1/hosts/h1/intents/detach", wire.IntentRequest{Reason: "matrix"}, "UUFAAFF"},
+		{"/v1/hosts/h1/intents/service", wire.IntentRequest{Reason: "matrix"}, "UUFAAFF"},
+	},
+	"DELETE /v1/hosts/:name/intents/:kind": {
+		{"/v1/hosts/h1/intents/detach", nil, "UUFAAFF"},
+		{"/v1/hosts/h1/intents/service", nil, "UUFAAFF"},
+	},
 	"DELETE /v1/hosts/:name/intents/:kind/:requester": {{"/v1/hosts/h1/intents/reboot/k1", nil, "UUFAAFF"}},
 	"GET /v1/hosts/:name/events":                      {{"/v1/hosts/h1/events", nil, "UUAAAAF"}},
 	"PUT /v1/hosts/:name/status":                      {{"/v1/hosts/h1/status", okReport, "UUFFAAF"}},

@@ -311,6 +311,8 @@ func TestOpenAPIResponses(t *testing.T) {
 	must(t, 400, "POST", u+"/v1/hosts/h1/intents/reboot", op, wire.RebootRequest{Mode: "gentle"}, nil)
 	must(t, 400, "POST", u+"/v1/hosts/h1/intents/reboot", op, wire.RebootRequest{PowerOff: true, Requester: "no/slash"}, nil)
 	must(t, 400, "POST", u+"/v1/hosts/h1/intents/inspect", op, wire.IntentRequest{Force: true}, nil)
+	must(t, 400, "POST", u+"/v1/hosts/h1/intents/service", op, wire.IntentRequest{Force: true}, nil)
+	must(t, 409, "POST", u+"/v1/hosts/h1/intents/service", op, nil, nil) // detached
 	must(t, 200, "DELETE", u+"/v1/hosts/h1/intents/detach", op, nil, nil)
 	var hold wire.Intent
 	must(t, 200, "POST", u+"/v1/hosts/h1/intents/reboot", op, wire.RebootRequest{PowerOff: true, Requester: "k1"}, &hold)

@@ -86,9 +86,9 @@ func validateReportBody(r *wire.StatusReport) error {
 	}
 	for i, a := range r.Acks {
 		switch a.Kind {
-		case wire.IntentDetach, wire.IntentDrain, wire.IntentResume, wire.IntentReboot, wire.IntentInspect, wire.IntentPowerOff:
+		case wire.IntentDetach, wire.IntentDrain, wire.IntentResume, wire.IntentReboot, wire.IntentInspect, wire.IntentPowerOff, wire.IntentService:
 		default:
-			return fe(fmt.Sprintf("acks[%d].kind", i), "%q is not an intent: use detach, drain, resume, reboot, inspect or powerOff", a.Kind)
+			return fe(fmt.Sprintf("acks[%d].kind", i), "%q is not an intent: use detach, drain, resume, reboot, inspect, powerOff or service", a.Kind)
 		}
 		if a.CreatedIndex == 0 {
 			return fe(fmt.Sprintf("acks[%d].createdIndex", i), "is required")

@@ -25,6 +25,33 @@ type BMCTaskCmd struct {
 }
 
 func (BMCTaskCmd) Type() CmdType { return CmdBMCTask }
+
+// BMCTaskFromVersion (v2, JSON) is a task record naming the version
+// before the flash (wire.BMCTaskRequest.FromVersion): a v1 binary would
+// drop it and hold a record that differs from its peers'. Until every
+// voter applies v2 the leader writes the record without it
+// (Store.commandForm); every other write stays v1.
+const BMCTaskFromVersion = 2
+
+func (c BMCTaskCmd) bodyVersion() byte {
+	if c.HasFromVersion() {
+		return BMCTaskFromVersion
+	}
+	return bodyJSON
+}
+
+// HasFromVersion reports whether c records a version before the flash.
+func (c BMCTaskCmd) HasFromVersion() bool { return c.Start != nil && c.Start.FromVersion != "" }
+
+// WithoutFromVersion is c without the version before the flash (v1).
+func (c BMCTaskCmd) WithoutFromVersion() BMCTaskCmd {
+	if c.Start != nil {
+		s := *c.Start
+		s.FromVersion = ""
+		c.Start = &s
+	}
+	return c
+}
 func (c BMCTaskCmd) Key() string { return "h/" + c.Name }
 
 // epoch is the lease epoch the write is fenced by.

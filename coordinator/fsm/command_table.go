@@ -30,16 +30,18 @@ var commandTable = map[CmdType]cmdSpec{
 	// Sealed credentials (command_sealed.go); v2 carries a data bag.
 	CmdPutSealedCredentials: cmd((*FSM).applyPutSealedCredentials, sealedCredsVersion, jsonBody),
 	CmdResealCredentials:    cmd((*FSM).applyResealCredentials, sealedCredsVersion, jsonBody),
-	// Operation intents (reboot, inspect, power-off holds).
-	CmdPutOperationIntent:    cmd((*FSM).applyPutOperationIntent, bodyJSON, jsonBody),
-	CmdDeleteOperationIntent: cmd((*FSM).applyDeleteOperationIntent, bodyJSON, jsonBody),
+	// Operation intents (reboot, inspect, power-off holds; v2: service,
+	// fsm_service.go).
+	CmdPutOperationIntent:    cmd((*FSM).applyPutOperationIntent, operationServiceVersion, jsonBody),
+	CmdDeleteOperationIntent: cmd((*FSM).applyDeleteOperationIntent, operationServiceVersion, jsonBody),
 	// Per-rack status reports (command_rackstatus.go); v3 names each
 	// host's createdIndex, v4 carries hardware health (command_health.go),
 	// v5 day-two status (command_daytwo.go); an older body is read
 	// without them.
 	CmdRackStatus: cmdDecoded((*FSM).applyRackStatus, RackStatusDayTwoVersion, binBody, decodeRackStatus),
 	// A host's BMC task record, the fence of day-two work (command_bmctask.go).
-	CmdBMCTask: cmd((*FSM).applyBMCTask, bodyJSON, jsonBody),
+	// v2 names the version before a flash.
+	CmdBMCTask: cmd((*FSM).applyBMCTask, BMCTaskFromVersion, jsonBody),
 	// A host's BMC account record: pending, confirmed or off (command_bmcaccount.go).
 	CmdBMCAccount: cmd((*FSM).applyBMCAccount, bodyJSON, jsonBody),
 	// An operator's request to rotate a host's BMC account (command_bmcrotation.go).

@@ -91,7 +91,7 @@ func (f *FSM) Fleet() Fleet {
 				kind string
 				i    *wire.Intent
 			}{{wire.IntentDetach, in.Detach}, {wire.IntentDrain, in.Drain}, {wire.IntentResume, in.Resume},
-				{wire.IntentReboot, in.Reboot}, {wire.IntentInspect, in.Inspect}} {
+				{wire.IntentReboot, in.Reboot}, {wire.IntentInspect, in.Inspect}, {wire.IntentService, in.Service}} {
 				if k.i != nil && !k.i.Acknowledged {
 					fl.Pending = append(fl.Pending, PendingIntent{Host: h.Name, Rack: h.Rack, Kind: k.kind, CreatedIndex: k.i.CreatedIndex})
 				}

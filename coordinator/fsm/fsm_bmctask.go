@@ -54,7 +54,7 @@ func (f *FSM) startBMCTask(t *tx, old *hostRec, c BMCTaskCmd) (any, error) {
 		return task, nil
 	}
 	task := wire.BMCTask{Kind: in(s.Kind), TaskURI: s.TaskURI, Component: in(s.Component), Epoch: s.Epoch,
-		Holder: in(lease.Holder), StartedAt: c.Time, CreatedIndex: t.index}
+		Holder: in(lease.Holder), StartedAt: c.Time, CreatedIndex: t.index, FromVersion: s.FromVersion}
 	f.storeTask(t, old, &task, wire.Event{Type: wire.EventNormal, Reason: wire.ReasonBMCTaskStarted,
 		Message: "started " + describeTask(&task)}, c.Time)
 	return task, nil

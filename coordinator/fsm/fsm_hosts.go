@@ -234,7 +234,7 @@ func cloneIntents(in *wire.Intents) *wire.Intents {
 
 func normIntents(in *wire.Intents) *wire.Intents {
 	if in == nil || (in.Detach == nil && in.Drain == nil && in.Resume == nil &&
-		in.Reboot == nil && in.Inspect == nil && len(in.PowerOff) == 0 && in.RotateCredentials == nil) {
+		in.Reboot == nil && in.Inspect == nil && in.Service == nil && len(in.PowerOff) == 0 && in.RotateCredentials == nil) {
 		return nil
 	}
 	return in

@@ -72,17 +72,26 @@ func (f *FSM) applyPutOperationIntent(t *tx, c PutOperationIntentCmd) (any, erro
 		return nil, notFound("host %s does not exist", c.Name)
 	}
 	switch c.Kind {
-	case wire.IntentReboot, wire.IntentInspect, wire.IntentPowerOff:
+	case wire.IntentReboot, wire.IntentInspect, wire.IntentPowerOff, wire.IntentService:
 	default:
 		return nil, &Error{Code: wire.CodeBadRequest, Field: "kind", Message: "unknown operation intent kind " + c.Kind}
 	}
 	if c.Kind == wire.IntentPowerOff && !wire.ValidRequester(c.Intent.Requester) {
 		return nil, &Error{Code: wire.CodeBadRequest, Field: "requester", Message: "a power-off needs a requester name"}
 	}
-	if e := operationRefused(old, c.Kind); e != nil {
+	if c.Kind == wire.IntentService {
+		if e := serviceRefused(old); e != nil {
+			return nil, e
+		}
+	} else if e := operationRefused(old, c.Kind); e != nil {
 		return nil, e
 	}
 	it := c.Intent
+	it.Plan = nil
+	if c.Kind == wire.IntentService {
+		p := wire.PlanService(&old.Host)
+		it.Plan = &p
+	}
 	it.Requester, it.Mode, it.Actor = in(it.Requester), in(it.Mode), in(it.Actor)
 	it.CreatedIndex, it.Acknowledged, it.AckEpoch = t.index, false, 0
 	if c.Kind == wire.IntentPowerOff && old.Intents != nil {
@@ -97,6 +106,8 @@ func (f *FSM) applyPutOperationIntent(t *tx, c PutOperationIntentCmd) (any, erro
 		rec.Intents.Reboot = &it
 	case wire.IntentInspect:
 		rec.Intents.Inspect = &it
+	case wire.IntentService:
+		rec.Intents.Service = &it
 	case wire.IntentPowerOff:
 		if rec.Intents.PowerOff == nil {
 			rec.Intents.PowerOff = map[string]*wire.Intent{}
@@ -120,6 +131,7 @@ func (f *FSM) applyDeleteOperationIntent(t *tx, c DeleteOperationIntentCmd) (any
 	case c.Kind == wire.IntentPowerOff && in.PowerOff[c.Requester] != nil:
 	case c.Kind == wire.IntentReboot && in.Reboot != nil:
 	case c.Kind == wire.IntentInspect && in.Inspect != nil:
+	case c.Kind == wire.IntentService && in.Service != nil:
 	default:
 		return old.Host, nil // nothing to withdraw
 	}
@@ -135,6 +147,8 @@ func (f *FSM) applyDeleteOperationIntent(t *tx, c DeleteOperationIntentCmd) (any
 		rec.Intents.Reboot = nil
 	case wire.IntentInspect:
 		rec.Intents.Inspect = nil
+	case wire.IntentService:
+		rec.Intents.Service = nil
 	}
 	rec.Intents = normIntents(rec.Intents)
 	f.storeHost(t, &rec)
@@ -150,6 +164,8 @@ func ackOperation(in *wire.Intents, a wire.IntentAck, epoch uint64) bool {
 		slot = &in.Reboot
 	case wire.IntentInspect:
 		slot = &in.Inspect
+	case wire.IntentService:
+		slot = &in.Service
 	case wire.IntentPowerOff:
 		for k, it := range in.PowerOff {
 			if it.CreatedIndex == a.CreatedIndex {

@@ -33,3 +33,10 @@ func (c *Client) ReleasePowerOff(ctx context.Context, name, requester string) (*
 func (c *Client) Inspect(ctx context.Context, name string, r wire.IntentRequest) (*wire.Intent, error) {
 	return c.intent(ctx, http.MethodPost, name, wire.IntentInspect, &r)
 }
+
+// Service asks for a provisioned host's BIOS settings and firmware to be
+// brought to its spec once: POST /v1/hosts/{name}/intents/service. The
+// answer's Plan states what that does and the power cycles it costs.
+func (c *Client) Service(ctx context.Context, name string, r wire.IntentRequest) (*wire.Intent, error) {
+	return c.intent(ctx, http.MethodPost, name, wire.IntentService, &r)
+}

@@ -28,6 +28,10 @@ type BMCTask struct {
 	StartedAt time.Time `json:"startedAt"`
 	// CreatedIndex is the Raft index of the record.
 	CreatedIndex uint64 `json:"createdIndex"`
+	// FromVersion is the version a firmware task's component showed
+	// before the flash: a new lease holder that adopts the task judges it
+	// done by a version other than this when the spec names none.
+	FromVersion string `json:"fromVersion,omitempty"`
 }
 
 // BMC task kinds.
@@ -53,6 +57,9 @@ type BMCTaskRequest struct {
 	Kind         string `json:"kind"`
 	TaskURI      string `json:"taskURI"`
 	Component    string `json:"component,omitempty"`
+	// FromVersion is the component's version before the flash (firmware
+	// tasks only; kept in the record).
+	FromVersion string `json:"fromVersion,omitempty"`
 }
 
 // BMCTaskEnd is the body of DELETE /v1/hosts/{name}/task: the lease

@@ -70,6 +70,9 @@ const (
 	IntentReboot   = "reboot"
 	IntentInspect  = "inspect"
 	IntentPowerOff = "powerOff"
+	// IntentService is a one-shot servicing of a provisioned host
+	// (BIOS settings and firmware to the spec, once).
+	IntentService = "service"
 )
 
 // Reboot modes.

@@ -472,6 +472,11 @@ type Intents struct {
 	// Inspect is a one-shot re-inspection of an available host: the agent
 	// reads the hardware again, then drops the intent.
 	Inspect *Intent `json:"inspect,omitempty"`
+	// Service is a one-shot servicing of a provisioned host: the agent
+	// brings its BIOS settings and firmware to spec.bios and
+	// spec.firmware once (no update policy needed), then drops the
+	// intent. Plan says what it costs (the power cycles).
+	Service *Intent `json:"service,omitempty"`
 	// PowerOff holds the host powered off, one entry per requester
 	// (metal3's reboot.metal3.io/KEY): it powers on again only when no
 	// requester is left. Acknowledged once the host is off.
@@ -498,6 +503,10 @@ type Intent struct {
 	// Requester names who holds a power-off intent (its key in
 	// Intents.PowerOff) or asked for a reboot.
 	Requester string `json:"requester,omitempty"`
+	// Plan is what a service intent will do and the power cycles it
+	// costs, stated by the coordinator from the host's spec when the
+	// intent is taken (ServicePlan).
+	Plan *ServicePlan `json:"plan,omitempty"`
 }
 
 // RebootRequest is the body of POST /v1/hosts/{name}/intents/reboot.

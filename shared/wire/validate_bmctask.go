@@ -29,6 +29,10 @@ func ValidateBMCTask(r *BMCTaskRequest) error {
 		return fieldErr("component", "only applies to a firmware task")
 	case len(r.Component) > maxDayTwoString:
 		return fieldErr("component", "is %d characters long; at most %d are allowed", len(r.Component), maxDayTwoString)
+	case r.Kind != BMCTaskFirmware && r.FromVersion != "":
+		return fieldErr("fromVersion", "only applies to a firmware task")
+	case len(r.FromVersion) > maxDayTwoString:
+		return fieldErr("fromVersion", "is %d characters long; at most %d are allowed", len(r.FromVersion), maxDayTwoString)
 	}
 	return nil
 }

@@ -23,9 +23,9 @@
     '': '#a0aec0', 'ok': '#2f855a', 'discovered': '#3182ce', 'error': '#e53e3e', 'delayed': '#d69e2e',
     'detached': '#6b46c1', 'maintenance': '#dd6b20', 'removing': '#9b2c2c', 'awaiting-handoff': '#d53f8c',
   };
-  const INTENT_LETTER = { detach: 'D', drain: 'N', resume: 'R', reboot: 'B', inspect: 'I', powerOff: 'O' };
+  const INTENT_LETTER = { detach: 'D', drain: 'N', resume: 'R', reboot: 'B', inspect: 'I', service: 'S', powerOff: 'O' };
   // INTENT_KINDS are the one-intent kinds; powerOff holds are by requester.
-  const INTENT_KINDS = ['detach', 'drain', 'resume', 'reboot', 'inspect'];
+  const INTENT_KINDS = ['detach', 'drain', 'resume', 'reboot', 'inspect', 'service'];
   const ACTIONS = [
     { id: 'detach', label: 'Detach', verb: 'detach', kind: 'detach', method: 'POST',
       what: 'The rack agent stops managing them (no power or provisioning calls) until they are attached again.' },
