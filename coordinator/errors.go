@@ -83,5 +83,10 @@ type StuckError struct {
 }
 
 func (e *StuckError) Error() string {
+	if len(e.Waiting) == 0 {
+		// Raft's goroutines had all ended when they were listed: what
+		// was left was closing the transport and the stores.
+		return fmt.Sprintf("the store did not close within %s: raft has shut down; its transport and log stores are still closing", e.Waited.Round(time.Millisecond))
+	}
 	return fmt.Sprintf("raft did not shut down within %s; still running: %s", e.Waited.Round(time.Millisecond), strings.Join(e.Waiting, ", "))
 }

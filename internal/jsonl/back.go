@@ -56,8 +56,10 @@ func Back[T any](w *Writer, from Pos, n int) (recs []T, next Pos, more bool, err
 	switch {
 	case from.IsZero() && cur != nil:
 		f, off = cur, cur.size
-	case from.IsZero():
+	case from.IsZero() && old != nil:
 		f, off = old, old.size // FILE is new and empty
+	case from.IsZero():
+		return nil, Pos{}, false, nil // nothing written yet
 	case cur.is(from):
 		f = cur
 	case old.is(from):

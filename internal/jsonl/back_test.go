@@ -161,3 +161,14 @@ func TestBackEmptyFileAfterRotation(t *testing.T) {
 	}
 	checkRun(t, recs, 1, 3)
 }
+
+// TestBackNothingWritten: a member whose trail is still empty (no FILE
+// content, no FILE.1) answers an empty first page, not a panic.
+func TestBackNothingWritten(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	w := openT(t, path, Options{})
+	recs, next, more, err := Back[rec](w, Pos{}, 5)
+	if err != nil || more || len(recs) != 0 || !next.IsZero() {
+		t.Fatalf("empty trail: %v %v more=%v err=%v", recs, next, more, err)
+	}
+}
