@@ -2,7 +2,6 @@ package ctl
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 
@@ -42,26 +41,12 @@ func (x *Ctx) listHostsPaged(cl *client.Client, f client.HostFilter, lf *listFil
 		if err = cl.ListHostsPages(x.ctx, f, o, keep(pt.page)); err == nil {
 			pt.end()
 		}
-	case OutJSON:
-		pj := &pagedJSON[wire.Host]{w: x.io.Stdout}
-		if err = cl.ListHostsPages(x.ctx, f, o, keep(pj.page)); err == nil {
-			err = pj.end()
-		}
 	default:
-		all := wire.List[wire.Host]{Items: []wire.Host{}}
-		err = cl.ListHostsPages(x.ctx, f, o, keep(func(l *wire.List[wire.Host]) error {
-			all.Items = append(all.Items, l.Items...)
-			all.Index = l.Index
-			return nil
-		}))
-		if err == nil {
-			err = x.print(all, nil)
-		}
+		err = structuredPages(x, func(fn func(*wire.List[wire.Host]) error) error {
+			return cl.ListHostsPages(x.ctx, f, o, keep(fn))
+		})
 	}
-	if errors.Is(err, wire.ErrListExpired) {
-		return withHints(err, "the coordinator no longer keeps the list this command was reading (a list is kept 2 minutes after its last page, by the member that answered the first): run the command again, with a larger --chunk-size for fewer requests")
-	}
-	return err
+	return listExpired(err, "a list is kept 2 minutes after its last page, by the member that answered the first")
 }
 
 // pagedTable prints hostTable page by page.

@@ -61,24 +61,40 @@ func printPages[T any](x *Ctx, read func(fn func(*wire.List[T]) error) error, lp
 		if err == nil && pt.rows == 0 {
 			fmt.Fprintln(x.io.Stdout, lp.empty)
 		}
-	case OutJSON:
-		pj := &pagedJSON[T]{w: x.io.Stdout}
-		if err = read(pj.page); err == nil {
-			err = pj.end()
-		}
 	default:
-		all := wire.List[T]{Items: []T{}}
-		err = read(func(l *wire.List[T]) error {
-			all.Items = append(all.Items, l.Items...)
-			all.Index = l.Index
-			return nil
-		})
-		if err == nil {
-			err = x.print(all, nil)
-		}
+		err = structuredPages(x, read)
 	}
+	return listExpired(err, "a list is kept 2 minutes after its last page, by the member that answered the first; an audit trail's page until a rotation drops its file")
+}
+
+// structuredPages prints a list read page by page (read calls fn a page at
+// a time) as -o json, one List document written as the pages arrive, or
+// as -o yaml once every page is in.
+func structuredPages[T any](x *Ctx, read func(fn func(*wire.List[T]) error) error) error {
+	if x.g.output == OutJSON {
+		pj := &pagedJSON[T]{w: x.io.Stdout}
+		if err := read(pj.page); err != nil {
+			return err
+		}
+		return pj.end()
+	}
+	all := wire.List[T]{Items: []T{}}
+	err := read(func(l *wire.List[T]) error {
+		all.Items = append(all.Items, l.Items...)
+		all.Index = l.Index
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return x.print(all, nil)
+}
+
+// listExpired says what to do when the list being read expired (why: how
+// long the coordinator keeps it).
+func listExpired(err error, why string) error {
 	if errors.Is(err, wire.ErrListExpired) {
-		return withHints(err, "the coordinator no longer keeps the list this command was reading (a list is kept 2 minutes after its last page, by the member that answered the first; an audit trail's page until a rotation drops its file): run the command again, with a larger --chunk-size for fewer requests")
+		return withHints(err, "the coordinator no longer keeps the list this command was reading ("+why+"): run the command again, with a larger --chunk-size for fewer requests")
 	}
 	return err
 }
