@@ -233,12 +233,26 @@ func ConvertBMH(objs []Object, o BMHOptions) (*Input, error) {
 	machines := NewMachineIndex() // mapped BMC addresses so far
 	used := map[string]bool{}
 	withheldNoted := map[string]bool{}
+	bareNoted := map[string]bool{} // namespace/name of a Secret given without a namespace
 	for _, b := range bmhs {
 		x := dayTwo[qualified(b.d.Metadata)]
 		ph, refs, errs := mapBMH(b.d, o, x)
 		ph.Source = b.Where + ": BareMetalHost " + qualified(b.d.Metadata)
 		for _, ref := range refs {
 			k := qualified(k8sMeta{Namespace: b.d.Metadata.Namespace, Name: ref.secret})
+			if _, ok := secrets[k]; !ok && b.d.Metadata.Namespace != "" {
+				// A Secret written without a namespace beside a host that
+				// has one (metal3's docs show them so): kubectl apply -n
+				// puts both in the host's namespace, and so does this.
+				if _, bare := secrets[ref.secret]; bare {
+					if !bareNoted[k] {
+						bareNoted[k] = true
+						in.Notes = append(in.Notes, fmt.Sprintf("%s: Secret %s has no metadata.namespace: taken as %s, the namespace of BareMetalHost %s (%s) that references it, where kubectl apply -n %s puts it",
+							secretWhere[ref.secret], ref.secret, k, qualified(b.d.Metadata), b.Where, b.d.Metadata.Namespace))
+					}
+					k = ref.secret
+				}
+			}
 			rn := recordName(b.d.Metadata.Namespace, ref.secret)
 			if err := wire.ValidateName(ref.field, rn); err != nil {
 				errs = append(errs, err.Error())

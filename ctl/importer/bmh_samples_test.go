@@ -95,12 +95,14 @@ func TestMetal3Samples(t *testing.T) {
 	}
 
 	// docs/api.md: a host read back from a running cluster, with its
-	// metadata, deprecated hardwareProfile, checksum URL and status.
+	// metadata, deprecated hardwareProfile, checksum URL and status, and
+	// the Secret the page shows next to it, written without a namespace.
 	api := sampleHost("node-0", `  namespace: bmo
   creationTimestamp: "2021-01-02T03:04:05Z"
   finalizers: [baremetalhost.metal3.io]
   generation: 3
   resourceVersion: "4242"
+  selfLink: /apis/metal3.io/v1alpha1/namespaces/bmo/baremetalhosts/node-0
   uid: 0b5f2a1e-0000-4000-8000-000000000001
 spec:
   bmc:
@@ -124,14 +126,27 @@ spec:
 status:
   errorMessage: ""
   goodCredentials: {credentials: {name: node-0-bmc-secret, namespace: bmo}, credentialsVersion: "77"}
-  hardware: {cpu: {arch: x86_64, count: 8}, nics: [{mac: "00:00:00:00:00:01", name: eno1}]}
+  hardware:
+    cpu: {arch: x86_64, clockMegahertz: 2400, count: 8, flags: [], model: Xeon}
+    firmware: {bios: {date: 01/02/2021, vendor: Dell Inc., version: 2.1.0}}
+    hostname: node-0.localdomain
+    nics: [{ip: 10.3.1.5, mac: "00:00:00:00:00:01", model: unknown, name: eno1, pxe: true, speedGbps: 25, vlanId: 0}]
+    ramMebibytes: 0
+    storage: []
+    systemVendor: {manufacturer: Dell Inc., productName: PowerEdge, serialNumber: ""}
+  hardwareProfile: ""
+  lastUpdated: "2021-01-02T03:34:05Z"
   operationalStatus: OK
   poweredOn: true
-  provisioning: {ID: 9d0c3a2e-0000-4000-8000-000000000002, state: externally provisioned}
-`)
+  provisioning: {ID: 9d0c3a2e-0000-4000-8000-000000000002, image: {checksum: "", url: ""}, state: externally provisioned}
+  triedCredentials: {credentials: {name: node-0-bmc-secret, namespace: bmo}, credentialsVersion: "77"}
+`) + sampleSecretFor("node-0-bmc-secret")
 	in = convert(t, api, o)
 	if len(in.Refused) > 0 || len(in.Hosts) != 1 {
 		t.Fatalf("docs/api.md host: refused %q", in.Refused)
+	}
+	if in.Records["node-0-bmc-secret"].Password != "secret-123" || !strings.Contains(strings.Join(in.Notes, "\n"), "Secret node-0-bmc-secret has no metadata.namespace: taken as bmo/node-0-bmc-secret") {
+		t.Errorf("docs/api.md Secret without a namespace: records %v, notes %q", in.Records, in.Notes)
 	}
 	if h := in.Hosts[0].Host; !h.ExternallyProvisioned || h.Image.Checksum != "http://10.3.0.100/images/os/os.qcow2.md5sum" || h.MetaData == nil {
 		t.Errorf("docs/api.md host: %+v", h)
