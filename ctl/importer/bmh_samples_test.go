@@ -178,3 +178,41 @@ spec:
 		}
 	}
 }
+
+// The hosts BMO's end-to-end tests write (a template per virtual host):
+// a redfish-virtualmedia+http BMC of sushy-tools, UEFI, cleaning and
+// inspection disabled, and a Secret whose stringData holds base64 text,
+// which Kubernetes, metal3 and rackfence all take as written: applied,
+// with a note naming the keys (never their values).
+func TestMetal3E2EHostShape(t *testing.T) {
+	doc := "---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: vm-1-secret\ntype: Opaque\nstringData:\n  username: YWRtaW4=\n  password: cGFzc3dvcmQ=\n" +
+		sampleHost("vm-1", `  annotations:
+    inspect.metal3.io: disabled
+spec:
+  automatedCleaningMode: disabled
+  online: true
+  bootMACAddress: 52:54:00:6c:3c:01
+  bootMode: UEFI
+  bmc:
+    address: redfish-virtualmedia+http://192.168.222.1:8000/redfish/v1/Systems/0e5f6c1a-0000-4000-8000-00000000a001
+    credentialsName: vm-1-secret
+`)
+	in := convert(t, doc, BMHOptions{Rack: "r1"})
+	if len(in.Refused) > 0 || len(in.Hosts) != 1 {
+		t.Fatalf("e2e host: refused %q", in.Refused)
+	}
+	h := in.Hosts[0].Host
+	if h.BootMethod != "vmedia" || h.AutomatedCleaningMode != "disabled" || h.BootMode != "UEFI" || in.Records["vm-1-secret"].Password != "cGFzc3dvcmQ=" {
+		t.Errorf("e2e host %+v, record %+v", h, in.Records["vm-1-secret"])
+	}
+	notes := strings.Join(in.Notes, "\n")
+	if !strings.Contains(notes, "Secret vm-1-secret: stringData.username and stringData.password look base64-encoded") || strings.Contains(notes, "YWRtaW4=") {
+		t.Errorf("e2e notes: %q", in.Notes)
+	}
+	// A plain stringData login, or one of padded base64 of no text, is
+	// no mistake to note.
+	in = convert(t, strings.NewReplacer("YWRtaW4=", "admin", "cGFzc3dvcmQ=", "AAEC/w==").Replace(doc), BMHOptions{Rack: "r1"})
+	if notes := strings.Join(in.Notes, "\n"); strings.Contains(notes, "base64") {
+		t.Errorf("plain stringData noted as encoded: %q", in.Notes)
+	}
+}
