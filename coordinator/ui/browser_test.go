@@ -245,7 +245,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	// takes on r2), r2-h1 with its spec.bios offers Service; the
 	// confirmation states the power cycle it costs, and the answer's plan
 	// is shown.
-	l, err := c.Admin.AcquireLease(rig.Ctx(t), "r2", wire.LeaseRequest{Holder: "browser-test", TTL: wire.Duration(10 * time.Minute)})
+	l, err := c.Admin.AcquireLease(rig.Ctx(t), "r2", wire.LeaseRequest{Holder: "browser-test", TTL: wire.Duration(5 * time.Minute)})
 	if err != nil {
 		t.Fatal(err)
 	}

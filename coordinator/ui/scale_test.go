@@ -161,7 +161,11 @@ func dashboardAtScale(t *testing.T, n, perRack int) {
 		FirstPaintMs *float64 `json:"firstPaintMs"`
 		LoadedMs     *float64 `json:"loadedMs"`
 		Pages        int      `json:"pages"`
-		Totals       *struct {
+		FirstLoad    *struct {
+			StartMs, TransferMs, ParseMs, RenderMs float64
+			Bytes                                  int
+		} `json:"firstLoad"`
+		Totals *struct {
 			Error, Detached int
 		} `json:"totals"`
 		DOMNodes int     `json:"domNodes"`
@@ -328,6 +332,10 @@ func dashboardAtScale(t *testing.T, n, perRack int) {
 	}
 	t.Logf("dashboard at %d hosts in %d racks (%d lease renewals during the run)", n, racks, renewals.Load())
 	t.Logf("  first paint after load (ms from navigation start, %d loads): median %.0f, max %.0f", len(paints), pct(paints, 50), pct(paints, 100))
+	if fl := last.FirstLoad; fl != nil {
+		t.Logf("    of which (last load): page ready to ask %.0f, first answer (rack counts) %.0f ms for %.0f kB, JSON.parse %.0f, first render %.0f",
+			fl.StartMs, fl.TransferMs, float64(fl.Bytes)/1e3, fl.ParseMs, fl.RenderMs)
+	}
 	t.Logf("  all hosts loaded and drawn (ms from navigation start): median %.0f, max %.0f (%d summary pages)", pct(loads, 50), pct(loads, 100), last.Pages)
 	t.Logf("  filter %q across all hosts, input to frame (ms, incl. 120 ms debounce): median %.0f, max %.0f", "error", pct(filterMs, 50), pct(filterMs, 100))
 	t.Logf("  update: API call to tile on screen (ms, %d changes): median %.0f, p90 %.0f, max %.0f", len(lat), pct(lat, 50), pct(lat, 90), pct(lat, 100))

@@ -323,7 +323,7 @@
       // changed: hosts changed since the rack's canvas was last drawn.
       // counts: the rack's counts from GET /v1/racks, shown until its
       // hosts are in; expected: how many hosts those counts name.
-      r = { name, lease: null, deadline: null, names: new Set(), order: null, dirty: true, headDirty: true, visible: false, el: null,
+      r = { name, lease: null, deadline: null, names: new Set(), order: null, dirty: true, headDirty: true, headStale: false, visible: false, el: null,
         changed: new Set(), counts: null, expected: 0, tally: null };
       st.racks.set(name, r);
       st.racksChanged = true;
@@ -436,7 +436,10 @@
     const drawn = [];
     let matching = st.filter ? 0 : null;
     for (const r of st.racks.values()) {
-      if (r.headDirty) updateRackHeader(r);
+      // The tally (summary, filter count) is kept for every rack; the
+      // header's DOM only for racks on screen (others when they scroll in).
+      if (r.headDirty) { r.tally = rackTally(r); r.headDirty = false; r.headStale = true; }
+      if (r.headStale && r.visible) updateRackHeader(r);
       if (matching !== null) matching += r.tally.match;
       if (!r.dirty) continue;
       if (r.visible) {
@@ -485,7 +488,7 @@
           const r = st.racks.get(e.target.dataset.rack);
           if (!r) continue;
           r.visible = e.isIntersecting;
-          if (r.visible && r.dirty) any = true;
+          if (r.visible && (r.dirty || r.headStale)) any = true;
         }
         if (any) scheduleRender();
       }, { rootMargin: '400px' });
@@ -566,8 +569,8 @@
       el.title = `held by ${r.lease.holder} under epoch ${r.lease.epoch}, TTL ${r.lease.ttl}`;
       tickRack(r, performance.now());
     }
-    const t = r.tally = rackTally(r);
-    r.headDirty = false;
+    const t = r.tally;
+    r.headStale = false;
     r.countsEl.replaceChildren(`${t.hosts} hosts`);
     if (t.err) { const b = document.createElement('span'); b.className = 'bad'; b.textContent = ` · ${t.err} in error`; r.countsEl.append(b); }
     if (t.det) r.countsEl.append(` · ${t.det} detached`);
