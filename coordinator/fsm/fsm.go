@@ -60,6 +60,9 @@ type FSM struct {
 	// applies one entry at a time.
 	inflateMu sync.Mutex
 	inflated  []byte
+	// allOrder and rackOrder are the host order of the last view of
+	// every host and of one rack (listview.go).
+	allOrder, rackOrder atomic.Pointer[hostOrder]
 }
 
 // NewFSM returns an empty FSM with the default Options (New(Options{})).
