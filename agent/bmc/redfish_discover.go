@@ -166,9 +166,11 @@ func (c *Conn) discover(s *rfSession) (*rfDiscovery, error) {
 	}
 	var sys rfSystemDoc
 	var props rfBootProps
-	if err := rfGet(s.api, d.system, &sys, &props); err != nil {
+	var hs rfHealthSystem
+	if err := rfGet(s.api, d.system, &sys, &props, &hs); err != nil {
 		return nil, err
 	}
+	c.healthSys.keep(&hs)
 	_, d.httpBootURI = props.Boot["HttpBootUri"]
 	d.bootTargets = sys.Boot.Targets
 	c.freshSys = &sys
