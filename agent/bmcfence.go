@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/rackfence/rackfence/agent/bmcaccount"
 	"github.com/rackfence/rackfence/agent/errclass"
@@ -56,10 +57,21 @@ func (s *session) forgetTierCredentials(host string) {
 // the first time the session looks at the host, whether or not an action
 // follows: a new holder must change the password before an older
 // holder's late request can reach the BMC, not only before its own first
-// change. A failure is logged; the next action tries again.
+// change. A failure is logged; the next action tries again. A rotation
+// the coordinator could not record yet (the version gate) schedules the
+// host's next look for when it is due, so the fence at the BMC turns on
+// under this lease once the coordinator takes the record.
 func (s *session) rotateOnTakeover(h wire.Host) {
 	m := s.a.cfg.BMCAccounts
-	if m == nil || h.BMC.Credentials == "" || h.BMC.Address == "" || s.a.cfg.Guard.Blocked(h.Name) || m.Rotated(h.Name, s.lease.Epoch, rotationRequest(h)) {
+	if m == nil || h.BMC.Credentials == "" || h.BMC.Address == "" || s.a.cfg.Guard.Blocked(h.Name) {
+		return
+	}
+	defer func() {
+		if wait, ok := m.RetryIn(h.Name); ok {
+			s.queue.addAfter(h.Name, max(wait, 100*time.Millisecond))
+		}
+	}()
+	if m.Rotated(h.Name, s.lease.Epoch, rotationRequest(h)) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, s.a.cfg.ActionTimeout)

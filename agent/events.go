@@ -63,7 +63,10 @@ type eventHost struct {
 	// confirmed: an event arrived since arming.
 	confirmed bool
 	// reason says why the host is polled ("" when live).
-	reason                     string
+	reason string
+	// system is the ComputerSystem ID the host's BMC address names (""
+	// when none): events about another system are not the host's.
+	system                     string
 	armedAt, heard, testAt     time.Time
 	checkAt                    time.Time
 	testTarget                 string
@@ -198,6 +201,7 @@ func (s *session) tendEvents(name string, h wire.Host, d *hoststate.Decision) {
 		if e.disarmed && !d.Blocked {
 			e.disarmed = false // attached again
 		}
+		e.system = systemOf(h.BMC.Address)
 		armed, heard, testAt, checkAt, retryAt, path, target = e.armed, e.heard, e.testAt, e.checkAt, e.retryAt, e.path, e.testTarget
 	})
 	silence := s.a.cfg.EventsSilence

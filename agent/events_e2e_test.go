@@ -59,9 +59,16 @@ func TestEventsFromTheBMC(t *testing.T) {
 	maddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t, "127.0.0.1"))
 	e.startAgent("r1", "a1", "--metrics-addr", maddr, "--events-addr", fmt.Sprintf("127.0.0.1:%d", evPort),
 		"--power-poll", "10m", "--events-silence", "20s")
-	e.waitHost("ev", 90*time.Second, "available with live events", func(h *wire.Host) error {
+	// Powered on and read back too: the agent powers the host on (spec
+	// online) right after it is available, and a power-off made at the
+	// machine while that power-on is still being read back would only
+	// make that read-back wait, with no second reset to count.
+	e.waitHost("ev", 90*time.Second, "available, on, with live events", func(h *wire.Host) error {
 		if err := stateIs(wire.StateAvailable, wire.OpOK)(h); err != nil {
 			return err
+		}
+		if !h.Status.PoweredOn || h.Status.PowerState != wire.PowerOn {
+			return fmt.Errorf("poweredOn %v powerState %q", h.Status.PoweredOn, h.Status.PowerState)
 		}
 		return eventsIs("live")(h)
 	})

@@ -33,6 +33,9 @@ const (
 	evReplayed    = "replayed"
 	evMalformed   = "malformed"
 	evNotHolder   = "not-holder"
+	// evOtherSystem: new records all about another system of the host's
+	// BMC (another blade of the enclosure): heard, no power read.
+	evOtherSystem = "other-system"
 )
 
 // testMessageID is the MessageId of the test events the agent asks for.
@@ -169,7 +172,9 @@ func (a *Agent) receiveEvent(r *http.Request) (string, int) {
 }
 
 // accept applies doc's records to name's record: evOK when some record is
-// new and not a test event (a power read is due), evTest when only test
+// new, not a test event and not about another system of the BMC
+// (events_origin.go; a power read is due), evOtherSystem when the new
+// non-test records are all about other systems, evTest when only test
 // events are new, evReplayed when none is new.
 func (t *eventTracker) accept(name string, doc eventDoc, now time.Time) string {
 	t.mu.Lock()
@@ -178,7 +183,7 @@ func (t *eventTracker) accept(name string, doc eventDoc, now time.Time) string {
 	if e == nil {
 		return evUnknownHost
 	}
-	fresh, real := 0, false
+	fresh, real, other := 0, false, false
 	for _, rec := range doc.Events {
 		ts := rec.EventTimestamp
 		seen := rec.EventID != "" && slices.Contains(e.seen, rec.EventID)
@@ -196,7 +201,11 @@ func (t *eventTracker) accept(name string, doc eventDoc, now time.Time) string {
 				e.seen = e.seen[len(e.seen)-maxSeenIDs:]
 			}
 		}
-		if rec.MessageID != testMessageID {
+		switch {
+		case rec.MessageID == testMessageID:
+		case forOtherSystem(rec.Origin, e.system):
+			other = true
+		default:
 			real = true
 		}
 	}
@@ -205,6 +214,9 @@ func (t *eventTracker) accept(name string, doc eventDoc, now time.Time) string {
 	}
 	e.received += fresh
 	e.heard, e.confirmed = now, true
+	if !real && other {
+		return evOtherSystem
+	}
 	if !real {
 		return evTest
 	}

@@ -5,8 +5,8 @@ import "github.com/prometheus/client_golang/prometheus"
 // eventMetrics are the metrics of BMC events and the power poll
 // (events*.go), on the agent's registry.
 type eventMetrics struct {
-	// received counts event POSTs by result (ok, test, bad-secret,
-	// unknown-host, replayed, malformed, not-holder).
+	// received counts event POSTs by result (ok, test, other-system,
+	// bad-secret, unknown-host, replayed, malformed, not-holder).
 	received *prometheus.CounterVec
 	// subscribeOps counts subscription calls by op (arm, rearm, disarm)
 	// and result (ok, unsupported, error).
@@ -22,7 +22,7 @@ var subscriptionsDesc = prometheus.NewDesc("rackfence_agent_bmc_event_subscripti
 func newEventMetrics(m *Metrics) *eventMetrics {
 	em := &eventMetrics{
 		received: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rackfence_agent_bmc_events_total",
-			Help: "Event POSTs received from BMCs, by result: ok (a power read follows), test, bad-secret, unknown-host, replayed, malformed, not-holder (all but ok and test change nothing)."}, []string{"result"}),
+			Help: "Event POSTs received from BMCs, by result: ok (a power read follows), test, other-system (about another system of a shared BMC: no power read), bad-secret, unknown-host, replayed, malformed, not-holder (all but ok, test and other-system change nothing)."}, []string{"result"}),
 		subscribeOps: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rackfence_agent_bmc_event_subscribe_total",
 			Help: "BMC event subscription calls, by op (arm, rearm, disarm) and result (ok, unsupported, error)."}, []string{"op", "result"}),
 		powerReads: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rackfence_agent_power_reads_total",

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -87,6 +88,55 @@ func TestEventListenerChecks(t *testing.T) {
 	a.cur.Store(nil)
 	if code := post(a, "/events/h1", "s1", eventBody("6", "A.1.0.B", time.Now())); code != http.StatusServiceUnavailable {
 		t.Errorf("no session: %d", code)
+	}
+}
+
+// TestEventForOtherBlade: two blades of one enclosure BMC each hold a
+// subscription there, and the BMC posts every event to both. An event
+// whose OriginOfCondition names one blade's system makes only that
+// blade's power read due (the other counts it other-system, and hears it:
+// the subscription works); one naming the chassis, or no origin, makes
+// both due; a host whose address names no system takes every event.
+func TestEventForOtherBlade(t *testing.T) {
+	a, s := eventFixture(t)
+	s.events.with("h1", func(e *eventHost) { e.system = systemOf("redfish+https://10.0.0.9/redfish/v1/Systems/Blade1") })
+	s.events.with("h2", func(e *eventHost) {
+		e.secret, e.context, e.armed = "s2", "ctx1", true
+		e.system = systemOf("redfish+https://10.0.0.9/redfish/v1/Systems/Blade2")
+	})
+	s.events.with("h3", func(e *eventHost) { e.secret, e.context, e.armed = "s3", "ctx1", true })
+	secrets := map[string]string{"h1": "s1", "h2": "s2", "h3": "s3"}
+	t0 := time.Now().Add(-time.Minute).Truncate(time.Second)
+	for i, c := range []struct {
+		name   string
+		origin any
+		due    map[string]bool
+	}{
+		{"blade 2's system", map[string]string{"@odata.id": "/redfish/v1/Systems/Blade2"}, map[string]bool{"h2": true, "h3": true}},
+		{"under blade 1's system, as a URI", "https://10.0.0.9/redfish/v1/Systems/Blade1/Processors/CPU0", map[string]bool{"h1": true, "h3": true}},
+		{"the enclosure's chassis", map[string]string{"@odata.id": "/redfish/v1/Chassis/Enclosure"}, map[string]bool{"h1": true, "h2": true, "h3": true}},
+		{"no origin", nil, map[string]bool{"h1": true, "h2": true, "h3": true}},
+	} {
+		b, _ := json.Marshal(map[string]any{"Context": "ctx1", "Events": []map[string]any{{"EventId": fmt.Sprint(i),
+			"MessageId": "ResourceEvent.1.0.ResourceChanged", "EventTimestamp": t0.Add(time.Duration(i) * time.Second).Format(time.RFC3339),
+			"OriginOfCondition": c.origin}}})
+		for _, h := range []string{"h1", "h2", "h3"} {
+			other := testutil.ToFloat64(a.cfg.Metrics.events.received.WithLabelValues(evOtherSystem))
+			if code := post(a, "/events/"+h, secrets[h], string(b)); code != http.StatusNoContent {
+				t.Fatalf("%s to %s: answered %d", c.name, h, code)
+			}
+			var due, heard bool
+			s.events.with(h, func(e *eventHost) { due, heard = e.powerDue, e.confirmed; e.powerDue = false })
+			if due != c.due[h] || !heard {
+				t.Errorf("%s to %s: power read due %v, want %v (heard %v)", c.name, h, due, c.due[h], heard)
+			}
+			if n := testutil.ToFloat64(a.cfg.Metrics.events.received.WithLabelValues(evOtherSystem)) - other; (n == 1) == c.due[h] {
+				t.Errorf("%s to %s: counted other-system %v times", c.name, h, n)
+			}
+		}
+	}
+	if got := systemOf("redfish://10.0.0.9"); got != "" {
+		t.Errorf("an address without a system path names %q", got)
 	}
 }
 

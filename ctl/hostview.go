@@ -234,7 +234,7 @@ func hostDetail(w io.Writer, h *wire.Host) {
 		k.add("Status", s.OperationalStatus)
 		k.add("Power", hostPower(h))
 		if ev := s.Extra[wire.ExtraEvents]; ev != "" {
-			k.add("Events", ev)
+			k.add("BMC events", ev)
 		}
 		if hh := s.Health; hh != nil {
 			k.add("Health", healthSummary(hh))

@@ -101,6 +101,9 @@ type Manager struct {
 	met *metrics
 	mu  sync.Mutex
 	m   map[string]*hostAcct
+	// deferLogged is the last epoch whose first deferred rotation was
+	// logged (deferred.go).
+	deferLogged uint64
 }
 
 type hostAcct struct {
@@ -117,6 +120,11 @@ type hostAcct struct {
 	// protocol stopped before): a retry does not try it at the BMC, where
 	// each such login is a failure towards the account's lockout.
 	unsent string
+	// retryAt, when set, is when a rotation the coordinator could not
+	// record yet is tried again (off says why meanwhile); deferrals counts
+	// those tries under epoch (deferred.go).
+	retryAt   time.Time
+	deferrals int
 }
 
 // New returns a Manager.
@@ -184,7 +192,12 @@ func (m *Manager) Credentials(ctx context.Context, t Target, epoch uint64) (user
 		user, password, off, err = m.rotate(ctx, t, epoch, h)
 	}
 	h.serving = 0
+	var notYet *notYetError
 	switch {
+	case errors.As(err, &notYet):
+		m.met.count(resultDeferred)
+		m.deferHost(h, t.Host, epoch, notYet.why)
+		return t.Username, t.Password, notYet.why, nil
 	case err != nil:
 		m.met.count(resultError)
 		return "", "", "", err
@@ -192,8 +205,13 @@ func (m *Manager) Credentials(ctx context.Context, t Target, epoch uint64) (user
 		m.met.count(resultOff)
 	default:
 		m.met.count(resultRotated)
+		if h.deferrals > 0 && h.epoch == epoch {
+			m.cfg.Logger.Info("the coordinator recorded the BMC account: the fence at the BMC is on for this host",
+				"host", t.Host, "epoch", epoch, "deferredTries", h.deferrals)
+		}
 	}
 	h.epoch, h.user, h.pw, h.off, h.at = epoch, user, password, off, m.cfg.Now()
+	h.retryAt, h.deferrals = time.Time{}, 0
 	if t.Requested > h.served {
 		h.served = t.Requested
 	}
@@ -432,6 +450,9 @@ func (m *Manager) settled(h *hostAcct, epoch, requested uint64) bool {
 	if epoch == 0 || h.epoch != epoch {
 		return false
 	}
+	if !h.retryAt.IsZero() {
+		return m.cfg.Now().Before(h.retryAt) // deferred: tried again then
+	}
 	if requested > h.served {
 		return false
 	}
@@ -439,9 +460,10 @@ func (m *Manager) settled(h *hostAcct, epoch, requested uint64) bool {
 }
 
 // recordPending records pw as host's pending password under epoch. A
-// coordinator that cannot record it (an older version, or a cluster
-// whose voters are not all upgraded) leaves the fence at the BMC off for
-// now: off says why, and nothing was asked of the BMC.
+// coordinator that cannot record it yet (an older version, a cluster
+// whose voters are not all upgraded or not all recorded yet) returns a
+// *notYetError: nothing was asked of the BMC, the operator's credentials
+// are used meanwhile and the rotation is tried again (deferred.go).
 func (m *Manager) recordPending(ctx context.Context, host string, epoch uint64, user, pw string) (off string, err error) {
 	_, err = m.cfg.Store.PutBMCAccount(ctx, host, wire.BMCAccountWrite{Epoch: epoch, Op: wire.BMCAccountOpPending, Username: user, Password: pw})
 	// 404: a coordinator without the route (or the host is gone: nothing
@@ -449,9 +471,8 @@ func (m *Manager) recordPending(ctx context.Context, host string, epoch uint64, 
 	// does not apply the command yet.
 	if e, ok := client.AsError(err); ok && (e.Code == wire.CodeUpgradeRequired || e.Status == http.StatusNotFound ||
 		e.Status == http.StatusMethodNotAllowed) {
-		why := "the coordinator cannot record BMC accounts yet (" + err.Error() + "): upgrade every member; the operator's credentials are used meanwhile"
-		m.cfg.Logger.Warn("the fence at the BMC is off for this host", "host", host, "reason", why)
-		return why, nil
+		return "", &notYetError{why: "the coordinator cannot record BMC accounts yet (" + err.Error() +
+			"): the operator's credentials are used until it can (every member upgraded and its version recorded); retried"}
 	}
 	if err != nil {
 		return "", fmt.Errorf("recording host %s's pending BMC password: %w", host, err)

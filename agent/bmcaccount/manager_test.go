@@ -286,18 +286,47 @@ func (upgradingStore) PutBMCAccount(context.Context, string, wire.BMCAccountWrit
 	return nil, &client.Error{Status: http.StatusServiceUnavailable, Code: wire.CodeUpgradeRequired, Message: "a voter runs an older binary"}
 }
 
-// TestCoordinatorNotUpgradedLeavesFenceOff: where the coordinator cannot
-// record the pending password, nothing is asked of the BMC and the host
-// keeps the operator's credentials, saying why.
-func TestCoordinatorNotUpgradedLeavesFenceOff(t *testing.T) {
+// TestCoordinatorNotUpgradedDefersRotation: where the coordinator cannot
+// record the pending password yet, nothing is asked of the BMC and the
+// host keeps the operator's credentials, saying why, until the retry is
+// due; once the coordinator takes the record the rotation runs under the
+// same epoch and the host uses the tier's account.
+func TestCoordinatorNotUpgradedDefersRotation(t *testing.T) {
 	r := newRig(t, bmcsim.Config{})
 	m := r.takeOver(nil)
+	now := time.Now()
+	m.cfg.Now = func() time.Time { return now }
 	m.cfg.Store = upgradingStore{r.agent}
-	u, pw, off, err := m.Credentials(ctxT(t), r.target(), r.epoch)
-	if err != nil || u != "admin" || pw != "password" || !strings.Contains(off, "upgrade every member") {
+	ctx := ctxT(t)
+	u, pw, off, err := m.Credentials(ctx, r.target(), r.epoch)
+	if err != nil || u != "admin" || pw != "password" || !strings.Contains(off, "cannot record BMC accounts yet") {
 		t.Fatalf("got %q off %q err %v", u, off, err)
 	}
 	if accts, _ := r.sim.Accounts(0); len(accts) != 1 {
 		t.Fatalf("the BMC was changed: %+v", accts)
+	}
+	if n := testutil.ToFloat64(m.met.rotations.WithLabelValues(resultDeferred)); n != 1 {
+		t.Fatalf("deferred count %v, want 1", n)
+	}
+	wait, ok := m.RetryIn("h0")
+	if !ok || wait <= 0 || wait > deferMin || !m.Rotated("h0", r.epoch, 0) {
+		t.Fatalf("retry in %v (%v), settled %v: want a retry within %v, settled until then", wait, ok, m.Rotated("h0", r.epoch, 0), deferMin)
+	}
+
+	m.cfg.Store = r.agent // every member's version recorded: the gate opens
+	now = now.Add(deferMax)
+	if m.Rotated("h0", r.epoch, 0) {
+		t.Fatal("a deferred rotation past its retry time reads as settled")
+	}
+	u, pw, off, err = m.Credentials(ctx, r.target(), r.epoch)
+	if err != nil || off != "" || u != DefaultUsername || !r.works(u, pw) {
+		t.Fatalf("after the gate opened: %q off %q err %v", u, off, err)
+	}
+	if _, ok := m.RetryIn("h0"); ok || !m.Rotated("h0", r.epoch, 0) {
+		t.Fatal("a rotated host still has a retry scheduled")
+	}
+	rec, err := r.agent.GetBMCAccount(ctx, "h0", false, r.epoch)
+	if err != nil || rec.State != wire.BMCAccountConfirmed || rec.Epoch != r.epoch {
+		t.Fatalf("record %+v %v", rec, err)
 	}
 }

@@ -36,10 +36,13 @@ func withRotation(topo Topology) Topology {
 
 // waitVersions waits until the leader has recorded every member's binary
 // version. Until then the version gate refuses the BMC account writes
-// (upgrade_required), and an agent that takes a rack over in that window
-// runs the whole epoch with the fence at the BMC off for every host (the
-// operator's credentials), which the checker reports: a cluster formed
-// moments ago is not what the campaign tests.
+// (upgrade_required): an agent that takes a rack over in that window
+// makes its first changes with the operator's credentials and rotates
+// each host's account only once the gate opens (agent/bmcaccount retries
+// after a backoff), and the checker reports every mutation made with the
+// operator's credentials, as well as a host detached before its retry
+// that never gets a record: a cluster formed moments ago is not what the
+// campaign tests.
 func waitVersions(ctx context.Context, c *Cluster) error {
 	return until(ctx, "every member's version recorded (the version gate)", func() error {
 		st, err := c.Observer.Status(ctx)
