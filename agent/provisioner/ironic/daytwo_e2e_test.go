@@ -162,52 +162,49 @@ func TestIronicDayTwoBIOSAndRAID(t *testing.T) {
 // the conductor's periodic check follows the task monitor to the
 // completed Task and ends the step; the host is back in available with
 // the BMC's inventory showing the new version, exactly one update ran,
-// and a second call changes nothing. The check needs sushy's
-// standard_registries/ directory (missing from Debian's python3-sushy
-// 4.3.3; rig.RequireSushyRegistries): without it every check raises
-// FileNotFoundError before any request and the node stays in clean wait.
+// and a second call changes nothing. A flash the BMC fails (TaskState
+// Exception) ends in Ironic's clean failed with its message; one the BMC
+// reports Completed with the old version kept is failed by rackfence's
+// inventory check: neither ends in a silent available. The check of the
+// task needs sushy's standard_registries/ directory (missing from
+// Debian's python3-sushy 4.3.3; rig.RequireSushyRegistries): without it
+// every check raises FileNotFoundError before any request and the node
+// stays in clean wait.
 //
 //	go test -count=1 -v -run 'TestIronicDayTwoFirmware' ./agent/provisioner/ironic/
 func TestIronicDayTwoFirmware(t *testing.T) {
-	for _, tc := range []struct{ profile, version string }{{"ilo", "iLO5_3.10"}, {"idrac", "7.10.30.00"}} {
-		t.Run(tc.profile, func(t *testing.T) {
+	cases := []struct{ name, profile, version, outcome, wantErr string }{
+		{"ilo", "ilo", "iLO5_3.10", "", ""},
+		{"idrac", "idrac", "7.10.30.00", "", ""},
+		{"ilo-fail", "ilo", "iLO5_3.11", "fail", "Firmware update failed"},
+		{"ilo-no-change", "ilo", "iLO5_3.12", "no-change", "not at its version"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
 			rig.RequireSushyRegistries(t)
-			// Mostly waiting on Ironic's polls: both profiles at once.
+			// Mostly waiting on Ironic's polls: every case at once.
 			t.Parallel()
 			c := newDayTwoCase(t, tc.profile, func(c *dayTwoCase, cfg *ironic.Config) {
 				cfg.ServiceTimeout = 200 * time.Second
 				cfg.FirmwarePending = simFirmwarePending(c)
 			})
+			if tc.outcome != "" {
+				if err := c.sim.SetKnobs(0, bmcsim.Knobs{Speed: 300, UpdateOutcome: tc.outcome}); err != nil {
+					t.Fatal(err)
+				}
+			}
 			spec := provisioner.DayTwoSpec{Firmware: []wire.FirmwareComponent{{Component: "bmc",
 				URL: "http://127.0.0.1:9/fw/" + tc.version + ".bin", Checksum: "sha256:" + strings.Repeat("0", 64), Version: tc.version}}}
 			r, err, took := c.service(t, spec)
-			if err != nil {
-				t.Fatalf("Service after %s: %v", took, err)
-			}
-			t.Logf("%s: firmware through Ironic in %s (%s)", tc.profile, took.Round(100*time.Millisecond), r.Message)
-			if !strings.Contains(r.Message, "inventory shows every component at its version") {
-				t.Errorf("result %q does not say the inventory was checked", r.Message)
-			}
-			wantState(t, c.url, c.h.ProvisioningID, "available")
 			st := c.sim.State(0)
-			found := false
-			for _, f := range st.Firmware {
-				found = found || f.Version == tc.version
-			}
-			if !found {
-				t.Errorf("BMC inventory %+v, want an item at %s", st.Firmware, tc.version)
-			}
 			updates := 0
 			for _, tk := range st.Tasks {
 				if tk.Kind == "update" {
 					updates++
-					if tk.State != "Completed" {
-						t.Errorf("BMC task %+v, want Completed", tk)
-					}
 					// Ironic's conductor read the monitor after the
 					// update's 202 (sushy's single GET), until it ended.
 					mon := "/redfish/v1/TaskService/TaskMonitors/" + tk.ID
-					t.Logf("GETs of the task monitor %s: %d", mon, st.Gets[mon])
+					t.Logf("task %s %s; GETs of its monitor %s: %d", tk.ID, tk.State, mon, st.Gets[mon])
 					if st.Gets[mon] < 2 {
 						t.Errorf("task monitor %s read %d times: Ironic's conductor never checked it", mon, st.Gets[mon])
 					}
@@ -223,6 +220,28 @@ func TestIronicDayTwoFirmware(t *testing.T) {
 				if l.UpdateRunning != "" && strings.Contains(l.Path, "ComputerSystem.Reset") {
 					t.Logf("reset during the flash (task %s): %s %s", l.UpdateRunning, l.Method, l.Path)
 				}
+			}
+			if tc.wantErr != "" {
+				if !errors.Is(err, errclass.ErrFailed) || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Service after %s: %v; want failed saying %q", took, err, tc.wantErr)
+				}
+				t.Logf("%s: failed after %s: %v", tc.name, took.Round(100*time.Millisecond), err)
+				return
+			}
+			if err != nil {
+				t.Fatalf("Service after %s: %v", took, err)
+			}
+			t.Logf("%s: firmware through Ironic in %s (%s)", tc.name, took.Round(100*time.Millisecond), r.Message)
+			if !strings.Contains(r.Message, "inventory shows every component at its version") {
+				t.Errorf("result %q does not say the inventory was checked", r.Message)
+			}
+			wantState(t, c.url, c.h.ProvisioningID, "available")
+			found := false
+			for _, f := range st.Firmware {
+				found = found || f.Version == tc.version
+			}
+			if !found {
+				t.Errorf("BMC inventory %+v, want an item at %s", st.Firmware, tc.version)
 			}
 			before := len(auditLines(t, c.audit))
 			r, err, _ = c.service(t, spec)
