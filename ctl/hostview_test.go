@@ -100,3 +100,32 @@ func TestHostDetailConfigDrive(t *testing.T) {
 		}
 	}
 }
+
+// host get and host list show the power as the BMC read it: a host whose
+// BMC was never reached (poweredOn false, powerState unknown) is unknown,
+// not off; an older agent's status without powerState still reads on/off.
+func TestHostPowerUnknownUntilRead(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		st   wire.HostStatus
+		want string
+	}{
+		{wire.HostStatus{ProvisioningState: wire.StateRegistering, PowerState: wire.PowerUnknown, LastUpdated: t0}, "unknown"},
+		{wire.HostStatus{ProvisioningState: wire.StateAvailable, PowerState: wire.PowerOff, LastUpdated: t0}, "off"},
+		{wire.HostStatus{ProvisioningState: wire.StateAvailable, PoweredOn: true, PowerState: wire.PowerOn, LastUpdated: t0}, "on"},
+		{wire.HostStatus{ProvisioningState: wire.StateAvailable, PoweredOn: true, LastUpdated: t0}, "on"},
+	} {
+		h := &wire.Host{Name: "h", Rack: "r1", Status: &c.st}
+		var b strings.Builder
+		hostDetail(&b, h)
+		got := ""
+		for _, l := range strings.Split(b.String(), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && k == "Power" {
+				got = strings.TrimSpace(v)
+			}
+		}
+		if got != c.want || hostPower(h) != c.want {
+			t.Errorf("%+v: host get Power %q, list POWER %q; want %q", c.st, got, hostPower(h), c.want)
+		}
+	}
+}

@@ -40,7 +40,14 @@ func operationRefused(h *hostRec, kind string) *Error {
 	}
 	if kind == wire.IntentInspect {
 		if state != wire.StateAvailable {
-			return conflict("host %s is %s: only an available host can be inspected again (deprovision it first, or wait for the current operation to finish)", h.Name, state)
+			why := notNow(state)
+			switch state {
+			case wire.StateProvisioned:
+				why = "deprovision it first (remove spec.image with rackfencectl host apply), then inspect it once it is available"
+			case wire.StateExternallyProvisioned:
+				why = "an externally provisioned host runs what was installed without rackfence, and is not inspected"
+			}
+			return conflict("host %s is %s: only an available host can be inspected again; %s", h.Name, state, why)
 		}
 		return nil
 	}
@@ -49,12 +56,26 @@ func operationRefused(h *hostRec, kind string) *Error {
 		ok = ok || s == state
 	}
 	if !ok {
-		return conflict("host %s is %s: %s needs it %s; wait for the current operation to finish", h.Name, state, what, strings.Join(rebootStates, ", "))
+		return conflict("host %s is %s: %s needs it %s; %s", h.Name, state, what, strings.Join(rebootStates, ", "), notNow(state))
 	}
 	if kind == wire.IntentReboot && !h.Online {
 		return conflict("host %s has online: false, so it stays powered off and there is nothing to reboot; set online: true to power it on", h.Name)
 	}
 	return nil
+}
+
+// notNow is what to do about a host whose state takes no operation
+// intent now: it follows from the state, not from every state at once.
+func notNow(state string) string {
+	switch state {
+	case wire.StateUnmanaged:
+		return "it has no BMC details: give it spec.bmc (rackfencectl host apply), and it is registered"
+	case wire.StateDeleting, wire.StatePoweringOffBeforeDelete:
+		return "it is being deleted"
+	case wire.StateInspecting:
+		return "it is being inspected now: wait for that to end"
+	}
+	return "wait for the current operation (" + state + ") to finish: rackfencectl host get shows it"
 }
 
 // cloneOpIntents copies intents for a change, the power-off map included.

@@ -146,3 +146,26 @@ func TestOperationIntentCommandsEncode(t *testing.T) {
 		}
 	}
 }
+
+// A refused operation intent says what to do about the state the host is
+// in, and nothing that does not follow from it.
+func TestOperationRefusalFollowsFromState(t *testing.T) {
+	for _, c := range []struct {
+		state, kind string
+		want, not   string
+	}{
+		{wire.StateProvisioned, wire.IntentInspect, "remove spec.image", "wait for the current operation"},
+		{wire.StateExternallyProvisioned, wire.IntentInspect, "installed without rackfence", "deprovision"},
+		{wire.StateUnmanaged, wire.IntentInspect, "no BMC details: give it spec.bmc", "deprovision"},
+		{wire.StateUnmanaged, wire.IntentReboot, "no BMC details: give it spec.bmc", "wait for the current operation"},
+		{wire.StateRegistering, wire.IntentInspect, "wait for the current operation (registering)", "deprovision"},
+		{wire.StateDeprovisioning, wire.IntentPowerOff, "wait for the current operation (deprovisioning)", "BMC details"},
+		{wire.StateInspecting, wire.IntentInspect, "being inspected now", "deprovision"},
+	} {
+		h, _ := opHost(t, c.state)
+		e := h.refused(PutOperationIntentCmd{Name: "h1", Kind: c.kind, Intent: wire.Intent{Mode: wire.RebootHard, Requester: "x"}}, wire.CodeConflict)
+		if !strings.Contains(e.Message, c.want) || strings.Contains(e.Message, c.not) {
+			t.Errorf("%s of a host %s: %q, want %q and not %q", c.kind, c.state, e.Message, c.want, c.not)
+		}
+	}
+}

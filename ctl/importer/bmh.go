@@ -2,6 +2,7 @@ package importer
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -233,12 +234,26 @@ func ConvertBMH(objs []Object, o BMHOptions) (*Input, error) {
 	machines := NewMachineIndex() // mapped BMC addresses so far
 	used := map[string]bool{}
 	withheldNoted := map[string]bool{}
+	bareNoted := map[string]bool{} // namespace/name of a Secret given without a namespace
 	for _, b := range bmhs {
 		x := dayTwo[qualified(b.d.Metadata)]
 		ph, refs, errs := mapBMH(b.d, o, x)
 		ph.Source = b.Where + ": BareMetalHost " + qualified(b.d.Metadata)
 		for _, ref := range refs {
 			k := qualified(k8sMeta{Namespace: b.d.Metadata.Namespace, Name: ref.secret})
+			if _, ok := secrets[k]; !ok && b.d.Metadata.Namespace != "" {
+				// A Secret written without a namespace beside a host that
+				// has one (metal3's docs show them so): kubectl apply -n
+				// puts both in the host's namespace, and so does this.
+				if _, bare := secrets[ref.secret]; bare {
+					if !bareNoted[k] {
+						bareNoted[k] = true
+						in.Notes = append(in.Notes, fmt.Sprintf("%s: Secret %s has no metadata.namespace: taken as %s, the namespace of BareMetalHost %s (%s) that references it, where kubectl apply -n %s puts it",
+							secretWhere[ref.secret], ref.secret, k, qualified(b.d.Metadata), b.Where, b.d.Metadata.Namespace))
+					}
+					k = ref.secret
+				}
+			}
 			rn := recordName(b.d.Metadata.Namespace, ref.secret)
 			if err := wire.ValidateName(ref.field, rn); err != nil {
 				errs = append(errs, err.Error())
@@ -273,6 +288,9 @@ func ConvertBMH(objs []Object, o BMHOptions) (*Input, error) {
 						return nil, fmt.Errorf("%s: Secret %s: %v", secretWhere[k], k, err)
 					}
 					in.Records[rn] = cr
+					if enc := encodedStringData(s); len(enc) > 0 {
+						in.Notes = append(in.Notes, fmt.Sprintf("%s: Secret %s: stringData.%s look base64-encoded; stringData is taken as written, as Kubernetes takes it, so that encoded text is the login: move them under data if they are encoded", secretWhere[k], k, strings.Join(enc, " and stringData.")))
+					}
 				}
 			}
 		}
@@ -671,6 +689,32 @@ func loginMissing(s SecretDoc) string {
 		return ""
 	}
 	return "has " + strings.Join(missing, " and ") + ": metal3 refuses BMC credentials without both (the host stays in registration error); set data.username and data.password"
+}
+
+// encodedStringData names the login keys of a Secret's stringData whose
+// values read as padded base64 of printable text ("YWRtaW4=" for admin):
+// written under stringData, which is not decoded, by mistake. Never the
+// values themselves.
+func encodedStringData(s SecretDoc) []string {
+	var out []string
+	for _, k := range []string{"username", "password"} {
+		v := s.StringData[k]
+		if len(v) < 4 || len(v)%4 != 0 || !strings.HasSuffix(v, "=") {
+			continue
+		}
+		b, err := base64.StdEncoding.DecodeString(v)
+		if err != nil || len(b) == 0 {
+			continue
+		}
+		printable := true
+		for _, c := range b {
+			printable = printable && c >= 0x20 && c < 0x7f
+		}
+		if printable {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // secretRecord makes a credentials record from a Secret: username and

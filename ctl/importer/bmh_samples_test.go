@@ -95,12 +95,14 @@ func TestMetal3Samples(t *testing.T) {
 	}
 
 	// docs/api.md: a host read back from a running cluster, with its
-	// metadata, deprecated hardwareProfile, checksum URL and status.
+	// metadata, deprecated hardwareProfile, checksum URL and status, and
+	// the Secret the page shows next to it, written without a namespace.
 	api := sampleHost("node-0", `  namespace: bmo
   creationTimestamp: "2021-01-02T03:04:05Z"
   finalizers: [baremetalhost.metal3.io]
   generation: 3
   resourceVersion: "4242"
+  selfLink: /apis/metal3.io/v1alpha1/namespaces/bmo/baremetalhosts/node-0
   uid: 0b5f2a1e-0000-4000-8000-000000000001
 spec:
   bmc:
@@ -124,14 +126,27 @@ spec:
 status:
   errorMessage: ""
   goodCredentials: {credentials: {name: node-0-bmc-secret, namespace: bmo}, credentialsVersion: "77"}
-  hardware: {cpu: {arch: x86_64, count: 8}, nics: [{mac: "00:00:00:00:00:01", name: eno1}]}
+  hardware:
+    cpu: {arch: x86_64, clockMegahertz: 2400, count: 8, flags: [], model: Xeon}
+    firmware: {bios: {date: 01/02/2021, vendor: Dell Inc., version: 2.1.0}}
+    hostname: node-0.localdomain
+    nics: [{ip: 10.3.1.5, mac: "00:00:00:00:00:01", model: unknown, name: eno1, pxe: true, speedGbps: 25, vlanId: 0}]
+    ramMebibytes: 0
+    storage: []
+    systemVendor: {manufacturer: Dell Inc., productName: PowerEdge, serialNumber: ""}
+  hardwareProfile: ""
+  lastUpdated: "2021-01-02T03:34:05Z"
   operationalStatus: OK
   poweredOn: true
-  provisioning: {ID: 9d0c3a2e-0000-4000-8000-000000000002, state: externally provisioned}
-`)
+  provisioning: {ID: 9d0c3a2e-0000-4000-8000-000000000002, image: {checksum: "", url: ""}, state: externally provisioned}
+  triedCredentials: {credentials: {name: node-0-bmc-secret, namespace: bmo}, credentialsVersion: "77"}
+`) + sampleSecretFor("node-0-bmc-secret")
 	in = convert(t, api, o)
 	if len(in.Refused) > 0 || len(in.Hosts) != 1 {
 		t.Fatalf("docs/api.md host: refused %q", in.Refused)
+	}
+	if in.Records["node-0-bmc-secret"].Password != "secret-123" || !strings.Contains(strings.Join(in.Notes, "\n"), "Secret node-0-bmc-secret has no metadata.namespace: taken as bmo/node-0-bmc-secret") {
+		t.Errorf("docs/api.md Secret without a namespace: records %v, notes %q", in.Records, in.Notes)
 	}
 	if h := in.Hosts[0].Host; !h.ExternallyProvisioned || h.Image.Checksum != "http://10.3.0.100/images/os/os.qcow2.md5sum" || h.MetaData == nil {
 		t.Errorf("docs/api.md host: %+v", h)
@@ -161,5 +176,43 @@ spec:
 		if !strings.Contains(notes, want) {
 			t.Errorf("annotated host notes lack %q: %q", want, in.Notes)
 		}
+	}
+}
+
+// The hosts BMO's end-to-end tests write (a template per virtual host):
+// a redfish-virtualmedia+http BMC of sushy-tools, UEFI, cleaning and
+// inspection disabled, and a Secret whose stringData holds base64 text,
+// which Kubernetes, metal3 and rackfence all take as written: applied,
+// with a note naming the keys (never their values).
+func TestMetal3E2EHostShape(t *testing.T) {
+	doc := "---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: vm-1-secret\ntype: Opaque\nstringData:\n  username: YWRtaW4=\n  password: cGFzc3dvcmQ=\n" +
+		sampleHost("vm-1", `  annotations:
+    inspect.metal3.io: disabled
+spec:
+  automatedCleaningMode: disabled
+  online: true
+  bootMACAddress: 52:54:00:6c:3c:01
+  bootMode: UEFI
+  bmc:
+    address: redfish-virtualmedia+http://192.168.222.1:8000/redfish/v1/Systems/0e5f6c1a-0000-4000-8000-00000000a001
+    credentialsName: vm-1-secret
+`)
+	in := convert(t, doc, BMHOptions{Rack: "r1"})
+	if len(in.Refused) > 0 || len(in.Hosts) != 1 {
+		t.Fatalf("e2e host: refused %q", in.Refused)
+	}
+	h := in.Hosts[0].Host
+	if h.BootMethod != "vmedia" || h.AutomatedCleaningMode != "disabled" || h.BootMode != "UEFI" || in.Records["vm-1-secret"].Password != "cGFzc3dvcmQ=" {
+		t.Errorf("e2e host %+v, record %+v", h, in.Records["vm-1-secret"])
+	}
+	notes := strings.Join(in.Notes, "\n")
+	if !strings.Contains(notes, "Secret vm-1-secret: stringData.username and stringData.password look base64-encoded") || strings.Contains(notes, "YWRtaW4=") {
+		t.Errorf("e2e notes: %q", in.Notes)
+	}
+	// A plain stringData login, or one of padded base64 of no text, is
+	// no mistake to note.
+	in = convert(t, strings.NewReplacer("YWRtaW4=", "admin", "cGFzc3dvcmQ=", "AAEC/w==").Replace(doc), BMHOptions{Rack: "r1"})
+	if notes := strings.Join(in.Notes, "\n"); strings.Contains(notes, "base64") {
+		t.Errorf("plain stringData noted as encoded: %q", in.Notes)
 	}
 }
