@@ -98,12 +98,14 @@ plan. The mapping is in docs/operator.md, "Coming from metal3".
 the answer is "deletion requested" and --wait blocks until the record is
 gone. A detached or never-registered host is removed at once.
 
-While the host's BMC runs a firmware update (the host's task in
-'rackfencectl get'), the deletion is refused (exit 4, bmc_task_running)
-naming the task: wait for it to end. --force deletes anyway: the agent
-still holds power until the flash ended, but nothing follows the flash
+While the host's BMC runs a recorded task (a firmware update, BIOS
+settings, a RAID job or a disk erase: the host's task in 'rackfencectl
+get'), the deletion is refused (exit 4, bmc_task_running) naming the
+task's kind and component: wait for it to end. --force deletes anyway:
+the agent still holds power until the task ended, but nothing follows it
 once the host is gone, and a board deleted mid-flash can be left with
-half-written firmware.`,
+half-written firmware (a RAID job with half-built volumes, an erase with
+a half-erased disk).`,
 		setup: hostDelete,
 	})
 }

@@ -169,10 +169,10 @@ func (s *Server) deleteHost(c echo.Context) error {
 		return badField(wire.ParamForce, "%q is not true or false", v)
 	}
 	cmd := fsm.DeleteHostCmd{Name: name, Force: force}
-	if h, ok := s.state.Host(name); ok && h.Task != nil && h.Task.Kind == wire.BMCTaskFirmware {
+	if h, ok := s.state.Host(name); ok && fsm.TaskFences(&h) {
 		// The fence is decided inside Apply (a body version every voter
-		// must apply); a host with no firmware task in sight is deleted
-		// with the body older members apply too.
+		// must apply); a host with no BMC task in sight is deleted with
+		// the body older members apply too.
 		cmd.TaskFence, cmd.Time = true, time.Now().UTC()
 	}
 	v, err := s.apply(c, cmd)
@@ -181,7 +181,7 @@ func (s *Server) deleteHost(c echo.Context) error {
 	}
 	r := v.(fsm.DeleteHostResult)
 	if cmd.TaskFence && force {
-		s.log.Warn("host deletion forced while a firmware task runs", "host", name, "task", r.Host.Task)
+		s.log.Warn("host deletion forced while a BMC task runs", "host", name, "task", r.Host.Task)
 	}
 	if r.Deleted {
 		return c.JSON(http.StatusOK, r.Host)

@@ -32,8 +32,8 @@ const (
 	// a v3 binary would drop those fields. Any other host is written as
 	// before (v2 or v3).
 	putHostDayTwoVersion = 4
-	// deleteHostFencedVersion is a DeleteHost that a firmware task on
-	// the host refuses unless forced (DeleteHostCmd.TaskFence).
+	// deleteHostFencedVersion is a DeleteHost that a BMC task recorded
+	// on the host refuses unless forced (DeleteHostCmd.TaskFence).
 	deleteHostFencedVersion = 2
 )
 

@@ -116,8 +116,8 @@ func (c PutHostCmd) bodyVersion() byte {
 }
 
 // DeleteHostCmd asks for a host's deletion. TaskFence (body version
-// deleteHostFencedVersion) refuses it while a firmware task is recorded on
-// the host, unless Force; a body without it (older entries) deletes as
+// deleteHostFencedVersion) refuses it while a BMC task of any kind is
+// recorded on the host, unless Force; a body without it (older entries) deletes as
 // before.
 type DeleteHostCmd struct {
 	Name      string    `json:"name"`
@@ -139,7 +139,7 @@ type PutIntentCmd struct {
 	Kind   string      `json:"kind"`
 	Intent wire.Intent `json:"intent"`
 	// Time is when the leader took the request: the time of the event a
-	// forced detach or drain over a firmware task writes (fsm_bmctask.go).
+	// forced detach or drain over a BMC task writes (fsm_taskfence.go).
 	// Absent in older entries, which never write one.
 	Time time.Time `json:"time,omitzero"`
 }

@@ -2,7 +2,6 @@ package fsm
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/rackfence/rackfence/shared/wire"
@@ -108,35 +107,6 @@ func describeTask(task *wire.BMCTask) string {
 		s += " " + task.Component // the operation and the resource it acts on
 	}
 	return s + " (BMC task " + task.TaskURI + ", started " + task.StartedAt.UTC().Format(time.RFC3339) + ")"
-}
-
-// firmwareFence refuses a detach or drain of a host whose BMC runs a
-// firmware task, unless forced: a power change or a second manager during
-// a flash can leave the board unbootable. A forced one goes through and
-// the host's event log records it (the returned event, nil when none).
-func firmwareFence(h *hostRec, kind string, in wire.Intent) (*wire.Event, error) {
-	task := h.Task
-	if task == nil || task.Kind != wire.BMCTaskFirmware || (kind != wire.IntentDetach && kind != wire.IntentDrain && kind != "delete") {
-		return nil, nil
-	}
-	if !in.Force {
-		what, force := kind, "repeat with --force"
-		risk := "a " + what + " hands the host to another manager, and a power change during a flash can leave the board unbootable"
-		switch {
-		case kind == wire.IntentDetach && strings.HasPrefix(in.Reason, pivotReason):
-			// A pivot's detach has no force of its own: a forced detach
-			// first, which the pivot then uses.
-			what, force = "pivot", "detach it with --force first and pivot again"
-			risk = "a pivot hands the host to another manager, and a power change during a flash can leave the board unbootable"
-		case kind == "delete":
-			risk = "a forced deletion removes the host (and its task record) once the agent deprovisioned it: the agent holds power until the flash ended, but no lease holder follows the flash any more, and a host deleted mid-flash can be left with half-written firmware"
-		}
-		return nil, &Error{Code: wire.CodeBMCTaskRunning, Message: fmt.Sprintf(
-			"host %s runs %s; wait for it to end (the host's task disappears from rackfencectl get), or %s: %s",
-			h.Name, describeTask(task), force, risk)}
-	}
-	return &wire.Event{Type: wire.EventWarning, Reason: wire.ReasonFirmwareFenceForced,
-		Message: fmt.Sprintf("%s forced while %s runs", kind, describeTask(task))}, nil
 }
 
 // cloneDayTwo copies a host spec's day-two fields, so the stored spec

@@ -162,7 +162,7 @@ func (f *FSM) applyDeleteHost(t *tx, c DeleteHostCmd) (any, error) {
 	}
 	var forced *wire.Event
 	if c.TaskFence && !old.DeletionRequested {
-		ev, err := firmwareFence(old, "delete", wire.Intent{Force: c.Force})
+		ev, err := taskFence(old, opDelete, wire.Intent{Force: c.Force})
 		if err != nil {
 			return nil, err
 		}
@@ -251,7 +251,7 @@ func (f *FSM) applyPutIntent(t *tx, c PutIntentCmd) (any, error) {
 	if slot == nil {
 		return nil, &Error{Code: wire.CodeBadRequest, Field: "kind", Message: "unknown intent kind " + c.Kind}
 	}
-	forced, err := firmwareFence(old, c.Kind, c.Intent)
+	forced, err := taskFence(old, c.Kind, c.Intent)
 	if err != nil {
 		return nil, err
 	}

@@ -61,7 +61,8 @@ func (c *Client) DeleteHost(ctx context.Context, name string) (done bool, err er
 }
 
 // DeleteHostForce is DeleteHost; force deletes a host whose BMC runs a
-// firmware task, which is refused without it (409 bmc_task_running).
+// recorded task of any kind, which is refused without it (409
+// bmc_task_running).
 func (c *Client) DeleteHostForce(ctx context.Context, name string, force bool) (done bool, err error) {
 	var q url.Values
 	if force {

@@ -8,7 +8,7 @@ import "time"
 // starts it until it ends it. It is the fence of day-two work: a new
 // lease holder reads it and follows the task (by TaskURI) to its end
 // instead of starting another and changes no power while any runs; while
-// a firmware task runs the coordinator refuses detach, drain and pivot
+// any runs the coordinator refuses detach, drain, pivot and deletion
 // unless forced.
 type BMCTask struct {
 	// Kind is one of BMCTaskKinds.
@@ -95,7 +95,10 @@ const (
 	ReasonBMCTaskStarted = "BMCTaskStarted"
 	ReasonBMCTaskAdopted = "BMCTaskAdopted"
 	ReasonBMCTaskEnded   = "BMCTaskEnded"
-	// ReasonFirmwareFenceForced: an operator forced a detach or drain
-	// while a firmware task ran.
+	// ReasonFirmwareFenceForced: an operator forced a detach, drain or
+	// deletion while a firmware task ran.
 	ReasonFirmwareFenceForced = "FirmwareFenceForced"
+	// ReasonBMCTaskFenceForced: an operator forced a detach, drain or
+	// deletion while a bios, raid or erase task ran.
+	ReasonBMCTaskFenceForced = "BMCTaskFenceForced"
 )

@@ -45,9 +45,10 @@ const (
 	// Raft log at an entry its binary does not know: the message names
 	// it. Ask another member; upgrade this one.
 	CodeMemberStopped = "member_stopped"
-	// CodeBMCTaskRunning (409): a firmware task runs on the host's BMC
-	// (Host.Task) and the request could interrupt it; the message names
-	// the task. Wait for it to end, or repeat with force.
+	// CodeBMCTaskRunning (409): a BMC task (firmware, bios, raid, erase)
+	// runs on the host's BMC (Host.Task) and the request could interrupt
+	// it; the message names the task's kind and component. Wait for it to
+	// end, or repeat with force where the request has one.
 	CodeBMCTaskRunning = "bmc_task_running"
 	// CodeListExpired (410): a list's continue token names a Raft index
 	// whose view of the list this member no longer keeps (it expired,

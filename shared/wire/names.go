@@ -37,7 +37,8 @@ const (
 	// password (agents of a rack using them; audited).
 	ParamReveal = "reveal"
 	// ParamForce ("true") on DELETE /v1/hosts/{name} deletes a host while
-	// a firmware task runs on it (refused with bmc_task_running without).
+	// a BMC task of any kind runs on it (refused with bmc_task_running
+	// without).
 	ParamForce = "force"
 	// ParamLimit is the page size of the paged lists (list.go) and of
 	// GET /v1/audit, whose first page is the newest records.
