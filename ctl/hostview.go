@@ -280,7 +280,7 @@ func hostDetail(w io.Writer, h *wire.Host) {
 	dayTwoLines(k, h)
 	if t := h.Task; t != nil {
 		k.add("BMC task", taskLine(t))
-		k.more("detach, drain, pivot and delete wait for it (--force risks " + taskRisk(t.Kind) + ")")
+		k.more("detach, drain, pivot and delete wait for it (--force risks " + wire.BMCTaskLeftover(t.Kind) + ")")
 	}
 	lines := intentLines(h)
 	if len(lines) == 0 {
@@ -294,21 +294,6 @@ func hostDetail(w io.Writer, h *wire.Host) {
 		}
 	}
 	k.write(w)
-}
-
-// taskRisk is what forcing past a running task of kind risks.
-func taskRisk(kind string) string {
-	switch kind {
-	case wire.BMCTaskFirmware:
-		return "an unbootable board"
-	case wire.BMCTaskBIOS:
-		return "half-applied BIOS settings"
-	case wire.BMCTaskRAID:
-		return "half-built volumes"
-	case wire.BMCTaskErase:
-		return "a half-erased disk"
-	}
-	return "breaking the task off"
 }
 
 // taskLine describes a host's running BMC task for rackfencectl get.

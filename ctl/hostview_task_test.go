@@ -18,10 +18,23 @@ func TestHostDetailBMCTask(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{
 		"firmware of bmc, /redfish/v1/TaskService/Tasks/9, started 2026-11-28T04:00:00Z by agent-r1, adopted under epoch 12",
-		"detach, drain and pivot wait for it (--force risks an unbootable board)",
+		"detach, drain, pivot and delete wait for it (--force risks half-written firmware)",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("host get does not say %q:\n%s", want, out)
+		}
+	}
+}
+
+// A disk erase or a RAID job holds the same requests back as a flash.
+func TestHostDetailEraseTask(t *testing.T) {
+	for kind, risk := range map[string]string{wire.BMCTaskErase: "a half-erased disk", wire.BMCTaskRAID: "half-built volumes"} {
+		var b strings.Builder
+		hostDetail(&b, &wire.Host{Name: "h", Rack: "r1", Task: &wire.BMCTask{Kind: kind, Component: "Drive.SecureErase /redfish/v1/Systems/1/Storage/1/Drives/0",
+			TaskURI: "/redfish/v1/Systems/1/Storage/1/Drives/0", Holder: "agent-r1", Epoch: 5, StartedAt: time.Date(2026, 11, 28, 4, 0, 0, 0, time.UTC)}})
+		want := "detach, drain, pivot and delete wait for it (--force risks " + risk + ")"
+		if out := b.String(); !strings.Contains(out, want) {
+			t.Errorf("host get of a %s task does not say %q:\n%s", kind, want, out)
 		}
 	}
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // TestFirmwareTaskFencesDeleteHTTP: deleting a host whose BMC runs a
-// firmware task is refused with bmc_task_running naming the task and what
+// firmware task (or a raid or erase task) is refused with bmc_task_running naming the task and what
 // --force risks, as detach and drain are; forced, the deletion is
 // requested and the host's events say so. Without a task it is deleted
 // as before.
@@ -63,4 +63,25 @@ func TestFirmwareTaskFencesDeleteHTTP(t *testing.T) {
 	}
 	// A host without a task: deleted as before (202: the agent finishes).
 	must(t, 202, "DELETE", u+"/v1/hosts/h2", op, nil, nil)
+
+	// A RAID job and a disk erase fence the deletion alike, the refusal
+	// naming the kind and the resource.
+	for _, k := range []struct{ name, kind, component, says string }{
+		{"h3", wire.BMCTaskRAID, "Create /redfish/v1/Systems/1/Storage/RAID.1", "a raid task Create /redfish/v1/Systems/1/Storage/RAID.1"},
+		{"h4", wire.BMCTaskErase, "Drive.SecureErase /redfish/v1/Systems/1/Storage/1/Drives/0", "an erase task Drive.SecureErase /redfish/v1/Systems/1/Storage/1/Drives/0"},
+	} {
+		var hk wire.Host
+		must(t, 201, "PUT", u+"/v1/hosts/"+k.name, op, testHost(k.name, "r1"), &hk)
+		must(t, 200, "PUT", u+"/v1/hosts/"+k.name+"/status", agent, rep, nil)
+		must(t, 200, "POST", u+"/v1/hosts/"+k.name+"/task", agent, wire.BMCTaskRequest{Epoch: l.Epoch, CreatedIndex: hk.CreatedIndex,
+			Kind: k.kind, TaskURI: "/redfish/v1/TaskService/Tasks/JID_" + k.name, Component: k.component}, nil)
+		e := errorOf(t, must(t, 409, "DELETE", u+"/v1/hosts/"+k.name, op, nil, nil))
+		if e.Code != wire.CodeBMCTaskRunning || !strings.Contains(e.Message, k.says) || !strings.Contains(e.Message, "--force") {
+			t.Errorf("delete during a %s task: %+v", k.kind, e)
+		}
+		must(t, 200, "GET", u+"/v1/hosts/"+k.name, op, nil, &hk)
+		if hk.DeletionRequested {
+			t.Errorf("the refused deletion of %s was requested anyway", k.name)
+		}
+	}
 }

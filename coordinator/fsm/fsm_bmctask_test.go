@@ -116,8 +116,8 @@ func TestBMCTaskFenced(t *testing.T) {
 
 // TestFirmwareTaskFencesDetachAndDrain: while a firmware task runs, a
 // detach or drain is refused with bmc_task_running naming the task and
-// what to do; forced, it goes through and the event log says so. A reboot
-// intent and a task of another kind are not refused here.
+// what to do; forced, it goes through and the event log says so. A resume
+// intent is not refused.
 func TestFirmwareTaskFencesDetachAndDrain(t *testing.T) {
 	h, l := opHost(t, wire.StateProvisioned)
 	hst, _ := h.f.Host("h1")
@@ -147,13 +147,6 @@ func TestFirmwareTaskFencesDetachAndDrain(t *testing.T) {
 	}
 	// Resume is not fenced (it hands nothing over).
 	h.ok(PutIntentCmd{Name: "h1", Kind: wire.IntentResume, Intent: wire.Intent{}})
-
-	// A BIOS task does not fence a detach (only a flash bricks a board).
-	h2, l2 := opHost(t, wire.StateProvisioned)
-	c := startFirmware(l2.Epoch, 1)
-	c.Start.Kind, c.Start.Component = wire.BMCTaskBIOS, ""
-	h2.ok(c)
-	h2.ok(PutIntentCmd{Name: "h1", Kind: wire.IntentDetach, Intent: wire.Intent{}})
 }
 
 // TestDayTwoSpec: the day-two fields are spec (specIndex moves), stored

@@ -62,7 +62,7 @@ func taskFence(h *hostRec, op string, in wire.Intent) (*wire.Event, error) {
 			force = "detach it with --force first and pivot again"
 			risk = "a pivot hands the host to another manager, and " + taskHarm(task.Kind)
 		case op == opDelete:
-			risk = "a forced deletion removes the host (and its task record) once the agent deprovisioned it: the agent holds power until the task ended, but no lease holder follows the task any more, and " + taskHarm(task.Kind)
+			risk = "a forced deletion removes the host (and its task record) once the agent deprovisioned it: the agent holds power until the task ended, but no lease holder follows the task any more, and a host deleted mid-task can be left with " + wire.BMCTaskLeftover(task.Kind)
 		}
 		return nil, &Error{Code: wire.CodeBMCTaskRunning, Message: fmt.Sprintf(
 			"host %s runs %s; wait for it to end (the host's task disappears from rackfencectl get), or %s: %s",

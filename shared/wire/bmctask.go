@@ -48,6 +48,22 @@ const (
 	BMCTaskErase    = "erase"
 )
 
+// BMCTaskLeftover is what a task of kind broken off (by a power change or
+// a second manager) can leave behind: what forcing past one risks.
+func BMCTaskLeftover(kind string) string {
+	switch kind {
+	case BMCTaskFirmware:
+		return "half-written firmware"
+	case BMCTaskBIOS:
+		return "half-applied BIOS settings"
+	case BMCTaskRAID:
+		return "half-built volumes"
+	case BMCTaskErase:
+		return "a half-erased disk"
+	}
+	return "a task broken off"
+}
+
 // BMCTaskKinds lists the kinds in the order error messages name them.
 var BMCTaskKinds = []string{BMCTaskFirmware, BMCTaskBIOS, BMCTaskRAID, BMCTaskErase}
 
