@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -17,17 +16,21 @@ import (
 
 // Erase: the erase action on the direct path. Every volume is
 // initialized (#Volume.Initialize) and every drive in no volume securely
-// erased (#Drive.SecureErase), all started in one call and followed by
-// later calls (InProgress while any runs). A drive or volume the BMC
-// cannot erase fails the host naming it; it is never reported clean.
+// erased (#Drive.SecureErase), one after the other in the order the BMC
+// lists them, each recorded on the host as an erase task while it runs
+// (the fence: a new lease holder follows it, never starts it again, and
+// no power changes meanwhile). A holder that adopts the erase of one
+// target knows those listed before it were erased by its predecessors.
+// A drive or volume the BMC cannot erase fails the host naming it; it is
+// never reported clean.
 
 // eraseRun is one host's erase under way in this session.
 type eraseRun struct {
-	running map[string]eraseJob // target URI → job started
-	done    map[string]string   // target URI → "ID: method"
+	done map[string]string // target URI → "ID: method"
+	// resume is the target whose erase this session adopted: those
+	// listed before it were erased under an earlier lease.
+	resume string
 }
-
-type eraseJob struct{ label, task string }
 
 type eraseMemo struct {
 	mu   sync.Mutex
@@ -42,7 +45,7 @@ func (m *eraseMemo) run(name string) *eraseRun {
 	}
 	r := m.runs[name]
 	if r == nil {
-		r = &eraseRun{running: map[string]eraseJob{}, done: map[string]string{}}
+		r = &eraseRun{done: map[string]string{}}
 		m.runs[name] = r
 	}
 	return r
@@ -65,28 +68,25 @@ func (s *session) erase(ctx context.Context, h wire.Host, ph provisioner.Host) (
 	if err != nil {
 		return provisioner.Result{}, err
 	}
+	rec, ok := s.a.cfg.Client.(taskRecorder)
+	if !ok {
+		return provisioner.Result{}, fmt.Errorf("%w: this agent's coordinator client cannot record BMC tasks", errclass.ErrUnsupported)
+	}
 	run := s.erases.run(h.Name)
-	var busy []string
-	for target, job := range run.running {
-		if job.task == "" {
-			continue
+	if t := s.tasks.current(h.Name, h.Task); t != nil {
+		if t.Kind != wire.BMCTaskErase {
+			return otherTask(*t), nil
 		}
-		ts, err := d.Task(ctx, job.task)
-		switch {
-		case errors.Is(err, bmc.ErrTaskGone):
-			delete(run.running, target) // the BMC forgot it: erase again
-			continue
-		case err != nil:
-			return provisioner.Result{}, err
-		case !ts.Ended():
-			busy = append(busy, fmt.Sprintf("%s %s", job.label, ts))
-			continue
-		case !ts.Succeeded():
-			delete(run.running, target)
-			return provisioner.Result{}, fmt.Errorf("%w: erase of %s ended %s: the disk is not known to be clean", errclass.ErrFailed, job.label, ts)
+		method, target := jobParts(t.Component)
+		if t.Epoch != s.lease.Epoch && t.AdoptedEpoch != s.lease.Epoch && len(run.done) == 0 {
+			run.resume = target
 		}
-		run.done[target] = job.label
-		delete(run.running, target)
+		label := short(target) + ": " + method
+		res, done, err := s.followTask(ctx, rec, d, h, *t, storageJobJudge(d, *t, "erase of "+label))
+		if err != nil || !done {
+			return res, err
+		}
+		run.done[target] = label
 	}
 	ctrls, err := d.Storage(ctx)
 	if err != nil {
@@ -96,36 +96,52 @@ func (s *session) erase(ctx context.Context, h wire.Host, ph provisioner.Host) (
 	if len(targets) == 0 {
 		return provisioner.Result{}, fmt.Errorf("%w: erase: the BMC lists no drive or volume of this system: nothing can be erased through it (set automatedCleaningMode to disabled to go on without an erase)", errclass.ErrFailed)
 	}
+	if run.resume != "" {
+		for _, tg := range targets {
+			if tg.uri == run.resume {
+				break
+			}
+			if _, ok := run.done[tg.uri]; !ok {
+				run.done[tg.uri] = tg.label + ": erased under an earlier lease"
+			}
+		}
+		run.resume = ""
+	}
 	for _, tg := range targets {
 		if _, ok := run.done[tg.uri]; ok {
 			continue
 		}
-		if _, ok := run.running[tg.uri]; ok {
-			continue
-		}
 		op, err := d.Erase(ctx, s.a.cfg.Guard, h.Name, tg.uri)
 		if err != nil {
+			if st := resourceJob(ctrls, "", tg.uri); st != nil && !st.Ended() {
+				// An erase runs that no record names (an agent stopped
+				// between the BMC's answer and the record): the BMC
+				// refuses another; wait for it to end.
+				return provisioner.Result{InProgress: true, Message: fmt.Sprintf("the BMC runs an erase of %s not recorded here (%s); waiting for it to end: %v", tg.label, st, err)}, nil
+			}
 			return provisioner.Result{}, fmt.Errorf("erase of %s: %w", tg.label, err)
 		}
 		label := tg.label + ": " + op.Method
 		if op.InitializeType != "" {
 			label += " (" + op.InitializeType + ")"
 		}
-		task := op.Task
-		if task == "" {
-			task = op.Monitor
+		if op.Done && op.Task == "" {
+			// Done at once, or going on with no task named: the
+			// drive's or volume's state says which.
+			if st, err := d.Storage(ctx); err == nil {
+				if js := resourceJob(st, op.Method, op.Target); !js.Ended() {
+					op.Done = false
+				}
+			}
 		}
-		if op.Done || task == "" {
+		if op.Done && op.Task == "" {
 			run.done[tg.uri] = label
 			continue
 		}
-		run.running[tg.uri] = eraseJob{label: label, task: task}
-		busy = append(busy, label+" started")
-		s.log.Info("erase started", "host", h.Name, "target", tg.uri, "method", op.Method, "task", task)
-	}
-	if len(busy) > 0 || len(run.running) > 0 {
-		sort.Strings(busy)
-		return provisioner.Result{InProgress: true, Message: "erasing: " + strings.Join(busy, "; ")}, nil
+		if err := s.recordStorageJob(ctx, rec, h, wire.BMCTaskErase, op); err != nil {
+			return provisioner.Result{}, err
+		}
+		return provisioner.Result{InProgress: true, Message: "erasing " + label}, nil
 	}
 	done := make([]string, 0, len(run.done))
 	for _, l := range run.done {

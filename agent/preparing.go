@@ -2,12 +2,10 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/rackfence/rackfence/agent/bmc"
@@ -20,32 +18,6 @@ import (
 // direct path (the direct provisioner's BMC session). Each call does one
 // step and returns; the state machine calls again after its poll
 // interval while one is InProgress.
-
-// storageMemo is the storage task each host's last build-raid step
-// started (a volume built by a job), followed before the next step.
-type storageMemo struct {
-	mu   sync.Mutex
-	task map[string]string // host → task or monitor URI
-}
-
-func (m *storageMemo) get(name string) string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.task[name]
-}
-
-func (m *storageMemo) set(name, uri string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.task == nil {
-		m.task = map[string]string{}
-	}
-	if uri == "" {
-		delete(m.task, name)
-		return
-	}
-	m.task[name] = uri
-}
 
 // dayTwo is the host's BMC session for day-two work, or ErrUnsupported
 // naming what was asked of a provisioner that has none.
@@ -182,35 +154,42 @@ var minDrives = map[string]int{"RAID0": 1, "RAID1": 2, "RAID5": 3, "RAID6": 4, "
 const gib = int64(1) << 30
 
 // buildRAID is ActionBuildRAID: one step per call — follow the storage
-// job started last, delete a volume spec.raid does not keep, create the
-// next volume it asks for; success once every volume is there.
+// job recorded on the host (whoever started it: never started again),
+// delete a volume spec.raid does not keep, create the next volume it asks
+// for; success once every volume is there.
 func (s *session) buildRAID(ctx context.Context, h wire.Host, ph provisioner.Host) (provisioner.Result, error) {
 	r := h.RAID
-	if r == nil || (len(r.HardwareRAIDVolumes) == 0 && len(r.SoftwareRAIDVolumes) == 0) {
+	wanted := r != nil && (len(r.HardwareRAIDVolumes) > 0 || len(r.SoftwareRAIDVolumes) > 0)
+	recorded := s.tasks.current(h.Name, h.Task)
+	if !wanted && recorded == nil {
 		return provisioner.Result{Message: "no spec.raid"}, nil
 	}
-	if sv, ok := s.a.cfg.Provisioner.(provisioner.Servicer); ok {
+	if sv, ok := s.a.cfg.Provisioner.(provisioner.Servicer); ok && wanted {
 		return sv.Service(ctx, ph, provisioner.DayTwoSpec{RAID: r})
 	}
-	if len(r.SoftwareRAIDVolumes) > 0 {
+	if wanted && len(r.SoftwareRAIDVolumes) > 0 {
 		return provisioner.Result{}, fmt.Errorf("%w: raid.softwareRAIDVolumes: software RAID is built by Ironic's ramdisk agent; the direct provisioner builds hardware volumes only (use --provisioner ironic, or raid.hardwareRAIDVolumes)", errclass.ErrUnsupported)
 	}
 	d, err := s.dayTwo(ctx, ph, "RAID (spec.raid)")
 	if err != nil {
 		return provisioner.Result{}, err
 	}
-	if uri := s.storage.get(h.Name); uri != "" {
-		ts, err := d.Task(ctx, uri)
-		switch {
-		case err != nil && !isTaskGone(err):
-			return provisioner.Result{}, err
-		case err == nil && !ts.Ended():
-			return provisioner.Result{InProgress: true, Message: "building volumes: " + ts.String()}, nil
-		case err == nil && !ts.Succeeded():
-			s.storage.set(h.Name, "")
-			return provisioner.Result{}, fmt.Errorf("%w: raid: the BMC's storage job %s ended %s", errclass.ErrFailed, uri, ts)
+	rec, ok := s.a.cfg.Client.(taskRecorder)
+	if !ok {
+		return provisioner.Result{}, fmt.Errorf("%w: this agent's coordinator client cannot record BMC tasks", errclass.ErrUnsupported)
+	}
+	if t := recorded; t != nil {
+		if t.Kind != wire.BMCTaskRAID {
+			return otherTask(*t), nil
 		}
-		s.storage.set(h.Name, "")
+		method, target := jobParts(t.Component)
+		res, done, err := s.followTask(ctx, rec, d, h, *t, storageJobJudge(d, *t, fmt.Sprintf("RAID job %s of %s", method, short(target))))
+		if err != nil || !done {
+			return res, err
+		}
+		if !wanted {
+			return provisioner.Result{Message: "the RAID job recorded on the host ended; no spec.raid"}, nil
+		}
 	}
 	ctrls, err := d.Storage(ctx)
 	if err != nil {
@@ -227,7 +206,9 @@ func (s *session) buildRAID(ctx context.Context, h wire.Host, ph provisioner.Hos
 				if err != nil {
 					return provisioner.Result{}, fmt.Errorf("raid: delete volume %s of %s (raid.keepExisting is false): %w", v.ID, sc.ID, err)
 				}
-				s.follow(h.Name, op)
+				if err := s.recordStorageJob(ctx, rec, h, wire.BMCTaskRAID, op); err != nil {
+					return provisioner.Result{}, err
+				}
 				return provisioner.Result{InProgress: true, Message: fmt.Sprintf("deleted volume %s (%s) of %s: raid.keepExisting is false", v.ID, v.RAIDType, sc.ID)}, nil
 			}
 		}
@@ -247,7 +228,9 @@ func (s *session) buildRAID(ctx context.Context, h wire.Host, ph provisioner.Hos
 		if op.ApplyTime == "OnReset" {
 			return provisioner.Result{}, fmt.Errorf("%w: raid.hardwareRAIDVolumes[%d]: storage %s builds volumes only at the next reset (OperationApplyTime OnReset), which the direct path does not drive yet", errclass.ErrUnsupported, i, req.Storage)
 		}
-		s.follow(h.Name, op)
+		if err := s.recordStorageJob(ctx, rec, h, wire.BMCTaskRAID, op); err != nil {
+			return provisioner.Result{}, err
+		}
 		return provisioner.Result{InProgress: true, Message: fmt.Sprintf("creating %s volume %q on %s from %s", req.RAIDType, req.Name, req.Storage, strings.Join(req.Drives, ", "))}, nil
 	}
 	var got []string
@@ -262,6 +245,21 @@ func (s *session) buildRAID(ctx context.Context, h wire.Host, ph provisioner.Hos
 	}
 	return provisioner.Result{Message: "RAID volumes built: " + strings.Join(got, "; "),
 		DayTwo: &wire.DayTwoStatus{HardwareRAIDVolumes: vols}}, nil
+}
+
+// recordStorageJob records a storage job the BMC runs on (a task, or
+// work it goes on with behind a 202 that named none); one it did at once
+// needs no record.
+func (s *session) recordStorageJob(ctx context.Context, rec taskRecorder, h wire.Host, kind string, op *bmc.StorageOp) error {
+	if op == nil || (op.Done && op.Task == "") {
+		return nil
+	}
+	uri := jobTaskURI(op)
+	if _, err := s.recordTask(ctx, rec, h, wire.BMCTaskRequest{Kind: kind, TaskURI: uri, Component: jobComponent(op)}); err != nil {
+		return err
+	}
+	s.log.Info("storage job started and recorded", "host", h.Name, "kind", kind, "method", op.Method, "target", op.Target, "task", uri)
+	return nil
 }
 
 // volumeStatus is one volume as status.dayTwo shows it (metal3's shape).
@@ -287,20 +285,6 @@ func volumeStatus(sc bmc.StorageController, v bmc.Volume) wire.HardwareRAIDVolum
 	}
 	return out
 }
-
-// follow remembers the job a storage mutation started.
-func (s *session) follow(name string, op *bmc.StorageOp) {
-	if op == nil || op.Done {
-		return
-	}
-	uri := op.Task
-	if uri == "" {
-		uri = op.Monitor
-	}
-	s.storage.set(name, uri)
-}
-
-func isTaskGone(err error) bool { return errors.Is(err, bmc.ErrTaskGone) }
 
 // matchVolumes pairs each wanted volume with an existing one of the same
 // level (and name, controller, size and drives where given); "" when

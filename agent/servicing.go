@@ -6,13 +6,10 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/rackfence/rackfence/agent/bmc"
 	"github.com/rackfence/rackfence/agent/errclass"
-	"github.com/rackfence/rackfence/agent/guard"
 	"github.com/rackfence/rackfence/agent/provisioner"
-	"github.com/rackfence/rackfence/shared/client"
 	"github.com/rackfence/rackfence/shared/wire"
 )
 
@@ -144,7 +141,7 @@ func (s *session) firmwareUpdate(ctx context.Context, h wire.Host, ph provisione
 		return provisioner.Result{}, err
 	}
 	if t := s.tasks.current(h.Name, h.Task); t != nil {
-		res, done, err := s.followTask(ctx, rec, d, h, *t)
+		res, done, err := s.followFlash(ctx, rec, d, h, *t)
 		if err != nil || !done {
 			return res, err
 		}
@@ -152,43 +149,26 @@ func (s *session) firmwareUpdate(ctx context.Context, h wire.Host, ph provisione
 	return s.nextFlash(ctx, rec, d, h)
 }
 
-// followTask adopts the recorded task when it was recorded under another
-// epoch, reads it once and, once it ended, ends its record. done: the
-// record is ended and the component at its version.
-func (s *session) followTask(ctx context.Context, rec taskRecorder, d bmc.DayTwo, h wire.Host, t wire.BMCTask) (provisioner.Result, bool, error) {
+// followFlash follows the recorded firmware task (followTask) and judges
+// it by the inventory alone once it ended. done: the record is ended and
+// the component at its version.
+func (s *session) followFlash(ctx context.Context, rec taskRecorder, d bmc.DayTwo, h wire.Host, t wire.BMCTask) (provisioner.Result, bool, error) {
 	if t.Kind != wire.BMCTaskFirmware {
-		return provisioner.Result{InProgress: true, Message: fmt.Sprintf("a %s task (%s) is recorded on the host: waiting for it to end", t.Kind, t.TaskURI)}, false, nil
+		return otherTask(t), false, nil
 	}
-	epoch := s.lease.Epoch
-	if t.Epoch != epoch && t.AdoptedEpoch != epoch {
-		got, err := rec.StartTask(ctx, h.Name, wire.BMCTaskRequest{Epoch: epoch, CreatedIndex: h.CreatedIndex,
-			Kind: t.Kind, TaskURI: t.TaskURI, Component: t.Component})
-		if err != nil {
-			return provisioner.Result{}, false, taskRecordErr("adopt the firmware task "+t.TaskURI, err)
-		}
-		t = *got
-		s.log.Info("adopted the firmware task recorded under an earlier epoch; following it, never starting another",
-			"host", h.Name, "component", t.Component, "task", t.TaskURI, "startedEpoch", t.Epoch)
-	}
-	s.tasks.hold(h.Name, t)
 	comp, _ := specComponent(h.Firmware, t.Component)
-	ts, err := d.Task(ctx, t.TaskURI)
-	gone := errors.Is(err, bmc.ErrTaskGone)
-	switch {
-	case err != nil && !gone:
-		return provisioner.Result{}, false, err
-	case !gone && !ts.Ended():
-		if time.Since(t.StartedAt) > comp.EffectiveTimeout() {
-			return provisioner.Result{}, false, fmt.Errorf("%w: firmware update of %s (%s) still runs after its timeout %s: the record and the power hold stay; check the BMC, never power-cycle it mid-flash",
-				errclass.ErrFailed, t.Component, t.TaskURI, comp.EffectiveTimeout())
-		}
-		return provisioner.Result{InProgress: true, Message: fmt.Sprintf("firmware update of %s: %s", t.Component, ts)}, false, nil
-	}
-	// Ended (or forgotten by the BMC): the inventory alone says whether
-	// the flash took.
+	return s.followTask(ctx, rec, d, h, t, taskJudge{what: "firmware update of " + t.Component, timeout: comp.EffectiveTimeout(),
+		judge: func(ctx context.Context, ts *bmc.TaskStatus, gone bool) (string, string, error) {
+			return s.judgeFlash(ctx, d, h, t, comp, ts, gone)
+		}})
+}
+
+// judgeFlash: an ended (or forgotten) flash is judged by the inventory
+// alone, never by the task's word.
+func (s *session) judgeFlash(ctx context.Context, d bmc.DayTwo, h wire.Host, t wire.BMCTask, comp wire.FirmwareComponent, ts *bmc.TaskStatus, gone bool) (string, string, error) {
 	items, err := d.FirmwareInventory(ctx)
 	if err != nil {
-		return provisioner.Result{}, false, err
+		return "", "", err
 	}
 	it, found := bmc.FindFirmware(items, t.Component)
 	outcome, msg := wire.BMCTaskSucceeded, ""
@@ -223,15 +203,7 @@ func (s *session) followTask(ctx context.Context, rec taskRecorder, d bmc.DayTwo
 		outcome = wire.BMCTaskFailed
 		msg = fmt.Sprintf("task %s ended %s and %s shows version %q, not %q", t.TaskURI, ts, t.Component, it.Version, comp.Version)
 	}
-	if _, err := rec.EndTask(ctx, h.Name, wire.BMCTaskEnd{Epoch: epoch, TaskURI: t.TaskURI, Outcome: outcome, Message: msg}); err != nil && !client.IsNotFound(err) {
-		return provisioner.Result{}, false, taskRecordErr("end the firmware task "+t.TaskURI, err)
-	}
-	s.tasks.end(h.Name, t.TaskURI)
-	s.log.Info("firmware task ended", "host", h.Name, "component", t.Component, "task", t.TaskURI, "outcome", outcome, "msg", msg)
-	if outcome != wire.BMCTaskSucceeded {
-		return provisioner.Result{}, false, fmt.Errorf("%w: firmware update of %s: %s", errclass.ErrFailed, t.Component, msg)
-	}
-	return provisioner.Result{}, true, nil
+	return outcome, msg, nil
 }
 
 // nextFlash starts the flash of the first component not at its version
@@ -285,12 +257,10 @@ func (s *session) nextFlash(ctx context.Context, rec taskRecorder, d bmc.DayTwo,
 		if uri == "" {
 			return provisioner.Result{}, fmt.Errorf("%w: the BMC accepted the update of %s but named no task to follow", errclass.ErrFailed, c.Component)
 		}
-		t, err := rec.StartTask(ctx, h.Name, wire.BMCTaskRequest{Epoch: s.lease.Epoch, CreatedIndex: h.CreatedIndex,
-			Kind: wire.BMCTaskFirmware, TaskURI: uri, Component: c.Component, FromVersion: it.Version})
-		if err != nil {
-			return provisioner.Result{}, taskRecordErr("record the firmware task "+uri+" the BMC started", err)
+		if _, err := s.recordTask(ctx, rec, h, wire.BMCTaskRequest{Kind: wire.BMCTaskFirmware, TaskURI: uri,
+			Component: c.Component, FromVersion: it.Version}); err != nil {
+			return provisioner.Result{}, err
 		}
-		s.tasks.hold(h.Name, *t)
 		to := c.Version
 		if to == "" {
 			to = "a new version (none in the spec: done when it shows a version other than " + it.Version + ")"
@@ -335,18 +305,6 @@ func specComponent(fw []wire.FirmwareComponent, name string) (wire.FirmwareCompo
 		}
 	}
 	return wire.FirmwareComponent{Component: name}, false
-}
-
-// taskRecordErr classifies a refused task record: a stale epoch fences
-// this agent; anything else is retried.
-func taskRecordErr(what string, err error) error {
-	if client.IsStaleEpoch(err) {
-		return fmt.Errorf("%w: %s: %v", guard.ErrFenced, what, err)
-	}
-	if client.IsNotFound(err) {
-		return fmt.Errorf("%w: %s: %v", errclass.ErrFailed, what, err)
-	}
-	return fmt.Errorf("%w: %s: %v", errclass.ErrTransient, what, err)
 }
 
 // firmwareStatus is the inventory as status.dayTwo shows it.

@@ -17,8 +17,6 @@ type session struct {
 	a *Agent
 	// tasks: the BMC task records this session wrote or ended.
 	tasks taskMemo
-	// storage: the storage job each host's build-raid started.
-	storage storageMemo
 	// erases: each host's disk erase under way.
 	erases eraseMemo
 	lease  fence.Lease

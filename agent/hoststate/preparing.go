@@ -57,16 +57,20 @@ func (r *run) biosApplied() bool {
 }
 
 // preparingWanted: an available host whose node is ready has RAID, BIOS
-// or firmware work pending, or a firmware task recorded (followed here,
-// never left running).
+// or firmware work pending, or a firmware or RAID task recorded (followed
+// here, never left running).
 func (r *run) preparingWanted() bool {
-	return r.firmwareTask() != nil || r.raidPending() || r.biosPending() || r.firmwarePending()
+	return r.firmwareTask() != nil || r.jobTask(wire.BMCTaskRAID) != nil || r.raidPending() || r.biosPending() || r.firmwarePending()
 }
+
+// raidDue: spec.raid is pending, or a RAID job recorded on the host is
+// followed to its end (even once spec.raid was cleared).
+func (r *run) raidDue() bool { return r.raidPending() || r.jobTask(wire.BMCTaskRAID) != nil }
 
 // preparingOver: nothing left to do, or the provisioner must take the
 // node again first (preparing re-enters once it did).
 func (r *run) preparingOver() bool {
-	return r.node() != nodeReady || (r.firmwareTask() == nil && !r.raidPending() && !r.biosPending() && !r.firmwarePending())
+	return r.node() != nodeReady || (r.firmwareTask() == nil && !r.raidDue() && !r.biosPending() && !r.firmwarePending())
 }
 
 func (r *run) preparingStarted() {

@@ -110,7 +110,7 @@ func (r *run) firmwareUpdated() {
 }
 
 // powerActions change the host's power (directly or as part of the
-// operation). None runs while a firmware task is recorded.
+// operation). None runs while a BMC task is recorded.
 func powerAction(a Action) bool {
 	switch a {
 	case ActionPowerOn, ActionPowerOff, ActionSoftPowerOff, ActionProvision, ActionDeprovision:
@@ -119,21 +119,41 @@ func powerAction(a Action) bool {
 	return false
 }
 
-// powerHeld: action a would change the power while a firmware flash runs
-// on the BMC (a power change mid-flash can leave the board unbootable).
-// It records why once per task and holds the action.
+// powerHeld: action a would change the power while a BMC task recorded
+// on the host runs (a power change mid-flash can leave the board
+// unbootable; mid-erase or mid-build it breaks off the job and can leave
+// the disk half written). It records why once per task and holds the
+// action.
 func (r *run) powerHeld(a Action) bool {
-	t := r.firmwareTask()
+	t := r.h.Task
 	if t == nil || !powerAction(a) {
 		return false
 	}
-	r.note("powerHeld", t.TaskURI, wire.EventWarning, ReasonPowerHeldForFirmware,
-		"%s held: a firmware update of %s runs on the BMC (%s); no power change until it ended (a power change mid-flash can leave the board unbootable)",
-		a, t.Component, strings.TrimSpace(t.TaskURI))
+	if t.Kind == wire.BMCTaskFirmware {
+		r.note("powerHeld", t.TaskURI, wire.EventWarning, ReasonPowerHeldForFirmware,
+			"%s held: a firmware update of %s runs on the BMC (%s); no power change until it ended (a power change mid-flash can leave the board unbootable)",
+			a, t.Component, strings.TrimSpace(t.TaskURI))
+	} else {
+		r.note("powerHeld", t.TaskURI, wire.EventWarning, ReasonPowerHeldForBMCTask,
+			"%s held: a %s job runs on the BMC (%s, %s); no power change until it ended (a power change breaks it off and can leave the disks half written)",
+			a, t.Kind, t.Component, strings.TrimSpace(t.TaskURI))
+	}
 	r.d.RequeueAfter = r.cfg.PollInterval
 	return true
 }
 
 // ReasonPowerHeldForFirmware is the event of a power action held while a
-// firmware task is recorded on the host.
-const ReasonPowerHeldForFirmware = "PowerHeldForFirmware"
+// firmware task is recorded on the host; ReasonPowerHeldForBMCTask while
+// a RAID or erase job is.
+const (
+	ReasonPowerHeldForFirmware = "PowerHeldForFirmware"
+	ReasonPowerHeldForBMCTask  = "PowerHeldForBMCTask"
+)
+
+// jobTask is the recorded task of kind (raid, erase), if any.
+func (r *run) jobTask(kind string) *wire.BMCTask {
+	if t := r.h.Task; t != nil && t.Kind == kind {
+		return t
+	}
+	return nil
+}

@@ -271,9 +271,9 @@ var table = []row{
 		}},
 	{name: "DeletePreparing", from: states(sPreparing), to: sAvailable, next: true,
 		when: func(r *run) bool {
-			return r.h.DeletionRequested && r.firmwareTask() == nil && r.detach() == nil && r.node() == nodeReady
+			return r.h.DeletionRequested && r.h.Task == nil && r.detach() == nil && r.node() == nodeReady
 		},
-		why: "Deleting a host being prepared abandons the preparation (unless a firmware update runs: it is followed to its end first) and deletes it as an available host.",
+		why: "Deleting a host being prepared abandons the preparation (unless a firmware update or RAID job runs: it is followed to its end first) and deletes it as an available host.",
 		do:  (*run).preparingEnded},
 	{name: "DeleteProvisioned", from: states(sProvisionin, sProvisioned), to: sDeprovision, next: true,
 		when: func(r *run) bool { return r.h.DeletionRequested && r.detach() == nil },
@@ -301,16 +301,20 @@ var table = []row{
 
 	// ---- Disk erase after a deprovision ---------------------------------
 	{name: "EraseNotWanted", from: states(sDeprovision), to: sAvailable, next: true,
-		when: func(r *run) bool { return r.get(keyErase) == "pending" && !r.eraseWanted() },
-		why:  "automatedCleaningMode set to disabled before the erase ran: the disks are not erased (a Warning event says so).",
+		when: func(r *run) bool {
+			return r.get(keyErase) == "pending" && !r.eraseWanted() && r.jobTask(wire.BMCTaskErase) == nil
+		},
+		why: "automatedCleaningMode set to disabled before the erase ran: the disks are not erased (a Warning event says so).",
 		do: func(r *run) {
 			r.set(keyErase, "")
 			r.event(wire.EventWarning, "EraseSkipped", "the disks were not erased: automatedCleaningMode is %q", r.h.AutomatedCleaningMode)
 		}},
 	{name: "EraseDisks", from: states(sDeprovision),
-		when: func(r *run) bool { return r.get(keyErase) == "pending" && !r.flag(keyMaintenance) },
-		why:  "Erase every disk (Drive.SecureErase, else Volume.Initialize); a drive that cannot be erased is a deprovisioning error naming it, never reported clean.",
-		do:   func(r *run) { r.emit(ActionErase) }},
+		when: func(r *run) bool {
+			return (r.get(keyErase) == "pending" || r.jobTask(wire.BMCTaskErase) != nil) && !r.flag(keyMaintenance)
+		},
+		why: "Erase every disk (Drive.SecureErase, else Volume.Initialize), one after the other, each recorded on the host while it runs; a drive that cannot be erased is a deprovisioning error naming it, never reported clean. An erase recorded on the host is followed to its end first, whoever started it (never started again); no power change meanwhile.",
+		do:  func(r *run) { r.emit(ActionErase) }},
 
 	// ---- Removal drain (seed 002) ---------------------------------------
 	{name: "RemovalCancelled", next: true,
@@ -501,8 +505,8 @@ var table = []row{
 		why:  "A firmware update recorded on the host is followed to its end first, whoever started it; no power change meanwhile.",
 		do:   func(r *run) { r.emit(ActionFirmwareUpdate) }},
 	{name: "BuildRAID", from: states(sPreparing),
-		when: func(r *run) bool { return r.raidPending() },
-		why:  "Build spec.raid's hardware volumes (the controllers' volumes deleted first unless keepExisting); software RAID needs --provisioner ironic.",
+		when: func(r *run) bool { return r.raidDue() },
+		why:  "Build spec.raid's hardware volumes (the controllers' volumes deleted first unless keepExisting); software RAID needs --provisioner ironic. A RAID job recorded on the host is followed to its end first, whoever started it (never started again); no power change meanwhile.",
 		do:   func(r *run) { r.emit(ActionBuildRAID) }},
 	// Servicing flashes first: the BIOS settings' reset then starts the
 	// new images too (one power cycle for both).

@@ -97,8 +97,15 @@ func (f *FSM) storeTask(t *tx, old *hostRec, task *wire.BMCTask, ev wire.Event, 
 // URI and when it started.
 func describeTask(task *wire.BMCTask) string {
 	s := "a " + task.Kind + " task"
-	if task.Component != "" {
+	if task.Kind == wire.BMCTaskErase {
+		s = "an erase task"
+	}
+	switch {
+	case task.Component == "":
+	case task.Kind == wire.BMCTaskFirmware:
 		s += " of component " + task.Component
+	default:
+		s += " " + task.Component // the operation and the resource it acts on
 	}
 	return s + " (BMC task " + task.TaskURI + ", started " + task.StartedAt.UTC().Format(time.RFC3339) + ")"
 }

@@ -7,15 +7,21 @@ import "time"
 // the host (Host.Task, read-only) from when the rack's lease holder
 // starts it until it ends it. It is the fence of day-two work: a new
 // lease holder reads it and follows the task (by TaskURI) to its end
-// instead of starting another, and while a firmware task runs the
-// coordinator refuses detach, drain and pivot unless forced.
+// instead of starting another and changes no power while any runs; while
+// a firmware task runs the coordinator refuses detach, drain and pivot
+// unless forced.
 type BMCTask struct {
 	// Kind is one of BMCTaskKinds.
 	Kind string `json:"kind"`
 	// TaskURI is the BMC's task monitor (Redfish /redfish/v1/TaskService/Tasks/…).
 	TaskURI string `json:"taskURI"`
-	// Component is the firmware component (FirmwareComponent.Component)
-	// of a firmware task; empty for the others.
+	// Component is what the task acts on: the firmware component
+	// (FirmwareComponent.Component) of a firmware task; of a raid or
+	// erase task the operation and the URI of the storage, volume or
+	// drive it acts on ("Drive.SecureErase /redfish/v1/…/Drives/0",
+	// "Create /redfish/v1/…/Volumes"). TaskURI is then that URI itself
+	// when the BMC gave no task to follow: the holder reads the
+	// resource's state instead.
 	Component string `json:"component,omitempty"`
 	// Epoch is the lease epoch the task was started under, Holder that
 	// lease's holder.

@@ -22,13 +22,18 @@ func ValidateBMCTask(r *BMCTaskRequest) error {
 	if err := validateTaskURI("taskURI", r.TaskURI); err != nil {
 		return err
 	}
+	job := r.Kind == BMCTaskRAID || r.Kind == BMCTaskErase
 	switch {
 	case r.Kind == BMCTaskFirmware && r.Component == "":
 		return fieldErr("component", "is required for a firmware task: the component being updated")
-	case r.Kind != BMCTaskFirmware && r.Component != "":
-		return fieldErr("component", "only applies to a firmware task")
-	case len(r.Component) > maxDayTwoString:
+	case r.Kind == BMCTaskBIOS && r.Component != "":
+		return fieldErr("component", "only applies to a firmware, raid or erase task")
+	case !job && len(r.Component) > maxDayTwoString:
 		return fieldErr("component", "is %d characters long; at most %d are allowed", len(r.Component), maxDayTwoString)
+	case job && len(r.Component) > 1024:
+		return fieldErr("component", "is %d characters long; at most 1024 are allowed (the operation and the URI of the volume or drive)", len(r.Component))
+	case job && strings.ContainsAny(r.Component, "\t\r\n"):
+		return fieldErr("component", "%q holds a tab or line break: it is the operation and the URI of the volume or drive it acts on (\"Drive.SecureErase /redfish/v1/…/Drives/0\")", r.Component)
 	case r.Kind != BMCTaskFirmware && r.FromVersion != "":
 		return fieldErr("fromVersion", "only applies to a firmware task")
 	case len(r.FromVersion) > maxDayTwoString:

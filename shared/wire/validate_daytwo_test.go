@@ -134,7 +134,12 @@ func TestValidateBMCTask(t *testing.T) {
 		{"uri relative", func(r *BMCTaskRequest) { r.TaskURI = "Tasks/1" }, "taskURI", "neither a BMC path"},
 		{"uri scheme", func(r *BMCTaskRequest) { r.TaskURI = "ftp://bmc/t/1" }, "taskURI", "neither a BMC path"},
 		{"firmware component", func(r *BMCTaskRequest) { r.Component = "" }, "component", "is required for a firmware task"},
-		{"raid component", func(r *BMCTaskRequest) { r.Kind = BMCTaskRAID }, "component", "only applies to a firmware task"},
+		{"raid component", func(r *BMCTaskRequest) {
+			r.Kind, r.Component = BMCTaskRAID, "Create /redfish/v1/Systems/1/Storage/1/Volumes"
+		}, "", ""},
+		{"erase without component", func(r *BMCTaskRequest) { r.Kind, r.Component = BMCTaskErase, "" }, "", ""},
+		{"erase component line break", func(r *BMCTaskRequest) { r.Kind, r.Component = BMCTaskErase, "Drive.SecureErase\n/x" }, "component", "line break"},
+		{"bios component", func(r *BMCTaskRequest) { r.Kind = BMCTaskBIOS }, "component", "only applies to a firmware, raid or erase task"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
