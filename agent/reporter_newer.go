@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -61,7 +62,7 @@ func (f *newerField) strip(st *wire.HostStatus) *wire.HostStatus {
 // leftOut reports whether f is left out of statuses now.
 func (f *newerField) leftOut(a *Agent) bool { return time.Now().UnixNano() < f.until(a).Load() }
 
-// refused returns the newer field err (or a host's error field) refuses,
+// refusedField returns the newer field err (or a host's error field) refuses,
 // nil for any other error.
 func refusedField(err error) *newerField {
 	e, ok := client.AsError(err)
@@ -81,7 +82,7 @@ func fieldNamed(name string) *newerField {
 }
 
 // leaveOut leaves f out of statuses for legacyRetry.
-func (a *Agent) leaveOut(f *newerField, log interface{ Info(string, ...any) }, msg string) {
+func (a *Agent) leaveOut(f *newerField, log *slog.Logger, msg string) {
 	f.until(a).Store(time.Now().Add(legacyRetry).UnixNano())
 	log.Info("the coordinator does not take "+f.path+"; sending statuses without it", "retryIn", legacyRetry, "err", msg)
 }
@@ -120,7 +121,9 @@ func (r *reporter) postNewer(ctx context.Context, rep wire.RackStatusReport) (*w
 			continue
 		}
 		if f := fieldNamed(h.Error.Field); f != nil && f.has(rep.Hosts[i].Status) {
-			a.leaveOut(f, r.s.log, h.Error.Message)
+			if !f.leftOut(a) {
+				a.leaveOut(f, r.s.log, h.Error.Message)
+			}
 			again = append(again, i)
 		}
 	}
