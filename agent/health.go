@@ -17,7 +17,8 @@ import (
 // of the status refresh (one read per host per StatusRefresh, jittered,
 // the first soon after registration), so it adds no polling of its own;
 // the verdict goes in the status (wire.HostStatus.Health: written only
-// when it changes), the readings in the agent's metrics.
+// when it changes), the readings in the agent's metrics. A host about to
+// be inspected is read right after its inspection, not before it.
 
 // readHealth reads name's health when it is due and puts it in d's
 // status. A failed read keeps the last verdict (logged, counted); the next
@@ -27,6 +28,13 @@ func (s *session) readHealth(name string, cur *hostEntry, h wire.Host, d *hostst
 	st := &d.Status
 	if !ok || d.Remove || h.DeletionRequested || st.BMCDetails == nil || st.BMCDetails.Protocol != "redfish" ||
 		st.OperationalStatus == wire.OpDetached {
+		return
+	}
+	if d.Action == hoststate.ActionInspect && st.ErrorCount == 0 {
+		// About to be inspected: the read follows the inspection, which
+		// leaves the system document on the BMC session for it (one read
+		// instead of three). A failed inspection (ErrorCount) waits for
+		// nothing.
 		return
 	}
 	now := time.Now()

@@ -40,8 +40,9 @@ type batcher struct {
 	compress func([]byte) []byte
 	// scratch is where the batcher's goroutine encodes a batch that is
 	// then compressed: the plain batch would otherwise be garbage as large
-	// as the entry.
+	// as the entry. keep gives it back once the batches stay small.
 	scratch []byte
+	keep    fsm.ScratchKeep
 }
 
 // maxInflight batches may be in Raft at once: two keep the disk and the
@@ -171,6 +172,9 @@ func (b *batcher) pack(entry []byte) []byte {
 // smaller one is encoded once, into its own entry, as before.
 func (b *batcher) encodeBatch(parts [][]byte) []byte {
 	if b.compress == nil || fsm.BatchBound(parts) < fsm.CompressMin {
+		if b.scratch != nil && !b.keep.Keep(0, cap(b.scratch)) {
+			b.scratch = nil
+		}
 		return fsm.EncodeBatch(parts)
 	}
 	b.scratch = fsm.AppendBatch(b.scratch[:0], parts)
@@ -178,7 +182,7 @@ func (b *batcher) encodeBatch(parts [][]byte) []byte {
 	if &data[0] == &b.scratch[0] {
 		data = bytes.Clone(data) // not compressed: the log keeps it
 	}
-	if cap(b.scratch) > fsm.MaxKept {
+	if !b.keep.Keep(len(b.scratch), cap(b.scratch)) {
 		b.scratch = nil
 	}
 	return data

@@ -27,13 +27,16 @@
 #      rack over TLS, 500 writes into it, one coordinator per count: write
 #      p50/p99, coordinator CPU and RSS before / with / 60 s after them;
 #      fails when a watcher missed a change.
+#   4c. Dashboard: TestDashboardScale at 10,000 and BENCH_UI_HOSTS (100,000)
+#      hosts in headless chromium (RACKFENCE_UI_SCALE): first paint, all
+#      hosts loaded, a filter across all hosts, a change to its tile.
 #   5. The Go benchmarks of the packages (bmcsim, agent) where present.
 #   6. With BENCH_BASELINE_BIN=DIR (a directory holding another build's
 #      rackfence-coordinator): that build (A) vs this one (B), two 3-member
 #      bolt clusters interleaved ABBA, writes/s and latency per client count.
 # Knobs: BENCH_SLICE (5s) and BENCH_ROUNDS (6) for the comparison,
 # BENCH_DURATION (10s, rackfence alone when etcd is skipped), BENCH_CLIENTS (1,16,64), BENCH_FILL_HOSTS
-# (100000), BENCH_SKIP (space-separated: etcd writes failover tls logstore baseline memory fleet watchers go).
+# (100000), BENCH_SKIP (space-separated: etcd writes failover tls logstore baseline memory fleet watchers ui go).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${RACKFENCE_BIN:-$PWD/bin}
@@ -223,6 +226,12 @@ fi
 if ! skip watchers; then
   say "watchers: ${BENCH_WATCHERS:-0,500,2000} long-poll watchers of one rack, 500 writes into it, one coordinator per count"
   "$BIN/rackfence-load" watchers --bin "$BIN" --watchers "${BENCH_WATCHERS:-0,500,2000}" --writes 500 --after 60s
+fi
+
+if ! skip ui; then
+  say "dashboard: 10,000 and ${BENCH_UI_HOSTS:-100000} hosts in chromium (first paint, all hosts loaded, a filter, a change to its tile)"
+  RACKFENCE_BIN="$BIN" RACKFENCE_UI_SCALE="${BENCH_UI_HOSTS:-100000}" go test -count=1 -run 'TestDashboardScale' -v -timeout 60m ./coordinator/ui/ |
+    grep -E '^figures:|scale_test.go:[0-9]+: +(dashboard|first|all|filter|update|DOM|loaded|  )' || true
 fi
 
 if ! skip go; then

@@ -138,6 +138,9 @@ type Conn struct {
 	// credentials).
 	invSys keptDoc[rfSystemDoc]
 	invMgr keptDoc[rfManagerDoc]
+	// healthSys is the system as discovery or inventory last read it,
+	// kept the same way for the next Health only (healthSystem).
+	healthSys keptDoc[rfHealthSystem]
 	// biosRegs are the BIOS attribute registries read, by name (a new
 	// BIOS version names a new one).
 	biosRegs map[string]BIOSRegistry

@@ -15,8 +15,9 @@ import (
 // (the manager Details read serves the first inventory), and a service
 // expanding several levels has its inventory read in one GET of the
 // system, one expanding one level (iLO) the system and each collection
-// expanded, where one without it has every collection and member read
-// once. A second
+// expanded, and the virtual media collection is read expanded (its
+// devices inline), where one without it has every collection and member
+// read once. A second
 // inventory (re-inspection) reads the system and the manager again.
 func TestGetsPerRegistration(t *testing.T) {
 	for _, c := range []struct {
@@ -25,8 +26,8 @@ func TestGetsPerRegistration(t *testing.T) {
 		expanded int    // expanded GETs
 		max      int    // GETs from dial to the first inventory
 	}{
-		{"default", ".($levels=3)", 1, 7},
-		{"ilo", "", 4, 13}, // one level: the system plainly, each collection expanded
+		{"default", ".($levels=3)", 2, 5}, // the system and the virtual media collection
+		{"ilo", "", 5, 10},                // one level: the system plainly, each collection expanded
 		{"no-vmedia", "", 0, 40},
 	} {
 		t.Run(c.profile, func(t *testing.T) {

@@ -166,9 +166,11 @@ func (c *Conn) discover(s *rfSession) (*rfDiscovery, error) {
 	}
 	var sys rfSystemDoc
 	var props rfBootProps
-	if err := rfGet(s.api, d.system, &sys, &props); err != nil {
+	var hs rfHealthSystem
+	if err := rfGet(s.api, d.system, &sys, &props, &hs); err != nil {
 		return nil, err
 	}
+	c.healthSys.keep(&hs)
 	_, d.httpBootURI = props.Boot["HttpBootUri"]
 	d.bootTargets = sys.Boot.Targets
 	c.freshSys = &sys
@@ -274,23 +276,36 @@ func (c *Conn) findVirtualMedia(s *rfSession, d *rfDiscovery) error {
 
 // pickVirtualMedia reads a VirtualMedia collection and picks its first
 // device taking CD or DVD. A missing collection (no link, 404) has none.
+// The collection is read expanded one level where the service offers it
+// (its devices inline: one GET instead of one per device); an answer
+// without them inline, or with fewer than Members@odata.count, is read
+// as before.
 func (c *Conn) pickVirtualMedia(s *rfSession, d *rfDiscovery, collection string) (bool, error) {
 	if collection == "" {
 		return false, nil
 	}
-	var col rfCollection
-	if err := rfGet(s.api, collection, &col); err != nil {
+	var col rfCountedCollection
+	err := c.getExpanded(s, d, collection, 1, &col)
+	if err == nil && col.Count != nil && *col.Count > len(col.Members) {
+		col = rfCountedCollection{}
+		err = rfGet(s.api, collection, &col)
+	}
+	if err != nil {
 		if isNotFound(err) {
 			return false, nil
 		}
 		return false, err
 	}
-	// The members are read in parallel; the first taking CD or DVD, in the
-	// collection's order, is the device.
+	// The members not inline are read in parallel; the first taking CD or
+	// DVD, in the collection's order, is the device.
 	vms := make([]redfish.VirtualMedia, len(col.Members))
 	errs := make([]error, len(col.Members))
 	var wg sync.WaitGroup
 	for i, m := range col.Members {
+		if m.raw != nil {
+			errs[i] = load(s, m, &vms[i])
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -317,7 +332,7 @@ func (c *Conn) pickVirtualMedia(s *rfSession, d *rfDiscovery, collection string)
 // pickDrive picks the config drive's device among the collection's other
 // members: the best ranked (USBStick, Floppy, another CD or DVD), first in
 // the collection's order on a tie.
-func pickDrive(col rfCollection, vms []redfish.VirtualMedia, errs []error, cd int, collection string) (string, string) {
+func pickDrive(col rfCountedCollection, vms []redfish.VirtualMedia, errs []error, cd int, collection string) (string, string) {
 	best, rank := "", 99
 	for j, m := range col.Members {
 		if j == cd || errs[j] != nil {

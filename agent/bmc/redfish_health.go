@@ -46,9 +46,12 @@ type rfStatus struct {
 	State, Health, HealthRollup string
 }
 
+// rfHealthSystem is what health reads of the system. Storage carries the
+// storage collection inline when the document was read expanded
+// (inventory's), so its members' health needs no read of its own.
 type rfHealthSystem struct {
 	Status  rfStatus
-	Storage rfLink
+	Storage rfMember
 	Links   struct{ Chassis []rfLink }
 }
 
@@ -208,7 +211,9 @@ func sensorHealth(s rfStatus, reading *float64, warn, crit, fatal *float64) stri
 // Thermal and Power (or its subsystems' collections), the storage
 // collection and its members; the independent ones in parallel. With
 // $expand offered, what an answer carries inline is not read again: 3
-// requests (system, chassis, storage) where the service expands 3 levels.
+// requests (system, chassis, storage) where the service expands 3 levels,
+// 1 (chassis) right after an inspection that read the system expanded
+// (healthSystem).
 func (c *Conn) Health(ctx context.Context) (HealthRead, error) {
 	if c.proto != "redfish" {
 		return HealthRead{}, fmt.Errorf("%w: %s: IPMI reports no hardware health through rackfence", errclass.ErrUnsupported, c.addr)
@@ -219,8 +224,8 @@ func (c *Conn) Health(ctx context.Context) (HealthRead, error) {
 		if err != nil {
 			return err
 		}
-		var sys rfHealthSystem
-		if err := c.getSelected(s, d, d.system, []string{"Status", "Storage", "Links"}, &sys); err != nil {
+		sys, err := c.healthSystem(s, d)
+		if err != nil {
 			return err
 		}
 		a := &healthAcc{}
@@ -235,7 +240,7 @@ func (c *Conn) Health(ctx context.Context) (HealthRead, error) {
 		}
 		if sys.Storage.ID != "" {
 			wg.Add(1)
-			go func() { defer wg.Done(); errs[1] = c.storageHealth(s, d, rfMember{ID: sys.Storage.ID}, a) }()
+			go func() { defer wg.Done(); errs[1] = c.storageHealth(s, d, sys.Storage, a) }()
 		}
 		wg.Wait()
 		for _, err := range errs {
@@ -247,6 +252,22 @@ func (c *Conn) Health(ctx context.Context) (HealthRead, error) {
 		return nil
 	})
 	return out, err
+}
+
+// healthSystem is the system as health reads it: the document discovery
+// or inventory read on this Conn within inventoryReuse when there is one
+// (a host's first health read follows its registration and inspection:
+// one GET less, and with inventory's expanded document the storage
+// collection inline), else the system with $select where offered.
+func (c *Conn) healthSystem(s *rfSession, d *rfDiscovery) (*rfHealthSystem, error) {
+	if sys := c.healthSys.take(); sys != nil {
+		return sys, nil
+	}
+	var sys rfHealthSystem
+	if err := c.getSelected(s, d, d.system, []string{"Status", "Storage", "Links"}, &sys); err != nil {
+		return nil, err
+	}
+	return &sys, nil
 }
 
 func (a *healthAcc) result() HealthRead {

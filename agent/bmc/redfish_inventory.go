@@ -75,9 +75,11 @@ func (c *Conn) inventorySystem(s *rfSession, d *rfDiscovery) (*rfSystemDoc, erro
 	kept := c.invSys.take()
 	if x := d.query.expand(expandLevels); x != "" && !d.query.oneLevel() {
 		var sys rfSystemDoc
-		err := rfGet(s.api, d.system+x, &sys)
+		var hs rfHealthSystem
+		err := rfGet(s.api, d.system+x, &sys, &hs)
 		if err == nil {
 			c.freshSys = nil
+			c.healthSys.keep(&hs)
 			return &sys, nil
 		}
 		if !expandRefused(err) {

@@ -128,17 +128,6 @@ func (s *Server) leaseHistory(c echo.Context) error {
 	})
 }
 
-func (s *Server) listRacks(c echo.Context) error {
-	if err := need(c, wire.RoleViewer, false, ""); err != nil {
-		return err
-	}
-	if err := s.readBarrier(c); err != nil {
-		return err
-	}
-	racks, idx := s.state.Racks()
-	return c.JSON(http.StatusOK, wire.List[wire.Rack]{Items: racks, Index: idx})
-}
-
 // watch is the long poll: it answers as soon as something about the rack
 // changed after ?index=, or after the timeout with no hosts and the
 // current index. Without ?rack= it watches every rack (watchFleet).

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bufio"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -11,11 +10,6 @@ import (
 	"github.com/rackfence/rackfence/coordinator/fsm"
 	"github.com/rackfence/rackfence/shared/wire"
 )
-
-// listWriteBuffer is the one buffer a list answer is written through: a
-// list of any length is encoded host by host into it, so the memory an
-// answer takes does not grow with the list.
-const listWriteBuffer = 32 << 10
 
 // hostQuery is what GET /v1/hosts selects, validated.
 type hostQuery struct {
@@ -83,7 +77,8 @@ func (s *Server) serveHosts(c echo.Context, q *hostQuery) error {
 func writeHostPage(w http.ResponseWriter, v *fsm.HostsView, start int, q *hostQuery) (more bool) {
 	w.Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
 	w.WriteHeader(http.StatusOK)
-	bw := bufio.NewWriterSize(w, listWriteBuffer)
+	bw := getListBuffer(w)
+	defer putListBuffer(bw)
 	enc := json.NewEncoder(bw)
 	var sum wire.HostSummary
 	var st wire.HostStatusSummary

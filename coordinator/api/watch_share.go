@@ -293,7 +293,9 @@ func encodeAnswer(src watchSource, key watchKey) ([]byte, uint64, error) {
 
 // sharedWatch answers the watcher of c from the round for key.
 func (s *Server) sharedWatch(c echo.Context, key watchKey, timeout time.Duration, src watchSource) error {
-	body, _, err := s.awaitRound(c.Request().Context(), key, timeout, src)
+	own := time.NewTimer(timeout)
+	defer own.Stop()
+	body, _, err := s.awaitRound(c.Request().Context(), key, timeout, own, src)
 	if err != nil {
 		return err
 	}
@@ -303,13 +305,16 @@ func (s *Server) sharedWatch(c echo.Context, key watchKey, timeout time.Duration
 }
 
 // awaitRound waits in the round for key and returns its answer and the
-// index it answers at, or its own "nothing yet" when its own timeout
-// passes first (it joined a round started with a longer one).
-func (s *Server) awaitRound(ctx context.Context, key watchKey, timeout time.Duration, src watchSource) ([]byte, uint64, error) {
+// index it answers at, or its own "nothing yet" when own (the watcher's
+// timer, started for timeout) fires first (it joined a round started
+// with a longer one). A streamed watcher passes the same timer for each of
+// its lines: a line then allocates no timer of its own (at thousands of
+// watchers, timers made per line were most of what the member allocated
+// while answering them, and the garbage they left scattered what the
+// member kept meanwhile over the crowd's memory).
+func (s *Server) awaitRound(ctx context.Context, key watchKey, timeout time.Duration, own *time.Timer, src watchSource) ([]byte, uint64, error) {
 	r := s.watches.join(key, timeout, src)
 	defer s.watches.leave(key, r)
-	own := time.NewTimer(timeout)
-	defer own.Stop()
 	select {
 	case <-r.done:
 		return r.body, r.index, r.err

@@ -118,7 +118,9 @@ func TestSlowWatcherCutOff(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a real member and 320 hosts of 64 long labels each")
 	}
-	n := startNode(t, member.Config{ID: "n1", IP: "127.0.0.1", Dir: t.TempDir(), Bootstrap: true}, func(c *Config) { c.WatchWriteTimeout = 2 * time.Second })
+	// 5 s without progress: long enough that the reading watcher (this
+	// test process, starved on a loaded 2-core machine) is never cut.
+	n := startNode(t, member.Config{ID: "n1", IP: "127.0.0.1", Dir: t.TempDir(), Bootstrap: true}, func(c *Config) { c.WatchWriteTimeout = 5 * time.Second })
 	n.m.WaitLeader(t)
 	admin := adminTokenOf(t, n)
 	u := n.url

@@ -73,8 +73,11 @@ func (s *Server) streamWatch(c echo.Context, key watchKey, timeout time.Duration
 	ctx := c.Request().Context()
 	local := stale(c)
 	authed := time.Now()
+	own := time.NewTimer(timeout)
+	defer own.Stop()
 	for {
-		body, index, err := s.awaitRound(ctx, key, timeout, src)
+		own.Reset(timeout)
+		body, index, err := s.awaitRound(ctx, key, timeout, own, src)
 		if ctx.Err() != nil {
 			return nil
 		}

@@ -55,11 +55,15 @@ type FSM struct {
 	// versionsGen counts changes of the member version table.
 	versionsGen atomic.Uint64
 	// inflated is the buffer Apply inflates compressed entries into,
-	// reused from entry to entry (up to MaxKept): each would otherwise be
+	// reused from entry to entry (while ScratchKeep keeps it: scratch.go): each would otherwise be
 	// garbage as large as the entry. inflateMu guards it, although Raft
 	// applies one entry at a time.
-	inflateMu sync.Mutex
-	inflated  []byte
+	inflateMu   sync.Mutex
+	inflated    []byte
+	inflateKeep ScratchKeep
+	// allOrder and rackOrder are the host order of the last view of
+	// every host and of one rack (listview.go).
+	allOrder, rackOrder atomic.Pointer[hostOrder]
 }
 
 // NewFSM returns an empty FSM with the default Options (New(Options{})).
@@ -109,9 +113,14 @@ func (f *FSM) Apply(index uint64, data []byte) any {
 		f.inflateMu.Lock()
 		defer f.inflateMu.Unlock()
 		data, inflateErr = inflate(f.inflated, data)
-		if inflateErr == nil && cap(data) <= MaxKept {
+		if inflateErr == nil {
 			f.inflated = data
 		}
+		f.keepInflated(len(data))
+	} else {
+		f.inflateMu.Lock()
+		f.keepInflated(0)
+		f.inflateMu.Unlock()
 	}
 	if p := unknownPart(f.commands, data); p != nil {
 		r := newStopReason(f.commands, index, p)
@@ -240,4 +249,13 @@ func (f *FSM) Snapshot() (*Snapshot, error) {
 		return nil, fmt.Errorf("no snapshot: %w", r)
 	}
 	return f.snapshot(), nil
+}
+
+// keepInflated records an entry that inflated into used bytes (0: not
+// compressed) and drops the kept buffer when ScratchKeep says so; the
+// caller holds inflateMu.
+func (f *FSM) keepInflated(used int) {
+	if f.inflated != nil && !f.inflateKeep.Keep(used, cap(f.inflated)) {
+		f.inflated = nil
+	}
 }

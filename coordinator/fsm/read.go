@@ -124,7 +124,7 @@ func (f *FSM) Racks() ([]wire.Rack, uint64) {
 		if len(r.Hosts) == 0 && r.Lease == nil {
 			continue
 		}
-		e := wire.Rack{Name: name, Hosts: len(r.Hosts)}
+		e := wire.Rack{Name: name, Hosts: len(r.Hosts), Counts: r.counts()}
 		if r.Lease != nil {
 			e.Holder, e.Epoch, e.TTL = r.Lease.Holder, r.Lease.Epoch, wire.Duration(r.Lease.TTL)
 		}

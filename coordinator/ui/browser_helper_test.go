@@ -74,6 +74,12 @@ func (b *browser) tab(timeout time.Duration) context.Context {
 			if strings.HasSuffix(m.URL, "/favicon.ico") {
 				continue
 			}
+			// A request cut because the machine's network interfaces
+			// changed (other processes adding loopback addresses) is the
+			// host's doing; the page retries it.
+			if strings.Contains(m.String(), "net::ERR_NETWORK_CHANGED") {
+				continue
+			}
 			if m.IsException() || m.Type == "error" {
 				b.mu.Lock()
 				b.errors = append(b.errors, m.String()+" ("+m.URL+")")

@@ -192,6 +192,13 @@ func TestDashboardInBrowser(t *testing.T) {
 		chromedp.Evaluate[chromedp.Void](`document.getElementById('filter').value = ''; document.getElementById('filter').dispatchEvent(new Event('input'))`),
 		chromedp.SendKeys("#filter", "r1-h3\r"),
 		chromedp.WaitVisible(`#panel button[data-action="inspect"]`),
+	)
+	var offered []string
+	eval(`[...document.querySelectorAll('#panel button[data-action]')].map(b => b.dataset.action)`, &offered)
+	if strings.Contains(strings.Join(offered, ","), "service") {
+		t.Fatalf("an available host offers Service (only provisioned hosts with spec.bios or spec.firmware do): %q", offered)
+	}
+	step("inspect r1-h3",
 		chromedp.Click(`#panel button[data-action="inspect"]`),
 		chromedp.WaitVisible("#confirm-ok"),
 		chromedp.Click("#confirm-ok"),
@@ -228,6 +235,40 @@ func TestDashboardInBrowser(t *testing.T) {
 	poll("r2-h1's desired BIOS setting", `(document.querySelector('#panel-bios') || {}).textContent?.includes('ProcTurboModeDisabled')`, 10*time.Second)
 	for _, want := range []string{"UEFISecureBoot", "deviceName=/dev/sda, minSizeGigabytes=100", "record web-cloud-init", "record web-net"} {
 		poll("r2-h1's spec shows "+want, `document.getElementById('panel').textContent.includes(`+js(want)+`)`, 10*time.Second)
+	}
+	eval(`[...document.querySelectorAll('#panel button[data-action]')].map(b => b.dataset.action)`, &offered)
+	if strings.Contains(strings.Join(offered, ","), "service") {
+		t.Fatalf("r2-h1, not registered, offers Service: %q", offered)
+	}
+
+	// Once provisioned (reported as an agent would, under a lease the admin
+	// takes on r2), r2-h1 with its spec.bios offers Service; the
+	// confirmation states the power cycle it costs, and the answer's plan
+	// is shown.
+	l, err := c.Admin.AcquireLease(rig.Ctx(t), "r2", wire.LeaseRequest{Holder: "browser-test", TTL: wire.Duration(5 * time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Admin.ReportStatus(rig.Ctx(t), "r2-h1", wire.StatusReport{Epoch: l.Epoch, Status: wire.HostStatus{
+		ProvisioningState: wire.StateProvisioned, OperationalStatus: wire.OpOK, PoweredOn: true, LastUpdated: time.Now().UTC(), Epoch: l.Epoch}}); err != nil {
+		t.Fatal(err)
+	}
+	step("service r2-h1 from its panel",
+		chromedp.WaitVisible(`#panel button[data-action="service"]`),
+		chromedp.Click(`#panel button[data-action="service"]`),
+		chromedp.WaitVisible("#confirm-ok"),
+	)
+	var what string
+	eval(`document.getElementById('confirm-what').textContent`, &what)
+	eval(`document.getElementById('confirm-ok').textContent`, &okText)
+	if !strings.Contains(what, "BIOS: 1 setting(s)") || !strings.Contains(what, "At most 1 power cycle.") || okText != "Service 1 host" {
+		t.Fatalf("service confirmation says %q, button %q", what, okText)
+	}
+	step("confirm the service", chromedp.SendKeys("#confirm-reason", "browser test service"), chromedp.Click("#confirm-ok"))
+	poll("the coordinator's plan shown", `document.getElementById('result').textContent.includes('at most 1 power cycle(s)')`, 30*time.Second)
+	if h := c.Host("r2-h1"); h.Intents == nil || h.Intents.Service == nil || h.Intents.Service.Plan == nil ||
+		h.Intents.Service.Plan.PowerCycles != 1 || h.Intents.Service.Reason != "browser test service" {
+		t.Fatalf("the coordinator's r2-h1 after the UI's service: %+v", h.Intents)
 	}
 	step("close r2-h1", chromedp.Click("#panel-close"),
 		chromedp.Evaluate[chromedp.Void](`document.getElementById('filter').value = ''; document.getElementById('filter').dispatchEvent(new Event('input'))`))

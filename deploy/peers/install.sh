@@ -22,12 +22,28 @@ missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+# Debian's python3-sushy 4.3.3 does not ship sushy/standard_registries/
+# (DMTF's standard message registries, in upstream sushy). sushy lists
+# that directory whenever it builds its registries, e.g. for every task
+# monitor Ironic's conductor follows: without it each firmware update
+# check raises FileNotFoundError and Ironic never ends the update_firmware
+# clean step. An empty directory is enough: sushy then merges only the
+# registries the BMC publishes. Run on every call (also when the packages
+# were already there).
+sushy_registries() {
+  local d=/usr/lib/python3/dist-packages/sushy
+  if [ -d "$d" ] && [ ! -d "$d/standard_registries" ]; then
+    $SUDO mkdir -p "$d/standard_registries"
+    echo "peers: created $d/standard_registries (missing from Debian's python3-sushy)"
+  fi
+}
 if [ ${#missing[@]} -eq 0 ]; then
+  sushy_registries
   echo "peers: all packages already installed"
   exit 0
 fi
-SUDO=""
-[ "$(id -u)" -eq 0 ] || SUDO=sudo
 # Keep post-install scripts from starting services.
 created_policy=0
 if [ ! -e /usr/sbin/policy-rc.d ]; then
@@ -41,4 +57,5 @@ $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/tmp/rackfence-apt.log 2>&1 || {
   tail -30 /tmp/rackfence-apt.log; exit 1; }
 [ $created_policy -eq 0 ] || $SUDO rm -f /usr/sbin/policy-rc.d
+sushy_registries
 echo "peers: installed"

@@ -681,6 +681,12 @@ type Rack struct {
 	Epoch  uint64   `json:"epoch"`
 	TTL    Duration `json:"ttl"`
 	Hosts  int      `json:"hosts"`
+	// ExpiresIn is the time the leader's expiry clock gives a held lease
+	// at the moment of the answer (absent from a follower's answer and
+	// for a free rack).
+	ExpiresIn *Duration `json:"expiresIn,omitempty"`
+	// Counts are the rack's hosts by state and status.
+	Counts RackHostCounts `json:"counts"`
 }
 
 // ClusterStatus answers GET /v1/status.

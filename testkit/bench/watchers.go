@@ -72,6 +72,10 @@ type WatchersResult struct {
 	// Encoded and Sent are the watch answers the coordinator encoded and
 	// sent (a streamed line counts as an answer) during the writes.
 	Encoded, Sent int
+	// MemStart, MemWatching, MemAfter say where the coordinator's memory
+	// is when RSSStart is sampled, once every watcher saw every write, and
+	// when RSSAfter is sampled.
+	MemStart, MemWatching, MemAfter MemBreakdown
 }
 
 // Watchers runs one watchers measurement and stops the coordinator.
@@ -101,6 +105,9 @@ func Watchers(ctx context.Context, cfg WatchersConfig) (WatchersResult, error) {
 	}
 	pid := f.coord.pid()
 	res.RSSStart = procstat.RSSKiB(pid)
+	if res.MemStart, err = f.memBreakdown(); err != nil {
+		return res, err
+	}
 	f.say("coordinator RSS %.0f MiB with %d hosts; opening %d watchers", float64(res.RSSStart)/1024, cfg.Hosts, cfg.Watchers)
 
 	wctx, stopWatchers := context.WithCancel(ctx)
@@ -171,6 +178,9 @@ func Watchers(ctx context.Context, cfg WatchersConfig) (WatchersResult, error) {
 	<-sampled
 	res.RSSWatching = peak.Load()
 	res.Missed = missed(ws, names)
+	if res.MemWatching, err = f.memBreakdown(); err != nil {
+		return res, err
+	}
 	stopWatchers()
 	done.Wait()
 	for _, w := range ws {
@@ -194,7 +204,8 @@ func Watchers(ctx context.Context, cfg WatchersConfig) (WatchersResult, error) {
 		return res, ctx.Err()
 	}
 	res.RSSAfter = procstat.RSSKiB(pid)
-	return res, nil
+	res.MemAfter, err = f.memBreakdown()
+	return res, err
 }
 
 // watcher follows one rack from answer to answer, as an agent does, and
@@ -269,8 +280,9 @@ func WriteWatchersText(r WatchersResult) string {
 	if r.Stream {
 		mode = "stream"
 	}
-	return fmt.Sprintf("mode=%-6s watchers=%-5d writes=%d p50=%6.1fms p99=%6.1fms max=%6.1fms coordinator-cpu=%6.2fs rss-start=%4.0fMiB rss-watching=%4.0fMiB rss-after-half=%4.0fMiB rss-after=%4.0fMiB answers-encoded=%d answers-sent=%d missed=%d watch-errors=%d",
-		mode, r.Watchers, r.Writes, ms(r.P50), ms(r.P99), ms(r.Max), r.CPU, mib(r.RSSStart), mib(r.RSSWatching), mib(r.RSSHalfAfter), mib(r.RSSAfter), r.Encoded, r.Sent, r.Missed, r.Errors)
+	return fmt.Sprintf("mode=%-6s watchers=%-5d writes=%d p50=%6.1fms p99=%6.1fms max=%6.1fms coordinator-cpu=%6.2fs rss-start=%4.0fMiB rss-watching=%4.0fMiB rss-after-half=%4.0fMiB rss-after=%4.0fMiB answers-encoded=%d answers-sent=%d missed=%d watch-errors=%d\n  memory at start: %s\n  memory watching: %s\n  memory after:    %s",
+		mode, r.Watchers, r.Writes, ms(r.P50), ms(r.P99), ms(r.Max), r.CPU, mib(r.RSSStart), mib(r.RSSWatching), mib(r.RSSHalfAfter), mib(r.RSSAfter), r.Encoded, r.Sent, r.Missed, r.Errors,
+		r.MemStart, r.MemWatching, r.MemAfter)
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -16,7 +16,12 @@ const TicksPerSecond = 100
 
 // RSSKiB is VmRSS of pid in KiB (-1 when unknown: no such process, not
 // Linux).
-func RSSKiB(pid int) int64 {
+func RSSKiB(pid int) int64 { return StatusKiB(pid, "VmRSS") }
+
+// StatusKiB is the field of /proc/PID/status named field (VmRSS, RssAnon:
+// anonymous memory, the Go heap and stacks; RssFile: mapped files, the
+// binary and the Raft log's bolt file) in KiB (-1 when unknown).
+func StatusKiB(pid int, field string) int64 {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return -1
@@ -24,7 +29,7 @@ func RSSKiB(pid int) int64 {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+		if v, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
 			fs := strings.Fields(v)
 			if len(fs) == 0 {
 				return -1

@@ -201,7 +201,7 @@ func (p *Provisioner) followClean(ctx context.Context, h provisioner.Host, n *no
 			n.UUID, n.ProvisionState, stepOf(n), time.Since(m.Started).Round(time.Second), limit)
 		if pending, ok := p.firmwareLeft(ctx, h, spec); ok {
 			if len(pending) == 0 {
-				msg += "; the BMC's firmware inventory already shows every component at its version: Ironic did not notice its task end (its check of the task fails before reading it when its sushy has no standard_registries/, as Debian's 4.3.3)"
+				msg += "; the BMC's firmware inventory already shows every component at its version: Ironic did not notice its task end (its check of the task fails before reading it when its sushy has no standard_registries/, as Debian's python3-sushy 4.3.3: on the conductor's host run mkdir -p /usr/lib/python3/dist-packages/sushy/standard_registries; docs/operator.md, \"Day two through Ironic\")"
 			} else {
 				msg += "; the BMC's firmware inventory still shows " + components(pending) + " not at its version"
 			}

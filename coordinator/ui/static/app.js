@@ -1,16 +1,22 @@
 // rackfence fleet dashboard. Plain JavaScript, no build step, no library.
 //
-// Data: one fleet watch (GET /v1/watch?index=N without rack=) gives every
-// rack with every host at index 0, then only what changed; the page keeps
-// the fleet in memory and follows the index. Drawing: every rack is one
-// <canvas> of host tiles, drawn only when it changed and is on screen, so
-// the DOM stays a few nodes per rack whatever the host count.
+// Data: GET /v1/racks first (every rack with its hosts counted by state and
+// status: the page paints the fleet from these), then every host as a
+// summary, page by page (GET /v1/hosts?view=summary&limit=&continue=, one
+// consistent list at one Raft index), then the fleet watch (GET
+// /v1/watch?index=N without rack=) from that list's index, which answers
+// only what changed. The page keeps one small record per host (slim), never
+// whole hosts; the host panel reads its one whole host when opened.
+// Drawing: every rack is one <canvas> of host tiles, drawn only when it
+// changed and is on screen, so the DOM stays a few nodes per rack whatever
+// the host count.
 // Auth: the token the user enters lives in sessionStorage and travels only
 // in the Authorization header.
 'use strict';
 (() => {
   const TOKEN_KEY = 'rackfence.token';
   const WATCH_TIMEOUT = '25s';
+  const PAGE_SIZE = 2000; // hosts per summary page (the API takes up to 5,000)
 
   // Tile colours: fill = provisioning state, stripe/border = operational status.
   const PROV_COLOR = {
@@ -41,13 +47,19 @@
       what: 'Powers them off and on again once (soft: the OS shuts down first, hard after the agent\'s soft power-off timeout); or, holding them off, keeps them off until that requester releases. Only available, provisioned or externally provisioned hosts.' },
     { id: 'inspect', label: 'Inspect', verb: 'inspect', kind: 'inspect', method: 'POST',
       what: 'Reads the hardware of available hosts again (refused in any other state).' },
+    // Service is offered in the host panel only: its confirmation states
+    // that host's plan (the power cycles its spec costs).
+    { id: 'service', label: 'Service…', verb: 'service', kind: 'service', method: 'POST', panelOnly: true,
+      what: 'Brings the host\'s BIOS settings and firmware to its spec.bios and spec.firmware once.' },
   ];
 
-  // opRefused is why the API would refuse a reboot or an inspection of h
-  // (the coordinator's rules for both), or '' when it would take it.
+  // opRefused is why the API would refuse a reboot, an inspection or a
+  // servicing of h, a whole host (the coordinator's rules), or '' when it
+  // would take it.
   const REBOOT_STATES = ['available', 'provisioned', 'externally-provisioned'];
+  const SERVICE_STATES = ['provisioned', 'externally-provisioned'];
   function opRefused(h, id) {
-    if (id !== 'reboot' && id !== 'inspect') return '';
+    if (id !== 'reboot' && id !== 'inspect' && id !== 'service') return '';
     const i = h.intents || {};
     if (h.deletionRequested) return 'being deleted';
     if (h.pivotedTo || i.detach) return 'detached';
@@ -56,7 +68,28 @@
     const state = h.status ? h.status.provisioningState : '';
     if (!state) return 'not registered yet';
     if (id === 'inspect') return state === 'available' ? '' : state;
+    if (id === 'service') {
+      if (h.task) return 'a BMC task is running';
+      if (!SERVICE_STATES.includes(state)) return state;
+      return servicePlan(h).empty ? 'nothing in spec.bios or spec.firmware' : '';
+    }
     return REBOOT_STATES.includes(state) ? '' : state;
+  }
+
+  // servicePlan is what servicing h costs, by the coordinator's rule
+  // (wire.PlanService): one power cycle when spec.bios names a setting,
+  // none for firmware (power is held while a flash runs).
+  function servicePlan(h) {
+    const b = h.bios || {};
+    let bios = Object.keys(b.settings || {}).length;
+    for (const k of ['simultaneousMultithreadingEnabled', 'sriovEnabled', 'virtualizationEnabled']) if (b[k] !== undefined && b[k] !== null) bios++;
+    const fw = (h.firmware || []).map((c) => c.component);
+    const parts = [];
+    if (bios) parts.push(`BIOS: ${bios} setting(s), applied by 1 power cycle (hard power-off, power-on) if one differs`);
+    if (fw.length) parts.push(`firmware: ${fw.join(', ')} flashed where not at its version, with no power change while a flash runs`);
+    const cycles = bios ? 1 : 0;
+    return { empty: !bios && !fw.length, cycles,
+      text: parts.join('; ') + `. At most ${cycles} power cycle${cycles === 1 ? '' : 's'}.` };
   }
 
   const $ = (id) => document.getElementById(id);
@@ -64,16 +97,21 @@
 
   const st = {
     token: '', me: null, gen: 0,
-    hosts: new Map(),     // name -> wire Host
+    hosts: new Map(),     // name -> slim host record (see slim)
     racks: new Map(),     // name -> rack view (see rackView)
     rackOrder: [],        // sorted rack names
     racksChanged: false,
-    index: 0,
+    index: 0,             // the index the watch follows (0: not loaded yet)
+    loaded: false,        // every host of the list is in (until then racks show counts)
+    pages: 0,             // summary pages read in the last load
+    pivots: new Set(),    // hosts handed to or received from another tier
     selection: new Set(),
     filter: '',
-    panel: null,          // {kind: 'host'|'rack', name, modifiedIndex}
+    matching: null,       // hosts the filter matches (null: no filter)
+    panel: null,          // {kind: 'host'|'rack', name, modifiedIndex, full}
     renderQueued: false,
-    firstPaint: null,     // ms since navigation start
+    firstPaint: null,     // ms since navigation start: the fleet drawn from counts
+    loadedAt: null,       // ms since navigation start: every host drawn
     firstLoad: null,      // timings of the first fleet answer and its drawing
     drawnAt: new Map(),   // host -> ms (performance.now) its last change was on screen
     receivedAt: new Map(), // host -> ms its last change arrived from the watch
@@ -124,9 +162,9 @@
 
   async function signIn(token) {
     st.token = token;
-    // Ask for the fleet while whoami answers: the first paint needs both.
+    // Ask for the rack counts while whoami answers: the first paint needs both.
     const timing = {};
-    const first = api('GET', fleetWatchPath(0), undefined, timing).then((resp) => ({ resp, timing }), (error) => ({ error }));
+    const first = api('GET', '/v1/racks', undefined, timing).then((resp) => ({ resp, timing }), (error) => ({ error }));
     const me = await api('GET', '/v1/whoami');
     if (me.role === 'agent') {
       const e = new Error('this is an agent token (rack ' + me.rack + '); sign in with a viewer, operator or admin token');
@@ -142,7 +180,8 @@
     st.gen++;
     sessionStorage.removeItem(TOKEN_KEY);
     st.token = ''; st.me = null;
-    st.hosts.clear(); st.racks.clear(); st.rackOrder = []; st.selection.clear(); st.index = 0;
+    st.hosts.clear(); st.racks.clear(); st.rackOrder = []; st.selection.clear(); st.pivots.clear();
+    st.index = 0; st.loaded = false;
     $('racks').replaceChildren(); $('toolbar').replaceChildren();
     closePanel();
     $('app').hidden = true; $('filter').hidden = true; $('signout').hidden = true;
@@ -154,7 +193,7 @@
     $('token').focus();
   }
 
-  // start shows the fleet; first is the answer of the first watch, asked
+  // start shows the fleet; first is the answer of GET /v1/racks, asked
   // for while signing in.
   function start(first) {
     const gen = ++st.gen;
@@ -174,37 +213,101 @@
   // The fleet watch; brief: the tiles need no inventory (the panel reads
   // the whole host).
   const fleetWatchPath = (index) => `/v1/watch?index=${index}&timeout=${WATCH_TIMEOUT}&brief=true`;
+  const summaryPath = (cont) => `/v1/hosts?view=summary&limit=${PAGE_SIZE}` + (cont ? '&continue=' + encodeURIComponent(cont) : '');
 
+  // watchLoop loads the fleet (loadFleet) then follows the watch from the
+  // list's index; it loads again when the cluster went back (a restore)
+  // or after an error before the fleet was in.
   async function watchLoop(gen, first) {
     let backoff = 0;
     while (gen === st.gen) {
       try {
-        let timing = {}, resp;
-        if (first && st.index === 0) {
-          const r = await first;
+        if (st.index === 0) {
+          await loadFleet(gen, first);
           first = null;
-          if (r.error) throw r.error;
-          resp = r.resp; timing = r.timing;
-        } else {
-          resp = await api('GET', fleetWatchPath(st.index), undefined, timing);
+          if (gen !== st.gen) return;
+          setLive(true, 'live');
+          backoff = 0;
+          continue;
         }
+        const resp = await api('GET', fleetWatchPath(st.index));
         if (gen !== st.gen) return;
-        if (st.index !== 0 && resp.index < st.index) {
+        if (resp.index < st.index) {
           st.index = 0; // the cluster went back (restored): load everything again
           continue;
         }
-        if (st.index === 0 && st.firstLoad === null) st.firstLoad = timing;
-        applyFleet(resp, st.index === 0);
+        applyFleet(resp);
         st.index = resp.index;
         setLive(true, 'live');
         backoff = 0;
       } catch (e) {
+        first = null;
         if (gen !== st.gen) return;
         if (e.status === 401) { signOut('The cluster refused the token: ' + e.message); return; }
         setLive(false, 'reconnecting: ' + e.message);
         backoff = Math.min(backoff ? backoff * 2 : 500, 5000);
         await sleep(backoff);
       }
+    }
+  }
+
+  // loadFleet paints the racks from their counts, then reads every host
+  // as a summary, page by page, drawing each page as it comes; st.index
+  // becomes the list's index. A list whose pages the coordinator no longer
+  // keeps (410) starts again. Hosts the new list does not name are dropped
+  // at its end (a reload after a restore).
+  async function loadFleet(gen, first) {
+    st.loaded = false; st.pages = 0;
+    let racks, timing = {};
+    if (first) {
+      const r = await first;
+      if (r.error) throw r.error;
+      racks = r.resp; timing = r.timing;
+    } else {
+      racks = await api('GET', '/v1/racks', undefined, timing);
+    }
+    if (gen !== st.gen) return;
+    if (st.firstLoad === null) st.firstLoad = timing;
+    const now = performance.now();
+    const named = new Set();
+    for (const x of racks.items || []) {
+      named.add(x.name);
+      const r = rackView(x.name);
+      r.lease = x.holder ? { holder: x.holder, epoch: x.epoch, ttl: x.ttl } : null;
+      r.deadline = x.holder && x.expiresIn ? now + durMs(x.expiresIn) : null;
+      r.counts = x.counts || null;
+      r.expected = x.hosts;
+      r.dirty = r.headDirty = true;
+    }
+    for (const name of [...st.racks.keys()]) if (!named.has(name) && !st.racks.get(name).names.size) { st.racks.delete(name); st.racksChanged = true; }
+    st.countsPainted = true;
+    scheduleRender();
+    for (;;) {
+      const seen = new Set();
+      let cont = '', index = 0, expired = false;
+      do {
+        let page;
+        try {
+          page = await api('GET', summaryPath(cont));
+        } catch (e) {
+          if (e.status === 410 && cont) { expired = true; break; } // start the list again
+          throw e;
+        }
+        if (gen !== st.gen) return;
+        st.pages++;
+        index = page.index;
+        const t = performance.now();
+        for (const h of page.items || []) { seen.add(h.name); setHost(slim(h), t); }
+        cont = page.continue || '';
+        scheduleRender();
+      } while (cont);
+      if (expired) continue;
+      for (const n of [...st.hosts.keys()]) if (!seen.has(n)) dropHost(n);
+      st.index = index;
+      st.loaded = true;
+      for (const r of st.racks.values()) { r.counts = null; r.dirty = r.headDirty = true; }
+      scheduleRender();
+      return;
     }
   }
 
@@ -218,11 +321,51 @@
     let r = st.racks.get(name);
     if (!r) {
       // changed: hosts changed since the rack's canvas was last drawn.
-      r = { name, lease: null, deadline: null, names: new Set(), order: null, dirty: true, visible: false, el: null, changed: new Set() };
+      // counts: the rack's counts from GET /v1/racks, shown until its
+      // hosts are in; expected: how many hosts those counts name.
+      r = { name, lease: null, deadline: null, names: new Set(), order: null, dirty: true, headDirty: true, headStale: false, visible: false, el: null,
+        changed: new Set(), counts: null, expected: 0, tally: null };
       st.racks.set(name, r);
       st.racksChanged = true;
     }
     return r;
+  }
+
+  // The few strings many hosts share (states, statuses, error types) are
+  // kept once.
+  const interned = new Map();
+  function intern(v) {
+    if (!v) return '';
+    const x = interned.get(v);
+    if (x !== undefined) return x;
+    if (interned.size < 1000) interned.set(v, v);
+    return v;
+  }
+
+  // slim is the record the page keeps of a host (a summary from the list
+  // or a brief host from the watch): what tiles, rack headers, the filter
+  // and tooltips use. The panel reads the whole host when opened.
+  function slim(h) {
+    const s = h.status || {};
+    return { name: h.name, rack: h.rack, prov: intern(s.provisioningState), op: intern(s.operationalStatus),
+      errorType: intern(s.errorType), errorMessage: s.errorMessage || '', health: s.health ? intern(s.health.health) : '',
+      intents: h.intents || null, deletionRequested: !!h.deletionRequested, pivotedTo: h.pivotedTo || '',
+      handoff: h.handoff ? { sourceTier: h.handoff.sourceTier, confirmed: !!h.handoff.confirmed } : null,
+      modifiedIndex: h.modifiedIndex || 0 };
+  }
+
+  // setHost keeps record x (t: when it arrived).
+  function setHost(x, t) {
+    const old = st.hosts.get(x.name);
+    if (old && old.rack !== x.rack) dropHost(x.name);
+    st.hosts.set(x.name, x);
+    const r = rackView(x.rack);
+    if (!r.names.has(x.name)) { r.names.add(x.name); r.order = null; }
+    r.changed.add(x.name);
+    r.dirty = r.headDirty = true;
+    st.receivedAt.set(x.name, t);
+    if (x.pivotedTo || (x.handoff && !x.handoff.confirmed) || x.op === 'awaiting-handoff') st.pivots.add(x.name);
+    else st.pivots.delete(x.name);
   }
 
   function dropHost(name) {
@@ -230,17 +373,14 @@
     if (!h) return;
     st.hosts.delete(name);
     const r = st.racks.get(h.rack);
-    if (r) { r.names.delete(name); r.order = null; r.dirty = true; }
+    if (r) { r.names.delete(name); r.order = null; r.dirty = r.headDirty = true; }
     st.selection.delete(name);
+    st.pivots.delete(name);
   }
 
-  function applyFleet(resp, full) {
+  // applyFleet applies a watch answer: only what changed since st.index.
+  function applyFleet(resp) {
     const now = performance.now();
-    if (full) { // everything anew: racks gone since disappear too
-      st.hosts.clear();
-      st.racks.clear();
-      st.racksChanged = true;
-    }
     for (const rw of resp.racks) { // deletions first: a host may move racks
       if (rw.reset) {
         const r = rackView(rw.rack);
@@ -255,15 +395,8 @@
       const r = rackView(rw.rack);
       r.lease = rw.lease || null;
       r.deadline = rw.lease && rw.expiresIn ? now + durMs(rw.expiresIn) : null;
-      r.dirty = true;
-      for (const h of rw.hosts) {
-        const old = st.hosts.get(h.name);
-        if (old && old.rack !== h.rack) dropHost(h.name);
-        st.hosts.set(h.name, h);
-        if (!r.names.has(h.name)) { r.names.add(h.name); r.order = null; }
-        r.changed.add(h.name);
-        st.receivedAt.set(h.name, now);
-      }
+      r.dirty = r.headDirty = true;
+      for (const h of rw.hosts) setHost(slim(h), now);
     }
     for (const n of st.selection) if (!st.hosts.has(n)) st.selection.delete(n);
     scheduleRender();
@@ -277,7 +410,14 @@
     requestAnimationFrame(render);
   }
 
-  function tileMode() { return st.hosts.size <= 600 ? 'named' : 'compact'; }
+  // The host count tiles are sized by: the rack counts' until the list is in.
+  function fleetSize() {
+    if (st.loaded) return st.hosts.size;
+    let n = 0;
+    for (const r of st.racks.values()) n += Math.max(r.expected, r.names.size);
+    return n;
+  }
+  function tileMode() { return fleetSize() <= 600 ? 'named' : 'compact'; }
   const GEOM = {
     named: { w: 113, h: 22, gap: 4, cols: 2 },
     compact: { w: 14, h: 14, gap: 2, cols: 14 },
@@ -294,9 +434,14 @@
     }
     if (st.racksChanged) buildRacks();
     const drawn = [];
+    let matching = st.filter ? 0 : null;
     for (const r of st.racks.values()) {
+      // The tally (summary, filter count) is kept for every rack; the
+      // header's DOM only for racks on screen (others when they scroll in).
+      if (r.headDirty) { r.tally = rackTally(r); r.headDirty = false; r.headStale = true; }
+      if (r.headStale && r.visible) updateRackHeader(r);
+      if (matching !== null) matching += r.tally.match;
       if (!r.dirty) continue;
-      updateRackHeader(r);
       if (r.visible) {
         drawRack(r);
         r.dirty = false;
@@ -304,21 +449,25 @@
         r.changed.clear();
       }
     }
+    st.matching = matching;
+    st.appliedFilter = st.filter;
     renderSummary();
     renderPivots();
     renderToolbarState();
-    if (st.panel && st.panel.kind === 'host') {
+    if (st.panel && st.panel.kind === 'host' && st.loaded) {
       const h = st.hosts.get(st.panel.name);
-      if (!h) renderGone(st.panel.name);
-      else if (h.modifiedIndex !== st.panel.modifiedIndex) renderHostPanel(h, true);
+      if (!h) { if (st.panel.modifiedIndex !== -2) renderGone(st.panel.name); }
+      else if (h.modifiedIndex > st.panel.modifiedIndex) loadHostPanel(h.name, h.modifiedIndex);
     }
     // A frame requested from inside this one runs after this one painted:
     // its time bounds when the tiles drawn now reached the screen.
-    const first = st.firstPaint === null && st.index !== 0;
+    const first = st.firstPaint === null && st.racks.size > 0;
+    const loaded = st.loadedAt === null && st.loaded;
     if (first && st.firstLoad) st.firstLoad.renderMs = performance.now() - t0;
     requestAnimationFrame(() => {
       const t = performance.now();
       if (first) st.firstPaint = t;
+      if (loaded) st.loadedAt = t;
       for (const n of drawn) st.drawnAt.set(n, t);
     });
   }
@@ -339,7 +488,7 @@
           const r = st.racks.get(e.target.dataset.rack);
           if (!r) continue;
           r.visible = e.isIntersecting;
-          if (r.visible && r.dirty) any = true;
+          if (r.visible && (r.dirty || r.headStale)) any = true;
         }
         if (any) scheduleRender();
       }, { rootMargin: '400px' });
@@ -420,18 +569,31 @@
       el.title = `held by ${r.lease.holder} under epoch ${r.lease.epoch}, TTL ${r.lease.ttl}`;
       tickRack(r, performance.now());
     }
-    let err = 0, det = 0, pend = 0;
+    const t = r.tally;
+    r.headStale = false;
+    r.countsEl.replaceChildren(`${t.hosts} hosts`);
+    if (t.err) { const b = document.createElement('span'); b.className = 'bad'; b.textContent = ` · ${t.err} in error`; r.countsEl.append(b); }
+    if (t.det) r.countsEl.append(` · ${t.det} detached`);
+    if (t.pend) r.countsEl.append(` · ${t.pend} unacknowledged`);
+  }
+
+  // rackTally counts r's hosts for its header, the summary and the filter:
+  // from GET /v1/racks' counts while its hosts are not all in, from the
+  // hosts after.
+  function rackTally(r) {
+    const c = r.counts;
+    if (c && r.names.size < r.expected) {
+      const st_ = c.statuses || {};
+      return { hosts: r.expected, err: st_.error || 0, det: st_.detached || 0, maint: st_.maintenance || 0, pend: c.unacknowledged || 0, match: 0 };
+    }
+    const t = { hosts: r.names.size, err: 0, det: 0, maint: 0, pend: 0, match: 0 };
     for (const n of r.names) {
       const h = st.hosts.get(n);
-      const op = h.status ? h.status.operationalStatus : '';
-      if (op === 'error') err++;
-      if (op === 'detached') det++;
-      if (pendingIntents(h)) pend++;
+      if (h.op === 'error') t.err++; else if (h.op === 'detached') t.det++; else if (h.op === 'maintenance') t.maint++;
+      if (h.intents && pendingIntents(h)) t.pend++;
+      if (st.filter && matches(h)) t.match++;
     }
-    r.countsEl.replaceChildren(`${r.names.size} hosts`);
-    if (err) { const b = document.createElement('span'); b.className = 'bad'; b.textContent = ` · ${err} in error`; r.countsEl.append(b); }
-    if (det) r.countsEl.append(` · ${det} detached`);
-    if (pend) r.countsEl.append(` · ${pend} unacknowledged`);
+    return t;
   }
 
   function tickRack(r, now) {
@@ -451,17 +613,19 @@
   function matches(h) {
     const f = st.filter;
     if (!f) return true;
-    const s = h.status || {};
-    return h.name.includes(f) || h.rack === f || (s.provisioningState || 'none') === f ||
-      s.operationalStatus === f || (!!s.errorType && (s.errorType.includes(f) || 'error'.startsWith(f))) ||
+    return h.name.includes(f) || h.rack === f || (h.prov || 'none') === f ||
+      h.op === f || (!!h.errorType && (h.errorType.includes(f) || 'error'.startsWith(f))) ||
       (f === 'pending' && pendingIntents(h) > 0) || (!!h.intents && !!h.intents[f]) ||
-      (!!s.health && (s.health.health.toLowerCase() === f || (f === 'unhealthy' && s.health.health !== 'OK')));
+      (!!h.health && (h.health.toLowerCase() === f || (f === 'unhealthy' && h.health !== 'OK')));
   }
 
   function drawRack(r) {
     const mode = tileMode(), g = GEOM[mode];
     const names = rackOrder(r);
-    const rows = Math.max(1, Math.ceil(names.length / g.cols));
+    // Until its hosts are in, the rack's counts stand for the rest: one
+    // tile per host not read yet, in the colour of its state.
+    const rest = r.counts && !st.loaded ? Math.max(0, r.expected - names.length) : 0;
+    const rows = Math.max(1, Math.ceil((names.length + rest) / g.cols));
     const cssW = g.cols * (g.w + g.gap) + g.gap, cssH = rows * (g.h + g.gap) + g.gap;
     const dpr = window.devicePixelRatio || 1;
     const c = r.canvas;
@@ -478,6 +642,18 @@
       const x = g.gap + (i % g.cols) * (g.w + g.gap), y = g.gap + Math.floor(i / g.cols) * (g.h + g.gap);
       drawTile(ctx, st.hosts.get(names[i]), x, y, g, mode);
     }
+    if (rest) {
+      const fills = [];
+      for (const [state, n] of Object.entries(r.counts.states || {})) for (let k = 0; k < n; k++) fills.push(PROV_COLOR[state === 'none' ? '' : state] || PROV_COLOR['']);
+      ctx.globalAlpha = 0.55;
+      for (let k = 0; k < rest; k++) {
+        const i = names.length + k;
+        const x = g.gap + (i % g.cols) * (g.w + g.gap), y = g.gap + Math.floor(i / g.cols) * (g.h + g.gap);
+        ctx.fillStyle = fills[fills.length - rest + k] || PROV_COLOR[''];
+        ctx.fillRect(x, y, g.w, g.h);
+      }
+      ctx.globalAlpha = 1;
+    }
     r.geom = { mode, g };
   }
 
@@ -485,8 +661,7 @@
   const HEALTH_COLOR = { Warning: '#d69e2e', Critical: '#c53030', Unknown: '#718096' };
 
   function drawTile(ctx, h, x, y, g, mode) {
-    const s = h.status || {};
-    const prov = s.provisioningState || '', op = s.operationalStatus || '';
+    const prov = h.prov, op = h.op;
     ctx.globalAlpha = matches(h) ? 1 : 0.18;
     ctx.fillStyle = PROV_COLOR[prov] || PROV_COLOR[''];
     ctx.fillRect(x, y, g.w, g.h);
@@ -524,7 +699,7 @@
       }
     }
     // Hardware health the BMC reports: a corner mark unless OK.
-    const hc = s.health && HEALTH_COLOR[s.health.health];
+    const hc = h.health && HEALTH_COLOR[h.health];
     if (hc) {
       ctx.fillStyle = hc;
       ctx.beginPath();
@@ -575,10 +750,9 @@
     return i >= 0 && i < names.length ? st.hosts.get(names[i]) : null;
   }
   function tileTitle(h) {
-    const s = h.status || {};
-    let t = `${h.name}: ${s.provisioningState || 'no status yet'} / ${s.operationalStatus || '-'}`;
-    if (s.errorType) t += `\n${s.errorType}: ${s.errorMessage || ''}`;
-    if (s.health && s.health.health !== 'OK') t += `\nhardware health ${s.health.health}${(s.health.problems || []).map((p) => '\n  ' + p).join('')}`;
+    let t = `${h.name}: ${h.prov || 'no status yet'} / ${h.op || '-'}`;
+    if (h.errorType) t += `\n${h.errorType}: ${h.errorMessage || ''}`;
+    if (h.health && h.health !== 'OK') t += `\nhardware health ${h.health} (the panel names the problems)`;
     for (const k of INTENT_KINDS) {
       const it = h.intents && h.intents[k];
       if (it) t += `\n${k}${it.mode ? ' (' + it.mode + ')' : ''}: ${it.acknowledged ? 'acknowledged' : 'not acknowledged yet'}`;
@@ -604,18 +778,22 @@
     const h = st.hosts.get(name);
     if (h) { const r = st.racks.get(h.rack); if (r) r.dirty = true; }
     scheduleRender();
-    if (st.panel && st.panel.kind === 'host' && st.panel.name === name) renderHostPanel(h, false);
+    if (st.panel && st.panel.kind === 'host' && st.panel.name === name && st.panel.full) renderHostPanel(st.panel.full, false);
   }
 
-  function renderSummary() {
-    let err = 0, det = 0, pend = 0, maint = 0;
-    for (const h of st.hosts.values()) {
-      const op = h.status ? h.status.operationalStatus : '';
-      if (op === 'error') err++; else if (op === 'detached') det++; else if (op === 'maintenance') maint++;
-      if (h.intents && pendingIntents(h)) pend++;
+  // renderSummary adds up the racks' tallies (counts until the hosts are in).
+  function totals() {
+    const t = { hosts: 0, err: 0, det: 0, maint: 0, pend: 0, free: 0 };
+    for (const r of st.racks.values()) {
+      const x = r.tally || rackTally(r);
+      t.hosts += x.hosts; t.err += x.err; t.det += x.det; t.maint += x.maint; t.pend += x.pend;
+      if (!r.lease && x.hosts) t.free++;
     }
-    let free = 0;
-    for (const r of st.racks.values()) if (!r.lease && r.names.size) free++;
+    return t;
+  }
+  function renderSummary() {
+    const t = totals();
+    const { err, det, pend, maint, free } = t;
     const el = $('summary');
     el.replaceChildren();
     const item = (n, label, bad) => {
@@ -625,18 +803,25 @@
       if (bad && n) s.className = 'error';
       el.append(s);
     };
-    item(st.hosts.size, 'hosts'); item(st.racks.size, 'racks'); item(free, 'racks without holder', true);
+    item(t.hosts, 'hosts'); item(st.racks.size, 'racks'); item(free, 'racks without holder', true);
     item(err, 'in error', true); item(det, 'detached'); item(maint, 'in maintenance'); item(pend, 'with unacknowledged intents');
+    if (!st.loaded) {
+      const s = document.createElement('span'); s.id = 'loading';
+      s.textContent = `loading hosts: ${st.hosts.size} of ${t.hosts}`;
+      el.append(s);
+    }
+    if (st.matching !== null) {
+      const s = document.createElement('span'); s.id = 'matching';
+      s.textContent = `${st.matching} match “${st.filter}”` + (st.loaded ? '' : ' so far');
+      el.append(s);
+    }
   }
 
   function renderPivots() {
+    // Handed to another tier (kept here, detached), or received from one
+    // and not yet confirmed by the source (setHost keeps st.pivots).
     const inFlight = [];
-    for (const h of st.hosts.values()) {
-      // Handed to another tier (kept here, detached), or received from one
-      // and not yet confirmed by the source.
-      if (h.pivotedTo || (h.handoff && !h.handoff.confirmed) ||
-          (h.status && h.status.operationalStatus === 'awaiting-handoff')) inFlight.push(h);
-    }
+    for (const n of st.pivots) { const h = st.hosts.get(n); if (h) inFlight.push(h); }
     const el = $('pivots');
     el.hidden = inFlight.length === 0;
     if (!inFlight.length) { el.replaceChildren(); return; }
@@ -646,10 +831,10 @@
     const ul = document.createElement('ul');
     for (const h of inFlight.slice(0, 30)) {
       const li = document.createElement('li');
-      const op = h.status ? h.status.operationalStatus : 'no status';
+      const op = h.op || 'no status';
       li.textContent = h.pivotedTo
         ? `${h.name} (${h.rack}) handed to tier ${h.pivotedTo}: ${op}`
-        : `${h.name} (${h.rack}) from tier ${h.handoff.sourceTier}: ${h.handoff.confirmed ? 'handoff confirmed' : 'waiting for the source to confirm its detach'} (${op})`;
+        : `${h.name} (${h.rack}) from tier ${h.handoff ? h.handoff.sourceTier : 'another tier'}: ${h.handoff && h.handoff.confirmed ? 'handoff confirmed' : 'waiting for the source to confirm its detach'} (${op})`;
       li.addEventListener('click', () => openHost(h.name));
       ul.append(li);
     }
@@ -687,6 +872,7 @@
     const count = document.createElement('span'); count.className = 'count'; count.id = 'sel-count';
     tb.append(count);
     for (const a of ACTIONS) {
+      if (a.panelOnly) continue;
       const b = document.createElement('button');
       b.type = 'button'; b.textContent = a.label; b.dataset.action = a.id;
       b.addEventListener('click', () => confirmAction(a, [...st.selection]));
@@ -718,14 +904,16 @@
     }
   }
 
-  // confirmAction asks, naming every host, then sends one API call per host.
-  function confirmAction(a, names) {
+  // confirmAction asks, naming every host, then sends one API call per
+  // host; plan (a service of one host) is what it costs, stated in the
+  // question.
+  function confirmAction(a, names, plan) {
     if (!names.length) return;
     names.sort(collator.compare);
     const dlg = $('confirm');
     const noun = names.length === 1 ? '1 host' : `${names.length} hosts`;
     $('confirm-title').textContent = `${a.label.replace('…', '')} ${noun}?`;
-    $('confirm-what').textContent = a.what;
+    $('confirm-what').textContent = plan ? `${a.what} ${plan.text}` : a.what;
     const ul = $('confirm-hosts');
     ul.replaceChildren(...names.slice(0, 200).map((n) => { const li = document.createElement('li'); li.textContent = n; return li; }));
     if (names.length > 200) { const li = document.createElement('li'); li.textContent = `and ${names.length - 200} more`; ul.append(li); }
@@ -779,13 +967,14 @@
   async function runAction(a, names, body) {
     const out = $('result');
     out.textContent = `${a.verb}: sending ${names.length}…`;
-    const failed = [];
+    const failed = [], plans = [];
     let done = 0, next = 0;
     const worker = async () => {
       while (next < names.length) {
         const n = names[next++];
         try {
-          await api(a.method, `${hostPath(n)}/intents/${a.kind}`, body);
+          const it = await api(a.method, `${hostPath(n)}/intents/${a.kind}`, body);
+          if (it && it.plan) plans.push(`${n}: ${it.plan.message}`);
           done++;
         } catch (e) {
           failed.push(`${n}: ${e.message}`);
@@ -795,19 +984,42 @@
     await Promise.all(Array.from({ length: Math.min(8, names.length) }, worker));
     out.textContent = `${a.verb}: ${done} of ${names.length} accepted` +
       (failed.length ? `; ${failed.length} refused:\n` + failed.slice(0, 20).join('\n') + (failed.length > 20 ? `\n…and ${failed.length - 20} more` : '') : '') +
-      (done ? '. Tiles change once the rack agent acknowledges.' : '');
+      (done ? '. Tiles change once the rack agent acknowledges.' : '') +
+      (plans.length ? '\nplan (the coordinator\'s): ' + plans.slice(0, 20).join('\n') : '');
   }
 
   // ---------- panel ----------
 
   function closePanel() { st.panel = null; $('panel').hidden = true; }
 
+  // openHost opens the panel of a host and reads the whole host (the
+  // page holds only its slim record).
   function openHost(name) {
     const h = st.hosts.get(name);
     if (!h) return;
-    st.panel = { kind: 'host', name, modifiedIndex: -1 };
-    renderHostPanel(h, true);
+    st.panel = { kind: 'host', name, modifiedIndex: h.modifiedIndex, full: null, asked: 0 };
+    $('panel-body').replaceChildren(el('h2', name), el('div', 'loading…'));
     $('panel').hidden = false;
+    loadHostPanel(name, h.modifiedIndex);
+  }
+
+  // loadHostPanel reads the whole host of the open panel and renders it;
+  // called again when the host changes (the watch says so).
+  async function loadHostPanel(name, index) {
+    const p = st.panel;
+    p.modifiedIndex = Math.max(p.modifiedIndex, index);
+    const asked = ++p.asked;
+    try {
+      const full = await api('GET', hostPath(name));
+      if (st.panel !== p || p.asked !== asked) return; // closed, or a newer read is under way
+      p.full = full;
+      p.modifiedIndex = Math.max(p.modifiedIndex, full.modifiedIndex || 0);
+      renderHostPanel(full, true);
+    } catch (e) {
+      if (st.panel !== p) return;
+      if (e.status === 404) { renderGone(name); return; }
+      $('panel-body').replaceChildren(el('h2', name), el('div', 'could not read the host: ' + e.message));
+    }
   }
 
   function el(tag, text, cls) {
@@ -862,8 +1074,8 @@
     if (d2.lastErase) parts.push(el('h3', 'Last erase'), kv([[d2.lastErase.time, (d2.lastErase.disks || []).join('; ')]]));
   }
 
+  // renderHostPanel renders h, the whole host, in the open panel.
   function renderHostPanel(h, refetchEvents) {
-    st.panel.modifiedIndex = h.modifiedIndex;
     const body = $('panel-body');
     const s = h.status;
     const op = s ? s.operationalStatus : '';
@@ -885,7 +1097,7 @@
         if (a.id === 'drain' && i.drain) continue;
         if (a.id === 'restore' && !i.drain) continue;
         const b = el('button', a.label); b.type = 'button'; b.dataset.action = a.id;
-        b.addEventListener('click', () => confirmAction(a, [h.name]));
+        b.addEventListener('click', () => confirmAction(a, [h.name], a.id === 'service' ? servicePlan(h) : null));
         acts.append(b);
       }
       // One release button per power-off hold (DELETE …/intents/reboot/KEY).
@@ -948,20 +1160,8 @@
     if (!refetchEvents && old) evBox.replaceChildren(...old.childNodes);
     parts.push(evBox);
     body.replaceChildren(...parts);
-    if (st.panel.full) renderHardware(st.panel.full, hwBox); // until the fresh one arrives
-    if (refetchEvents) { loadEvents(h.name, evBox); loadFull(h.name, hwBox); }
-  }
-
-  // The watch is brief: the inventory comes with the whole host.
-  async function loadFull(name, box) {
-    try {
-      const full = await api('GET', hostPath(name));
-      if (!st.panel || st.panel.name !== name) return;
-      st.panel.full = full;
-      renderHardware(full, $('panel-hw') || box);
-    } catch (e) {
-      box.textContent = 'could not read the host: ' + e.message;
-    }
+    renderHardware(h, hwBox);
+    if (refetchEvents) loadEvents(h.name, evBox);
   }
 
   // OPERATIONS are status.operationHistory's operations, in lifecycle
@@ -1045,6 +1245,7 @@
   function renderGone(name) {
     $('panel-body').replaceChildren(el('h2', name), el('div', 'This host no longer exists (deleted or removed).'));
     st.panel.modifiedIndex = -2;
+    st.panel.asked++;
   }
 
   async function openRack(name) {
@@ -1075,9 +1276,8 @@
     tile(name) {
       const h = st.hosts.get(name);
       if (!h) return null;
-      const s = h.status || {};
-      const out = { name, rack: h.rack, drawn: false, provisioningState: s.provisioningState || '',
-        operationalStatus: s.operationalStatus || '', intents: h.intents || null, opColor: OP_COLOR[s.operationalStatus || ''] };
+      const out = { name, rack: h.rack, drawn: false, provisioningState: h.prov,
+        operationalStatus: h.op, intents: h.intents || null, opColor: OP_COLOR[h.op] };
       const r = st.racks.get(h.rack);
       if (!r || !r.geom) return out;
       const i = rackOrder(r).indexOf(name);
@@ -1091,9 +1291,12 @@
         stripe: [px[0], px[1], px[2]] });
     },
     stats() {
-      return { hosts: st.hosts.size, racks: st.racks.size, index: st.index, renders: st.renders,
-        firstPaintMs: st.firstPaint, firstLoad: st.firstLoad, domNodes: document.getElementsByTagName('*').length,
-        canvases: document.getElementsByTagName('canvas').length, mode: tileMode() };
+      const t = totals();
+      return { hosts: st.hosts.size, racks: st.racks.size, index: st.index, renders: st.renders, loaded: st.loaded, pages: st.pages,
+        firstPaintMs: st.firstPaint, loadedMs: st.loadedAt, firstLoad: st.firstLoad, domNodes: document.getElementsByTagName('*').length,
+        canvases: document.getElementsByTagName('canvas').length, mode: tileMode(),
+        totals: { hosts: t.hosts, error: t.err, detached: t.det, maintenance: t.maint, unacknowledged: t.pend },
+        filter: st.appliedFilter, matching: st.matching };
     },
     drawnAt(name) { return st.drawnAt.has(name) ? st.drawnAt.get(name) : null; },
     receivedAt(name) { return st.receivedAt.has(name) ? st.receivedAt.get(name) : null; },
@@ -1124,7 +1327,7 @@
     clearTimeout(filterTimer);
     filterTimer = setTimeout(() => {
       st.filter = $('filter').value.trim();
-      for (const r of st.racks.values()) r.dirty = true;
+      for (const r of st.racks.values()) r.dirty = r.headDirty = true;
       scheduleRender();
     }, 120);
   });
