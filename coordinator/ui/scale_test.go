@@ -274,7 +274,7 @@ func dashboardAtScale(t *testing.T, n, perRack int) {
 	// Update latency: the page itself posts a detach (then attach) of a
 	// host and waits until the frame after that host's tile was redrawn.
 	// Hosts are picked from racks across the fleet; each is scrolled into
-	// view first, since tiles off screen are not drawn.
+	// view first, since racks off screen have no section and are not drawn.
 	var lat, apiLat, recvLat []float64
 	for k := range 10 {
 		i := (k*7919 + 13) % n
@@ -286,7 +286,7 @@ func dashboardAtScale(t *testing.T, n, perRack int) {
 		}
 		raw, err := chromedp.Run(tab, chromedp.Evaluate[[]byte](fmt.Sprintf(`(async () => {
 			const name = %q, method = %q;
-			document.querySelector('.rack[data-rack="' + window.rackfence.tile(name).rack + '"]').scrollIntoView();
+			window.rackfence.scrollToRack(window.rackfence.tile(name).rack);
 			await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
 			const before = window.rackfence.drawnAt(name);
 			const t0 = performance.now();
