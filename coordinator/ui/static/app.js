@@ -7,16 +7,18 @@
 // /v1/watch?index=N without rack=) from that list's index, which answers
 // only what changed. The page keeps one small record per host (slim), never
 // whole hosts; the host panel reads its one whole host when opened.
-// Drawing: every rack is one <canvas> of host tiles, drawn only when it
-// changed and is on screen, so the DOM stays a few nodes per rack whatever
-// the host count.
+// Drawing: a virtual grid: only racks near the viewport have a <section>
+// (recycled as they scroll out) with one <canvas> of host tiles, drawn only
+// when it changed, so the DOM stays the same size whatever the rack count.
 // Auth: the token the user enters lives in sessionStorage and travels only
 // in the Authorization header.
 'use strict';
 (() => {
   const TOKEN_KEY = 'rackfence.token';
   const WATCH_TIMEOUT = '25s';
-  const PAGE_SIZE = 2000; // hosts per summary page (the API takes up to 5,000)
+  // Hosts per summary page: the first small, so hosts show early; the rest
+  // at the API's largest (5,000), fewer round trips.
+  const FIRST_PAGE_SIZE = 2000, PAGE_SIZE = 5000;
 
   // Tile colours: fill = provisioning state, stripe/border = operational status.
   const PROV_COLOR = {
@@ -219,7 +221,7 @@
   // The fleet watch; brief: the tiles need no inventory (the panel reads
   // the whole host).
   const fleetWatchPath = (index) => `/v1/watch?index=${index}&timeout=${WATCH_TIMEOUT}&brief=true`;
-  const summaryPath = (cont) => `/v1/hosts?view=summary&limit=${PAGE_SIZE}` + (cont ? '&continue=' + encodeURIComponent(cont) : '');
+  const summaryPath = (cont) => `/v1/hosts?view=summary&limit=${cont ? PAGE_SIZE : FIRST_PAGE_SIZE}` + (cont ? '&continue=' + encodeURIComponent(cont) : '');
 
   // watchLoop loads the fleet (loadFleet) then follows the watch from the
   // list's index; it loads again when the cluster went back (a restore)
@@ -290,21 +292,27 @@
     scheduleRender();
     for (;;) {
       const seen = new Set();
-      let cont = '', index = 0, expired = false;
+      // The pages of one list follow each other (each names the next), so
+      // the next is asked for as soon as a page is in, before it is
+      // handled: the coordinator encodes one while the page handles the
+      // other.
+      const ask = (c) => { const p = api('GET', summaryPath(c)); p.catch(() => {}); return { c, p }; };
+      let cont = '', index = 0, expired = false, next = ask('');
       do {
         let page;
         try {
-          page = await api('GET', summaryPath(cont));
+          page = await next.p;
         } catch (e) {
-          if (e.status === 410 && cont) { expired = true; break; } // start the list again
+          if (e.status === 410 && next.c) { expired = true; break; } // start the list again
           throw e;
         }
         if (gen !== st.gen) return;
+        cont = page.continue || '';
+        if (cont) next = ask(cont);
         st.pages++;
         index = page.index;
         const t = performance.now();
         for (const h of page.items || []) { seen.add(h.name); setHost(slim(h), t); }
-        cont = page.continue || '';
         scheduleRender();
       } while (cont);
       if (expired) continue;
