@@ -534,7 +534,7 @@
     st.gridWidth = box.clientWidth;
     const g = GEOM[tileMode()], n = st.rackOrder.length;
     const cols = Math.max(1, Math.floor((st.gridWidth - 2 * PAD_X + RACK_GAP) / (RACK_W + RACK_GAP)));
-    const headH = headerHeight(), rows = [];
+    const headH = n ? headerHeight() : 0, rows = [];
     let y = PAD_TOP;
     for (let i = 0; i < n; i += cols) {
       let h = 0;
