@@ -200,6 +200,12 @@ func dashboardAtScale(t *testing.T, n, perRack int) {
 	if last.Totals == nil || last.Totals.Error != want.inError || last.Totals.Detached != want.detached {
 		t.Errorf("the page counts %+v hosts in error/detached, want %d in error and %d detached", last.Totals, want.inError, want.detached)
 	}
+	// Only the racks near the viewport have a section: a 1600×1000 window
+	// (plus the page's 400 px margins) holds fewer than 200 racks of any
+	// size, whatever the fleet's.
+	if maxCanvases := 200; last.Canvases > maxCanvases {
+		t.Errorf("the page holds %d rack canvases for %d racks (at most %d fit near a 1600×1000 window): it builds racks off screen", last.Canvases, racks, maxCanvases)
+	}
 	// What the last load asked for: never the whole fleet (watch index 0)
 	// nor a whole host; hosts only as summaries.
 	var urls []string
