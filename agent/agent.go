@@ -32,8 +32,11 @@ type Agent struct {
 	// (reporter_created.go).
 	rackNoCreatedUntil atomic.Int64
 	// noDayTwoUntil (unix ns): until then statuses go out without dayTwo,
-	// the coordinator having refused it (reporter_daytwo.go).
+	// the coordinator having refused it (reporter_newer.go).
 	noDayTwoUntil atomic.Int64
+	// noDriveServerUntil (unix ns): until then statuses go out without
+	// configDrive.server, the coordinator having refused it.
+	noDriveServerUntil atomic.Int64
 	// noHealthUntil (unix ns): until then statuses carry no hardware
 	// health (reporter_health.go).
 	noHealthUntil atomic.Int64

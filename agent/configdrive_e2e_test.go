@@ -17,7 +17,7 @@ import (
 // TestConfigDriveReadProcess: rackfence-agent with an artifact server
 // provisions two hosts with user data on BMCs that fetch their media. The
 // one whose BMC reads its config drive ends provisioned/ok with the drive's
-// size and read time in its status, and rackfencectl host get shows them;
+// artifact server, size and read time in its status, and rackfencectl host get shows them;
 // the one whose BMC cannot fetch media (the simulator's mediaReadFails)
 // fails provisioning naming the drive, and never reads provisioned/ok.
 func TestConfigDriveReadProcess(t *testing.T) {
@@ -51,6 +51,9 @@ func TestConfigDriveReadProcess(t *testing.T) {
 	out, err := exec.Command(ctlBin, "--coordinator", e.url, "--token-file", e.adminTokenFile(), "host", "get", "web").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "Config drive:") || !strings.Contains(string(out), "read by the BMC "+cd.ReadAt.UTC().Format(time.RFC3339)) {
 		t.Fatalf("host get web: %v\n%s", err, out)
+	}
+	if cd.Server != "http://"+art || !strings.Contains(string(out), "served by http://"+art) {
+		t.Errorf("web's config drive server %q, want http://%s, in host get too:\n%s", cd.Server, art, out)
 	}
 	if strings.Contains(string(out), "/drives/") {
 		t.Errorf("host get shows the drive's URL:\n%s", out)

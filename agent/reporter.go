@@ -208,7 +208,7 @@ func (r *reporter) send(batch []*statusWrite) {
 		err = fmt.Errorf("%w: lease deadline passed before writing the status of %d hosts", ErrLeaseLost, len(batch))
 	} else {
 		ctx, cancel := context.WithTimeout(s.ctx, statusWriteTimeout)
-		res, err = r.postDayTwo(ctx, rep)
+		res, err = r.postNewer(ctx, rep)
 		cancel()
 	}
 	m := s.a.cfg.Metrics

@@ -37,6 +37,9 @@ func (s *Store) ApplyRackStatus(ctx context.Context, c fsm.RackStatusCmd) (wire.
 // check applies (and applies without it: the report is written unchecked,
 // as that binary would write it).
 func (s *Store) rackStatusForm(c fsm.RackStatusCmd) fsm.RackStatusCmd {
+	if c.HasDriveServer() && !s.Supports(fsm.CmdRackStatus, fsm.RackStatusDriveServerVersion) {
+		c = c.WithoutDriveServer() // fsm/command_driveserver.go
+	}
 	if c.HasDayTwo() && !s.Supports(fsm.CmdRackStatus, fsm.RackStatusDayTwoVersion) {
 		c = c.WithoutDayTwo() // fsm/command_daytwo.go
 	}
@@ -51,13 +54,18 @@ func (s *Store) rackStatusForm(c fsm.RackStatusCmd) fsm.RackStatusCmd {
 
 // statusForm is the form of a host status command the leader writes: with
 // its hardware health once every voter applies CmdStatus v3, with its
-// day-two status once every voter applies v4, without them before
-// (fsm/command_health.go, fsm/command_daytwo.go). Other commands are
+// day-two status once every voter applies v4, with its config drive's
+// server once every voter applies v5, without them before
+// (fsm/command_health.go, fsm/command_daytwo.go,
+// fsm/command_driveserver.go). Other commands are
 // returned as they are.
 func (s *Store) statusForm(c fsm.Command) fsm.Command {
 	sc, ok := c.(fsm.StatusCmd)
 	if !ok {
 		return c
+	}
+	if sc.HasDriveServer() && !s.Supports(fsm.CmdStatus, fsm.StatusDriveServerVersion) {
+		sc = sc.WithoutDriveServer()
 	}
 	if sc.HasDayTwo() && !s.Supports(fsm.CmdStatus, fsm.StatusDayTwoVersion) {
 		sc = sc.WithoutDayTwo()

@@ -270,6 +270,9 @@ func hostDetail(w io.Writer, h *wire.Host) {
 		}
 		if cd := s.ConfigDrive; cd != nil {
 			k.add("Config drive", configDriveLine(cd))
+			if cd.Server != "" {
+				k.more("served by " + cd.Server)
+			}
 		}
 		for _, l := range operationLines(s, now()) {
 			k.add(l[0], l[1])

@@ -25,7 +25,7 @@ func dataRefs(k *kv, h *wire.Host) {
 
 // configDriveLine is host get's line of the config drive the host was
 // provisioned with: size, when the agent published it and when the BMC
-// read it (never its URL).
+// read it (its server is a line of its own; never its URL).
 func configDriveLine(cd *wire.ConfigDriveStatus) string {
 	size := fmt.Sprintf("%d bytes", cd.Size)
 	if cd.Size >= 1<<10 {

@@ -1,6 +1,7 @@
 package ctl
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -98,6 +99,27 @@ func TestHostDetailConfigDrive(t *testing.T) {
 		if got != c.want {
 			t.Errorf("host get Config drive: %q; want %q:\n%s", got, c.want, b.String())
 		}
+	}
+}
+
+// host get shows where the config drive is served (the artifact server the
+// BMC read it from) on the line after it; a status without the server (an
+// agent predating it) shows no such line.
+func TestHostDetailConfigDriveServer(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	var b strings.Builder
+	hostDetail(&b, &wire.Host{Name: "h", Rack: "r1", Status: &wire.HostStatus{ProvisioningState: wire.StateProvisioned,
+		ConfigDrive: &wire.ConfigDriveStatus{Server: "https://10.0.0.5:7482", Size: 900, PublishedAt: t0}}})
+	lines := strings.Split(b.String(), "\n")
+	i := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "Config drive:") })
+	if i < 0 || i+1 >= len(lines) || strings.TrimSpace(lines[i+1]) != "served by https://10.0.0.5:7482" {
+		t.Errorf("host get: want the config drive's server on the line after it:\n%s", b.String())
+	}
+	b.Reset()
+	hostDetail(&b, &wire.Host{Name: "h", Rack: "r1", Status: &wire.HostStatus{ProvisioningState: wire.StateProvisioned,
+		ConfigDrive: &wire.ConfigDriveStatus{Size: 900, PublishedAt: t0}}})
+	if strings.Contains(b.String(), "served by") {
+		t.Errorf("host get of a drive without its server shows one:\n%s", b.String())
 	}
 }
 

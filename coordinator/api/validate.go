@@ -58,6 +58,8 @@ func validateReportBody(r *wire.StatusReport) error {
 	}
 	if cd := st.ConfigDrive; cd != nil {
 		switch {
+		case cd.Server != "" && !artifactServerURL(cd.Server):
+			return fe("status.configDrive.server", "%q is not an http or https URL with a host and no query: send the artifact server's base URL (rackfence-agent --artifact-url)", cd.Server)
 		case cd.Size <= 0:
 			return fe("status.configDrive.size", "is %d; a config drive has a positive size in bytes", cd.Size)
 		case cd.PublishedAt.IsZero():

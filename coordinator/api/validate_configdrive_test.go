@@ -17,6 +17,9 @@ func TestValidateReportConfigDrive(t *testing.T) {
 	}{
 		{wire.ConfigDriveStatus{Size: 4096, PublishedAt: t0, ReadAt: t0.Add(time.Second)}, ""},
 		{wire.ConfigDriveStatus{Size: 4096, PublishedAt: t0}, ""},
+		{wire.ConfigDriveStatus{Server: "https://10.0.0.5:7482", Size: 4096, PublishedAt: t0}, ""},
+		{wire.ConfigDriveStatus{Server: "10.0.0.5:7482", Size: 4096, PublishedAt: t0}, "status.configDrive.server"},
+		{wire.ConfigDriveStatus{Server: "https://10.0.0.5:7482/drives?t=1", Size: 4096, PublishedAt: t0}, "status.configDrive.server"},
 		{wire.ConfigDriveStatus{PublishedAt: t0}, "status.configDrive.size"},
 		{wire.ConfigDriveStatus{Size: 4096}, "status.configDrive.publishedAt"},
 		{wire.ConfigDriveStatus{Size: 4096, PublishedAt: t0, ReadAt: t0.Add(-time.Second)}, "status.configDrive.readAt"},

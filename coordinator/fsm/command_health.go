@@ -21,6 +21,9 @@ const (
 )
 
 func (c StatusCmd) bodyVersion() byte {
+	if c.HasDriveServer() {
+		return StatusDriveServerVersion // command_driveserver.go
+	}
 	if c.Report.Status.DayTwo != nil {
 		return StatusDayTwoVersion // command_daytwo.go
 	}
@@ -70,11 +73,15 @@ func (c RackStatusCmd) WithoutHealth() RackStatusCmd {
 
 // decodeStatus decodes a CmdStatus body of any version; one older than
 // v3 carries no health (a leader writes health only from v3), one older
-// than v4 no day-two status.
+// than v4 no day-two status, one older than v5 no config drive server.
 func decodeStatus(ver byte, body []byte) (Command, error) {
 	c, err := decodeBody[StatusCmd](binBody, ver, body)
-	if err != nil || ver >= StatusDayTwoVersion {
+	if err != nil || ver >= StatusDriveServerVersion {
 		return c, err
+	}
+	c = c.(StatusCmd).WithoutDriveServer()
+	if ver >= StatusDayTwoVersion {
+		return c, nil
 	}
 	c = c.(StatusCmd).WithoutDayTwo()
 	if ver >= StatusHealthVersion {

@@ -36,6 +36,9 @@ func (RackStatusCmd) Type() CmdType { return CmdRackStatus }
 const RackStatusCreatedVersion = 3
 
 func (c RackStatusCmd) bodyVersion() byte {
+	if c.HasDriveServer() {
+		return RackStatusDriveServerVersion // command_driveserver.go
+	}
 	if c.HasDayTwo() {
 		return RackStatusDayTwoVersion
 	}
@@ -82,8 +85,12 @@ func (c RackStatusCmd) WithoutCreated() RackStatusCmd {
 // field, and every member must apply the entry alike.
 func decodeRackStatus(ver byte, body []byte) (Command, error) {
 	c, err := decodeBody[RackStatusCmd](binBody, ver, body)
-	if err != nil || ver >= RackStatusDayTwoVersion {
+	if err != nil || ver >= RackStatusDriveServerVersion {
 		return c, err
+	}
+	c = c.(RackStatusCmd).WithoutDriveServer()
+	if ver >= RackStatusDayTwoVersion {
+		return c, nil
 	}
 	c = c.(RackStatusCmd).WithoutDayTwo()
 	if ver >= RackStatusHealthVersion {

@@ -14,7 +14,7 @@ var commandTable = map[CmdType]cmdSpec{
 	CmdDeleteHost:     cmd((*FSM).applyDeleteHost, deleteHostFencedVersion, jsonBody),
 	CmdPutIntent:      cmd((*FSM).applyPutIntent, BodyBinary, binBody),
 	CmdDeleteIntent:   cmd((*FSM).applyDeleteIntent, BodyBinary, binBody),
-	CmdStatus:         cmdDecoded((*FSM).applyStatus, StatusDayTwoVersion, binBody, decodeStatus),
+	CmdStatus:         cmdDecoded((*FSM).applyStatus, StatusDriveServerVersion, binBody, decodeStatus),
 	CmdLeaseAcquire:   cmd((*FSM).applyLeaseAcquire, BodyBinary, binBody),
 	CmdLeaseRenew:     cmd((*FSM).applyLeaseRenew, BodyBinary, binBody),
 	CmdLeaseRelease:   cmd((*FSM).applyLeaseRelease, BodyBinary, binBody),
@@ -38,7 +38,7 @@ var commandTable = map[CmdType]cmdSpec{
 	// host's createdIndex, v4 carries hardware health (command_health.go),
 	// v5 day-two status (command_daytwo.go); an older body is read
 	// without them.
-	CmdRackStatus: cmdDecoded((*FSM).applyRackStatus, RackStatusDayTwoVersion, binBody, decodeRackStatus),
+	CmdRackStatus: cmdDecoded((*FSM).applyRackStatus, RackStatusDriveServerVersion, binBody, decodeRackStatus),
 	// A host's BMC task record, the fence of day-two work (command_bmctask.go).
 	// v2 names the version before a flash.
 	CmdBMCTask: cmd((*FSM).applyBMCTask, BMCTaskFromVersion, jsonBody),

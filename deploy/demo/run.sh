@@ -50,9 +50,11 @@ rm -rf "$DEMO"
 mkdir -p "$DEMO/data" "$DEMO/logs"
 
 PIDS=()
+WATCH=
 cleanup() {
   local rc=$?
   trap - EXIT INT TERM
+  if [ -n "$WATCH" ]; then kill -TERM "$WATCH" 2>/dev/null || true; wait "$WATCH" 2>/dev/null || true; fi
   if [ ${#PIDS[@]} -gt 0 ]; then
     say "stopping ${#PIDS[@]} processes"
     # Agents first (they release their leases), then the BMCs and the coordinator.
@@ -207,6 +209,12 @@ else
   timeout=0
   [ "$DURATION" -gt 0 ] && timeout=${DURATION}s
   say "hosts (printed when they change; Ctrl-C stops)"
-  "$CTL" host list --watch --timeout "$timeout" --interval 2s
+  # In the background, waited for: bash runs the INT/TERM trap only once
+  # the foreground command returns, while `wait` returns on the signal
+  # (so `kill PID` of this script stops the demo at once).
+  "$CTL" host list --watch --timeout "$timeout" --interval 2s &
+  WATCH=$!
+  wait "$WATCH"
+  WATCH=
 fi
 say "demo done"

@@ -267,9 +267,9 @@ type HostStatus struct {
 	// and how it is driven); nil before registration.
 	BMCDetails *BMCDetails `json:"bmcDetails,omitempty"`
 	// ConfigDrive is the config drive the host was last provisioned with
-	// (direct provisioner): its size, when the agent published it and
-	// when the BMC read it. Never its URL. nil: no config drive, or an
-	// agent predating the field.
+	// (direct provisioner): the artifact server serving it, its size,
+	// when the agent published it and when the BMC read it. Never its own
+	// URL. nil: no config drive, or an agent predating the field.
 	ConfigDrive *ConfigDriveStatus `json:"configDrive,omitempty"`
 	LastUpdated time.Time          `json:"lastUpdated"`
 	// OperationHistory is when the host's last register, inspect,
@@ -295,6 +295,11 @@ type HostStatus struct {
 // ConfigDriveStatus is a config drive as the agent's artifact server saw
 // it.
 type ConfigDriveStatus struct {
+	// Server is the base URL of the artifact server the BMC reads the
+	// drive from (rackfence-agent --artifact-url), never the drive's own
+	// URL: its path is a capability to the host's user data. "" from an
+	// agent or coordinator predating it.
+	Server string `json:"server,omitempty"`
 	// Size is the drive's size in bytes.
 	Size int64 `json:"size"`
 	// PublishedAt is when the agent started serving it.

@@ -62,7 +62,7 @@ func (p *Provisioner) driveStatus(host string) *wire.ConfigDriveStatus {
 	if !ok {
 		return nil
 	}
-	return &wire.ConfigDriveStatus{Size: d.Size, PublishedAt: d.PublishedAt, ReadAt: d.ReadAt}
+	return &wire.ConfigDriveStatus{Server: p.art.BaseURL(), Size: d.Size, PublishedAt: d.PublishedAt, ReadAt: d.ReadAt}
 }
 
 // awaitDriveRead ends a provision that inserted the config drive at url
