@@ -200,6 +200,12 @@ func dashboardAtScale(t *testing.T, n, perRack int) {
 	if last.Totals == nil || last.Totals.Error != want.inError || last.Totals.Detached != want.detached {
 		t.Errorf("the page counts %+v hosts in error/detached, want %d in error and %d detached", last.Totals, want.inError, want.detached)
 	}
+	// Only the racks near the viewport have a section: a 1600×1000 window
+	// (plus the page's 400 px margins) holds fewer than 200 racks of any
+	// size, whatever the fleet's.
+	if maxCanvases := 200; last.Canvases > maxCanvases {
+		t.Errorf("the page holds %d rack canvases for %d racks (at most %d fit near a 1600×1000 window): it builds racks off screen", last.Canvases, racks, maxCanvases)
+	}
 	// What the last load asked for: never the whole fleet (watch index 0)
 	// nor a whole host; hosts only as summaries.
 	var urls []string
@@ -274,7 +280,7 @@ func dashboardAtScale(t *testing.T, n, perRack int) {
 	// Update latency: the page itself posts a detach (then attach) of a
 	// host and waits until the frame after that host's tile was redrawn.
 	// Hosts are picked from racks across the fleet; each is scrolled into
-	// view first, since tiles off screen are not drawn.
+	// view first, since racks off screen have no section and are not drawn.
 	var lat, apiLat, recvLat []float64
 	for k := range 10 {
 		i := (k*7919 + 13) % n
@@ -286,7 +292,7 @@ func dashboardAtScale(t *testing.T, n, perRack int) {
 		}
 		raw, err := chromedp.Run(tab, chromedp.Evaluate[[]byte](fmt.Sprintf(`(async () => {
 			const name = %q, method = %q;
-			document.querySelector('.rack[data-rack="' + window.rackfence.tile(name).rack + '"]').scrollIntoView();
+			window.rackfence.scrollToRack(window.rackfence.tile(name).rack);
 			await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
 			const before = window.rackfence.drawnAt(name);
 			const t0 = performance.now();

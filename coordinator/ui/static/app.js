@@ -7,16 +7,18 @@
 // /v1/watch?index=N without rack=) from that list's index, which answers
 // only what changed. The page keeps one small record per host (slim), never
 // whole hosts; the host panel reads its one whole host when opened.
-// Drawing: every rack is one <canvas> of host tiles, drawn only when it
-// changed and is on screen, so the DOM stays a few nodes per rack whatever
-// the host count.
+// Drawing: a virtual grid: only racks near the viewport have a <section>
+// (recycled as they scroll out) with one <canvas> of host tiles, drawn only
+// when it changed, so the DOM stays the same size whatever the rack count.
 // Auth: the token the user enters lives in sessionStorage and travels only
 // in the Authorization header.
 'use strict';
 (() => {
   const TOKEN_KEY = 'rackfence.token';
   const WATCH_TIMEOUT = '25s';
-  const PAGE_SIZE = 2000; // hosts per summary page (the API takes up to 5,000)
+  // Hosts per summary page: the first small, so hosts show early; the rest
+  // at the API's largest (5,000), fewer round trips.
+  const FIRST_PAGE_SIZE = 2000, PAGE_SIZE = 5000;
 
   // Tile colours: fill = provisioning state, stripe/border = operational status.
   const PROV_COLOR = {
@@ -117,7 +119,12 @@
     receivedAt: new Map(), // host -> ms its last change arrived from the watch
     renders: 0,
     mode: '',             // tile size: named or compact
-    observer: null,
+    layoutDirty: false,   // a rack's size, the rack set or the width changed: place racks again
+    grid: { cols: 1, rows: [] }, // the racks' rows (see layoutRacks)
+    gridWidth: 0,
+    headH: 0,             // a rack header's height in px, measured once
+    bound: new Map(),     // rack -> rack view, the racks that have a section now
+    pool: [],             // sections not in use
   };
 
   // ---------- API ----------
@@ -182,7 +189,7 @@
     st.token = ''; st.me = null;
     st.hosts.clear(); st.racks.clear(); st.rackOrder = []; st.selection.clear(); st.pivots.clear();
     st.index = 0; st.loaded = false;
-    $('racks').replaceChildren(); $('toolbar').replaceChildren();
+    clearRacks(); $('toolbar').replaceChildren();
     closePanel();
     $('app').hidden = true; $('filter').hidden = true; $('signout').hidden = true;
     $('me').textContent = ''; $('cluster').textContent = '';
@@ -202,6 +209,7 @@
     $('me').textContent = `${st.me.name || '(unnamed)'} · ${st.me.role}`;
     buildLegend();
     buildToolbar();
+    clearRacks(); // sections carry the role's buttons
     api('GET', '/v1/status').then((s) => {
       $('cluster').textContent = `tier ${s.tier} · ${s.members ? s.members.length : 0} member(s) · leader ${s.leader || 'none'}`;
     }).catch(() => {});
@@ -213,7 +221,7 @@
   // The fleet watch; brief: the tiles need no inventory (the panel reads
   // the whole host).
   const fleetWatchPath = (index) => `/v1/watch?index=${index}&timeout=${WATCH_TIMEOUT}&brief=true`;
-  const summaryPath = (cont) => `/v1/hosts?view=summary&limit=${PAGE_SIZE}` + (cont ? '&continue=' + encodeURIComponent(cont) : '');
+  const summaryPath = (cont) => `/v1/hosts?view=summary&limit=${cont ? PAGE_SIZE : FIRST_PAGE_SIZE}` + (cont ? '&continue=' + encodeURIComponent(cont) : '');
 
   // watchLoop loads the fleet (loadFleet) then follows the watch from the
   // list's index; it loads again when the cluster went back (a restore)
@@ -284,21 +292,27 @@
     scheduleRender();
     for (;;) {
       const seen = new Set();
-      let cont = '', index = 0, expired = false;
+      // The pages of one list follow each other (each names the next), so
+      // the next is asked for as soon as a page is in, before it is
+      // handled: the coordinator encodes one while the page handles the
+      // other.
+      const ask = (c) => { const p = api('GET', summaryPath(c)); p.catch(() => {}); return { c, p }; };
+      let cont = '', index = 0, expired = false, next = ask('');
       do {
         let page;
         try {
-          page = await api('GET', summaryPath(cont));
+          page = await next.p;
         } catch (e) {
-          if (e.status === 410 && cont) { expired = true; break; } // start the list again
+          if (e.status === 410 && next.c) { expired = true; break; } // start the list again
           throw e;
         }
         if (gen !== st.gen) return;
+        cont = page.continue || '';
+        if (cont) next = ask(cont);
         st.pages++;
         index = page.index;
         const t = performance.now();
         for (const h of page.items || []) { seen.add(h.name); setHost(slim(h), t); }
-        cont = page.continue || '';
         scheduleRender();
       } while (cont);
       if (expired) continue;
@@ -306,6 +320,7 @@
       st.index = index;
       st.loaded = true;
       for (const r of st.racks.values()) { r.counts = null; r.dirty = r.headDirty = true; }
+      st.layoutDirty = true;
       scheduleRender();
       return;
     }
@@ -360,7 +375,7 @@
     if (old && old.rack !== x.rack) dropHost(x.name);
     st.hosts.set(x.name, x);
     const r = rackView(x.rack);
-    if (!r.names.has(x.name)) { r.names.add(x.name); r.order = null; }
+    if (!r.names.has(x.name)) { r.names.add(x.name); r.order = null; st.layoutDirty = true; }
     r.changed.add(x.name);
     r.dirty = r.headDirty = true;
     st.receivedAt.set(x.name, t);
@@ -373,7 +388,7 @@
     if (!h) return;
     st.hosts.delete(name);
     const r = st.racks.get(h.rack);
-    if (r) { r.names.delete(name); r.order = null; r.dirty = r.headDirty = true; }
+    if (r) { r.names.delete(name); r.order = null; r.dirty = r.headDirty = true; st.layoutDirty = true; }
     st.selection.delete(name);
     st.pivots.delete(name);
   }
@@ -431,8 +446,15 @@
     if (mode !== st.mode) { // tiles change size: redraw every rack
       st.mode = mode;
       for (const r of st.racks.values()) r.dirty = true;
+      st.layoutDirty = true;
     }
-    if (st.racksChanged) buildRacks();
+    if (st.racksChanged) {
+      st.racksChanged = false;
+      st.rackOrder = [...st.racks.keys()].sort(collator.compare);
+      st.layoutDirty = true;
+    }
+    if (st.layoutDirty || $('racks').clientWidth !== st.gridWidth) layoutRacks();
+    updateWindow();
     const drawn = [];
     let matching = st.filter ? 0 : null;
     for (const r of st.racks.values()) {
@@ -477,57 +499,134 @@
     return r.order;
   }
 
-  function buildRacks() {
-    st.racksChanged = false;
-    st.rackOrder = [...st.racks.keys()].sort(collator.compare);
-    const main = $('racks');
-    if (!st.observer) {
-      st.observer = new IntersectionObserver((entries) => {
-        let any = false;
-        for (const e of entries) {
-          const r = st.racks.get(e.target.dataset.rack);
-          if (!r) continue;
-          r.visible = e.isIntersecting;
-          if (r.visible && (r.dirty || r.headStale)) any = true;
-        }
-        if (any) scheduleRender();
-      }, { rootMargin: '400px' });
+  // ---------- virtual rack grid ----------
+  // Only the racks within a screenful (plus MARGIN) of the viewport have a
+  // <section>; where every other rack is, is arithmetic. #racks is a box of
+  // the whole grid's height, the sections absolutely placed in it and
+  // recycled through a pool as they scroll out, so building the page and
+  // filtering it do not grow with the rack count.
+  const RACK_W = 248, RACK_GAP = 10, PAD_X = 14, PAD_TOP = 10, PAD_BOTTOM = 40, MARGIN = 400;
+  const RACK_CHROME = 14 + 4; // a .rack's padding and border, its header's margin
+  const POOL_MAX = 200;
+
+  // rackTiles is how many tiles r shows: its counts stand for hosts not
+  // read yet until the list is in.
+  function rackTiles(r) { return r.counts && !st.loaded ? Math.max(r.names.size, r.expected) : r.names.size; }
+  function canvasHeight(n, g) { return Math.max(1, Math.ceil(n / g.cols)) * (g.h + g.gap) + g.gap; }
+
+  // headerHeight measures a rack header once (one line each for title,
+  // lease and counts: the CSS keeps them from wrapping).
+  function headerHeight() {
+    if (st.headH) return st.headH;
+    const sec = st.pool.pop() || buildRackEl();
+    $('racks').append(sec);
+    const h = sec.firstChild.offsetHeight;
+    sec.remove(); st.pool.push(sec);
+    if (h > 0) st.headH = h;
+    return h || 52;
+  }
+
+  // layoutRacks places every rack: as many columns as the box is wide,
+  // each row as tall as its tallest rack.
+  function layoutRacks() {
+    st.layoutDirty = false;
+    const box = $('racks');
+    st.gridWidth = box.clientWidth;
+    const g = GEOM[tileMode()], n = st.rackOrder.length;
+    const cols = Math.max(1, Math.floor((st.gridWidth - 2 * PAD_X + RACK_GAP) / (RACK_W + RACK_GAP)));
+    const headH = n ? headerHeight() : 0, rows = [];
+    let y = PAD_TOP;
+    for (let i = 0; i < n; i += cols) {
+      let h = 0;
+      for (let j = i; j < Math.min(i + cols, n); j++) {
+        const r = st.racks.get(st.rackOrder[j]);
+        r.x = PAD_X + (j - i) * (RACK_W + RACK_GAP); r.y = y;
+        h = Math.max(h, RACK_CHROME + headH + canvasHeight(rackTiles(r), g));
+      }
+      rows.push({ y, h, first: i });
+      y += h + RACK_GAP;
     }
-    const frag = [];
-    for (const name of st.rackOrder) {
-      const r = st.racks.get(name);
-      if (!r.el) r.el = buildRackEl(r);
-      frag.push(r.el);
+    box.style.height = (n ? y - RACK_GAP + PAD_BOTTOM : 0) + 'px';
+    st.grid = { cols, rows };
+    for (const r of st.bound.values()) placeRack(r);
+  }
+
+  function placeRack(r) { r.el.style.transform = `translate(${r.x}px, ${r.y}px)`; }
+
+  // updateWindow gives the racks near the viewport a section and takes
+  // it from the others.
+  function updateWindow() {
+    const { rows, cols } = st.grid;
+    const top = $('racks').getBoundingClientRect().top;
+    const lo = -top - MARGIN, hi = -top + window.innerHeight + MARGIN;
+    // The first row ending below lo (rows are in order of y).
+    let a = 0, b = rows.length;
+    while (a < b) { const m = (a + b) >> 1; if (rows[m].y + rows[m].h < lo) a = m + 1; else b = m; }
+    const want = new Set();
+    for (let i = a; i < rows.length && rows[i].y <= hi; i++) {
+      for (let j = rows[i].first; j < Math.min(rows[i].first + cols, st.rackOrder.length); j++) want.add(st.rackOrder[j]);
     }
-    main.replaceChildren(...frag);
-    st.observer.disconnect();
-    for (const e of frag) st.observer.observe(e);
-    // Until the observer reports, treat racks in the first screenful as visible.
-    const limit = window.innerHeight + 400;
-    for (const name of st.rackOrder) {
+    for (const [name, r] of st.bound) if (!want.has(name) || st.racks.get(name) !== r) unbindRack(r);
+    for (const name of want) {
       const r = st.racks.get(name);
-      if (!r.visible && r.el.getBoundingClientRect().top < limit) r.visible = true;
+      if (!r.el) bindRack(r);
     }
   }
 
-  function buildRackEl(r) {
+  function bindRack(r) {
+    const sec = st.pool.pop() || buildRackEl();
+    sec.dataset.rack = r.name;
+    sec.parts.title.textContent = r.name;
+    sec.parts.hist.title = 'Lease history of ' + r.name;
+    if (sec.parts.sel) sec.parts.sel.title = 'Select (or unselect) every host of ' + r.name;
+    sec.parts.canvas.title = '';
+    r.el = sec; r.leaseEl = sec.parts.lease; r.countsEl = sec.parts.counts; r.canvas = sec.parts.canvas; r.ttlEl = null;
+    r.visible = true; r.dirty = true; r.headStale = true;
+    placeRack(r);
+    $('racks').append(sec);
+    st.bound.set(r.name, r);
+  }
+
+  function unbindRack(r) {
+    st.bound.delete(r.name);
+    if (!r.el) return;
+    r.el.remove();
+    if (st.pool.length < POOL_MAX) st.pool.push(r.el);
+    r.el = r.leaseEl = r.countsEl = r.canvas = r.ttlEl = r.geom = null;
+    r.visible = false; r.dirty = true;
+  }
+
+  // clearRacks forgets every section (sign out, or a role whose sections
+  // have other buttons).
+  function clearRacks() {
+    for (const r of [...st.bound.values()]) unbindRack(r);
+    st.pool = []; st.bound.clear(); st.headH = 0;
+    $('racks').replaceChildren();
+    $('racks').style.height = '0px';
+  }
+
+  // rackOf is the rack a section shows now (sections are recycled).
+  const rackOf = (sec) => st.racks.get(sec.dataset.rack);
+
+  function buildRackEl() {
     const sec = document.createElement('section');
     sec.className = 'rack';
-    sec.dataset.rack = r.name;
     const head = document.createElement('header');
     const h3 = document.createElement('h3');
     const title = document.createElement('span');
-    title.textContent = r.name;
     const btns = document.createElement('span');
     const hist = document.createElement('button');
-    hist.type = 'button'; hist.textContent = 'leases'; hist.title = 'Lease history of ' + r.name;
-    hist.addEventListener('click', () => openRack(r.name));
+    hist.type = 'button'; hist.textContent = 'leases';
+    hist.addEventListener('click', () => openRack(sec.dataset.rack));
     btns.append(hist);
+    let sel = null;
     if (canAct()) {
-      const sel = document.createElement('button');
-      sel.type = 'button'; sel.textContent = 'select'; sel.title = 'Select (or unselect) every host of ' + r.name;
+      sel = document.createElement('button');
+      sel.type = 'button'; sel.textContent = 'select';
       sel.dataset.action = 'select-rack';
       sel.addEventListener('click', () => {
+        const r = rackOf(sec);
+        if (!r) return;
         const names = rackOrder(r);
         const all = names.length > 0 && names.every((n) => st.selection.has(n));
         for (const n of names) all ? st.selection.delete(n) : st.selection.add(n);
@@ -540,13 +639,14 @@
     const counts = document.createElement('div'); counts.className = 'counts';
     head.append(h3, lease, counts);
     const canvas = document.createElement('canvas');
-    canvas.addEventListener('click', (ev) => onTileClick(r, canvas, ev));
+    canvas.addEventListener('click', (ev) => { const r = rackOf(sec); if (r) onTileClick(r, canvas, ev); });
     canvas.addEventListener('mousemove', (ev) => {
-      const h = hostAt(r, canvas, ev);
+      const r = rackOf(sec);
+      const h = r ? hostAt(r, canvas, ev) : null;
       canvas.title = h ? tileTitle(h) : '';
     });
     sec.append(head, canvas);
-    r.leaseEl = lease; r.countsEl = counts; r.canvas = canvas;
+    sec.parts = { title, hist, sel, lease, counts, canvas };
     return sec;
   }
 
@@ -1279,7 +1379,7 @@
       const out = { name, rack: h.rack, drawn: false, provisioningState: h.prov,
         operationalStatus: h.op, intents: h.intents || null, opColor: OP_COLOR[h.op] };
       const r = st.racks.get(h.rack);
-      if (!r || !r.geom) return out;
+      if (!r || !r.geom || !r.el) return out; // not on screen: no section
       const i = rackOrder(r).indexOf(name);
       const { g } = r.geom;
       const x = g.gap + (i % g.cols) * (g.w + g.gap), y = g.gap + Math.floor(i / g.cols) * (g.h + g.gap);
@@ -1297,6 +1397,15 @@
         canvases: document.getElementsByTagName('canvas').length, mode: tileMode(),
         totals: { hosts: t.hosts, error: t.err, detached: t.det, maintenance: t.maint, unacknowledged: t.pend },
         filter: st.appliedFilter, matching: st.matching };
+    },
+    // scrollToRack scrolls the rack to the top of the window (a rack off
+    // screen has no section to scroll into view).
+    scrollToRack(name) {
+      const r = st.racks.get(name);
+      if (!r || r.y === undefined) return false;
+      window.scrollTo(0, $('racks').getBoundingClientRect().top + window.scrollY + r.y - 60);
+      scheduleRender();
+      return true;
     },
     drawnAt(name) { return st.drawnAt.has(name) ? st.drawnAt.get(name) : null; },
     receivedAt(name) { return st.receivedAt.has(name) ? st.receivedAt.get(name) : null; },
@@ -1320,6 +1429,9 @@
     } finally { $('login-btn').disabled = false; }
   });
   $('signout').addEventListener('click', () => signOut(''));
+  // Scrolling and resizing move the window of racks that have a section.
+  window.addEventListener('scroll', scheduleRender, { passive: true });
+  new ResizeObserver(() => { if ($('racks').clientWidth !== st.gridWidth) scheduleRender(); }).observe($('racks'));
   $('panel-close').addEventListener('click', closePanel);
   document.addEventListener('keydown', (ev) => { if (ev.key === 'Escape' && !$('confirm').open) closePanel(); });
   let filterTimer = 0;
