@@ -299,7 +299,7 @@ func hostDetail(w io.Writer, h *wire.Host) {
 	k.write(w)
 }
 
-// taskLine describes a host's running BMC task for rackfencectl get.
+// taskLine describes a host's running BMC task for rackfencectl host get.
 func taskLine(t *wire.BMCTask) string {
 	s := t.Kind
 	if t.Component != "" {

@@ -65,8 +65,8 @@ func taskFence(h *hostRec, op string, in wire.Intent) (*wire.Event, error) {
 			risk = "a forced deletion removes the host (and its task record) once the agent deprovisioned it: the agent holds power until the task ended, but no lease holder follows the task any more, and a host deleted mid-task can be left with " + wire.BMCTaskLeftover(task.Kind)
 		}
 		return nil, &Error{Code: wire.CodeBMCTaskRunning, Message: fmt.Sprintf(
-			"host %s runs %s; wait for it to end (the host's task disappears from rackfencectl get), or %s: %s",
-			h.Name, describeTask(task), force, risk)}
+			"host %s runs %s; wait for it to end (the task disappears from rackfencectl host get %s), or %s: %s",
+			h.Name, describeTask(task), h.Name, force, risk)}
 	}
 	reason := wire.ReasonBMCTaskFenceForced
 	if task.Kind == wire.BMCTaskFirmware {

@@ -47,7 +47,7 @@ func TestBMCTaskOfEveryKindFences(t *testing.T) {
 				if _, del := cmd.(DeleteHostCmd); del {
 					risk = "can be left with " + tc.leftover
 				}
-				for _, want := range []string{named, tc.uri, "started 2026-11-28T04:00:00Z", "wait for it to end", "--force", risk} {
+				for _, want := range []string{named, tc.uri, "started 2026-11-28T04:00:00Z", "wait for it to end", "rackfencectl host get h1", "--force", risk} {
 					if !strings.Contains(e.Message, want) {
 						t.Errorf("%+v: refusal %q does not say %q", cmd, e.Message, want)
 					}
