@@ -35,7 +35,7 @@ func TestDayTwoStatusWaitsForEveryVoter(t *testing.T) {
 	record("n2", s.fsm.Commands(), "new")
 	b := encode(s.rackStatusForm(rack))
 	got, _ := fsm.Decode(b)
-	if b[1] != fsm.RackStatusDayTwoVersion || !got.(fsm.RackStatusCmd).HasDayTwo() {
+	if b[1] != fsm.RackStatusDayTwoVersion || got.(fsm.RackStatusCmd).Hosts[0].Status.DayTwo == nil {
 		t.Fatalf("every voter applies v4: written at version %d as %+v", b[1], got)
 	}
 	if b := encode(s.statusForm(per)); b[1] != fsm.StatusDayTwoVersion {

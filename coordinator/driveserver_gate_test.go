@@ -25,7 +25,7 @@ func TestDriveServerWaitsForEveryVoter(t *testing.T) {
 	encode := func(c fsm.Command) []byte { return writtenForm(t, s, c) }
 	b := encode(s.rackStatusForm(rack))
 	got, _ := fsm.Decode(b)
-	if b[1] > fsm.RackStatusDayTwoVersion || got.(fsm.RackStatusCmd).HasDriveServer() || got.(fsm.RackStatusCmd).Hosts[0].Status.ConfigDrive == nil {
+	if cd := got.(fsm.RackStatusCmd).Hosts[0].Status.ConfigDrive; b[1] > fsm.RackStatusDayTwoVersion || cd == nil || cd.Server != "" {
 		t.Fatalf("a voter lacks v6: rack report written at version %d as %+v", b[1], got)
 	}
 	if b := encode(s.statusForm(per)); b[1] > fsm.StatusDayTwoVersion {

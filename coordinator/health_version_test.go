@@ -21,18 +21,18 @@ func TestHealthWrittenOnceEveryVoterAppliesIt(t *testing.T) {
 		old[fsm.CmdStatus] = fsm.BodyBinary
 		old[fsm.CmdRackStatus] = fsm.RackStatusCreatedVersion
 	})
-	if got := s.statusForm(sc).(fsm.StatusCmd); got.HasHealth() || !sc.HasHealth() {
+	if got := s.statusForm(sc).(fsm.StatusCmd); got.Report.Status.Health != nil || sc.Report.Status.Health == nil {
 		t.Fatalf("host status with an older voter: health %+v", got.Report.Status.Health)
 	}
-	if got := s.rackStatusForm(rc); got.HasHealth() || !got.CreatedChecked() {
+	if got := s.rackStatusForm(rc); got.Hosts[0].Status.Health != nil || !got.CreatedChecked() {
 		t.Fatalf("rack status with an older voter: %+v", got.Hosts[0])
 	}
 	writtenForm(t, s, s.statusForm(sc))
 	record("n2", s.fsm.Commands(), "new")
-	if got := s.statusForm(sc).(fsm.StatusCmd); !got.HasHealth() {
+	if got := s.statusForm(sc).(fsm.StatusCmd); got.Report.Status.Health == nil {
 		t.Fatal("every voter upgraded: host status written without health")
 	}
-	if got := s.rackStatusForm(rc); !got.HasHealth() {
+	if got := s.rackStatusForm(rc); got.Hosts[0].Status.Health == nil {
 		t.Fatal("every voter upgraded: rack status written without health")
 	}
 }

@@ -37,15 +37,7 @@ func (s *Store) ApplyRackStatus(ctx context.Context, c fsm.RackStatusCmd) (wire.
 // check applies (and applies without it: the report is written unchecked,
 // as that binary would write it).
 func (s *Store) rackStatusForm(c fsm.RackStatusCmd) fsm.RackStatusCmd {
-	if c.HasDriveServer() && !s.Supports(fsm.CmdRackStatus, fsm.RackStatusDriveServerVersion) {
-		c = c.WithoutDriveServer() // fsm/command_driveserver.go
-	}
-	if c.HasDayTwo() && !s.Supports(fsm.CmdRackStatus, fsm.RackStatusDayTwoVersion) {
-		c = c.WithoutDayTwo() // fsm/command_daytwo.go
-	}
-	if c.HasHealth() && !s.Supports(fsm.CmdRackStatus, fsm.RackStatusHealthVersion) {
-		c = c.WithoutHealth() // fsm/command_health.go
-	}
+	c = c.PartsForm(s.Supports) // fsm/status_parts.go
 	if !c.CreatedChecked() || s.Supports(fsm.CmdRackStatus, fsm.RackStatusCreatedVersion) {
 		return c
 	}
@@ -64,16 +56,7 @@ func (s *Store) statusForm(c fsm.Command) fsm.Command {
 	if !ok {
 		return c
 	}
-	if sc.HasDriveServer() && !s.Supports(fsm.CmdStatus, fsm.StatusDriveServerVersion) {
-		sc = sc.WithoutDriveServer()
-	}
-	if sc.HasDayTwo() && !s.Supports(fsm.CmdStatus, fsm.StatusDayTwoVersion) {
-		sc = sc.WithoutDayTwo()
-	}
-	if sc.HasHealth() && !s.Supports(fsm.CmdStatus, fsm.StatusHealthVersion) {
-		sc = sc.WithoutHealth()
-	}
-	return sc
+	return sc.StatusForm(s.Supports) // fsm/status_parts.go
 }
 
 // splitRackStatus is the fallback: one StatusCmd per host, submitted

@@ -1,7 +1,5 @@
 package fsm
 
-import "github.com/rackfence/rackfence/shared/wire"
-
 // Day-two status (wire.HostStatus.DayTwo: the BIOS values, firmware
 // inventory, volumes and last erase the agent found) rides in status
 // reports from these body versions on. A binary from before them would
@@ -20,39 +18,14 @@ const (
 	RackStatusDayTwoVersion = 5
 )
 
-// HasDayTwo reports whether c's status carries dayTwo.
-func (c StatusCmd) HasDayTwo() bool { return c.Report.Status.DayTwo != nil }
+// hasDayTwo reports whether c's status carries dayTwo.
+func (c StatusCmd) hasDayTwo() bool { return partDayTwo.inStatus(c) }
 
 // WithoutDayTwo is c without its status's dayTwo. c is not changed.
-func (c StatusCmd) WithoutDayTwo() StatusCmd {
-	c.Report.Status.DayTwo = nil
-	return c
-}
+func (c StatusCmd) WithoutDayTwo() StatusCmd { return partDayTwo.stripStatus(c) }
 
-// HasDayTwo reports whether some host's status in c carries dayTwo.
-func (c RackStatusCmd) HasDayTwo() bool {
-	for i := range c.Hosts {
-		if st := c.Hosts[i].Status; st != nil && st.DayTwo != nil {
-			return true
-		}
-	}
-	return false
-}
+// hasDayTwo reports whether some host's status in c carries dayTwo.
+func (c RackStatusCmd) hasDayTwo() bool { return partDayTwo.inRack(c) }
 
 // WithoutDayTwo is c without any host's dayTwo. c is not changed.
-func (c RackStatusCmd) WithoutDayTwo() RackStatusCmd {
-	if !c.HasDayTwo() {
-		return c
-	}
-	hs := make([]wire.RackHostReport, len(c.Hosts))
-	copy(hs, c.Hosts)
-	for i := range hs {
-		if st := hs[i].Status; st != nil && st.DayTwo != nil {
-			cp := *st
-			cp.DayTwo = nil
-			hs[i].Status = &cp
-		}
-	}
-	c.Hosts = hs
-	return c
-}
+func (c RackStatusCmd) WithoutDayTwo() RackStatusCmd { return partDayTwo.stripRack(c) }

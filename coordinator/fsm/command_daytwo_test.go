@@ -54,14 +54,14 @@ func TestDayTwoStatusBodyVersions(t *testing.T) {
 		t.Fatalf("decoded %+v, %v", rg, err)
 	}
 	rw := rack.WithoutDayTwo()
-	if rack.Hosts[0].Status.DayTwo == nil || rw.HasDayTwo() || !rw.CreatedChecked() {
+	if rack.Hosts[0].Status.DayTwo == nil || rw.hasDayTwo() || !rw.CreatedChecked() {
 		t.Fatalf("WithoutDayTwo: receiver %+v, result %+v", rack.Hosts[0].Status, rw.Hosts[0].Status)
 	}
 	if b, _ := Encode(rw); b[1] != RackStatusCreatedVersion {
 		t.Fatalf("without dayTwo but with created: version %d", b[1])
 	}
 	old3 := append([]byte{rb[0], RackStatusCreatedVersion}, rb[2:]...)
-	if got, err := Decode(old3); err != nil || got.(RackStatusCmd).HasDayTwo() || got.(RackStatusCmd).Hosts[0].Created != 5 {
+	if got, err := Decode(old3); err != nil || got.(RackStatusCmd).hasDayTwo() || got.(RackStatusCmd).Hosts[0].Created != 5 {
 		t.Fatalf("v3 body with dayTwo decoded as %+v, %v", got, err)
 	}
 	// With hardware health too: v4 keeps both; a v3 body keeps health only.

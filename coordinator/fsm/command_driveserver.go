@@ -23,7 +23,8 @@ func hasDriveServer(st *wire.HostStatus) bool {
 	return st != nil && st.ConfigDrive != nil && st.ConfigDrive.Server != ""
 }
 
-// withoutDriveServer is st without its config drive's server (a copy).
+// withoutDriveServer is st without its config drive's server (a copy:
+// the drive is copied too).
 func withoutDriveServer(st wire.HostStatus) wire.HostStatus {
 	cd := *st.ConfigDrive
 	cd.Server = ""
@@ -31,43 +32,17 @@ func withoutDriveServer(st wire.HostStatus) wire.HostStatus {
 	return st
 }
 
-// HasDriveServer reports whether c's config drive names its server.
-func (c StatusCmd) HasDriveServer() bool { return hasDriveServer(&c.Report.Status) }
+// hasDriveServer reports whether c's config drive names its server.
+func (c StatusCmd) hasDriveServer() bool { return partDriveServer.inStatus(c) }
 
 // WithoutDriveServer is c without its config drive's server. c is not
 // changed.
-func (c StatusCmd) WithoutDriveServer() StatusCmd {
-	if c.HasDriveServer() {
-		c.Report.Status = withoutDriveServer(c.Report.Status)
-	}
-	return c
-}
+func (c StatusCmd) WithoutDriveServer() StatusCmd { return partDriveServer.stripStatus(c) }
 
-// HasDriveServer reports whether some host's config drive in c names its
+// hasDriveServer reports whether some host's config drive in c names its
 // server.
-func (c RackStatusCmd) HasDriveServer() bool {
-	for i := range c.Hosts {
-		if hasDriveServer(c.Hosts[i].Status) {
-			return true
-		}
-	}
-	return false
-}
+func (c RackStatusCmd) hasDriveServer() bool { return partDriveServer.inRack(c) }
 
 // WithoutDriveServer is c without any config drive's server. c is not
 // changed.
-func (c RackStatusCmd) WithoutDriveServer() RackStatusCmd {
-	if !c.HasDriveServer() {
-		return c
-	}
-	hs := make([]wire.RackHostReport, len(c.Hosts))
-	copy(hs, c.Hosts)
-	for i := range hs {
-		if hasDriveServer(hs[i].Status) {
-			st := withoutDriveServer(*hs[i].Status)
-			hs[i].Status = &st
-		}
-	}
-	c.Hosts = hs
-	return c
-}
+func (c RackStatusCmd) WithoutDriveServer() RackStatusCmd { return partDriveServer.stripRack(c) }

@@ -52,11 +52,11 @@ func TestDriveServerBodyVersions(t *testing.T) {
 		t.Fatalf("rack report with the drive's server: version %d, table %d", rb[1], commandVersions[CmdRackStatus])
 	}
 	rw := rack.WithoutDriveServer()
-	if rack.Hosts[0].Status.ConfigDrive.Server == "" || rw.HasDriveServer() || !rw.HasDayTwo() || !rw.CreatedChecked() {
+	if rack.Hosts[0].Status.ConfigDrive.Server == "" || rw.hasDriveServer() || !rw.hasDayTwo() || !rw.CreatedChecked() {
 		t.Fatalf("WithoutDriveServer: receiver %+v, result %+v", rack.Hosts[0].Status, rw.Hosts[0].Status)
 	}
 	v5 := append([]byte{rb[0], RackStatusDayTwoVersion}, rb[2:]...)
-	if got, err := Decode(v5); err != nil || got.(RackStatusCmd).HasDriveServer() || !got.(RackStatusCmd).HasDayTwo() || got.(RackStatusCmd).Hosts[0].Status.ConfigDrive == nil {
+	if got, err := Decode(v5); err != nil || got.(RackStatusCmd).hasDriveServer() || !got.(RackStatusCmd).hasDayTwo() || got.(RackStatusCmd).Hosts[0].Status.ConfigDrive == nil {
 		t.Fatalf("v5 body with the server decoded as %+v, %v", got, err)
 	}
 }

@@ -1,7 +1,5 @@
 package fsm
 
-import "github.com/rackfence/rackfence/shared/wire"
-
 // Hardware health in a status report (wire.HostStatus.Health): a body
 // carrying it is a version of its own, so a binary that predates the
 // field refuses the entry (it stops) instead of dropping the field and
@@ -21,55 +19,26 @@ const (
 )
 
 func (c StatusCmd) bodyVersion() byte {
-	if c.HasDriveServer() {
-		return StatusDriveServerVersion // command_driveserver.go
-	}
-	if c.Report.Status.DayTwo != nil {
-		return StatusDayTwoVersion // command_daytwo.go
-	}
-	if c.Report.Status.Health != nil {
-		return StatusHealthVersion
+	for _, p := range statusParts { // status_parts.go, newest first
+		if p.inStatus(c) {
+			return p.status
+		}
 	}
 	return BodyBinary
 }
 
-// HasHealth reports whether c's status carries health (body version 3).
-func (c StatusCmd) HasHealth() bool { return c.Report.Status.Health != nil }
+// hasHealth reports whether c's status carries health (body version 3).
+func (c StatusCmd) hasHealth() bool { return partHealth.inStatus(c) }
 
 // WithoutHealth is c without the status' health (body version 2).
-func (c StatusCmd) WithoutHealth() StatusCmd {
-	c.Report.Status.Health = nil
-	return c
-}
+func (c StatusCmd) WithoutHealth() StatusCmd { return partHealth.stripStatus(c) }
 
-// HasHealth reports whether some host's status in c carries health (body
+// hasHealth reports whether some host's status in c carries health (body
 // version 4).
-func (c RackStatusCmd) HasHealth() bool {
-	for i := range c.Hosts {
-		if st := c.Hosts[i].Status; st != nil && st.Health != nil {
-			return true
-		}
-	}
-	return false
-}
+func (c RackStatusCmd) hasHealth() bool { return partHealth.inRack(c) }
 
 // WithoutHealth is c without any host's health; c is not changed.
-func (c RackStatusCmd) WithoutHealth() RackStatusCmd {
-	if !c.HasHealth() {
-		return c
-	}
-	hs := make([]wire.RackHostReport, len(c.Hosts))
-	copy(hs, c.Hosts)
-	for i := range hs {
-		if st := hs[i].Status; st != nil && st.Health != nil {
-			cp := *st
-			cp.Health = nil
-			hs[i].Status = &cp
-		}
-	}
-	c.Hosts = hs
-	return c
-}
+func (c RackStatusCmd) WithoutHealth() RackStatusCmd { return partHealth.stripRack(c) }
 
 // decodeStatus decodes a CmdStatus body of any version; one older than
 // v3 carries no health (a leader writes health only from v3), one older

@@ -47,7 +47,7 @@ func TestHealthBodyVersions(t *testing.T) {
 		t.Fatalf("decoded %+v, %v", got, err)
 	}
 	w := rc.WithoutHealth()
-	if rc.Hosts[0].Status.Health == nil || w.HasHealth() || !w.CreatedChecked() {
+	if rc.Hosts[0].Status.Health == nil || w.hasHealth() || !w.CreatedChecked() {
 		t.Fatalf("WithoutHealth: receiver %+v, result %+v", rc.Hosts[0], w.Hosts[0])
 	}
 	if wb, _ := Encode(w); wb[1] != RackStatusCreatedVersion {
@@ -55,7 +55,7 @@ func TestHealthBodyVersions(t *testing.T) {
 	}
 	old = bytes.Clone(rb)
 	old[1] = RackStatusCreatedVersion
-	if got, err := Decode(old); err != nil || got.(RackStatusCmd).HasHealth() || got.(RackStatusCmd).Hosts[0].Created != 5 {
+	if got, err := Decode(old); err != nil || got.(RackStatusCmd).hasHealth() || got.(RackStatusCmd).Hosts[0].Created != 5 {
 		t.Fatalf("a v3 body with health decoded as %+v, %v", got, err)
 	}
 	_ = time.Second

@@ -36,14 +36,10 @@ func (RackStatusCmd) Type() CmdType { return CmdRackStatus }
 const RackStatusCreatedVersion = 3
 
 func (c RackStatusCmd) bodyVersion() byte {
-	if c.HasDriveServer() {
-		return RackStatusDriveServerVersion // command_driveserver.go
-	}
-	if c.HasDayTwo() {
-		return RackStatusDayTwoVersion
-	}
-	if c.HasHealth() {
-		return RackStatusHealthVersion
+	for _, p := range statusParts { // status_parts.go, newest first
+		if p.inRack(c) {
+			return p.rack
+		}
 	}
 	for i := range c.Hosts {
 		if c.Hosts[i].Created != 0 {
