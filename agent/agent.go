@@ -38,7 +38,7 @@ type Agent struct {
 	// configDrive.server, the coordinator having refused it.
 	noDriveServerUntil atomic.Int64
 	// noHealthUntil (unix ns): until then statuses carry no hardware
-	// health (reporter_health.go).
+	// health (reporter_newer.go).
 	noHealthUntil atomic.Int64
 }
 

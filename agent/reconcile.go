@@ -259,14 +259,7 @@ func (s *session) writeStatus(h wire.RackHostReport, perRack bool) (uint64, erro
 		return 0, context.Cause(s.ctx)
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, statusWriteTimeout)
-	if s.a.noHealth() {
-		h.Status = withoutHealth(h.Status)
-	}
-	err := s.reportPerHost(ctx, h.Name, h.PerHost(s.lease.Epoch))
-	if err != nil && s.healthRefused(err) && h.Status != nil && h.Status.Health != nil {
-		h.Status = withoutHealth(h.Status)
-		err = s.reportPerHost(ctx, h.Name, h.PerHost(s.lease.Epoch))
-	}
+	err := s.reportPerHost(ctx, h.Name, h.PerHost(s.lease.Epoch)) // reporter_newer.go
 	cancel()
 	<-s.a.writeSlots
 	return 0, err

@@ -27,13 +27,7 @@ func (r *reporter) post(ctx context.Context, rep wire.RackStatusReport) (*wire.R
 	if time.Now().UnixNano() < until.Load() {
 		dropCreated(&rep)
 	}
-	if r.s.a.noHealth() {
-		dropHealth(&rep)
-	}
 	res, err := r.api.ReportRackStatus(ctx, r.s.a.cfg.Rack, rep)
-	if err != nil && r.s.healthRefused(err) && dropHealth(&rep) {
-		res, err = r.api.ReportRackStatus(ctx, r.s.a.cfg.Rack, rep)
-	}
 	if err == nil || !unknownCreated(err) || !dropCreated(&rep) {
 		return res, err
 	}

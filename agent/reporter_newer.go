@@ -13,7 +13,8 @@ import (
 )
 
 // A status carries fields a coordinator built before them does not know
-// (newerFields). Such a coordinator refuses a host's status naming the
+// (newerFields: the hardware health, the day-two status, the config
+// drive's server). Such a coordinator refuses a host's status naming the
 // field (status.dayTwo), or, decoding the whole rack report, the report
 // naming hosts[i].status.dayTwo; the agent then sends it again without
 // the field and leaves it out of every status for legacyRetry. (A
@@ -34,6 +35,13 @@ type newerField struct {
 }
 
 var newerFields = []newerField{
+	{path: "status.health", until: func(a *Agent) *atomic.Int64 { return &a.noHealthUntil },
+		has: func(st *wire.HostStatus) bool { return st.Health != nil },
+		without: func(st *wire.HostStatus) *wire.HostStatus {
+			c := *st
+			c.Health = nil
+			return &c
+		}},
 	{path: "status.dayTwo", until: func(a *Agent) *atomic.Int64 { return &a.noDayTwoUntil },
 		has: func(st *wire.HostStatus) bool { return st.DayTwo != nil },
 		without: func(st *wire.HostStatus) *wire.HostStatus {
