@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"runtime"
 	"sort"
+	"sync"
 	"syscall"
 	"time"
 
@@ -53,6 +54,14 @@ type FleetConfig struct {
 	OperatorChunk                                 int
 	// CoordArgs and AgentArgs are added to every coordinator / agent.
 	CoordArgs, AgentArgs []string
+	// ProfileDir, when set, receives CPU profiles taken while hosts
+	// register (fleet_profile.go): ProfileFor long (default 20 s), from
+	// ProfileAfter (default 5 s) after registration starts, of the
+	// coordinator, every simulator and the first ProfileAgents agents
+	// (default 3), as NAME.cpu.pprof.
+	ProfileDir               string
+	ProfileFor, ProfileAfter time.Duration
+	ProfileAgents            int
 	// Progress receives one line per phase; nil = none.
 	Progress func(string)
 }
@@ -139,6 +148,9 @@ type fleet struct {
 	perSim   int
 	agents   []*proc
 	hc       *http.Client
+	// pprof is each profiled process's --pprof-addr, by profile name.
+	pprofMu sync.Mutex
+	pprof   map[string]string
 }
 
 func (f *fleet) say(format string, a ...any) {
@@ -175,6 +187,7 @@ func Fleet(ctx context.Context, cfg FleetConfig) (FleetResult, error) {
 	if cfg.Sims > maxSimAddrs {
 		return FleetResult{}, fmt.Errorf("--hosts %d needs %d bmcsim processes at %d open files each, more than %d loopback addresses: raise the open-files limit (ulimit -Hn)", cfg.Hosts, cfg.Sims, nofile, maxSimAddrs)
 	}
+	cfg.profileDefaults()
 	if cfg.Plaintext {
 		cfg.CoordArgs = append([]string{"--insecure-plaintext"}, cfg.CoordArgs...)
 	}
@@ -197,12 +210,19 @@ func Fleet(ctx context.Context, cfg FleetConfig) (FleetResult, error) {
 	f.say("registering %d hosts over %d racks", cfg.Hosts, cfg.Racks)
 	start, m0 := time.Now(), f.mark()
 	smp := f.startSampler(start)
+	profCtx, stopProfiles := context.WithCancel(ctx)
+	profiles := f.startProfiles(profCtx, start)
 	regErr := f.register(ctx)
 	var waitErr error
 	if regErr == nil {
 		waitErr = f.waitAvailable(ctx, smp)
 	}
 	res.Available = time.Since(start)
+	if regErr != nil || waitErr != nil {
+		stopProfiles()
+	}
+	defer stopProfiles()
+	defer profiles()
 	res.LoadWait = f.loadSince(m0)
 	res.Samples = smp.stop()
 	if regErr != nil {

@@ -39,6 +39,11 @@ func (f *fleet) startCoordinator(ctx context.Context) error {
 	data := filepath.Join(f.cfg.Dir, "coord")
 	args := append([]string{"--node-id", "fleet1", "--data-dir", data, "--http-addr", fmt.Sprintf("127.0.0.1:%d", f.port),
 		"--raft-addr", fmt.Sprintf("127.0.0.1:%d", rp), "--log-level", "warn"}, f.cfg.CoordArgs...)
+	pp, err := f.pprofArgs("coordinator")
+	if err != nil {
+		return err
+	}
+	args = append(args, pp...)
 	if f.coord, err = startProc(f.cfg.Dir, "coordinator", filepath.Join(f.cfg.Bin, "rackfence-coordinator"), args...); err != nil {
 		return err
 	}
@@ -77,6 +82,13 @@ func (f *fleet) startAgents(ctx context.Context) error {
 		}
 		args := append([]string{"--coordinator", f.coordURL, "--token-file", tf, "--rack", f.rack(r),
 			"--agent-id", "fleet-" + f.rack(r), "--log-level", "warn", "--status-refresh", f.cfg.StatusRefresh.String()}, f.cfg.AgentArgs...)
+		if f.profiled(r) {
+			pp, err := f.pprofArgs("agent-" + f.rack(r))
+			if err != nil {
+				return err
+			}
+			args = append(args, pp...)
+		}
 		p, err := startProc(f.cfg.Dir, "agent-"+f.rack(r), filepath.Join(f.cfg.Bin, "rackfence-agent"), args...)
 		if err != nil {
 			return err

@@ -61,9 +61,13 @@ func (f *fleet) startSims(ctx context.Context) error {
 
 func (f *fleet) startSim(ctx context.Context, j, basePort int) error {
 	n := min(f.perSim, f.cfg.Hosts-j*f.perSim)
+	pp, err := f.pprofArgs(fmt.Sprintf("bmcsim%d", j))
+	if err != nil {
+		return err
+	}
 	p, err := startProc(f.cfg.Dir, fmt.Sprintf("bmcsim%d", j), filepath.Join(f.cfg.Bin, "rackfence-bmcsim"),
-		"--hosts", strconv.Itoa(n), "--host", simAddr(j), "--base-port", strconv.Itoa(basePort),
-		"--mac-prefix", fmt.Sprintf("52:54:01:%02x", j), "--log-level", "warn")
+		append([]string{"--hosts", strconv.Itoa(n), "--host", simAddr(j), "--base-port", strconv.Itoa(basePort),
+			"--mac-prefix", fmt.Sprintf("52:54:01:%02x", j), "--log-level", "warn"}, pp...)...)
 	if err != nil {
 		return err
 	}

@@ -54,6 +54,10 @@ type Config struct {
 	opEvery   time.Duration
 	opWindow  time.Duration
 	chunk     int
+	profDir   string
+	profFor   time.Duration
+	profAfter time.Duration
+	profAgent int
 }
 
 // side is one target of compare (--a-* or --b-*).
@@ -105,6 +109,10 @@ func (c *Config) flags() *flag.FlagSet {
 	fs.DurationVar(&c.opEvery, "operator-every", 2*time.Second, "fleet: how often each operator lists every host")
 	fs.DurationVar(&c.opWindow, "operator-window", time.Minute, "fleet: how long each operator mode runs")
 	fs.IntVar(&c.chunk, "chunk-size", wire.DefaultPageSize, "fleet: the operators' page size (limit)")
+	fs.StringVar(&c.profDir, "profile-dir", "", "fleet: write CPU profiles taken while hosts register to this directory (NAME.cpu.pprof: the coordinator, every bmcsim, the first --profile-agents agents, each started with a --pprof-addr of its own; go tool pprof -top -cum FILE); empty: none")
+	fs.DurationVar(&c.profFor, "profile-for", 20*time.Second, "fleet: length of each --profile-dir profile")
+	fs.DurationVar(&c.profAfter, "profile-after", 5*time.Second, "fleet: when the --profile-dir profiles start, after registration starts")
+	fs.IntVar(&c.profAgent, "profile-agents", 3, "fleet: how many agents --profile-dir profiles (racks r000, r001, …)")
 	fs.StringVar(&c.plot, "plot", "", "fleet: write an SVG plot of hosts available over time to this file")
 	fs.StringVar(&c.watchers, "watchers", "0,500,2000", "watchers: comma-separated watcher counts, one run (and one new coordinator) each")
 	fs.IntVar(&c.writes, "writes", 500, "watchers: hosts created one at a time in the watched rack")
@@ -145,6 +153,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--operators %d / --chunk-size %d / --operator-every %s / --operator-window %s: need operators ≥ 0, chunk-size 1 to %d, positive durations",
 			c.operators, c.chunk, c.opEvery, c.opWindow, wire.MaxPageSize)
 	}
+	if c.profDir != "" && (c.profFor < time.Second || c.profAfter <= 0 || c.profAgent < 1) {
+		return fmt.Errorf("--profile-for %s / --profile-after %s / --profile-agents %d: need a profile of 1s or more, a positive start, 1 agent or more", c.profFor, c.profAfter, c.profAgent)
+	}
 	if c.mode == "watchers" && c.writes < 1 {
 		return fmt.Errorf("--writes %d: use 1 or more", c.writes)
 	}
@@ -152,8 +163,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--sample-every %s: use 10ms or more (each sample scrapes the coordinator's /metrics)", c.sample)
 	}
 	if c.mode != "fleet" {
-		for _, name := range []string{"report", "plot"} {
-			if v := map[string]string{"report": c.report, "plot": c.plot}[name]; v != "" {
+		for _, name := range []string{"report", "plot", "profile-dir"} {
+			if v := map[string]string{"report": c.report, "plot": c.plot, "profile-dir": c.profDir}[name]; v != "" {
 				return fmt.Errorf("--%s %q: only the fleet mode writes one; drop it or use rackfence-load fleet", name, v)
 			}
 		}

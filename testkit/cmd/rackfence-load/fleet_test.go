@@ -17,8 +17,8 @@ import (
 
 // TestFleetEndToEnd runs rackfence-load fleet as a process over a tiny
 // fleet (20 hosts, 2 racks, 2 bmcsims, real coordinator and agents over
-// the default mutual TLS) and checks the JSON figures, the report and the
-// plot it writes.
+// the default mutual TLS) and checks the JSON figures, the report, the
+// plot and the CPU profiles (--profile-dir) it writes.
 func TestFleetEndToEnd(t *testing.T) {
 	load := testenv.Binary(t, "rackfence-load")
 	dir := filepath.Dir(load)
@@ -28,12 +28,12 @@ func TestFleetEndToEnd(t *testing.T) {
 		}
 	}
 	out := t.TempDir()
-	report, plot := filepath.Join(out, "fleet.md"), filepath.Join(out, "fleet.svg")
+	report, plot, prof := filepath.Join(out, "fleet.md"), filepath.Join(out, "fleet.svg"), filepath.Join(out, "prof")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, load, "fleet", "--bin", dir, "--dir", filepath.Join(out, "run"),
 		"--hosts", "20", "--racks", "2", "--sims", "2", "--steady", "2s", "--detaches", "4", "--status-refresh", "5s",
-		"--report", report, "--plot", plot, "-o", "json")
+		"--report", report, "--plot", plot, "--profile-dir", prof, "--profile-for", "1s", "--profile-after", "1ms", "--profile-agents", "1", "-o", "json")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -81,6 +81,14 @@ func TestFleetEndToEnd(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}
 	}
+	for _, name := range []string{"coordinator", "agent-r000", "bmcsim0", "bmcsim1"} {
+		if fi, err := os.Stat(filepath.Join(prof, name+".cpu.pprof")); err != nil || fi.Size() == 0 {
+			t.Errorf("--profile-dir: no profile of %s (%v)\nstderr:\n%s", name, err, stderr.String())
+		}
+	}
+	if _, err := os.Stat(filepath.Join(prof, "agent-r001.cpu.pprof")); err == nil {
+		t.Errorf("--profile-agents 1 profiled agent r001 too")
+	}
 	svg, err := os.ReadFile(plot)
 	if err != nil {
 		t.Fatal(err)
@@ -118,6 +126,11 @@ func TestReportOnlyForFleet(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Errorf("fleet --report: %v", err)
 	}
+	c.profDir, c.profFor, c.profAfter, c.profAgent = "p", 0, time.Second, 1
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "--profile-for") {
+		t.Errorf("--profile-for 0: %v, want an error naming --profile-for", err)
+	}
+	c.profDir = ""
 	c.sample = 0
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "--sample-every") {
 		t.Errorf("--sample-every 0: %v, want an error naming --sample-every", err)

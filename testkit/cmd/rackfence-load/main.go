@@ -126,7 +126,8 @@ func run(ctx context.Context, c *Config, fs *flag.FlagSet) error {
 		}
 		runFleet(ctx, bench.FleetConfig{Bin: c.binDir, Dir: c.workDir, Hosts: c.hosts, Racks: c.racks, Sims: c.sims, Plaintext: c.plaintext, SampleEvery: c.sample,
 			StatusRefresh: c.refresh, Steady: c.steady, Detaches: c.detaches, CoordArgs: c.coordArgs, AgentArgs: c.agentArgs,
-			Operators: c.operators, OperatorEvery: c.opEvery, OperatorWindow: c.opWindow, OperatorChunk: c.chunk},
+			Operators: c.operators, OperatorEvery: c.opEvery, OperatorWindow: c.opWindow, OperatorChunk: c.chunk,
+			ProfileDir: c.profDir, ProfileFor: c.profFor, ProfileAfter: c.profAfter, ProfileAgents: c.profAgent},
 			fleetOutput{report: c.report, plot: c.plot}, emit)
 	case "put-hosts":
 		// The writes of a watchers run, in a process of their own.
