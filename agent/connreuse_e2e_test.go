@@ -12,8 +12,9 @@ import (
 // a real agent and simulator and counts, on each BMC, the session logins
 // and the TCP connections it accepted: one login (the session is kept
 // between actions) and a handful of connections (kept and reused; an agent
-// that dialed one per request made 24 per host on this path; 5 or 6 now,
-// the bound leaves room for a loaded machine).
+// that dialed one per request made 24 per host on this path; 2 now, one
+// of them this test's own /sim/state read, which arrives on the BMC's
+// port; the bound leaves room for a loaded machine).
 func TestBMCConnectionsPerHost(t *testing.T) {
 	const n = 10
 	e := newEnv(t, envOpts{bmcs: n})
