@@ -105,25 +105,65 @@ func (s *Sim) getExpanded(w http.ResponseWriter, b *bmc, pth string, q url.Value
 	writeJSON(w, http.StatusOK, selectProps(d, q.Get("$select")), tag)
 }
 
-// render is the document at pth as a GET answers it, decoded, and its ETag.
+// render is the document at pth as a GET answers it, decoded, and its
+// ETag: the caller's own copy (expandIn and selectProps change it). A
+// static resource is decoded once and copied; any other is built, encoded
+// and decoded again, so what the overlay put in it becomes plain JSON
+// values.
 func (s *Sim) render(b *bmc, pth string) (map[string]any, string, bool) {
 	r := b.prof.res[pth]
 	if r == nil {
 		return nil, "", false
 	}
-	raw, tag := r.static, ""
-	if raw == nil {
-		d := b.vars.copyMap(r.tree)
-		b.mu.Lock()
-		tag = b.overlay(r, d)
-		b.mu.Unlock()
-		raw, _ = json.Marshal(d)
+	if r.static != nil {
+		t := r.staticTree()
+		if t == nil {
+			return nil, "", false
+		}
+		return copyDoc(t).(map[string]any), "", true
 	}
+	d := b.vars.copyMap(r.tree)
+	b.mu.Lock()
+	tag := b.overlay(r, d)
+	b.mu.Unlock()
+	raw, _ := json.Marshal(d)
 	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, "", false
 	}
 	return m, tag, true
+}
+
+// staticTree is r.static decoded, once (nil if it does not decode). The
+// tree is shared: read it, or copy it with copyDoc.
+func (r *resource) staticTree() map[string]any {
+	r.staticOnce.Do(func() {
+		var m map[string]any
+		if json.Unmarshal(r.static, &m) == nil {
+			r.staticDoc = m
+		}
+	})
+	return r.staticDoc
+}
+
+// copyDoc is a deep copy of a decoded JSON value (maps and slices copied,
+// the rest shared: strings, numbers, booleans and nil do not change).
+func copyDoc(x any) any {
+	switch t := x.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, v := range t {
+			out[k] = copyDoc(v)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, v := range t {
+			out[i] = copyDoc(v)
+		}
+		return out
+	}
+	return x
 }
 
 // expandIn replaces, in x, every link ({"@odata.id": …} alone) by its

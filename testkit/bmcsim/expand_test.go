@@ -132,3 +132,40 @@ func TestSelect(t *testing.T) {
 		t.Errorf("$select on a profile advertising none: %d, want 501", code)
 	}
 }
+
+// TestExpandLeavesStaticDocumentsAlone: static documents are decoded once
+// and shared by every expanded answer, each expanding its own copy: after
+// answers three levels deep (the storage's drives inline), the storage
+// collection expanded one level still names its drives by link.
+func TestExpandLeavesStaticDocumentsAlone(t *testing.T) {
+	sim, err := Start(Config{Hosts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sim.Close()
+	basic := map[string]string{"basic": "admin:password"}
+	sys := sim.URL(0) + v1 + "/Systems/1"
+	oneLevel := func() []any {
+		t.Helper()
+		r, body := req(t, "GET", sys+"/Storage?$expand=.", "", basic)
+		if r.StatusCode != 200 {
+			t.Fatalf("Storage?$expand=.: %d %s", r.StatusCode, body)
+		}
+		var col struct{ Members []map[string]any }
+		if err := json.Unmarshal(body, &col); err != nil || len(col.Members) != 1 {
+			t.Fatalf("Storage?$expand=.: %v %s", err, body)
+		}
+		drives, _ := col.Members[0]["Drives"].([]any)
+		return drives
+	}
+	before := oneLevel()
+	for range 2 {
+		if r, body := req(t, "GET", sys+"?$expand="+url.QueryEscape(".($levels=3)"), "", basic); r.StatusCode != 200 {
+			t.Fatalf("$expand=.($levels=3): %d %s", r.StatusCode, body)
+		}
+	}
+	after := oneLevel()
+	if len(after) != 1 || len(after[0].(map[string]any)) != 1 || !reflect.DeepEqual(after, before) {
+		t.Errorf("Storage expanded one level after deeper answers: drives %v, want %v (a link alone): an earlier answer's expansion leaked into a shared document", after, before)
+	}
+}

@@ -99,6 +99,11 @@ type resource struct {
 	// static is the served body of a resource with no placeholder and
 	// nothing overlaid; nil otherwise.
 	static []byte
+	// staticDoc is static decoded once (staticTree), for the expanded
+	// reads that embed it: each takes a copy (copyDoc) instead of
+	// decoding the body again.
+	staticOnce sync.Once
+	staticDoc  map[string]any
 	// tree is the document: maps and slices, subtrees with nothing to
 	// substitute frozen as json.RawMessage, placeholder strings as tmpl.
 	tree map[string]any
