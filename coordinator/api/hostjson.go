@@ -2,7 +2,6 @@ package api
 
 import (
 	"encoding/json"
-	"reflect"
 	"slices"
 	"time"
 	"unicode/utf8"
@@ -138,7 +137,3 @@ func appendJSONValue(b []byte, v any) ([]byte, error) {
 	}
 	return append(b, out...), nil
 }
-
-// jsonIsZero is reflect's IsZero of *p, what omitzero tests on a type
-// without an IsZero method that == cannot test.
-func jsonIsZero(p any) bool { return reflect.ValueOf(p).Elem().IsZero() }

@@ -60,6 +60,8 @@ type jsonGen struct {
 	queue   []reflect.Type
 	imports map[string]string // path → name
 	tmp     int
+	// isZero: the code calls jsonIsZero, written after the appenders.
+	isZero bool
 }
 
 var (
@@ -98,6 +100,10 @@ func genHostJSON() ([]byte, error) {
 	}
 	src.WriteString(")\n\n")
 	src.Write(funcs.Bytes())
+	if g.isZero {
+		src.WriteString("// jsonIsZero is reflect's IsZero of *p, what omitzero tests on a type\n// without an IsZero method that == cannot test.\n")
+		src.WriteString("func jsonIsZero(p any) bool { return reflect.ValueOf(p).Elem().IsZero() }\n")
+	}
 	out, err := format.Source(src.Bytes())
 	if err != nil {
 		return nil, fmt.Errorf("generated source does not format: %v\n%s", err, src.Bytes())
@@ -305,7 +311,7 @@ func (g *jsonGen) omitCond(f jsonField, expr string) string {
 		t := f.t
 		switch {
 		case t.Kind() == reflect.Interface && t.Implements(zeroerType):
-			conds = append(conds, "jsonIsZero(&"+expr+")")
+			conds = append(conds, g.reflectZero(expr))
 		case t.Kind() == reflect.Pointer && t.Implements(zeroerType):
 			conds = append(conds, "("+expr+" == nil || "+expr+".IsZero())")
 		case t.Implements(zeroerType), reflect.PointerTo(t).Implements(zeroerType):
@@ -334,6 +340,12 @@ func (g *jsonGen) zeroCond(expr string, t reflect.Type) string {
 			return expr + " == (" + g.typ(t) + "{})"
 		}
 	}
+	return g.reflectZero(expr)
+}
+
+func (g *jsonGen) reflectZero(expr string) string {
+	g.isZero = true
+	g.imports["reflect"] = "reflect"
 	return "jsonIsZero(&" + expr + ")"
 }
 
