@@ -56,7 +56,7 @@ func runWatchers(ctx context.Context, c *Config, emit func(map[string]any, strin
 		}
 		emit(map[string]any{"mode": c.watchMode, "watchers": r.Watchers, "writes": r.Writes, "p50ms": ms(r.P50), "p99ms": ms(r.P99), "maxms": ms(r.Max),
 			"coordCPUSeconds": r.CPU, "rssStartKiB": r.RSSStart, "rssWatchingKiB": r.RSSWatching, "rssHalfAfterKiB": r.RSSHalfAfter,
-			"rssAfterKiB": r.RSSAfter, "answersEncoded": r.Encoded, "answersSent": r.Sent, "missed": r.Missed, "watchErrors": r.Errors,
+			"rssAfterKiB": r.RSSAfter, "answersEncoded": r.Encoded, "answersSent": r.Sent, "missed": r.Missed, "watchErrors": r.Errors, "watchErrorCauses": r.ErrorCauses,
 			"memStart": r.MemStart.Map(), "memWatching": r.MemWatching.Map(), "memAfter": r.MemAfter.Map()}, bench.WriteWatchersText(r))
 		if r.Missed > 0 {
 			fail(fmt.Errorf("%d watchers: %d (watcher, change) pairs never seen: a watcher missed a change", n, r.Missed))
