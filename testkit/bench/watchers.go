@@ -48,6 +48,12 @@ type WatchersConfig struct {
 	// Stream makes each watcher follow the rack with one streamed watch
 	// (client.FollowRack) instead of a long poll per answer.
 	Stream bool
+	// DialFirst makes each client make one request before its watchers
+	// open, so they share its connection. Without it the watchers' first
+	// requests, sent at once, each dial a TLS connection of their own
+	// (Go's HTTP/2 client then keeps one and closes the others): about
+	// one handshake per watcher for the member.
+	DialFirst bool
 	// CoordArgs are added to the coordinator (e.g. --pprof-addr).
 	CoordArgs []string
 	// Progress receives one line per phase; nil = none.
@@ -125,6 +131,11 @@ func Watchers(ctx context.Context, cfg WatchersConfig) (WatchersResult, error) {
 			c, err := client.New(client.Config{Coordinator: f.coordURL, Token: f.token, Timeout: 30 * time.Second})
 			if err != nil {
 				return res, err
+			}
+			if cfg.DialFirst {
+				if err := c.Health(ctx); err != nil {
+					return res, fmt.Errorf("watchers' client %d: first request: %w", len(clients), err)
+				}
 			}
 			clients = append(clients, c)
 		}
