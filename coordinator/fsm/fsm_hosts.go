@@ -92,27 +92,17 @@ func (f *FSM) removeHost(t *tx, h *hostRec) {
 
 func (f *FSM) applyPutHost(t *tx, c PutHostCmd) (any, error) {
 	spec := specOf(&c.Host)
-	spec.Rack, spec.BMC.Credentials, spec.Consumer = in(spec.Rack), in(spec.BMC.Credentials), in(spec.Consumer)
-	spec.Image = cloneImage(spec.Image)
-	if spec.Image != nil {
-		spec.Image.URL, spec.Image.Checksum = in(spec.Image.URL), in(spec.Image.Checksum)
-		spec.Image.ChecksumType, spec.Image.Format = in(spec.Image.ChecksumType), in(spec.Image.Format)
-	}
-	spec.RootDeviceHints = cloneHints(spec.RootDeviceHints)
-	spec.BootMode, spec.AutomatedCleaningMode = in(spec.BootMode), in(spec.AutomatedCleaningMode)
-	spec.BootMethod = in(spec.BootMethod)
-	spec.Handoff = cloneHandoff(spec.Handoff)
-	spec.Labels = cloneLabels(spec.Labels)
+	spec.Image, spec.RootDeviceHints, spec.Handoff = cloneImage(spec.Image), cloneHints(spec.RootDeviceHints), cloneHandoff(spec.Handoff)
 	spec.UserData, spec.NetworkData = cloneRef(spec.UserData), cloneRef(spec.NetworkData)
 	spec.MetaData, spec.PreprovisioningNetworkData = cloneRef(spec.MetaData), cloneRef(spec.PreprovisioningNetworkData)
-	cloneDayTwo(&spec)
+	internSpec(&spec)
 	old := f.s.Hosts[spec.Name]
 	handoff := spec.Handoff != nil && spec.Handoff.Confirmed
 	if old == nil {
 		rec := &hostRec{Host: spec}
 		rec.CreatedIndex, rec.SpecIndex = t.index, t.index
 		if handoff && c.Host.Status != nil {
-			rec.Status = carriedStatus(c.Host.Status, c.Time)
+			rec.Status = carriedStatus(c.Host.Status, spec.BootMACAddress, c.Time)
 		}
 		f.storeHost(t, rec)
 		return PutHostResult{Host: rec.Host, Created: true}, nil
@@ -188,9 +178,9 @@ func (f *FSM) applyDeleteHost(t *tx, c DeleteHostCmd) (any, error) {
 // tier (hardware details, power, provisioning state, and when its last
 // operations ran), so this tier does not inspect again and the host's
 // history survives the move.
-func carriedStatus(src *wire.HostStatus, at time.Time) *wire.HostStatus {
+func carriedStatus(src *wire.HostStatus, bootMAC string, at time.Time) *wire.HostStatus {
 	st := internStatus(wire.HostStatus{ProvisioningState: src.ProvisioningState, PoweredOn: src.PoweredOn,
-		PowerState: src.PowerState, HardwareDetails: src.HardwareDetails, OperationHistory: src.OperationHistory})
+		PowerState: src.PowerState, HardwareDetails: src.HardwareDetails, OperationHistory: src.OperationHistory}, bootMAC)
 	st.LastUpdated = at
 	return &st
 }
@@ -328,7 +318,7 @@ func (f *FSM) applyHost(t *tx, rack string, epoch uint64, at time.Time, h *wire.
 	if h.Status != nil {
 		st = *h.Status
 	}
-	st = internStatus(st)
+	st = internStatus(st, old.BootMACAddress)
 	st.LastUpdated, st.Epoch = at, epoch
 	rec.Status = &st
 	if len(h.Acks) > 0 && old.Intents != nil {

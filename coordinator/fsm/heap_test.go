@@ -12,8 +12,10 @@ import (
 // fleetStatus is host i's status at step (0 registering, 1 inspecting,
 // 2 available) shaped as a fleet agent reports it against
 // rackfence-bmcsim: BMC details from registration on, the hardware details
-// from inspection, the operation history and the node's Extra key, and one
-// transition event per step.
+// and hardware health from inspection (health is read right after it, its
+// Since the second of that read: a fleet's hosts finish inspecting over
+// about a minute), the operation history and the node's Extra key, and
+// one transition event per step.
 func fleetStatus(i, step int, at time.Time) wire.RackHostReport {
 	bmc := &wire.BMCDetails{Protocol: "redfish", RedfishVersion: "1.11.0", Vendor: "Rackfence", Model: "SimBMC",
 		FirmwareVersion: "2.0.0", Auth: "session", System: "/redfish/v1/Systems/1", Manager: "/redfish/v1/Managers/1",
@@ -39,6 +41,9 @@ func fleetStatus(i, step int, at time.Time) wire.RackHostReport {
 			Disks:      []wire.Disk{{Name: "Disk1", Model: "Sim SSD 480", SizeBytes: 480103981056, Type: "SSD"}},
 			Firmware:   []wire.Firmware{{Name: "BIOS", Version: "1.2.3"}, {Name: "BMC", Version: "2.0.0"}},
 			SystemUUID: fmt.Sprintf("00000000-0000-4000-8000-%012d", i)}
+		st.Health = &wire.HardwareHealth{Health: wire.HardwareOK, Since: at.Add(time.Duration(2+i%60) * time.Second).Truncate(time.Second),
+			Components: map[string]string{wire.HealthSystem: wire.HardwareOK, wire.HealthChassis: wire.HardwareOK, wire.HealthTemperature: wire.HardwareOK,
+				wire.HealthFan: wire.HardwareOK, wire.HealthPowerSupply: wire.HardwareOK, wire.HealthStorage: wire.HardwareOK}}
 		ev = wire.Event{Time: at.Add(2 * time.Second), Type: wire.EventNormal, Reason: "Inspected", Message: "inspecting → available: Lifecycle: inspecting → available (provide follows)."}
 	}
 	return wire.RackHostReport{Name: fmt.Sprintf("h%06d", i), Status: st, Events: []wire.Event{ev}}

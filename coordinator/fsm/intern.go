@@ -18,15 +18,25 @@ func in(s string) string {
 }
 
 // internStatus returns a copy of st with repeated strings interned, and
-// its BMC details, CPU, disk, firmware and accelerator lists and Extra map
-// shared with every host whose are equal (share.go); what is not shared
-// is owned by the copy.
-func internStatus(st wire.HostStatus) wire.HostStatus {
+// its BMC details, CPU, disk, firmware and accelerator lists, Extra map
+// and hardware health shared with every host whose are equal (share.go);
+// what is not shared is owned by the copy. bootMAC is the host's
+// bootMACAddress: a NIC reporting the same MAC keeps the spec's string
+// instead of a second copy.
+func internStatus(st wire.HostStatus, bootMAC string) wire.HostStatus {
 	st.ProvisioningState = in(st.ProvisioningState)
 	st.OperationalStatus = in(st.OperationalStatus)
-	st.ErrorType = in(st.ErrorType)
+	st.ErrorType, st.PowerState = in(st.ErrorType), in(st.PowerState)
 	if st.Extra != nil {
 		st.Extra = shareExtra(st.Extra)
+	}
+	if h := st.Health; h != nil {
+		st.Health = shareHealth(h)
+	}
+	if cd := st.ConfigDrive; cd != nil {
+		c := *cd
+		c.Server = in(c.Server)
+		st.ConfigDrive = &c
 	}
 	if oh := st.OperationHistory; oh != nil {
 		c := *oh
@@ -42,6 +52,9 @@ func internStatus(st wire.HostStatus) wire.HostStatus {
 			c.NICs = append([]wire.NIC(nil), c.NICs...)
 			for i := range c.NICs {
 				c.NICs[i].Name = in(c.NICs[i].Name)
+				if c.NICs[i].MAC == bootMAC {
+					c.NICs[i].MAC = bootMAC
+				}
 			}
 		}
 		if len(c.Disks) > 0 {
@@ -78,6 +91,30 @@ func internBMC(b *wire.BMCDetails) *wire.BMCDetails {
 	return &c
 }
 
+// internSpec interns, in place, the strings of h's spec that repeat
+// across hosts (rack, credentials, consumer, image, modes, labels, data
+// record names, day-two spec) and of its pivot. h's pointers must be its
+// own (cloned from a command, or decoded from a snapshot): the image and
+// the data record references are changed in place.
+func internSpec(h *wire.Host) {
+	h.Rack, h.BMC.Credentials, h.Consumer = in(h.Rack), in(h.BMC.Credentials), in(h.Consumer)
+	if i := h.Image; i != nil {
+		i.URL, i.Checksum, i.ChecksumType, i.Format = in(i.URL), in(i.Checksum), in(i.ChecksumType), in(i.Format)
+	}
+	h.BootMode, h.AutomatedCleaningMode, h.BootMethod = in(h.BootMode), in(h.AutomatedCleaningMode), in(h.BootMethod)
+	h.Labels = cloneLabels(h.Labels)
+	for _, r := range []*wire.SecretReference{h.UserData, h.NetworkData, h.MetaData, h.PreprovisioningNetworkData} {
+		if r != nil {
+			r.Name = in(r.Name)
+		}
+	}
+	if ho := h.Handoff; ho != nil {
+		ho.SourceTier, ho.SourceClusterID = in(ho.SourceTier), in(ho.SourceClusterID)
+	}
+	h.PivotedTo = in(h.PivotedTo)
+	cloneDayTwo(h)
+}
+
 // internEvent interns the strings of an event that repeat across hosts:
 // its type, reason and source, and its message (the same on every host
 // that made the same transition).
@@ -86,11 +123,13 @@ func internEvent(e wire.Event) wire.Event {
 	return e
 }
 
-// internRec interns and shares, in place, the status and events of a
-// record decoded from a snapshot (not yet visible to anyone).
+// internRec interns and shares, in place, the spec, status and events of
+// a record decoded from a snapshot (not yet visible to anyone), as Apply
+// does for the records it builds.
 func internRec(h *hostRec) {
+	internSpec(&h.Host)
 	if h.Status != nil {
-		st := internStatus(*h.Status)
+		st := internStatus(*h.Status, h.BootMACAddress)
 		h.Status = &st
 	}
 	for i := range h.Events {

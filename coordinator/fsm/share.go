@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/rackfence/rackfence/shared/wire"
 )
@@ -69,6 +70,8 @@ var (
 	sharedFirmware shared[[]wire.Firmware]
 	sharedAccel    shared[[]wire.Accelerator]
 	sharedExtra    shared[map[string]string]
+	sharedHealth   shared[*wire.HardwareHealth]
+	sharedComps    shared[map[string]string]
 )
 
 // partKey is the key of a part: every field, strings length-prefixed and
@@ -178,27 +181,85 @@ func shareAccelerators(as []wire.Accelerator) []wire.Accelerator {
 // shareExtra returns a map equal to m (keys and values interned), shared
 // with every host whose Extra is equal. An empty map is not shared (nor
 // made nil: the record keeps what was applied).
-func shareExtra(m map[string]string) map[string]string {
+func shareExtra(m map[string]string) map[string]string { return shareMap(&sharedExtra, m) }
+
+// shareMap returns a map equal to m (keys and values interned), shared
+// through tab with every equal one; an empty map is a new empty map.
+func shareMap(tab *shared[map[string]string], m map[string]string) map[string]string {
 	if len(m) == 0 {
 		return map[string]string{}
 	}
-	var kbuf [8]string
-	keys := kbuf[:0]
-	for key := range m {
-		keys = append(keys, key)
-	}
-	slices.Sort(keys)
 	var buf [keyBuf]byte
-	k := partKey(buf[:0])
-	for _, key := range keys {
-		k = k.str(key).str(m[key])
-	}
-	if v, ok := sharedExtra.lookup(k); ok {
+	k := mapKey(partKey(buf[:0]), m)
+	if v, ok := tab.lookup(k); ok {
 		return v
 	}
 	out := make(map[string]string, len(m))
 	for key, v := range m {
 		out[in(key)] = in(v)
 	}
-	return sharedExtra.store(k, out)
+	return tab.store(k, out)
+}
+
+// mapKey appends m's pairs in key order (no count: a caller that must
+// tell nil from empty adds one).
+func mapKey(k partKey, m map[string]string) partKey {
+	var kbuf [8]string
+	keys := kbuf[:0]
+	for key := range m {
+		keys = append(keys, key)
+	}
+	slices.Sort(keys)
+	for _, key := range keys {
+		k = k.str(key).str(m[key])
+	}
+	return k
+}
+
+// shareHealth returns hardware health equal to h. Its components map is
+// shared with every host whose components are equal (every host of a
+// healthy fleet: one verdict per kind of component); the whole value is
+// shared too when its Since is a plain UTC time (as every report's is:
+// the agent stamps it in UTC, to the second, and keeps it while the
+// verdict holds), so hosts whose health changed in the same second share
+// one. A Since in another location or with a monotonic reading keeps its
+// own copy: equal instants would read differently.
+func shareHealth(h *wire.HardwareHealth) *wire.HardwareHealth {
+	var buf [keyBuf]byte
+	k := partKey(buf[:0]).str(h.Health)
+	if h.Components == nil {
+		k = k.num(-1)
+	} else {
+		k = mapKey(k.num(int64(len(h.Components))), h.Components)
+	}
+	if h.Problems == nil {
+		k = k.num(-1)
+	} else {
+		k = k.num(int64(len(h.Problems)))
+	}
+	for _, p := range h.Problems {
+		k = k.str(p)
+	}
+	whole := h.Since.Location() == time.UTC && h.Since == h.Since.Round(0)
+	if whole {
+		k = k.num(h.Since.Unix()).num(int64(h.Since.Nanosecond()))
+		if v, ok := sharedHealth.lookup(k); ok {
+			return v
+		}
+	}
+	c := *h
+	c.Health = in(c.Health)
+	if len(c.Components) > 0 {
+		c.Components = shareMap(&sharedComps, c.Components)
+	}
+	if len(c.Problems) > 0 {
+		c.Problems = append([]string(nil), c.Problems...)
+		for i := range c.Problems {
+			c.Problems[i] = in(c.Problems[i])
+		}
+	}
+	if whole {
+		return sharedHealth.store(k, &c)
+	}
+	return &c
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/rackfence/rackfence/shared/wire"
 )
@@ -75,6 +76,24 @@ func variedFSM(t *testing.T) *FSM {
 			st.Extra = map[string]string{"node": "readyx"}
 		case 19:
 			st.Extra = map[string]string{"node": "ready", "x": ""}
+		}
+		hh := st.Health
+		switch i % 8 {
+		case 0:
+			st.Health = nil
+		case 1:
+			hh.Health, hh.Components = wire.HardwareWarning, map[string]string{wire.HealthSystem: wire.HardwareOK, wire.HealthFan: wire.HardwareWarning}
+			hh.Problems = []string{"Fan Fan1: Warning"}
+		case 2:
+			hh.Since = hh.Since.In(time.FixedZone("X", 3600)) // the same instant elsewhere
+		case 3:
+			hh.Components = map[string]string{}
+		case 4:
+			hh.Components = nil
+		case 5:
+			hh.Since = hh.Since.Add(time.Nanosecond)
+		case 6:
+			hh.Problems = []string{}
 		}
 		rep.Events = append(rep.Events, wire.Event{Reason: "Custom", Message: fmt.Sprintf("host %d", i), Source: "test"})
 		c.Hosts = append(c.Hosts, rep)
@@ -170,5 +189,40 @@ func TestEqualPartsAreShared(t *testing.T) {
 	}
 	if &a.HardwareDetails.NICs[0] == &b.HardwareDetails.NICs[0] {
 		t.Error("NIC lists (a MAC each) are shared")
+	}
+	// h000100 and h000101 are healthy since different seconds: one
+	// components map, two values; h000160 is healthy since the same
+	// second as h000100: one value.
+	d := f.s.Hosts["h000160"].Status
+	if a.Health == nil || fmt.Sprintf("%p", a.Health.Components) != fmt.Sprintf("%p", b.Health.Components) {
+		t.Error("equal health components are two copies")
+	}
+	if a.Health == b.Health || a.Health != d.Health {
+		t.Errorf("health since different seconds shared (%v), since the same second not shared (%v)", a.Health == b.Health, a.Health != d.Health)
+	}
+	nic, boot := a.HardwareDetails.NICs[0].MAC, f.s.Hosts["h000100"].BootMACAddress
+	if nic != boot || unsafe.StringData(nic) != unsafe.StringData(boot) {
+		t.Errorf("the boot NIC's MAC %q is a second copy of bootMACAddress %q", nic, boot)
+	}
+}
+
+// TestRestoreInternsSpec: a restored record's status and events are
+// interned and shared as Apply's are, and so are the strings of its spec
+// that repeat across hosts (its rack, its credentials' name).
+func TestRestoreInternsSpec(t *testing.T) {
+	var snap bytes.Buffer
+	if err := fleetFSM(t, 300, 100).snapshot().Encode(&snap); err != nil {
+		t.Fatal(err)
+	}
+	f := NewFSM()
+	if err := f.Restore(&snap); err != nil {
+		t.Fatal(err)
+	}
+	a, b := f.s.Hosts["h000100"], f.s.Hosts["h000101"]
+	if unsafe.StringData(a.Rack) != unsafe.StringData(b.Rack) || unsafe.StringData(a.BMC.Credentials) != unsafe.StringData(b.BMC.Credentials) {
+		t.Error("the rack or credentials name of restored hosts are copies per host")
+	}
+	if a.Status.BMCDetails != b.Status.BMCDetails || fmt.Sprintf("%p", a.Status.Health.Components) != fmt.Sprintf("%p", b.Status.Health.Components) {
+		t.Error("restored hosts' equal BMC details or health components are copies per host")
 	}
 }
