@@ -46,7 +46,7 @@ func (x *Ctx) listHostsPaged(cl *client.Client, f client.HostFilter, lf *listFil
 			return cl.ListHostsPages(x.ctx, f, o, keep(fn))
 		})
 	}
-	return listExpired(err, "a list is kept 2 minutes after its last page, by the member that answered the first")
+	return listExpired(err, "a list is kept a minute from its first page, by the member that answered the first")
 }
 
 // pagedTable prints hostTable page by page.

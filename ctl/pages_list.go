@@ -64,7 +64,7 @@ func printPages[T any](x *Ctx, read func(fn func(*wire.List[T]) error) error, lp
 	default:
 		err = structuredPages(x, read)
 	}
-	return listExpired(err, "a list is kept 2 minutes after its last page, by the member that answered the first; an audit trail's page until a rotation drops its file")
+	return listExpired(err, "a list is kept a minute from its first page, by the member that answered the first; an audit trail's page until a rotation drops its file")
 }
 
 // structuredPages prints a list read page by page (read calls fn a page at

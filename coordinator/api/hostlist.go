@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/json"
 	"io"
 	"net/http"
 	"strconv"
@@ -73,13 +72,13 @@ func (s *Server) serveHosts(c echo.Context, q *hostQuery) error {
 
 // writeHostPage writes the List envelope of the hosts of v from start on
 // that match q, up to q.page.Limit (0: all), each host encoded on its
-// own; Continue is set (and more true) when a matching host is left.
+// own by the generated appenders (hostjson.go), into one kept buffer;
+// Continue is set (and more true) when a matching host is left.
 func writeHostPage(w http.ResponseWriter, v *fsm.HostsView, start int, q *hostQuery) (more bool) {
 	w.Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
 	w.WriteHeader(http.StatusOK)
 	bw := getListBuffer(w)
 	defer putListBuffer(bw)
-	enc := json.NewEncoder(bw)
 	var sum wire.HostSummary
 	var st wire.HostStatusSummary
 	n, last := 0, ""
@@ -93,17 +92,23 @@ func writeHostPage(w http.ResponseWriter, v *fsm.HostsView, start int, q *hostQu
 			more = true
 			break
 		}
+		b := bw.item[:0]
 		if n > 0 {
-			bw.WriteByte(',')
+			b = append(b, ',')
 		}
 		var err error
 		if q.summary {
 			wire.Summarize(h, &sum, &st)
-			err = enc.Encode(&sum)
+			b, err = appendHostSummaryJSON(b, &sum)
 		} else {
-			err = enc.Encode(h)
+			b, err = appendHostJSON(b, h)
 		}
 		if err != nil {
+			return true // a host encoding/json would not write either; the page ends here
+		}
+		// A newline after each host, as json.Encoder wrote them.
+		bw.item = append(b, '\n')
+		if _, err := bw.Write(bw.item); err != nil {
 			return true // the client went away mid-page; it may ask again
 		}
 		n++

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"net/url"
 	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/rackfence/rackfence/coordinator/fsm"
 	"github.com/rackfence/rackfence/shared/wire"
 )
 
@@ -153,14 +155,14 @@ func TestHostListPages(t *testing.T) {
 		n.srv.lists.hosts.mu.Unlock()
 		var next wire.List[wire.Host]
 		must(t, 200, "GET", u+"/v1/hosts?limit=2&continue="+first.Continue, viewer, nil, &next)
-		skew.Store(int64(ListViewTTL + time.Second))
+		skew.Store(int64(ListViewMaxAge + time.Second))
 		d := errBody(t, must(t, 410, "GET", u+"/v1/hosts?limit=2&continue="+next.Continue, viewer, nil, nil))
 		if d.Code != wire.CodeListExpired {
 			t.Fatalf("expired list: %+v", d)
 		}
 
 		// A list read to its end lets its view go ListViewLinger later,
-		// not ListViewTTL.
+		// not ListViewMaxAge.
 		skew.Store(0)
 		must(t, 200, "GET", u+"/v1/hosts?limit=2", viewer, nil, &first)
 		must(t, 200, "PUT", u+"/v1/hosts/h99", op, testHost("h99", "r1"), nil)
@@ -176,10 +178,72 @@ func TestHostListPages(t *testing.T) {
 			t.Fatalf("a finished list's view %s later: %+v", ListViewLinger, d)
 		}
 	})
+
+	// A list read slowly, a page every 15-20 s, is released a minute after
+	// its first page however often it is read: the records its view
+	// holds (replaced since) are not kept longer than that.
+	t.Run("slow list released", func(t *testing.T) {
+		var skew atomic.Int64
+		n.srv.lists.hosts.mu.Lock()
+		n.srv.lists.hosts.now = func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+		n.srv.lists.hosts.mu.Unlock()
+		var l wire.List[wire.Host]
+		must(t, 200, "GET", u+"/v1/hosts?limit=1", viewer, nil, &l)
+		// A write after the first page: the view now holds a record
+		// replaced since (h99 exists when the subtests before ran).
+		if code, raw := call(t, "PUT", u+"/v1/hosts/h99", op, testHost("h99", "r1"), nil); code != 200 && code != 201 {
+			t.Fatalf("PUT h99: %d %s", code, raw)
+		}
+		for step, at := range []int{20, 40, 55, 75} {
+			skew.Store(int64(time.Duration(at) * time.Second))
+			var next wire.List[wire.Host]
+			code, raw := call(t, "GET", u+"/v1/hosts?limit=1&continue="+url.QueryEscape(l.Continue), viewer, nil, nil)
+			switch {
+			case code == 410 && at > 60:
+				if d := errBody(t, raw); d.Code != wire.CodeListExpired {
+					t.Fatalf("a list %d s after its first page: %+v", at, d)
+				}
+				return
+			case code != 200:
+				t.Fatalf("page %d (%d s after the first): %d %s", step+1, at, code, raw)
+			case at > 60:
+				t.Fatalf("page %d served %d s after the first page: a list's view is kept as long as it is read", step+1, at)
+			}
+			if err := json.Unmarshal(raw, &next); err != nil || next.Continue == "" {
+				t.Fatalf("page %d: %v %s", step+1, err, raw)
+			}
+			l = next
+		}
+	})
 }
 
 func jsonStrict(raw []byte, out any) error {
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.DisallowUnknownFields()
 	return d.Decode(out)
+}
+
+// TestHostSummaryCarriesHandoff: a summary page names a pivoted-in
+// host's handoff (the dashboard, which reads summaries, shows a host
+// awaiting its handoff from it).
+func TestHostSummaryCarriesHandoff(t *testing.T) {
+	f := fsm.NewFSM()
+	h := testHost("h1", "r1")
+	h.Handoff = &wire.Handoff{SourceTier: "a", SourceClusterID: "c-a", DetachIndex: 7}
+	data, err := fsm.Encode(fsm.PutHostCmd{Host: h, Time: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := f.Apply(1, data).(fsm.Result); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	w := httptest.NewRecorder()
+	writeHostPage(w, f.HostsView(""), 0, &hostQuery{summary: true})
+	var l wire.List[wire.HostSummary]
+	if err := jsonStrict(w.Body.Bytes(), &l); err != nil {
+		t.Fatalf("%v: %s", err, w.Body.Bytes())
+	}
+	if len(l.Items) != 1 || l.Items[0].Handoff == nil || *l.Items[0].Handoff != *h.Handoff {
+		t.Fatalf("summary of a host with a handoff: %s", w.Body.Bytes())
+	}
 }

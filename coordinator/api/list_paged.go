@@ -15,7 +15,7 @@ import (
 // place of a host name) and list_expired (410) when this member no longer
 // keeps the list. The first page's items are kept (a copy, already made
 // by the FSM's answer) under the same bounds as host-list views:
-// ListViewTTL, ListViewLinger, MaxListViews.
+// ListViewMaxAge, ListViewLinger, MaxListViews.
 
 type itemKey struct {
 	kind, key string

@@ -17,25 +17,39 @@ const listWriteBuffer = 32 << 10
 // pages at once than kept get a new buffer, dropped after the answer.
 const keptListBuffers = 4
 
-var listBuffers = make(chan *bufio.Writer, keptListBuffers)
+// maxKeptItemBuffer is the largest item buffer kept with a write buffer:
+// one host's document is a few KiB; a rare larger one is not kept.
+const maxKeptItemBuffer = 64 << 10
+
+// listBuffer is a list answer's write buffer and the buffer one item is
+// encoded into before it is written.
+type listBuffer struct {
+	*bufio.Writer
+	item []byte
+}
+
+var listBuffers = make(chan *listBuffer, keptListBuffers)
 
 // getListBuffer returns a list write buffer writing to w.
-func getListBuffer(w io.Writer) *bufio.Writer {
+func getListBuffer(w io.Writer) *listBuffer {
 	select {
-	case bw := <-listBuffers:
-		bw.Reset(w)
-		return bw
+	case lb := <-listBuffers:
+		lb.Reset(w)
+		return lb
 	default:
-		return bufio.NewWriterSize(w, listWriteBuffer)
+		return &listBuffer{Writer: bufio.NewWriterSize(w, listWriteBuffer), item: make([]byte, 0, 4<<10)}
 	}
 }
 
-// putListBuffer keeps bw for the next answer (or drops it when enough are
+// putListBuffer keeps lb for the next answer (or drops it when enough are
 // kept). It no longer refers to the answer's writer.
-func putListBuffer(bw *bufio.Writer) {
-	bw.Reset(nil)
+func putListBuffer(lb *listBuffer) {
+	lb.Reset(nil)
+	if cap(lb.item) > maxKeptItemBuffer {
+		lb.item = make([]byte, 0, 4<<10)
+	}
 	select {
-	case listBuffers <- bw:
+	case listBuffers <- lb:
 	default:
 	}
 }

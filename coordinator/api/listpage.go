@@ -81,6 +81,6 @@ func parsePage(c echo.Context, filter string) (pageReq, error) {
 
 func listExpired(index uint64) *apiError {
 	return errf(http.StatusGone, wire.CodeListExpired,
-		"this member no longer keeps the list at index %d (a list's pages are kept %s after the last one was read, %s after its last page, at most %d lists, and only by the member that answered the first page): start the list again without continue",
-		index, ListViewTTL, ListViewLinger, MaxListViews)
+		"this member no longer keeps the list at index %d (a list's pages are answered up to %s after its first page, %s after its last page, at most %d lists, and only by the member that answered the first page): start the list again without continue",
+		index, ListViewMaxAge, ListViewLinger, MaxListViews)
 }

@@ -11,13 +11,19 @@ import (
 // pointer per host, so MaxListViews views of a 100,000-host tier hold at
 // most 12.8 MB of pointers (records are shared with the live state).
 const (
-	// ListViewTTL is how long a view is kept after its last page was
-	// served; a continue token older than that is answered list_expired.
-	ListViewTTL = 2 * time.Minute
 	// ListViewLinger is how long a view is kept after a last page was
 	// served from it and none since: the records it points to, replaced
 	// since, stay in memory as long as it does.
 	ListViewLinger = 10 * time.Second
+	// ListViewMaxAge is how long a view is kept after it was taken,
+	// however often its pages are read; a continue token into a view
+	// gone is answered list_expired. A view holds the host records as
+	// they were at its index, so every record replaced since stays in
+	// memory as long as the view does: this bounds that to the records
+	// replaced in ListViewMaxAge, whatever the clients do. A full list
+	// of 100,000 hosts takes seconds; one read slower than this starts
+	// again.
+	ListViewMaxAge = time.Minute
 	// MaxListViews is how many views (one per index and rack) are kept;
 	// the least recently used goes first.
 	MaxListViews = 16
@@ -57,7 +63,11 @@ func (l *listViews) current(f hostViews, rack string, keep bool) *fsm.HostsView 
 	if !keep {
 		return f.HostsView(rack)
 	}
-	if v, ok := l.hosts.get(viewKey{f.AppliedIndex(), rack}); ok {
+	k := viewKey{f.AppliedIndex(), rack}
+	if v, ok := l.hosts.get(k); ok {
+		// A new list at the view's index: nothing was replaced since,
+		// so it is taken again now (ListViewMaxAge counts from here).
+		l.hosts.put(k, v)
 		return v
 	}
 	v := f.HostsView(rack)

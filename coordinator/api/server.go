@@ -186,6 +186,7 @@ func New(cfg Config) *Server {
 	}
 	cfg.Registry.MustRegister(s.reqs, s.authFailures, s.rateLimited, s.forwardFailures)
 	s.watches = newWatchHub(cfg.Registry)
+	s.watches.log = cfg.Logger
 	s.lists = newListViews(cfg.Registry)
 
 	e := echo.New()

@@ -7,7 +7,7 @@ import (
 
 // viewCache keeps what recent paged lists answer their later pages from
 // (a host-list view, another list's first-page items), keyed by list and
-// index, within ListViewTTL, ListViewLinger and MaxListViews. The host
+// index, within ListViewMaxAge, ListViewLinger and MaxListViews. The host
 // list and the other lists share it (listviews.go, list_paged.go).
 type viewCache[K comparable, V any] struct {
 	mu  sync.Mutex
@@ -18,6 +18,9 @@ type viewCache[K comparable, V any] struct {
 type cachedView[V any] struct {
 	v    V
 	used time.Time
+	// born: when the value was taken (or last served a list's first
+	// page): it goes ListViewMaxAge after, however often it is read.
+	born time.Time
 	// done: the last page served from it was a list's last.
 	done bool
 }
@@ -45,7 +48,8 @@ func (c *viewCache[K, V]) put(k K, v V) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.expire()
-	c.m[k] = &cachedView[V]{v: v, used: c.now()}
+	now := c.now()
+	c.m[k] = &cachedView[V]{v: v, used: now, born: now}
 	for len(c.m) > MaxListViews {
 		var oldest K
 		var at time.Time
@@ -67,13 +71,13 @@ func (c *viewCache[K, V]) finished(k K) {
 	}
 }
 
-// expire drops values unused for ListViewTTL, or for ListViewLinger
-// after a list's last page; the caller holds c.mu.
+// expire drops values taken more than ListViewMaxAge ago, or unused for
+// ListViewLinger after a list's last page; the caller holds c.mu.
 func (c *viewCache[K, V]) expire() {
 	now := c.now()
-	cut, linger := now.Add(-ListViewTTL), now.Add(-ListViewLinger)
+	old, linger := now.Add(-ListViewMaxAge), now.Add(-ListViewLinger)
 	for k, e := range c.m {
-		if e.used.Before(cut) || e.done && e.used.Before(linger) {
+		if e.born.Before(old) || e.done && e.used.Before(linger) {
 			delete(c.m, k)
 		}
 	}

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -27,7 +28,7 @@ import (
 // of its own) and no longer than Config.WatchWriteTimeout: then its stream
 // (over HTTP/1.1, its connection) is cut. When many watchers left, the
 // memory their connections and answers used goes back to the system at
-// once (watchHub.leave) instead of over minutes.
+// once (watch_free.go) instead of over minutes.
 
 const (
 	// lingerFrom is how many watchers of one thing make a woken round
@@ -45,9 +46,9 @@ const (
 	watchWriteTimeout = 10 * time.Second
 	// watchChunk is how much of an answer is written per write deadline.
 	watchChunk = 64 << 10
-	// freeFrom, freeAfter: when the watchers waiting drop to a quarter of
-	// a peak of at least freeFrom, the memory is handed back freeAfter
-	// later.
+	// freeFrom, freeAfter: when the watchers present (watch_free.go) drop
+	// to a quarter of a peak of at least freeFrom, the memory is handed
+	// back freeAfter later.
 	freeFrom  = 256
 	freeAfter = 5 * time.Second
 	// freeAgain is when the memory is handed back a second time (handBack).
@@ -116,9 +117,13 @@ type watchHub struct {
 	// (watch_sweep.go).
 	writers map[watchKey]*crowdWriters
 	kept    map[watchKey][]watchKey
-	waiting int
-	peak    int
-	freeing bool // a hand-back of memory is scheduled
+	waiting int // watchers in a round (long polls and streams)
+	// polls, open: the watchers present (watch_free.go): long polls from
+	// their arrival until their answer is written, streams open; peak
+	// is their most since the last hand-back.
+	polls, open int
+	peak        int
+	freeing     bool // a hand-back of memory is scheduled
 
 	lanes  chan struct{} // writeLanes tokens, one per connection writing
 	laneMu sync.Mutex
@@ -129,6 +134,8 @@ type watchHub struct {
 	shared       prometheus.Counter
 	cut          prometheus.Counter
 	streams      prometheus.Gauge // open streamed watches (watch_stream.go)
+	handBacks    prometheus.Counter
+	log          *slog.Logger // nil: hand-backs are not logged
 }
 
 func newWatchHub(reg prometheus.Registerer) *watchHub {
@@ -151,8 +158,8 @@ func newWatchHub(reg prometheus.Registerer) *watchHub {
 			Help: "Watch answers that could not be written: the watcher left, or did not take it within 10 s and was cut off.",
 		}),
 	}
-	h.streams = newStreamsGauge()
-	reg.MustRegister(h.waitingGauge, h.encoded, h.shared, h.cut, h.streams)
+	h.streams, h.handBacks = newStreamsGauge(), newHandBacksCounter()
+	reg.MustRegister(h.waitingGauge, h.encoded, h.shared, h.cut, h.streams, h.handBacks)
 	return h
 }
 
@@ -169,7 +176,6 @@ func (h *watchHub) join(key watchKey, timeout time.Duration, src watchSource) *w
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.waiting++
-	h.peak = max(h.peak, h.waiting)
 	h.waitingGauge.Set(float64(h.waiting))
 	r := h.rounds[key]
 	if r == nil {
@@ -198,12 +204,6 @@ func (h *watchHub) leave(key watchKey, r *watchRound) {
 		if h.rounds[key] == r {
 			delete(h.rounds, key)
 		}
-	}
-	if h.peak >= freeFrom && h.waiting <= h.peak/4 && !h.freeing {
-		// Later, once the connections and handlers of those that left
-		// are gone too; one hand-back for a whole crowd leaving.
-		h.peak, h.freeing = h.waiting, true
-		time.AfterFunc(freeAfter, h.handBack)
 	}
 }
 
@@ -293,6 +293,8 @@ func encodeAnswer(src watchSource, key watchKey) ([]byte, uint64, error) {
 
 // sharedWatch answers the watcher of c from the round for key.
 func (s *Server) sharedWatch(c echo.Context, key watchKey, timeout time.Duration, src watchSource) error {
+	s.watches.poll(1)
+	defer s.watches.poll(-1)
 	own := time.NewTimer(timeout)
 	defer own.Stop()
 	body, _, err := s.awaitRound(c.Request().Context(), key, timeout, own, src)
@@ -335,4 +337,6 @@ func (h *watchHub) stream(key watchKey, d int) {
 		delete(h.streaming, key)
 	}
 	h.streams.Add(float64(d))
+	h.open += d
+	h.noteWatchers()
 }

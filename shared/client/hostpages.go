@@ -17,7 +17,7 @@ type PageOptions struct {
 	// host table shows; the hosts' other fields stay zero.
 	Summary bool
 	// RestartExpired: when the coordinator no longer keeps the list
-	// (list_expired: a page read more than 2 minutes after the one before,
+	// (list_expired: a page read more than a minute after the first,
 	// or another member answered), start a new list by itself, at a new
 	// index, and go on after the last host already given to fn (up to 3
 	// times). No host is given twice; but a host created in between whose

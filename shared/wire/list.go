@@ -26,8 +26,8 @@ const (
 const ViewSummary = "summary"
 
 // HostSummary is a host as GET /v1/hosts?view=summary answers it: its
-// names, labels, the state columns of rackfencectl's host table, and its
-// intents; no BMC, image, hardware or BMC details, operation history or
+// names, labels, the state columns of rackfencectl's host table, its
+// intents and handoff; no BMC, image, hardware or BMC details, operation history or
 // state-machine bookkeeping. Its fields have Host's names, so it decodes
 // into a Host (the fields it leaves out stay zero).
 type HostSummary struct {
@@ -41,6 +41,9 @@ type HostSummary struct {
 	ModifiedIndex     uint64             `json:"modifiedIndex,omitempty"`
 	DeletionRequested bool               `json:"deletionRequested,omitempty"`
 	PivotedTo         string             `json:"pivotedTo,omitempty"`
+	// Handoff: a host pivoted in from another tier, its detach not yet
+	// (or already) confirmed by the source (the dashboard shows it).
+	Handoff *Handoff `json:"handoff,omitempty"`
 }
 
 // HostStatusSummary is the part of HostStatus a HostSummary carries.
@@ -70,7 +73,7 @@ type HealthSummary struct {
 func Summarize(h *Host, s *HostSummary, st *HostStatusSummary) {
 	*s = HostSummary{Name: h.Name, Rack: h.Rack, Online: h.Online, Consumer: h.Consumer,
 		Labels: h.Labels, Intents: h.Intents, ModifiedIndex: h.ModifiedIndex,
-		DeletionRequested: h.DeletionRequested, PivotedTo: h.PivotedTo}
+		DeletionRequested: h.DeletionRequested, PivotedTo: h.PivotedTo, Handoff: h.Handoff}
 	if hs := h.Status; hs != nil {
 		*st = HostStatusSummary{ProvisioningState: hs.ProvisioningState, OperationalStatus: hs.OperationalStatus,
 			ErrorType: hs.ErrorType, ErrorCount: hs.ErrorCount, ErrorMessage: hs.ErrorMessage, PoweredOn: hs.PoweredOn,

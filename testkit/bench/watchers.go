@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -47,6 +48,12 @@ type WatchersConfig struct {
 	// Stream makes each watcher follow the rack with one streamed watch
 	// (client.FollowRack) instead of a long poll per answer.
 	Stream bool
+	// DialFirst makes each client make one request before its watchers
+	// open, so they share its connection. Without it the watchers' first
+	// requests, sent at once, each dial a TLS connection of their own
+	// (Go's HTTP/2 client then keeps one and closes the others): about
+	// one handshake per watcher for the member.
+	DialFirst bool
 	// CoordArgs are added to the coordinator (e.g. --pprof-addr).
 	CoordArgs []string
 	// Progress receives one line per phase; nil = none.
@@ -67,8 +74,11 @@ type WatchersResult struct {
 	// they watched, and After/2 and After after they closed.
 	RSSStart, RSSWatching, RSSHalfAfter, RSSAfter int64
 	// Missed counts (watcher, host) pairs a watcher never saw; Errors the
-	// watch requests that failed.
+	// watch requests that failed (each retried by its watcher).
 	Missed, Errors int
+	// ErrorCauses counts the failed watch requests by their error's text
+	// (addresses and ports left out).
+	ErrorCauses map[string]int
 	// Encoded and Sent are the watch answers the coordinator encoded and
 	// sent (a streamed line counts as an answer) during the writes.
 	Encoded, Sent int
@@ -121,6 +131,11 @@ func Watchers(ctx context.Context, cfg WatchersConfig) (WatchersResult, error) {
 			c, err := client.New(client.Config{Coordinator: f.coordURL, Token: f.token, Timeout: 30 * time.Second})
 			if err != nil {
 				return res, err
+			}
+			if cfg.DialFirst {
+				if err := c.Health(ctx); err != nil {
+					return res, fmt.Errorf("watchers' client %d: first request: %w", len(clients), err)
+				}
 			}
 			clients = append(clients, c)
 		}
@@ -183,8 +198,12 @@ func Watchers(ctx context.Context, cfg WatchersConfig) (WatchersResult, error) {
 	}
 	stopWatchers()
 	done.Wait()
+	res.ErrorCauses = map[string]int{}
 	for _, w := range ws {
 		res.Errors += w.errors
+		for cause, n := range w.causes {
+			res.ErrorCauses[cause] += n
+		}
 	}
 	for _, c := range clients {
 		c.CloseIdleConnections()
@@ -217,7 +236,26 @@ type watcher struct {
 	mu     sync.Mutex
 	seen   map[string]bool
 	errors int
+	causes map[string]int // errors by errorCause
 	stream bool
+}
+
+// failed counts a watch request that failed, by its cause.
+func (w *watcher) failed(err error) {
+	w.errors++
+	if w.causes == nil {
+		w.causes = map[string]int{}
+	}
+	w.causes[errorCause(err)]++
+}
+
+// hostPort matches an address with its port in an error's text.
+var hostPort = regexp.MustCompile(`(\[[0-9a-f:]+\]|[0-9]+(\.[0-9]+){3}):[0-9]+`)
+
+// errorCause is err's text without addresses and ports, so the errors of
+// every watcher with the same cause count together.
+func errorCause(err error) string {
+	return hostPort.ReplaceAllString(err.Error(), "ADDR")
 }
 
 func (w *watcher) run(ctx context.Context, started *sync.WaitGroup) {
@@ -228,7 +266,7 @@ func (w *watcher) run(ctx context.Context, started *sync.WaitGroup) {
 			return nil
 		})
 		if err != nil && ctx.Err() == nil {
-			w.errors++
+			w.failed(err)
 		}
 		return
 	}
@@ -238,7 +276,7 @@ func (w *watcher) run(ctx context.Context, started *sync.WaitGroup) {
 			if ctx.Err() != nil || errors.Is(err, context.Canceled) {
 				return
 			}
-			w.errors++
+			w.failed(err)
 			time.Sleep(100 * time.Millisecond)
 			continue
 		}
@@ -280,9 +318,22 @@ func WriteWatchersText(r WatchersResult) string {
 	if r.Stream {
 		mode = "stream"
 	}
-	return fmt.Sprintf("mode=%-6s watchers=%-5d writes=%d p50=%6.1fms p99=%6.1fms max=%6.1fms coordinator-cpu=%6.2fs rss-start=%4.0fMiB rss-watching=%4.0fMiB rss-after-half=%4.0fMiB rss-after=%4.0fMiB answers-encoded=%d answers-sent=%d missed=%d watch-errors=%d\n  memory at start: %s\n  memory watching: %s\n  memory after:    %s",
+	s := fmt.Sprintf("mode=%-6s watchers=%-5d writes=%d p50=%6.1fms p99=%6.1fms max=%6.1fms coordinator-cpu=%6.2fs rss-start=%4.0fMiB rss-watching=%4.0fMiB rss-after-half=%4.0fMiB rss-after=%4.0fMiB answers-encoded=%d answers-sent=%d missed=%d watch-errors=%d\n  memory at start: %s\n  memory watching: %s\n  memory after:    %s",
 		mode, r.Watchers, r.Writes, ms(r.P50), ms(r.P99), ms(r.Max), r.CPU, mib(r.RSSStart), mib(r.RSSWatching), mib(r.RSSHalfAfter), mib(r.RSSAfter), r.Encoded, r.Sent, r.Missed, r.Errors,
 		r.MemStart, r.MemWatching, r.MemAfter)
+	causes := make([]string, 0, len(r.ErrorCauses))
+	for c := range r.ErrorCauses {
+		causes = append(causes, c)
+	}
+	sort.Slice(causes, func(i, j int) bool { return r.ErrorCauses[causes[i]] > r.ErrorCauses[causes[j]] })
+	for i, c := range causes {
+		if i == 5 {
+			s += fmt.Sprintf("\n  watch errors: %d more causes", len(causes)-i)
+			break
+		}
+		s += fmt.Sprintf("\n  watch errors: %d× %s", r.ErrorCauses[c], c)
+	}
+	return s
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -50,6 +50,7 @@ type Config struct {
 	writes    int
 	after     time.Duration
 	watchMode string
+	dialFirst bool
 	operators int
 	opEvery   time.Duration
 	opWindow  time.Duration
@@ -99,6 +100,7 @@ func (c *Config) flags() *flag.FlagSet {
 	fs.DurationVar(&c.refresh, "status-refresh", time.Minute, "fleet: the agents' --status-refresh (steady-state traffic = hosts / refresh)")
 	fs.DurationVar(&c.steady, "steady", time.Minute, "fleet: window over which steady-state coordinator CPU is measured")
 	fs.IntVar(&c.detaches, "detaches", 200, "fleet: detach → ack latencies measured")
+	fs.BoolVar(&c.dialFirst, "watch-dial-first", false, "watchers: each client (100 watchers) makes one request before its watchers open, so they share its one connection; without it each concurrent first request dials a TLS connection of its own (Go's HTTP/2 client keeps one and closes the others)")
 	fs.StringVar(&c.watchMode, "watch-mode", "stream", "watchers: how each watcher follows the rack: stream (one streamed watch, client.FollowRack) or poll (a long poll per answer, client.Watch)")
 	fs.StringArrayVar(&c.coordArgs, "coordinator-arg", nil, "fleet/watchers: extra coordinator flag (repeatable)")
 	fs.StringArrayVar(&c.agentArgs, "agent-arg", nil, "fleet: extra agent flag (repeatable)")
