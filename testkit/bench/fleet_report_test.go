@@ -34,7 +34,7 @@ func TestFleetMarkdownReport(t *testing.T) {
 		"# rackfence fleet benchmark: 10000 hosts\n",
 		"mutual TLS",
 		"```sh\nrackfence-load fleet --hosts 10000\n```",
-		"| all available after | 59.0 s | ≤ 30 s at 10,000 hosts |",
+		"| all available after | 59.0 s | ≤ 20 s at 10,000 hosts |",
 		"| agent CPU per host to available | 11.60 ms | ≤ 3 ms |",
 		"| steady coordinator CPU | 17.0 % of a core = 1.70 % per 1,000 hosts (over 1m0s) | ≤ 3 % of a core at 10,000 hosts |",
 		"| steady writes | 166 commands/s in 40.0 Raft entries/s |",
