@@ -53,7 +53,7 @@ func parseAfter(c echo.Context, page pageReq) (string, error) {
 		return "", nil
 	}
 	if len(v) != 1 {
-		return "", badField(wire.ParamAfter, "given %d times: give one host name, the last one already read", len(v))
+		return "", badField(wire.ParamAfter, "after is given %d times: give one host name, the last one already read", len(v))
 	}
 	if page.Token != nil {
 		return "", badField(wire.ParamAfter, "after and continue conflict: go on with continue alone, or start a new list after a host with after alone")
