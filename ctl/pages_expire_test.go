@@ -87,6 +87,7 @@ func TestHostListOutlivesView(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("table rows %v, want %v:\n%s", got, want, out)
 	}
+	t.Logf("table with the view gone after its first page:\n%s%s", out, r.stderr)
 	if note := "rows after r1-h01 come from a newer view"; strings.Count(r.stderr, "note:") != 1 || !strings.Contains(r.stderr, note) {
 		t.Fatalf("stderr %q: want one note with %q", r.stderr, note)
 	}
