@@ -37,16 +37,27 @@ func (x *Ctx) listHostsPaged(cl *client.Client, f client.HostFilter, lf *listFil
 	var err error
 	switch x.g.output {
 	case OutTable:
+		// A table is for reading: one that outlived its view goes on
+		// after its last row, from a newer view, and says so once.
+		o.RestartExpired = true
+		noted := false
+		o.Restarted = func(after string) {
+			if !noted {
+				noted = true
+				fmt.Fprintf(x.io.Stderr, "note: the list outlived the coordinator's view (kept a minute from its first page); rows after %s come from a newer view\n", after)
+			}
+		}
 		pt := &pagedTable{w: x.io.Stdout, width: x.tableWidth(), labels: labels}
 		if err = cl.ListHostsPages(x.ctx, f, o, keep(pt.page)); err == nil {
 			pt.end()
 		}
 	default:
+		// -o json and -o yaml are one consistent view or an error.
 		err = structuredPages(x, func(fn func(*wire.List[wire.Host]) error) error {
 			return cl.ListHostsPages(x.ctx, f, o, keep(fn))
 		})
 	}
-	return listExpired(err, "a list is kept a minute from its first page, by the member that answered the first")
+	return listExpired(err, "a list is kept a minute from its first page, by the member that answered the first; the table output goes on by itself")
 }
 
 // pagedTable prints hostTable page by page.

@@ -16,6 +16,8 @@ type hostQuery struct {
 	sel          wire.Selector
 	summary      bool
 	page         pageReq
+	// after: the list starts after this host name ("" = at the first).
+	after string
 }
 
 func (q *hostQuery) match(h *wire.Host) bool {
@@ -43,6 +45,25 @@ func parseHostView(c echo.Context) (bool, error) {
 	}
 }
 
+// parseAfter reads after: a host name (it need not exist any more), not
+// with continue (a token already says where its list goes on).
+func parseAfter(c echo.Context, page pageReq) (string, error) {
+	v, ok := c.QueryParams()[wire.ParamAfter]
+	if !ok {
+		return "", nil
+	}
+	if len(v) != 1 {
+		return "", badField(wire.ParamAfter, "after is given %d times: give one host name, the last one already read", len(v))
+	}
+	if page.Token != nil {
+		return "", badField(wire.ParamAfter, "after and continue conflict: go on with continue alone, or start a new list after a host with after alone")
+	}
+	if err := wire.ValidateName(wire.ParamAfter, v[0]); err != nil {
+		return "", badField(wire.ParamAfter, "%v: give the name of the last host already read (the list starts with the first host named after it)", err)
+	}
+	return v[0], nil
+}
+
 // serveHosts answers a host list (one page of it when paged) from the
 // view of the first page's index, streaming it.
 func (s *Server) serveHosts(c echo.Context, q *hostQuery) error {
@@ -63,6 +84,7 @@ func (s *Server) serveHosts(c echo.Context, q *hostQuery) error {
 			s.lists.pages.WithLabelValues("first").Inc()
 		}
 		v = s.lists.current(s.state, q.rack, q.page.paged())
+		start = v.After(q.after)
 	}
 	if !writeHostPage(c.Response(), v, start, q) && q.page.paged() {
 		s.lists.hosts.finished(viewKey{v.Index, q.rack})

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -27,6 +28,7 @@ func listAll(t *testing.T, u, token, query string, limit int, between func(page 
 		q.Set(wire.ParamLimit, fmt.Sprint(limit))
 		if cont != "" {
 			q.Set(wire.ParamContinue, cont)
+			q.Del(wire.ParamAfter) // a list's later pages: continue alone
 		}
 		var l wire.List[wire.Host]
 		must(t, 200, "GET", u+"/v1/hosts?"+q.Encode(), token, nil, &l)
@@ -141,6 +143,51 @@ func TestHostListPages(t *testing.T) {
 		} {
 			if d := errBody(t, must(t, 400, "GET", u+"/v1/hosts?"+c.query, viewer, nil, nil)); d.Field != c.field {
 				t.Errorf("%s: field %q, want %q (%s)", c.query, d.Field, c.field, d.Message)
+			}
+		}
+	})
+
+	// after=NAME starts a list after a host name (one that need not
+	// exist), with the filters, limit and view, paged or whole.
+	t.Run("after", func(t *testing.T) {
+		after := func(hs []wire.Host, name string) []string {
+			var out []string
+			for _, n := range names(hs) {
+				if n > name {
+					out = append(out, n)
+				}
+			}
+			return out
+		}
+		var all, r2 wire.List[wire.Host]
+		must(t, 200, "GET", u+"/v1/hosts", viewer, nil, &all)
+		must(t, 200, "GET", u+"/v1/hosts?rack=r2&selector=role%3Dcompute", viewer, nil, &r2)
+		for _, c := range []struct {
+			query, name string
+			want        []string
+		}{
+			{"after=h10", "h10", after(all.Items, "h10")},
+			{"after=h105", "h105", after(all.Items, "h105")}, // no such host
+			{"after=h03&rack=r2&selector=role%3Dcompute&view=summary", "h03", after(r2.Items, "h03")},
+			{"after=zz", "zz", nil},
+		} {
+			got, _ := listAll(t, u, viewer, c.query, 3, nil)
+			if !slices.Equal(names(got), c.want) {
+				t.Errorf("%s in pages of 3: %v, want %v", c.query, names(got), c.want)
+			}
+			var whole wire.List[wire.Host]
+			must(t, 200, "GET", u+"/v1/hosts?"+c.query, viewer, nil, &whole)
+			if !slices.Equal(names(whole.Items), c.want) || whole.Continue != "" {
+				t.Errorf("%s whole: %v (continue %q), want %v", c.query, names(whole.Items), whole.Continue, c.want)
+			}
+		}
+		var first wire.List[wire.Host]
+		must(t, 200, "GET", u+"/v1/hosts?limit=2", viewer, nil, &first)
+		for _, q := range []string{"after=H_1", "after=", "after=-h", "after=h01&after=h02",
+			"after=h01&limit=2&continue=" + url.QueryEscape(first.Continue)} {
+			d := errBody(t, must(t, 400, "GET", u+"/v1/hosts?"+q, viewer, nil, nil))
+			if d.Field != wire.ParamAfter || !strings.Contains(d.Message, "after") {
+				t.Errorf("%s: field %q, want after (%s)", q, d.Field, d.Message)
 			}
 		}
 	})

@@ -59,6 +59,9 @@ func (s *Server) listHosts(c echo.Context) error {
 	if q.page, err = parsePage(c, q.filter()); err != nil {
 		return err
 	}
+	if q.after, err = parseAfter(c, q.page); err != nil {
+		return err
+	}
 	return s.serveHosts(c, q)
 }
 

@@ -19,13 +19,18 @@ type PageOptions struct {
 	// RestartExpired: when the coordinator no longer keeps the list
 	// (list_expired: a page read more than a minute after the first,
 	// or another member answered), start a new list by itself, at a new
-	// index, and go on after the last host already given to fn (up to 3
-	// times). No host is given twice; but a host created in between whose
-	// name sorts before the last host given is missed, a host deleted in
-	// between may have been given, and the hosts given before the restart
-	// are as they were at the old index (pages after it carry the new
-	// Index). Without it such a list fails with wire.ErrListExpired.
+	// index, after the last host already given to fn (GET
+	// /v1/hosts?after=LAST: no page before it is read again). No host is
+	// given twice; but a host created in between whose name sorts before
+	// the last host given is missed, a host deleted in between may have
+	// been given, and the hosts given before the restart are as they were
+	// at the old index (pages after it carry the new Index). A list gives
+	// up after 3 restarts in a row that gave no host. Without it such a
+	// list fails with wire.ErrListExpired.
 	RestartExpired bool
+	// Restarted, when set, is called each time a list restarts on
+	// list_expired (RestartExpired), with the last host given before.
+	Restarted func(after string)
 }
 
 // ListHostsPages lists hosts page by page (GET /v1/hosts?limit=&continue=),
@@ -40,7 +45,7 @@ func (c *Client) ListHostsPages(ctx context.Context, f HostFilter, o PageOptions
 	if limit <= 0 {
 		limit = wire.DefaultPageSize
 	}
-	cont, last, skip, restarts := "", "", "", 0
+	cont, last, after, restarts := "", "", "", 0
 	for {
 		q := url.Values{}
 		if f.Rack != "" {
@@ -58,38 +63,47 @@ func (c *Client) ListHostsPages(ctx context.Context, f HostFilter, o PageOptions
 		q.Set(wire.ParamLimit, strconv.Itoa(limit))
 		if cont != "" {
 			q.Set(wire.ParamContinue, cont)
+		} else if after != "" {
+			q.Set(wire.ParamAfter, after)
 		}
 		l, err := getList[wire.Host](ctx, c, "/v1/hosts", q)
 		if err != nil && o.RestartExpired && last != "" && restarts < listRestarts && errors.Is(err, wire.ErrListExpired) {
 			c.log.Debug("host list expired; starting a new one after the last host read", "after", last)
-			cont, skip = "", last
+			cont, after = "", last
 			restarts++
+			if o.Restarted != nil {
+				o.Restarted(last)
+			}
 			continue
 		}
 		if err != nil {
 			return err
 		}
-		if skip != "" {
-			// A restarted list: hosts up to the last one given are
+		if after != "" {
+			// A restarted list: a member that predates after answers
+			// from the first host; those up to the last one given are
 			// given already.
 			kept := l.Items[:0]
 			for _, h := range l.Items {
-				if h.Name > skip {
+				if h.Name > after {
 					kept = append(kept, h)
 				}
 			}
 			l.Items = kept
 			if len(kept) > 0 {
-				skip = ""
+				after = ""
 			}
 		}
-		if len(l.Items) > 0 || l.Continue == "" {
+		n := len(l.Items)
+		if n > 0 {
+			// fn may keep fewer items: the list goes on after the
+			// last one read.
+			last, restarts = l.Items[n-1].Name, 0
+		}
+		if n > 0 || l.Continue == "" {
 			if err := fn(l); err != nil {
 				return err
 			}
-		}
-		if n := len(l.Items); n > 0 {
-			last = l.Items[n-1].Name
 		}
 		if l.Continue == "" {
 			return nil

@@ -10,7 +10,8 @@ import (
 )
 
 // listRestarts is how many times a whole-list read starts over on
-// list_expired before it returns the error.
+// list_expired before it returns the error (ListHostsPages: how many
+// restarts in a row that gave no host).
 const listRestarts = 3
 
 // allPages reads every page of the list at path (limit and continue),

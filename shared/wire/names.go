@@ -46,6 +46,10 @@ const (
 	// ParamContinue is the token of a paged list's next page, as the
 	// previous page's List.Continue gave it.
 	ParamContinue = "continue"
+	// ParamAfter is a host name on GET /v1/hosts: the list starts with the
+	// first host named after it (a list that outlived its view goes on
+	// there, at a new index). It conflicts with ParamContinue.
+	ParamAfter = "after"
 	// ParamView ("summary") on GET /v1/hosts answers HostSummary items.
 	ParamView = "view"
 )

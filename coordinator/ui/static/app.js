@@ -221,7 +221,10 @@
   // The fleet watch; brief: the tiles need no inventory (the panel reads
   // the whole host).
   const fleetWatchPath = (index) => `/v1/watch?index=${index}&timeout=${WATCH_TIMEOUT}&brief=true`;
-  const summaryPath = (cont) => `/v1/hosts?view=summary&limit=${cont ? PAGE_SIZE : FIRST_PAGE_SIZE}` + (cont ? '&continue=' + encodeURIComponent(cont) : '');
+  // A list is asked with no position (its first page), a continue token,
+  // or after a host name (a list that outlived its view goes on there).
+  const summaryPath = (cont, after) => `/v1/hosts?view=summary&limit=${cont || after ? PAGE_SIZE : FIRST_PAGE_SIZE}` +
+    (cont ? '&continue=' + encodeURIComponent(cont) : after ? '&after=' + encodeURIComponent(after) : '');
 
   // watchLoop loads the fleet (loadFleet) then follows the watch from the
   // list's index; it loads again when the cluster went back (a restore)
@@ -262,8 +265,11 @@
   // loadFleet paints the racks from their counts, then reads every host
   // as a summary, page by page, drawing each page as it comes; st.index
   // becomes the list's index. A list whose pages the coordinator no longer
-  // keeps (410) starts again. Hosts the new list does not name are dropped
-  // at its end (a reload after a restore).
+  // keeps (410) goes on after the last host read, in a new list at a newer
+  // index; st.index stays the first list's, so the watch from it brings
+  // every host read before up to date (and adds one created meanwhile
+  // before the last host read). Hosts the lists do not name are dropped at
+  // the end (a reload after a restore).
   async function loadFleet(gen, first) {
     st.loaded = false; st.pages = 0;
     let racks, timing = {};
@@ -290,29 +296,34 @@
     for (const name of [...st.racks.keys()]) if (!named.has(name) && !st.racks.get(name).names.size) { st.racks.delete(name); st.racksChanged = true; }
     st.countsPainted = true;
     scheduleRender();
+    const seen = new Set();
+    let index = 0, last = '';
     for (;;) {
-      const seen = new Set();
       // The pages of one list follow each other (each names the next), so
       // the next is asked for as soon as a page is in, before it is
       // handled: the coordinator encodes one while the page handles the
       // other.
-      const ask = (c) => { const p = api('GET', summaryPath(c)); p.catch(() => {}); return { c, p }; };
-      let cont = '', index = 0, expired = false, next = ask('');
+      const ask = (c, a) => { const p = api('GET', summaryPath(c, a)); p.catch(() => {}); return { c, p }; };
+      let cont = '', expired = false, next = ask('', last);
       do {
         let page;
         try {
           page = await next.p;
         } catch (e) {
-          if (e.status === 410 && next.c) { expired = true; break; } // start the list again
+          if (e.status === 410 && next.c) { expired = true; break; } // go on after the last host read
           throw e;
         }
         if (gen !== st.gen) return;
         cont = page.continue || '';
-        if (cont) next = ask(cont);
+        if (cont) next = ask(cont, '');
         st.pages++;
-        index = page.index;
+        if (!index) index = page.index;
         const t = performance.now();
-        for (const h of page.items || []) { seen.add(h.name); setHost(slim(h), t); }
+        // (A member that predates after answers from the first host:
+        // those hosts are set again, newer, which is harmless.)
+        const items = page.items || [];
+        for (const h of items) { seen.add(h.name); setHost(slim(h), t); }
+        if (items.length) last = items[items.length - 1].name;
         scheduleRender();
       } while (cont);
       if (expired) continue;
