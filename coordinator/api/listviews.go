@@ -21,7 +21,8 @@ const (
 	// they were at its index, so every record replaced since stays in
 	// memory as long as the view does: this bounds that to the records
 	// replaced in ListViewMaxAge, whatever the clients do. A full list
-	// of 100,000 hosts takes seconds; one read slower than this starts
+	// of 100,000 hosts takes seconds; a reader slower than this goes on
+	// in a newer view after the last host it read (after=), or starts
 	// again.
 	ListViewMaxAge = time.Minute
 	// MaxListViews is how many views (one per index and rack) are kept;
