@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"bytes"
+	"context"
 	"sync/atomic"
 	"time"
 
@@ -20,6 +21,10 @@ type pending struct {
 	key  string
 	data []byte
 	done chan fsm.Result
+	// ctx is the caller's: once it ended before the batcher took the
+	// write, nobody waits for it and it is dropped (see take).
+	ctx    context.Context
+	queued time.Time
 }
 
 type batcher struct {
@@ -43,6 +48,14 @@ type batcher struct {
 	// as the entry. keep gives it back once the batches stay small.
 	scratch []byte
 	keep    fsm.ScratchKeep
+	// apply hands an entry to Raft (r.Apply; a test's stand-in).
+	apply func(cmd []byte, timeout time.Duration) raft.ApplyFuture
+	// lag is how long the write the batcher took last had queued, while
+	// more were queued behind it (0 once the queue was found empty).
+	lag atomic.Int64
+	// held is when the write the batcher holds while Raft has no room
+	// for another batch was queued (unix ns; 0: none held).
+	held atomic.Int64
 }
 
 // maxInflight batches may be in Raft at once: two keep the disk and the
@@ -53,6 +66,9 @@ const maxInflight = 2
 func newBatcher(r *raft.Raft, max int, timeout time.Duration, m *Metrics, compress func([]byte) []byte) *batcher {
 	b := &batcher{r: r, in: make(chan *pending, 8192), max: max, timeout: timeout, stop: make(chan struct{}), m: m,
 		inflight: make(chan struct{}, maxInflight), compress: compress}
+	if r != nil {
+		b.apply = r.Apply
+	}
 	go b.run()
 	return b
 }
@@ -69,17 +85,26 @@ func (b *batcher) run() {
 				return
 			}
 		}
+		b.hold(first)
 		select {
 		case b.inflight <- struct{}{}:
 		case <-b.stop:
 			return
 		}
-		batch := []*pending{first}
-		keys := map[string]struct{}{first.key: {}}
+		b.hold(nil)
+		var batch []*pending
+		keys := map[string]struct{}{}
+		if b.take(first) {
+			batch = append(batch, first)
+			keys[first.key] = struct{}{}
+		}
 	collect:
 		for len(batch) < b.max {
 			select {
 			case p := <-b.in:
+				if !b.take(p) {
+					continue
+				}
 				if _, dup := keys[p.key]; dup {
 					carry = p
 					break collect
@@ -87,8 +112,13 @@ func (b *batcher) run() {
 				keys[p.key] = struct{}{}
 				batch = append(batch, p)
 			default:
+				b.lag.Store(0)
 				break collect
 			}
+		}
+		if len(batch) == 0 {
+			<-b.inflight
+			continue
 		}
 		b.submit(batch)
 	}
@@ -108,7 +138,7 @@ func (b *batcher) submit(batch []*pending) {
 	if b.m != nil {
 		b.m.batchSize.Observe(float64(len(batch)))
 	}
-	f := b.r.Apply(data, b.timeout)
+	f := b.apply(data, b.timeout)
 	go func() {
 		defer func() {
 			b.active.Add(-int64(len(batch)))
@@ -141,6 +171,48 @@ func (b *batcher) submit(batch []*pending) {
 	}()
 }
 
+// take reports whether the queued write p still goes to Raft: a write
+// whose caller stopped waiting (its context ended: the client already
+// has its timeout) is dropped before it reaches the log, so a backlog
+// does not keep applying writes nobody waits for while their retries
+// queue up behind them. The caller was told the outcome is unknown; the
+// write was not applied, which that answer allows. A write taken here
+// is submitted and never dropped afterwards.
+func (b *batcher) take(p *pending) bool {
+	if p.ctx != nil && p.ctx.Err() != nil {
+		b.active.Add(-1)
+		b.m.observeAbandoned()
+		return false
+	}
+	if !p.queued.IsZero() {
+		b.lag.Store(int64(time.Since(p.queued)))
+	}
+	return true
+}
+
+// overdue reports whether writes queue behind one that waited longer
+// than the apply timeout: a new write would time out before its turn,
+// so the store refuses it at once (ErrBusy) instead of queueing it.
+func (b *batcher) overdue() bool {
+	if len(b.in) == 0 {
+		return false
+	}
+	if time.Duration(b.lag.Load()) > b.timeout {
+		return true
+	}
+	held := b.held.Load()
+	return held != 0 && time.Since(time.Unix(0, held)) > b.timeout
+}
+
+// hold records p as the write waiting for room in Raft (nil: none).
+func (b *batcher) hold(p *pending) {
+	if p == nil || p.queued.IsZero() {
+		b.held.Store(0)
+		return
+	}
+	b.held.Store(p.queued.UnixNano())
+}
+
 // direct applies one command as its own log entry, from the caller's
 // goroutine; the caller already counted it in active.
 func (b *batcher) direct(data []byte) fsm.Result {
@@ -148,7 +220,7 @@ func (b *batcher) direct(data []byte) fsm.Result {
 	if b.m != nil {
 		b.m.batchSize.Observe(1)
 	}
-	f := b.r.Apply(b.pack(data), b.timeout)
+	f := b.apply(b.pack(data), b.timeout)
 	if err := f.Error(); err != nil {
 		return fsm.Result{Err: mapApplyErr(err)}
 	}

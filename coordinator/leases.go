@@ -3,6 +3,7 @@ package coordinator
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -18,7 +19,22 @@ type leaseTimers struct {
 	s  *Store
 	mu sync.Mutex
 	m  map[string]*timerEntry
+	// apply and leading are the store's Apply and IsLeader (a test's
+	// stand-ins); retry paces the attempts of an expiry that failed.
+	apply   func(context.Context, fsm.Command) (any, error)
+	leading func() bool
+	retry   expiryRetry
 }
+
+// expiryRetry paces a failed expiry: each attempt waits up to timeout;
+// the pause after a failure starts at base and doubles up to max (with
+// jitter), so a leader too busy to commit is not handed one more entry
+// per rack every second.
+type expiryRetry struct {
+	timeout, base, max time.Duration
+}
+
+var defaultExpiryRetry = expiryRetry{timeout: 10 * time.Second, base: time.Second, max: 30 * time.Second}
 
 type timerEntry struct {
 	t        *time.Timer
@@ -26,7 +42,7 @@ type timerEntry struct {
 }
 
 func newLeaseTimers(s *Store) *leaseTimers {
-	return &leaseTimers{s: s, m: map[string]*timerEntry{}}
+	return &leaseTimers{s: s, m: map[string]*timerEntry{}, apply: s.Apply, leading: s.IsLeader, retry: defaultExpiryRetry}
 }
 
 // changed is the FSM's hook: arm or stop timers when this node leads.
@@ -114,12 +130,19 @@ func (lt *leaseTimers) fire(rack string, l fsm.LeaseRec, self *timerEntry) {
 	}
 	delete(lt.m, rack)
 	lt.mu.Unlock()
+	wait := lt.retry.base
 	for attempt := 0; ; attempt++ {
-		if !lt.s.IsLeader() {
+		if !lt.leading() {
 			return
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		v, err := lt.s.Apply(ctx, fsm.LeaseExpireCmd{Rack: rack, Epoch: l.Epoch, RenewIndex: l.RenewIndex, Time: time.Now().UTC()})
+		if attempt > 0 && !lt.stillDue(rack, l) {
+			// Renewed, re-granted, released, or expired by an earlier
+			// attempt that landed after its timeout: nothing to expire.
+			lt.s.log.Info("lease expiry retry stopped: the lease changed meanwhile", "rack", rack, "epoch", l.Epoch, "attempts", attempt)
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), lt.retry.timeout)
+		v, err := lt.apply(ctx, fsm.LeaseExpireCmd{Rack: rack, Epoch: l.Epoch, RenewIndex: l.RenewIndex, Time: time.Now().UTC()})
 		cancel()
 		if err == nil {
 			if v == true {
@@ -131,11 +154,32 @@ func (lt *leaseTimers) fire(rack string, l fsm.LeaseRec, self *timerEntry) {
 		if errors.Is(err, ErrNotLeader) || errors.Is(err, ErrShutdown) {
 			return
 		}
-		lt.s.log.Warn("applying a lease expiry failed; retrying", "rack", rack, "epoch", l.Epoch, "err", err)
+		pause := jitter(wait)
+		lt.s.log.Warn("applying a lease expiry failed; retrying", "rack", rack, "epoch", l.Epoch, "attempt", attempt+1, "retry_in", pause.String(), "err", err)
 		select {
-		case <-time.After(time.Second):
+		case <-time.After(pause):
 		case <-lt.s.closing:
 			return
 		}
+		wait = min(2*wait, lt.retry.max)
 	}
+}
+
+// stillDue reports whether rack still holds the lease l the timer fired
+// for: same epoch and renewal, not expired. Anything else means a later
+// write (a renewal, a new grant, a release, or an earlier expiry attempt
+// that landed after all) settled it, and the FSM's compare-and-set would
+// only refuse another attempt.
+func (lt *leaseTimers) stillDue(rack string, l fsm.LeaseRec) bool {
+	cur, ok := lt.s.fsm.LeaseOf(rack)
+	return ok && cur.Epoch == l.Epoch && cur.RenewIndex == l.RenewIndex
+}
+
+// jitter is d spread over [d/2, d): timers that fired together do not
+// retry together.
+func jitter(d time.Duration) time.Duration {
+	if d <= 1 {
+		return d
+	}
+	return d/2 + rand.N(d/2)
 }

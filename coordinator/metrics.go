@@ -25,13 +25,18 @@ type Metrics struct {
 	// compressedIn and compressedOut count the bytes of the entries the
 	// leader compressed, before and after (compress.go).
 	compressedIn, compressedOut prometheus.Counter
+	// abandoned and shed count writes dropped by a backlogged leader
+	// (metrics_shed.go).
+	abandoned, shed prometheus.Counter
 }
 
 // NewMetrics creates the store's collectors.
 func NewMetrics() *Metrics {
 	in, out := newCompressedBytes()
+	abandoned, shed := newShedCounters()
 	return &Metrics{
 		compressedIn: in, compressedOut: out,
+		abandoned: abandoned, shed: shed,
 		applyLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "rackfence_apply_seconds",
 			Help:    "Time from a write entering the leader's queue to its result from the FSM.",
@@ -59,6 +64,7 @@ func NewMetrics() *Metrics {
 func (m *Metrics) Register(reg prometheus.Registerer, s *Store) {
 	reg.MustRegister(m.applyLatency, m.batchSize, m.applied, m.expired)
 	reg.MustRegister(m.rackStatusSplit, m.backups, m.compressedIn, m.compressedOut)
+	reg.MustRegister(m.abandoned, m.shed)
 	registerBackup(reg, s)
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "rackfence_raft_state",

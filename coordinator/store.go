@@ -134,8 +134,15 @@ func (s *Store) Apply(ctx context.Context, c fsm.Command) (any, error) {
 		r := s.batch.direct(data)
 		return r.Value, r.Err
 	}
+	if s.batch.overdue() {
+		// The queue is older than the apply timeout: this write would
+		// time out before its turn. Refused before it is queued, so it
+		// was not applied and the client can repeat it later.
+		s.cfg.Metrics.observeShed()
+		return nil, ErrBusy
+	}
 	s.batch.active.Add(1)
-	p := &pending{key: c.Key(), data: data, done: make(chan fsm.Result, 1)}
+	p := &pending{key: c.Key(), data: data, done: make(chan fsm.Result, 1), ctx: ctx, queued: time.Now()}
 	select {
 	case s.batch.in <- p:
 	case <-ctx.Done():
@@ -149,7 +156,8 @@ func (s *Store) Apply(ctx context.Context, c fsm.Command) (any, error) {
 	case r := <-p.done:
 		return r.Value, r.Err
 	case <-ctx.Done():
-		// Queued for the batcher: it may already be in the Raft log.
+		// Queued for the batcher: it may already be in the Raft log, or
+		// the batcher drops it unapplied (batcher.take).
 		return nil, fmt.Errorf("%w: %w", ErrOutcomeUnknown, ctx.Err())
 	}
 }

@@ -104,6 +104,16 @@ func (f *FSM) Leases() map[string]LeaseRec {
 	return out
 }
 
+// LeaseOf returns rack's lease record; false when the rack is free.
+func (f *FSM) LeaseOf(rack string) (LeaseRec, bool) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if r := f.s.Racks[rack]; r != nil && r.Lease != nil {
+		return *r.Lease, true
+	}
+	return LeaseRec{}, false
+}
+
 // LeaseHistory returns a rack's lease records, newest last.
 func (f *FSM) LeaseHistory(rack string) ([]wire.LeaseRecord, uint64) {
 	f.mu.RLock()
