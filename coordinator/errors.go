@@ -34,13 +34,15 @@ var (
 	// ErrOutcomeUnknown means a write was handed to Raft but its outcome
 	// is unknown: leadership was lost before it committed (the entry may
 	// still commit under the next leader), or the caller stopped waiting
-	// for it. It may have been applied: read before repeating it, never
-	// repeat it blindly on another member (a held copy can land after a
-	// newer write).
+	// for it (a queued write the batcher then drops unapplied). It may
+	// have been applied: read before repeating it, never repeat it
+	// blindly on another member (a held copy can land after a newer
+	// write).
 	ErrOutcomeUnknown = errors.New("the write was submitted but its outcome is unknown; it may have been applied")
 	// ErrBusy means the leader could not take a write in time (raft's
-	// ErrEnqueueTimeout: the command never entered the log, so it was not
-	// applied and repeating it is safe). Answered as 503 no_leader.
+	// ErrEnqueueTimeout, or a write queue older than the apply timeout:
+	// the command never entered the log, so it was not applied and
+	// repeating it is safe). Answered as 503 no_leader.
 	ErrBusy = errors.New("the leader is too busy to take the write (it was not applied); retry in a second")
 	// ErrShutdown means the store is shutting down (it takes no more
 	// writes once a stop began).
