@@ -1,13 +1,13 @@
 package fsm
 
 import (
-	"strings"
+	"maps"
 
 	"github.com/rackfence/rackfence/shared/wire"
 )
 
-// Fleet is what the FSM holds, counted for metrics and alerts (one pass
-// over hosts and racks under the read lock).
+// Fleet is what the FSM holds, counted for metrics and alerts: the host
+// counts as Apply keeps them, the racks in one pass under the read lock.
 type Fleet struct {
 	// ByState counts hosts by provisioning state ("none" = no status yet).
 	ByState map[string]int
@@ -65,51 +65,20 @@ type PivotInFlight struct {
 // pivotReason is the detach reason the pivot package records.
 const pivotReason = "pivot to "
 
-// Fleet counts the FSM's hosts and racks.
+// Fleet counts the FSM's hosts and racks. The host counts are kept by
+// Apply (fleet_counts.go); only the racks are walked, so the read lock is
+// held for O(racks + pending items), whatever the number of hosts.
 func (f *FSM) Fleet() Fleet {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	fl := Fleet{ByState: map[string]int{}, ByStatus: map[string]int{}, Errors: map[RackError]int{},
+	c := f.fleet
+	fl := Fleet{ByState: maps.Clone(c.byState), ByStatus: maps.Clone(c.byStatus), Errors: maps.Clone(c.errors),
 		Racks: make(map[string]RackFigures, len(f.s.Racks))}
-	for _, h := range f.s.Hosts {
-		ps, op := "none", "none"
-		if st := h.Status; st != nil {
-			if st.ProvisioningState != "" {
-				ps = st.ProvisioningState
-			}
-			if st.OperationalStatus != "" {
-				op = st.OperationalStatus
-			}
-			if st.OperationalStatus == wire.OpError {
-				fl.Errors[RackError{h.Rack, st.ErrorType}]++
-			}
-		}
-		fl.ByState[ps]++
-		fl.ByStatus[op]++
-		if in := h.Intents; in != nil {
-			for _, k := range []struct {
-				kind string
-				i    *wire.Intent
-			}{{wire.IntentDetach, in.Detach}, {wire.IntentDrain, in.Drain}, {wire.IntentResume, in.Resume},
-				{wire.IntentReboot, in.Reboot}, {wire.IntentInspect, in.Inspect}, {wire.IntentService, in.Service}} {
-				if k.i != nil && !k.i.Acknowledged {
-					fl.Pending = append(fl.Pending, PendingIntent{Host: h.Name, Rack: h.Rack, Kind: k.kind, CreatedIndex: k.i.CreatedIndex})
-				}
-			}
-			for _, it := range in.PowerOff {
-				if !it.Acknowledged {
-					fl.Pending = append(fl.Pending, PendingIntent{Host: h.Name, Rack: h.Rack, Kind: wire.IntentPowerOff, CreatedIndex: it.CreatedIndex})
-				}
-			}
-			if d := in.Detach; d != nil && h.PivotedTo == "" && strings.HasPrefix(d.Reason, pivotReason) {
-				fl.Pivots = append(fl.Pivots, PivotInFlight{Host: h.Name, Side: PivotSource, Since: d.CreatedIndex})
-			}
-		}
-		if h.Task != nil {
-			fl.Tasks = append(fl.Tasks, *h.Task)
-		}
-		if hf := h.Handoff; hf != nil && !adopted(h.Status) {
-			fl.Pivots = append(fl.Pivots, PivotInFlight{Host: h.Name, Side: PivotDestination, Since: hf.DetachIndex})
+	for _, it := range c.items {
+		fl.Pending = append(fl.Pending, it.pending...)
+		fl.Pivots = append(fl.Pivots, it.pivots...)
+		if it.task != nil {
+			fl.Tasks = append(fl.Tasks, *it.task)
 		}
 	}
 	for name, r := range f.s.Racks {

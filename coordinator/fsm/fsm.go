@@ -25,8 +25,10 @@ type LeaseChange struct {
 // it reads no clock and draws no random numbers; the leader stamps both into
 // the command before it enters the log.
 type FSM struct {
-	mu      sync.RWMutex
-	s       *state
+	mu sync.RWMutex
+	s  *state
+	// fleet is the per-host part of Fleet, kept with s (fleet_counts.go).
+	fleet   *fleetCounts
 	applied atomic.Uint64
 
 	// waitMu guards the channels closed when something changes.

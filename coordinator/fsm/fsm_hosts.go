@@ -69,6 +69,7 @@ func (f *FSM) storeStatus(t *tx, h *hostRec) {
 // putHost stores h at the entry's index and moves its rack's Index.
 func (f *FSM) putHost(t *tx, h *hostRec) {
 	h.ModifiedIndex = t.index
+	f.fleet.swap(f.s.Hosts[h.Name], h)
 	f.s.Hosts[h.Name] = h
 	r := f.s.rack(h.Rack)
 	r.Hosts[h.Name] = h
@@ -77,6 +78,7 @@ func (f *FSM) putHost(t *tx, h *hostRec) {
 
 // removeHost deletes a host record and leaves a tombstone for watchers.
 func (f *FSM) removeHost(t *tx, h *hostRec) {
+	f.fleet.swap(f.s.Hosts[h.Name], nil)
 	delete(f.s.Hosts, h.Name)
 	delete(f.s.Creds, BMCAccountRecord(h.Name)) // its BMC account's record goes with it
 	r := f.s.rack(h.Rack)

@@ -81,6 +81,7 @@ func (f *FSM) applyTouch(t *tx, old *hostRec, epoch uint64, at time.Time, h *wir
 	st.LastUpdated, st.Epoch = at, epoch
 	rec := *old
 	rec.Status = &st
+	f.fleet.swap(old, &rec)
 	f.s.Hosts[rec.Name] = &rec
 	f.s.rack(rec.Rack).Hosts[rec.Name] = &rec
 	return rec.Host, nil

@@ -21,7 +21,7 @@ type Options struct {
 
 // New returns an empty FSM with o.
 func New(o Options) *FSM {
-	f := &FSM{s: newState(), appliedCh: make(chan struct{}), rackCh: map[string]chan struct{}{},
+	f := &FSM{s: newState(), fleet: newFleetCounts(), appliedCh: make(chan struct{}), rackCh: map[string]chan struct{}{},
 		hashes: newHasher(o.HashEvery), commands: commandVersions,
 		onLease: o.OnLease, onApply: o.OnApply, onStop: o.OnStop}
 	if o.Commands != nil {

@@ -199,8 +199,10 @@ func (f *FSM) Restore(r io.Reader) error {
 		s.Hosts[h.Name] = h
 		s.rack(h.Rack).Hosts[h.Name] = h
 	}
+	fc := countFleet(s.Hosts)
 	f.mu.Lock()
 	f.s = s
+	f.fleet = fc
 	f.applied.Store(meta.Applied)
 	f.hashes.restored(meta.Applied)
 	f.versionsGen.Add(1)
