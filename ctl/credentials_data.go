@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/rackfence/rackfence/shared/client"
 	"github.com/rackfence/rackfence/shared/wire"
 )
 
@@ -85,7 +84,7 @@ func credentialsList(fs *pflag.FlagSet) func(*Ctx, []string) error {
 			return err
 		}
 		read := func(fn func(*wire.List[wire.Credentials]) error) error {
-			return cl.CredentialsPages(x.ctx, client.PageOptions{Limit: ch.n}, fn)
+			return cl.CredentialsPages(x.ctx, x.goOnOptions(ch.n), fn)
 		}
 		return printPages(x, read, listPrint[wire.Credentials]{
 			header: []string{"NAME", "USERNAME", "DATA KEYS"},

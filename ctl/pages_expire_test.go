@@ -97,3 +97,66 @@ func TestHostListOutlivesView(t *testing.T) {
 		t.Fatalf("-o json of an expired list: %s%s", r, out)
 	}
 }
+
+// TestCredentialsListOutlivesView: credentials list's table whose view
+// the coordinator drops after the first page goes on after its last row
+// (after=NAME), every record once, with one note on stderr; -o json fails
+// with list_expired.
+func TestCredentialsListOutlivesView(t *testing.T) {
+	testenv.SkipShort(t) // a coordinator process
+	c := startCoordinator(t)
+	ctx := context.Background()
+	set := func(name string) {
+		if err := c.admin.SetCredentials(ctx, name, wire.Credentials{Username: "u", Password: "p"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var want []string
+	for i := range 5 {
+		want = append(want, fmt.Sprintf("c%d", i))
+		set(want[i])
+	}
+	stop := errors.New("stop")
+	round := 0
+	evict := func() {
+		round++
+		for i := range 17 { // a coordinator keeps 16 views (api.MaxListViews)
+			name := fmt.Sprintf("z%d-%02d", round, i)
+			set(name)
+			if round == 1 {
+				want = append(want, name) // at the list's end: the table shows them
+			}
+			err := c.admin.CredentialsPages(ctx, client.PageOptions{Limit: 1}, func(*wire.List[wire.Credentials]) error { return stop })
+			if !errors.Is(err, stop) {
+				t.Error(err)
+				return
+			}
+		}
+	}
+	run := func(args ...string) (result, string) {
+		out := &firstWrite{first: evict}
+		r := runCtl(t, map[string]string{"RACKFENCE_COORDINATOR": c.url, "RACKFENCE_TOKEN_FILE": c.tokenFile}, "",
+			func(io *IO) { io.Stdout = out }, args...)
+		return r, out.String()
+	}
+	r, out := run("credentials", "list", "--chunk-size", "2")
+	if r.code != 0 {
+		t.Fatalf("table: %s%s", r, out)
+	}
+	var got []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
+		if f := strings.Fields(l)[0]; f != "bmc" { // the coordinator's own record, if any
+			got = append(got, f)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("table rows %v, want %v:\n%s", got, want, out)
+	}
+	if note := "rows after c1 come from a newer view"; strings.Count(r.stderr, "note:") != 1 || !strings.Contains(r.stderr, note) {
+		t.Fatalf("stderr %q: want one note with %q", r.stderr, note)
+	}
+	r, out = run("credentials", "list", "--chunk-size", "2", "-o", "json")
+	if r.code == 0 || !strings.Contains(r.stderr, "no longer keeps") {
+		t.Fatalf("-o json of an expired list: %s%s", r, out)
+	}
+}

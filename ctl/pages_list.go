@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/rackfence/rackfence/shared/client"
 	"github.com/rackfence/rackfence/shared/wire"
 )
 
@@ -33,6 +34,27 @@ func (c *chunk) check() error {
 		return usagef("--chunk-size %d is not a page size: use 1 to %d %s a request", c.n, c.max, c.what)
 	}
 	return nil
+}
+
+// goOnOptions are the page options of a list that goes on after
+// list_expired (credentials, tokens, a rack's lease history): a table is
+// for reading, so one that outlived its view goes on after its last row,
+// from a newer view, and says so once on stderr; -o json and -o yaml are
+// one consistent view or an error.
+func (x *Ctx) goOnOptions(chunk int) client.PageOptions {
+	o := client.PageOptions{Limit: chunk}
+	if x.g.output != OutTable {
+		return o
+	}
+	o.RestartExpired = true
+	noted := false
+	o.Restarted = func(after string) {
+		if !noted {
+			noted = true
+			fmt.Fprintf(x.io.Stderr, "note: the list outlived the coordinator's view (kept a minute from its first page); rows after %s come from a newer view\n", after)
+		}
+	}
+	return o
 }
 
 // listPrint is how a list's items print as a table.
@@ -64,7 +86,7 @@ func printPages[T any](x *Ctx, read func(fn func(*wire.List[T]) error) error, lp
 	default:
 		err = structuredPages(x, read)
 	}
-	return listExpired(err, "a list is kept a minute from its first page, by the member that answered the first; an audit trail's page until a rotation drops its file")
+	return listExpired(err, "a list is kept a minute from its first page, by the member that answered the first; an audit trail's page until a rotation drops its file; the credentials, token and lease tables go on by themselves")
 }
 
 // structuredPages prints a list read page by page (read calls fn a page at

@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/rackfence/rackfence/shared/client"
 	"github.com/rackfence/rackfence/shared/wire"
 )
 
@@ -82,7 +81,7 @@ func rackLeases(fs *pflag.FlagSet) func(*Ctx, []string) error {
 			return err
 		}
 		read := func(fn func(*wire.List[wire.LeaseRecord]) error) error {
-			return cl.LeaseHistoryPages(x.ctx, args[0], client.PageOptions{Limit: ch.n}, fn)
+			return cl.LeaseHistoryPages(x.ctx, args[0], x.goOnOptions(ch.n), fn)
 		}
 		return printPages(x, read, listPrint[wire.LeaseRecord]{
 			header: []string{"EPOCH", "GRANTED", "ENDED", "END", "HOLDER"},

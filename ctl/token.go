@@ -129,7 +129,7 @@ func tokenList(fs *pflag.FlagSet) func(*Ctx, []string) error {
 			return err
 		}
 		read := func(fn func(*wire.List[wire.Token]) error) error {
-			return cl.TokensPages(x.ctx, client.PageOptions{Limit: ch.n}, fn)
+			return cl.TokensPages(x.ctx, x.goOnOptions(ch.n), fn)
 		}
 		return printPages(x, read, listPrint[wire.Token]{
 			header: []string{"ID", "NAME", "ROLE", "RACK", "CREATED", "EXPIRES", "LAST-USED"},

@@ -92,17 +92,19 @@ func (s *Server) listCredentials(c echo.Context) error {
 	if err := s.readBarrier(c); err != nil {
 		return err
 	}
-	return servePaged(s, c, "credentials", "", func() ([]wire.Credentials, uint64, error) {
-		all, idx := s.state.AllCredentials()
-		items := make([]wire.Credentials, 0, len(all))
-		for _, cr := range all {
-			if fsm.IsBMCAccountRecord(cr.Name) {
-				continue // GET /v1/hosts/{name}/bmc-account shows these
+	return servePaged(s, c, pagedList[wire.Credentials]{kind: "credentials", after: afterName,
+		again: "go on after the last record read (after=NAME), or run 'rackfencectl credentials list' again (its table goes on by itself)",
+		snap: func() ([]wire.Credentials, uint64, error) {
+			all, idx := s.state.AllCredentials()
+			items := make([]wire.Credentials, 0, len(all))
+			for _, cr := range all {
+				if fsm.IsBMCAccountRecord(cr.Name) {
+					continue // GET /v1/hosts/{name}/bmc-account shows these
+				}
+				items = append(items, wire.Credentials{Name: cr.Name, Username: cr.Username, DataKeys: cr.DataKeys})
 			}
-			items = append(items, wire.Credentials{Name: cr.Name, Username: cr.Username, DataKeys: cr.DataKeys})
-		}
-		return items, idx, nil
-	})
+			return items, idx, nil
+		}})
 }
 
 func (s *Server) status(c echo.Context) error {

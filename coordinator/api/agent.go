@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -122,10 +123,12 @@ func (s *Server) leaseHistory(c echo.Context) error {
 	if err := s.readBarrier(c); err != nil {
 		return err
 	}
-	return servePaged(s, c, "leases", rack, func() ([]wire.LeaseRecord, uint64, error) {
-		recs, idx := s.state.LeaseHistory(rack)
-		return recs, idx, nil
-	})
+	return servePaged(s, c, pagedList[wire.LeaseRecord]{kind: "leases", key: rack, after: afterEpoch,
+		again: fmt.Sprintf("go on after the last record read (after=EPOCH), or run 'rackfencectl rack leases %s' again (its table goes on by itself)", rack),
+		snap: func() ([]wire.LeaseRecord, uint64, error) {
+			recs, idx := s.state.LeaseHistory(rack)
+			return recs, idx, nil
+		}})
 }
 
 // watch is the long poll: it answers as soon as something about the rack

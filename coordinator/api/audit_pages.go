@@ -67,17 +67,36 @@ func (s *Server) parseAuditPage(c echo.Context) (auditPage, error) {
 	}
 	if me := s.store.NodeID(); t.Member != me {
 		s.lists.pages.WithLabelValues("expired").Inc()
+		run := "rackfencectl audit --coordinator URL (" + t.Member + "'s URL: rackfencectl cluster members)"
+		if u := s.memberURL(t.Member); u != "" {
+			run = "rackfencectl audit --coordinator " + u
+		}
 		return p, errf(http.StatusGone, wire.CodeListExpired,
-			"this continue token pages through member %s's audit trail and member %s answered: each member keeps its own trail, so ask %s for the next page (name it with --coordinator), or start again without continue",
-			t.Member, me, t.Member)
+			"this continue token pages through member %s's audit trail and member %s answered: each member keeps its own trail, so ask %s for the next page (%s), or start again without continue",
+			t.Member, me, t.Member, run)
 	}
 	p.from = t.Pos
 	return p, nil
 }
 
-// auditExpired is the answer to a token into a file rotated away.
+// auditExpired is the answer to a token into a file rotated away: every
+// record older than the pages already read went with it.
 func auditExpired(maxBytes int64) *apiError {
 	return errf(http.StatusGone, wire.CodeListExpired,
-		"the audit records this continue token points to were rotated away (a member keeps its audit.log and one audit.log.1, each up to %d bytes): start again without continue",
+		"the audit records this continue token points to were rotated away while the trail was read (a member keeps its audit.log and one audit.log.1, each up to %d bytes): this member keeps no record older than the pages already read; to read what it keeps now, newest first, start again without continue (rackfencectl audit --limit 0)",
 		maxBytes)
+}
+
+// memberURL is member id's API URL ("" when this member does not know it).
+func (s *Server) memberURL(id string) string {
+	ms, err := s.store.Members()
+	if err != nil {
+		return ""
+	}
+	for _, m := range ms {
+		if m.ID == id {
+			return m.HTTPAddr
+		}
+	}
+	return ""
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
 	"time"
 
@@ -109,13 +110,15 @@ func (s *Server) events(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return servePaged(s, c, "events", h.Name, func() ([]wire.Event, uint64, error) {
-		evs, idx, ok := s.state.Events(h.Name)
-		if !ok {
-			return nil, 0, notFound("host %s does not exist", h.Name)
-		}
-		return evs, idx, nil
-	})
+	return servePaged(s, c, pagedList[wire.Event]{kind: "events", key: h.Name,
+		again: fmt.Sprintf("read them again from the start: run 'rackfencectl events %s' (a host keeps its last %d events: the default --chunk-size, %d, reads them in one request), or GET without continue", h.Name, fsm.MaxEvents, wire.DefaultPageSize),
+		snap: func() ([]wire.Event, uint64, error) {
+			evs, idx, ok := s.state.Events(h.Name)
+			if !ok {
+				return nil, 0, notFound("host %s does not exist", h.Name)
+			}
+			return evs, idx, nil
+		}})
 }
 
 func (s *Server) putHost(c echo.Context) error {

@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"sort"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
@@ -15,29 +16,54 @@ import (
 // place of a host name) and list_expired (410) when this member no longer
 // keeps the list. The first page's items are kept (a copy, already made
 // by the FSM's answer) under the same bounds as host-list views:
-// ListViewMaxAge, ListViewLinger, MaxListViews.
+// ListViewMaxAge, ListViewLinger, MaxListViews. A list sorted by a key
+// that only grows where it is read on (list_after.go) also takes after:
+// a list that outlived its view goes on after the last item read.
 
 type itemKey struct {
 	kind, key string
 	index     uint64
 }
 
-// servePaged answers a list of kind (key: the host or rack it is of, ""
-// for none): the whole list in one answer without limit and continue
-// (as before paging), else one page of it. snap gives the list now and
-// its index; it is called for a list's first page only, or for a later
-// one when this member still is at the list's index.
-func servePaged[T any](s *Server, c echo.Context, kind, key string, snap func() ([]T, uint64, error)) error {
-	page, err := parsePage(c, filterPrint(kind, key))
+// pagedList is one of those lists as a request asks for it.
+type pagedList[T any] struct {
+	kind string
+	// key: the host or rack the list is of ("" for none).
+	key string
+	// snap gives the list now, sorted, and its index; it is called for a
+	// list's first page only, or for a later one when this member still
+	// is at the list's index.
+	snap func() ([]T, uint64, error)
+	// after parses the after parameter into "this item comes after it"
+	// (list_after.go); nil: the list takes no after.
+	after func(v string) (func(*T) bool, error)
+	// again says what to run when the list expired (listExpiredDo).
+	again string
+}
+
+// servePaged answers l: the whole list in one answer without limit and
+// continue (as before paging), else one page of it.
+func servePaged[T any](s *Server, c echo.Context, l pagedList[T]) error {
+	page, err := parsePage(c, filterPrint(l.kind, l.key))
 	if err != nil {
 		return err
 	}
+	past, err := parseListAfter(c, page, l.after)
+	if err != nil {
+		return err
+	}
+	from := func(items []T) int {
+		if past == nil {
+			return 0
+		}
+		return sort.Search(len(items), func(i int) bool { return past(&items[i]) })
+	}
 	if !page.paged() {
-		items, idx, err := snap()
+		items, idx, err := l.snap()
 		if err != nil {
 			return err
 		}
-		return c.JSON(http.StatusOK, wire.List[T]{Items: items, Index: idx})
+		return c.JSON(http.StatusOK, wire.List[T]{Items: items[from(items):], Index: idx})
 	}
 	views := s.lists.items
 	var items []T
@@ -45,16 +71,16 @@ func servePaged[T any](s *Server, c echo.Context, kind, key string, snap func() 
 	start := 0
 	if t := page.Token; t != nil {
 		idx = t.Index
-		k := itemKey{kind, key, idx}
+		k := itemKey{l.kind, l.key, idx}
 		v, _ := views.get(k)
 		if kept, ok := v.([]T); ok {
 			items = kept
-		} else if cur, at, err := snap(); err == nil && at == idx {
+		} else if cur, at, err := l.snap(); err == nil && at == idx {
 			items = cur
 			views.put(k, items)
 		} else {
 			s.lists.pages.WithLabelValues("expired").Inc()
-			return listExpired(idx)
+			return listExpiredDo(idx, l.again)
 		}
 		s.lists.pages.WithLabelValues("next").Inc()
 		n, err := strconv.Atoi(t.After)
@@ -64,10 +90,11 @@ func servePaged[T any](s *Server, c echo.Context, kind, key string, snap func() 
 		start = min(n+1, len(items))
 	} else {
 		s.lists.pages.WithLabelValues("first").Inc()
-		if items, idx, err = snap(); err != nil {
+		if items, idx, err = l.snap(); err != nil {
 			return err
 		}
-		views.put(itemKey{kind, key, idx}, items)
+		views.put(itemKey{l.kind, l.key, idx}, items)
+		start = from(items)
 	}
 	end := min(start+page.Limit, len(items))
 	out := wire.List[T]{Items: items[start:end], Index: idx}
@@ -75,9 +102,9 @@ func servePaged[T any](s *Server, c echo.Context, kind, key string, snap func() 
 		out.Items = []T{}
 	}
 	if end < len(items) {
-		out.Continue = listToken{Version: listTokenVersion, Index: idx, After: strconv.Itoa(end - 1), Filter: filterPrint(kind, key)}.encode()
+		out.Continue = listToken{Version: listTokenVersion, Index: idx, After: strconv.Itoa(end - 1), Filter: filterPrint(l.kind, l.key)}.encode()
 	} else {
-		views.finished(itemKey{kind, key, idx})
+		views.finished(itemKey{l.kind, l.key, idx})
 	}
 	return c.JSON(http.StatusOK, out)
 }

@@ -93,15 +93,17 @@ func (s *Server) listTokens(c echo.Context) error {
 	if err := s.readBarrier(c); err != nil {
 		return err
 	}
-	return servePaged(s, c, "tokens", "", func() ([]wire.Token, uint64, error) {
-		ts, idx := s.state.TokenList()
-		now := time.Now()
-		items := make([]wire.Token, 0, len(ts))
-		for _, t := range ts {
-			items = append(items, tokenWire(t, now))
-		}
-		return items, idx, nil
-	})
+	return servePaged(s, c, pagedList[wire.Token]{kind: "tokens", after: afterToken,
+		again: "go on after the last token read (after=CREATED,ID), or run 'rackfencectl token list' again (its table goes on by itself)",
+		snap: func() ([]wire.Token, uint64, error) {
+			ts, idx := s.state.TokenList()
+			now := time.Now()
+			items := make([]wire.Token, 0, len(ts))
+			for _, t := range ts {
+				items = append(items, tokenWire(t, now))
+			}
+			return items, idx, nil
+		}})
 }
 
 // revokeToken deletes a token through Raft: every member refuses it as

@@ -20,7 +20,10 @@ type PageOptions struct {
 	// (list_expired: a page read more than a minute after the first,
 	// or another member answered), start a new list by itself, at a new
 	// index, after the last host already given to fn (GET
-	// /v1/hosts?after=LAST: no page before it is read again). No host is
+	// /v1/hosts?after=LAST: no page before it is read again). The
+	// credentials, tokens and lease-history lists go on the same way
+	// (CredentialsPages, TokensPages, LeaseHistoryPages); the others
+	// ignore it. No host is
 	// given twice; but a host created in between whose name sorts before
 	// the last host given is missed, a host deleted in between may have
 	// been given, and the hosts given before the restart are as they were
@@ -29,7 +32,8 @@ type PageOptions struct {
 	// list fails with wire.ErrListExpired.
 	RestartExpired bool
 	// Restarted, when set, is called each time a list restarts on
-	// list_expired (RestartExpired), with the last host given before.
+	// list_expired (RestartExpired), with the after value of the last
+	// item given before (a host's name).
 	Restarted func(after string)
 }
 

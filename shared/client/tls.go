@@ -19,6 +19,8 @@ import (
 // transport has no HTTP/2 configuration. The transport is cloned; the
 // cluster trust replaces whatever verification its TLS config had (a
 // clone of http.DefaultTransport can carry one another package set).
+// A transport that speaks HTTP/2 over TLS is then wrapped in
+// coordTransport (h2.go), so concurrent first requests share one dial.
 func setTLS(hc *http.Client, caFile, pin string, cert func(*tls.CertificateRequestInfo) (*tls.Certificate, error)) error {
 	var base *http.Transport
 	switch t := hc.Transport.(type) {
@@ -33,9 +35,19 @@ func setTLS(hc *http.Client, caFile, pin string, cert func(*tls.CertificateReque
 		base.HTTP2 = HTTP2Config()
 	}
 	hc.Transport = base
-	if caFile == "" && pin == "" && cert == nil {
-		return nil
+	if caFile != "" || pin != "" || cert != nil {
+		if err := setTrust(base, caFile, pin, cert); err != nil {
+			return err
+		}
 	}
+	if wantsCoordTransport(base) {
+		hc.Transport = newCoordTransport(base)
+	}
+	return nil
+}
+
+// setTrust puts the cluster trust and the client certificate in base.
+func setTrust(base *http.Transport, caFile, pin string, cert func(*tls.CertificateRequestInfo) (*tls.Certificate, error)) error {
 	var caPEM []byte
 	if caFile != "" {
 		b, err := os.ReadFile(filepath.Clean(caFile))

@@ -48,7 +48,9 @@ const (
 	ParamContinue = "continue"
 	// ParamAfter is a host name on GET /v1/hosts: the list starts with the
 	// first host named after it (a list that outlived its view goes on
-	// there, at a new index). It conflicts with ParamContinue.
+	// there, at a new index). GET /v1/credentials, /v1/tokens and
+	// /v1/racks/{rack}/leases take the last item read (list_after.go).
+	// It conflicts with ParamContinue.
 	ParamAfter = "after"
 	// ParamView ("summary") on GET /v1/hosts answers HostSummary items.
 	ParamView = "view"

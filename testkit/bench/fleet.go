@@ -38,7 +38,8 @@ type FleetConfig struct {
 	StatusRefresh time.Duration
 	// Steady is the window over which steady-state CPU is measured.
 	Steady time.Duration
-	// Detaches is how many detach → ack latencies are measured.
+	// Detaches is how many detach → ack latencies are measured (0:
+	// none).
 	Detaches int
 	// SampleEvery is the period of the available-count, RSS and heap
 	// samples taken while registering (default 1 s).
@@ -79,8 +80,10 @@ type FleetResult struct {
 	SteadyWindow time.Duration
 	// Available is registration start → every host available.
 	Available time.Duration
-	// DetachP50/P99 are detach answered → ack visible in a watch.
+	// DetachP50/P99 are detach answered → ack visible in a watch, over
+	// Detaches detaches (0: none measured, the latencies stay 0).
 	DetachP50, DetachP99, DetachMax time.Duration
+	Detaches                        int
 	// SteadyCPU is the coordinator's CPU over the steady window, as a
 	// fraction of one core; SteadyWrites its applied commands per second,
 	// SteadyEntries its applied Raft log entries per second (a batch of
@@ -167,8 +170,8 @@ func Fleet(ctx context.Context, cfg FleetConfig) (FleetResult, error) {
 	if cfg.Hosts < 1 || cfg.Racks < 1 || cfg.Racks > cfg.Hosts {
 		return FleetResult{}, fmt.Errorf("--hosts %d / --racks %d: need 1 ≤ racks ≤ hosts", cfg.Hosts, cfg.Racks)
 	}
-	if cfg.Detaches < 1 {
-		cfg.Detaches = 200
+	if cfg.Detaches < 0 {
+		return FleetResult{}, fmt.Errorf("--detaches %d: use a number of detaches, or 0 to measure none", cfg.Detaches)
 	}
 	if cfg.SampleEvery <= 0 {
 		cfg.SampleEvery = time.Second
@@ -251,14 +254,18 @@ func Fleet(ctx context.Context, cfg FleetConfig) (FleetResult, error) {
 		return res, err
 	}
 
-	f.say("detach → ack: %d detaches under the same status traffic", cfg.Detaches)
-	lat, err := f.detaches(ctx)
-	if err != nil {
-		return res, err
+	res.Detaches = cfg.Detaches
+	if cfg.Detaches > 0 {
+		f.say("detach → ack: %d detaches under the same status traffic", cfg.Detaches)
+		lat, err := f.detaches(ctx)
+		if err != nil {
+			return res, err
+		}
+		sort.Slice(lat, func(a, b int) bool { return lat[a] < lat[b] })
+		res.DetachP50, res.DetachP99, res.DetachMax = lat[len(lat)/2], lat[len(lat)*99/100], lat[len(lat)-1]
 	}
-	sort.Slice(lat, func(a, b int) bool { return lat[a] < lat[b] })
-	res.DetachP50, res.DetachP99, res.DetachMax = lat[len(lat)/2], lat[len(lat)*99/100], lat[len(lat)-1]
 	if cfg.Operators > 0 {
+		var err error
 		if res.Operators, err = f.operators(ctx); err != nil {
 			return res, err
 		}

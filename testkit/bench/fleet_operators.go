@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -38,6 +39,9 @@ type OperatorPhase struct {
 	Operators     int
 	Every, Window time.Duration
 	Lists, Errors int
+	// WentOn counts the paged lists that outlived their view (410
+	// list_expired) and went on after their last host (after=).
+	WentOn        int
 	P50, P99, Max time.Duration
 	// BytesPerList is the mean answer bytes of one whole list (all pages).
 	BytesPerList float64
@@ -86,9 +90,10 @@ func (f *fleet) operatorPhase(ctx context.Context, mode string) (OperatorPhase, 
 			defer t.Stop()
 			for wctx.Err() == nil {
 				t0 := time.Now()
-				n, pages, err := f.listAll(wctx, hc, mode, f.cfg.OperatorChunk, &buf)
+				n, pages, wentOn, err := listHosts(wctx, hc, f.coordURL, f.token, mode, f.cfg.OperatorChunk, &buf)
 				d := time.Since(t0)
 				mu.Lock()
+				p.WentOn += wentOn
 				if err != nil {
 					if wctx.Err() == nil {
 						p.Errors++
@@ -158,12 +163,18 @@ func (f *fleet) operatorPhase(ctx context.Context, mode string) (OperatorPhase, 
 	return p, nil
 }
 
-// listAll reads every host as mode lists them; it returns the answer
-// bytes and the pages read.
-func (f *fleet) listAll(ctx context.Context, hc *http.Client, mode string, chunk int, buf *bytes.Buffer) (int64, int, error) {
-	var total int64
-	cont := ""
-	for pages := 1; ; pages++ {
+// listRestarts bounds how many times in a row a paged list goes on after
+// list_expired without a host read in between (as shared/client does).
+const listRestarts = 3
+
+// listHosts reads every host at base as mode lists them, as an operator's
+// client does: a paged list whose view the coordinator no longer keeps
+// (410 list_expired: a list slower than a minute, a leader change) goes
+// on after the last host read (after=NAME) in a new list. It returns the
+// answer bytes, the pages read and how many times the list went on so.
+func listHosts(ctx context.Context, hc *http.Client, base, token, mode string, chunk int, buf *bytes.Buffer) (total int64, pages, restarts int, err error) {
+	cont, after, last, inRow := "", "", "", 0
+	for pages = 1; ; pages++ {
 		q := url.Values{}
 		if mode != OpUnpaged {
 			q.Set(wire.ParamLimit, strconv.Itoa(chunk))
@@ -172,32 +183,93 @@ func (f *fleet) listAll(ctx context.Context, hc *http.Client, mode string, chunk
 			}
 			if cont != "" {
 				q.Set(wire.ParamContinue, cont)
+			} else if after != "" {
+				q.Set(wire.ParamAfter, after)
 			}
 		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.coordURL+"/v1/hosts?"+q.Encode(), nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/hosts?"+q.Encode(), nil)
 		if err != nil {
-			return total, pages, err
+			return total, pages, restarts, err
 		}
-		req.Header.Set("Authorization", "Bearer "+f.token)
+		req.Header.Set("Authorization", "Bearer "+token)
 		resp, err := hc.Do(req)
 		if err != nil {
-			return total, pages, err
+			return total, pages, restarts, err
 		}
 		buf.Reset()
 		n, err := io.Copy(buf, resp.Body)
 		resp.Body.Close()
 		total += n
 		if err != nil {
-			return total, pages, err
+			return total, pages, restarts, err
+		}
+		if resp.StatusCode == http.StatusGone && cont != "" && last != "" && inRow < listRestarts && listExpired(buf.Bytes()) {
+			cont, after = "", last
+			restarts++
+			inRow++
+			continue
 		}
 		if resp.StatusCode != http.StatusOK {
-			return total, pages, fmt.Errorf("GET /v1/hosts: %d: %.200s", resp.StatusCode, buf.Bytes())
+			return total, pages, restarts, fmt.Errorf("GET /v1/hosts: %d: %.200s", resp.StatusCode, buf.Bytes())
 		}
 		cont = continueOf(buf.Bytes())
+		if mode != OpUnpaged && cont != "" {
+			name, err := lastHostName(buf.Bytes())
+			if err != nil {
+				return total, pages, restarts, err
+			}
+			if name != "" {
+				last, inRow = name, 0
+			}
+		}
 		if cont == "" {
-			return total, pages, nil
+			return total, pages, restarts, nil
 		}
 	}
+}
+
+// listExpired says whether an error answer is list_expired.
+func listExpired(b []byte) bool {
+	var e wire.ErrorBody
+	return json.Unmarshal(b, &e) == nil && e.Error.Code == wire.CodeListExpired
+}
+
+// lastHostName is the name of a host-list page's last host ("" for no
+// host). The coordinator writes each host on a line of its own, name
+// first, so it is read from the last line without decoding the page;
+// a page written otherwise is decoded.
+func lastHostName(b []byte) (string, error) {
+	if end := bytes.LastIndex(b, []byte(`],"index":`)); end > 0 {
+		items := b[:end]
+		start := bytes.LastIndex(items, []byte("\n,"))
+		if start >= 0 {
+			start += 2
+		} else if start = bytes.Index(items, []byte(`[`)); start >= 0 {
+			start++
+		}
+		const key = `{"name":"`
+		if start >= 0 && bytes.HasPrefix(items[start:], []byte(key)) {
+			rest := items[start+len(key):]
+			if j := bytes.IndexByte(rest, '"'); j > 0 {
+				return string(rest[:j]), nil
+			}
+		}
+		if start >= 0 && len(bytes.TrimSpace(items[start:])) == 0 {
+			return "", nil
+		}
+	}
+	var page struct {
+		Items []struct {
+			Name string `json:"name"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(b, &page); err != nil {
+		return "", fmt.Errorf("GET /v1/hosts: a page that is not a host list: %v", err)
+	}
+	if n := len(page.Items); n > 0 {
+		return page.Items[n-1].Name, nil
+	}
+	return "", nil
 }
 
 // continueOf finds the continue token at the end of a list answer (the
@@ -228,8 +300,8 @@ func (r FleetResult) operatorFigures() []FleetFigure {
 	msf := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	var out []FleetFigure
 	for _, p := range r.Operators {
-		v := fmt.Sprintf("%d operators every %s over %s: %d lists (%d failed), %.1f pages each; list p50 %.1f ms, p99 %.1f ms; %.0f KiB per list; coordinator RSS peak %d KiB (%.0f B/host), settled %d KiB (%.0f B/host); Go heap in use peak %.0f B/host; %d watch answers",
-			p.Operators, p.Every, p.Window, p.Lists, p.Errors, p.PagesPerList, msf(p.P50), msf(p.P99), p.BytesPerList/1024,
+		v := fmt.Sprintf("%d operators every %s over %s: %d lists (%d failed, %d went on after list_expired), %.1f pages each; list p50 %.1f ms, p99 %.1f ms; %.0f KiB per list; coordinator RSS peak %d KiB (%.0f B/host), settled %d KiB (%.0f B/host); Go heap in use peak %.0f B/host; %d watch answers",
+			p.Operators, p.Every, p.Window, p.Lists, p.Errors, p.WentOn, p.PagesPerList, msf(p.P50), msf(p.P99), p.BytesPerList/1024,
 			p.RSSPeak, r.PerHost(p.RSSPeak), p.RSSSettled, r.PerHost(p.RSSSettled), p.HeapPeak/float64(r.Hosts), p.WatchAnswers)
 		if base != nil && p.Mode != OpUnpaged && base.P50 > 0 && base.BytesPerList > 0 && base.HeapPeak > 0 {
 			v += fmt.Sprintf(" (vs unpaged: p50 ×%.2f, p99 ×%.2f, bytes ×%.2f, heap peak ×%.2f)",

@@ -19,7 +19,6 @@ const bigFleet = 100000
 // report print them, each with its goal for the run's size (the
 // 100,000-host goals from bigFleet on).
 func (r FleetResult) Figures() []FleetFigure {
-	msf := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	cpuAll := r.CPUToAvailableCoord + r.CPUToAvailableAgents + r.CPUToAvailableSims
 	cores := 0.0
 	if r.Available > 0 {
@@ -36,7 +35,7 @@ func (r FleetResult) Figures() []FleetFigure {
 		{"CPU until all available", fmt.Sprintf("coordinator %.1f s, agents %.1f s, bmcsims %.1f s (%.2f cores over the wait)",
 			r.CPUToAvailableCoord, r.CPUToAvailableAgents, r.CPUToAvailableSims, cores), ""},
 		{"agent CPU per host to available", fmt.Sprintf("%.2f ms", float64(r.AgentCPUPerHost().Microseconds())/1000), "≤ 3 ms"},
-		{"detach → ack", fmt.Sprintf("p50 %.1f ms, p99 %.1f ms, max %.1f ms", msf(r.DetachP50), msf(r.DetachP99), msf(r.DetachMax)), "p99 ≤ 50 ms at 100,000 hosts"},
+		{"detach → ack", r.detachFigure(), "p99 ≤ 50 ms at 100,000 hosts"},
 		{"steady coordinator CPU", fmt.Sprintf("%.1f %% of a core = %.2f %% per 1,000 hosts (over %s)", 100*r.SteadyCPU, r.SteadyCPUPer1000(), r.SteadyWindow),
 			goal("≤ 3 % of a core at 10,000 hosts", "≤ 25 % of a core at 100,000 hosts")},
 		{"steady writes", fmt.Sprintf("%.0f commands/s in %.1f Raft entries/s", r.SteadyWrites, r.SteadyEntries), ""},
@@ -142,4 +141,13 @@ func (l MachineLoad) String() string {
 		return "unknown"
 	}
 	return fmt.Sprintf("other processes %.2f cores, steal %.0f %%", l.OtherCores, 100*l.Steal)
+}
+
+// detachFigure is the detach → ack line: "not measured" with no detach.
+func (r FleetResult) detachFigure() string {
+	if r.Detaches == 0 {
+		return "not measured (--detaches 0)"
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	return fmt.Sprintf("p50 %.1f ms, p99 %.1f ms, max %.1f ms over %d detaches", ms(r.DetachP50), ms(r.DetachP99), ms(r.DetachMax), r.Detaches)
 }

@@ -11,7 +11,7 @@ import (
 func fleetResult(n int, samples int) FleetResult {
 	r := FleetResult{Hosts: n, Racks: 100, Sims: 11, TLS: true, StatusRefresh: time.Minute, SteadyWindow: time.Minute,
 		Available: time.Duration(samples-1) * time.Second, DetachP50: 2 * time.Millisecond, DetachP99: 7 * time.Millisecond,
-		DetachMax: 9 * time.Millisecond, SteadyCPU: 0.17, SteadyWrites: 166, SteadyEntries: 40,
+		DetachMax: 9 * time.Millisecond, Detaches: 200, SteadyCPU: 0.17, SteadyWrites: 166, SteadyEntries: 40,
 		CoordRSSPeak: 180000, CoordRSSAvailable: 170000, CoordRSSSteady: 160000, CoordHeapPeak: 90e6, CoordHeapInuse: 60e6,
 		CPUToAvailableAgents: 116, CPUToAvailableCoord: 20, ConnsPerAgentMax: 2, ConnsPerAgentMean: 1.5,
 		Cores: 2, LoadWait: MachineLoad{Steal: 0.04, OtherCores: 0.3}, LoadSteady: MachineLoad{Steal: -1, OtherCores: -1}}

@@ -100,7 +100,7 @@ func (c *Config) flags() *flag.FlagSet {
 	fs.StringVar(&c.workDir, "dir", "", "fleet/watchers: work directory, kept afterwards (default: a temporary one, removed)")
 	fs.DurationVar(&c.refresh, "status-refresh", time.Minute, "fleet: the agents' --status-refresh (steady-state traffic = hosts / refresh)")
 	fs.DurationVar(&c.steady, "steady", time.Minute, "fleet: window over which steady-state coordinator CPU is measured")
-	fs.IntVar(&c.detaches, "detaches", 200, "fleet: detach → ack latencies measured")
+	fs.IntVar(&c.detaches, "detaches", 200, "fleet: detach → ack latencies measured (0: none)")
 	fs.BoolVar(&c.dialFirst, "watch-dial-first", false, "watchers: each client (100 watchers) makes one request before its watchers open, so they share its one connection; without it each concurrent first request dials a TLS connection of its own (Go's HTTP/2 client keeps one and closes the others)")
 	fs.StringVar(&c.watchMode, "watch-mode", "stream", "watchers: how each watcher follows the rack: stream (one streamed watch, client.FollowRack) or poll (a long poll per answer, client.Watch)")
 	fs.StringArrayVar(&c.coordArgs, "coordinator-arg", nil, "fleet/watchers: extra coordinator flag (repeatable)")
@@ -148,10 +148,13 @@ func (c *Config) Validate() error {
 		flag string
 		v    int
 	}{{"keys", c.keys}, {"hosts", c.hosts}, {"per-rack", c.perRack}, {"workers", c.workers}, {"rounds", c.rounds},
-		{"racks", c.racks}, {"sims", c.sims}, {"detaches", c.detaches}} {
+		{"racks", c.racks}, {"sims", c.sims}} {
 		if n.v < 1 {
 			return fmt.Errorf("--%s %d: use 1 or more", n.flag, n.v)
 		}
+	}
+	if c.detaches < 0 {
+		return fmt.Errorf("--detaches %d: use a number of detaches, or 0 to measure none", c.detaches)
 	}
 	if c.operators < 0 || c.operators > 0 && (c.chunk < 1 || c.chunk > wire.MaxPageSize || c.opEvery <= 0 || c.opWindow <= 0) {
 		return fmt.Errorf("--operators %d / --chunk-size %d / --operator-every %s / --operator-window %s: need operators ≥ 0, chunk-size 1 to %d, positive durations",

@@ -94,7 +94,7 @@ func fleetJSON(r bench.FleetResult) map[string]any {
 	}
 	return map[string]any{"hosts": r.Hosts, "racks": r.Racks, "sims": r.Sims, "tls": r.TLS, "statusRefreshSeconds": r.StatusRefresh.Seconds(),
 		"availableSeconds": r.Available.Seconds(),
-		"detachP50ms":      ms(r.DetachP50), "detachP99ms": ms(r.DetachP99), "detachMaxms": ms(r.DetachMax),
+		"detachP50ms":      ms(r.DetachP50), "detachP99ms": ms(r.DetachP99), "detachMaxms": ms(r.DetachMax), "detaches": r.Detaches,
 		"steadyCPUCore": r.SteadyCPU, "steadyWindowSeconds": r.SteadyWindow.Seconds(), "steadyCPUPercentPer1000Hosts": r.SteadyCPUPer1000(), "steadyWritesPerSecond": r.SteadyWrites,
 		"steadyRaftEntriesPerSecond": r.SteadyEntries,
 		"coordRSSPeakKiB":            r.CoordRSSPeak, "coordRSSAvailableKiB": r.CoordRSSAvailable, "coordRSSSteadyKiB": r.CoordRSSSteady,

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rackfence/rackfence/testkit/bench"
 	"github.com/rackfence/rackfence/testkit/testenv"
 )
 
@@ -152,5 +153,26 @@ func TestAgentEnvValidated(t *testing.T) {
 	c.agentEnv, c.mode = []string{"GOGC=50"}, "write"
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "--agent-env") {
 		t.Errorf("write --agent-env: %v, want an error naming --agent-env", err)
+	}
+}
+
+// TestFleetDetachesZero: --detaches 0 measures no detach (a run about
+// operators or memory only) and the report says so; a negative count is
+// refused naming the flag.
+func TestFleetDetachesZero(t *testing.T) {
+	c := Config{mode: "fleet", out: "text", keys: 1, hosts: 1, perRack: 1, workers: 1, rounds: 1, racks: 1, sims: 1, detaches: 0, sample: time.Second}
+	if err := c.Validate(); err != nil {
+		t.Errorf("fleet --detaches 0: %v, want it accepted", err)
+	}
+	c.detaches = -1
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "--detaches") {
+		t.Errorf("--detaches -1: %v, want an error naming --detaches", err)
+	}
+	var b strings.Builder
+	if err := bench.WriteFleetText(&b, bench.FleetResult{Hosts: 20, Racks: 2, Sims: 1, TLS: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "not measured (--detaches 0)") {
+		t.Errorf("a run without detaches reports:\n%s", b.String())
 	}
 }
