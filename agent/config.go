@@ -33,6 +33,14 @@ const (
 	// entries a second a coordinator of 10,000 hosts in 100 racks answers
 	// when nothing changes (docs/performance.md, "Fleet").
 	DefaultStatusRefresh = 5 * time.Minute
+	// DefaultHealthInterval is how often a registered Redfish host's
+	// hardware health is read from its BMC. It is a pace of its own, not
+	// the status refresh's: a status refreshed every minute for the
+	// coordinator's sake would otherwise read every BMC every minute (3
+	// requests a host on the simulator's default profile, more on
+	// subsystem BMCs), the agents' and BMCs' largest steady cost
+	// (docs/performance.md, "What an available host costs").
+	DefaultHealthInterval = 5 * time.Minute
 	// DefaultShutdownGrace bounds how long shutdown waits for in-flight
 	// calls before abandoning them and releasing the lease.
 	DefaultShutdownGrace = 10 * time.Second
@@ -74,6 +82,9 @@ type Config struct {
 	// StatusRefresh is how often an unchanged status is written again
 	// (DefaultStatusRefresh when zero).
 	StatusRefresh time.Duration
+	// HealthInterval is how often a registered Redfish host's hardware
+	// health is read from its BMC (DefaultHealthInterval when zero).
+	HealthInterval time.Duration
 	// StatusPerHost writes every status with its own request (PUT
 	// /v1/hosts/{name}/status), never per rack (reporter.go).
 	StatusPerHost bool
@@ -154,6 +165,9 @@ func (c *Config) setDefaults() error {
 	}
 	if c.StatusRefresh <= 0 {
 		c.StatusRefresh = DefaultStatusRefresh
+	}
+	if c.HealthInterval <= 0 {
+		c.HealthInterval = DefaultHealthInterval
 	}
 	if c.ShutdownGrace <= 0 {
 		c.ShutdownGrace = DefaultShutdownGrace

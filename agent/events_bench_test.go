@@ -19,8 +19,9 @@ import (
 // hour in steady state. Modes: "events" (--events-addr), "polling" (power
 // poll only), "off" (neither: today's default without --events-addr; no
 // change is ever noticed). Every periodic pace runs 25x faster than its
-// default (--status-refresh and --power-poll 12 s instead of 5 min,
-// --events-silence 24 s instead of 10 min) so a one-minute window holds
+// default (--status-refresh, --health-interval and --power-poll 12 s
+// instead of 5 min, --events-silence 24 s instead of 10 min) so a
+// one-minute window holds
 // several periods; the per-hour figures are divided by 25 back to the
 // defaults, and the polling latency scales with the poll (x25).
 //
@@ -40,7 +41,7 @@ func BenchmarkBMCEvents(b *testing.B) {
 				for i := range hosts {
 					e.apply(e.hostSpec(fmt.Sprintf("b%d", i), "r1", i))
 				}
-				args := []string{"--status-refresh", "12s"}
+				args := []string{"--status-refresh", "12s", "--health-interval", "12s"}
 				switch mode {
 				case "events":
 					args = append(args, "--events-addr", fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(b, "127.0.0.1")),

@@ -13,16 +13,17 @@ import (
 	"github.com/rackfence/rackfence/shared/wire"
 )
 
-// Hardware health: read from a registered Redfish host's BMC at the pace
-// of the status refresh (one read per host per StatusRefresh, jittered,
-// the first soon after registration), so it adds no polling of its own;
-// the verdict goes in the status (wire.HostStatus.Health: written only
-// when it changes), the readings in the agent's metrics. A host about to
-// be inspected is read right after its inspection, not before it.
+// Hardware health: read from a registered Redfish host's BMC every
+// HealthInterval (jittered; the first right after registration), at a
+// pace of its own rather than the status refresh's (a short refresh keeps
+// the coordinator's view fresh and costs the BMCs nothing); the verdict
+// goes in the status (wire.HostStatus.Health: written only when it
+// changes), the readings in the agent's metrics. A host about to be
+// inspected is read right after its inspection, not before it.
 
 // readHealth reads name's health when it is due and puts it in d's
 // status. A failed read keeps the last verdict (logged, counted); the next
-// is tried at the next refresh.
+// is tried a HealthInterval later.
 func (s *session) readHealth(name string, cur *hostEntry, h wire.Host, d *hoststate.Decision) {
 	hr, ok := s.a.cfg.Provisioner.(provisioner.HealthReader)
 	st := &d.Status
@@ -42,14 +43,14 @@ func (s *session) readHealth(name string, cur *hostEntry, h wire.Host, d *hostst
 	s.store.withEntry(name, cur, func(e *hostEntry) {
 		if e.healthAt.IsZero() && st.Health != nil {
 			// A new session: spread the reads of hosts already read over
-			// one refresh period instead of reading them all at once.
-			e.healthAt = now.Add(time.Duration(rand.Float64() * float64(s.a.cfg.StatusRefresh)))
+			// one period instead of reading them all at once.
+			e.healthAt = now.Add(time.Duration(rand.Float64() * float64(s.a.cfg.HealthInterval)))
 		}
 		if now.Before(e.healthAt) {
 			return
 		}
 		due = true
-		e.healthAt = now.Add(jitter(s.a.cfg.StatusRefresh, 0.2))
+		e.healthAt = now.Add(jitter(s.a.cfg.HealthInterval, 0.2))
 	})
 	if !due {
 		return

@@ -41,7 +41,8 @@ func directRack(t *testing.T) (*bmcsim.Sim, *coordtest.Coordinator, *rackAgent) 
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg.Provisioner = p
+		// Read the health at every (1 s) refresh, so a fault shows soon.
+		cfg.Provisioner, cfg.HealthInterval = p, time.Second
 	}})
 	return sim, c, r
 }

@@ -83,7 +83,7 @@ func NewMetrics() *Metrics {
 	m.softFallbacks = prometheus.NewCounter(prometheus.CounterOpts{Name: "rackfence_agent_soft_power_off_fallbacks_total",
 		Help: "Soft power-offs (reboot --soft, soft power-off holds) the OS did not finish within --soft-power-off-timeout, so the host was powered off hard."})
 	m.healthReads = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rackfence_agent_health_reads_total",
-		Help: "Hardware health reads from BMCs, by result (ok, error); one per registered Redfish host per status refresh."}, []string{"result"})
+		Help: "Hardware health reads from BMCs, by result (ok, error); one per registered Redfish host per --health-interval."}, []string{"result"})
 	m.reg.MustRegister(m.healthReads)
 	m.events = newEventMetrics(m)
 	m.reg.MustRegister(m.softFallbacks, m.reconciles, m.actions, m.actionErrors, m.guarded, m.refusals, m.statusWrites, m.rackReports,

@@ -130,18 +130,25 @@ func (s *session) reconcile(name string) {
 }
 
 // requeue schedules the next look at name: when the state machine asked,
-// and at the latest when the status is due for its periodic refresh.
+// and at the latest when the status is due for its periodic refresh or
+// the hardware health for its next read, whichever comes first.
 // (A new session has refreshAt zero: every host is written once under the
 // new epoch.)
 func (s *session) requeue(name string, after time.Duration) {
-	var due time.Time
+	var due, healthAt time.Time
 	touched := false
-	s.store.with(name, func(e *hostEntry) { due, touched = e.refreshAt, e.base != 0 })
+	s.store.with(name, func(e *hostEntry) { due, touched, healthAt = e.refreshAt, e.base != 0, e.healthAt })
 	refresh := time.Until(due)
 	if touched && s.reporter.active() {
 		// The reporter refreshes the status with a touch: look again at
 		// the refresh period, not at every second until it did.
 		refresh = s.a.cfg.StatusRefresh
+	}
+	// A health read due before that (HealthInterval shorter than the
+	// refresh). One already past is a host readHealth skips (detached,
+	// no Redfish BMC): it must not wake the host every second.
+	if h := time.Until(healthAt); h > 0 && h < refresh {
+		refresh = h
 	}
 	if refresh < time.Second {
 		refresh = time.Second

@@ -13,7 +13,8 @@ import (
 
 // The batcher packs concurrent writes into one Raft log entry: it takes
 // the first waiting command, then every other one already queued (up to
-// MaxBatch, at most one per key), and submits them as one CmdBatch entry.
+// MaxBatch, at most one per key, at most maxBatchBytes of commands), and
+// submits them as one CmdBatch entry.
 // While raft is busy committing, new writes queue up and form the next,
 // larger batch; a lone writer still goes straight through.
 
@@ -63,6 +64,16 @@ type batcher struct {
 // batches grow with load.
 const maxInflight = 2
 
+// maxBatchBytes bounds the commands packed into one entry (a first command
+// larger than that still goes, alone). While 10,000 hosts register, the
+// queue holds rack reports with hardware details from every agent at once,
+// and without a bound a batch took them all: entries of 3.5 MB, held
+// whole in the batcher's scratch, in the FSM's inflate buffer on every
+// member and as decoded commands while it applied, all kept to the
+// coordinator's peak. At 1 MiB an entry is still some 15 reports of 100
+// hosts, so the fsyncs stay shared.
+const maxBatchBytes = 1 << 20
+
 func newBatcher(r *raft.Raft, max int, timeout time.Duration, m *Metrics, compress func([]byte) []byte) *batcher {
 	b := &batcher{r: r, in: make(chan *pending, 8192), max: max, timeout: timeout, stop: make(chan struct{}), m: m,
 		inflight: make(chan struct{}, maxInflight), compress: compress}
@@ -92,36 +103,39 @@ func (b *batcher) run() {
 			return
 		}
 		b.hold(nil)
-		var batch []*pending
-		keys := map[string]struct{}{}
-		if b.take(first) {
-			batch = append(batch, first)
-			keys[first.key] = struct{}{}
-		}
-	collect:
-		for len(batch) < b.max {
-			select {
-			case p := <-b.in:
-				if !b.take(p) {
-					continue
-				}
-				if _, dup := keys[p.key]; dup {
-					carry = p
-					break collect
-				}
-				keys[p.key] = struct{}{}
-				batch = append(batch, p)
-			default:
-				b.lag.Store(0)
-				break collect
-			}
-		}
-		if len(batch) == 0 {
+		if !b.take(first) {
 			<-b.inflight
 			continue
 		}
+		var batch []*pending
+		batch, carry = collect(first, b.in, b.max, maxBatchBytes)
+		batch = b.live(batch)
 		b.submit(batch)
 	}
+}
+
+// collect takes first and every command already waiting on in, up to max
+// commands and maxBytes of them, at most one per key. The command that
+// ended the batch by its key or its size is returned as carry, to start
+// the next one.
+func collect(first *pending, in <-chan *pending, max, maxBytes int) (batch []*pending, carry *pending) {
+	batch = []*pending{first}
+	keys := map[string]struct{}{first.key: {}}
+	size := len(first.data)
+	for len(batch) < max {
+		select {
+		case p := <-in:
+			if _, dup := keys[p.key]; dup || size+len(p.data) > maxBytes {
+				return batch, p
+			}
+			keys[p.key] = struct{}{}
+			size += len(p.data)
+			batch = append(batch, p)
+		default:
+			return batch, nil
+		}
+	}
+	return batch, nil
 }
 
 func (b *batcher) submit(batch []*pending) {
@@ -188,6 +202,21 @@ func (b *batcher) take(p *pending) bool {
 		b.lag.Store(int64(time.Since(p.queued)))
 	}
 	return true
+}
+
+// live is batch (whose first write was taken) without the writes the
+// batcher drops (take); lag restarts at 0 once the queue is empty.
+func (b *batcher) live(batch []*pending) []*pending {
+	kept := batch[:1]
+	for _, p := range batch[1:] {
+		if b.take(p) {
+			kept = append(kept, p)
+		}
+	}
+	if len(b.in) == 0 {
+		b.lag.Store(0)
+	}
+	return kept
 }
 
 // overdue reports whether writes queue behind one that waited longer

@@ -25,7 +25,12 @@ const (
 	// reads them from the log store, compressed when they are large.
 	logCacheEntries = 256
 	// logCacheBytes is the most entry bytes (Data + Extensions) it holds.
-	logCacheBytes = 4 << 20
+	// While hosts register, entries are compressed batches of rack
+	// reports (at most fsm's 1 MiB of commands each, some 150 KB
+	// deflated), so 4 MiB of them filled the cache and stayed live
+	// heap at the coordinator's peak; 1 MiB still holds the last few
+	// such entries, and every small entry of the steady traffic.
+	logCacheBytes = 1 << 20
 )
 
 // logCache is a raft.LogStore that keeps a contiguous run of the newest

@@ -38,7 +38,7 @@ func entries(from, n uint64, size int) []*raft.Log {
 func TestLogCacheBoundedByBytes(t *testing.T) {
 	st := &countingStore{LogStore: raft.NewInmemStore()}
 	c := newLogCache(st)
-	// 100 entries of 256 KiB: only the newest 16 (4 MiB) stay cached.
+	// 100 entries of 256 KiB: only the newest 4 (1 MiB) stay cached.
 	for _, l := range entries(1, 100, 256<<10) {
 		if err := c.StoreLog(l); err != nil {
 			t.Fatal(err)
@@ -47,17 +47,17 @@ func TestLogCacheBoundedByBytes(t *testing.T) {
 	if c.bytes > logCacheBytes {
 		t.Fatalf("cache holds %d bytes, bound %d", c.bytes, logCacheBytes)
 	}
-	if got, want := len(c.logs), logCacheBytes/(256<<10); got != want {
+	if got, want := len(c.logs), 4; got != want {
 		t.Fatalf("cache holds %d entries, want %d", got, want)
 	}
 	var l raft.Log
-	for i := uint64(85); i <= 100; i++ {
+	for i := uint64(97); i <= 100; i++ {
 		if err := c.GetLog(i, &l); err != nil || l.Index != i || l.Data[0] != byte(i) {
 			t.Fatalf("GetLog(%d) = %d %v", i, l.Index, err)
 		}
 	}
 	if st.gets != 0 {
-		t.Fatalf("the newest 16 entries reached the store %d times", st.gets)
+		t.Fatalf("the newest 4 entries reached the store %d times", st.gets)
 	}
 	if err := c.GetLog(3, &l); err != nil || l.Index != 3 || l.Data[0] != 3 {
 		t.Fatalf("GetLog(3) from the store = %d %v", l.Index, err)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/stmcginnis/gofish/common"
 	"github.com/stmcginnis/gofish/redfish"
@@ -89,6 +90,10 @@ type rfDiscovery struct {
 	// noDrive says what was searched.
 	drive   string
 	noDrive string
+	// chassisDepth is how many levels health's chassis read expands
+	// (0: not known yet, chassisLevels): 1 once a read found the legacy
+	// Thermal and Power, which the first level carries inline.
+	chassisDepth atomic.Int32
 }
 
 // rfGet GETs path and decodes the body into every one of into; gofish

@@ -88,8 +88,17 @@ type rfSubsystem struct {
 }
 
 // chassisLevels: the chassis' sensor resources (1), the subsystems'
-// collections (2) and their members (3) in one read.
+// collections (2) and their members (3) in one read. A chassis found with
+// the legacy Thermal and Power is read one level deep afterwards
+// (rfDiscovery.chassisDepth): the deeper levels would carry only what
+// health does not read (network adapters and their ports, on most BMCs).
 const chassisLevels = 3
+
+// legacyOnly: what health reads of ch is its Status and the legacy
+// Thermal and Power (a kind the chassis lacks needs nothing).
+func (ch *rfHealthChassis) legacyOnly() bool {
+	return (ch.Thermal.ID != "" || ch.ThermalSubsystem.ID == "") && (ch.Power.ID != "" || ch.PowerSubsystem.ID == "")
+}
 
 type rfNamedStatus struct {
 	Name         string
@@ -297,8 +306,17 @@ func (a *healthAcc) result() HealthRead {
 // chassisHealth reads the chassis and its sensors.
 func (c *Conn) chassisHealth(s *rfSession, d *rfDiscovery, path string, a *healthAcc) error {
 	var ch rfHealthChassis
-	if err := c.getExpanded(s, d, path, chassisLevels, &ch); err != nil {
+	levels := int(d.chassisDepth.Load())
+	if levels == 0 {
+		levels = chassisLevels
+	}
+	if err := c.getExpanded(s, d, path, levels, &ch); err != nil {
 		return err
+	}
+	if ch.legacyOnly() {
+		d.chassisDepth.Store(1)
+	} else {
+		d.chassisDepth.Store(chassisLevels)
 	}
 	if h := statusHealth(ch.Status, true); h != "" {
 		a.add(wire.HealthChassis, short(path), h)

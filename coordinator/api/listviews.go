@@ -13,8 +13,11 @@ import (
 const (
 	// ListViewLinger is how long a view is kept after a last page was
 	// served from it and none since: the records it points to, replaced
-	// since, stay in memory as long as it does.
-	ListViewLinger = 10 * time.Second
+	// since, stay in memory as long as it does. Long enough for a client
+	// to repeat a last page it did not receive; 10 s kept the views of
+	// 5 clients listing every 2 s (16 views, and every record replaced in
+	// those 10 s) alive for nothing.
+	ListViewLinger = time.Second
 	// ListViewMaxAge is how long a view is kept after it was taken,
 	// however often its pages are read; a continue token into a view
 	// gone is answered list_expired. A view holds the host records as

@@ -194,6 +194,7 @@ func New(cfg Config) *Server {
 	e.HTTPErrorHandler = s.errorHandler
 	e.Use(s.countRequests)
 	e.Use(s.recoverPanics)
+	e.Use(s.markWrites)
 	s.echo = e
 	s.routes()
 	return s

@@ -13,6 +13,11 @@ type viewCache[K comparable, V any] struct {
 	mu  sync.Mutex
 	m   map[K]*cachedView[V]
 	now func() time.Time
+	// sweep: while values are kept, they are expired every sweepEvery
+	// even when no list is asked (the records a view holds would stay
+	// otherwise until the next list); nil when nothing is kept.
+	sweep      *time.Timer
+	sweepEvery time.Duration
 }
 
 type cachedView[V any] struct {
@@ -26,7 +31,25 @@ type cachedView[V any] struct {
 }
 
 func newViewCache[K comparable, V any]() *viewCache[K, V] {
-	return &viewCache[K, V]{m: map[K]*cachedView[V]{}, now: time.Now}
+	return &viewCache[K, V]{m: map[K]*cachedView[V]{}, now: time.Now, sweepEvery: ListViewLinger}
+}
+
+// armSweep starts the sweep when values are kept and none runs; the
+// caller holds c.mu.
+func (c *viewCache[K, V]) armSweep() {
+	if c.sweep == nil && len(c.m) > 0 {
+		c.sweep = time.AfterFunc(c.sweepEvery, c.sweepNow)
+	}
+}
+
+// sweepNow expires what is due, and sweeps again later while anything
+// is left.
+func (c *viewCache[K, V]) sweepNow() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.expire()
+	c.sweep = nil
+	c.armSweep()
 }
 
 // get returns the value kept under k and marks it in use.
@@ -60,6 +83,7 @@ func (c *viewCache[K, V]) put(k K, v V) {
 		}
 		delete(c.m, oldest)
 	}
+	c.armSweep()
 }
 
 // finished records that a list's last page was served from k's value.

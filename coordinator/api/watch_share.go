@@ -128,6 +128,7 @@ type watchHub struct {
 	lanes  chan struct{} // writeLanes tokens, one per connection writing
 	laneMu sync.Mutex
 	conns  map[string]*connLane // by remote address; guarded by laneMu
+	first  *writesFirst         // holds lines back while writes are in flight (watch_first.go)
 
 	waitingGauge prometheus.Gauge
 	encoded      prometheus.Counter
@@ -140,7 +141,7 @@ type watchHub struct {
 
 func newWatchHub(reg prometheus.Registerer) *watchHub {
 	h := &watchHub{rounds: map[watchKey]*watchRound{}, crowd: map[watchKey]int{},
-		recent: map[watchKey]*watchRound{}, streaming: map[watchKey]int{}, writers: map[watchKey]*crowdWriters{}, kept: map[watchKey][]watchKey{}, lanes: make(chan struct{}, writeLanes), conns: map[string]*connLane{},
+		recent: map[watchKey]*watchRound{}, streaming: map[watchKey]int{}, writers: map[watchKey]*crowdWriters{}, kept: map[watchKey][]watchKey{}, lanes: make(chan struct{}, writeLanes), conns: map[string]*connLane{}, first: newWritesFirst(),
 		waitingGauge: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "rackfence_watch_waiting",
 			Help: "Long-poll watches waiting on this member.",
@@ -159,7 +160,7 @@ func newWatchHub(reg prometheus.Registerer) *watchHub {
 		}),
 	}
 	h.streams, h.handBacks = newStreamsGauge(), newHandBacksCounter()
-	reg.MustRegister(h.waitingGauge, h.encoded, h.shared, h.cut, h.streams, h.handBacks)
+	reg.MustRegister(h.waitingGauge, h.encoded, h.shared, h.cut, h.streams, h.handBacks, h.first.held, h.first.pauses)
 	return h
 }
 

@@ -29,6 +29,7 @@ type watchWriter struct {
 	fired bool // the cut timer set the write deadline
 	cutT  *time.Timer
 	lane  *connLane // held
+	slot  bool      // a line slot held (watch_first.go)
 	laneT *time.Timer
 }
 
@@ -59,12 +60,16 @@ func (ww *watchWriter) cut() {
 	}
 }
 
-// leaveLane leaves the write lane (once per lane entered).
+// leaveLane leaves the write lane and gives back the line's slot (once
+// per lane entered, per slot taken).
 func (ww *watchWriter) leaveLane() {
 	ww.mu.Lock()
-	l := ww.lane
-	ww.lane = nil
+	l, slot := ww.lane, ww.slot
+	ww.lane, ww.slot = nil, false
 	ww.mu.Unlock()
+	if slot {
+		ww.s.watches.first.lineDone()
+	}
 	if l != nil {
 		ww.s.watches.exitLane(ww.conn, l)
 	}
@@ -83,16 +88,25 @@ func (s *Server) writeWatchAnswer(c echo.Context, body []byte) error {
 }
 
 // write writes body (headers already written) in chunks of watchChunk,
-// in its connection's write lane held at most laneHold, and counts and
-// logs a watcher cut off.
+// in its connection's write lane and one of the line slots, both held at
+// most laneHold from its turn (watch_first.go: no write in flight), and
+// counts and logs a watcher cut off.
 func (ww *watchWriter) write(body []byte) error {
 	h := ww.s.watches
-	l, err := h.enterLane(ww.c.Request().Context(), ww.conn)
+	ctx := ww.c.Request().Context()
+	l, err := h.enterLane(ctx, ww.conn)
 	if err != nil {
 		return err
 	}
 	ww.mu.Lock()
-	ww.lane, ww.armed = l, true
+	ww.lane = l
+	ww.mu.Unlock()
+	if err := h.first.lineTurn(ctx); err != nil {
+		ww.leaveLane()
+		return err
+	}
+	ww.mu.Lock()
+	ww.slot, ww.armed = true, true
 	ww.mu.Unlock()
 	ww.laneT.Reset(laneHold)
 	for off := 0; off < len(body) && err == nil; off += watchChunk {

@@ -55,6 +55,9 @@ type FleetConfig struct {
 	OperatorChunk                                 int
 	// CoordArgs and AgentArgs are added to every coordinator / agent.
 	CoordArgs, AgentArgs []string
+	// AgentEnv are KEY=VALUE variables added to every agent's environment
+	// (e.g. GOMAXPROCS=1, GOGC=50), over this process's own.
+	AgentEnv []string
 	// ProfileDir, when set, receives CPU profiles taken while hosts
 	// register (fleet_profile.go): ProfileFor long (default 20 s), from
 	// ProfileAfter (default 5 s) after registration starts, of the

@@ -89,7 +89,7 @@ func (f *fleet) startAgents(ctx context.Context) error {
 			}
 			args = append(args, pp...)
 		}
-		p, err := startProc(f.cfg.Dir, "agent-"+f.rack(r), filepath.Join(f.cfg.Bin, "rackfence-agent"), args...)
+		p, err := startProcEnv(f.cfg.Dir, "agent-"+f.rack(r), filepath.Join(f.cfg.Bin, "rackfence-agent"), f.cfg.AgentEnv, args...)
 		if err != nil {
 			return err
 		}

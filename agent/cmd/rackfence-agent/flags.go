@@ -110,6 +110,9 @@ type Config struct {
 	mutationTimeout time.Duration
 	// statusRefresh rewrites an unchanged status this often.
 	statusRefresh time.Duration
+	// healthInterval reads each registered Redfish host's hardware
+	// health this often.
+	healthInterval time.Duration
 	// statusPerHost writes each host's status with its own request.
 	statusPerHost bool
 	// shutdownGrace bounds the wait for in-flight calls on SIGTERM.
@@ -164,6 +167,7 @@ func (c *Config) Flags() *pflag.FlagSet {
 	fs.DurationVar(&c.mutationTimeout, "mutation-timeout", 0, "bound of one mutating BMC or Ironic call; it runs only if the lease stays valid for all of it (0: (lease TTL - margin)/2, 4.5s at the default TTL)")
 	fs.DurationVar(&c.statusRefresh, "status-refresh", agent.DefaultStatusRefresh, "write an unchanged host status again this often, so a stale agent shows in lastUpdated (the lease renewal is what proves the agent alive)")
 	fs.DurationVar(&c.watchCoalesce, "watch-coalesce", agent.DefaultWatchCoalesce, "pause after a watch answer carrying changes before asking again, so the rack's changes meanwhile (mostly the agent's own status writes) come in one answer; it adds up to this much to the reaction to a spec or intent change (0: no pause)")
+	fs.DurationVar(&c.healthInterval, "health-interval", agent.DefaultHealthInterval, "read each registered Redfish host's hardware health from its BMC this often (3 or more requests a host a read; independent of --status-refresh)")
 	fs.BoolVar(&c.statusPerHost, "status-per-host", false, "write each host's status with its own request (PUT /v1/hosts/{name}/status) instead of one request per rack; the agent falls back to this by itself against a coordinator without the rack endpoint")
 	fs.DurationVar(&c.shutdownGrace, "shutdown-grace", agent.DefaultShutdownGrace, "on SIGTERM, wait this long for in-flight calls before abandoning them and releasing the lease")
 	fs.DurationVar(&c.backoffBase, "error-backoff-base", hoststate.DefaultBackoffBase, "unit of the error backoff: retry n waits base*2^n minus up to half")
@@ -255,7 +259,7 @@ func (c *Config) Validate() error {
 		flag string
 		v    time.Duration
 	}{{"bmc-timeout", c.bmcTimeout}, {"bmc-power-timeout", c.bmcPowerTimeout}, {"config-drive-read-timeout", c.driveReadTimeout}, {"mutation-timeout", c.mutationTimeout}, {"status-refresh", c.statusRefresh},
-		{"shutdown-grace", c.shutdownGrace}, {"error-backoff-base", c.backoffBase}, {"transient-retry", c.transientRetry},
+		{"health-interval", c.healthInterval}, {"shutdown-grace", c.shutdownGrace}, {"error-backoff-base", c.backoffBase}, {"transient-retry", c.transientRetry},
 		{"soft-power-off-timeout", c.softOffTimeout}, {"poll-interval", c.pollInterval}, {"watch-coalesce", c.watchCoalesce}} {
 		if d.v < 0 {
 			return fmt.Errorf("--%s %s is negative: use a positive duration (0 takes the default)", d.flag, d.v)

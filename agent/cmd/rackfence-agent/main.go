@@ -116,7 +116,7 @@ func serve(ctx context.Context, o *Config, log *slog.Logger) error {
 		EventsURL: evURL, EventsSilence: o.events.silence, PowerPoll: o.events.powerPoll,
 		BMCAccounts: accts,
 		Client:      c, Rack: o.rack, AgentID: o.agentID, Workers: o.workers, LeaseTTL: o.leaseTTL,
-		StatusRefresh: o.statusRefresh, ShutdownGrace: o.shutdownGrace, StatusPerHost: o.statusPerHost,
+		StatusRefresh: o.statusRefresh, HealthInterval: o.healthInterval, ShutdownGrace: o.shutdownGrace, StatusPerHost: o.statusPerHost,
 		WatchCoalesce: watchCoalesce(o.watchCoalesce),
 		Holder:        holder, Guard: g, Provisioner: prov, Metrics: metrics, Logger: log,
 		StateMachine: hoststate.Config{BackoffBase: o.backoffBase, TransientRetry: o.transientRetry, MaxTransientFailures: o.maxTransient,

@@ -41,6 +41,7 @@ type Config struct {
 	detaches  int
 	coordArgs []string
 	agentArgs []string
+	agentEnv  []string
 	plaintext bool
 	sample    time.Duration
 	report    string
@@ -104,6 +105,7 @@ func (c *Config) flags() *flag.FlagSet {
 	fs.StringVar(&c.watchMode, "watch-mode", "stream", "watchers: how each watcher follows the rack: stream (one streamed watch, client.FollowRack) or poll (a long poll per answer, client.Watch)")
 	fs.StringArrayVar(&c.coordArgs, "coordinator-arg", nil, "fleet/watchers: extra coordinator flag (repeatable)")
 	fs.StringArrayVar(&c.agentArgs, "agent-arg", nil, "fleet: extra agent flag (repeatable)")
+	fs.StringArrayVar(&c.agentEnv, "agent-env", nil, "fleet: KEY=VALUE added to every agent's environment (repeatable), e.g. GOMAXPROCS=1 or GOGC=50")
 	fs.BoolVar(&c.plaintext, "plaintext", false, "fleet: run the coordinator with --insecure-plaintext (default: its mutual TLS), for comparison")
 	fs.DurationVar(&c.sample, "sample-every", time.Second, "fleet: period of the samples of hosts available, coordinator RSS and heap while registering (one /metrics scrape each)")
 	fs.StringVar(&c.report, "report", "", "fleet: write a Markdown report of the run to this file")
@@ -160,6 +162,14 @@ func (c *Config) Validate() error {
 	}
 	if c.profDir != "" && (c.profFor < time.Second || c.profAfter <= 0 || c.profAgent < 1) {
 		return fmt.Errorf("--profile-for %s / --profile-after %s / --profile-agents %d: need a profile of 1s or more, a positive start, 1 agent or more", c.profFor, c.profAfter, c.profAgent)
+	}
+	for _, kv := range c.agentEnv {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" || strings.ContainsAny(k, " \t\n") {
+			return fmt.Errorf("--agent-env %q: use KEY=VALUE, e.g. --agent-env GOMAXPROCS=1", kv)
+		}
+	}
+	if len(c.agentEnv) > 0 && c.mode != "fleet" {
+		return fmt.Errorf("--agent-env: only the fleet mode starts agents; drop it or use rackfence-load fleet")
 	}
 	if c.mode == "watchers" && c.writes < 1 {
 		return fmt.Errorf("--writes %d: use 1 or more", c.writes)

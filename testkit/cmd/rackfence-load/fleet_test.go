@@ -138,6 +138,24 @@ func TestReportOnlyForFleet(t *testing.T) {
 	}
 }
 
+func TestAgentEnvValidated(t *testing.T) {
+	c := Config{mode: "fleet", out: "text", keys: 1, hosts: 1, perRack: 1, workers: 1, rounds: 1, racks: 1, sims: 1, detaches: 1, sample: time.Second,
+		agentEnv: []string{"GOMAXPROCS=1", "GOGC="}}
+	if err := c.Validate(); err != nil {
+		t.Errorf("--agent-env GOMAXPROCS=1 --agent-env GOGC=: %v", err)
+	}
+	for _, bad := range []string{"GOMAXPROCS", "=1", "GO MAXPROCS=1"} {
+		c.agentEnv = []string{bad}
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "--agent-env") {
+			t.Errorf("--agent-env %q: %v, want an error naming --agent-env", bad, err)
+		}
+	}
+	c.agentEnv, c.mode = []string{"GOGC=50"}, "write"
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "--agent-env") {
+		t.Errorf("write --agent-env: %v, want an error naming --agent-env", err)
+	}
+}
+
 // TestFleetDetachesZero: --detaches 0 measures no detach (a run about
 // operators or memory only) and the report says so; a negative count is
 // refused naming the flag.
