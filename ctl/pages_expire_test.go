@@ -30,6 +30,16 @@ func (w *firstWrite) Write(p []byte) (int, error) {
 	return w.Buffer.Write(p)
 }
 
+// runEvicting runs rackfencectl against c with evict called once, when
+// the command prints its first bytes (after its first page).
+func runEvicting(t *testing.T, c *coord, evict func(), args ...string) (result, string) {
+	t.Helper()
+	out := &firstWrite{first: evict}
+	r := runCtl(t, map[string]string{"RACKFENCE_COORDINATOR": c.url, "RACKFENCE_TOKEN_FILE": c.tokenFile}, "",
+		func(io *IO) { io.Stdout = out }, args...)
+	return r, out.String()
+}
+
 // TestHostListOutlivesView: a host list whose view the coordinator drops
 // while it is printed (17 newer lists evict it after the first page)
 // completes as a table, every host once, with one note on stderr naming
@@ -69,12 +79,7 @@ func TestHostListOutlivesView(t *testing.T) {
 			}
 		}
 	}
-	run := func(args ...string) (result, string) {
-		out := &firstWrite{first: evict}
-		r := runCtl(t, map[string]string{"RACKFENCE_COORDINATOR": c.url, "RACKFENCE_TOKEN_FILE": c.tokenFile}, "",
-			func(io *IO) { io.Stdout = out }, args...)
-		return r, out.String()
-	}
+	run := func(args ...string) (result, string) { return runEvicting(t, c, evict, args...) }
 
 	r, out := run("host", "list", "--rack", "r1", "--chunk-size", "2")
 	if r.code != 0 {
@@ -133,12 +138,7 @@ func TestCredentialsListOutlivesView(t *testing.T) {
 			}
 		}
 	}
-	run := func(args ...string) (result, string) {
-		out := &firstWrite{first: evict}
-		r := runCtl(t, map[string]string{"RACKFENCE_COORDINATOR": c.url, "RACKFENCE_TOKEN_FILE": c.tokenFile}, "",
-			func(io *IO) { io.Stdout = out }, args...)
-		return r, out.String()
-	}
+	run := func(args ...string) (result, string) { return runEvicting(t, c, evict, args...) }
 	r, out := run("credentials", "list", "--chunk-size", "2")
 	if r.code != 0 {
 		t.Fatalf("table: %s%s", r, out)
