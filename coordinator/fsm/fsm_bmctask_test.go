@@ -87,13 +87,13 @@ func TestBMCTaskSurvivesLeaseChange(t *testing.T) {
 		t.Fatalf("ended, record still %+v", got.Task)
 	}
 	var reasons []string
-	for _, ev := range h.f.s.Hosts["h1"].Events {
+	for _, ev := range eventsOf(h.f.s.Hosts["h1"].Events) {
 		reasons = append(reasons, ev.Reason)
 	}
 	if strings.Join(reasons, ",") != "BMCTaskStarted,BMCTaskAdopted,BMCTaskEnded" {
 		t.Fatalf("events %v", reasons)
 	}
-	if last := h.f.s.Hosts["h1"].Events[2]; last.Type != wire.EventWarning || !strings.Contains(last.Message, "failed: image rejected") {
+	if last := eventsOf(h.f.s.Hosts["h1"].Events)[2]; last.Type != wire.EventWarning || !strings.Contains(last.Message, "failed: image rejected") {
 		t.Fatalf("end event %+v", last)
 	}
 	h.refused(BMCTaskCmd{Rack: "r1", Name: "h1", End: &wire.BMCTaskEnd{Epoch: l2.Epoch, Outcome: wire.BMCTaskSucceeded}}, wire.CodeNotFound)
@@ -139,7 +139,7 @@ func TestFirmwareTaskFencesDetachAndDrain(t *testing.T) {
 	if !in.Force {
 		t.Fatalf("forced detach %+v", in)
 	}
-	evs := h.f.s.Hosts["h1"].Events
+	evs := eventsOf(h.f.s.Hosts["h1"].Events)
 	last := evs[len(evs)-1]
 	if last.Reason != wire.ReasonFirmwareFenceForced || last.Type != wire.EventWarning || !last.Time.Equal(at) ||
 		!strings.Contains(last.Message, "detach forced while a firmware task") {

@@ -371,12 +371,12 @@ func ownHost(old *hostRec, rack, name string) error {
 // appendEvents returns old's events followed by add's, stamped with the
 // entry's index (and its time, at, and type Normal where unset), the
 // oldest dropped beyond MaxEvents; one new slice, sharing nothing with old.
-func appendEvents(old, add []wire.Event, index uint64, at time.Time) []wire.Event {
+func appendEvents(old []eventRec, add []wire.Event, index uint64, at time.Time) []eventRec {
 	if over := len(old) + len(add) - MaxEvents; over > 0 {
 		drop := min(over, len(old))
 		old, add = old[drop:], add[over-drop:]
 	}
-	out := make([]wire.Event, 0, len(old)+len(add))
+	out := make([]eventRec, 0, len(old)+len(add))
 	out = append(out, old...)
 	for _, e := range add {
 		e.Index = index
@@ -386,7 +386,7 @@ func appendEvents(old, add []wire.Event, index uint64, at time.Time) []wire.Even
 		if e.Type == "" {
 			e.Type = wire.EventNormal
 		}
-		out = append(out, internEvent(e))
+		out = append(out, packEvent(e))
 	}
 	return out
 }

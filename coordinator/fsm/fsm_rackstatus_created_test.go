@@ -53,9 +53,9 @@ func TestRackStatusRefusesAnotherHostOfTheName(t *testing.T) {
 	}
 	after, _ := h.f.Host("h1")
 	if after.Status != nil || after.ModifiedIndex != before.ModifiedIndex || after.Intents.Detach.Acknowledged ||
-		len(h.f.s.Hosts["h1"].Events) != 0 {
+		len(eventsOf(h.f.s.Hosts["h1"].Events)) != 0 {
 		t.Fatalf("the refused report wrote to the new h1: %+v status %+v intents %+v events %+v",
-			after, after.Status, after.Intents, h.f.s.Hosts["h1"].Events)
+			after, after.Status, after.Intents, eventsOf(h.f.s.Hosts["h1"].Events))
 	}
 	if h2, _ := h.f.Host("h2"); h2.Status == nil || h2.Status.ProvisioningState != wire.StateProvisioned {
 		t.Fatalf("h2 not written: %+v", h2.Status)

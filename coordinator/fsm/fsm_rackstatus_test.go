@@ -57,7 +57,7 @@ func TestRackStatusAppliesEachHostOnItsOwn(t *testing.T) {
 		h1.ModifiedIndex != full.Index || h1.Status.ProvisioningState != wire.StateAvailable {
 		t.Fatalf("h1 after the touch: %+v %+v", h1, h1.Status)
 	}
-	if ev := h.f.s.Hosts["h1"].Events; len(ev) != 1 || ev[0].Index != full.Index {
+	if ev := eventsOf(h.f.s.Hosts["h1"].Events); len(ev) != 1 || ev[0].Index != full.Index {
 		t.Fatalf("h1 events: %+v", ev)
 	}
 	if r := touch.Hosts[0]; r.Error != nil || r.ModifiedIndex != full.Index {

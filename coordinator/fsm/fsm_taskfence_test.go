@@ -62,7 +62,7 @@ func TestBMCTaskOfEveryKindFences(t *testing.T) {
 			if !r.Host.DeletionRequested || r.Host.Task == nil {
 				t.Fatalf("forced deletion %+v", r.Host)
 			}
-			evs := h.f.s.Hosts["h1"].Events
+			evs := eventsOf(h.f.s.Hosts["h1"].Events)
 			for i, op := range []string{"detach", "delete"} {
 				ev := evs[len(evs)-2+i]
 				if ev.Reason != "BMCTaskFenceForced" || ev.Type != wire.EventWarning || !ev.Time.Equal(at) ||

@@ -115,24 +115,13 @@ func internSpec(h *wire.Host) {
 	cloneDayTwo(h)
 }
 
-// internEvent interns the strings of an event that repeat across hosts:
-// its type, reason and source, and its message (the same on every host
-// that made the same transition).
-func internEvent(e wire.Event) wire.Event {
-	e.Type, e.Reason, e.Message, e.Source = in(e.Type), in(e.Reason), in(e.Message), in(e.Source)
-	return e
-}
-
-// internRec interns and shares, in place, the spec, status and events of
-// a record decoded from a snapshot (not yet visible to anyone), as Apply
-// does for the records it builds.
+// internRec interns and shares, in place, the spec and status of a record
+// decoded from a snapshot (not yet visible to anyone), as Apply does for
+// the records it builds (its events are interned when packed: recOf).
 func internRec(h *hostRec) {
 	internSpec(&h.Host)
 	if h.Status != nil {
 		st := internStatus(*h.Status, h.BootMACAddress)
 		h.Status = &st
-	}
-	for i := range h.Events {
-		h.Events[i] = internEvent(h.Events[i])
 	}
 }

@@ -51,7 +51,7 @@ func (f *FSM) Events(name string) ([]wire.Event, uint64, bool) {
 	if h == nil {
 		return nil, 0, false
 	}
-	return append([]wire.Event{}, h.Events...), f.applied.Load(), true
+	return append([]wire.Event{}, eventsOf(h.Events)...), f.applied.Load(), true
 }
 
 // RackUsesCredentials reports whether a host of rack names the credentials

@@ -106,7 +106,7 @@ func (s *Snapshot) Encode(w io.Writer) error {
 		chunk.Reset()
 		enc := gob.NewEncoder(&chunk)
 		for _, h := range s.hosts[i:end] {
-			if err := enc.Encode(h); err != nil {
+			if err := encodeHost(enc, h); err != nil {
 				return fmt.Errorf("encode host %s: %w", h.Name, err)
 			}
 		}
@@ -154,11 +154,11 @@ func (f *FSM) Restore(r io.Reader) error {
 		}
 		hosts = make([]*hostRec, 0, meta.HostCount)
 		for i := 0; i < meta.HostCount; i++ {
-			h := &hostRec{}
+			h := &hostFull{}
 			if err := dec.Decode(h); err != nil {
 				return fmt.Errorf("snapshot host %d of %d: %w", i+1, meta.HostCount, err)
 			}
-			hosts = append(hosts, h)
+			hosts = append(hosts, recOf(h))
 		}
 	} else {
 		line, err := zbr.ReadBytes('\n')
@@ -230,15 +230,16 @@ func readChunks(r *bufio.Reader, count int) ([]*hostRec, error) {
 				var out []*hostRec
 				var err error
 				for {
-					h := &hostRec{}
+					h := &hostFull{}
 					if e := dec.Decode(h); e == io.EOF {
 						break
 					} else if e != nil {
 						err = fmt.Errorf("snapshot chunk: %w", e)
 						break
 					}
-					internRec(h)
-					out = append(out, h)
+					rec := recOf(h)
+					internRec(rec)
+					out = append(out, rec)
 				}
 				results <- result{out, err}
 			}

@@ -20,10 +20,12 @@ const (
 
 // hostRec is one host as the FSM keeps it. Records are immutable once
 // stored: every change stores a new record (copy-on-write), so snapshots
-// and readers can hold a pointer without locks.
+// and readers can hold a pointer without locks. Its events are kept
+// packed (events.go); full is the record in wire form, as snapshots and
+// the state hash encode it (hostform.go).
 type hostRec struct {
 	wire.Host
-	Events []wire.Event `json:"events,omitempty"`
+	Events []eventRec
 }
 
 // LeaseRec is a rack's current lease.

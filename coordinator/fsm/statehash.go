@@ -145,7 +145,7 @@ func (s *Snapshot) sum() string {
 		return 0
 	})
 	for _, h := range hosts {
-		put("host", h)
+		put("host", h.full())
 	}
 	return hex.EncodeToString(d.Sum(nil))
 }
