@@ -171,7 +171,8 @@ func TestHostJSONSameBytes(t *testing.T) {
 	sameAsEncodingJSON(t, "zero status", &wire.Host{Status: &wire.HostStatus{}, Intents: &wire.Intents{}, Handoff: &wire.Handoff{}})
 	v := benchFleet(t, 20).HostsView("")
 	for i := range v.Len() {
-		sameAsEncodingJSON(t, "fleet host "+v.At(i).Name, v.At(i))
+		h := v.At(i)
+		sameAsEncodingJSON(t, "fleet host "+h.Name, &h)
 	}
 	for seed := range uint64(300) {
 		f := &filler{r: rand.New(rand.NewPCG(seed, 1)), full: seed < 20}

@@ -106,7 +106,8 @@ func writeHostPage(w http.ResponseWriter, v *fsm.HostsView, start int, q *hostQu
 	n, last := 0, ""
 	io.WriteString(bw, `{"items":[`)
 	for i := start; i < v.Len(); i++ {
-		h := v.At(i)
+		hv := v.At(i)
+		h := &hv
 		if !q.match(h) {
 			continue
 		}

@@ -36,15 +36,16 @@ func TestAppendEventsKeepsNewest(t *testing.T) {
 			if len(want) > MaxEvents {
 				want = want[len(want)-MaxEvents:]
 			}
-			got := appendEvents(old, add, 7, c.Time)
-			if !reflect.DeepEqual(got, want) {
+			packed := append(make([]eventRec, 0, nOld+200), packEvents(old)...)
+			res := appendEvents(packed, add, 7, c.Time)
+			if got := eventsOf(res); !reflect.DeepEqual(got, want) {
 				t.Fatalf("old %d, add %d: got %d events, first %+v; want %d, first %+v", nOld, nAdd, len(got), got[0], len(want), want[0])
 			}
-			for i := range got {
-				got[i].Message = "changed"
+			for i := range res {
+				res[i].index = 999
 			}
-			for _, e := range old {
-				if e.Message == "changed" {
+			for _, e := range packed {
+				if e.index == 999 {
 					t.Fatalf("old %d, add %d: the result shares old's array", nOld, nAdd)
 				}
 			}

@@ -33,7 +33,7 @@ func newFleetCounts() *fleetCounts {
 }
 
 // countFleet counts hosts from scratch (a restore, a new FSM).
-func countFleet(hosts map[string]*hostRec) *fleetCounts {
+func countFleet(hosts map[string]*hostEntry) *fleetCounts {
 	c := newFleetCounts()
 	for _, h := range hosts {
 		c.swap(nil, h)
@@ -47,7 +47,7 @@ type hostKeys struct {
 	err           *RackError
 }
 
-func keysOf(h *hostRec) hostKeys {
+func keysOf(h *hostEntry) hostKeys {
 	k := hostKeys{state: "none", status: "none"}
 	if st := h.Status; st != nil {
 		if st.ProvisioningState != "" {
@@ -69,7 +69,7 @@ func (k hostKeys) same(o hostKeys) bool {
 
 // swap replaces old's share of the counts by nu's; either may be nil (a
 // host created or removed).
-func (c *fleetCounts) swap(old, nu *hostRec) {
+func (c *fleetCounts) swap(old, nu *hostEntry) {
 	var ok, nk hostKeys
 	if old != nil {
 		ok = keysOf(old)
@@ -115,7 +115,7 @@ func bump[K comparable](m map[K]int, k K, d int) {
 
 // itemsOf is h's pending intents, pivots in flight and BMC task record,
 // and whether it has any.
-func itemsOf(h *hostRec) (hostItems, bool) {
+func itemsOf(h *hostEntry) (hostItems, bool) {
 	var it hostItems
 	if in := h.Intents; in != nil {
 		for _, k := range []struct {
@@ -132,12 +132,12 @@ func itemsOf(h *hostRec) (hostItems, bool) {
 				it.pending = append(it.pending, PendingIntent{Host: h.Name, Rack: h.Rack, Kind: wire.IntentPowerOff, CreatedIndex: p.CreatedIndex})
 			}
 		}
-		if d := in.Detach; d != nil && h.PivotedTo == "" && strings.HasPrefix(d.Reason, pivotReason) {
+		if d := in.Detach; d != nil && h.pivotedTo() == "" && strings.HasPrefix(d.Reason, pivotReason) {
 			it.pivots = append(it.pivots, PivotInFlight{Host: h.Name, Side: PivotSource, Since: d.CreatedIndex})
 		}
 	}
-	it.task = h.Task
-	if hf := h.Handoff; hf != nil && !adopted(h.Status) {
+	it.task = h.task()
+	if hf := h.handoff(); hf != nil && !adopted(h.Status) {
 		it.pivots = append(it.pivots, PivotInFlight{Host: h.Name, Side: PivotDestination, Since: hf.DetachIndex})
 	}
 	return it, len(it.pending) > 0 || len(it.pivots) > 0 || it.task != nil

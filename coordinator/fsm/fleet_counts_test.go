@@ -50,14 +50,14 @@ func recountFleet(f *FSM) Fleet {
 					fl.Pending = append(fl.Pending, PendingIntent{Host: h.Name, Rack: h.Rack, Kind: wire.IntentPowerOff, CreatedIndex: it.CreatedIndex})
 				}
 			}
-			if d := in.Detach; d != nil && h.PivotedTo == "" && strings.HasPrefix(d.Reason, pivotReason) {
+			if d := in.Detach; d != nil && h.pivotedTo() == "" && strings.HasPrefix(d.Reason, pivotReason) {
 				fl.Pivots = append(fl.Pivots, PivotInFlight{Host: h.Name, Side: PivotSource, Since: d.CreatedIndex})
 			}
 		}
-		if h.Task != nil {
-			fl.Tasks = append(fl.Tasks, *h.Task)
+		if h.task() != nil {
+			fl.Tasks = append(fl.Tasks, *h.task())
 		}
-		if hf := h.Handoff; hf != nil && !adopted(h.Status) {
+		if hf := h.handoff(); hf != nil && !adopted(h.Status) {
 			fl.Pivots = append(fl.Pivots, PivotInFlight{Host: h.Name, Side: PivotDestination, Since: hf.DetachIndex})
 		}
 	}

@@ -24,7 +24,7 @@ type bmcAcct struct {
 // the rack's current epoch (a stale holder's write is refused, so it can
 // never replace the password the current holder set).
 func (f *FSM) applyBMCAccount(t *tx, c BMCAccountCmd) (any, error) {
-	h := f.s.Hosts[c.Name]
+	h := f.s.Hosts[c.Name].rec()
 	if h == nil {
 		return nil, notFound("host %s does not exist", c.Name)
 	}

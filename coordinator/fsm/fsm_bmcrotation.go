@@ -15,7 +15,7 @@ import (
 // --bmc-account-rotation, or --provisioner ironic, or it has not looked
 // at the host yet), and one whose record says the fence at the BMC is off.
 func (f *FSM) applyRequestBMCRotation(t *tx, c RequestBMCRotationCmd) (any, error) {
-	h := f.s.Hosts[c.Name]
+	h := f.s.Hosts[c.Name].rec()
 	if h == nil {
 		return nil, notFound("host %s does not exist", c.Name)
 	}

@@ -15,7 +15,7 @@ func (f *FSM) applyBMCTask(t *tx, c BMCTaskCmd) (any, error) {
 	if (c.Start == nil) == (c.End == nil) {
 		return nil, newErr(wire.CodeBadRequest, "a BMC task write is a start or an end, not both or neither")
 	}
-	old := f.s.Hosts[c.Name]
+	old := f.s.Hosts[c.Name].rec()
 	if old == nil {
 		return nil, notFound("host %s does not exist", c.Name)
 	}

@@ -69,10 +69,11 @@ func (f *FSM) storeStatus(t *tx, h *hostRec) {
 // putHost stores h at the entry's index and moves its rack's Index.
 func (f *FSM) putHost(t *tx, h *hostRec) {
 	h.ModifiedIndex = t.index
-	f.fleet.swap(f.s.Hosts[h.Name], h)
-	f.s.Hosts[h.Name] = h
+	e := entryOf(h)
+	f.fleet.swap(f.s.Hosts[h.Name], e)
+	f.s.Hosts[h.Name] = e
 	r := f.s.rack(h.Rack)
-	r.Hosts[h.Name] = h
+	r.Hosts[h.Name] = e
 	r.Index = t.index
 }
 
@@ -98,7 +99,7 @@ func (f *FSM) applyPutHost(t *tx, c PutHostCmd) (any, error) {
 	spec.UserData, spec.NetworkData = cloneRef(spec.UserData), cloneRef(spec.NetworkData)
 	spec.MetaData, spec.PreprovisioningNetworkData = cloneRef(spec.MetaData), cloneRef(spec.PreprovisioningNetworkData)
 	internSpec(&spec)
-	old := f.s.Hosts[spec.Name]
+	old := f.s.Hosts[spec.Name].rec()
 	handoff := spec.Handoff != nil && spec.Handoff.Confirmed
 	if old == nil {
 		rec := &hostRec{Host: spec}
@@ -148,7 +149,7 @@ func (f *FSM) applyPutHost(t *tx, c PutHostCmd) (any, error) {
 }
 
 func (f *FSM) applyDeleteHost(t *tx, c DeleteHostCmd) (any, error) {
-	old := f.s.Hosts[c.Name]
+	old := f.s.Hosts[c.Name].rec()
 	if old == nil {
 		return nil, notFound("host %s does not exist", c.Name)
 	}
@@ -188,7 +189,7 @@ func carriedStatus(src *wire.HostStatus, bootMAC string, at time.Time) *wire.Hos
 }
 
 func (f *FSM) applySetPivoted(t *tx, c SetPivotedCmd) (any, error) {
-	old := f.s.Hosts[c.Name]
+	old := f.s.Hosts[c.Name].rec()
 	if old == nil {
 		return nil, notFound("host %s does not exist", c.Name)
 	}
@@ -233,7 +234,7 @@ func normIntents(in *wire.Intents) *wire.Intents {
 }
 
 func (f *FSM) applyPutIntent(t *tx, c PutIntentCmd) (any, error) {
-	old := f.s.Hosts[c.Name]
+	old := f.s.Hosts[c.Name].rec()
 	if old == nil {
 		return nil, notFound("host %s does not exist", c.Name)
 	}
@@ -258,7 +259,7 @@ func (f *FSM) applyPutIntent(t *tx, c PutIntentCmd) (any, error) {
 }
 
 func (f *FSM) applyDeleteIntent(t *tx, c DeleteIntentCmd) (any, error) {
-	old := f.s.Hosts[c.Name]
+	old := f.s.Hosts[c.Name].rec()
 	if old == nil {
 		return nil, notFound("host %s does not exist", c.Name)
 	}
@@ -298,19 +299,21 @@ func (f *FSM) applyStatus(t *tx, c StatusCmd) (any, error) {
 // that order; then the host is touched, removed or written in full. The
 // answer is the host (a touch: as it stays) or DeleteHostResult.
 func (f *FSM) applyHost(t *tx, rack string, epoch uint64, at time.Time, h *wire.RackHostReport) (any, error) {
-	old := f.s.Hosts[h.Name]
-	if err := sameHost(old, h); err != nil {
+	e := f.s.Hosts[h.Name]
+	if err := sameHost(e, h); err != nil {
 		return nil, err
 	}
-	if err := ownHost(old, rack, h.Name); err != nil {
+	if err := ownHost(e, rack, h.Name); err != nil {
 		return nil, err
 	}
 	if err := f.checkEpoch(rack, epoch); err != nil {
 		return nil, err
 	}
+	if h.IsTouch() {
+		return f.applyTouch(t, e, epoch, at, h)
+	}
+	old := e.rec()
 	switch {
-	case h.IsTouch():
-		return f.applyTouch(t, old, epoch, at, h)
 	case h.Remove:
 		f.removeHost(t, old)
 		return DeleteHostResult{Host: old.Host, Deleted: true}, nil
@@ -358,7 +361,7 @@ func (f *FSM) applyHost(t *tx, rack string, epoch uint64, at time.Time, h *wire.
 
 // ownHost refuses a report by rack's agent about old (nil: no host of
 // that name) unless old is in rack.
-func ownHost(old *hostRec, rack, name string) error {
+func ownHost(old *hostEntry, rack, name string) error {
 	if old == nil {
 		return notFound("host %s does not exist", name)
 	}

@@ -88,7 +88,7 @@ func cloneOpIntents(in *wire.Intents) *wire.Intents {
 }
 
 func (f *FSM) applyPutOperationIntent(t *tx, c PutOperationIntentCmd) (any, error) {
-	old := f.s.Hosts[c.Name]
+	old := f.s.Hosts[c.Name].rec()
 	if old == nil {
 		return nil, notFound("host %s does not exist", c.Name)
 	}
@@ -140,7 +140,7 @@ func (f *FSM) applyPutOperationIntent(t *tx, c PutOperationIntentCmd) (any, erro
 }
 
 func (f *FSM) applyDeleteOperationIntent(t *tx, c DeleteOperationIntentCmd) (any, error) {
-	old := f.s.Hosts[c.Name]
+	old := f.s.Hosts[c.Name].rec()
 	if old == nil {
 		return nil, notFound("host %s does not exist", c.Name)
 	}

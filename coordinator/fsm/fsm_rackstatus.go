@@ -60,7 +60,7 @@ func (f *FSM) checkEpoch(rack string, epoch uint64) error {
 // under its name. A report naming none (an older agent, a per-host
 // write, or a body from before the check: decodeRackStatus) is not
 // checked; a host that does not exist is refused by ownHost.
-func sameHost(old *hostRec, h *wire.RackHostReport) error {
+func sameHost(old *hostEntry, h *wire.RackHostReport) error {
 	if h.Created == 0 || old == nil || old.CreatedIndex == h.Created {
 		return nil
 	}
@@ -73,7 +73,7 @@ func sameHost(old *hostRec, h *wire.RackHostReport) error {
 // last full write (touchBase). A touch does not move the host's
 // modifiedIndex nor the rack's index: watchers are not woken for it, and
 // the next touch keeps the same base.
-func (f *FSM) applyTouch(t *tx, old *hostRec, epoch uint64, at time.Time, h *wire.RackHostReport) (any, error) {
+func (f *FSM) applyTouch(t *tx, old *hostEntry, epoch uint64, at time.Time, h *wire.RackHostReport) (any, error) {
 	if err := touchBase(old, h); err != nil {
 		return nil, err
 	}
@@ -84,12 +84,12 @@ func (f *FSM) applyTouch(t *tx, old *hostRec, epoch uint64, at time.Time, h *wir
 	f.fleet.swap(old, &rec)
 	f.s.Hosts[rec.Name] = &rec
 	f.s.rack(rec.Rack).Hosts[rec.Name] = &rec
-	return rec.Host, nil
+	return rec.host(), nil
 }
 
 // touchBase refuses a touch of old (a host of the agent's rack) unless it
 // is unchanged since the touch's base.
-func touchBase(old *hostRec, h *wire.RackHostReport) error {
+func touchBase(old *hostEntry, h *wire.RackHostReport) error {
 	if old.Status == nil || old.ModifiedIndex != h.Touch {
 		return conflict("host %s changed since index %d (it is at %d now): send its full status instead of a touch", h.Name, h.Touch, old.ModifiedIndex)
 	}

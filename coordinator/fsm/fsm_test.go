@@ -332,7 +332,7 @@ func TestSnapshotRestoreRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := NewFSM()
-	g.s.Hosts["stale"] = &hostRec{} // Restore must discard prior state
+	g.s.Hosts["stale"] = &hostEntry{} // Restore must discard prior state
 	if err := g.Restore(bytes.NewReader(buf.Bytes())); err != nil {
 		t.Fatal(err)
 	}

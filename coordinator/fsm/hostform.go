@@ -14,11 +14,6 @@ type hostFull struct {
 	Events []wire.Event `json:"events,omitempty"`
 }
 
-// full returns h in wire form; its pointers reach h's (immutable) parts.
-func (h *hostRec) full() *hostFull {
-	return &hostFull{Host: h.Host, Events: eventsOf(h.Events)}
-}
-
 // recOf returns a record holding h (its events packed); h's parts are
 // the record's from then on.
 func recOf(h *hostFull) *hostRec {
@@ -29,7 +24,7 @@ func recOf(h *hostFull) *hostRec {
 // writes a struct's name into the stream, and the records of snapshots
 // written before records were packed went by that name, so the same state
 // still gives the same snapshot bytes.
-func encodeHost(enc *gob.Encoder, h *hostRec) error {
+func encodeHost(enc *gob.Encoder, h *hostEntry) error {
 	type hostRec hostFull
 	return enc.Encode((*hostRec)(h.full()))
 }

@@ -32,10 +32,10 @@ func (f *FSM) HostsSelected(rack, pstate string, sel wire.Selector) ([]wire.Host
 				continue
 			}
 		}
-		if sel != nil && !sel.Matches(h.Labels) {
+		if sel != nil && !sel.Matches(h.labels()) {
 			continue
 		}
-		out = append(out, h.Host)
+		out = append(out, h.host())
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, f.applied.Load()

@@ -133,8 +133,8 @@ func TestOldSnapshotChunkDecodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, h := range hosts {
-		if h.Rack != "r1" || h.Labels != nil || h.Status == nil || h.Status.ProvisioningState != wire.StateAvailable {
-			t.Fatalf("old record decoded as %+v", h.Host)
+		if h.Rack != "r1" || h.labels() != nil || h.Status == nil || h.Status.ProvisioningState != wire.StateAvailable {
+			t.Fatalf("old record decoded as %+v", h.host())
 		}
 	}
 	// And today's records keep their labels through a snapshot.

@@ -15,7 +15,7 @@ import (
 // one pointer per host; nothing is copied.
 type HostsView struct {
 	Index uint64
-	recs  []*hostRec
+	recs  []*hostEntry
 }
 
 // HostsView captures the hosts of rack ("" = every rack) at the applied
@@ -42,11 +42,11 @@ func (f *FSM) HostsView(rack string) *HostsView {
 		v.recs = o.lookup(src)
 	}
 	if v.recs == nil {
-		v.recs = make([]*hostRec, 0, len(src))
+		v.recs = make([]*hostEntry, 0, len(src))
 		for _, h := range src {
 			v.recs = append(v.recs, h)
 		}
-		slices.SortFunc(v.recs, func(a, b *hostRec) int { return strings.Compare(a.Name, b.Name) })
+		slices.SortFunc(v.recs, func(a, b *hostEntry) int { return strings.Compare(a.Name, b.Name) })
 		slot.Store(newHostOrder(rack, v.recs))
 	}
 	return v
@@ -60,7 +60,7 @@ type hostOrder struct {
 	names []string
 }
 
-func newHostOrder(rack string, recs []*hostRec) *hostOrder {
+func newHostOrder(rack string, recs []*hostEntry) *hostOrder {
 	o := &hostOrder{rack: rack, names: make([]string, len(recs))}
 	for i, h := range recs {
 		o.names[i] = h.Name
@@ -71,11 +71,11 @@ func newHostOrder(rack string, recs []*hostRec) *hostOrder {
 // lookup returns src's records in o's order, or nil when src does not
 // hold exactly o's names (a host was added or removed since): as many
 // records as names, and every name found, is the same set.
-func (o *hostOrder) lookup(src map[string]*hostRec) []*hostRec {
+func (o *hostOrder) lookup(src map[string]*hostEntry) []*hostEntry {
 	if len(src) != len(o.names) {
 		return nil
 	}
-	recs := make([]*hostRec, len(o.names))
+	recs := make([]*hostEntry, len(o.names))
 	for i, n := range o.names {
 		h := src[n]
 		if h == nil {
@@ -89,9 +89,9 @@ func (o *hostOrder) lookup(src map[string]*hostRec) []*hostRec {
 // Len is how many hosts the view holds.
 func (v *HostsView) Len() int { return len(v.recs) }
 
-// At is the i-th host by name. It points into an immutable record: never
-// modify what it reaches.
-func (v *HostsView) At(i int) *wire.Host { return &v.recs[i].Host }
+// At is the i-th host by name. Its pointers reach an immutable entry's
+// parts: never modify what they reach.
+func (v *HostsView) At(i int) wire.Host { return v.recs[i].host() }
 
 // After is the position of the first host named after name ("" = 0).
 func (v *HostsView) After(name string) int {

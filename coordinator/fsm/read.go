@@ -40,7 +40,7 @@ func (f *FSM) Host(name string) (wire.Host, bool) {
 	if h == nil {
 		return wire.Host{}, false
 	}
-	return h.Host, true
+	return h.host(), true
 }
 
 // Events returns a host's events, newest last.
@@ -64,8 +64,8 @@ func (f *FSM) RackUsesCredentials(rack, cred string) bool {
 	if r == nil {
 		return false
 	}
-	for _, h := range r.Hosts {
-		if h.NamesRecord(cred) {
+	for _, e := range r.Hosts {
+		if h := e.host(); h.NamesRecord(cred) {
 			return true
 		}
 	}

@@ -7,7 +7,8 @@ import "github.com/rackfence/rackfence/shared/wire"
 func (r *rackRec) counts() wire.RackHostCounts {
 	c := wire.RackHostCounts{States: map[string]int{}, Statuses: map[string]int{}}
 	for _, h := range r.Hosts {
-		c.CountHost(&h.Host)
+		w := h.host()
+		c.CountHost(&w)
 	}
 	return c
 }

@@ -219,7 +219,7 @@ func TestRestoreInternsSpec(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, b := f.s.Hosts["h000100"], f.s.Hosts["h000101"]
-	if unsafe.StringData(a.Rack) != unsafe.StringData(b.Rack) || unsafe.StringData(a.BMC.Credentials) != unsafe.StringData(b.BMC.Credentials) {
+	if unsafe.StringData(a.Rack) != unsafe.StringData(b.Rack) || unsafe.StringData(a.BMCCredentials) != unsafe.StringData(b.BMCCredentials) {
 		t.Error("the rack or credentials name of restored hosts are copies per host")
 	}
 	if a.Status.BMCDetails != b.Status.BMCDetails || fmt.Sprintf("%p", a.Status.Health.Components) != fmt.Sprintf("%p", b.Status.Health.Components) {

@@ -50,7 +50,7 @@ type snapMeta struct {
 // Snapshot is a captured state: Encode writes it in the format above.
 type Snapshot struct {
 	meta  snapMeta
-	hosts []*hostRec
+	hosts []*hostEntry
 }
 
 // snapshot captures the state: records are immutable, so copying the
@@ -78,7 +78,7 @@ func (f *FSM) snapshotLocked() *Snapshot {
 		c.Hosts = nil
 		s.meta.Racks[n] = c
 	}
-	s.hosts = make([]*hostRec, 0, len(f.s.Hosts))
+	s.hosts = make([]*hostEntry, 0, len(f.s.Hosts))
 	for _, h := range f.s.Hosts {
 		s.hosts = append(s.hosts, h)
 	}
@@ -146,19 +146,21 @@ func (f *FSM) Restore(r io.Reader) error {
 	}
 	zbr := bufio.NewReaderSize(zr, 256<<10)
 	var meta snapMeta
-	var hosts []*hostRec
+	var hosts []*hostEntry
 	if ver == 1 {
 		dec := json.NewDecoder(zbr)
 		if err := dec.Decode(&meta); err != nil {
 			return fmt.Errorf("snapshot meta: %w", err)
 		}
-		hosts = make([]*hostRec, 0, meta.HostCount)
+		hosts = make([]*hostEntry, 0, meta.HostCount)
 		for i := 0; i < meta.HostCount; i++ {
 			h := &hostFull{}
 			if err := dec.Decode(h); err != nil {
 				return fmt.Errorf("snapshot host %d of %d: %w", i+1, meta.HostCount, err)
 			}
-			hosts = append(hosts, recOf(h))
+			rec := recOf(h)
+			internRec(rec)
+			hosts = append(hosts, entryOf(rec))
 		}
 	} else {
 		line, err := zbr.ReadBytes('\n')
@@ -189,13 +191,10 @@ func (f *FSM) Restore(r io.Reader) error {
 	}
 	for n, rr := range meta.Racks {
 		c := rr
-		c.Hosts = map[string]*hostRec{}
+		c.Hosts = map[string]*hostEntry{}
 		s.Racks[n] = &c
 	}
 	for _, h := range hosts {
-		if ver == 1 {
-			internRec(h)
-		}
 		s.Hosts[h.Name] = h
 		s.rack(h.Rack).Hosts[h.Name] = h
 	}
@@ -213,9 +212,9 @@ func (f *FSM) Restore(r io.Reader) error {
 
 // readChunks reads the version 2 host chunks and decodes them on every
 // core; the order of hosts does not matter.
-func readChunks(r *bufio.Reader, count int) ([]*hostRec, error) {
+func readChunks(r *bufio.Reader, count int) ([]*hostEntry, error) {
 	type result struct {
-		hosts []*hostRec
+		hosts []*hostEntry
 		err   error
 	}
 	work := make(chan []byte, runtime.GOMAXPROCS(0))
@@ -227,7 +226,7 @@ func readChunks(r *bufio.Reader, count int) ([]*hostRec, error) {
 			defer wg.Done()
 			for b := range work {
 				dec := gob.NewDecoder(bytes.NewReader(b))
-				var out []*hostRec
+				var out []*hostEntry
 				var err error
 				for {
 					h := &hostFull{}
@@ -239,7 +238,7 @@ func readChunks(r *bufio.Reader, count int) ([]*hostRec, error) {
 					}
 					rec := recOf(h)
 					internRec(rec)
-					out = append(out, rec)
+					out = append(out, entryOf(rec))
 				}
 				results <- result{out, err}
 			}
@@ -266,7 +265,7 @@ func readChunks(r *bufio.Reader, count int) ([]*hostRec, error) {
 		}
 	}()
 	go func() { wg.Wait(); close(results) }()
-	hosts := make([]*hostRec, 0, count)
+	hosts := make([]*hostEntry, 0, count)
 	var err error
 	for res := range results {
 		if res.err != nil && err == nil {

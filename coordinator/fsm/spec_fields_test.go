@@ -75,7 +75,7 @@ func TestSpecFieldsAreSpec(t *testing.T) {
 
 	// A snapshot chunk carries them.
 	var chunk bytes.Buffer
-	if err := gob.NewEncoder(&chunk).Encode(&hostRec{Host: got}); err != nil {
+	if err := gob.NewEncoder(&chunk).Encode(&hostFull{Host: got}); err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
@@ -85,7 +85,7 @@ func TestSpecFieldsAreSpec(t *testing.T) {
 	if err != nil || len(hosts) != 1 {
 		t.Fatal(err, len(hosts))
 	}
-	if back := hosts[0].Host; !reflect.DeepEqual(specOf(&back), specOf(&got)) {
+	if back := hosts[0].host(); !reflect.DeepEqual(specOf(&back), specOf(&got)) {
 		t.Fatalf("snapshot round trip: %+v\nwant %+v", specOf(&back), specOf(&got))
 	}
 	// So does a log entry.

@@ -18,11 +18,11 @@ const (
 	MaxTombstones = 1000
 )
 
-// hostRec is one host as the FSM keeps it. Records are immutable once
-// stored: every change stores a new record (copy-on-write), so snapshots
-// and readers can hold a pointer without locks. Its events are kept
-// packed (events.go); full is the record in wire form, as snapshots and
-// the state hash encode it (hostform.go).
+// hostRec is one host as Apply changes it: a copy of a stored entry
+// (hostEntry.rec), stored as a new entry (entryOf). Entries are immutable
+// once stored: every change stores a new one (copy-on-write), so
+// snapshots and readers can hold a pointer without locks. Its events stay
+// packed (events.go).
 type hostRec struct {
 	wire.Host
 	Events []eventRec
@@ -92,7 +92,7 @@ type tombstone struct {
 
 // rackRec is the per-rack bookkeeping.
 type rackRec struct {
-	Hosts map[string]*hostRec `json:"-"`
+	Hosts map[string]*hostEntry `json:"-"`
 	Lease *LeaseRec           `json:"lease,omitempty"`
 	// History of leases, oldest first, at most MaxLeaseHistory.
 	History []wire.LeaseRecord `json:"history,omitempty"`
@@ -111,7 +111,7 @@ type rackRec struct {
 type state struct {
 	ClusterID string
 	Members   map[string]string // node ID -> HTTP URL
-	Hosts     map[string]*hostRec
+	Hosts     map[string]*hostEntry
 	Racks     map[string]*rackRec
 	Creds     map[string]credRec
 	Tokens    map[string]TokenInfo // sha256 hex -> info
@@ -131,7 +131,7 @@ type state struct {
 func newState() *state {
 	return &state{
 		Members:  map[string]string{},
-		Hosts:    map[string]*hostRec{},
+		Hosts:    map[string]*hostEntry{},
 		Racks:    map[string]*rackRec{},
 		Creds:    map[string]credRec{},
 		Tokens:   map[string]TokenInfo{},
@@ -144,7 +144,7 @@ func newState() *state {
 func (s *state) rack(name string) *rackRec {
 	r := s.Racks[name]
 	if r == nil {
-		r = &rackRec{Hosts: map[string]*hostRec{}}
+		r = &rackRec{Hosts: map[string]*hostEntry{}}
 		s.Racks[name] = r
 	}
 	return r

@@ -135,7 +135,7 @@ func (s *Snapshot) sum() string {
 	put("tokens", s.meta.Tokens)
 	put("racks", s.meta.Racks)
 	hosts := slices.Clone(s.hosts)
-	slices.SortFunc(hosts, func(a, b *hostRec) int {
+	slices.SortFunc(hosts, func(a, b *hostEntry) int {
 		switch {
 		case a.Name < b.Name:
 			return -1

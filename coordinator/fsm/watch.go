@@ -18,7 +18,7 @@ func rackChanges(r *rackRec, rack string, after uint64, w *wire.WatchResponse) {
 	w.Reset = after != 0 && after < r.TombFloor
 	for _, h := range r.Hosts {
 		if all || h.ModifiedIndex > after {
-			w.Hosts = append(w.Hosts, h.Host)
+			w.Hosts = append(w.Hosts, h.host())
 		}
 	}
 	sort.Slice(w.Hosts, func(i, j int) bool { return w.Hosts[i].Name < w.Hosts[j].Name })
