@@ -93,7 +93,7 @@ type tombstone struct {
 // rackRec is the per-rack bookkeeping.
 type rackRec struct {
 	Hosts map[string]*hostEntry `json:"-"`
-	Lease *LeaseRec           `json:"lease,omitempty"`
+	Lease *LeaseRec             `json:"lease,omitempty"`
 	// History of leases, oldest first, at most MaxLeaseHistory.
 	History []wire.LeaseRecord `json:"history,omitempty"`
 	// Index is the Raft index of the last change of anything in the rack.
