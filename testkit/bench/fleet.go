@@ -118,6 +118,10 @@ type FleetResult struct {
 	// route" from the start until every host was available;
 	// RequestsSteady over the steady window (counts, not rates).
 	RequestsToAvailable, RequestsSteady map[string]float64
+	// BMCToAvailable is the simulators' Redfish work from the start until
+	// every host was available (the simulators' /sim/totals; zero with a
+	// simulator that has none).
+	BMCToAvailable BMCCounts
 	// Samples are the available count (and RSS, heap) over time from the
 	// start of registration until every host was available.
 	Samples []FleetSample
@@ -248,6 +252,9 @@ func Fleet(ctx context.Context, cfg FleetConfig) (FleetResult, error) {
 		res.CPUToAvailableSims += float64(procstat.CPUTicks(p.pid())) / procstat.TicksPerSecond
 	}
 	res.RequestsToAvailable, _ = f.requestCounts()
+	if c, ok := f.bmcCounts(); ok {
+		res.BMCToAvailable = c
+	}
 	f.say("all %d hosts available after %.1f s", cfg.Hosts, res.Available.Seconds())
 
 	if err := f.steady(ctx, &res); err != nil {

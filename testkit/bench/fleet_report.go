@@ -40,6 +40,7 @@ func (r FleetResult) Figures() []FleetFigure {
 			goal("≤ 3 % of a core at 10,000 hosts", "≤ 25 % of a core at 100,000 hosts")},
 		{"steady writes", fmt.Sprintf("%.0f commands/s in %.1f Raft entries/s", r.SteadyWrites, r.SteadyEntries), ""},
 		{"API requests per host to available", orNone(formatRoutes(r.RequestsToAvailable, float64(r.Hosts), 5)), ""},
+		{"Redfish requests per host to available", r.bmcFigure(), ""},
 		{"steady API requests/s", orNone(formatRoutes(r.RequestsSteady, r.SteadyWindow.Seconds(), 5)), ""},
 		{"coordinator RSS", fmt.Sprintf("peak %d KiB (%.0f B/host), all available %d KiB (%.0f B/host), steady %d KiB (%.0f B/host)",
 			r.CoordRSSPeak, r.PerHost(r.CoordRSSPeak), r.CoordRSSAvailable, r.PerHost(r.CoordRSSAvailable),

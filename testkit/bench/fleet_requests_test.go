@@ -19,3 +19,17 @@ func TestFormatRoutes(t *testing.T) {
 		t.Fatalf("only the run's own scrapes: %q", got)
 	}
 }
+
+// TestBMCFigure: the Redfish line divides the simulators' totals by the
+// hosts, largest calls first; without /sim/totals it says so.
+func TestBMCFigure(t *testing.T) {
+	r := FleetResult{Hosts: 10, BMCToAvailable: BMCCounts{Requests: 30, Connections: 10, Logins: 10, BytesOut: 50000,
+		ByCall: map[string]float64{"GET /redfish/v1/Systems/1": 20, "POST /redfish/v1/SessionService/Sessions": 10}}}
+	want := "3.00: GET /redfish/v1/Systems/1 2.00, POST /redfish/v1/SessionService/Sessions 1.00; 5.0 KB answered, 1.00 connections, 1.00 logins per host"
+	if got := r.bmcFigure(); got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	if got := (FleetResult{Hosts: 10}).bmcFigure(); got != "not measured" {
+		t.Errorf("without counts: %q", got)
+	}
+}

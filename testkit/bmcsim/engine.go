@@ -35,7 +35,8 @@ func (s *Sim) get(w http.ResponseWriter, b *bmc, pth string) {
 	w.Header().Set("Allow", r.allow)
 	if r.static != nil {
 		if pth == v1 {
-			writeBytes(w, http.StatusOK, rootWithEvents(p, rootWithAccounts(r.static)), "")
+			r.rootOnce.Do(func() { r.rootBody = rootWithEvents(p, rootWithAccounts(r.static)) })
+			writeBytes(w, http.StatusOK, r.rootBody, "")
 			return
 		}
 		writeBytes(w, http.StatusOK, r.static, "")

@@ -52,6 +52,11 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			key += "?$select=" + x
 		}
 		b.gets[key]++
+	} else {
+		if b.calls == nil {
+			b.calls = map[string]int{}
+		}
+		b.calls[r.Method+" "+callPath(b.prof, path)]++
 	}
 	b.mu.Unlock()
 	switch fault {
@@ -79,6 +84,9 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rec := &statusWriter{ResponseWriter: w, during: during}
 	s.serveRedfish(rec, r, b, path, body)
+	b.mu.Lock()
+	b.bytesOut += rec.written
+	b.mu.Unlock()
 	if r.Method != http.MethodGet && r.Method != http.MethodHead && !sessionCall(b.prof, path) {
 		s.auditCall(b, r, arrived, body, rec)
 	}
@@ -102,6 +110,8 @@ type statusWriter struct {
 	// whose password it set and that password's number.
 	user, setUser string
 	gen, setGen   uint64
+	// written counts the body bytes written (State.BytesOut).
+	written int64
 }
 
 // noteTask records, for the audit line, the task a request started.
@@ -138,7 +148,9 @@ func (w *statusWriter) Write(p []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
-	return w.ResponseWriter.Write(p)
+	n, err := w.ResponseWriter.Write(p)
+	w.written += int64(n)
+	return n, err
 }
 
 func (w *statusWriter) code() int {
@@ -183,6 +195,8 @@ func (s *Sim) serveSim(w http.ResponseWriter, r *http.Request, b *bmc, path stri
 	switch {
 	case path == "/sim/state" && r.Method == http.MethodGet:
 		writeJSON(w, http.StatusOK, b.state(), "")
+	case path == "/sim/totals" && r.Method == http.MethodGet:
+		writeJSON(w, http.StatusOK, s.Totals(), "")
 	case path == "/sim/fault" && (r.Method == http.MethodPut || r.Method == http.MethodPost):
 		var req struct {
 			Mode string `json:"mode"`
@@ -206,7 +220,7 @@ func (s *Sim) serveSim(w http.ResponseWriter, r *http.Request, b *bmc, path stri
 	case path == "/sim/power" && (r.Method == http.MethodPut || r.Method == http.MethodPost):
 		s.serveSimPower(w, r, b)
 	default:
-		http.Error(w, "simulator control: GET /sim/state, PUT /sim/fault, GET or PUT /sim/knobs, GET or PUT /sim/accounts, POST /sim/power", http.StatusNotFound)
+		http.Error(w, "simulator control: GET /sim/state, GET /sim/totals, PUT /sim/fault, GET or PUT /sim/knobs, GET or PUT /sim/accounts, POST /sim/power", http.StatusNotFound)
 	}
 }
 

@@ -104,6 +104,11 @@ type resource struct {
 	// decoding the body again.
 	staticOnce sync.Once
 	staticDoc  map[string]any
+	// rootOnce, rootBody: the service root's answer (static with the
+	// AccountService and EventService links the simulator adds), built
+	// once per profile instead of decoded and encoded at every GET.
+	rootOnce sync.Once
+	rootBody []byte
 	// tree is the document: maps and slices, subtrees with nothing to
 	// substitute frozen as json.RawMessage, placeholder strings as tmpl.
 	tree map[string]any

@@ -54,6 +54,11 @@ type State struct {
 	// Gets counts GET requests per path (trailing slash trimmed), answered
 	// or not: how a test tells a client reading the same document twice.
 	Gets map[string]int `json:"gets,omitempty"`
+	// Calls counts the other Redfish requests by "METHOD path" (a
+	// session's own path as "{id}"), answered or not.
+	Calls map[string]int `json:"calls,omitempty"`
+	// BytesOut counts the bytes of the Redfish answers' bodies.
+	BytesOut int64 `json:"bytesOut"`
 	// Systems is every ComputerSystem, in the profile's order (Power,
 	// BootOverride and LastBoot above are Systems[0]'s).
 	Systems []SystemState `json:"systems"`
@@ -135,6 +140,8 @@ type bmc struct {
 	conns     int
 	requests  int
 	gets      map[string]int
+	calls     map[string]int
+	bytesOut  int64
 	tlsFull   int
 	tlsResume int
 	fault     string
@@ -234,7 +241,7 @@ func (b *bmc) state() State {
 	st := State{Index: b.index, Port: b.port, MAC: b.systemMAC(0), BMCResets: b.resets, Fault: b.fault,
 		Sessions: len(b.sessions), Mutations: b.mutations, Logins: b.logins, Lockouts: slices.Clone(b.lockouts), FailedLogins: maps.Clone(b.failedLogins),
 		Connections: b.conns, Requests: b.requests, TLSHandshakes: b.tlsFull + b.tlsResume, TLSResumed: b.tlsResume,
-		Gets: maps.Clone(b.gets)}
+		Gets: maps.Clone(b.gets), Calls: maps.Clone(b.calls), BytesOut: b.bytesOut}
 	for j, s := range b.sys {
 		r := b.prof.systems[j]
 		st.Systems = append(st.Systems, SystemState{ID: path.Base(r.path), Path: r.path, Power: onOff(s.power),

@@ -105,6 +105,8 @@ func fleetJSON(r bench.FleetResult) map[string]any {
 		"connsPerAgentMax": r.ConnsPerAgentMax, "connsPerAgentMean": r.ConnsPerAgentMean, "coordGoroutines": r.CoordGoroutines,
 		"cpuToAvailableCoordSeconds": r.CPUToAvailableCoord, "cpuToAvailableAgentsSeconds": r.CPUToAvailableAgents,
 		"cpuToAvailableSimsSeconds": r.CPUToAvailableSims, "cores": r.Cores,
+		"redfishToAvailable": map[string]any{"requests": r.BMCToAvailable.Requests, "bytesOut": r.BMCToAvailable.BytesOut,
+			"connections": r.BMCToAvailable.Connections, "logins": r.BMCToAvailable.Logins, "byCall": r.BMCToAvailable.ByCall},
 		"loadWait":   map[string]any{"steal": r.LoadWait.Steal, "otherCores": r.LoadWait.OtherCores},
 		"loadSteady": map[string]any{"steal": r.LoadSteady.Steal, "otherCores": r.LoadSteady.OtherCores}, "agentCPUPerHostms": ms(r.AgentCPUPerHost()), "samples": samples}
 }
