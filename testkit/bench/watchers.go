@@ -56,6 +56,11 @@ type WatchersConfig struct {
 	DialFirst bool
 	// CoordArgs are added to the coordinator (e.g. --pprof-addr).
 	CoordArgs []string
+	// CrowdNice, when above 0, runs the watchers (this process) at that
+	// nice value once the coordinator started, and the writer process
+	// back at 0 (which needs root): a model of watchers on other
+	// machines, which do not take the coordinator's CPU.
+	CrowdNice int
 	// Progress receives one line per phase; nil = none.
 	Progress func(string)
 }
@@ -68,8 +73,14 @@ type WatchersResult struct {
 	// P50, P99, Max are the writes' latencies (request to answer).
 	P50, P99, Max time.Duration
 	// CPU is the coordinator's CPU seconds from the first write until every
-	// watcher saw the last one.
-	CPU float64
+	// watcher saw the last one; CrowdCPU the watchers' process's (this
+	// one's) over the same time, run at CrowdNice.
+	CPU, CrowdCPU float64
+	CrowdNice     int
+	// LateP50, LateP99, LateMax: per write, the time from its answer
+	// until the last watcher received it (negative: every watcher had it
+	// before the writer had its answer).
+	LateP50, LateP99, LateMax time.Duration
 	// RSS in KiB: before the watchers opened, the highest sample while
 	// they watched, and After/2 and After after they closed.
 	RSSStart, RSSWatching, RSSHalfAfter, RSSAfter int64
@@ -90,17 +101,28 @@ type WatchersResult struct {
 
 // Watchers runs one watchers measurement and stops the coordinator.
 func Watchers(ctx context.Context, cfg WatchersConfig) (WatchersResult, error) {
-	res := WatchersResult{Watchers: cfg.Watchers, Writes: cfg.Writes, Stream: cfg.Stream}
+	res := WatchersResult{Watchers: cfg.Watchers, Writes: cfg.Writes, Stream: cfg.Stream, CrowdNice: cfg.CrowdNice}
 	if cfg.Writes < 1 || cfg.Watchers < 0 || cfg.Hosts < 0 {
 		return res, fmt.Errorf("--writes %d / --watchers %d / --hosts %d: need writes ≥ 1, watchers and hosts ≥ 0", cfg.Writes, cfg.Watchers, cfg.Hosts)
 	}
 	if cfg.PerClient < 1 {
 		cfg.PerClient = 100
 	}
+	if cfg.CrowdNice < 0 || cfg.CrowdNice > 19 {
+		return res, fmt.Errorf("--crowd-nice %d: want 0 (off) to 19", cfg.CrowdNice)
+	}
+	if cfg.CrowdNice > 0 && (cfg.WriterBin == "" || os.Geteuid() != 0) {
+		return res, fmt.Errorf("--crowd-nice %d: needs root and a writer process (the writer is started back at nice 0); run as root or without --crowd-nice", cfg.CrowdNice)
+	}
 	f := &fleet{cfg: FleetConfig{Bin: cfg.Bin, Dir: cfg.Dir, CoordArgs: cfg.CoordArgs, Progress: cfg.Progress}}
 	defer f.stopAll()
 	if err := f.startCoordinator(ctx); err != nil {
 		return res, err
+	}
+	if cfg.CrowdNice > 0 {
+		if err := niceSelf(cfg.CrowdNice); err != nil {
+			return res, fmt.Errorf("--crowd-nice %d: %w", cfg.CrowdNice, err)
+		}
 	}
 	const rack = watchedRack
 	put := newHostPutter(f.coordURL, f.token)
@@ -139,7 +161,7 @@ func Watchers(ctx context.Context, cfg WatchersConfig) (WatchersResult, error) {
 			}
 			clients = append(clients, c)
 		}
-		ws[i] = &watcher{c: clients[len(clients)-1], rack: rack, index: first.Index, seen: map[string]bool{}, stream: cfg.Stream}
+		ws[i] = &watcher{c: clients[len(clients)-1], rack: rack, index: first.Index, seen: make([]int64, cfg.Writes), stream: cfg.Stream}
 		started.Add(1)
 		done.Add(1)
 		go func(w *watcher) { defer done.Done(); w.run(wctx, &started) }(ws[i])
@@ -166,33 +188,32 @@ func Watchers(ctx context.Context, cfg WatchersConfig) (WatchersResult, error) {
 
 	enc0, _ := f.metric("rackfence_watch_answers_encoded_total")
 	sent0, _ := f.metric("rackfence_watch_answers_sent_total")
-	cpu0 := procstat.CPUSeconds(pid)
-	names := make([]string, cfg.Writes)
-	for i := range names {
-		names[i] = WatchersWriteName(i)
-	}
+	cpu0, crowd0 := procstat.CPUSeconds(pid), procstat.CPUSeconds(os.Getpid())
 	var lats []time.Duration
+	var answered []time.Time
 	if cfg.WriterBin != "" {
-		lats, err = f.writeInChild(ctx, cfg)
+		lats, answered, err = f.writeInChild(ctx, cfg)
 	} else {
-		lats, err = PutWatchedHosts(ctx, f.coordURL, f.token, cfg.Writes)
+		lats, answered, err = PutWatchedHosts(ctx, f.coordURL, f.token, cfg.Writes)
 	}
 	if err != nil {
 		return res, err
 	}
 	f.say("%d writes done; waiting for every watcher to see them", cfg.Writes)
 	deadline := time.Now().Add(5 * time.Minute)
-	for time.Now().Before(deadline) && missed(ws, names) > 0 {
+	for time.Now().Before(deadline) && missed(ws) > 0 {
 		time.Sleep(100 * time.Millisecond)
 	}
 	res.CPU = procstat.CPUSeconds(pid) - cpu0
+	res.CrowdCPU = procstat.CPUSeconds(os.Getpid()) - crowd0
+	res.LateP50, res.LateP99, res.LateMax = lateness(ws, answered)
 	enc1, _ := f.metric("rackfence_watch_answers_encoded_total")
 	sent1, _ := f.metric("rackfence_watch_answers_sent_total")
 	res.Encoded, res.Sent = int(enc1-enc0), int(sent1-sent0)
 	close(stopSample)
 	<-sampled
 	res.RSSWatching = peak.Load()
-	res.Missed = missed(ws, names)
+	res.Missed = missed(ws)
 	if res.MemWatching, err = f.memBreakdown(); err != nil {
 		return res, err
 	}
@@ -234,7 +255,7 @@ type watcher struct {
 	rack   string
 	index  uint64
 	mu     sync.Mutex
-	seen   map[string]bool
+	seen   []int64 // by write: when it was first received (Unix ns), 0 = not yet
 	errors int
 	causes map[string]int // errors by errorCause
 	stream bool
@@ -285,30 +306,61 @@ func (w *watcher) run(ctx context.Context, started *sync.WaitGroup) {
 	}
 }
 
-// note records the written hosts an answer carries.
+// note records when it first received each written host an answer
+// carries.
 func (w *watcher) note(resp *wire.WatchResponse) {
+	now := time.Now().UnixNano()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, h := range resp.Hosts {
-		if strings.HasPrefix(h.Name, "w-") {
-			w.seen[h.Name] = true
+		i, ok := watchersWriteIndex(h.Name)
+		if ok && i < len(w.seen) && w.seen[i] == 0 {
+			w.seen[i] = now
 		}
 	}
 }
 
-// missed counts the (watcher, name) pairs not seen yet.
-func missed(ws []*watcher, names []string) int {
+// missed counts the (watcher, write) pairs not seen yet.
+func missed(ws []*watcher) int {
 	n := 0
 	for _, w := range ws {
 		w.mu.Lock()
-		for _, name := range names {
-			if !w.seen[name] {
+		for _, at := range w.seen {
+			if at == 0 {
 				n++
 			}
 		}
 		w.mu.Unlock()
 	}
 	return n
+}
+
+// lateness is, over the writes, the p50, p99 and max of the time from a
+// write's answer until the last watcher received it (writes some watcher
+// never received are left out: missed counts them).
+func lateness(ws []*watcher, answered []time.Time) (p50, p99, most time.Duration) {
+	var late []time.Duration
+	for i, at := range answered {
+		var last int64
+		for _, w := range ws {
+			w.mu.Lock()
+			s := w.seen[i]
+			w.mu.Unlock()
+			if s == 0 {
+				last = 0
+				break
+			}
+			last = max(last, s)
+		}
+		if last != 0 {
+			late = append(late, time.Duration(last-at.UnixNano()))
+		}
+	}
+	if len(late) == 0 {
+		return 0, 0, 0
+	}
+	sort.Slice(late, func(i, j int) bool { return late[i] < late[j] })
+	return late[len(late)/2], late[len(late)*99/100], late[len(late)-1]
 }
 
 // WriteWatchersText prints one line for r.
@@ -318,8 +370,8 @@ func WriteWatchersText(r WatchersResult) string {
 	if r.Stream {
 		mode = "stream"
 	}
-	s := fmt.Sprintf("mode=%-6s watchers=%-5d writes=%d p50=%6.1fms p99=%6.1fms max=%6.1fms coordinator-cpu=%6.2fs rss-start=%4.0fMiB rss-watching=%4.0fMiB rss-after-half=%4.0fMiB rss-after=%4.0fMiB answers-encoded=%d answers-sent=%d missed=%d watch-errors=%d\n  memory at start: %s\n  memory watching: %s\n  memory after:    %s",
-		mode, r.Watchers, r.Writes, ms(r.P50), ms(r.P99), ms(r.Max), r.CPU, mib(r.RSSStart), mib(r.RSSWatching), mib(r.RSSHalfAfter), mib(r.RSSAfter), r.Encoded, r.Sent, r.Missed, r.Errors,
+	s := fmt.Sprintf("mode=%-6s watchers=%-5d writes=%d p50=%6.1fms p99=%6.1fms max=%6.1fms watchers-late p50=%.1fms p99=%.1fms max=%.1fms coordinator-cpu=%6.2fs crowd-cpu=%.2fs crowd-nice=%d rss-start=%4.0fMiB rss-watching=%4.0fMiB rss-after-half=%4.0fMiB rss-after=%4.0fMiB answers-encoded=%d answers-sent=%d missed=%d watch-errors=%d\n  memory at start: %s\n  memory watching: %s\n  memory after:    %s",
+		mode, r.Watchers, r.Writes, ms(r.P50), ms(r.P99), ms(r.Max), ms(r.LateP50), ms(r.LateP99), ms(r.LateMax), r.CPU, r.CrowdCPU, r.CrowdNice, mib(r.RSSStart), mib(r.RSSWatching), mib(r.RSSHalfAfter), mib(r.RSSAfter), r.Encoded, r.Sent, r.Missed, r.Errors,
 		r.MemStart, r.MemWatching, r.MemAfter)
 	causes := make([]string, 0, len(r.ErrorCauses))
 	for c := range r.ErrorCauses {
@@ -345,6 +397,16 @@ const watchedRack = "watched"
 // watchers watch.
 func WatchersWriteName(i int) string { return fmt.Sprintf("w-%05d", i) }
 
+// watchersWriteIndex is i for WatchersWriteName(i).
+func watchersWriteIndex(name string) (int, bool) {
+	s, ok := strings.CutPrefix(name, "w-")
+	if !ok {
+		return 0, false
+	}
+	i, err := strconv.Atoi(s)
+	return i, err == nil && i >= 0
+}
+
 // newHostPutter returns a function that registers one host in
 // watchedRack. Writes go over their own HTTP/1.1 connection: no HTTP/2
 // ping to time out while the machine is busy, nothing shared with the
@@ -360,44 +422,55 @@ func newHostPutter(url, token string) func(ctx context.Context, name string) err
 }
 
 // PutWatchedHosts makes the watchers run's writes, one at a time, and
-// returns each one's latency (request to answer).
-func PutWatchedHosts(ctx context.Context, url, token string, writes int) ([]time.Duration, error) {
+// returns each one's latency (request to answer) and when its answer
+// came.
+func PutWatchedHosts(ctx context.Context, url, token string, writes int) ([]time.Duration, []time.Time, error) {
 	put := newHostPutter(url, token)
 	lats := make([]time.Duration, writes)
+	answered := make([]time.Time, writes)
 	for i := range lats {
 		t0 := time.Now()
 		if err := put(ctx, WatchersWriteName(i)); err != nil {
-			return nil, fmt.Errorf("write %d: %w", i, err)
+			return nil, nil, fmt.Errorf("write %d: %w", i, err)
 		}
-		lats[i] = time.Since(t0)
+		answered[i] = time.Now()
+		lats[i] = answered[i].Sub(t0)
 	}
-	return lats, nil
+	return lats, answered, nil
 }
 
 // writeInChild runs PutWatchedHosts in cfg.WriterBin (rackfence-load
-// put-hosts), which prints one latency in microseconds a line.
-func (f *fleet) writeInChild(ctx context.Context, cfg WatchersConfig) ([]time.Duration, error) {
+// put-hosts), which prints a line per write: its latency in microseconds
+// and when its answer came (Unix microseconds). With CrowdNice the writer
+// is started through nice(1) back at nice 0.
+func (f *fleet) writeInChild(ctx context.Context, cfg WatchersConfig) ([]time.Duration, []time.Time, error) {
 	tf := filepath.Join(cfg.Dir, "writer.token")
 	if err := os.WriteFile(tf, []byte(f.token), 0o600); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	cmd := exec.CommandContext(ctx, cfg.WriterBin, "put-hosts", "--url", f.coordURL, "--token-file", tf, "--writes", strconv.Itoa(cfg.Writes))
+	args := []string{cfg.WriterBin, "put-hosts", "--url", f.coordURL, "--token-file", tf, "--writes", strconv.Itoa(cfg.Writes)}
+	if cfg.CrowdNice > 0 {
+		args = append([]string{"nice", "-n", strconv.Itoa(-cfg.CrowdNice)}, args...)
+	}
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("writer process %s: %w: %s", cfg.WriterBin, err, strings.TrimSpace(stderr.String()))
+		return nil, nil, fmt.Errorf("writer process %s: %w: %s", cfg.WriterBin, err, strings.TrimSpace(stderr.String()))
 	}
 	var lats []time.Duration
-	for _, l := range strings.Fields(string(out)) {
-		us, err := strconv.ParseInt(l, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("writer process: %q is not a latency in microseconds", l)
+	var answered []time.Time
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var us, at int64
+		if _, err := fmt.Sscan(l, &us, &at); err != nil {
+			return nil, nil, fmt.Errorf("writer process: %q is not a latency and an answer time in microseconds", l)
 		}
 		lats = append(lats, time.Duration(us)*time.Microsecond)
+		answered = append(answered, time.UnixMicro(at))
 	}
 	if len(lats) != cfg.Writes {
-		return nil, fmt.Errorf("writer process printed %d latencies, want %d", len(lats), cfg.Writes)
+		return nil, nil, fmt.Errorf("writer process printed %d latencies, want %d", len(lats), cfg.Writes)
 	}
-	return lats, nil
+	return lats, answered, nil
 }

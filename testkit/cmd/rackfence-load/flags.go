@@ -52,6 +52,7 @@ type Config struct {
 	after     time.Duration
 	watchMode string
 	dialFirst bool
+	crowdNice int
 	operators int
 	opEvery   time.Duration
 	opWindow  time.Duration
@@ -103,6 +104,7 @@ func (c *Config) flags() *flag.FlagSet {
 	fs.IntVar(&c.detaches, "detaches", 200, "fleet: detach → ack latencies measured (0: none)")
 	fs.BoolVar(&c.dialFirst, "watch-dial-first", false, "watchers: each client (100 watchers) makes one request before its watchers open, so they share its one connection; without it each concurrent first request dials a TLS connection of its own (Go's HTTP/2 client keeps one and closes the others)")
 	fs.StringVar(&c.watchMode, "watch-mode", "stream", "watchers: how each watcher follows the rack: stream (one streamed watch, client.FollowRack) or poll (a long poll per answer, client.Watch)")
+	fs.IntVar(&c.crowdNice, "crowd-nice", 0, "watchers: run the watchers (this process) at this nice value (1–19; needs root), the coordinator and the writer at 0: a model of watchers on other machines; 0: all at the same priority. Report runs with and without it")
 	fs.StringArrayVar(&c.coordArgs, "coordinator-arg", nil, "fleet/watchers: extra coordinator flag (repeatable)")
 	fs.StringArrayVar(&c.agentArgs, "agent-arg", nil, "fleet: extra agent flag (repeatable)")
 	fs.StringArrayVar(&c.agentEnv, "agent-env", nil, "fleet: KEY=VALUE added to every agent's environment (repeatable), e.g. GOMAXPROCS=1 or GOGC=50")

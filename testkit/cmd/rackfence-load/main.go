@@ -5,7 +5,7 @@
 //	rackfence-load compare --a-target etcd --a-url U --b-target rackfence --b-url U --b-token-file F --clients 1,64 --slice 5s --rounds 6
 //	rackfence-load failover --urls U1,U2,U3 --pids U1=PID,… --token-file F
 //	rackfence-load fill --url U --token-file F --hosts 100000
-//	rackfence-load watchers --watchers 0,500,2000 --writes 500 [--hosts 100] [--after 60s] [--watch-mode stream|poll]   (starts its own coordinator per count)
+//	rackfence-load watchers --watchers 0,500,2000 --writes 500 [--hosts 100] [--after 60s] [--watch-mode stream|poll] [--crowd-nice 19]   (starts its own coordinator per count)
 //	rackfence-load put-hosts --url U --token-file F --writes 500   (a watchers run's writes, in a process of their own)
 //	rackfence-load fleet --hosts 10000 --racks 100 --sims 4 [--plaintext] [--report F.md] [--plot F.svg]   (starts its own coordinator, agents, bmcsims)
 //
@@ -131,12 +131,12 @@ func run(ctx context.Context, c *Config, fs *flag.FlagSet) error {
 			fleetOutput{report: c.report, plot: c.plot}, emit)
 	case "put-hosts":
 		// The writes of a watchers run, in a process of their own.
-		lats, err := bench.PutWatchedHosts(ctx, c.url, token, c.writes)
+		lats, answered, err := bench.PutWatchedHosts(ctx, c.url, token, c.writes)
 		if err != nil {
 			fail(err)
 		}
-		for _, d := range lats {
-			fmt.Println(d.Microseconds())
+		for i, d := range lats {
+			fmt.Println(d.Microseconds(), answered[i].UnixMicro())
 		}
 	case "watchers":
 		if !fs.Changed("hosts") {

@@ -45,7 +45,7 @@ func runWatchers(ctx context.Context, c *Config, emit func(map[string]any, strin
 		}
 		start := time.Now()
 		r, err := bench.Watchers(ctx, bench.WatchersConfig{Bin: bin, Dir: dir, Watchers: n, Writes: c.writes, Hosts: c.hosts,
-			After: c.after, CoordArgs: c.coordArgs, Stream: c.watchMode == "stream", DialFirst: c.dialFirst, WriterBin: filepath.Join(bin, "rackfence-load"),
+			After: c.after, CoordArgs: c.coordArgs, Stream: c.watchMode == "stream", DialFirst: c.dialFirst, CrowdNice: c.crowdNice, WriterBin: filepath.Join(bin, "rackfence-load"),
 			Progress: func(s string) { fmt.Fprintf(os.Stderr, "watchers %5.0fs %s\n", time.Since(start).Seconds(), s) }})
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "watchers: process logs in %s\n", dir)
@@ -55,7 +55,8 @@ func runWatchers(ctx context.Context, c *Config, emit func(map[string]any, strin
 			os.RemoveAll(dir)
 		}
 		emit(map[string]any{"mode": c.watchMode, "dialFirst": c.dialFirst, "watchers": r.Watchers, "writes": r.Writes, "p50ms": ms(r.P50), "p99ms": ms(r.P99), "maxms": ms(r.Max),
-			"coordCPUSeconds": r.CPU, "rssStartKiB": r.RSSStart, "rssWatchingKiB": r.RSSWatching, "rssHalfAfterKiB": r.RSSHalfAfter,
+			"coordCPUSeconds": r.CPU, "crowdCPUSeconds": r.CrowdCPU, "crowdNice": r.CrowdNice,
+			"lateP50ms": ms(r.LateP50), "lateP99ms": ms(r.LateP99), "lateMaxms": ms(r.LateMax), "rssStartKiB": r.RSSStart, "rssWatchingKiB": r.RSSWatching, "rssHalfAfterKiB": r.RSSHalfAfter,
 			"rssAfterKiB": r.RSSAfter, "answersEncoded": r.Encoded, "answersSent": r.Sent, "missed": r.Missed, "watchErrors": r.Errors, "watchErrorCauses": r.ErrorCauses,
 			"memStart": r.MemStart.Map(), "memWatching": r.MemWatching.Map(), "memAfter": r.MemAfter.Map()}, bench.WriteWatchersText(r))
 		if r.Missed > 0 {
