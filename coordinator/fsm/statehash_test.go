@@ -119,3 +119,60 @@ func TestStateHashValueIsStable(t *testing.T) {
 		t.Fatalf("state hash of fullState is %s, want %s", got, want)
 	}
 }
+
+// TestStateHashIntervalGrowsWithFleet: above stepHosts the interval
+// doubles with the fleet, the same on every member fed the same log, and
+// a member hashing at the base interval (an older binary) shares each of
+// the scaled indexes with the same sum.
+func TestStateHashIntervalGrowsWithFleet(t *testing.T) {
+	mk := func(step int) *fsmT {
+		h := newFSMT(t)
+		h.f.hashes = newHasher(4)
+		h.f.hashes.stepHosts = step
+		h.f.hashes.sync = true
+		return h
+	}
+	a, b, old := mk(8), mk(8), mk(1<<30)
+	base := map[uint64]string{}
+	for i := 0; i < 40; i++ {
+		for _, h := range []*fsmT{a, b, old} {
+			h.ok(PutHostCmd{Host: host(fmt.Sprintf("h%02d", i), "r1")})
+		}
+		if hs := old.f.StateHashes(); len(hs) > 0 && hs[len(hs)-1].Index == uint64(i+1) {
+			base[uint64(i+1)] = hs[len(hs)-1].Sum
+		}
+	}
+	var got []uint64
+	for _, s := range a.f.StateHashes() {
+		got = append(got, s.Index)
+		if base[s.Index] != s.Sum {
+			t.Errorf("index %d: scaled member %s, base-interval member %q", s.Index, s.Sum, base[s.Index])
+		}
+	}
+	// hosts ≤ 8: every 4 (4, 8); ≤ 16: every 8 (16); ≤ 32: every 16 (32);
+	// 33–40: every 32, no boundary crossed.
+	if fmt.Sprint(got) != "[4 8 16 32]" {
+		t.Fatalf("scaled member hashed at %v, want [4 8 16 32]", got)
+	}
+	if fmt.Sprint(a.f.StateHashes()) != fmt.Sprint(b.f.StateHashes()) {
+		t.Fatalf("members fed the same log differ: %v / %v", a.f.StateHashes(), b.f.StateHashes())
+	}
+	if len(base) != 10 {
+		t.Fatalf("base-interval member hashed %d times, want 10 (every 4 of 40)", len(base))
+	}
+}
+
+func TestHashIntervalBounded(t *testing.T) {
+	h := newHasher(DefaultHashEvery)
+	for _, c := range []struct {
+		hosts int
+		want  uint64
+	}{{0, 1024}, {16384, 1024}, {16385, 2048}, {100000, 8192}, {1 << 30, 64 * 1024}} {
+		if got := h.interval(c.hosts); got != c.want {
+			t.Errorf("interval(%d) = %d, want %d", c.hosts, got, c.want)
+		}
+	}
+	if got := newHasher(1 << 62).interval(1 << 30); got != 1<<63 {
+		t.Errorf("a huge HashEvery doubles without overflow: got %d", got)
+	}
+}
