@@ -129,7 +129,7 @@ func (c *Config) Flags() *pflag.FlagSet {
 	fs.DurationVar(&c.hashCheckInterval, "hash-check-interval", coordinator.DefaultHashCheckInterval, "how often the leader compares the members' state hashes")
 	fs.DurationVar(&c.stopTimeout, "stop-timeout", coordinator.DefaultStopTimeout, "most time from SIGTERM to exit: hand leadership over, finish requests, shut Raft down; when Raft is still stuck then, exit 1 anyway (keep below systemd's TimeoutStopSec, 30s)")
 	fs.Uint64Var(&c.trailingLogs, "raft-trailing-logs", coordinator.DefaultTrailingLogs, "Raft log entries a snapshot leaves behind, so a follower that fell behind catches up from the log instead of a snapshot")
-	fs.Uint64Var(&c.hashEvery, "hash-every", fsm.DefaultHashEvery, "members hash their state every this many Raft log entries (the same on every member)")
+	fs.Uint64Var(&c.hashEvery, "hash-every", fsm.DefaultHashEvery, "members hash their state every this many Raft log entries, doubled for each doubling of the fleet above 16,384 hosts (the same on every member)")
 	return fs
 }
 
