@@ -9,7 +9,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -37,10 +36,7 @@ func TestFirmwareImageFromRackCache(t *testing.T) {
 	//
 	//	make build && RACKFENCE_BIN=$PWD/bin RACKFENCE_FW_HOSTS=100 RACKFENCE_FW_COMPONENT=bios \
 	//	  go test -count=1 -v -run TestFirmwareImageFromRackCache ./agent/ | grep figures
-	hosts := 3
-	if v, err := strconv.Atoi(os.Getenv("RACKFENCE_FW_HOSTS")); err == nil && v > 0 {
-		hosts = v
-	}
+	hosts := envCount("RACKFENCE_FW_HOSTS", 3)
 	component, item, image := wire.ComponentBMC, "iLO 5", "ilo5_310"
 	if os.Getenv("RACKFENCE_FW_COMPONENT") == wire.ComponentBIOS {
 		component, item, image = wire.ComponentBIOS, "System ROM", "U46_2.10"

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"os"
 	"sort"
-	"strconv"
 	"testing"
 	"time"
 
@@ -31,10 +30,7 @@ import (
 //
 //	make build && RACKFENCE_BIN=$PWD/bin go test -run '^$' -bench RegistrationCost -benchtime 3x ./agent/
 func BenchmarkRegistrationCost(b *testing.B) {
-	hosts := 200
-	if n, err := strconv.Atoi(os.Getenv("RACKFENCE_BENCH_HOSTS")); err == nil && n > 0 {
-		hosts = n
-	}
+	hosts := envCount("RACKFENCE_BENCH_HOSTS", 200)
 	for range b.N {
 		e := newEnv(b, envOpts{bmcs: hosts})
 		e.applyMany(b, hosts)

@@ -25,10 +25,7 @@ import (
 //
 //	make build && RACKFENCE_BIN=$PWD/bin go test -run '^$' -bench AgentStartCost -benchtime 1x ./agent/
 func BenchmarkAgentStartCost(b *testing.B) {
-	agents := 10
-	if n, err := strconv.Atoi(os.Getenv("RACKFENCE_BENCH_AGENTS")); err == nil && n > 0 {
-		agents = n
-	}
+	agents := envCount("RACKFENCE_BENCH_AGENTS", 10)
 	for range b.N {
 		e := newEnv(b, envOpts{})
 		procs := make([]*testenv.Process, agents)

@@ -36,16 +36,9 @@ import (
 //
 //	make build && RACKFENCE_BIN=$PWD/bin go test -run '^$' -bench SteadyCost -benchtime 1x ./agent/
 func BenchmarkSteadyCost(b *testing.B) {
-	hosts, periods, refresh := 200, 4, 5*time.Second
-	if n, err := strconv.Atoi(os.Getenv("RACKFENCE_BENCH_HOSTS")); err == nil && n > 0 {
-		hosts = n
-	}
-	if n, err := strconv.Atoi(os.Getenv("RACKFENCE_BENCH_PERIODS")); err == nil && n > 0 {
-		periods = n
-	}
-	if d, err := time.ParseDuration(os.Getenv("RACKFENCE_BENCH_REFRESH")); err == nil && d > 0 {
-		refresh = d
-	}
+	hosts := envCount("RACKFENCE_BENCH_HOSTS", 200)
+	periods := envCount("RACKFENCE_BENCH_PERIODS", 4)
+	refresh := envDuration("RACKFENCE_BENCH_REFRESH", 5*time.Second)
 	for range b.N {
 		e := newEnv(b, envOpts{bmcs: hosts})
 		e.applyMany(b, hosts)
