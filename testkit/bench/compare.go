@@ -120,11 +120,7 @@ func (r *Result) add(s Slice) {
 }
 
 func (r *Result) setPercentiles(lats []time.Duration) {
-	sort.Slice(lats, func(i, j int) bool { return lats[i] < lats[j] })
-	if n := len(lats); n > 0 {
-		r.P50 = lats[n*50/100]
-		r.P99 = lats[min(n-1, n*99/100)]
-	}
+	r.P50, r.P99, _ = spread(lats)
 }
 
 type cpuTimes struct{ total, steal, idle uint64 }

@@ -6,7 +6,6 @@ import (
 	"github.com/rackfence/rackfence/testkit/procstat"
 	"net/http"
 	"runtime"
-	"sort"
 	"sync"
 	"syscall"
 	"time"
@@ -268,8 +267,7 @@ func Fleet(ctx context.Context, cfg FleetConfig) (FleetResult, error) {
 		if err != nil {
 			return res, err
 		}
-		sort.Slice(lat, func(a, b int) bool { return lat[a] < lat[b] })
-		res.DetachP50, res.DetachP99, res.DetachMax = lat[len(lat)/2], lat[len(lat)*99/100], lat[len(lat)-1]
+		res.DetachP50, res.DetachP99, res.DetachMax = spread(lat)
 	}
 	if cfg.Operators > 0 {
 		var err error

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -149,8 +148,7 @@ func (f *fleet) operatorPhase(ctx context.Context, mode string) (OperatorPhase, 
 	wg.Wait()
 	p.Lists = len(lat)
 	if p.Lists > 0 {
-		sort.Slice(lat, func(a, b int) bool { return lat[a] < lat[b] })
-		p.P50, p.P99, p.Max = lat[len(lat)/2], lat[len(lat)*99/100], lat[len(lat)-1]
+		p.P50, p.P99, p.Max = spread(lat)
 		p.BytesPerList = float64(bytesAll) / float64(p.Lists)
 		p.PagesPerList = float64(pagesAll) / float64(p.Lists)
 	}

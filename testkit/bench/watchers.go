@@ -238,8 +238,7 @@ func Watchers(ctx context.Context, cfg WatchersConfig) (WatchersResult, error) {
 	for _, c := range clients {
 		c.CloseIdleConnections()
 	}
-	sort.Slice(lats, func(i, j int) bool { return lats[i] < lats[j] })
-	res.P50, res.P99, res.Max = lats[len(lats)/2], lats[len(lats)*99/100], lats[len(lats)-1]
+	res.P50, res.P99, res.Max = spread(lats)
 	f.say("watchers closed; RSS in %s and %s", cfg.After/2, cfg.After)
 	select {
 	case <-time.After(cfg.After / 2):
@@ -365,11 +364,7 @@ func lateness(ws []*watcher, answered []time.Time) (p50, p99, most time.Duration
 			late = append(late, time.Duration(last-at.UnixNano()))
 		}
 	}
-	if len(late) == 0 {
-		return 0, 0, 0
-	}
-	sort.Slice(late, func(i, j int) bool { return late[i] < late[j] })
-	return late[len(late)/2], late[len(late)*99/100], late[len(late)-1]
+	return spread(late)
 }
 
 // WriteWatchersText prints one line for r.
