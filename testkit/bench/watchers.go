@@ -85,6 +85,12 @@ type WatchersResult struct {
 	// writes, GCPause their stop-the-world pauses in all.
 	GCWrites int
 	GCPause  time.Duration
+	// FaultsWrites and SysWrites are the coordinator's minor page faults
+	// and system (kernel) CPU seconds from the first write to the last
+	// write's answer: memory it maps on first touch, or again after
+	// handing it back, is paid for in the kernel while writes wait.
+	FaultsWrites int64
+	SysWrites    float64
 	// RSS in KiB: before the watchers opened, the highest sample while
 	// they watched, and After/2 and After after they closed.
 	RSSStart, RSSWatching, RSSHalfAfter, RSSAfter int64
@@ -195,6 +201,8 @@ func Watchers(ctx context.Context, cfg WatchersConfig) (WatchersResult, error) {
 	gc0, _ := f.metric("go_gc_duration_seconds_count")
 	pause0, _ := f.metric("go_gc_duration_seconds_sum")
 	cpu0, crowd0 := procstat.CPUSeconds(pid), procstat.CPUSeconds(os.Getpid())
+	faults0, sys0 := procstat.MinorFaults(pid), procstat.SystemTicks(pid)
+	f.say("writing %d hosts", cfg.Writes)
 	var lats []time.Duration
 	var answered []time.Time
 	if cfg.WriterBin != "" {
@@ -205,6 +213,8 @@ func Watchers(ctx context.Context, cfg WatchersConfig) (WatchersResult, error) {
 	if err != nil {
 		return res, err
 	}
+	res.FaultsWrites = procstat.MinorFaults(pid) - faults0
+	res.SysWrites = float64(procstat.SystemTicks(pid)-sys0) / procstat.TicksPerSecond
 	gc1, _ := f.metric("go_gc_duration_seconds_count")
 	pause1, _ := f.metric("go_gc_duration_seconds_sum")
 	res.GCWrites, res.GCPause = int(gc1-gc0), time.Duration((pause1-pause0)*float64(time.Second))
@@ -374,8 +384,8 @@ func WriteWatchersText(r WatchersResult) string {
 	if r.Stream {
 		mode = "stream"
 	}
-	s := fmt.Sprintf("mode=%-6s watchers=%-5d writes=%d p50=%6.1fms p99=%6.1fms max=%6.1fms watchers-late p50=%.1fms p99=%.1fms max=%.1fms coordinator-cpu=%6.2fs gc-in-writes=%d (pauses %.1fms) crowd-cpu=%.2fs crowd-nice=%d rss-start=%4.0fMiB rss-watching=%4.0fMiB rss-after-half=%4.0fMiB rss-after=%4.0fMiB answers-encoded=%d answers-sent=%d missed=%d watch-errors=%d\n  memory at start: %s\n  memory watching: %s\n  memory after:    %s",
-		mode, r.Watchers, r.Writes, ms(r.P50), ms(r.P99), ms(r.Max), ms(r.LateP50), ms(r.LateP99), ms(r.LateMax), r.CPU, r.GCWrites, ms(r.GCPause), r.CrowdCPU, r.CrowdNice, mib(r.RSSStart), mib(r.RSSWatching), mib(r.RSSHalfAfter), mib(r.RSSAfter), r.Encoded, r.Sent, r.Missed, r.Errors,
+	s := fmt.Sprintf("mode=%-6s watchers=%-5d writes=%d p50=%6.1fms p99=%6.1fms max=%6.1fms watchers-late p50=%.1fms p99=%.1fms max=%.1fms coordinator-cpu=%6.2fs gc-in-writes=%d (pauses %.1fms) faults-in-writes=%d sys-in-writes=%.2fs crowd-cpu=%.2fs crowd-nice=%d rss-start=%4.0fMiB rss-watching=%4.0fMiB rss-after-half=%4.0fMiB rss-after=%4.0fMiB answers-encoded=%d answers-sent=%d missed=%d watch-errors=%d\n  memory at start: %s\n  memory watching: %s\n  memory after:    %s",
+		mode, r.Watchers, r.Writes, ms(r.P50), ms(r.P99), ms(r.Max), ms(r.LateP50), ms(r.LateP99), ms(r.LateMax), r.CPU, r.GCWrites, ms(r.GCPause), r.FaultsWrites, r.SysWrites, r.CrowdCPU, r.CrowdNice, mib(r.RSSStart), mib(r.RSSWatching), mib(r.RSSHalfAfter), mib(r.RSSAfter), r.Encoded, r.Sent, r.Missed, r.Errors,
 		r.MemStart, r.MemWatching, r.MemAfter)
 	causes := make([]string, 0, len(r.ErrorCauses))
 	for c := range r.ErrorCauses {

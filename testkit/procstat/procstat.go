@@ -56,22 +56,66 @@ func RSSMiB(pid int) float64 {
 // CPUTicks is the user + system CPU time of pid in clock ticks
 // (TicksPerSecond a second; -1 when unknown).
 func CPUTicks(pid int) int64 {
+	f := statFields(pid)
+	if f == nil {
+		return -1
+	}
+	return f.num(statUTime) + f.num(statSTime)
+}
+
+// SystemTicks is the system (kernel) part of CPUTicks: page faults,
+// system calls (-1 when unknown).
+func SystemTicks(pid int) int64 {
+	f := statFields(pid)
+	if f == nil {
+		return -1
+	}
+	return f.num(statSTime)
+}
+
+// MinorFaults is how many minor page faults pid has taken (a page mapped
+// on first touch, or again after the process handed it back; -1 when
+// unknown).
+func MinorFaults(pid int) int64 {
+	f := statFields(pid)
+	if f == nil {
+		return -1
+	}
+	return f.num(statMinFlt)
+}
+
+// Fields of /proc/PID/stat counted from the one after the command name
+// (proc(5): minflt is field 10, utime 14, stime 15).
+const (
+	statMinFlt = 7
+	statUTime  = 11
+	statSTime  = 12
+)
+
+type stat []string
+
+func (f stat) num(i int) int64 {
+	n, _ := strconv.ParseInt(f[i], 10, 64)
+	return n
+}
+
+// statFields reads /proc/PID/stat after the command name; nil when it
+// cannot.
+func statFields(pid int) stat {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return -1
+		return nil
 	}
 	s := string(b)
 	i := strings.LastIndexByte(s, ')') // the command name may hold spaces
 	if i < 0 || i+2 > len(s) {
-		return -1
+		return nil
 	}
 	f := strings.Fields(s[i+2:])
-	if len(f) < 13 {
-		return -1
+	if len(f) <= statSTime {
+		return nil
 	}
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	k, _ := strconv.ParseInt(f[12], 10, 64)
-	return u + k
+	return f
 }
 
 // CPUSeconds is CPUTicks in seconds (-1 when unknown).

@@ -55,7 +55,7 @@ func runWatchers(ctx context.Context, c *Config, emit func(map[string]any, strin
 			os.RemoveAll(dir)
 		}
 		emit(map[string]any{"mode": c.watchMode, "dialFirst": c.dialFirst, "watchers": r.Watchers, "writes": r.Writes, "p50ms": ms(r.P50), "p99ms": ms(r.P99), "maxms": ms(r.Max),
-			"coordCPUSeconds": r.CPU, "crowdCPUSeconds": r.CrowdCPU, "crowdNice": r.CrowdNice, "gcInWrites": r.GCWrites, "gcPauseMs": ms(r.GCPause),
+			"coordCPUSeconds": r.CPU, "crowdCPUSeconds": r.CrowdCPU, "crowdNice": r.CrowdNice, "gcInWrites": r.GCWrites, "gcPauseMs": ms(r.GCPause), "faultsInWrites": r.FaultsWrites, "sysInWritesSeconds": r.SysWrites,
 			"lateP50ms": ms(r.LateP50), "lateP99ms": ms(r.LateP99), "lateMaxms": ms(r.LateMax), "rssStartKiB": r.RSSStart, "rssWatchingKiB": r.RSSWatching, "rssHalfAfterKiB": r.RSSHalfAfter,
 			"rssAfterKiB": r.RSSAfter, "answersEncoded": r.Encoded, "answersSent": r.Sent, "missed": r.Missed, "watchErrors": r.Errors, "watchErrorCauses": r.ErrorCauses,
 			"memStart": r.MemStart.Map(), "memWatching": r.MemWatching.Map(), "memAfter": r.MemAfter.Map()}, bench.WriteWatchersText(r))
