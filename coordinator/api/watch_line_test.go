@@ -19,13 +19,15 @@ func TestStreamedLineAllocatesNothing(t *testing.T) {
 	key := watchKey{rack: "r1", after: 5}
 	r := &watchRound{cancel: func() {}, done: make(chan struct{}), body: []byte("{}\n"), index: 6, at: time.Now()}
 	close(r.done)
+	r.turns.released = true // its turns are over: it was answered and kept
 	h.recent[key] = r
 	ctx := context.Background()
 	own := time.NewTimer(time.Hour)
 	defer own.Stop()
 	allocs := testing.AllocsPerRun(200, func() {
 		own.Reset(time.Hour)
-		body, index, err := s.awaitRound(ctx, key, time.Hour, own, changedSource)
+		body, index, turn, err := s.awaitRound(ctx, "10.0.0.1:5000", key, time.Hour, own, changedSource)
+		finishTurn(turn)
 		if err != nil || index != 6 || len(body) != 3 {
 			t.Fatalf("line: %q at %d, err %v; want the kept answer at 6", body, index, err)
 		}

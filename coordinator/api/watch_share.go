@@ -97,6 +97,9 @@ type watchRound struct {
 	index   uint64 // the index body answers at: where its watchers follow on
 	err     error
 	at      time.Time // when a kept round answered (keepRecent)
+	// turns lets the round's watchers take the answer a few connections
+	// at a time (watch_turns.go).
+	turns roundTurns
 }
 
 // watchHub holds the rounds of one server.
@@ -251,6 +254,12 @@ func (h *watchHub) run(ctx context.Context, key watchKey, r *watchRound, timeout
 	}
 	h.mu.Unlock()
 	close(r.done)
+	// The round's watchers take the answer by connection, in turn; the
+	// crowd counts as writing it meanwhile, so its next round waits for
+	// the turns too (watch_sweep.go).
+	h.writing(key, 1)
+	r.turns.release()
+	h.writing(key, -1)
 }
 
 // keepRecent keeps r, a crowd's round answered at key, for the crowd's
@@ -298,7 +307,8 @@ func (s *Server) sharedWatch(c echo.Context, key watchKey, timeout time.Duration
 	defer s.watches.poll(-1)
 	own := time.NewTimer(timeout)
 	defer own.Stop()
-	body, _, err := s.awaitRound(c.Request().Context(), key, timeout, own, src)
+	body, _, turn, err := s.awaitRound(c.Request().Context(), c.Request().RemoteAddr, key, timeout, own, src)
+	defer finishTurn(turn)
 	if err != nil {
 		return err
 	}
@@ -307,25 +317,29 @@ func (s *Server) sharedWatch(c echo.Context, key watchKey, timeout time.Duration
 	return s.writeWatchAnswer(c, body)
 }
 
-// awaitRound waits in the round for key and returns its answer and the
-// index it answers at, or its own "nothing yet" when own (the watcher's
-// timer, started for timeout) fires first (it joined a round started
-// with a longer one). A streamed watcher passes the same timer for each of
+// awaitRound waits in the round for key, in the turn of its connection
+// conn (watch_turns.go), and returns its answer, the index it answers at
+// and the turn to pass to finishTurn once the answer is written; or its
+// own "nothing yet" when own (the watcher's timer, started for timeout)
+// fires first (it joined a round started with a longer one). A streamed watcher passes the same timer for each of
 // its lines: a line then allocates no timer of its own (at thousands of
 // watchers, timers made per line were most of what the member allocated
 // while answering them, and the garbage they left scattered what the
 // member kept meanwhile over the crowd's memory).
-func (s *Server) awaitRound(ctx context.Context, key watchKey, timeout time.Duration, own *time.Timer, src watchSource) ([]byte, uint64, error) {
+func (s *Server) awaitRound(ctx context.Context, conn string, key watchKey, timeout time.Duration, own *time.Timer, src watchSource) ([]byte, uint64, *turnGroup, error) {
 	r := s.watches.join(key, timeout, src)
 	defer s.watches.leave(key, r)
+	gate, turn := r.turns.enterTurn(conn)
 	select {
-	case <-r.done:
-		return r.body, r.index, r.err
+	case <-gate: // opened only once the answer is set
+		return r.body, r.index, turn, r.err
 	case <-own.C:
 		s.watches.encoded.Inc()
-		return encodeAnswer(src, key)
+		body, index, err := encodeAnswer(src, key)
+		return body, index, turn, err
 	case <-ctx.Done():
-		return nil, 0, ctx.Err()
+		finishTurn(turn)
+		return nil, 0, nil, ctx.Err()
 	}
 }
 

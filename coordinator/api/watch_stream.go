@@ -75,19 +75,23 @@ func (s *Server) streamWatch(c echo.Context, key watchKey, timeout time.Duration
 	authed := time.Now()
 	own := time.NewTimer(timeout)
 	defer own.Stop()
+	conn := c.Request().RemoteAddr
 	for {
 		own.Reset(timeout)
-		body, index, err := s.awaitRound(ctx, key, timeout, own, src)
+		body, index, turn, err := s.awaitRound(ctx, conn, key, timeout, own, src)
 		if ctx.Err() != nil {
+			finishTurn(turn)
 			return nil
 		}
 		if err != nil {
 			s.endStream(ww, err)
+			finishTurn(turn)
 			return nil
 		}
 		s.watches.writing(key, 1)
 		err = ww.write(body)
 		s.watches.writing(key, -1)
+		finishTurn(turn)
 		if err != nil {
 			return nil
 		}
