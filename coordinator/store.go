@@ -134,17 +134,19 @@ func (s *Store) Apply(ctx context.Context, c fsm.Command) (any, error) {
 		r := s.batch.direct(data)
 		return r.Value, r.Err
 	}
-	if s.batch.overdue() {
+	q := s.batch.queue(c.Type())
+	if s.batch.shed(q) {
 		// The queue is older than the apply timeout: this write would
 		// time out before its turn. Refused before it is queued, so it
-		// was not applied and the client can repeat it later.
+		// was not applied and the client can repeat it later. (A lease
+		// command is never refused so: it goes ahead of the queue.)
 		s.cfg.Metrics.observeShed()
 		return nil, ErrBusy
 	}
 	s.batch.active.Add(1)
 	p := &pending{key: c.Key(), data: data, done: make(chan fsm.Result, 1), ctx: ctx, queued: time.Now()}
 	select {
-	case s.batch.in <- p:
+	case q <- p:
 	case <-ctx.Done():
 		s.batch.active.Add(-1)
 		return nil, ctx.Err()

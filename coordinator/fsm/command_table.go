@@ -15,10 +15,10 @@ var commandTable = map[CmdType]cmdSpec{
 	CmdPutIntent:      cmd((*FSM).applyPutIntent, BodyBinary, binBody),
 	CmdDeleteIntent:   cmd((*FSM).applyDeleteIntent, BodyBinary, binBody),
 	CmdStatus:         cmdDecoded((*FSM).applyStatus, StatusDriveServerVersion, binBody, decodeStatus),
-	CmdLeaseAcquire:   cmd((*FSM).applyLeaseAcquire, BodyBinary, binBody),
-	CmdLeaseRenew:     cmd((*FSM).applyLeaseRenew, BodyBinary, binBody),
-	CmdLeaseRelease:   cmd((*FSM).applyLeaseRelease, BodyBinary, binBody),
-	CmdLeaseExpire:    cmd((*FSM).applyLeaseExpire, bodyJSON, jsonBody),
+	CmdLeaseAcquire:   first(cmd((*FSM).applyLeaseAcquire, BodyBinary, binBody)),
+	CmdLeaseRenew:     first(cmd((*FSM).applyLeaseRenew, BodyBinary, binBody)),
+	CmdLeaseRelease:   first(cmd((*FSM).applyLeaseRelease, BodyBinary, binBody)),
+	CmdLeaseExpire:    first(cmd((*FSM).applyLeaseExpire, bodyJSON, jsonBody)),
 	CmdPutCredentials: cmd((*FSM).applyPutCredentials, bodyJSON, jsonBody),
 	CmdPutToken:       cmd((*FSM).applyPutToken, putTokenVersion, jsonBody),
 	CmdSetMember:      cmd((*FSM).applySetMember, bodyJSON, jsonBody),
@@ -66,7 +66,24 @@ type cmdSpec struct {
 	// zero is the command's zero value, for the tests that check the
 	// table against the commands' Type methods.
 	zero Command
+	// first: the leader's batcher puts the command ahead of the writes
+	// queued before it, and never sheds it as busy (Leads). A rack's
+	// lease must not wait behind the rack reports of a fleet: an agent
+	// whose renewal misses its deadline drops every host it manages.
+	first bool
 }
+
+// first marks an entry Leads.
+func first(c cmdSpec) cmdSpec {
+	c.first = true
+	return c
+}
+
+// Leads reports whether a command of type t goes ahead of queued writes
+// on the leader (the rack leases: acquire, renew, release, expire).
+// Ordering among writes queued at once is the leader's choice either way;
+// the log still orders them, so every member applies the same sequence.
+func Leads(t CmdType) bool { return commandTable[t].first }
 
 // Body formats of cmd's entries.
 const (

@@ -138,3 +138,15 @@ func TestTableEntriesMatchTheirType(t *testing.T) {
 		}
 	}
 }
+
+// TestOnlyLeasesLead: the rack lease commands go ahead of queued writes
+// on the leader; nothing else does (a command that leads is never shed
+// as busy, so the list stays short).
+func TestOnlyLeasesLead(t *testing.T) {
+	lead := map[CmdType]bool{CmdLeaseAcquire: true, CmdLeaseRenew: true, CmdLeaseRelease: true, CmdLeaseExpire: true}
+	for typ := range commandTable {
+		if Leads(typ) != lead[typ] {
+			t.Errorf("Leads(%d) = %v, want %v", typ, Leads(typ), lead[typ])
+		}
+	}
+}
