@@ -21,11 +21,9 @@ import (
 // Commands that lead (fsm.Leads: the rack leases) queue apart, in first,
 // and go to Raft at once in entries of their own: they do not wait for an
 // in-flight slot, no report rides in their entry, and they are never
-// shed as busy. At 100,000 hosts the queue held
-// seconds of rack reports (apply p50 0.3 s, p99 over 2 s): renewals
-// waiting behind them missed their deadlines, agents dropped their hosts
-// and registered them again, and the fleet's bring-up collapsed into
-// that churn.
+// shed as busy. At 100,000 hosts the queue held seconds of rack reports
+// (apply p50 0.3 s, p99 over 2 s) while agents lost their leases
+// (coordinator/DESIGN.md, "Leases lead").
 
 type pending struct {
 	key  string
@@ -35,8 +33,6 @@ type pending struct {
 	// write, nobody waits for it and it is dropped (see take).
 	ctx    context.Context
 	queued time.Time
-	// lead: queued in first (fsm.Leads); submitted in entries of its own.
-	lead bool
 }
 
 type batcher struct {
@@ -103,19 +99,19 @@ func (b *batcher) run() {
 		carry = nil
 		if head == nil {
 			select {
-			case head = <-b.first:
+			case p := <-b.first:
+				b.submitLeading(p)
+				continue
 			default:
-				select {
-				case head = <-b.first:
-				case head = <-b.in:
-				case <-b.stop:
-					return
-				}
 			}
-		}
-		if head.lead {
-			b.submitLeading(head)
-			continue
+			select {
+			case p := <-b.first:
+				b.submitLeading(p)
+				continue
+			case head = <-b.in:
+			case <-b.stop:
+				return
+			}
 		}
 		b.hold(head)
 		if !b.awaitRoom() {
@@ -127,7 +123,7 @@ func (b *batcher) run() {
 			continue
 		}
 		var batch []*pending
-		batch, carry = collect(head, nil, b.in, b.max, maxBatchBytes)
+		batch, carry = collect(head, b.in, b.max, maxBatchBytes)
 		batch = b.live(batch)
 		b.submit(batch, true)
 	}
@@ -155,42 +151,40 @@ func (b *batcher) awaitRoom() bool {
 // entries already there.
 func (b *batcher) submitLeading(head *pending) {
 	for head != nil {
-		if !b.take(head) {
-			return
-		}
 		var batch []*pending
-		batch, head = collect(head, b.first, nil, b.max, maxBatchBytes)
-		if batch = b.live(batch); len(batch) > 0 {
-			b.submit(batch, false)
+		batch, head = collect(head, b.first, b.max, maxBatchBytes)
+		kept := batch[:0]
+		for _, p := range batch {
+			if b.alive(p) {
+				kept = append(kept, p)
+			}
+		}
+		if len(kept) > 0 {
+			b.submit(kept, false)
 		}
 	}
 }
 
-// collect takes head and every command already waiting, those on lead
-// before those on in, up to max commands and maxBytes of them, at most
-// one per key. The command that ended the batch by its key or its size
-// is returned as carry, to start the next one.
-func collect(head *pending, lead, in <-chan *pending, max, maxBytes int) (batch []*pending, carry *pending) {
+// collect takes head and every command already waiting on in, up to max
+// commands and maxBytes of them, at most one per key. The command that
+// ended the batch by its key or its size is returned as carry, to start
+// the next one.
+func collect(head *pending, in <-chan *pending, max, maxBytes int) (batch []*pending, carry *pending) {
 	batch = []*pending{head}
 	keys := map[string]struct{}{head.key: {}}
 	size := len(head.data)
 	for len(batch) < max {
-		var p *pending
 		select {
-		case p = <-lead:
-		default:
-			select {
-			case p = <-in:
-			default:
-				return batch, nil
+		case p := <-in:
+			if _, dup := keys[p.key]; dup || size+len(p.data) > maxBytes {
+				return batch, p
 			}
+			keys[p.key] = struct{}{}
+			size += len(p.data)
+			batch = append(batch, p)
+		default:
+			return batch, nil
 		}
-		if _, dup := keys[p.key]; dup || size+len(p.data) > maxBytes {
-			return batch, p
-		}
-		keys[p.key] = struct{}{}
-		size += len(p.data)
-		batch = append(batch, p)
 	}
 	return batch, nil
 }
@@ -254,13 +248,22 @@ func (b *batcher) submit(batch []*pending, slot bool) {
 // write was not applied, which that answer allows. A write taken here
 // is submitted and never dropped afterwards.
 func (b *batcher) take(p *pending) bool {
+	if !b.alive(p) {
+		return false
+	}
+	if !p.queued.IsZero() {
+		b.lag.Store(int64(time.Since(p.queued)))
+	}
+	return true
+}
+
+// alive is take without the queue's lag, for the writes that lead: their
+// short wait must not hide the backlog of the others (overdue).
+func (b *batcher) alive(p *pending) bool {
 	if p.ctx != nil && p.ctx.Err() != nil {
 		b.active.Add(-1)
 		b.m.observeAbandoned()
 		return false
-	}
-	if !p.queued.IsZero() && !p.lead {
-		b.lag.Store(int64(time.Since(p.queued)))
 	}
 	return true
 }

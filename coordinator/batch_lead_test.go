@@ -35,7 +35,7 @@ func TestBatcherPutsLeasesFirst(t *testing.T) {
 	if b.shed(b.queue(fsm.CmdLeaseRenew)) {
 		t.Fatal("an overdue queue shed a lease renewal: it goes ahead of the queue, never refused as busy")
 	}
-	lease := &pending{key: "l/a", data: []byte("renew-a"), done: make(chan fsm.Result, 1), ctx: context.Background(), queued: time.Now(), lead: true}
+	lease := &pending{key: "l/a", data: []byte("renew-a"), done: make(chan fsm.Result, 1), ctx: context.Background(), queued: time.Now()}
 	b.active.Add(1)
 	b.first <- lease
 	// Raft has no room for a batch (heldBatcher), yet the renewal goes.

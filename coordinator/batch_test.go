@@ -43,12 +43,12 @@ func TestCollectBoundedByBytes(t *testing.T) {
 		in <- cmd(string(rune('a'+i)), 300<<10)
 	}
 	first := cmd("first", 300<<10)
-	batch, carry := collect(first, nil, in, 512, maxBatchBytes)
+	batch, carry := collect(first, in, 512, maxBatchBytes)
 	if len(batch) != 3 || carry == nil || carry.key != "c" {
 		t.Fatalf("batch of %d, carry %v: want 3 commands of 300 KiB under %d bytes, the fourth carried", len(batch), carry, maxBatchBytes)
 	}
 	big := cmd("big", 2*maxBatchBytes)
-	batch, carry = collect(big, nil, in, 512, maxBatchBytes)
+	batch, carry = collect(big, in, 512, maxBatchBytes)
 	if len(batch) != 1 || carry == nil || carry.key != "d" {
 		t.Fatalf("a command over the bound: batch of %d, carry %v; want it alone, the next carried", len(batch), carry)
 	}
@@ -56,12 +56,12 @@ func TestCollectBoundedByBytes(t *testing.T) {
 	for i := range 5 {
 		small <- cmd(string(rune('a'+i)), 100)
 	}
-	if batch, carry = collect(cmd("x", 100), nil, small, 512, maxBatchBytes); len(batch) != 6 || carry != nil {
+	if batch, carry = collect(cmd("x", 100), small, 512, maxBatchBytes); len(batch) != 6 || carry != nil {
 		t.Fatalf("small commands: batch of %d, carry %v; want all 6", len(batch), carry)
 	}
 	small <- cmd("y", 100)
 	small <- cmd("y", 100)
-	if batch, carry = collect(cmd("x", 100), nil, small, 512, maxBatchBytes); len(batch) != 2 || carry == nil || carry.key != "y" {
+	if batch, carry = collect(cmd("x", 100), small, 512, maxBatchBytes); len(batch) != 2 || carry == nil || carry.key != "y" {
 		t.Fatalf("a key twice: batch of %d, carry %v; want the second y carried", len(batch), carry)
 	}
 }

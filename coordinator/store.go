@@ -144,7 +144,7 @@ func (s *Store) Apply(ctx context.Context, c fsm.Command) (any, error) {
 		return nil, ErrBusy
 	}
 	s.batch.active.Add(1)
-	p := &pending{key: c.Key(), data: data, done: make(chan fsm.Result, 1), ctx: ctx, queued: time.Now(), lead: q == s.batch.first}
+	p := &pending{key: c.Key(), data: data, done: make(chan fsm.Result, 1), ctx: ctx, queued: time.Now()}
 	select {
 	case q <- p:
 	case <-ctx.Done():

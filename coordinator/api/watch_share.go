@@ -321,7 +321,8 @@ func (s *Server) sharedWatch(c echo.Context, key watchKey, timeout time.Duration
 // conn (watch_turns.go), and returns its answer, the index it answers at
 // and the turn to pass to finishTurn once the answer is written; or its
 // own "nothing yet" when own (the watcher's timer, started for timeout)
-// fires first (it joined a round started with a longer one). A streamed watcher passes the same timer for each of
+// fires first (it joined a round started with a longer one). A streamed
+// watcher passes the same timer for each of
 // its lines: a line then allocates no timer of its own (at thousands of
 // watchers, timers made per line were most of what the member allocated
 // while answering them, and the garbage they left scattered what the

@@ -66,8 +66,9 @@ type cmdSpec struct {
 	// zero is the command's zero value, for the tests that check the
 	// table against the commands' Type methods.
 	zero Command
-	// first: the leader's batcher puts the command ahead of the writes
-	// queued before it, and never sheds it as busy (Leads). A rack's
+	// first: the leader's batcher sends the command to Raft at once, in
+	// an entry of its own, ahead of the writes queued before it, and
+	// never sheds it as busy (Leads). A rack's
 	// lease must not wait behind the rack reports of a fleet: an agent
 	// whose renewal misses its deadline drops every host it manages.
 	first bool
