@@ -65,6 +65,11 @@ type FleetConfig struct {
 	ProfileDir               string
 	ProfileFor, ProfileAfter time.Duration
 	ProfileAgents            int
+	// FleetNice, when above 0, runs the agents and simulators at that
+	// nice value (1–19) and the coordinator at 0: a model of a
+	// coordinator on machines of its own (fleet_nice.go). 0: all at the
+	// same priority.
+	FleetNice int
 	// Progress receives one line per phase; nil = none.
 	Progress func(string)
 }
@@ -72,6 +77,13 @@ type FleetConfig struct {
 // FleetResult is what a fleet run measured.
 type FleetResult struct {
 	Hosts, Racks, Sims int
+	// FleetNice is the nice value the agents and simulators ran at (0:
+	// that of the coordinator).
+	FleetNice int
+	// LeaseLosses counts the rack leases the agents lost from their start
+	// until every host was available (their logs): each loss drops the
+	// agent's host state, and its next session writes every host again.
+	LeaseLosses int
 	// TLS is false when the coordinator ran with --insecure-plaintext.
 	TLS           bool
 	StatusRefresh time.Duration
@@ -197,12 +209,15 @@ func Fleet(ctx context.Context, cfg FleetConfig) (FleetResult, error) {
 		return FleetResult{}, fmt.Errorf("--hosts %d needs %d bmcsim processes at %d open files each, more than %d loopback addresses: raise the open-files limit (ulimit -Hn)", cfg.Hosts, cfg.Sims, nofile, maxSimAddrs)
 	}
 	cfg.profileDefaults()
+	if err := checkFleetNice(cfg.FleetNice); err != nil {
+		return FleetResult{}, err
+	}
 	if cfg.Plaintext {
 		cfg.CoordArgs = append([]string{"--insecure-plaintext"}, cfg.CoordArgs...)
 	}
 	f := &fleet{cfg: cfg, hc: &http.Client{Timeout: 30 * time.Second}}
 	defer f.stopAll()
-	res := FleetResult{Hosts: cfg.Hosts, Racks: cfg.Racks, Sims: cfg.Sims, StatusRefresh: cfg.StatusRefresh, Cores: runtime.NumCPU()}
+	res := FleetResult{Hosts: cfg.Hosts, Racks: cfg.Racks, Sims: cfg.Sims, StatusRefresh: cfg.StatusRefresh, Cores: runtime.NumCPU(), FleetNice: cfg.FleetNice}
 	if err := f.startCoordinator(ctx); err != nil {
 		return res, err
 	}
@@ -251,6 +266,7 @@ func Fleet(ctx context.Context, cfg FleetConfig) (FleetResult, error) {
 		res.CPUToAvailableSims += float64(procstat.CPUTicks(p.pid())) / procstat.TicksPerSecond
 	}
 	res.RequestsToAvailable, _ = f.requestCounts()
+	res.LeaseLosses = f.leaseLosses()
 	if c, ok := f.bmcCounts(); ok {
 		res.BMCToAvailable = c
 	}

@@ -89,7 +89,8 @@ func (f *fleet) startAgents(ctx context.Context) error {
 			}
 			args = append(args, pp...)
 		}
-		p, err := startProcEnv(f.cfg.Dir, "agent-"+f.rack(r), filepath.Join(f.cfg.Bin, "rackfence-agent"), f.cfg.AgentEnv, args...)
+		bin, args := f.niceArgs(filepath.Join(f.cfg.Bin, "rackfence-agent"), args)
+		p, err := startProcEnv(f.cfg.Dir, "agent-"+f.rack(r), bin, f.cfg.AgentEnv, args...)
 		if err != nil {
 			return err
 		}

@@ -34,6 +34,7 @@ func (r FleetResult) Figures() []FleetFigure {
 		{"all available after", fmt.Sprintf("%.1f s", r.Available.Seconds()), goal("≤ 20 s at 10,000 hosts", "")},
 		{"CPU until all available", fmt.Sprintf("coordinator %.1f s, agents %.1f s, bmcsims %.1f s (%.2f cores over the wait)",
 			r.CPUToAvailableCoord, r.CPUToAvailableAgents, r.CPUToAvailableSims, cores), ""},
+		{"rack leases lost until all available", fmt.Sprintf("%d (agents' logs; each loss writes the rack's hosts again)", r.LeaseLosses), "0"},
 		{"agent CPU per host to available", fmt.Sprintf("%.2f ms", float64(r.AgentCPUPerHost().Microseconds())/1000), "≤ 3 ms"},
 		{"detach → ack", r.detachFigure(), "p99 ≤ 50 ms at 100,000 hosts"},
 		{"steady coordinator CPU", fmt.Sprintf("%.1f %% of a core = %.2f %% per 1,000 hosts (over %s)", 100*r.SteadyCPU, r.SteadyCPUPer1000(), r.SteadyWindow),
@@ -60,8 +61,12 @@ func (r FleetResult) Title() string {
 	if !r.TLS {
 		sec = "plaintext"
 	}
-	return fmt.Sprintf("fleet: %d hosts, %d racks (%d agent processes), %d bmcsim processes, one coordinator, %s, status refresh %s",
-		r.Hosts, r.Racks, r.Racks, r.Sims, sec, r.StatusRefresh)
+	nice := ""
+	if r.FleetNice > 0 {
+		nice = fmt.Sprintf(", agents and bmcsims at nice %d", r.FleetNice)
+	}
+	return fmt.Sprintf("fleet: %d hosts, %d racks (%d agent processes), %d bmcsim processes, one coordinator, %s, status refresh %s%s",
+		r.Hosts, r.Racks, r.Racks, r.Sims, sec, r.StatusRefresh, nice)
 }
 
 // WriteFleetText writes the figures as aligned text lines.

@@ -65,9 +65,10 @@ func (f *fleet) startSim(ctx context.Context, j, basePort int) error {
 	if err != nil {
 		return err
 	}
-	p, err := startProc(f.cfg.Dir, fmt.Sprintf("bmcsim%d", j), filepath.Join(f.cfg.Bin, "rackfence-bmcsim"),
+	bin, args := f.niceArgs(filepath.Join(f.cfg.Bin, "rackfence-bmcsim"),
 		append([]string{"--hosts", strconv.Itoa(n), "--host", simAddr(j), "--base-port", strconv.Itoa(basePort),
-			"--mac-prefix", fmt.Sprintf("52:54:01:%02x", j), "--log-level", "warn"}, pp...)...)
+			"--mac-prefix", fmt.Sprintf("52:54:01:%02x", j), "--log-level", "warn"}, pp...))
+	p, err := startProc(f.cfg.Dir, fmt.Sprintf("bmcsim%d", j), bin, args...)
 	if err != nil {
 		return err
 	}

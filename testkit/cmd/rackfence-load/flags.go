@@ -53,6 +53,7 @@ type Config struct {
 	watchMode string
 	dialFirst bool
 	crowdNice int
+	fleetNice int
 	operators int
 	opEvery   time.Duration
 	opWindow  time.Duration
@@ -105,6 +106,7 @@ func (c *Config) flags() *flag.FlagSet {
 	fs.BoolVar(&c.dialFirst, "watch-dial-first", false, "watchers: each client (100 watchers) makes one request before its watchers open, so they share its one connection; without it each concurrent first request dials a TLS connection of its own (Go's HTTP/2 client keeps one and closes the others)")
 	fs.StringVar(&c.watchMode, "watch-mode", "stream", "watchers: how each watcher follows the rack: stream (one streamed watch, client.FollowRack) or poll (a long poll per answer, client.Watch)")
 	fs.IntVar(&c.crowdNice, "crowd-nice", 0, "watchers: run the watchers (this process) at this nice value (1–19; needs root), the coordinator and the writer at 0: a model of watchers on other machines; 0: all at the same priority. Report runs with and without it")
+	fs.IntVar(&c.fleetNice, "fleet-nice", 0, "fleet: run the agents and bmcsims at this nice value (1–19), the coordinator at 0: a model of a coordinator on machines of its own; 0: all at the same priority. Report runs with and without it")
 	fs.StringArrayVar(&c.coordArgs, "coordinator-arg", nil, "fleet/watchers: extra coordinator flag (repeatable)")
 	fs.StringArrayVar(&c.agentArgs, "agent-arg", nil, "fleet: extra agent flag (repeatable)")
 	fs.StringArrayVar(&c.agentEnv, "agent-env", nil, "fleet: KEY=VALUE added to every agent's environment (repeatable), e.g. GOMAXPROCS=1 or GOGC=50")
@@ -169,6 +171,12 @@ func (c *Config) Validate() error {
 		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" || strings.ContainsAny(k, " \t\n") {
 			return fmt.Errorf("--agent-env %q: use KEY=VALUE, e.g. --agent-env GOMAXPROCS=1", kv)
 		}
+	}
+	if c.fleetNice < 0 || c.fleetNice > 19 {
+		return fmt.Errorf("--fleet-nice %d: use 1 to 19 (agents and bmcsims at that nice value, the coordinator at 0), or 0 for all at the same priority", c.fleetNice)
+	}
+	if c.fleetNice > 0 && c.mode != "fleet" {
+		return fmt.Errorf("--fleet-nice: only the fleet mode starts agents; drop it or use rackfence-load fleet (watchers has --crowd-nice)")
 	}
 	if len(c.agentEnv) > 0 && c.mode != "fleet" {
 		return fmt.Errorf("--agent-env: only the fleet mode starts agents; drop it or use rackfence-load fleet")

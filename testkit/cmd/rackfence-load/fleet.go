@@ -104,7 +104,7 @@ func fleetJSON(r bench.FleetResult) map[string]any {
 		"agentRSSMeanKiB": r.AgentRSSMean, "agentRSSMaxKiB": r.AgentRSSMax, "simRSSMeanKiB": r.SimRSSMean,
 		"connsPerAgentMax": r.ConnsPerAgentMax, "connsPerAgentMean": r.ConnsPerAgentMean, "coordGoroutines": r.CoordGoroutines,
 		"cpuToAvailableCoordSeconds": r.CPUToAvailableCoord, "cpuToAvailableAgentsSeconds": r.CPUToAvailableAgents,
-		"cpuToAvailableSimsSeconds": r.CPUToAvailableSims, "cores": r.Cores,
+		"cpuToAvailableSimsSeconds": r.CPUToAvailableSims, "cores": r.Cores, "fleetNice": r.FleetNice, "leaseLosses": r.LeaseLosses,
 		"redfishToAvailable": map[string]any{"requests": r.BMCToAvailable.Requests, "bytesOut": r.BMCToAvailable.BytesOut,
 			"connections": r.BMCToAvailable.Connections, "logins": r.BMCToAvailable.Logins, "byCall": r.BMCToAvailable.ByCall},
 		"loadWait":   map[string]any{"steal": r.LoadWait.Steal, "otherCores": r.LoadWait.OtherCores},

@@ -176,3 +176,20 @@ func TestFleetDetachesZero(t *testing.T) {
 		t.Errorf("a run without detaches reports:\n%s", b.String())
 	}
 }
+
+func TestFleetNiceValidated(t *testing.T) {
+	c := Config{mode: "fleet", out: "text", keys: 1, hosts: 1, perRack: 1, workers: 1, rounds: 1, racks: 1, sims: 1, detaches: 1, sample: time.Second, fleetNice: 10}
+	if err := c.Validate(); err != nil {
+		t.Errorf("fleet --fleet-nice 10: %v", err)
+	}
+	for _, bad := range []int{-5, 20} {
+		c.fleetNice = bad
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "--fleet-nice") {
+			t.Errorf("--fleet-nice %d: %v, want an error naming --fleet-nice", bad, err)
+		}
+	}
+	c.fleetNice, c.mode = 10, "write"
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "--fleet-nice") {
+		t.Errorf("write --fleet-nice 10: %v, want an error naming --fleet-nice", err)
+	}
+}

@@ -7,7 +7,7 @@
 //	rackfence-load fill --url U --token-file F --hosts 100000
 //	rackfence-load watchers --watchers 0,500,2000 --writes 500 [--hosts 100] [--after 60s] [--watch-mode stream|poll] [--crowd-nice 19]   (starts its own coordinator per count)
 //	rackfence-load put-hosts --url U --token-file F --writes 500   (a watchers run's writes, in a process of their own)
-//	rackfence-load fleet --hosts 10000 --racks 100 --sims 4 [--plaintext] [--report F.md] [--plot F.svg]   (starts its own coordinator, agents, bmcsims)
+//	rackfence-load fleet --hosts 10000 --racks 100 --sims 4 [--plaintext] [--fleet-nice 10] [--report F.md] [--plot F.svg]   (starts its own coordinator, agents, bmcsims)
 //
 // It prints one line per measurement, human-readable, and with -o json one
 // JSON object per line.
@@ -127,7 +127,7 @@ func run(ctx context.Context, c *Config, fs *flag.FlagSet) error {
 		runFleet(ctx, bench.FleetConfig{Bin: c.binDir, Dir: c.workDir, Hosts: c.hosts, Racks: c.racks, Sims: c.sims, Plaintext: c.plaintext, SampleEvery: c.sample,
 			StatusRefresh: c.refresh, Steady: c.steady, Detaches: c.detaches, CoordArgs: c.coordArgs, AgentArgs: c.agentArgs, AgentEnv: c.agentEnv,
 			Operators: c.operators, OperatorEvery: c.opEvery, OperatorWindow: c.opWindow, OperatorChunk: c.chunk,
-			ProfileDir: c.profDir, ProfileFor: c.profFor, ProfileAfter: c.profAfter, ProfileAgents: c.profAgent},
+			ProfileDir: c.profDir, ProfileFor: c.profFor, ProfileAfter: c.profAfter, ProfileAgents: c.profAgent, FleetNice: c.fleetNice},
 			fleetOutput{report: c.report, plot: c.plot}, emit)
 	case "put-hosts":
 		// The writes of a watchers run, in a process of their own.
