@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rackfence/rackfence/testkit/procstat"
 )
 
 // TestFleetNiceStartsProcessesNiced: with FleetNice a process the fleet
@@ -86,16 +88,12 @@ func findSleep() (string, error) {
 	return "", fmt.Errorf("no sleep binary")
 }
 
-// niceOf is the nice value of pid (/proc/PID/stat field 19).
+// niceOf is the nice value of pid.
 func niceOf(t *testing.T, pid int) int {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		t.Fatal(err)
+	n, ok := procstat.Nice(pid)
+	if !ok {
+		t.Fatalf("no nice value for pid %d", pid)
 	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	var n int
-	fmt.Sscan(f[16], &n)
 	return n
 }

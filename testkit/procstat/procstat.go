@@ -84,12 +84,22 @@ func MinorFaults(pid int) int64 {
 	return f.num(statMinFlt)
 }
 
+// Nice is pid's nice value (-20 to 19; ok false when unknown).
+func Nice(pid int) (n int, ok bool) {
+	f := statFields(pid)
+	if len(f) <= statNice {
+		return 0, false
+	}
+	return int(f.num(statNice)), true
+}
+
 // Fields of /proc/PID/stat counted from the one after the command name
-// (proc(5): minflt is field 10, utime 14, stime 15).
+// (proc(5): minflt is field 10, utime 14, stime 15, nice 19).
 const (
 	statMinFlt = 7
 	statUTime  = 11
 	statSTime  = 12
+	statNice   = 16
 )
 
 type stat []string

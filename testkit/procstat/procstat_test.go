@@ -26,6 +26,9 @@ func TestOwnProcess(t *testing.T) {
 	if after := CPUTicks(pid); before < 0 || after <= before {
 		t.Fatalf("CPUTicks(self) %d then %d after 100 ms of spinning", before, after)
 	}
+	if n, ok := Nice(pid); !ok || n < -20 || n > 19 {
+		t.Fatalf("Nice(self) = %d, %v", n, ok)
+	}
 	if sys := SystemTicks(pid); sys < 0 || sys > CPUTicks(pid) {
 		t.Fatalf("SystemTicks(self) = %d, CPUTicks %d", sys, CPUTicks(pid))
 	}
