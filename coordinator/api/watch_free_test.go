@@ -2,7 +2,9 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -75,9 +77,45 @@ func useStack(depth int, f func()) {
 // deep stacks (parked watch handlers) exited, the stacks the runtime keeps
 // for reuse are given back by a hand-back (release), which a collection
 // and returning free pages alone do not do. Measured with runtime/metrics
-// in this process.
+// in this process, against the stacks before the crowd: in a whole
+// package run under -race, other tests' goroutines hold stacks no
+// hand-back can give back (2,400 KiB before the hand-back and 1,568 after
+// in one CI run, where "at most half of all stacks" failed by what those
+// held). Where the runtime placed the crowd's goroutines decides how many
+// kept stacks a drain reaches (from 2 % to 54 % of the crowd's left in
+// five runs under -race), so the crowd is tried up to three times: a
+// hand-back that gives nothing back never passes.
 func TestWatchReleaseResizesKeptStacks(t *testing.T) {
+	kept := uint64(runtime.GOMAXPROCS(0)) * 63 * (16 << 10) // at most, per processor
+	tried := 0
+	var fails []string
+	for range 3 {
+		base, before, after := crowdHandBack()
+		above := func(v uint64) uint64 { return v - min(v, base) }
+		t.Logf("goroutine stacks: %d KiB before the crowd, %d KiB after it exited, %d KiB after the hand-back", base>>10, before>>10, after>>10)
+		if above(before) < kept/4 {
+			continue // the runtime kept fewer than this test expects
+		}
+		tried++
+		if above(after) <= above(before)/2 {
+			return
+		}
+		fails = append(fails, fmt.Sprintf("%d KiB after it exited, %d KiB after the hand-back", above(before)>>10, above(after)>>10))
+	}
+	if tried == 0 {
+		t.Skipf("fewer than %d KiB of stacks kept after each of three crowds (the runtime kept fewer than this test expects)", kept/4>>10)
+	}
+	t.Fatalf("goroutine stacks above those before the crowd: %s: want at most half in one try", strings.Join(fails, "; "))
+}
+
+// crowdHandBack runs 2,000 goroutines with deep stacks until all are
+// parked, lets them exit, and hands the memory back: the stacks held
+// before the crowd, after it exited (and a collection), and after the
+// hand-back.
+func crowdHandBack() (base, before, after uint64) {
 	const crowd = 2000
+	runtime.GC()
+	base = readHeld().stacks
 	release := make(chan struct{})
 	var parked, exited sync.WaitGroup
 	for range crowd {
@@ -93,18 +131,7 @@ func TestWatchReleaseResizesKeptStacks(t *testing.T) {
 	close(release)
 	exited.Wait()
 	runtime.GC() // frees what is not kept for reuse
-	before := readHeld().stacks
-	h := newWatchHub(prometheus.NewRegistry())
-	t0 := time.Now()
-	h.release("test")
-	took := time.Since(t0)
-	after := readHeld().stacks
-	t.Logf("goroutine stacks: %d KiB before the hand-back, %d KiB after; the hand-back took %s", before>>10, after>>10, took)
-	kept := uint64(runtime.GOMAXPROCS(0)) * 63 * (16 << 10) // at most, per processor
-	if before < kept/4 {
-		t.Skipf("only %d KiB of stacks kept after the crowd (the runtime kept fewer than this test expects)", before>>10)
-	}
-	if after > before/2 {
-		t.Fatalf("goroutine stacks: %d KiB after a crowd exited, %d KiB after the hand-back: want at most half", before>>10, after>>10)
-	}
+	before = readHeld().stacks
+	newWatchHub(prometheus.NewRegistry()).release("test")
+	return base, before, readHeld().stacks
 }

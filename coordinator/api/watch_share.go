@@ -104,8 +104,11 @@ type watchRound struct {
 
 // watchHub holds the rounds of one server.
 type watchHub struct {
-	mu     sync.Mutex
-	rounds map[watchKey]*watchRound
+	mu sync.Mutex
+	// turnHold is how long a round's connection holds its turn before
+	// the next opens anyway (watch_turns.go; turnHold, a test's own).
+	turnHold time.Duration
+	rounds   map[watchKey]*watchRound
 	// crowd is, by what is watched (a key with after 0), how many
 	// watchers the last round woken by a change answered: they come back
 	// one by one, and a round started by the first lingers for them all.
@@ -143,7 +146,7 @@ type watchHub struct {
 }
 
 func newWatchHub(reg prometheus.Registerer) *watchHub {
-	h := &watchHub{rounds: map[watchKey]*watchRound{}, crowd: map[watchKey]int{},
+	h := &watchHub{turnHold: turnHold, rounds: map[watchKey]*watchRound{}, crowd: map[watchKey]int{},
 		recent: map[watchKey]*watchRound{}, streaming: map[watchKey]int{}, writers: map[watchKey]*crowdWriters{}, kept: map[watchKey][]watchKey{}, lanes: make(chan struct{}, writeLanes), conns: map[string]*connLane{}, first: newWritesFirst(),
 		waitingGauge: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "rackfence_watch_waiting",
@@ -258,7 +261,7 @@ func (h *watchHub) run(ctx context.Context, key watchKey, r *watchRound, timeout
 	// crowd counts as writing it meanwhile, so its next round waits for
 	// the turns too (watch_sweep.go).
 	h.writing(key, 1)
-	r.turns.release()
+	r.turns.release(h.turnHold)
 	h.writing(key, -1)
 }
 

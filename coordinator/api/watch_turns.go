@@ -105,9 +105,10 @@ func finishTurn(g *turnGroup) {
 }
 
 // release opens r's groups in turn (the answer is set before it is
-// called) and returns once every group is open.
-func (t *roundTurns) release() {
-	var hold *time.Timer
+// called), each holding its turn at most hold, and returns once every
+// group is open.
+func (t *roundTurns) release(hold time.Duration) {
+	var timer *time.Timer
 	inflight, next := 0, 0
 	for {
 		t.mu.Lock()
@@ -125,20 +126,20 @@ func (t *roundTurns) release() {
 		if next == len(t.order) {
 			t.released = true
 			t.mu.Unlock()
-			if hold != nil {
-				hold.Stop()
+			if timer != nil {
+				timer.Stop()
 			}
 			return
 		}
 		t.mu.Unlock()
-		if hold == nil {
-			hold = time.NewTimer(turnHold)
+		if timer == nil {
+			timer = time.NewTimer(hold)
 		} else {
-			hold.Reset(turnHold)
+			timer.Reset(hold)
 		}
 		select {
 		case <-t.freed:
-		case <-hold.C:
+		case <-timer.C:
 			// The oldest open group goes on outside the window.
 		}
 		inflight--

@@ -13,12 +13,88 @@ import (
 // TestRoundAnswersConnectionsInTurn: a round's answer wakes the watchers
 // of writeLanes connections first, not the whole round at once; the next
 // connection's watchers get it when one of those connections' watchers
-// have all written theirs, or turnHold after its turn began when they do
-// not finish.
-// Every watcher gets the same answer. (Joining once every turn is open:
-// TestStreamedLineAllocatesNothing.)
+// have all written theirs, or the hub's turnHold after its turn began
+// when they do not finish. Every watcher gets the same answer. (Joining
+// once every turn is open: TestStreamedLineAllocatesNothing.)
+//
+// The order is checked with a hold of an hour, so no timer can open a
+// turn while the test looks (on a loaded machine 10 ms pass between two
+// reads of a channel); the hold's own timer with one of 5 ms and nobody
+// finishing.
 func TestRoundAnswersConnectionsInTurn(t *testing.T) {
+	const conns, each = 5, 3
+	t.Run("a finished connection opens the next", func(t *testing.T) {
+		turns := crowdInTurns(t, time.Hour, conns, each)
+		first := turns.take(t, writeLanes*each, 30*time.Second)
+		if len(first) != writeLanes*each {
+			t.Fatalf("%d watchers answered within 30 s, want the %d of the first %d connections", len(first), writeLanes*each, writeLanes)
+		}
+		for _, g := range first {
+			if g.conn >= writeLanes {
+				t.Fatalf("connection %d's watcher answered before connections 0–%d had written theirs", g.conn, writeLanes-1)
+			}
+		}
+		// No more while those write: the whole round used to wake at once.
+		if more := turns.take(t, 1, 200*time.Millisecond); len(more) != 0 {
+			t.Fatalf("connection %d's watcher answered while the first %d connections were still writing", more[0].conn, writeLanes)
+		}
+		// Each connection that finishes opens the next one's turn, in the
+		// order the connections joined.
+		open := first
+		for next := writeLanes; next < conns; next++ {
+			done := open[0].conn
+			for _, g := range open {
+				if g.conn == done {
+					finishTurn(g.turn)
+				}
+			}
+			got := turns.take(t, each, 30*time.Second)
+			if len(got) != each {
+				t.Fatalf("after connection %d wrote, %d watchers answered within 30 s, want connection %d's %d", done, len(got), next, each)
+			}
+			for _, g := range got {
+				if g.conn != next {
+					t.Fatalf("after connection %d wrote, connection %d answered, want %d", done, g.conn, next)
+				}
+			}
+			var rest []turnAnswer
+			for _, g := range open {
+				if g.conn != done {
+					rest = append(rest, g)
+				}
+			}
+			open = append(rest, got...)
+		}
+	})
+	t.Run("a held turn opens the next after the hold", func(t *testing.T) {
+		turns := crowdInTurns(t, 5*time.Millisecond, conns, each)
+		// Nobody finishes: every turn still comes, the hold apart.
+		if got := turns.take(t, conns*each, 30*time.Second); len(got) != conns*each {
+			t.Fatalf("with turns not finished, %d of the %d watchers answered within 30 s", len(got), conns*each)
+		}
+	})
+}
+
+// turnAnswer is one watcher's answer in a crowd of crowdInTurns.
+type turnAnswer struct {
+	conn  int
+	index uint64
+	turn  *turnGroup
+}
+
+// turnCrowd is a round's watchers answered, in the order they were.
+type turnCrowd struct {
+	key      watchKey
+	answered chan turnAnswer
+}
+
+// crowdInTurns opens a round of conns connections' watchers, each
+// watchers of each connection, joined in connection order, on a hub that
+// holds a turn at most hold, and sets the round's answer.
+func crowdInTurns(t *testing.T, hold time.Duration, conns, each int) *turnCrowd {
+	t.Helper()
 	h := newWatchHub(prometheus.NewRegistry())
+	h.turnHold = hold
 	s := &Server{watches: h}
 	fire := make(chan struct{})
 	src := watchSource{
@@ -32,79 +108,43 @@ func TestRoundAnswersConnectionsInTurn(t *testing.T) {
 		},
 		answer: func(k watchKey) (any, error) { return wire.WatchResponse{Index: k.after + 1}, nil },
 	}
-	key := watchKey{rack: "r1", after: 5}
-	const conns, each = 5, 3
-	type got struct {
-		conn  int
-		index uint64
-		turn  *turnGroup
-	}
-	answered := make(chan got, conns*each)
-	for c := range conns {
+	c := &turnCrowd{key: watchKey{rack: "r1", after: 5}, answered: make(chan turnAnswer, conns*each)}
+	for conn := range conns {
 		for i := range each {
 			go func() {
 				own := time.NewTimer(time.Hour)
 				defer own.Stop()
-				_, index, turn, err := s.awaitRound(context.Background(), fmt.Sprintf("10.0.0.%d:5000", c), key, time.Hour, own, src)
+				_, index, turn, err := s.awaitRound(context.Background(), fmt.Sprintf("10.0.0.%d:5000", conn), c.key, time.Hour, own, src)
 				if err != nil {
 					t.Error(err)
 				}
-				answered <- got{c, index, turn}
+				c.answered <- turnAnswer{conn, index, turn}
 			}()
 			// Connections join in order: 0's watchers first.
-			waitMembers(t, h, key, c*each+i+1)
+			waitMembers(t, h, c.key, conn*each+i+1)
 		}
 	}
 	close(fire)
-	take := func(n int, within time.Duration) []got {
-		var out []got
-		deadline := time.After(within)
-		for len(out) < n {
-			select {
-			case g := <-answered:
-				if g.index != key.after+1 {
-					t.Fatalf("connection %d answered at %d, want %d", g.conn, g.index, key.after+1)
-				}
-				out = append(out, g)
-			case <-deadline:
-				return out
+	return c
+}
+
+// take returns the next n answers, or those that came within.
+func (c *turnCrowd) take(t *testing.T, n int, within time.Duration) []turnAnswer {
+	t.Helper()
+	var out []turnAnswer
+	deadline := time.After(within)
+	for len(out) < n {
+		select {
+		case g := <-c.answered:
+			if g.index != c.key.after+1 {
+				t.Fatalf("connection %d answered at %d, want %d", g.conn, g.index, c.key.after+1)
 			}
-		}
-		return out
-	}
-	first := take(writeLanes*each, 30*time.Second)
-	if len(first) != writeLanes*each {
-		t.Fatalf("%d watchers answered within 30 s, want the %d of the first %d connections", len(first), writeLanes*each, writeLanes)
-	}
-	for _, g := range first {
-		if g.conn >= writeLanes {
-			t.Fatalf("connection %d's watcher answered before connections 0–%d had written theirs", g.conn, writeLanes-1)
+			out = append(out, g)
+		case <-deadline:
+			return out
 		}
 	}
-	// No more while those write (for less than turnHold, after which the
-	// next turn would come anyway): the whole round used to wake at once.
-	if more := take(1, turnHold/2); len(more) != 0 {
-		t.Fatalf("connection %d's watcher answered while the first %d connections were still writing", more[0].conn, writeLanes)
-	}
-	// Connection 0's watchers finish: connection 2's turn.
-	for _, g := range first {
-		if g.conn == 0 {
-			finishTurn(g.turn)
-		}
-	}
-	next := take(each, 30*time.Second)
-	for _, g := range next {
-		if g.conn != writeLanes {
-			t.Fatalf("after connection 0 wrote, connection %d answered, want %d", g.conn, writeLanes)
-		}
-	}
-	// Nobody finishes any more: the remaining turns come turnHold apart.
-	rest := take((conns-writeLanes-1)*each, 30*time.Second)
-	if len(rest) != (conns-writeLanes-1)*each {
-		t.Fatalf("with turns not finished, %d of the last %d watchers answered within 30 s", len(rest), (conns-writeLanes-1)*each)
-	}
-	// (A watcher joining once every turn is open takes the answer at once,
-	// with no turn: TestStreamedLineAllocatesNothing.)
+	return out
 }
 
 // waitMembers waits until key's round has n watchers.
