@@ -1,20 +1,51 @@
 package fsm
 
 import (
-	"unique"
+	"strings"
+	"sync"
 
 	"github.com/rackfence/rackfence/shared/wire"
 )
 
 // Hardware details repeat across a fleet (the same CPU model, NIC names,
 // firmware versions on thousands of hosts). Interning keeps one copy of each
-// string in memory. unique.Make is deterministic, so it is safe in Apply.
+// string in memory. The copy is equal to the string, so Apply stays
+// deterministic.
+//
+// The copies are held in a table of at most internCap strings, emptied
+// when full like the part tables (share.go), so strings that never repeat
+// cost at most a restart of sharing. It used to be unique.Make(s).Value():
+// unique holds its entries weakly, by the handle, and a string taken out
+// with Value does not hold its entry, so every collection dropped them and
+// a string interned after it got a new copy (hosts written in different
+// collection cycles did not share; TestInternSurvivesCollection).
+
+// internCap bounds the table: 16,384 strings of at most internMax bytes.
+const (
+	internCap = 16384
+	internMax = 256
+)
+
+var interned struct {
+	mu sync.Mutex // restore decodes snapshot chunks concurrently
+	m  map[string]string
+}
 
 func in(s string) string {
-	if s == "" || len(s) > 256 {
+	if s == "" || len(s) > internMax {
 		return s
 	}
-	return unique.Make(s).Value()
+	interned.mu.Lock()
+	defer interned.mu.Unlock()
+	if c, ok := interned.m[s]; ok {
+		return c
+	}
+	if interned.m == nil || len(interned.m) >= internCap {
+		interned.m = make(map[string]string)
+	}
+	c := strings.Clone(s) // not a piece of a larger buffer the caller holds
+	interned.m[c] = c
+	return c
 }
 
 // internStatus returns a copy of st with repeated strings interned, and
