@@ -209,7 +209,7 @@ func Fleet(ctx context.Context, cfg FleetConfig) (FleetResult, error) {
 		return FleetResult{}, fmt.Errorf("--hosts %d needs %d bmcsim processes at %d open files each, more than %d loopback addresses: raise the open-files limit (ulimit -Hn)", cfg.Hosts, cfg.Sims, nofile, maxSimAddrs)
 	}
 	cfg.profileDefaults()
-	if err := checkFleetNice(cfg.FleetNice); err != nil {
+	if err := CheckFleetNice(cfg.FleetNice); err != nil {
 		return FleetResult{}, err
 	}
 	if cfg.Plaintext {

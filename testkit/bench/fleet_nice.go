@@ -29,8 +29,9 @@ func (f *fleet) niceArgs(bin string, args []string) (string, []string) {
 	return "nice", append([]string{"-n", strconv.Itoa(f.cfg.FleetNice), bin}, args...)
 }
 
-// checkFleetNice refuses a nice value outside 0 (off) to 19.
-func checkFleetNice(n int) error {
+// CheckFleetNice refuses a nice value outside 0 (off) to 19 (the load
+// tool's flag check and Fleet's).
+func CheckFleetNice(n int) error {
 	if n < 0 || n > 19 {
 		return fmt.Errorf("--fleet-nice %d: use 1 to 19 (the agents and simulators run at that nice value, the coordinator at 0), or 0 for all at the same priority", n)
 	}

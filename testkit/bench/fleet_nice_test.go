@@ -43,7 +43,7 @@ func TestFleetNiceStartsProcessesNiced(t *testing.T) {
 		}
 	}
 	for _, bad := range []int{-1, 20} {
-		if err := checkFleetNice(bad); err == nil || !strings.Contains(err.Error(), "--fleet-nice") {
+		if err := CheckFleetNice(bad); err == nil || !strings.Contains(err.Error(), "--fleet-nice") {
 			t.Errorf("FleetNice %d: %v, want an error naming --fleet-nice", bad, err)
 		}
 	}

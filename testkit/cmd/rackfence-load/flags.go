@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rackfence/rackfence/shared/wire"
+	"github.com/rackfence/rackfence/testkit/bench"
 	flag "github.com/spf13/pflag"
 )
 
@@ -172,8 +173,8 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("--agent-env %q: use KEY=VALUE, e.g. --agent-env GOMAXPROCS=1", kv)
 		}
 	}
-	if c.fleetNice < 0 || c.fleetNice > 19 {
-		return fmt.Errorf("--fleet-nice %d: use 1 to 19 (agents and bmcsims at that nice value, the coordinator at 0), or 0 for all at the same priority", c.fleetNice)
+	if err := bench.CheckFleetNice(c.fleetNice); err != nil {
+		return err
 	}
 	if c.fleetNice > 0 && c.mode != "fleet" {
 		return fmt.Errorf("--fleet-nice: only the fleet mode starts agents; drop it or use rackfence-load fleet (watchers has --crowd-nice)")
