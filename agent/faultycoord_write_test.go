@@ -13,6 +13,9 @@ import (
 // name while the write is in flight and the agent knows neither.
 type writeFault struct {
 	host string
+	// touch: the fault holds the host's next touch instead of its next
+	// full write (holdTouchOf).
+	touch bool
 	// sent: the write was sent (and is held until release); entered is
 	// closed then.
 	sent                    bool
@@ -35,6 +38,15 @@ func (f *faultyCoordinator) holdWriteOf(host string) (entered <-chan struct{}, r
 	return wf.entered, closer(wf.release), closer(wf.watch), wf.answer
 }
 
+// holdTouchOf is holdWriteOf for host's next touch.
+func (f *faultyCoordinator) holdTouchOf(host string) (entered <-chan struct{}, releaseWrite, releaseWatch func()) {
+	entered, releaseWrite, releaseWatch, _ = f.holdWriteOf(host)
+	f.mu.Lock()
+	f.write.touch = true
+	f.mu.Unlock()
+	return entered, releaseWrite, releaseWatch
+}
+
 // writeSent is called with f.mu held for a rack report before it is
 // passed on: it returns the channel the report waits on when it carries
 // the armed write (nil otherwise).
@@ -44,7 +56,7 @@ func (f *faultyCoordinator) writeSent(r wire.RackStatusReport) <-chan struct{} {
 		return nil
 	}
 	for _, h := range r.Hosts {
-		if h.Name == wf.host && h.Status != nil {
+		if h.Name == wf.host && (wf.touch && h.IsTouch() || !wf.touch && h.Status != nil) {
 			wf.sent = true
 			close(wf.entered)
 			return wf.release

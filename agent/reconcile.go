@@ -132,8 +132,9 @@ func (s *session) reconcile(name string) {
 // requeue schedules the next look at name: when the state machine asked,
 // and at the latest when the status is due for its periodic refresh or
 // the hardware health for its next read, whichever comes first.
-// (A new session has refreshAt zero: every host is written once under the
-// new epoch.)
+// (A new session has refreshAt zero: every host is stamped once with the
+// new epoch, by a touch when its status is the coordinator's copy
+// unchanged (hostEntry.adopted), else by a full write.)
 func (s *session) requeue(name string, after time.Duration) {
 	var due, healthAt time.Time
 	touched := false
@@ -172,7 +173,7 @@ var errHostGone = errors.New("host is gone from the coordinator")
 // again) nothing is written and the answer is errHostGone.
 func (s *session) report(name string, cur *hostEntry, d *hoststate.Decision) error {
 	var rep wire.RackHostReport
-	need := false
+	need, touch := false, false
 	perRack := s.reporter.active()
 	ok := s.store.withEntry(name, cur, func(e *hostEntry) {
 		st := d.Status
@@ -185,6 +186,20 @@ func (s *session) report(name string, cur *hostEntry, d *hoststate.Decision) err
 		refresh := !time.Now().Before(e.refreshAt) && !(perRack && e.base != 0)
 		need = !sameStatus(e.written, e.status) || len(e.pendingAcks) > 0 ||
 			len(e.pendingEvents) > 0 || e.pendingRemove || refresh
+		if !need && e.adopted {
+			if !perRack {
+				// Per host there are no touches: the status goes out
+				// in full under this epoch.
+				e.adopted, e.base, need = false, 0, true
+			} else {
+				// A takeover: the coordinator holds this very status
+				// (at base) under an earlier epoch; a touch stamps it
+				// with ours before any action runs.
+				touch = true
+				rep = wire.RackHostReport{Name: name, Created: e.host.CreatedIndex, Touch: e.base}
+				return
+			}
+		}
 		// The one report of this write, per rack or per host, names the
 		// createdIndex of the host the decision was made for; its status
 		// carries the epoch it is written under.
@@ -196,6 +211,9 @@ func (s *session) report(name string, cur *hostEntry, d *hoststate.Decision) err
 	if !ok {
 		return fmt.Errorf("%w: %s was deleted (or created again) while it was reconciled", errHostGone, name)
 	}
+	if touch {
+		return s.touchAdopted(name, cur, rep, d)
+	}
 	if !need {
 		return nil
 	}
@@ -205,19 +223,10 @@ func (s *session) report(name string, cur *hostEntry, d *hoststate.Decision) err
 		return fmt.Errorf("%w: lease deadline passed before writing the status of %s", ErrLeaseLost, name)
 	}
 	base, err := s.writeStatus(rep, perRack)
-	switch {
-	case err == nil:
-		s.a.cfg.Metrics.statusWrites.WithLabelValues("ok").Inc()
-	case client.IsStaleEpoch(err):
-		s.a.cfg.Metrics.statusWrites.WithLabelValues("stale").Inc()
-		return fmt.Errorf("%w: %v", ErrLeaseLost, err)
-	case client.IsNotFound(err):
-		s.a.cfg.Metrics.statusWrites.WithLabelValues("gone").Inc()
-		return fmt.Errorf("%w: %v", errHostGone, err)
-	default:
-		s.a.cfg.Metrics.statusWrites.WithLabelValues("error").Inc()
-		return err
+	if err != nil {
+		return s.statusWriteError(err)
 	}
+	s.a.cfg.Metrics.statusWrites.WithLabelValues("ok").Inc()
 	s.store.withEntry(name, cur, func(e *hostEntry) {
 		if len(rep.Acks) > 0 && !e.changedAt.IsZero() {
 			s.a.cfg.Metrics.ackLatency.Observe(time.Since(e.changedAt).Seconds())
@@ -225,7 +234,7 @@ func (s *session) report(name string, cur *hostEntry, d *hoststate.Decision) err
 		applyAcks(&e.host, rep.Acks, s.lease.Epoch)
 		w := *rep.Status
 		e.written = &w
-		e.base = base
+		e.base, e.adopted = base, false
 		// Refreshes are spread over the last fifth of the period, so
 		// hosts written together do not all refresh together.
 		e.refreshAt = time.Now().Add(jitter(s.a.cfg.StatusRefresh, 0.2))
@@ -236,6 +245,55 @@ func (s *session) report(name string, cur *hostEntry, d *hoststate.Decision) err
 		s.log.Info("intents acknowledged", "host", name, "acks", ackKinds(rep.Acks), "state", rep.Status.ProvisioningState, "operational", rep.Status.OperationalStatus)
 	}
 	return nil
+}
+
+// statusWriteError counts a failed status write (or touch) and says what
+// it means to reconcile: ErrLeaseLost, errHostGone, or the error to retry.
+func (s *session) statusWriteError(err error) error {
+	switch {
+	case client.IsStaleEpoch(err):
+		s.a.cfg.Metrics.statusWrites.WithLabelValues("stale").Inc()
+		return fmt.Errorf("%w: %v", ErrLeaseLost, err)
+	case client.IsNotFound(err):
+		s.a.cfg.Metrics.statusWrites.WithLabelValues("gone").Inc()
+		return fmt.Errorf("%w: %v", errHostGone, err)
+	}
+	s.a.cfg.Metrics.statusWrites.WithLabelValues("error").Inc()
+	return err
+}
+
+// touchAdopted sends the touch report decided for an adopted host (one
+// the session has not written yet, its status unchanged from the
+// coordinator's copy): accepted, the host carries this epoch and its
+// refresh is scheduled as after a write; refused because the host moved
+// past the base meanwhile (an intent, a spec or label change), the status
+// is written in full at once, as before takeovers touched.
+func (s *session) touchAdopted(name string, cur *hostEntry, rep wire.RackHostReport, d *hoststate.Decision) error {
+	if _, ok := s.a.cfg.Holder.Valid(0); !ok {
+		return fmt.Errorf("%w: lease deadline passed before touching the status of %s", ErrLeaseLost, name)
+	}
+	res, err := s.reporter.write(s.ctx, rep)
+	if err == nil && res.Error != nil {
+		err = client.HostError(s.a.cfg.Rack, res)
+	}
+	switch {
+	case err == nil:
+		s.a.cfg.Metrics.statusWrites.WithLabelValues("ok").Inc()
+		s.store.withEntry(name, cur, func(e *hostEntry) {
+			e.adopted, e.writeFailures = false, 0
+			e.refreshAt = time.Now().Add(jitter(s.a.cfg.StatusRefresh, 0.2))
+		})
+		return nil
+	case client.IsConflict(err) && !client.IsStaleEpoch(err):
+		s.store.withEntry(name, cur, func(e *hostEntry) { e.adopted, e.base, e.written = false, 0, nil })
+		return s.report(name, cur, d)
+	case errors.Is(err, errNoRackStatus):
+		// An older coordinator (the reporter fell back meanwhile):
+		// per host, in full.
+		s.store.withEntry(name, cur, func(e *hostEntry) { e.adopted, e.base = false, 0 })
+		return s.report(name, cur, d)
+	}
+	return s.statusWriteError(err)
 }
 
 // writeStatus writes one host's report: per rack (queued with every other

@@ -134,13 +134,14 @@ func (r *reporter) run() {
 }
 
 // addTouches queues a touch for every host written in this session,
-// unchanged since, whose refresh is due.
+// unchanged since, whose refresh is due (an adopted host's first touch is
+// its reconcile's: session.report).
 func (r *reporter) addTouches() {
 	now := time.Now()
 	var ws []*statusWrite
 	r.s.store.mu.Lock()
 	for name, e := range r.s.store.hosts {
-		if e.base != 0 && !e.touching && e.written != nil && !now.Before(e.refreshAt) {
+		if e.base != 0 && !e.touching && !e.adopted && e.written != nil && !now.Before(e.refreshAt) {
 			e.touching = true
 			ws = append(ws, &statusWrite{h: wire.RackHostReport{Name: name, Touch: e.base, Created: e.host.CreatedIndex}})
 		}

@@ -37,6 +37,13 @@ type hostEntry struct {
 	// touching is set while a touch or the reporter's own write is queued.
 	base     uint64
 	touching bool
+	// adopted: written and base are the coordinator's copy as the
+	// session's watch first delivered it (store.upsert), not a write of
+	// this session. While the state machine leaves the status as it is,
+	// the session's first report of the host is a touch naming that base,
+	// which stamps it with this epoch (session.report); the reporter's
+	// periodic touches leave such a host alone.
+	adopted bool
 	// last is the outcome of the action run since the last Step.
 	last *hoststate.Outcome
 	// pending holds acks, events and removal not yet written (the write
@@ -74,6 +81,12 @@ func (s *store) upsert(h wire.Host) bool {
 		if h.Status != nil {
 			st := *h.Status
 			e.status = &st
+			if h.ModifiedIndex != 0 {
+				// A takeover confirms an unchanged status with a touch
+				// rather than writing it again (hostEntry.adopted).
+				w := *h.Status
+				e.written, e.base, e.adopted = &w, h.ModifiedIndex, true
+			}
 		}
 		s.hosts[h.Name] = e
 		return true
