@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rackfence/rackfence/shared/client"
 	"github.com/rackfence/rackfence/shared/wire"
 )
 
@@ -101,16 +100,8 @@ func (e *env) accountsUnder(n int, epoch uint64) bool {
 // managedUnder: every host of r1 has its status written under epoch (and
 // with rot its BMC account confirmed under it).
 func (e *env) managedUnder(n int, epoch uint64, rot bool) bool {
-	l, err := e.admin.ListHosts(ctx(e.t), client.HostFilter{Rack: "r1"})
-	if err != nil || len(l.Items) < n {
-		return false
-	}
-	for _, h := range l.Items {
-		if h.Status == nil || h.Status.Epoch != epoch || h.Status.OperationalStatus != wire.OpOK {
-			return false
-		}
-	}
-	return !rot || e.accountsUnder(n, epoch)
+	_, ok := e.stampedUnder(n, epoch, nil)
+	return ok && (!rot || e.accountsUnder(n, epoch))
 }
 
 // simRequests sums the Redfish requests of BMCs 0..n-1.

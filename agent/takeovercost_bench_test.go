@@ -61,7 +61,7 @@ func BenchmarkTakeoverCost(b *testing.B) {
 				}
 			}
 			if epoch != 0 {
-				if n, ok := e.stampedUnder(epoch, before); ok {
+				if n, ok := e.stampedUnder(hosts, epoch, before); ok {
 					moved = n
 					break
 				}
@@ -80,15 +80,16 @@ func BenchmarkTakeoverCost(b *testing.B) {
 	}
 }
 
-// stampedUnder reports whether every host of r1 carries epoch, and how
-// many of them have a modifiedIndex other than in before.
-func (e *env) stampedUnder(epoch uint64, before map[string]uint64) (moved int, ok bool) {
+// stampedUnder reports whether r1 has at least n hosts and every one has
+// an operational status written under epoch, and how many of them have a
+// modifiedIndex other than in before.
+func (e *env) stampedUnder(n int, epoch uint64, before map[string]uint64) (moved int, ok bool) {
 	l, err := e.admin.ListHosts(ctx(e.t), client.HostFilter{Rack: "r1"})
-	if err != nil || len(l.Items) < len(before) {
+	if err != nil || len(l.Items) < n {
 		return 0, false
 	}
 	for _, h := range l.Items {
-		if h.Status == nil || h.Status.Epoch != epoch || h.Status.ProvisioningState != wire.StateAvailable {
+		if h.Status == nil || h.Status.Epoch != epoch || h.Status.OperationalStatus != wire.OpOK {
 			return 0, false
 		}
 		if h.ModifiedIndex != before[h.Name] {
