@@ -21,6 +21,10 @@ type logWrites struct {
 	dataDir string
 	log     *slog.Logger
 
+	// changed is signalled when the member starts or stops failing its
+	// writes (electionDeferral reads state() on it).
+	changed chan struct{}
+
 	mu      sync.Mutex
 	last    error     // the last failed write; nil once an append succeeds
 	since   time.Time // the first failure since the last success
@@ -30,7 +34,7 @@ type logWrites struct {
 }
 
 func newLogWrites(dataDir string, log *slog.Logger) *logWrites {
-	return &logWrites{dataDir: dataDir, log: log}
+	return &logWrites{dataDir: dataDir, log: log, changed: make(chan struct{}, 1)}
 }
 
 // failed records a failed write and returns it wrapped in ErrLogWrite,
@@ -48,6 +52,7 @@ func (w *logWrites) failed(op string, err error) error {
 	w.mu.Unlock()
 	werr := fmt.Errorf("%w (%s in %s): %w; %s", ErrLogWrite, op, w.dataDir, err, logWriteHint(w.dataDir, err))
 	if first {
+		w.signal()
 		w.log.Error("cannot write the Raft log: this member falls behind until a write succeeds (as leader it steps down)",
 			"dataDir", w.dataDir, "op", op, "err", err, "hint", logWriteHint(w.dataDir, err))
 	}
@@ -64,8 +69,17 @@ func (w *logWrites) succeeded() {
 	run, since := w.run, w.since
 	w.failing, w.last, w.run = false, nil, 0
 	w.mu.Unlock()
+	w.signal()
 	w.log.Info("the Raft log is written again: this member catches up with the leader by itself",
 		"dataDir", w.dataDir, "failedWrites", run, "failingFor", time.Since(since).Round(time.Millisecond).String())
+}
+
+// signal wakes whoever follows changed, without blocking.
+func (w *logWrites) signal() {
+	select {
+	case w.changed <- struct{}{}:
+	default:
+	}
 }
 
 // problem is why this member cannot write its log, "" while it can.

@@ -58,6 +58,7 @@ func Open(cfg Config) (_ *Store, err error) {
 		}
 	}
 	s.batch = newBatcher(s.raft, cfg.MaxBatch, cfg.ApplyTimeout, cfg.Metrics, s.compressEntry)
+	go s.deferElections(s.raft.ReloadableConfig())
 	go s.leaderLoop()
 	go s.touchLoop()
 	go s.peerLoop()

@@ -80,7 +80,9 @@ func (s *Server) audit(next echo.HandlerFunc) echo.HandlerFunc {
 			rec.Via = c.Request().Header.Get(ForwardedHeader)
 		}
 		if err := s.auditLog.Append(rec); err != nil {
-			s.log.Error("could not write the audit trail", "err", err, "route", rec.Route, "actor", rec.Actor)
+			s.auditFails.failed(err, rec.Route, rec.Actor)
+		} else {
+			s.auditFails.succeeded()
 		}
 		return nil
 	}

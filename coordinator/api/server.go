@@ -107,6 +107,7 @@ type Server struct {
 	authFailures *prometheus.CounterVec
 	rateLimited  prometheus.Counter
 	auditLog     *jsonl.Writer // the member's audit file, rotated at AuditMaxBytes; nil when off
+	auditFails   *auditFailures
 	watches      *watchHub     // the shared rounds of waiting watchers (watch_share.go)
 	barrier      sharedBarrier // the watches' shared read barrier (watch_barrier.go)
 	lists        *listViews    // the views paged host lists answer from (listviews.go)
@@ -148,7 +149,8 @@ func New(cfg Config) *Server {
 	if cfg.AuditMaxBytes <= 0 {
 		cfg.AuditMaxBytes = DefaultAuditMaxBytes
 	}
-	s := &Server{cfg: cfg, store: cfg.Store, state: cfg.State, log: cfg.Logger, limiter: newAuthLimiter(cfg.AuthFailLimit, cfg.AuthFailWindow)}
+	s := &Server{cfg: cfg, store: cfg.Store, state: cfg.State, log: cfg.Logger, limiter: newAuthLimiter(cfg.AuthFailLimit, cfg.AuthFailWindow),
+		auditFails: newAuditFailures(cfg.Logger)}
 	if a, err := jsonl.Open(cfg.AuditFile, jsonl.Options{MaxBytes: cfg.AuditMaxBytes}); err != nil {
 		s.log.Error("the audit trail is off: its file cannot be opened", "path", cfg.AuditFile, "err", err)
 	} else {
@@ -184,7 +186,7 @@ func New(cfg Config) *Server {
 	for _, r := range []string{"missing", "unknown", "expired"} {
 		s.authFailures.WithLabelValues(r) // present at 0 before the first failure
 	}
-	cfg.Registry.MustRegister(s.reqs, s.authFailures, s.rateLimited, s.forwardFailures)
+	cfg.Registry.MustRegister(s.reqs, s.authFailures, s.rateLimited, s.forwardFailures, s.auditFails.total)
 	s.watches = newWatchHub(cfg.Registry)
 	s.watches.log = cfg.Logger
 	s.lists = newListViews(cfg.Registry)

@@ -108,12 +108,30 @@ func (w *Writer) Append(v any) error {
 			return rotErr
 		}
 	}
+	prev := w.size
 	n, err := w.f.Write(b) // one write per line: readers never see half a line
 	w.size += int64(n)
 	if err != nil {
 		err = fmt.Errorf("jsonl %s: %w", w.path, err)
+		if n > 0 {
+			err = w.cutPartial(prev, err)
+		}
 	}
 	return errors.Join(rotErr, err)
+}
+
+// cutPartial truncates the file back to size after a short write (a full
+// disk takes the part of a line that fits in the file's last block).
+// Left there, the part would join the next line written once space is
+// free, and Read refuses a bad line before the last: the whole file
+// would no longer read. Truncating frees blocks, so it works on a full
+// disk.
+func (w *Writer) cutPartial(size int64, err error) error {
+	if terr := w.f.Truncate(size); terr != nil {
+		return fmt.Errorf("%w; part of the line stays in the file, which will not read past it: %v", err, terr)
+	}
+	w.size = size
+	return err
 }
 
 // rotate renames the file to PATH.1 and starts a new one. When the rename

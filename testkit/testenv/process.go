@@ -2,8 +2,11 @@ package testenv
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -47,10 +50,54 @@ func Start(t testing.TB, name, bin string, env []string, args ...string) *Proces
 	t.Cleanup(func() {
 		p.Stop(5 * time.Second)
 		if t.Failed() {
-			t.Logf("---- output of %s ----\n%s", name, p.Output())
+			p.logFailure(t)
 		}
 	})
 	return p
+}
+
+// failures holds, per failed test, the wait that failed it (Eventually),
+// repeated after each process's output so it stays in view.
+var failures sync.Map // testing.TB -> string
+
+// failureTailLines is how many of a process's last lines a failed test
+// prints. CI shows the end of a run's output, and a member with a full
+// disk logs a line per request: printing whole outputs pushed the test's
+// own failure message out of view.
+const failureTailLines = 10
+
+// failureLineBytes is the most of one line printed (the file keeps all).
+const failureLineBytes = 300
+
+// logFailure prints the end of the process's output for a failed test
+// and keeps the whole of it in a file under the temporary directory
+// (it survives the test's own TempDir).
+func (p *Process) logFailure(t testing.TB) {
+	out := p.Output()
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	kept := ""
+	dir, err := os.MkdirTemp("", "rackfence-failed-")
+	if err == nil {
+		path := filepath.Join(dir, strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()+"-"+p.Name)+".log")
+		if err = os.WriteFile(path, []byte(out), 0o644); err == nil {
+			kept = "; all of it in " + path
+		}
+	}
+	head := fmt.Sprintf("---- output of %s%s ----", p.Name, kept)
+	if len(lines) > failureTailLines {
+		head = fmt.Sprintf("---- output of %s: its last %d of %d lines%s ----", p.Name, failureTailLines, len(lines), kept)
+		lines = lines[len(lines)-failureTailLines:]
+	}
+	for i, l := range lines {
+		if len(l) > failureLineBytes {
+			lines[i] = l[:failureLineBytes] + "…"
+		}
+	}
+	why := ""
+	if msg, ok := failures.Load(t); ok {
+		why = "\n---- the test failed: " + msg.(string)
+	}
+	t.Logf("%s\n%s%s", head, strings.Join(lines, "\n"), why)
 }
 
 // Output returns what the process printed so far.

@@ -210,7 +210,9 @@ func Eventually(t testing.TB, timeout time.Duration, what string, cond func() er
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s: %v", timeout, what, err)
+			msg := fmt.Sprintf("timed out after %s waiting for %s: %v", timeout, what, err)
+			failures.Store(t, msg)
+			t.Fatal(msg)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

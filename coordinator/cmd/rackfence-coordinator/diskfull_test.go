@@ -334,7 +334,9 @@ func TestLeaderDiskFullStepsDown(t *testing.T) {
 		}
 		return nil
 	})
+	logged := len(full.proc.Output())
 	filler := fill(t, full.dir)
+	filled := time.Now()
 	testenv.Eventually(t, 120*time.Second, "another member leading", func() error {
 		var st wire.ClusterStatus
 		if _, err := do("GET", ms[1].url()+"/v1/status", token, nil, &st); err != nil {
@@ -345,6 +347,14 @@ func TestLeaderDiskFullStepsDown(t *testing.T) {
 		}
 		return nil
 	})
+	// The old leader cannot write, so it defers standing for leader
+	// (coordinator.electionDeferral) and a healthy member wins the first
+	// election: before, it won again and again, stepping down at once.
+	reelected := strings.Count(full.proc.Output()[logged:], `"this node became the leader"`)
+	t.Logf("another member led %.1f s after the disk filled; the old leader was elected %d more times", time.Since(filled).Seconds(), reelected)
+	if reelected > 0 {
+		t.Errorf("the leader whose disk is full was elected again %d times before another member led", reelected)
+	}
 	more := count() + 200
 	testenv.Eventually(t, 120*time.Second, "200 more writes under the new leader", func() error {
 		if n := count(); n < more {
