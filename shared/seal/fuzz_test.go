@@ -19,7 +19,9 @@ func FuzzParse(f *testing.F) {
 		got, err := Parse(b)
 		if err != nil {
 			for _, line := range strings.Split(string(b), "\n") {
-				if fs := strings.Fields(line); len(fs) == 2 && len(fs[1]) >= 40 && fs[0] != fs[1] && strings.Contains(err.Error(), fs[1]) {
+				// The key ID may be quoted, and may hold the key's text
+				// (an ID of 41 zeros, a key of 40): look past it.
+				if fs := strings.Fields(line); len(fs) == 2 && len(fs[1]) >= 40 && strings.Contains(strings.ReplaceAll(err.Error(), fs[0], ""), fs[1]) {
 					t.Fatalf("error quotes a key: %v", err)
 				}
 			}
