@@ -313,7 +313,11 @@ func TestLeaderDiskFullStepsDown(t *testing.T) {
 					return
 				default:
 				}
-				code, body, err := putHostAnswer(ms[(w+i)%3], token, fmt.Sprintf("w%d-%05d", w, i))
+				m := ms[(w+i)%3]
+				code, body, err := putHostAnswer(m, token, fmt.Sprintf("w%d-%05d", w, i))
+				if err != nil {
+					body = m.id + ": " + err.Error()
+				}
 				mu.Lock()
 				if err == nil && code < 300 {
 					acked++
@@ -358,7 +362,7 @@ func TestLeaderDiskFullStepsDown(t *testing.T) {
 	more := count() + 200
 	testenv.Eventually(t, 120*time.Second, "200 more writes under the new leader", func() error {
 		if n := count(); n < more {
-			return fmt.Errorf("%d acknowledged, want %d", n, more)
+			return fmt.Errorf("%d acknowledged, want %d (not acknowledged so far, by code: %s)", n, more, refusedSoFar(&mu, answers))
 		}
 		return nil
 	})
@@ -413,4 +417,20 @@ func TestLeaderDiskFullStepsDown(t *testing.T) {
 			t.Fatalf("%s exited:\n%s", m.id, m.proc.Output())
 		}
 	}
+}
+
+// refusedSoFar counts the writes not acknowledged by answer code (0: no
+// answer), with the last answer of each.
+func refusedSoFar(mu *sync.Mutex, answers map[int][]string) string {
+	mu.Lock()
+	defer mu.Unlock()
+	var parts []string
+	for code, bodies := range answers {
+		last := bodies[len(bodies)-1]
+		if len(last) > 200 {
+			last = last[:200] + "…"
+		}
+		parts = append(parts, fmt.Sprintf("%d × %d, last %s", len(bodies), code, last))
+	}
+	return strings.Join(parts, "; ")
 }
