@@ -138,7 +138,7 @@
       opt.body = JSON.stringify(body);
     }
     const t0 = performance.now();
-    const r = await fetch(path, opt);
+    const r = await send(path, opt);
     const text = await r.text();
     const t1 = performance.now();
     let data = null;
@@ -151,6 +151,22 @@
       throw e;
     }
     return data;
+  }
+  // send is fetch, with a read that got no answer at all sent again (at
+  // most twice, 0.2 s and 0.4 s later): the browser may reuse a connection
+  // the member has just closed (net::ERR_SOCKET_NOT_CONNECTED), and a
+  // host's panel then stayed on its error. A write is never sent again: it
+  // may have been applied.
+  async function send(path, opt) {
+    const again = opt.method === 'GET' || opt.method === 'HEAD' ? 2 : 0;
+    for (let i = 0; ; i++) {
+      try {
+        return await fetch(path, opt);
+      } catch (e) {
+        if (i >= again || !(e instanceof TypeError)) throw e;
+        await new Promise((res) => setTimeout(res, 200 * (i + 1)));
+      }
+    }
   }
   const hostPath = (name) => '/v1/hosts/' + encodeURIComponent(name);
   const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
