@@ -22,7 +22,7 @@ type logWrites struct {
 	log     *slog.Logger
 
 	// changed is signalled when the member starts or stops failing its
-	// writes (electionDeferral reads state() on it).
+	// writes (Store.deferElections reads state() on it).
 	changed chan struct{}
 
 	mu      sync.Mutex
