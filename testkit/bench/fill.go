@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/rackfence/rackfence/internal/pki"
 	"github.com/rackfence/rackfence/shared/wire"
 )
 
@@ -64,22 +65,29 @@ func call(ctx context.Context, c *http.Client, method, url, token string, in, ou
 // Fill creates hosts hosts (perRack per rack, racks fill-NNN) on the leader
 // at url, then, as each rack's agent, reports a status carrying hardware
 // details for every host. progress, if set, is called every 10,000 writes.
+// Over TLS each rack's writes present an agent certificate of their own
+// (a coordinator accepts an agent token only with one).
 func Fill(ctx context.Context, c *http.Client, url, admin string, hosts, perRack, workers int, progress func(done int)) error {
 	racks := (hosts + perRack - 1) / perRack
 	epochs := make([]uint64, racks)
 	tokens := make([]string, racks)
+	agents := make([]*http.Client, racks)
 	for r := 0; r < racks; r++ {
 		rack := fmt.Sprintf("fill-%03d", r)
 		var tr wire.TokenResponse
 		if err := call(ctx, c, http.MethodPost, url+"/v1/tokens", admin, wire.TokenRequest{Role: wire.RoleAgent, Rack: rack}, &tr); err != nil {
 			return err
 		}
+		ac, err := agentClient(ctx, c, url, tr.Token, rack, workers)
+		if err != nil {
+			return err
+		}
 		var l wire.Lease
-		if err := call(ctx, c, http.MethodPost, url+"/v1/racks/"+rack+"/lease", tr.Token,
+		if err := call(ctx, ac, http.MethodPost, url+"/v1/racks/"+rack+"/lease", tr.Token,
 			wire.LeaseRequest{Holder: "rackfence-load", TTL: wire.Duration(300e9)}, &l); err != nil {
 			return err
 		}
-		tokens[r], epochs[r] = tr.Token, l.Epoch
+		tokens[r], epochs[r], agents[r] = tr.Token, l.Epoch, ac
 	}
 	var done atomic.Int64
 	jobs := make(chan int)
@@ -105,7 +113,7 @@ func Fill(ctx context.Context, c *http.Client, url, admin string, hosts, perRack
 				rep := wire.StatusReport{Epoch: epochs[r], Status: wire.HostStatus{
 					ProvisioningState: wire.StateAvailable, OperationalStatus: wire.OpOK, PoweredOn: false,
 					ProvisioningID: fmt.Sprintf("direct-%06d", i), HardwareDetails: HardwareDetails(i)}}
-				if err := call(ctx, c, http.MethodPut, url+"/v1/hosts/"+name+"/status", tokens[r], rep, nil); err != nil {
+				if err := call(ctx, agents[r], http.MethodPut, url+"/v1/hosts/"+name+"/status", tokens[r], rep, nil); err != nil {
 					errc <- err
 					return
 				}
@@ -136,4 +144,39 @@ feed:
 		}
 	}
 	return err
+}
+
+// agentClient is the client for rack's agent writes with token: c itself
+// in plaintext; over TLS (a token that pins the cluster's CA) a client of
+// up to conns connections presenting an agent certificate issued for the
+// token (POST /v1/certificates), as rackfence-agent obtains at start.
+func agentClient(ctx context.Context, c *http.Client, url, token, rack string, conns int) (*http.Client, error) {
+	_, pin := wire.ParseToken(token)
+	if pin == "" {
+		return c, nil
+	}
+	key, csr, err := pki.NewKey()
+	if err != nil {
+		return nil, err
+	}
+	var cr wire.CertificateResponse
+	if err := call(ctx, c, http.MethodPost, url+"/v1/certificates", token,
+		wire.CertificateRequest{Kind: wire.CertKindAgent, ID: "rackfence-load-" + rack, CSR: string(csr)}, &cr); err != nil {
+		return nil, err
+	}
+	keyPEM, err := pki.KeyPEM(key)
+	if err != nil {
+		return nil, err
+	}
+	h, err := pki.NewHolder([]byte(cr.Certificate), keyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("rack %s: the agent certificate issued: %w", rack, err)
+	}
+	ac := NewHTTPClientFor(conns, token)
+	tc := ac.Transport.(*http.Transport).TLSClientConfig
+	if tc == nil {
+		return nil, fmt.Errorf("rack %s: the token's CA pin %q is not a SHA-256 in hex", rack, pin)
+	}
+	tc.GetClientCertificate = h.GetClientCertificate
+	return ac, nil
 }

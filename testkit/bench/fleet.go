@@ -70,6 +70,12 @@ type FleetConfig struct {
 	// coordinator on machines of its own (fleet_nice.go). 0: all at the
 	// same priority.
 	FleetNice int
+	// Prefill is how many hosts the coordinator holds besides the
+	// fleet's, created through the API before the agents start, with no
+	// agent (fleet_prefill.go): the inventory of a larger fleet for the
+	// operator, memory and detach figures. Their statuses are written
+	// once, so the steady status traffic stays the fleet's. 0: none.
+	Prefill int
 	// Progress receives one line per phase; nil = none.
 	Progress func(string)
 }
@@ -77,6 +83,9 @@ type FleetConfig struct {
 // FleetResult is what a fleet run measured.
 type FleetResult struct {
 	Hosts, Racks, Sims int
+	// Prefill is how many hosts without agents the coordinator held
+	// besides the fleet's (FleetConfig.Prefill).
+	Prefill int
 	// FleetNice is the nice value the agents and simulators ran at (0:
 	// that of the coordinator).
 	FleetNice int
@@ -153,8 +162,16 @@ func (r FleetResult) SteadyCPUPer1000() float64 {
 	return 100 * r.SteadyCPU / (float64(r.Hosts) / 1000)
 }
 
-// PerHost is bytes per host of a figure in KiB.
-func (r FleetResult) PerHost(kib int64) float64 { return float64(kib) * 1024 / float64(r.Hosts) }
+// Inventory is every host the coordinator held: the fleet's and the
+// prefilled ones.
+func (r FleetResult) Inventory() int { return r.Hosts + r.Prefill }
+
+// PerHost is bytes per host of the coordinator's inventory of a figure in
+// KiB.
+func (r FleetResult) PerHost(kib int64) float64 { return float64(kib) * 1024 / float64(r.Inventory()) }
+
+// HeapPerHost is bytes per host of the coordinator's inventory.
+func (r FleetResult) HeapPerHost(b float64) float64 { return b / float64(r.Inventory()) }
 
 type fleet struct {
 	cfg      FleetConfig
@@ -169,6 +186,9 @@ type fleet struct {
 	perSim   int
 	agents   []*proc
 	hc       *http.Client
+	// prefilled is the host count per state the prefill left, which
+	// the samples leave out (fleet_prefill.go).
+	prefilled map[string]int
 	// pprof is each profiled process's --pprof-addr, by profile name.
 	pprofMu sync.Mutex
 	pprof   map[string]string
@@ -184,6 +204,9 @@ func (f *fleet) say(format string, a ...any) {
 func Fleet(ctx context.Context, cfg FleetConfig) (FleetResult, error) {
 	if cfg.Hosts < 1 || cfg.Racks < 1 || cfg.Racks > cfg.Hosts {
 		return FleetResult{}, fmt.Errorf("--hosts %d / --racks %d: need 1 ≤ racks ≤ hosts", cfg.Hosts, cfg.Racks)
+	}
+	if cfg.Prefill < 0 {
+		return FleetResult{}, fmt.Errorf("--prefill %d: use a number of hosts, or 0 for none", cfg.Prefill)
 	}
 	if cfg.Detaches < 0 {
 		return FleetResult{}, fmt.Errorf("--detaches %d: use a number of detaches, or 0 to measure none", cfg.Detaches)
@@ -217,9 +240,14 @@ func Fleet(ctx context.Context, cfg FleetConfig) (FleetResult, error) {
 	}
 	f := &fleet{cfg: cfg, hc: &http.Client{Timeout: 30 * time.Second}}
 	defer f.stopAll()
-	res := FleetResult{Hosts: cfg.Hosts, Racks: cfg.Racks, Sims: cfg.Sims, StatusRefresh: cfg.StatusRefresh, Cores: runtime.NumCPU(), FleetNice: cfg.FleetNice}
+	res := FleetResult{Hosts: cfg.Hosts, Racks: cfg.Racks, Sims: cfg.Sims, StatusRefresh: cfg.StatusRefresh, Cores: runtime.NumCPU(), FleetNice: cfg.FleetNice, Prefill: cfg.Prefill}
 	if err := f.startCoordinator(ctx); err != nil {
 		return res, err
+	}
+	if cfg.Prefill > 0 {
+		if err := f.prefill(ctx); err != nil {
+			return res, err
+		}
 	}
 	res.TLS = f.tls()
 	if err := f.startSims(ctx); err != nil {

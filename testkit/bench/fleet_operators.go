@@ -300,7 +300,7 @@ func (r FleetResult) operatorFigures() []FleetFigure {
 	for _, p := range r.Operators {
 		v := fmt.Sprintf("%d operators every %s over %s: %d lists (%d failed, %d went on after list_expired), %.1f pages each; list p50 %.1f ms, p99 %.1f ms; %.0f KiB per list; coordinator RSS peak %d KiB (%.0f B/host), settled %d KiB (%.0f B/host); Go heap in use peak %.0f B/host; %d watch answers",
 			p.Operators, p.Every, p.Window, p.Lists, p.Errors, p.WentOn, p.PagesPerList, msf(p.P50), msf(p.P99), p.BytesPerList/1024,
-			p.RSSPeak, r.PerHost(p.RSSPeak), p.RSSSettled, r.PerHost(p.RSSSettled), p.HeapPeak/float64(r.Hosts), p.WatchAnswers)
+			p.RSSPeak, r.PerHost(p.RSSPeak), p.RSSSettled, r.PerHost(p.RSSSettled), r.HeapPerHost(p.HeapPeak), p.WatchAnswers)
 		if base != nil && p.Mode != OpUnpaged && base.P50 > 0 && base.BytesPerList > 0 && base.HeapPeak > 0 {
 			v += fmt.Sprintf(" (vs unpaged: p50 ×%.2f, p99 ×%.2f, bytes ×%.2f, heap peak ×%.2f)",
 				float64(p.P50)/float64(base.P50), float64(p.P99)/float64(base.P99), p.BytesPerList/base.BytesPerList, p.HeapPeak/base.HeapPeak)

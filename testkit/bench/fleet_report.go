@@ -47,7 +47,7 @@ func (r FleetResult) Figures() []FleetFigure {
 			r.CoordRSSPeak, r.PerHost(r.CoordRSSPeak), r.CoordRSSAvailable, r.PerHost(r.CoordRSSAvailable),
 			r.CoordRSSSteady, r.PerHost(r.CoordRSSSteady)), "peak ≤ 8192 B/host"},
 		{"coordinator Go heap in use", fmt.Sprintf("peak %.0f KiB (%.0f B/host), steady %.0f KiB (%.0f B/host)",
-			r.CoordHeapPeak/1024, r.CoordHeapPeak/float64(r.Hosts), r.CoordHeapInuse/1024, r.CoordHeapInuse/float64(r.Hosts)), ""},
+			r.CoordHeapPeak/1024, r.HeapPerHost(r.CoordHeapPeak), r.CoordHeapInuse/1024, r.HeapPerHost(r.CoordHeapInuse)), ""},
 		{"coordinator goroutines", fmt.Sprintf("%.0f", r.CoordGoroutines), ""},
 		{"agent RSS", fmt.Sprintf("mean %d KiB, max %d KiB; bmcsim RSS mean %d KiB", r.AgentRSSMean, r.AgentRSSMax, r.SimRSSMean), ""},
 		{"machine besides this run", fmt.Sprintf("%d cores; until all available %s; steady %s", r.Cores, r.LoadWait.String(), r.LoadSteady.String()), ""},
@@ -65,8 +65,12 @@ func (r FleetResult) Title() string {
 	if r.FleetNice > 0 {
 		nice = fmt.Sprintf(", agents and bmcsims at nice %d", r.FleetNice)
 	}
-	return fmt.Sprintf("fleet: %d hosts, %d racks (%d agent processes), %d bmcsim processes, one coordinator, %s, status refresh %s%s",
-		r.Hosts, r.Racks, r.Racks, r.Sims, sec, r.StatusRefresh, nice)
+	pre := ""
+	if r.Prefill > 0 {
+		pre = fmt.Sprintf("; the coordinator also held %d prefilled hosts without agents (%d in all; memory per host is of all)", r.Prefill, r.Inventory())
+	}
+	return fmt.Sprintf("fleet: %d hosts, %d racks (%d agent processes), %d bmcsim processes, one coordinator, %s, status refresh %s%s%s",
+		r.Hosts, r.Racks, r.Racks, r.Sims, sec, r.StatusRefresh, nice, pre)
 }
 
 // WriteFleetText writes the figures as aligned text lines.

@@ -75,6 +75,7 @@ func (f *fleet) sample(start time.Time) (FleetSample, map[string]int) {
 	if err != nil {
 		return smp, nil
 	}
+	states = withoutPrefill(states, f.prefilled)
 	smp.Available = states["available"] // no sample: no host is available yet
 	smp.Registered = 0
 	for _, n := range states {

@@ -27,3 +27,13 @@ func TestPeaks(t *testing.T) {
 		t.Errorf("peaks = %d, %v; want 7, 9", rss, heap)
 	}
 }
+
+func TestWithoutPrefill(t *testing.T) {
+	got := withoutPrefill(map[string]int{"available": 1030, "inspecting": 5, "none": 2}, map[string]int{"available": 1000, "none": 2})
+	if len(got) != 2 || got["available"] != 30 || got["inspecting"] != 5 {
+		t.Errorf("withoutPrefill = %v, want available 30, inspecting 5 (none left out: all prefilled)", got)
+	}
+	if got := withoutPrefill(nil, map[string]int{"available": 3}); got != nil {
+		t.Errorf("a failed scrape (nil) must stay nil, got %v", got)
+	}
+}

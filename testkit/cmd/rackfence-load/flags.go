@@ -34,6 +34,7 @@ type Config struct {
 	slice     time.Duration
 	rounds    int
 	racks     int
+	prefill   int
 	sims      int
 	binDir    string
 	workDir   string
@@ -98,6 +99,7 @@ func (c *Config) flags() *flag.FlagSet {
 	fs.DurationVar(&c.slice, "slice", 5*time.Second, "compare: measured time per target per round")
 	fs.IntVar(&c.rounds, "rounds", 6, "compare: rounds, each one slice of A and one of B (order ABBA)")
 	fs.IntVar(&c.racks, "racks", 100, "fleet: racks, one real rackfence-agent process each")
+	fs.IntVar(&c.prefill, "prefill", 0, "fleet: hosts created through the API before the agents start, in racks of 1,000 with no agent (their statuses written once): the coordinator's inventory of a larger fleet for the operator, memory and detach figures; memory per host counts them")
 	fs.IntVar(&c.sims, "sims", 4, "fleet: rackfence-bmcsim processes sharing the BMCs (one listening port per BMC, each process on its own 127.0.1.N; more are started when one would exceed 10,000 BMCs or half the open-files limit)")
 	fs.StringVar(&c.binDir, "bin", "", "fleet/watchers: directory of the rackfence binaries (default: this program's)")
 	fs.StringVar(&c.workDir, "dir", "", "fleet/watchers: work directory, kept afterwards (default: a temporary one, removed)")
@@ -157,6 +159,9 @@ func (c *Config) Validate() error {
 		if n.v < 1 {
 			return fmt.Errorf("--%s %d: use 1 or more", n.flag, n.v)
 		}
+	}
+	if c.prefill < 0 {
+		return fmt.Errorf("--prefill %d: use a number of hosts, or 0 for none", c.prefill)
 	}
 	if c.detaches < 0 {
 		return fmt.Errorf("--detaches %d: use a number of detaches, or 0 to measure none", c.detaches)

@@ -92,7 +92,7 @@ func fleetJSON(r bench.FleetResult) map[string]any {
 	for _, x := range r.Samples {
 		samples = append(samples, map[string]any{"seconds": x.At.Seconds(), "available": x.Available, "coordRSSKiB": x.RSSKiB, "coordHeapInuseBytes": x.HeapBytes})
 	}
-	return map[string]any{"hosts": r.Hosts, "racks": r.Racks, "sims": r.Sims, "tls": r.TLS, "statusRefreshSeconds": r.StatusRefresh.Seconds(),
+	return map[string]any{"hosts": r.Hosts, "prefill": r.Prefill, "racks": r.Racks, "sims": r.Sims, "tls": r.TLS, "statusRefreshSeconds": r.StatusRefresh.Seconds(),
 		"availableSeconds": r.Available.Seconds(),
 		"detachP50ms":      ms(r.DetachP50), "detachP99ms": ms(r.DetachP99), "detachMaxms": ms(r.DetachMax), "detaches": r.Detaches,
 		"steadyCPUCore": r.SteadyCPU, "steadyWindowSeconds": r.SteadyWindow.Seconds(), "steadyCPUPercentPer1000Hosts": r.SteadyCPUPer1000(), "steadyWritesPerSecond": r.SteadyWrites,
@@ -100,7 +100,7 @@ func fleetJSON(r bench.FleetResult) map[string]any {
 		"coordRSSPeakKiB":            r.CoordRSSPeak, "coordRSSAvailableKiB": r.CoordRSSAvailable, "coordRSSSteadyKiB": r.CoordRSSSteady,
 		"coordRSSPeakBytesPerHost": perHost(r.CoordRSSPeak), "coordRSSSteadyBytesPerHost": perHost(r.CoordRSSSteady),
 		"coordHeapPeakBytes": r.CoordHeapPeak, "coordHeapInuseBytes": r.CoordHeapInuse,
-		"coordHeapPeakBytesPerHost": r.CoordHeapPeak / float64(r.Hosts), "coordHeapSteadyBytesPerHost": r.CoordHeapInuse / float64(r.Hosts),
+		"coordHeapPeakBytesPerHost": r.HeapPerHost(r.CoordHeapPeak), "coordHeapSteadyBytesPerHost": r.HeapPerHost(r.CoordHeapInuse),
 		"agentRSSMeanKiB": r.AgentRSSMean, "agentRSSMaxKiB": r.AgentRSSMax, "simRSSMeanKiB": r.SimRSSMean,
 		"connsPerAgentMax": r.ConnsPerAgentMax, "connsPerAgentMean": r.ConnsPerAgentMean, "coordGoroutines": r.CoordGoroutines,
 		"cpuToAvailableCoordSeconds": r.CPUToAvailableCoord, "cpuToAvailableAgentsSeconds": r.CPUToAvailableAgents,

@@ -18,8 +18,11 @@ import (
 
 // TestFleetEndToEnd runs rackfence-load fleet as a process over a tiny
 // fleet (20 hosts, 2 racks, 2 bmcsims, real coordinator and agents over
-// the default mutual TLS) and checks the JSON figures, the report, the
-// plot and the CPU profiles (--profile-dir) it writes.
+// the default mutual TLS, beside 30 prefilled hosts without agents) and
+// checks the JSON figures, the report, the plot and the CPU profiles
+// (--profile-dir) it writes. The prefilled hosts are available from the
+// start: a run that counted them would call the fleet available early and
+// end its samples at 50.
 func TestFleetEndToEnd(t *testing.T) {
 	load := testenv.Binary(t, "rackfence-load")
 	dir := filepath.Dir(load)
@@ -33,7 +36,7 @@ func TestFleetEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, load, "fleet", "--bin", dir, "--dir", filepath.Join(out, "run"),
-		"--hosts", "20", "--racks", "2", "--sims", "2", "--steady", "2s", "--detaches", "4", "--status-refresh", "5s",
+		"--hosts", "20", "--racks", "2", "--prefill", "30", "--sims", "2", "--steady", "2s", "--detaches", "4", "--status-refresh", "5s",
 		"--report", report, "--plot", plot, "--profile-dir", prof, "--profile-for", "1s", "--profile-after", "1ms", "--profile-agents", "1", "-o", "json")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -41,7 +44,7 @@ func TestFleetEndToEnd(t *testing.T) {
 		t.Fatalf("rackfence-load fleet: %v\nstderr:\n%s", err, stderr.String())
 	}
 	var r struct {
-		Hosts, Racks, Sims            int
+		Hosts, Prefill, Racks, Sims   int
 		TLS                           bool
 		AvailableSeconds, DetachP99ms float64
 		SteadyRaftEntriesPerSecond    float64
@@ -58,8 +61,8 @@ func TestFleetEndToEnd(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
 		t.Fatalf("-o json: %v\n%s", err, stdout.String())
 	}
-	if r.Hosts != 20 || r.Racks != 2 || r.Sims != 2 || !r.TLS {
-		t.Errorf("run: %+v, want 20 hosts, 2 racks, 2 sims over TLS", r)
+	if r.Hosts != 20 || r.Prefill != 30 || r.Racks != 2 || r.Sims != 2 || !r.TLS {
+		t.Errorf("run: %+v, want 20 hosts, 30 prefilled, 2 racks, 2 sims over TLS", r)
 	}
 	if r.AvailableSeconds <= 0 || r.DetachP99ms <= 0 || r.CoordRSSPeakKiB <= 0 || r.CoordHeapPeakBytes <= 0 || r.ConnsPerAgentMax < 1 {
 		t.Errorf("a figure is missing: %+v", r)
@@ -71,13 +74,13 @@ func TestFleetEndToEnd(t *testing.T) {
 		t.Errorf("machine load while waiting %+v: /proc/stat is readable here, so it must be known", r.LoadWait)
 	}
 	if n := len(r.Samples); n == 0 || r.Samples[n-1].Available != 20 {
-		t.Errorf("samples %+v: the last must count all 20 hosts available", r.Samples)
+		t.Errorf("samples %+v: the last must count all 20 hosts of the fleet available (not the 30 prefilled)", r.Samples)
 	}
 	md, err := os.ReadFile(report)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"# rackfence fleet benchmark: 20 hosts", "mutual TLS", "| all available after |", "](fleet.svg)", "--hosts 20"} {
+	for _, want := range []string{"# rackfence fleet benchmark: 20 hosts", "mutual TLS", "| all available after |", "](fleet.svg)", "--hosts 20", "30 prefilled hosts without agents (50 in all"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}

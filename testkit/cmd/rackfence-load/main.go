@@ -124,7 +124,7 @@ func run(ctx context.Context, c *Config, fs *flag.FlagSet) error {
 		if !fs.Changed("hosts") { // RACKFENCE_HOSTS counts as given (envflag sets it)
 			c.hosts = 10000
 		}
-		runFleet(ctx, bench.FleetConfig{Bin: c.binDir, Dir: c.workDir, Hosts: c.hosts, Racks: c.racks, Sims: c.sims, Plaintext: c.plaintext, SampleEvery: c.sample,
+		runFleet(ctx, bench.FleetConfig{Bin: c.binDir, Dir: c.workDir, Hosts: c.hosts, Racks: c.racks, Prefill: c.prefill, Sims: c.sims, Plaintext: c.plaintext, SampleEvery: c.sample,
 			StatusRefresh: c.refresh, Steady: c.steady, Detaches: c.detaches, CoordArgs: c.coordArgs, AgentArgs: c.agentArgs, AgentEnv: c.agentEnv,
 			Operators: c.operators, OperatorEvery: c.opEvery, OperatorWindow: c.opWindow, OperatorChunk: c.chunk,
 			ProfileDir: c.profDir, ProfileFor: c.profFor, ProfileAfter: c.profAfter, ProfileAgents: c.profAgent, FleetNice: c.fleetNice},
