@@ -244,10 +244,16 @@ func Fleet(ctx context.Context, cfg FleetConfig) (FleetResult, error) {
 	if err := f.startCoordinator(ctx); err != nil {
 		return res, err
 	}
+	// What the prefill cost the coordinator is not the fleet's: its CPU
+	// and API requests until all are available count from here.
+	var coordTicks0 int64
+	var reqs0 map[string]float64
 	if cfg.Prefill > 0 {
 		if err := f.prefill(ctx); err != nil {
 			return res, err
 		}
+		coordTicks0 = procstat.CPUTicks(f.coord.pid())
+		reqs0, _ = f.requestCounts()
 	}
 	res.TLS = f.tls()
 	if err := f.startSims(ctx); err != nil {
@@ -286,7 +292,7 @@ func Fleet(ctx context.Context, cfg FleetConfig) (FleetResult, error) {
 	res.CoordRSSAvailable = procstat.RSSKiB(f.coord.pid())
 	res.CoordRSSPeak, res.CoordHeapPeak = peaks(res.Samples)
 	res.CoordRSSPeak = max(res.CoordRSSPeak, res.CoordRSSAvailable)
-	res.CPUToAvailableCoord = float64(procstat.CPUTicks(f.coord.pid())) / procstat.TicksPerSecond
+	res.CPUToAvailableCoord = float64(procstat.CPUTicks(f.coord.pid())-coordTicks0) / procstat.TicksPerSecond
 	for _, a := range f.agents {
 		res.CPUToAvailableAgents += float64(procstat.CPUTicks(a.pid())) / procstat.TicksPerSecond
 	}
@@ -294,6 +300,9 @@ func Fleet(ctx context.Context, cfg FleetConfig) (FleetResult, error) {
 		res.CPUToAvailableSims += float64(procstat.CPUTicks(p.pid())) / procstat.TicksPerSecond
 	}
 	res.RequestsToAvailable, _ = f.requestCounts()
+	if reqs0 != nil && res.RequestsToAvailable != nil {
+		res.RequestsToAvailable = subCounts(res.RequestsToAvailable, reqs0)
+	}
 	res.LeaseLosses = f.leaseLosses()
 	if c, ok := f.bmcCounts(); ok {
 		res.BMCToAvailable = c
