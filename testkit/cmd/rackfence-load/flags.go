@@ -160,9 +160,6 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("--%s %d: use 1 or more", n.flag, n.v)
 		}
 	}
-	if c.prefill < 0 {
-		return fmt.Errorf("--prefill %d: use a number of hosts, or 0 for none", c.prefill)
-	}
 	if c.detaches < 0 {
 		return fmt.Errorf("--detaches %d: use a number of detaches, or 0 to measure none", c.detaches)
 	}
