@@ -9,8 +9,10 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/rackfence/rackfence/internal/pki"
+	"github.com/rackfence/rackfence/shared/client"
 	"github.com/rackfence/rackfence/shared/wire"
 )
 
@@ -149,26 +151,21 @@ feed:
 // agentClient is the client for rack's agent writes with token: c itself
 // in plaintext; over TLS (a token that pins the cluster's CA) a client of
 // up to conns connections presenting an agent certificate issued for the
-// token (POST /v1/certificates), as rackfence-agent obtains at start.
+// token (client.IssueAgentCert), as rackfence-agent obtains at start.
 func agentClient(ctx context.Context, c *http.Client, url, token, rack string, conns int) (*http.Client, error) {
 	_, pin := wire.ParseToken(token)
 	if pin == "" {
 		return c, nil
 	}
-	key, csr, err := pki.NewKey()
+	cc, err := client.New(client.Config{Coordinator: url, Token: token, HTTPClient: c, Timeout: 30 * time.Second})
 	if err != nil {
 		return nil, err
 	}
-	var cr wire.CertificateResponse
-	if err := call(ctx, c, http.MethodPost, url+"/v1/certificates", token,
-		wire.CertificateRequest{Kind: wire.CertKindAgent, ID: "rackfence-load-" + rack, CSR: string(csr)}, &cr); err != nil {
-		return nil, err
-	}
-	keyPEM, err := pki.KeyPEM(key)
+	certPEM, keyPEM, err := cc.IssueAgentCert(ctx, "rackfence-load-"+rack)
 	if err != nil {
 		return nil, err
 	}
-	h, err := pki.NewHolder([]byte(cr.Certificate), keyPEM)
+	h, err := pki.NewHolder(certPEM, keyPEM)
 	if err != nil {
 		return nil, fmt.Errorf("rack %s: the agent certificate issued: %w", rack, err)
 	}
