@@ -29,23 +29,31 @@ func TestInProcessTakeoverTouchesUnchangedHosts(t *testing.T) {
 		names[i] = fmt.Sprintf("t%02d", i)
 		c.Apply(fakeHost(names[i], "r1", i))
 	}
-	before := map[string]uint64{}
 	for _, n := range names {
 		c.WaitHost(n, waitLong, "available", stateIs(wire.StateAvailable, wire.OpOK))
 	}
 	// What a wrote last is what the coordinator holds.
-	testenv.Eventually(t, waitLong, "every host settled", func() error {
+	settled := func() error {
 		for _, n := range names {
-			h := c.Host(n)
-			before[n] = h.ModifiedIndex
-			if w := a.coord.written(n); len(w) == 0 || !sameStatus(&w[len(w)-1].Status, h.Status) {
+			if w, h := a.coord.written(n), c.Host(n); len(w) == 0 || !sameStatus(&w[len(w)-1].Status, h.Status) {
 				return fmt.Errorf("%s: the coordinator's status is not a's last write yet", n)
 			}
 		}
 		return nil
-	})
+	}
+	testenv.Eventually(t, waitLong, "every host settled", settled)
 	if err := a.stop(); err != nil {
 		t.Fatal(err)
+	}
+	// The indexes before the takeover are read once a has stopped: a
+	// write of a's still in flight at the check above (CI saw two hosts
+	// move by 2) is not the takeover's.
+	if err := settled(); err != nil {
+		t.Fatal(err)
+	}
+	before := map[string]uint64{}
+	for _, n := range names {
+		before[n] = c.Host(n).ModifiedIndex
 	}
 	o.share = a.prov
 	b := startAgent(t, c, "r1", "b", o)
